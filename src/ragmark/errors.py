@@ -1,0 +1,56 @@
+"""ragmark's exceptions. The CLI prints any RagmarkError without a traceback, exit 2."""
+
+from __future__ import annotations
+
+
+class RagmarkError(Exception):
+    """Base of every error ragmark raises on purpose."""
+
+    exit_code = 2
+
+
+class DataError(RagmarkError):
+    """Bad input data: the message names the file, the item or line, the field, and
+    what was expected."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        item: int | str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = file
+        self.item = item
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = []
+        if file is not None:
+            where.append(str(file))
+        if line is not None:
+            where.append(f"line {line}")
+        if item is not None:
+            where.append(f"item {item}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+class ConfigError(RagmarkError):
+    """A configuration (built-in name, TOML file, flag) that cannot be used."""
+
+
+class UnknownComponentError(ConfigError):
+    """A name that no registry knows; the message lists the known names."""
+
+
+class MissingExtraError(RagmarkError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"this needs the optional package '{package}': pip install 'ragmark[{extra}]'"
+        )

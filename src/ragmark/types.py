@@ -1,0 +1,155 @@
+"""Frozen value types shared by every part of ragmark.
+
+Data flows one way: Corpus/Dataset (data) -> Chunk (chunking) -> Retrieved (retrieval)
+-> answer (generation) -> grades and metric values (relevance, metrics) -> report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One corpus document.
+
+    ``sections`` is set for Open RAG Benchmark documents: the texts of the sections in
+    order (``section_id`` is the position); ``text`` is then the sections joined by a
+    blank line.
+    """
+
+    id: str
+    text: str
+    title: str = ""
+    sections: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default=_EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a document that a retriever indexes and returns.
+
+    ``section`` is the section index the chunk lies in, or None when the chunk is not
+    tied to one section (a whole document, or a document without sections).
+    ``start`` is the character offset of the chunk in its section (or document) text.
+    """
+
+    id: str
+    doc_id: str
+    text: str
+    section: int | None = None
+    start: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """The documents of a corpus, in load order, with a lookup by id."""
+
+    documents: tuple[Document, ...]
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def by_id(self) -> dict[str, Document]:
+        return {d.id: d for d in self.documents}
+
+
+@dataclass(frozen=True, slots=True)
+class GroundTruth:
+    """What counts as relevant for one question (SPEC section 3).
+
+    Exactly one of the three kinds is normally set:
+    - ``doc_grades``: document id (or file name) -> graded relevance (BEIR, keyword set);
+    - ``sections``: (document id, section index) pairs (Open RAG Benchmark);
+    - ``passages``: ground-truth passage texts, matched by normalised containment
+      (context set).
+    """
+
+    doc_grades: Mapping[str, int] = field(default=_EMPTY)
+    sections: tuple[tuple[str, int], ...] = ()
+    passages: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        if self.passages:
+            return "passages"
+        if self.sections:
+            return "sections"
+        if self.doc_grades:
+            return "ids"
+        return "none"
+
+    @property
+    def n_targets(self) -> int:
+        """Number of distinct relevant targets (grade > 0)."""
+        if self.passages:
+            return len(self.passages)
+        if self.sections:
+            return len(set(self.sections))
+        return sum(1 for g in self.doc_grades.values() if g > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One evaluation item: a question, its ground truth, and optional references."""
+
+    id: str
+    question: str
+    truth: GroundTruth = field(default_factory=GroundTruth)
+    expected_answer: str | None = None
+    expected_keywords: tuple[str, ...] | None = None
+    extra: Mapping[str, Any] = field(default=_EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """An evaluation set with the corpus it is evaluated against.
+
+    ``format`` is one of ``beir``, ``open-rag-bench``, ``keyword``, ``context``.
+    ``default_chunker`` is the chunker name that suits the corpus (``whole`` for BEIR,
+    ``fixed`` for a folder of text files).
+    """
+
+    name: str
+    path: str
+    format: str
+    samples: tuple[Sample, ...]
+    corpus: Corpus
+    default_chunker: str = "whole"
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """One retrieved chunk with its score and 1-based rank."""
+
+    chunk: Chunk
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A metric value for one query, or the reason it could not be computed.
+
+    ``value`` is None exactly when the metric is missing; ``reason`` then says why
+    (never 0 in place of a missing value). ``details`` holds per-metric extras, such as
+    the flag ``ungrounded`` or the unsupported claims of a judge.
+    """
+
+    value: float | None
+    reason: str | None = None
+    details: Mapping[str, Any] = field(default=_EMPTY)
+
+    @classmethod
+    def missing(cls, reason: str, **details: Any) -> Score:
+        return cls(None, reason, MappingProxyType(dict(details)) if details else _EMPTY)
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
