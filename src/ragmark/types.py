@@ -27,7 +27,7 @@ class Document:
     text: str
     title: str = ""
     sections: tuple[str, ...] = ()
-    metadata: Mapping[str, Any] = field(default=_EMPTY)
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class GroundTruth:
       (context set).
     """
 
-    doc_grades: Mapping[str, int] = field(default=_EMPTY)
+    doc_grades: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
     sections: tuple[tuple[str, int], ...] = ()
     passages: tuple[str, ...] = ()
 
@@ -104,7 +104,7 @@ class Sample:
     truth: GroundTruth = field(default_factory=GroundTruth)
     expected_answer: str | None = None
     expected_keywords: tuple[str, ...] | None = None
-    extra: Mapping[str, Any] = field(default=_EMPTY)
+    extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +144,7 @@ class Score:
 
     value: float | None
     reason: str | None = None
-    details: Mapping[str, Any] = field(default=_EMPTY)
+    details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     @classmethod
     def missing(cls, reason: str, **details: Any) -> Score:

@@ -1,0 +1,178 @@
+"""Keyword sets and context sets: a JSON list (or JSONL file) of question objects."""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Callable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ragmark.data._fields import (
+    as_object,
+    get_optional_string,
+    get_optional_strings,
+    get_string,
+    get_strings,
+)
+from ragmark.data._read import Where, describe, iter_jsonl, quote, read_json
+from ragmark.data.corpus import open_corpus
+from ragmark.errors import DataError
+from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
+
+KEYWORD_FIELDS = frozenset({"id", "question", "expected_keywords", "must_be_grounded_in"})
+CONTEXT_FIELDS = frozenset(
+    {"id", "question", "ground_truth_contexts", "expected_answer", "expected_keywords"}
+)
+_DRIVE = re.compile(r"[A-Za-z]:(/|$)")
+
+
+def read_items(path: Path) -> list[tuple[Where, Any]]:
+    """The items of a JSON list or of a JSONL file, each with its place."""
+    if path.suffix.lower() == ".jsonl":
+        items = list(iter_jsonl(path))
+    else:
+        value = read_json(path)
+        if not isinstance(value, list):
+            raise DataError(
+                f"expected a list of question objects at the top level, got {describe(value)}",
+                file=str(path),
+            )
+        items = [(Where(str(path), item=i), v) for i, v in enumerate(value)]
+    if not items:
+        raise DataError("no items (the evaluation set is empty)", file=str(path))
+    return items
+
+
+def set_format(items: list[tuple[Where, Any]], file: str) -> str:
+    """``context`` or ``keyword``, from the fields the items have."""
+    objects = [v for _, v in items if isinstance(v, dict)]
+    if any("ground_truth_contexts" in v for v in objects):
+        return "context"
+    if any("expected_keywords" in v or "must_be_grounded_in" in v for v in objects):
+        return "keyword"
+    raise DataError(
+        "cannot tell the set's format: no item has 'expected_keywords' (keyword set) "
+        "or 'ground_truth_contexts' (context set)",
+        file=file,
+    )
+
+
+def _samples(
+    items: list[tuple[Where, Any]],
+    known: frozenset[str],
+    make: Callable[[dict[str, Any], Where], tuple[str, GroundTruth, dict[str, Any]]],
+) -> tuple[Sample, ...]:
+    """Samples with unique ids; ``make`` checks the fields of its kind of set and gives
+    (question, ground truth, optional Sample fields)."""
+    samples = []
+    first: dict[str, Where] = {}
+    for index, (where, value) in enumerate(items):
+        obj = as_object(value, where)
+        given = get_optional_string(obj, "id", where)
+        sample_id = given if given is not None else f"q{index + 1}"
+        question, truth, optional = make(obj, where)
+        if sample_id in first:
+            earlier = first[sample_id].ref()
+            if given is not None:
+                raise where.error(f"duplicate id {quote(sample_id)} (first at {earlier})", "id")
+            raise where.error(
+                f"duplicate id {quote(sample_id)}, the default for this item "
+                f"(first at {earlier}); give the item an 'id'"
+            )
+        first[sample_id] = where
+        extra = {k: v for k, v in obj.items() if k not in known}
+        samples.append(
+            Sample(
+                id=sample_id,
+                question=question,
+                truth=truth,
+                extra=MappingProxyType(extra),
+                **optional,
+            )
+        )
+    return tuple(samples)
+
+
+def _corpus_name(name: str, where: Where, field: str, corpus: Corpus, ids: set[str]) -> str:
+    """The corpus document id that ``name`` refers to."""
+    posix = name.replace("\\", "/")
+    norm = posixpath.normpath(posix)
+    if posix.startswith("/") or _DRIVE.match(posix) or norm == ".." or norm.startswith("../"):
+        raise where.error(f"{quote(name)} escapes the corpus folder", field)
+    for candidate in (name, norm):
+        if candidate in ids:
+            return candidate
+    close = difflib.get_close_matches(norm, ids, n=1)
+    hint = f"; did you mean {quote(close[0])}?" if close else ""
+    raise where.error(f"{quote(name)} is not a document of the corpus {corpus.source}{hint}", field)
+
+
+def _keyword_corpus(path: Path, corpus: str | Path | None) -> tuple[Corpus, str]:
+    if corpus is not None:
+        return open_corpus(corpus)
+    beside = path.parent / "corpus"
+    if beside.is_dir():
+        return open_corpus(beside)
+    raise DataError(
+        "a keyword set needs a corpus: pass --corpus PATH, or put the documents in a "
+        "folder named 'corpus' beside this file",
+        file=str(path),
+    )
+
+
+def load_keyword_set(
+    path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None
+) -> Dataset:
+    """``{id, question, expected_keywords, must_be_grounded_in}`` items; the named
+    files must be documents of the corpus."""
+    documents, chunker = _keyword_corpus(path, corpus)
+    ids = {d.id for d in documents.documents}
+
+    def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
+        question = get_string(obj, "question", where)
+        keywords = get_strings(obj, "expected_keywords", where)
+        names = get_strings(obj, "must_be_grounded_in", where)
+        grades = {
+            _corpus_name(name, where, f"must_be_grounded_in[{i}]", documents, ids): 1
+            for i, name in enumerate(names)
+        }
+        truth = GroundTruth(doc_grades=MappingProxyType(grades))
+        return question, truth, {"expected_keywords": keywords}
+
+    samples = _samples(items, KEYWORD_FIELDS, make)
+    return Dataset(path.stem, str(path), "keyword", samples, documents, chunker)
+
+
+def _passage_corpus(samples: tuple[Sample, ...], file: str) -> Corpus:
+    """The distinct ground-truth passages, in order of first appearance: p1, p2, ..."""
+    passages: dict[str, None] = {}
+    for sample in samples:
+        passages.update(dict.fromkeys(sample.truth.passages))
+    documents = tuple(Document(id=f"p{i}", text=p) for i, p in enumerate(passages, start=1))
+    return Corpus(documents=documents, source=f"ground-truth passages of {file}")
+
+
+def load_context_set(
+    path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None
+) -> Dataset:
+    """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?, ...}``
+    items; other fields go to ``Sample.extra``."""
+
+    def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
+        question = get_string(obj, "question", where)
+        contexts = get_strings(obj, "ground_truth_contexts", where)
+        optional = {
+            "expected_answer": get_optional_string(obj, "expected_answer", where),
+            "expected_keywords": get_optional_strings(obj, "expected_keywords", where),
+        }
+        return question, GroundTruth(passages=contexts), optional
+
+    samples = _samples(items, CONTEXT_FIELDS, make)
+    if corpus is not None:
+        documents, chunker = open_corpus(corpus)
+    else:
+        documents, chunker = _passage_corpus(samples, str(path)), "whole"
+    return Dataset(path.stem, str(path), "context", samples, documents, chunker)

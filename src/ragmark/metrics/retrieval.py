@@ -1,0 +1,132 @@
+"""Retrieval metrics over :class:`~ragmark.metrics.judged.Judged` arrays (pure, numpy).
+
+Conventions follow trec_eval (checked against pytrec_eval to 1e-9 in the tests):
+relevant means grade > 0; gains are linear (the grade); discounts are log2(rank + 1);
+the ideal ranking of nDCG is built from every judged target; precision@k divides by k
+even when fewer than k items were retrieved. A query with no relevant target has no
+value (NaN here; the runner records it as skipped).
+
+Worked example: one query, targets a (grade 2) and b (grade 1), ranking [x, a, y, b]:
+precision@2 = 1/2; recall@2 = 1/2; hit@1 = 0; mrr = 1/2; map = (1/2 + 2/4) / 2 = 0.5;
+ndcg@4 = (2/log2(3) + 1/log2(5)) / (2 + 1/log2(3)) = 0.6806...; r_precision = 1/2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmark.metrics.judged import FloatArray, Judged
+from ragmark.metrics.names import MetricName, parse_metric
+
+
+def _per_query_sum(j: Judged, weights: FloatArray, mask: np.ndarray | None = None) -> FloatArray:
+    q = j.hit_q if mask is None else j.hit_q[mask]
+    w = weights if mask is None else weights[mask]
+    return np.bincount(q, weights=w, minlength=j.n_queries).astype(np.float64)
+
+
+def _with_skips(j: Judged, values: FloatArray) -> FloatArray:
+    out = values.astype(np.float64, copy=True)
+    out[j.n_rel == 0] = np.nan
+    return out
+
+
+def _safe_div(a: FloatArray, b: np.ndarray) -> FloatArray:
+    b = np.asarray(b, dtype=np.float64)
+    out = np.zeros_like(a, dtype=np.float64)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
+
+
+def precision(j: Judged, k: int) -> FloatArray:
+    """precision@k = |relevant items in the top k| / k (trec_eval ``P_k``)."""
+    hits = _per_query_sum(j, np.ones(len(j.hit_q)), j.hit_rank <= k)
+    return _with_skips(j, hits / k)
+
+
+def recall(j: Judged, k: int) -> FloatArray:
+    """recall@k = |distinct targets reached in the top k| / |targets| (``recall_k``)."""
+    found = _per_query_sum(j, j.hit_new.astype(np.float64), j.hit_rank <= k)
+    return _with_skips(j, _safe_div(found, j.n_rel))
+
+
+def hit(j: Judged, k: int) -> FloatArray:
+    """hit@k = 1 if any relevant item is in the top k, else 0 (``success_k``)."""
+    hits = _per_query_sum(j, np.ones(len(j.hit_q)), j.hit_rank <= k)
+    return _with_skips(j, (hits > 0).astype(np.float64))
+
+
+def mrr(j: Judged, k: int | None = None) -> FloatArray:
+    """mrr[@k] = 1 / rank of the first relevant item (0 if none in the top k; ``recip_rank``)."""
+    out = np.zeros(j.n_queries)
+    if len(j.hit_q):
+        first = np.flatnonzero(np.r_[True, j.hit_q[1:] != j.hit_q[:-1]])
+        q, r = j.hit_q[first], j.hit_rank[first]
+        keep = r <= k if k is not None else np.ones(len(r), bool)
+        out[q[keep]] = 1.0 / r[keep]
+    return _with_skips(j, out)
+
+
+def _ideal_dcg(j: Judged, k: int | None) -> FloatArray:
+    if len(j.ideal_q) == 0:
+        return np.zeros(j.n_queries)
+    starts = np.searchsorted(j.ideal_q, j.ideal_q, side="left")
+    pos = np.arange(len(j.ideal_q)) - starts + 1
+    w = j.ideal_gain / np.log2(pos + 1.0)
+    if k is not None:
+        w = np.where(pos <= k, w, 0.0)
+    return np.bincount(j.ideal_q, weights=w, minlength=j.n_queries)
+
+
+def ndcg(j: Judged, k: int | None = None) -> FloatArray:
+    """ndcg[@k] = DCG@k / ideal DCG@k with DCG = sum of grade / log2(rank + 1)
+    (``ndcg_cut_k``; without k, ``ndcg`` over the whole ranking). Capped at 1 for the rare
+    chunk that reaches several targets at once."""
+    w = j.hit_gain / np.log2(j.hit_rank + 1.0)
+    dcg = _per_query_sum(j, w, None if k is None else j.hit_rank <= k)
+    return _with_skips(j, np.minimum(_safe_div(dcg, _ideal_dcg(j, k)), 1.0))
+
+
+def _cum_new(j: Judged) -> np.ndarray:
+    """Per hit, the number of targets reached up to and including it, in its query."""
+    c = np.cumsum(j.hit_new)
+    if len(c) == 0:
+        return c
+    starts = np.searchsorted(j.hit_q, j.hit_q, side="left")
+    before = np.r_[0, c][starts]
+    return c - before
+
+
+def average_precision(j: Judged, k: int | None = None) -> FloatArray:
+    """map[@k] = (1/|targets|) * sum over reached targets of (targets reached so far / rank)
+    (``map``; with k, ``map_cut_k``)."""
+    w = j.hit_new * _cum_new(j) / j.hit_rank
+    s = _per_query_sum(j, w.astype(np.float64), None if k is None else j.hit_rank <= k)
+    return _with_skips(j, _safe_div(s, j.n_rel))
+
+
+def r_precision(j: Judged) -> FloatArray:
+    """r_precision = targets reached in the top R / R, R = number of targets (``Rprec``)."""
+    r_of_hit = j.n_rel[j.hit_q]
+    found = _per_query_sum(j, j.hit_new.astype(np.float64), j.hit_rank <= r_of_hit)
+    return _with_skips(j, _safe_div(found, j.n_rel))
+
+
+def compute(j: Judged, metric: MetricName | str) -> FloatArray:
+    """Per-query values of one retrieval metric (NaN where the query has no target)."""
+    m = parse_metric(metric)
+    if m.name == "precision":
+        return precision(j, m.k or 0)
+    if m.name == "recall":
+        return recall(j, m.k or 0)
+    if m.name == "hit":
+        return hit(j, m.k or 0)
+    if m.name == "mrr":
+        return mrr(j, m.k)
+    if m.name == "ndcg":
+        return ndcg(j, m.k)
+    if m.name == "map":
+        return average_precision(j, m.k)
+    if m.name == "r_precision":
+        return r_precision(j)
+    raise ValueError(f"{m} is not a retrieval metric")
