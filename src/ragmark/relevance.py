@@ -1,0 +1,179 @@
+"""How a retrieved item gets its relevance grade (SPEC section 3). Pure.
+
+Ground truth is a set of *targets*, each with a grade:
+- ids / file names: a target per relevant document id; a chunk of that document matches;
+- sections: a target per (document, section); a chunk lying in that section, or a chunk
+  not tied to one section (a whole document), matches;
+- passages: a target per ground-truth passage; a chunk matches when, after lower-casing
+  and collapsing white space, the shorter of the two texts is contained in the longer
+  and has at least 20 characters.
+
+Rankings are judged per chunk or per document (a document ranks at its best chunk).
+Recall and the gains of nDCG/MAP count each target once: an item "reaches" only the
+targets no earlier item reached; precision counts every item that matches a target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragmark.metrics.judged import Judged
+from ragmark.text import normalise
+from ragmark.types import Chunk, GroundTruth
+
+UNITS = ("chunk", "document")
+MIN_MATCH_CHARS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Why an item is relevant: the targets it matches, their best grade, the rule used."""
+
+    targets: tuple[str, ...]
+    grade: int
+    rule: str  # "id" | "section" | "text"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedItem:
+    """One ranked item (a chunk, or a document at its best chunk) and its match."""
+
+    rank: int
+    id: str
+    doc_id: str
+    score: float
+    match: Match | None
+    new_targets: tuple[str, ...] = ()
+
+
+class Matcher:
+    """Matches chunks against one question's ground truth."""
+
+    def __init__(self, truth: GroundTruth, min_chars: int = MIN_MATCH_CHARS) -> None:
+        self.truth = truth
+        self.min_chars = min_chars
+        self._passages = [normalise(p) for p in truth.passages]
+        self._sections: dict[str, set[int]] = {}
+        for d, s in truth.sections:
+            self._sections.setdefault(d, set()).add(s)
+
+    def target_grades(self) -> dict[str, int]:
+        """Every relevant target (grade > 0) of the question with its grade."""
+        t = self.truth
+        if t.passages:
+            return {f"passage {i + 1}": 1 for i in range(len(t.passages))}
+        if t.sections:
+            return {f"{d} section {s}": 1 for d, s in t.sections}
+        return {d: g for d, g in t.doc_grades.items() if g > 0}
+
+    def match(self, chunk: Chunk) -> Match | None:
+        t = self.truth
+        if t.passages:
+            text = normalise(chunk.text)
+            found = tuple(
+                f"passage {i + 1}" for i, p in enumerate(self._passages) if self._contains(text, p)
+            )
+            return Match(found, 1, "text") if found else None
+        if t.sections:
+            secs = self._sections.get(chunk.doc_id)
+            if not secs:
+                return None
+            hit = sorted(secs) if chunk.section is None else sorted(secs & {chunk.section})
+            if not hit:
+                return None
+            return Match(tuple(f"{chunk.doc_id} section {s}" for s in hit), 1, "section")
+        g = t.doc_grades.get(chunk.doc_id, 0)
+        return Match((chunk.doc_id,), g, "id") if g > 0 else None
+
+    def _contains(self, a: str, b: str) -> bool:
+        short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+        return len(short) >= self.min_chars and short in long_
+
+
+def trec_order(ids: Sequence[str], scores: Sequence[float]) -> list[int]:
+    """Positions sorted as trec_eval ranks: float32 score descending, then id descending."""
+    s32 = np.asarray(scores, dtype=np.float32)
+    return sorted(range(len(ids)), key=lambda i: (-float(s32[i]), _Desc(ids[i])))
+
+
+class _Desc:
+    __slots__ = ("s",)
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.s > other.s
+
+
+def judge_ranking(
+    truth: GroundTruth,
+    chunks: Sequence[Chunk],
+    scores: Sequence[float],
+    unit: str = "chunk",
+    matcher: Matcher | None = None,
+) -> list[JudgedItem]:
+    """Rank retrieved chunks (trec_eval order) and judge each item.
+
+    With ``unit="document"`` the chunks collapse to their documents, each at its best
+    chunk's score; a document matches the union of its retrieved chunks' targets.
+    """
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    m = matcher or Matcher(truth)
+    items: list[tuple[str, str, float, Match | None]] = []
+    if unit == "chunk":
+        for c, s in zip(chunks, scores, strict=True):
+            items.append((c.id, c.doc_id, float(s), m.match(c)))
+    else:
+        best: dict[str, float] = {}
+        found: dict[str, dict[str, int]] = {}
+        rules: dict[str, str] = {}
+        for c, s in zip(chunks, scores, strict=True):
+            if c.doc_id not in best or np.float32(s) > np.float32(best[c.doc_id]):
+                best[c.doc_id] = float(s)
+            mc = m.match(c)
+            tg = found.setdefault(c.doc_id, {})
+            if mc is not None:
+                rules[c.doc_id] = mc.rule
+                for t in mc.targets:
+                    tg[t] = max(tg.get(t, 0), mc.grade)
+        for d, s in best.items():
+            tg = found[d]
+            mt = Match(tuple(tg), max(tg.values()), rules[d]) if tg else None
+            items.append((d, d, s, mt))
+    order = trec_order([i[0] for i in items], [i[2] for i in items])
+    out: list[JudgedItem] = []
+    seen: set[str] = set()
+    for rank, pos in enumerate(order, start=1):
+        item_id, doc_id, score, mt = items[pos]
+        new: tuple[str, ...] = ()
+        if mt is not None:
+            new = tuple(t for t in mt.targets if t not in seen)
+            seen.update(new)
+        out.append(JudgedItem(rank, item_id, doc_id, score, mt, new))
+    return out
+
+
+def to_judged(
+    qids: Sequence[str],
+    target_grades: Sequence[dict[str, int]],
+    rankings: Sequence[Sequence[JudgedItem]],
+) -> Judged:
+    """Flatten judged rankings into the arrays the metric engine works on."""
+    hq: list[int] = []
+    hr: list[int] = []
+    hn: list[int] = []
+    hg: list[float] = []
+    for qi, (grades, ranking) in enumerate(zip(target_grades, rankings, strict=True)):
+        for it in ranking:
+            if it.match is None:
+                continue
+            hq.append(qi)
+            hr.append(it.rank)
+            hn.append(len(it.new_targets))
+            hg.append(float(sum(grades.get(t, 0) for t in it.new_targets)))
+    return Judged.build(qids, [list(g.values()) for g in target_grades], hq, hr, hn, hg)

@@ -1,0 +1,79 @@
+"""The report model: what one run computed, independent of how it is written. Pure."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmark.types import Score
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedRecord:
+    """One retrieved item as reported: rank, chunk id, document, score, match."""
+
+    rank: int
+    id: str
+    doc_id: str
+    score: float
+    grade: int = 0
+    targets: tuple[str, ...] = ()
+    rule: str | None = None
+
+
+@dataclass(slots=True)
+class QueryRecord:
+    """Everything computed for one question."""
+
+    id: str
+    question: str
+    retrieved: list[RetrievedRecord]
+    answer: str | None
+    metrics: dict[str, Score]
+    contexts: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """Mean of one metric over the queries where it was computed.
+
+    ``n`` queries covered, ``missing`` not covered, ``reasons`` why (reason -> count).
+    ``value`` is None when no query has a value.
+    """
+
+    value: float | None
+    n: int
+    missing: int
+    reasons: dict[str, int]
+
+    @classmethod
+    def of(cls, scores: Sequence[Score]) -> Aggregate:
+        vals = [s.value for s in scores if s.value is not None and not math.isnan(s.value)]
+        reasons = Counter(s.reason or "unknown" for s in scores if s.value is None)
+        value = math.fsum(vals) / len(vals) if vals else None
+        return cls(value, len(vals), len(scores) - len(vals), dict(reasons))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "missing": self.missing}
+        if self.reasons:
+            out["reasons"] = self.reasons
+        return out
+
+
+@dataclass(slots=True)
+class RunReport:
+    """One configuration over one dataset: per-query records and aggregates."""
+
+    config: dict[str, Any]
+    dataset: dict[str, Any]
+    metrics: dict[str, Aggregate]
+    queries: list[QueryRecord]
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def value(self, name: str) -> float | None:
+        agg = self.metrics.get(name)
+        return agg.value if agg else None

@@ -1,0 +1,222 @@
+"""RunConfig -> pipeline -> per-query records -> aggregates.
+
+One configuration over one dataset: chunk the corpus, index it, retrieve for every
+question, judge the rankings, generate answers, score them. Nothing here prints: progress
+goes through the ``progress`` object the caller passes (the CLI's shows rich bars).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, Protocol
+
+import numpy as np
+
+from ragmark.chunking import chunk_corpus
+from ragmark.config import RunConfig
+from ragmark.errors import ConfigError
+from ragmark.metrics import answer as am
+from ragmark.metrics.evaluate import compute_all
+from ragmark.metrics.names import MetricName, parse_metrics
+from ragmark.registry import registry
+from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged
+from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
+from ragmark.types import Chunk, Dataset, Document, Sample, Score
+
+DEFAULT_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
+                     "ndcg@10", "map"]
+
+
+class Progress(Protocol):
+    def task(self, description: str, total: int | None) -> AbstractContextManager[
+        Callable[[int], None]
+    ]: ...
+
+
+class NullProgress:
+    """Progress that shows nothing."""
+
+    @contextmanager
+    def task(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
+        yield lambda n: None
+
+
+def default_metrics(dataset: Dataset) -> list[MetricName]:
+    """Retrieval metrics plus the answer metrics the dataset's references allow."""
+    names = list(DEFAULT_RETRIEVAL)
+    has_kw = any(s.expected_keywords for s in dataset.samples)
+    has_ans = any(s.expected_answer for s in dataset.samples)
+    if has_kw:
+        names.append("keyword_coverage")
+    names.append("context_overlap")
+    if has_kw:
+        names.append("combined_score")
+    names.append("groundedness")
+    if has_ans:
+        names += ["exact_match", "token_f1"]
+    return parse_metrics(names)
+
+
+def _gold_context(sample: Sample, docs: dict[str, Document]) -> list[str]:
+    t = sample.truth
+    if t.passages:
+        return list(t.passages)
+    if t.sections:
+        out = []
+        for d, s in t.sections:
+            doc = docs.get(d)
+            if doc is not None and 0 <= s < len(doc.sections):
+                out.append(doc.sections[s])
+        return out
+    return [docs[d].text for d, g in t.doc_grades.items() if g > 0 and d in docs]
+
+
+def _answer_scores(
+    sample: Sample, answer: str, contexts: Sequence[str], gold: Sequence[str],
+    metrics: Sequence[MetricName], cfg: RunConfig,
+) -> dict[str, Score]:
+    out: dict[str, Score] = {}
+    wanted = {m.name for m in metrics}
+    cov = ovl = None
+    if wanted & {"keyword_coverage", "combined_score"}:
+        cov = (am.keyword_coverage(answer, sample.expected_keywords)
+               if sample.expected_keywords else Score.missing("no expected keywords"))
+    if wanted & {"context_overlap", "combined_score"}:
+        ovl = am.context_overlap(answer, list(gold)) if gold else Score.missing("no gold context")
+    for m in metrics:
+        n = m.name
+        if n == "keyword_coverage" and cov is not None:
+            out[n] = cov
+        elif n == "context_overlap" and ovl is not None:
+            out[n] = ovl
+        elif n == "combined_score" and cov is not None and ovl is not None:
+            out[n] = am.combined_score(cov, ovl, cfg.alpha)
+        elif n == "groundedness":
+            out[n] = am.groundedness(answer, list(contexts), cfg.grounded_threshold)
+        elif n == "exact_match":
+            out[n] = am.exact_match(answer, sample.expected_answer)
+        elif n == "token_f1":
+            out[n] = am.token_f1(answer, sample.expected_answer)
+    return out
+
+
+def _unit(cfg: RunConfig, dataset: Dataset) -> str:
+    if cfg.unit != "auto":
+        return cfg.unit
+    kinds = {s.truth.kind for s in dataset.samples}
+    return "document" if kinds <= {"ids", "none"} else "chunk"
+
+
+def run(
+    dataset: Dataset,
+    cfg: RunConfig,
+    metrics: Sequence[str | MetricName] | None = None,
+    *,
+    max_queries: int | None = None,
+    skip_generation: bool = False,
+    progress: Progress | None = None,
+) -> RunReport:
+    """Run one configuration over a dataset and score it."""
+    prog = progress or NullProgress()
+    names = parse_metrics(metrics) if metrics else default_metrics(dataset)
+    retrieval_names = [m for m in names if m.kind == "retrieval"]
+    answer_names = [m for m in names if m.kind == "answer"]
+    samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
+    if not samples:
+        raise ConfigError("no questions to evaluate (--max-queries 0?)")
+    timings: dict[str, float] = {}
+
+    chunker_cfg = cfg.chunker
+    chunker_name = chunker_cfg.name if chunker_cfg else dataset.default_chunker
+    chunker = registry("chunker").create(chunker_name, **(chunker_cfg.params if chunker_cfg else {}))
+    t0 = time.perf_counter()
+    chunks: list[Chunk] = []
+    with prog.task("chunking", len(dataset.corpus.documents)) as advance:
+        step = 500
+        docs = dataset.corpus.documents
+        for i in range(0, len(docs), step):
+            chunks.extend(chunk_corpus(docs[i : i + step], chunker))
+            advance(len(docs[i : i + step]))
+    if not chunks:
+        raise ConfigError(f"chunker {chunker_name!r} produced no chunks from the corpus")
+    retriever = registry("retriever").create(cfg.retriever.name, **cfg.retriever.params)
+    with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})", None):
+        retriever.index(chunks)
+    timings["index_s"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    with prog.task("retrieving", len(samples)) as advance:
+        ids, scores = retriever.retrieve([s.question for s in samples], cfg.top_k, advance)
+    timings["retrieve_s"] = time.perf_counter() - t0
+
+    unit = _unit(cfg, dataset)
+    docs_by_id = dataset.corpus.by_id()
+    generator = None if skip_generation or not answer_names else registry("generator").create(
+        cfg.generator.name, **cfg.generator.params)
+    records: list[QueryRecord] = []
+    rankings: list[list[JudgedItem]] = []
+    target_grades: list[dict[str, int]] = []
+    t0 = time.perf_counter()
+    with prog.task("judging and answering", len(samples)) as advance:
+        for qi, s in enumerate(samples):
+            keep = ids[qi] >= 0
+            got = [chunks[i] for i in ids[qi][keep]]
+            sc = scores[qi][keep].tolist()
+            matcher = Matcher(s.truth)
+            # chunks in trec order: the generator sees them best first
+            by_chunk = judge_ranking(s.truth, got, sc, "chunk", matcher)
+            chunk_of = {c.id: c for c in got}
+            ranking = by_chunk if unit == "chunk" else judge_ranking(
+                s.truth, got, sc, "document", matcher)
+            rankings.append(ranking)
+            target_grades.append(matcher.target_grades())
+            top = [chunk_of[it.id] for it in by_chunk[: cfg.top_n]]
+            answer: str | None = None
+            qm: dict[str, Score] = {}
+            if generator is not None:
+                answer = generator.generate(s.question, top)
+                gold = _gold_context(s, docs_by_id)
+                qm.update(_answer_scores(s, answer, [c.text for c in top], gold, answer_names, cfg))
+            else:
+                for m in answer_names:
+                    qm[str(m)] = Score.missing("generation skipped")
+            records.append(QueryRecord(
+                id=s.id, question=s.question, answer=answer, metrics=qm,
+                contexts=[c.text for c in top],
+                retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
+                                           it.match.grade if it.match else 0,
+                                           it.match.targets if it.match else (),
+                                           it.match.rule if it.match else None)
+                           for it in ranking],
+            ))
+            advance(1)
+    timings["answer_s"] = time.perf_counter() - t0
+
+    judged = to_judged([s.id for s in samples], target_grades, rankings)
+    values = compute_all(judged, retrieval_names)
+    for qi, rec in enumerate(records):
+        for name, arr in values.items():
+            v = float(arr[qi])
+            rec.metrics[name] = Score(v) if not np.isnan(v) else Score.missing(
+                "no relevant target in the ground truth")
+        # keep the metric order the user asked for
+        rec.metrics = {str(m): rec.metrics[str(m)] for m in names if str(m) in rec.metrics}
+
+    aggregates = {str(m): Aggregate.of([r.metrics[str(m)] for r in records]) for m in names}
+    if "groundedness" in aggregates:
+        flags = [Score(0.0 if r.metrics["groundedness"].details.get("ungrounded") else 1.0)
+                 if r.metrics["groundedness"].ok else r.metrics["groundedness"] for r in records]
+        aggregates["grounded_ratio"] = Aggregate.of(flags)
+
+    cfg_json: dict[str, Any] = cfg.model_dump(mode="json")
+    cfg_json["chunker"] = {"name": chunker_name, **(chunker_cfg.params if chunker_cfg else {})}
+    cfg_json["unit"] = unit
+    return RunReport(
+        config=cfg_json,
+        dataset={"name": dataset.name, "path": dataset.path, "format": dataset.format,
+                 "queries": len(samples), "documents": len(dataset.corpus.documents),
+                 "chunks": len(chunks)},
+        metrics=aggregates, queries=records, timings=timings,
+    )
