@@ -1,0 +1,126 @@
+"""Command line: parse arguments, call the library, print, exit code. Wiring only.
+
+Exit codes: 0 success, 1 a quality gate failed, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ragmark import __version__
+from ragmark.errors import RagmarkError
+
+
+def _consoles(quiet: bool) -> tuple[Console, Any]:
+    from ragmark.report.progress import RichProgress
+    from ragmark.runner import NullProgress
+
+    out = Console(highlight=False)
+    err = Console(stderr=True)
+    progress = NullProgress() if quiet or not err.is_terminal else RichProgress(err)
+    return out, progress
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ragmark")
+def cli() -> None:
+    """ragmark: measure how well a RAG pipeline works, exactly and offline."""
+
+
+@cli.command()
+@click.option("--output", default="rag_eval_results.json", show_default=True,
+              type=click.Path(dir_okay=False), help="Where to write the detailed JSON report.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def demo(output: str, quiet: bool) -> None:
+    """Run the bundled demo: a small RAG corpus and keyword set, BM25 + extractive answers."""
+    from ragmark.demo.run import run_demo
+
+    out, progress = _consoles(quiet)
+    run_demo(Path(output), out, progress)
+
+
+@cli.command("run")
+@click.option("--dataset", required=True, type=click.Path(exists=True),
+              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
+@click.option("--corpus", type=click.Path(exists=True),
+              help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--config", "config", default="sparse", show_default=True,
+              help="Built-in config name or a TOML file.")
+@click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
+@click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
+@click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
+              help="Judge rankings per chunk or per document (default: auto).")
+@click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5'.")
+@click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
+@click.option("--skip-generation", is_flag=True, help="Retrieval metrics only.")
+@click.option("--output", default="eval/results.json", show_default=True,
+              type=click.Path(dir_okay=False), help="JSON report path.")
+@click.option("--run-file", type=click.Path(dir_okay=False),
+              help="Also write a TREC run file (document level).")
+@click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
+@click.option("--verbose", is_flag=True, help="Print per-query metrics.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: int | None,
+            top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
+            skip_generation: bool, output: str, run_file: str | None, include_details: bool,
+            verbose: bool, quiet: bool) -> None:
+    """Evaluate one configuration on a dataset."""
+    from ragmark.config import load_config
+    from ragmark.data import load_dataset
+    from ragmark.metrics.names import parse_metrics
+    from ragmark.report.console import print_report
+    from ragmark.report.json_writer import report_json, write_json
+    from ragmark.report.trec_run import write_trec_run
+    from ragmark.runner import run
+
+    out, progress = _consoles(quiet)
+    names = parse_metrics(metrics) if metrics else None
+    cfg = load_config(config, top_k=top_k, top_n=top_n, unit=unit)
+    if names and top_k is None:
+        deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
+        if deepest > cfg.top_k:
+            cfg = cfg.model_copy(update={"top_k": deepest})
+    ds = load_dataset(dataset, corpus, split)
+    report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
+                 progress=progress)
+    print_report(report, out, verbose=verbose)
+    path = write_json(report_json(report, include_details), output)
+    out.print(f"Results written to {path}")
+    if run_file:
+        out.print(f"TREC run written to {write_trec_run(report, run_file)}")
+
+
+def _invoke(args: Sequence[str] | None, prog_name: str) -> int:
+    try:
+        cli.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except RagmarkError as e:
+        click.echo(f"error: {e}", err=True)
+        return e.exit_code
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as e:
+        e.show()
+        return 2
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        return 130
+    return 0
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """Entry point of the ``ragmark`` command."""
+    sys.exit(_invoke(args, "ragmark"))
+
+
+def evaluate_rag_main(args: Sequence[str] | None = None) -> None:
+    """Entry point of ``evaluate-rag``: an alias for ``ragmark compare``."""
+    argv = list(sys.argv[1:] if args is None else args)
+    sys.exit(_invoke(["compare", *argv], "evaluate-rag"))

@@ -1,0 +1,57 @@
+"""Console writer: the report as a person reads it (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from ragmark.report.model import Aggregate, RunReport
+
+_LABELS = {
+    "recall@3": "Recall@3", "recall@5": "Recall@5", "recall@10": "Recall@10",
+    "precision@5": "Precision@5", "hit@5": "Hit@5", "mrr": "MRR", "ndcg@10": "nDCG@10",
+    "map": "MAP", "groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio",
+}
+
+
+def label(name: str) -> str:
+    return _LABELS.get(name, name)
+
+
+def _fmt(a: Aggregate) -> str:
+    return "—" if a.value is None else f"{a.value:.4f}"
+
+
+def print_report(report: RunReport, console: Console, verbose: bool = False) -> None:
+    ds, cfg = report.dataset, report.config
+    console.print(
+        f"[bold]ragmark[/bold] · config [cyan]{cfg.get('name')}[/cyan] · dataset "
+        f"[cyan]{ds.get('name')}[/cyan] ({ds.get('format')}, {ds.get('queries')} questions, "
+        f"{ds.get('documents')} documents, {ds.get('chunks')} chunks, unit {cfg.get('unit')})"
+    )
+    if verbose:
+        for q in report.queries:
+            parts = [f"{k}={s.value:.3f}" if s.ok else f"{k}=missing ({s.reason})"
+                     for k, s in q.metrics.items()]
+            console.print(f"  {q.id}: " + ", ".join(parts), highlight=False)
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("queries", justify="right")
+    table.add_column("missing", justify="right")
+    for name, agg in report.metrics.items():
+        why = ", ".join(f"{r}: {n}" for r, n in agg.reasons.items())
+        table.add_row(label(name), _fmt(agg), str(agg.n),
+                      f"{agg.missing} ({why})" if agg.missing else "0")
+    console.print(table)
+    n_total = ds.get("queries", 0)
+    ret = next((a for k, a in report.metrics.items() if k.startswith(("recall", "mrr"))), None)
+    g = report.metrics.get("groundedness")
+    console.print(
+        f"Query counts: total {n_total}"
+        + (f" · with retrieval eval {ret.n}" if ret else "")
+        + (f" · with groundedness eval {g.n}" if g else ""),
+        highlight=False,
+    )
+    for note in report.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")

@@ -1,0 +1,73 @@
+"""JSON writer: the report as a file a program can read."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ragmark.report.model import RunReport
+from ragmark.types import Score
+
+
+def _num(v: float | None) -> float | None:
+    return None if v is None or math.isnan(v) else v
+
+
+def score_json(s: Score) -> Any:
+    if s.value is None:
+        out: dict[str, Any] = {"value": None, "reason": s.reason}
+        out.update(dict(s.details))
+        return out
+    if s.details:
+        return {"value": s.value, **dict(s.details)}
+    return s.value
+
+
+def report_json(report: RunReport, include_details: bool = False) -> dict[str, Any]:
+    """``metrics`` (name -> mean), ``counts`` (name -> queries covered / missing and why),
+    ``config``, ``dataset``, ``timings``, ``notes``; with details a ``queries`` list."""
+    out: dict[str, Any] = {
+        "metrics": {k: _num(a.value) for k, a in report.metrics.items()},
+        "counts": {k: a.to_json() for k, a in report.metrics.items()},
+        "config": report.config,
+        "dataset": report.dataset,
+        "timings": {k: round(v, 4) for k, v in report.timings.items()},
+        "notes": report.notes,
+    }
+    if include_details:
+        out["queries"] = [
+            {
+                "id": q.id,
+                "question": q.question,
+                "retrieved": [
+                    {"rank": r.rank, "id": r.id, "doc_id": r.doc_id, "score": r.score,
+                     "grade": r.grade, "targets": list(r.targets), "rule": r.rule}
+                    for r in q.retrieved
+                ],
+                "answer": q.answer,
+                "contexts": q.contexts,
+                "metrics": {k: score_json(s) for k, s in q.metrics.items()},
+            }
+            for q in report.queries
+        ]
+    return out
+
+
+def write_json(data: Any, path: str | Path) -> Path:
+    """Write JSON atomically (temp file + rename), creating parent folders."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, ensure_ascii=False, allow_nan=False)
+            f.write("\n")
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
