@@ -56,7 +56,7 @@ ALIASES = {
     "recall_k": "recall",
 }
 
-_PATTERN = re.compile(r"^\s*([a-z_]+?)(?:(?:@|_|\.)(\d+))?\s*$")
+_PATTERN = re.compile(r"^\s*([a-z_][a-z0-9_]*?)(?:(?:@|_|\.)(\d+))?\s*$")
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -1,0 +1,3 @@
+from ragmark.cli import main
+
+main()

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ragmark.cli import main
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+def test_demo_prints_score_lines_and_writes_results(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run_cli(["demo", "--quiet"], capsys)
+    assert code == 0
+    lines = [ln for ln in out.splitlines() if ln.startswith("q")]
+    assert len(lines) >= 5
+    import re
+
+    assert all(re.fullmatch(r"q\d+: score=\d\.\d{3} \(coverage=\d\.\d{3}, overlap=\d\.\d{3}\)", ln)
+               for ln in lines), lines
+    data = json.loads((tmp_path / "rag_eval_results.json").read_text())
+    first = data["questions"][0]
+    assert set(first) >= {"question", "answer", "expected_keywords", "must_be_grounded_in",
+                          "metrics", "retrieved"}
+    assert first["retrieved"][0]["id"].endswith(".txt")
+    assert 0 < data["summary"]["combined_score"] <= 1
+
+
+def write_context_set(tmp_path, items):
+    p = tmp_path / "set.json"
+    p.write_text(json.dumps(items))
+    return p
+
+
+def test_run_on_a_context_set_records_missing_values_with_reasons(tmp_path, capsys):
+    items = [
+        {"question": "When should metformin be avoided?",
+         "ground_truth_contexts": ["Metformin is contraindicated in severe renal impairment."],
+         "expected_answer": "severe renal impairment"},
+        {"question": "What is the ICD-10 code for type 2 diabetes?",
+         "ground_truth_contexts": ["The ICD-10 code for type 2 diabetes mellitus is E11."]},
+    ]
+    out_path = tmp_path / "r.json"
+    code, out, _ = run_cli(["run", "--dataset", str(write_context_set(tmp_path, items)),
+                            "--output", str(out_path), "--include-details", "--quiet"], capsys)
+    assert code == 0
+    data = json.loads(out_path.read_text())
+    assert data["metrics"]["recall@5"] == 1.0
+    assert data["counts"]["token_f1"] == {"n": 1, "missing": 1,
+                                          "reasons": {"no expected answer": 1}}
+    q2 = data["queries"][1]["metrics"]["token_f1"]
+    assert q2 == {"value": None, "reason": "no expected answer"}
+
+
+def test_bad_input_is_a_clear_error_with_exit_2_and_no_traceback(tmp_path):
+    bad = write_context_set(tmp_path, [{"question": "", "ground_truth_contexts": ["x" * 30]}])
+    p = subprocess.run([sys.executable, "-m", "ragmark", "run", "--dataset", str(bad)],
+                       capture_output=True, text=True)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert p.stderr.startswith(f"error: {bad}, item 0, field 'question': ")
+
+
+def test_unknown_metric_and_config_are_usage_errors(tmp_path, capsys):
+    ds = write_context_set(tmp_path, [{"question": "q?", "ground_truth_contexts": ["x" * 30]}])
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--metrics", "ndgc@10"], capsys)
+    assert code == 2 and "unknown metric 'ndgc@10'; known:" in err
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--config", "nope"], capsys)
+    assert code == 2 and "config 'nope' is neither a built-in (sparse) nor a file" in err
+    toml = tmp_path / "c.toml"
+    toml.write_text('top_k = 0\nretreiver = "bm25"\n')
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(toml)], capsys)
+    assert code == 2
+    assert f"{toml}, key 'top_k': Input should be greater than or equal to 1" in err
+    assert f"{toml}, key 'retreiver': unknown key; known keys: name, chunker" in err
+
+
+def test_skip_generation_marks_answer_metrics_missing(tmp_path, capsys):
+    ds = write_context_set(tmp_path, [{"question": "renal?",
+                                       "ground_truth_contexts": ["renal impairment " * 3]}])
+    out_path = tmp_path / "r.json"
+    code, _, _ = run_cli(["run", "--dataset", str(ds), "--skip-generation", "--quiet",
+                          "--output", str(out_path)], capsys)
+    assert code == 0
+    counts = json.loads(out_path.read_text())["counts"]
+    assert counts["groundedness"] == {"n": 0, "missing": 1,
+                                      "reasons": {"generation skipped": 1}}
