@@ -97,6 +97,48 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
         out.print(f"TREC run written to {write_trec_run(report, run_file)}")
 
 
+@cli.command("compare")
+@click.option("--dataset", required=True, type=click.Path(exists=True),
+              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
+@click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'.")
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--configs", "configs", multiple=True, default=["sparse"], show_default=True,
+              help="Config names or TOML files; repeat or separate by spaces.")
+@click.option("--baseline", help="Config the others are compared against (default: first).")
+@click.option("--metrics", help="Comma-separated metric names.")
+@click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
+@click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
+@click.option("--output", default="results/eval", show_default=True,
+              help="Writes {output}.json and {output}.md.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.argument("more_configs", nargs=-1)
+def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
+                baseline: str | None, metrics: str | None, top_k: int | None,
+                max_queries: int | None, output: str, quiet: bool,
+                more_configs: tuple[str, ...]) -> None:
+    """Run several configurations on the same questions and compare them."""
+    from ragmark.compare import TABLE_METRICS, compare
+    from ragmark.config import load_config
+    from ragmark.data import load_dataset
+    from ragmark.report.json_writer import comparison_json, write_json
+    from ragmark.report.markdown import comparison_markdown
+
+    out, progress = _consoles(quiet)
+    names = [n for c in (*configs, *more_configs) for n in c.split()]
+    cfgs = [load_config(n, top_k=top_k) for n in names]
+    ds = load_dataset(dataset, corpus, split)
+    result = compare(ds, cfgs, metrics.split(",") if metrics else None, baseline,
+                     max_queries=max_queries, progress=progress)
+    cols = [m.strip() for m in metrics.split(",")] if metrics else TABLE_METRICS
+    md = comparison_markdown(result, cols)
+    out.print(md, markup=False)
+    json_path = write_json(comparison_json(result), f"{output}.json")
+    md_path = Path(f"{output}.md")
+    md_path.parent.mkdir(parents=True, exist_ok=True)
+    md_path.write_text(md, encoding="utf-8")
+    out.print(f"Results written to {json_path} and {md_path}")
+
+
 def _invoke(args: Sequence[str] | None, prog_name: str) -> int:
     try:
         cli.main(args=args, prog_name=prog_name, standalone_mode=False)

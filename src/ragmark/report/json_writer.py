@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ragmark.compare import Comparison
 from ragmark.report.model import RunReport
 from ragmark.types import Score
 
@@ -71,3 +72,30 @@ def write_json(data: Any, path: str | Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return p
+
+
+def comparison_json(c: Comparison) -> dict[str, Any]:
+    """``configs`` (name -> metrics, counts, per_query, timings, config), ``comparisons``
+    (each config against the baseline), ``run`` (version, dataset)."""
+    from ragmark import __version__
+
+    configs = {}
+    for name, r in c.reports.items():
+        configs[name] = {
+            "metrics": {k: _num(a.value) for k, a in r.metrics.items()},
+            "counts": {k: a.to_json() for k, a in r.metrics.items()},
+            "per_query": {q.id: {k: s.value for k, s in q.metrics.items()} for q in r.queries},
+            "timings": {k: round(v, 4) for k, v in r.timings.items()},
+            "config": r.config,
+        }
+    first = next(iter(c.reports.values()))
+    return {
+        "configs": configs,
+        "comparisons": [
+            {"config": ch.config, "baseline": ch.baseline, "metric": ch.metric,
+             "value": ch.value, "baseline_value": ch.baseline_value,
+             "relative_change": ch.relative, "summary": ch.sentence()}
+            for ch in c.changes
+        ],
+        "run": {"ragmark": __version__, "dataset": first.dataset, "baseline": c.baseline},
+    }

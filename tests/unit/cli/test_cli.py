@@ -93,3 +93,25 @@ def test_skip_generation_marks_answer_metrics_missing(tmp_path, capsys):
     counts = json.loads(out_path.read_text())["counts"]
     assert counts["groundedness"] == {"n": 0, "missing": 1,
                                       "reasons": {"generation skipped": 1}}
+
+
+def test_compare_writes_json_and_markdown_with_changes(tmp_path, capsys):
+    ds = write_context_set(tmp_path, [
+        {"question": "Which drug is contraindicated in renal impairment?",
+         "ground_truth_contexts": ["Metformin is contraindicated in severe renal impairment."]},
+        {"question": "What is the code for type 2 diabetes?",
+         "ground_truth_contexts": ["The ICD-10 code for type 2 diabetes mellitus is E11."]},
+    ])
+    other = tmp_path / "other.toml"
+    other.write_text('name = "bm25-b0"\n[retriever]\nname = "bm25"\nb = 0.0\n')
+    code, out, _ = run_cli(["compare", "--dataset", str(ds), "--configs", "sparse", str(other),
+                            "--output", str(tmp_path / "res" / "eval"), "--quiet"], capsys)
+    assert code == 0
+    data = json.loads((tmp_path / "res" / "eval.json").read_text())
+    assert set(data["configs"]) == {"sparse", "bm25-b0"}
+    assert data["configs"]["sparse"]["metrics"]["mrr"] == 1.0
+    assert {c["metric"] for c in data["comparisons"]} >= {"mrr", "ndcg@10"}
+    md = (tmp_path / "res" / "eval.md").read_text()
+    assert md.splitlines()[0] == "| Config | MRR | Recall@5 | Hit@5 | Precision@5 | nDCG@10 | Queries |"
+    assert "| sparse | 1.0000 | 1.0000 | 1.0000 | 0.2000 | 1.0000 | 2 |" in md
+    assert "- bm25-b0: MRR +0.0% vs sparse" in md
