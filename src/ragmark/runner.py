@@ -130,7 +130,8 @@ def run(
 
     chunker_cfg = cfg.chunker
     chunker_name = chunker_cfg.name if chunker_cfg else dataset.default_chunker
-    chunker = registry("chunker").create(chunker_name, **(chunker_cfg.params if chunker_cfg else {}))
+    chunker_params = chunker_cfg.params if chunker_cfg else {}
+    chunker = registry("chunker").create(chunker_name, **chunker_params)
     t0 = time.perf_counter()
     chunks: list[Chunk] = []
     with prog.task("chunking", len(dataset.corpus.documents)) as advance:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 import ragmark
-from ragmark.relevance import Matcher, judge_ranking, to_judged
 from ragmark.metrics.evaluate import compute_all
+from ragmark.relevance import Matcher, judge_ranking, to_judged
 from ragmark.types import Chunk, GroundTruth
 
 PASSAGE = "Metformin is contraindicated in patients with severe renal impairment."

@@ -75,7 +75,7 @@ def _ideal_dcg(j: Judged, k: int | None) -> FloatArray:
     w = j.ideal_gain / np.log2(pos + 1.0)
     if k is not None:
         w = np.where(pos <= k, w, 0.0)
-    return np.bincount(j.ideal_q, weights=w, minlength=j.n_queries)
+    return np.bincount(j.ideal_q, weights=w, minlength=j.n_queries).astype(np.float64)
 
 
 def ndcg(j: Judged, k: int | None = None) -> FloatArray:

@@ -112,6 +112,7 @@ def test_compare_writes_json_and_markdown_with_changes(tmp_path, capsys):
     assert data["configs"]["sparse"]["metrics"]["mrr"] == 1.0
     assert {c["metric"] for c in data["comparisons"]} >= {"mrr", "ndcg@10"}
     md = (tmp_path / "res" / "eval.md").read_text()
-    assert md.splitlines()[0] == "| Config | MRR | Recall@5 | Hit@5 | Precision@5 | nDCG@10 | Queries |"
+    header = "| Config | MRR | Recall@5 | Hit@5 | Precision@5 | nDCG@10 | Queries |"
+    assert md.splitlines()[0] == header
     assert "| sparse | 1.0000 | 1.0000 | 1.0000 | 0.2000 | 1.0000 | 2 |" in md
     assert "- bm25-b0: MRR +0.0% vs sparse" in md

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -149,13 +148,14 @@ def random_cases(seed: int, n_queries: int):
     for i in range(n_queries):
         q = f"q{i}"
         judged = rng.choice(pool, int(rng.integers(1, 7)), replace=False)
-        qrels[q] = {str(d): int(g) for d, g in zip(judged, rng.integers(-1, 4, len(judged)))}
+        grades = rng.integers(-1, 4, len(judged))
+        qrels[q] = {str(d): int(g) for d, g in zip(judged, grades, strict=True)}
         docs = rng.choice(pool, int(rng.integers(1, 15)), replace=False)
         if rng.random() < 0.5:
             vals = rng.choice(tie_values, len(docs))
         else:
             vals = rng.normal(size=len(docs)).astype(np.float32).astype(float)
-        run[q] = {str(d): float(v) for d, v in zip(docs, vals)}
+        run[q] = {str(d): float(v) for d, v in zip(docs, vals, strict=True)}
     return qrels, run
 
 
@@ -183,7 +183,8 @@ def test_bounds_and_order_independence(data):
 @given(st.dictionaries(doc_ids, st.integers(1, 3), min_size=1, max_size=8))
 def test_perfect_ranking_scores_one(rel):
     # relevant documents first, by grade, then a non-relevant tail
-    run = {d: 10.0 + g - i * 1e-3 for i, (d, g) in enumerate(sorted(rel.items(), key=lambda x: -x[1]))}
+    ordered = sorted(rel.items(), key=lambda x: -x[1])
+    run = {d: 10.0 + g - i * 1e-3 for i, (d, g) in enumerate(ordered)}
     run["zz_nonrel"] = 0.0
     got = ragmark.evaluate({"q": rel}, {"q": run}, ["ndcg@10", "ndcg", "map", "mrr", "r_precision"])
     assert all(v == pytest.approx(1.0) for v in got.values()), got
