@@ -116,3 +116,37 @@ def test_compare_writes_json_and_markdown_with_changes(tmp_path, capsys):
     assert md.splitlines()[0] == header
     assert "| sparse | 1.0000 | 1.0000 | 1.0000 | 0.2000 | 1.0000 | 2 |" in md
     assert "- bm25-b0: MRR +0.0% vs sparse" in md
+
+
+def test_run_on_an_open_rag_benchmark_folder_judges_sections(tmp_path, capsys):
+    root = tmp_path / "orb"
+    (root / "corpus").mkdir(parents=True)
+    (root / "queries.json").write_text(json.dumps({
+        "q1": {"query": "Which optimiser converges fastest on sparse gradients?"},
+        "q2": {"query": "How large was the training corpus in tokens?"},
+    }))
+    (root / "qrels.json").write_text(json.dumps({
+        "q1": {"doc_id": "2401.00001v1", "section_id": 1},
+        "q2": {"doc_id": "2401.00001v1", "section_id": 2},
+    }))
+    (root / "answers.json").write_text(json.dumps({"q1": "Adagrad", "q2": "two billion"}))
+    (root / "corpus" / "2401.00001v1.json").write_text(json.dumps({
+        "title": "A paper",
+        "sections": [
+            {"text": "We introduce a study of optimisers and corpora."},
+            {"text": "On sparse gradients the Adagrad optimiser converges fastest of all."},
+            {"text": "The training corpus held two billion tokens of web text."},
+        ],
+    }))
+    out_path = tmp_path / "r.json"
+    code, _, _ = run_cli(["run", "--dataset", str(root), "--output", str(out_path),
+                          "--include-details", "--quiet"], capsys)
+    assert code == 0
+    data = json.loads(out_path.read_text())
+    assert data["dataset"]["format"] == "open-rag-bench"
+    assert data["config"]["unit"] == "chunk"
+    q1 = data["queries"][0]
+    assert q1["retrieved"][0]["targets"] == ["2401.00001v1 section 1"]
+    assert q1["retrieved"][0]["rule"] == "section"
+    assert data["metrics"]["mrr"] == 1.0
+    assert data["counts"]["token_f1"]["n"] == 2
