@@ -21,29 +21,36 @@ from ragmark.metrics.judged import Judged
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
 
-_BLOCK = 1 << 23  # compared elements per block: bounds memory at ~100 MB
+_BLOCK = 1 << 22  # compared elements per block: bounds memory at ~50 MB
 
 
 def _count_beating(
     scores: np.ndarray, starts: np.ndarray, lens: np.ndarray, thr: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each item i, count scores > thr[i] and == thr[i] in scores[starts[i]:+lens[i]]."""
+    """For each item i, count scores > thr[i] and == thr[i] in scores[starts[i]:+lens[i]].
+
+    Items are taken in order of ranking length and compared in 2-D blocks of about
+    ``_BLOCK`` elements (rows padded to the longest ranking of the block).
+    """
     n = len(thr)
     gt = np.zeros(n, dtype=np.int64)
     eq = np.zeros(n, dtype=np.int64)
+    order = np.argsort(lens, kind="stable")
+    lens_sorted = lens[order]
     i = 0
     while i < n:
-        # grow the block until it holds about _BLOCK compared elements
-        cum = np.cumsum(lens[i:])
-        j = i + max(1, int(np.searchsorted(cum, _BLOCK, side="right")))
-        ln = lens[i:j]
-        offs = np.r_[0, np.cumsum(ln)[:-1]]
-        total = int(ln.sum())
-        idx = np.arange(total, dtype=np.int64) + np.repeat(starts[i:j] - offs, ln)
+        # the largest block whose rows x longest-row stays within _BLOCK (at least one row)
+        cost = np.arange(1, n - i + 1) * lens_sorted[i:]
+        j = i + max(1, int(np.searchsorted(cost, _BLOCK, side="right")))
+        rows = order[i:j]
+        width = int(lens_sorted[j - 1])
+        cols = np.arange(width)
+        valid = cols < lens[rows, None]
+        idx = np.where(valid, starts[rows, None] + cols, 0)
         vals = scores[idx]
-        t = np.repeat(thr[i:j], ln)
-        gt[i:j] = np.add.reduceat(vals > t, offs)
-        eq[i:j] = np.add.reduceat(vals == t, offs)
+        t = thr[rows, None]
+        gt[rows] = np.count_nonzero((vals > t) & valid, axis=1)
+        eq[rows] = np.count_nonzero((vals == t) & valid, axis=1)
         i = j
     return gt, eq
 
