@@ -54,7 +54,7 @@ def run_demo(output: Path, out: Console, progress: Progress | None = None) -> Ru
             "expected_keywords": list(s.expected_keywords or ()),
             "must_be_grounded_in": list(s.truth.doc_grades),
             "metrics": {k: score_json(v) for k, v in m.items()},
-            "retrieved": [{"id": r.doc_id, "chunk": r.id, "score": r.score} for r in q.retrieved],
+            "retrieved": [{"id": r.doc_id, "score": r.score} for r in q.retrieved],
         })
     summary = {k: a.value for k, a in report.metrics.items()}
     out.print("\nSummary (mean over questions):")
