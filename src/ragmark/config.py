@@ -51,6 +51,7 @@ class RunConfig(BaseModel):
     name: str = "sparse"
     chunker: Component | None = None  # None: the dataset's default chunker
     retriever: Component = Component(name="bm25")
+    reranker: Component | None = None  # re-scores the top_k before top_n go on
     generator: Component = Component(name="sentences")
     top_k: int = Field(10, ge=1)
     top_n: int = Field(3, ge=1)

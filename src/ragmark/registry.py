@@ -27,6 +27,9 @@ _BUILTINS: dict[str, dict[str, str]] = {
     "retriever": {
         "bm25": "ragmark.retrieval.bm25:BM25Retriever",
     },
+    "reranker": {
+        "cross-encoder": "ragmark.retrieval.rerank:CrossEncoderReranker",
+    },
     "generator": {
         "top1": "ragmark.generation.extractive:Top1Generator",
         "sentences": "ragmark.generation.extractive:SentencesGenerator",

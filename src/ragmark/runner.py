@@ -151,6 +151,16 @@ def run(
     with prog.task("retrieving", len(samples)) as advance:
         ids, scores = retriever.retrieve([s.question for s in samples], cfg.top_k, advance)
     timings["retrieve_s"] = time.perf_counter() - t0
+    if cfg.reranker is not None:
+        reranker = registry("reranker").create(cfg.reranker.name, **cfg.reranker.params)
+        t0 = time.perf_counter()
+        with prog.task(f"reranking ({cfg.reranker.name})", len(samples)) as advance:
+            for qi, s in enumerate(samples):
+                keep = ids[qi] >= 0
+                texts = [chunks[i].text for i in ids[qi][keep]]
+                scores[qi][keep] = reranker.score(s.question, texts)
+                advance(1)
+        timings["rerank_s"] = time.perf_counter() - t0
 
     unit = _unit(cfg, dataset)
     docs_by_id = dataset.corpus.by_id()

@@ -1,0 +1,86 @@
+"""Rerankers: re-score the top_k retrieved chunks of a query; the best top_n go on.
+
+A reranker scores (query, passage) pairs; higher is more relevant. The cross-encoder
+uses ``sentence_transformers.CrossEncoder`` on a model folder the user names (no
+reranker model ships in a package, so ragmark has no default one). An LLM pointwise
+reranker plugs in through the same ``score`` method.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmark.errors import ConfigError, MissingExtraError
+
+RERANKER_ENV = "RAGMARK_RERANKER_MODEL"
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]: ...
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers cross-encoder loaded from a local folder (or a model name
+    the local Hugging Face cache holds). Runs on the CPU with one torch thread unless
+    ``threads`` says otherwise."""
+
+    name = "cross-encoder"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        batch_size: int = 32,
+        max_length: int = 512,
+        threads: int | None = 1,
+    ) -> None:
+        model = model or os.environ.get(RERANKER_ENV)
+        if not model:
+            raise ConfigError(
+                "the cross-encoder reranker needs a model: set 'model' in the [reranker] "
+                f"table of the config, or the environment variable {RERANKER_ENV}, to a "
+                "cross-encoder folder (no reranker ships with ragmark)"
+            )
+        self.model_name = model
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.threads = threads
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            try:
+                import torch
+                from sentence_transformers import CrossEncoder
+            except ImportError as e:
+                raise MissingExtraError(e.name or "sentence-transformers", "dense") from None
+            if self.threads:
+                torch.set_num_threads(self.threads)
+            path = Path(self.model_name).expanduser()
+            try:
+                self._model = CrossEncoder(
+                    str(path) if path.exists() else self.model_name,
+                    device="cpu",
+                    max_length=self.max_length,
+                )
+            except (OSError, ValueError) as e:
+                raise ConfigError(
+                    f"cannot load cross-encoder {self.model_name!r}: {e}"
+                ) from None
+        return self._model
+
+    def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        model = self._load()
+        pairs = [(query, t) for t in texts]
+        out = model.predict(pairs, batch_size=self.batch_size, show_progress_bar=False)
+        return np.asarray(out, dtype=np.float32).reshape(len(texts))
