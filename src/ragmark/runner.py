@@ -143,8 +143,9 @@ def run(
     if not chunks:
         raise ConfigError(f"chunker {chunker_name!r} produced no chunks from the corpus")
     retriever = registry("retriever").create(cfg.retriever.name, **cfg.retriever.params)
-    with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})", None):
-        retriever.index(chunks)
+    with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})",
+                   len(chunks)) as advance:
+        retriever.index(chunks, progress=advance)
     timings["index_s"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -17,13 +17,14 @@ Progress = Callable[[int], None]
 class Retriever(Protocol):
     """Batch retrieval in the style of bm25s.
 
+    ``index`` calls ``progress`` with the number of chunks just indexed, when it can tell.
     ``retrieve`` returns two (queries x k) arrays: chunk indices into the indexed list
     (``-1`` where fewer than k were found) and float32 scores, best first.
     """
 
     name: str
 
-    def index(self, chunks: Sequence[Chunk]) -> None: ...
+    def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None: ...
 
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None

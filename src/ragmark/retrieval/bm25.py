@@ -63,7 +63,7 @@ class BM25Retriever:
             show_progress=False,
         )
 
-    def index(self, chunks: Sequence[Chunk]) -> None:
+    def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None:
         import bm25s
 
         if not chunks:
@@ -72,6 +72,8 @@ class BM25Retriever:
         model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method, backend="numpy")
         model.index(self._tokenize([c.text for c in chunks]), show_progress=False)
         self._model, self._n = model, len(chunks)
+        if progress is not None:
+            progress(len(chunks))
 
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None
