@@ -103,35 +103,61 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
 @click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'.")
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--configs", "configs", multiple=True, default=["sparse"], show_default=True,
-              help="Config names or TOML files; repeat or separate by spaces.")
+              help="Config names (sparse, dense, hybrid, hybrid-rerank) or TOML files; "
+                   "repeat, or list them after the flag.")
 @click.option("--baseline", help="Config the others are compared against (default: first).")
-@click.option("--metrics", help="Comma-separated metric names.")
+@click.option("--metrics", help="Comma-separated metrics to compare (default: MRR, Recall@5, "
+                                "Hit@5, Precision@5, nDCG@10).")
 @click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
 @click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
+@click.option("--skip-generation", is_flag=True, help="Retrieval only: no answers.")
+@click.option("--test", "test", type=click.Choice(["permutation", "t"]), default="permutation",
+              show_default=True, help="Paired significance test.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="Significance level (after Holm).")
+@click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
+              help="Bootstrap and permutation resamples.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the resampling: reruns print the same numbers.")
 @click.option("--output", default="results/eval", show_default=True,
               help="Writes {output}.json and {output}.md.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @click.argument("more_configs", nargs=-1)
 def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
                 baseline: str | None, metrics: str | None, top_k: int | None,
-                max_queries: int | None, output: str, quiet: bool,
+                max_queries: int | None, skip_generation: bool, test: str, alpha: float,
+                resamples: int, seed: int, output: str, quiet: bool,
                 more_configs: tuple[str, ...]) -> None:
-    """Run several configurations on the same questions and compare them."""
-    from ragmark.compare import TABLE_METRICS, compare
-    from ragmark.config import load_config
+    """Run several configurations on the same questions and compare them.
+
+    Writes {output}.json (per config: metrics, intervals, per-query values, timings;
+    every comparison with its p-value) and {output}.md, and prints the table.
+    """
+    from ragmark.compare import StatSettings, compare
+    from ragmark.config import load_configs
     from ragmark.data import load_dataset
+    from ragmark.metrics.names import parse_metrics
     from ragmark.report.json_writer import comparison_json, write_json
     from ragmark.report.markdown import comparison_markdown
+    from ragmark.runner import default_metrics
 
     out, progress = _consoles(quiet)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
-    cfgs = [load_config(n, top_k=top_k) for n in names]
+    cfgs = [cfg for n in names for cfg in load_configs(n, top_k=top_k)]
+    compared = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    if compared:
+        parse_metrics(compared)  # unknown names fail before any work
     ds = load_dataset(dataset, corpus, split)
-    result = compare(ds, cfgs, metrics.split(",") if metrics else None, baseline,
-                     max_queries=max_queries, progress=progress)
-    cols = [m.strip() for m in metrics.split(",")] if metrics else TABLE_METRICS
-    md = comparison_markdown(result, cols)
-    out.print(md, markup=False)
+    run_metrics = None
+    if compared:  # the dataset's default metrics, plus whatever the user compares
+        have = [str(m) for m in default_metrics(ds)]
+        run_metrics = have + [m for m in compared if m not in have]
+    settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed)
+    result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
+                     max_queries=max_queries, skip_generation=skip_generation,
+                     progress=progress)
+    md = comparison_markdown(result)
+    out.print(md, markup=False, highlight=False, soft_wrap=True)
     json_path = write_json(comparison_json(result), f"{output}.json")
     md_path = Path(f"{output}.md")
     md_path.parent.mkdir(parents=True, exist_ok=True)

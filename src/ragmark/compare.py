@@ -1,48 +1,141 @@
-"""Several configurations over the same questions, and their changes against a baseline."""
+"""Several configurations over the same questions, and whether their differences are real.
+
+Every config runs on the same questions. Per metric and config: the mean, the number of
+queries it covers and a 95% bootstrap interval. Against the baseline: the relative
+change and a paired test (randomisation by default, paired t-test as an option), with
+Holm's correction over all the comparisons made. Everything random is seeded.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
-from ragmark.metrics.names import MetricName
+from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.report.model import RunReport
 from ragmark.runner import Progress, run
+from ragmark.stats import TESTS, ComparisonRow, Interval, bootstrap_ci, compare_to_baseline
 from ragmark.types import Dataset
 
 TABLE_METRICS = ["mrr", "recall@5", "hit@5", "precision@5", "ndcg@10"]
+"""The metrics of the comparison table (and of the tests) unless the user names others."""
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
-    """One config's change on one metric against the baseline."""
+class StatSettings:
+    """How intervals and tests are computed; stored with the results."""
 
-    config: str
-    baseline: str
-    metric: str
-    value: float | None
-    baseline_value: float | None
+    test: str = "permutation"
+    alpha: float = 0.05
+    confidence: float = 0.95
+    n_resamples: int = 10_000
+    seed: int = 0
 
-    @property
-    def relative(self) -> float | None:
-        if self.value is None or not self.baseline_value:
-            return None
-        return (self.value - self.baseline_value) / self.baseline_value
-
-    def sentence(self) -> str:
-        """``hybrid: MRR +15.2% vs dense``."""
-        rel = self.relative
-        what = "n/a" if rel is None else f"{rel * 100:+.1f}%"
-        return f"{self.config}: {self.metric} {what} vs {self.baseline}"
+    def __post_init__(self) -> None:
+        if self.test not in TESTS:
+            raise ConfigError(f"unknown test {self.test!r}; known: {', '.join(TESTS)}")
+        if not 0 < self.alpha < 1:
+            raise ConfigError(f"alpha must be between 0 and 1, got {self.alpha}")
 
 
 @dataclass(slots=True)
 class Comparison:
+    """The reports of every config, their intervals, and the tests against the baseline."""
+
     reports: dict[str, RunReport]
     baseline: str
-    changes: list[Change]
+    metrics: list[str]
+    """The compared metrics (table columns and tests), in order."""
+    intervals: dict[str, dict[str, Interval | None]]
+    """config -> metric -> bootstrap interval of the mean (None: no query has a value)."""
+    rows: list[ComparisonRow]
+    settings: StatSettings = field(default_factory=StatSettings)
+    dataset_hash: str = ""
+
+    def row(self, config: str, metric: str) -> ComparisonRow | None:
+        for r in self.rows:
+            if r.config == config and r.metric == metric:
+                return r
+        return None
+
+
+def change_sentence(row: ComparisonRow, baseline: str, label: str | None = None) -> str:
+    """``hybrid: MRR +15.2% vs dense (p = 0.003 after Holm, significant)``."""
+    rel = row.relative_change
+    what = "n/a" if rel is None else f"{rel * 100:+.1f}%"
+    text = f"{row.config}: {label or row.metric} {what} vs {baseline}"
+    if row.p_adjusted is None:
+        return text + " (no query has both values: not tested)"
+    verdict = "significant" if row.significant else "not significant"
+    return f"{text} (p = {_p(row.p_adjusted)} after Holm, {verdict}, n = {row.n})"
+
+
+def _p(p: float) -> str:
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def per_query_values(report: RunReport, metric: str) -> NDArray[np.float64]:
+    """One value per query in report order; NaN where the metric is missing."""
+    out = np.full(len(report.queries), np.nan)
+    for i, q in enumerate(report.queries):
+        s = q.metrics.get(metric)
+        if s is not None and s.value is not None:
+            out[i] = s.value
+    return out
+
+
+def dataset_hash(dataset: Dataset) -> str:
+    """SHA-256 over the corpus (ids, titles, texts) and the questions with their ground
+    truth: two results files with the same hash were computed on the same data."""
+    h = hashlib.sha256()
+
+    def put(*parts: object) -> None:
+        for p in parts:
+            b = str(p).encode("utf-8")
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+
+    for d in dataset.corpus.documents:
+        put("doc", d.id, d.title, d.text)
+    for s in dataset.samples:
+        t = s.truth
+        put("q", s.id, s.question, sorted(t.doc_grades.items()), t.sections, t.passages,
+            s.expected_answer, s.expected_keywords)
+    return h.hexdigest()
+
+
+def analyse(
+    reports: dict[str, RunReport],
+    baseline: str,
+    metrics: Sequence[str],
+    settings: StatSettings | None = None,
+) -> tuple[dict[str, dict[str, Interval | None]], list[ComparisonRow]]:
+    """Intervals for every metric of every report; tests of ``metrics`` vs the baseline."""
+    st = settings or StatSettings()
+    names = list(reports)
+    ids = [q.id for q in reports[names[0]].queries]
+    for n in names[1:]:
+        if [q.id for q in reports[n].queries] != ids:
+            raise ConfigError(f"config {n!r} did not answer the same questions as {names[0]!r}")
+    intervals: dict[str, dict[str, Interval | None]] = {}
+    for n, r in reports.items():
+        intervals[n] = {
+            m: bootstrap_ci(per_query_values(r, m), st.confidence, st.n_resamples, st.seed)
+            for m in r.metrics
+            if m != "grounded_ratio"
+        }
+    per_query = {n: {m: per_query_values(r, m) for m in metrics} for n, r in reports.items()}
+    rows = compare_to_baseline(per_query, baseline, list(metrics), st.test, st.alpha, st.seed,
+                               st.n_resamples)
+    return intervals, rows
 
 
 def compare(
@@ -51,20 +144,55 @@ def compare(
     metrics: Sequence[str | MetricName] | None = None,
     baseline: str | None = None,
     *,
+    compared: Sequence[str] | None = None,
+    settings: StatSettings | None = None,
     max_queries: int | None = None,
+    skip_generation: bool = False,
     progress: Progress | None = None,
 ) -> Comparison:
+    """Run every config on the same questions and compare each with the baseline.
+
+    ``metrics``: what each run computes (default: the runner's defaults, which include
+    the table metrics). ``compared``: the metrics shown and tested (default: the table
+    metrics the runs have, else all of ``metrics``).
+    """
+    if not configs:
+        raise ConfigError("no configs to compare")
     names = [c.name for c in configs]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"config names must be distinct, got {names}")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config names must be distinct; repeated: {', '.join(dup)}")
     base = baseline or names[0]
     if base not in names:
         raise ConfigError(f"baseline {base!r} is not one of the configs: {', '.join(names)}")
-    reports = {c.name: run(dataset, c, metrics, max_queries=max_queries, progress=progress)
-               for c in configs}
-    changes = [
-        Change(n, base, m, reports[n].value(m), reports[base].value(m))
-        for n in names if n != base
-        for m in reports[base].metrics
-    ]
-    return Comparison(reports, base, changes)
+    reports: dict[str, RunReport] = {}
+    for c in configs:
+        reports[c.name] = run(dataset, c, metrics, max_queries=max_queries,
+                              skip_generation=skip_generation, progress=progress)
+    first = reports[names[0]]
+    if compared is None:
+        shown = [m for m in TABLE_METRICS if m in first.metrics]
+        compared = shown or [m for m in first.metrics if m != "grounded_ratio"]
+    else:
+        compared = [str(m) for m in parse_metrics(list(compared))]
+        missing = [m for m in compared if m not in first.metrics]
+        if missing:
+            raise ConfigError(f"compared metrics not computed: {', '.join(missing)}")
+    st = settings or StatSettings()
+    intervals, rows = analyse(reports, base, compared, st)
+    return Comparison(reports, base, list(compared), intervals, rows, st, dataset_hash(dataset))
+
+
+def finite(v: float | None) -> float | None:
+    """None for a missing or NaN value (JSON has no NaN)."""
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def interval_json(iv: Interval | None) -> dict[str, Any] | None:
+    if iv is None:
+        return None
+    out: dict[str, Any] = {"low": iv.low, "high": iv.high, "n": iv.n,
+                           "confidence": iv.confidence}
+    if iv.note:
+        out["note"] = iv.note
+    return out

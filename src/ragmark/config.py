@@ -20,17 +20,45 @@ A TOML file describes one pipeline::
     [generator]
     name = "sentences"
     max_chars = 300
+
+A hybrid retriever fuses two or more retrievers::
+
+    [retriever]
+    name = "hybrid"
+    fusion = "rrf"      # or "weighted" (normalised scores, see ``norm`` and ``weights``)
+    k = 60
+
+    [[retriever.retrievers]]
+    name = "bm25"
+
+    [[retriever.retrievers]]
+    name = "dense"
+
+A ``[grid]`` table expands one file into several configs, one per combination of its
+values; its keys are dotted paths into the config::
+
+    [grid]
+    "chunker.size" = [200, 500]
+    top_k = [5, 10]
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
+import itertools
+import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragmark.errors import ConfigError
+from ragmark.errors import ConfigError, UnknownComponentError
+from ragmark.retrieval.rerank import RERANKER_ENV
+
+LLM_URL_ENV = "RAGMARK_LLM_BASE_URL"
+KINDS = ("chunker", "retriever", "reranker", "generator")
 
 
 class Component(BaseModel):
@@ -45,7 +73,7 @@ class Component(BaseModel):
 
 
 class RunConfig(BaseModel):
-    """One pipeline: chunker -> retriever -> generator, and how it is judged."""
+    """One pipeline: chunker -> retriever -> (reranker) -> generator, and how it is judged."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = "sparse"
@@ -60,9 +88,21 @@ class RunConfig(BaseModel):
     grounded_threshold: float = Field(0.10, ge=0.0, le=1.0)
 
 
+_HYBRID: dict[str, Any] = {
+    "name": "hybrid",
+    "fusion": "rrf",
+    "k": 60,
+    "retrievers": [{"name": "bm25"}, {"name": "dense"}],
+}
+
 BUILTINS: dict[str, dict[str, Any]] = {
     "sparse": {"name": "sparse"},
+    "dense": {"name": "dense", "retriever": {"name": "dense"}},
+    "hybrid": {"name": "hybrid", "retriever": _HYBRID},
+    "hybrid-rerank": {"name": "hybrid-rerank", "retriever": _HYBRID,
+                      "reranker": {"name": "auto"}},
 }
+"""Built-in configs by name. ``reranker = "auto"`` takes whichever reranker is set up."""
 
 
 def _format_validation(err: ValidationError, source: str) -> str:
@@ -77,29 +117,153 @@ def _format_validation(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-def load_config(spec: str | Path, **overrides: Any) -> RunConfig:
-    """A built-in name (``sparse``) or the path of a TOML file; ``overrides`` (not None)
-    replace top-level keys."""
-    spec_s = str(spec)
-    if spec_s in BUILTINS:
-        data = dict(BUILTINS[spec_s])
-        source = f"built-in config {spec_s!r}"
-    else:
-        path = Path(spec_s)
-        if not path.exists():
-            raise ConfigError(
-                f"config {spec_s!r} is neither a built-in ({', '.join(BUILTINS)}) nor a file"
-            )
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-        except UnicodeDecodeError as e:
-            raise ConfigError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"{path}: invalid TOML: {e}") from None
-        data.setdefault("name", path.stem)
-        source = str(path)
-    data.update({k: v for k, v in overrides.items() if v is not None})
+def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
+    """``[reranker] name = "auto"``: the cross-encoder named by RAGMARK_RERANKER_MODEL, else
+    a clear error (the LLM reranker comes with the LLM layer)."""
+    rr = data.get("reranker")
+    if not isinstance(rr, dict) or rr.get("name") != "auto":
+        return
+    params = {k: v for k, v in rr.items() if k != "name"}
+    if os.environ.get(RERANKER_ENV) or params.get("model"):
+        data["reranker"] = {"name": "cross-encoder", **params}
+        return
+    llm = " (an LLM endpoint is set, but the LLM reranker is not available yet)" if (
+        os.environ.get(LLM_URL_ENV)) else ""
+    raise ConfigError(
+        f"{source}, key 'reranker': this config reranks, but no reranker is set up{llm}. "
+        f"Set {RERANKER_ENV} to a cross-encoder model folder, or give a TOML config with "
+        "[reranker] name = \"cross-encoder\" and model = \"PATH\". No reranker model ships "
+        "with ragmark."
+    )
+
+
+def _component_errors(kind: str, comp: Any, key: str, source: str) -> list[str]:
+    """Unknown names and parameters of one component (and of nested ``retrievers``)."""
+    from ragmark.registry import registry
+
+    if not isinstance(comp, dict) or not isinstance(comp.get("name"), str):
+        return []  # pydantic reports the shape
     try:
-        return RunConfig.model_validate(data)
+        factory = registry(kind).factory(comp["name"])
+    except UnknownComponentError as e:
+        return [f"{source}, key '{key}.name': {e}"]
+    errors = []
+    params = {k: v for k, v in comp.items() if k != "name"}
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None and not any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()
+    ):
+        known = [n for n, p in sig.parameters.items() if p.kind is not p.VAR_POSITIONAL]
+        for k in params:
+            if k not in known:
+                errors.append(
+                    f"{source}, key '{key}.{k}': not a parameter of {kind} {comp['name']!r}; "
+                    f"known: {', '.join(known) or 'none'}"
+                )
+    subs = params.get("retrievers")
+    if kind == "retriever" and isinstance(subs, list):
+        for i, sub in enumerate(subs):
+            if not isinstance(sub, dict) or "name" not in sub:
+                errors.append(f"{source}, key '{key}.retrievers[{i}]': expected a table with "
+                              "a 'name'")
+            else:
+                errors += _component_errors("retriever", sub, f"{key}.retrievers[{i}]", source)
+    return errors
+
+
+def _validate(data: dict[str, Any], source: str) -> RunConfig:
+    _resolve_auto_reranker(data, source)
+    try:
+        cfg = RunConfig.model_validate(data)
     except ValidationError as e:
         raise ConfigError(_format_validation(e, source)) from None
+    errors = []
+    for kind in KINDS:
+        errors += _component_errors(kind, data.get(kind), kind, source)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return cfg
+
+
+def _read(spec: str) -> tuple[dict[str, Any], str]:
+    if spec in BUILTINS:
+        return copy.deepcopy(BUILTINS[spec]), f"built-in config {spec!r}"
+    path = Path(spec)
+    if not path.is_file():
+        raise ConfigError(
+            f"config {spec!r} is neither a built-in ({', '.join(BUILTINS)}) nor a file"
+        )
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    data.setdefault("name", path.stem)
+    return data, str(path)
+
+
+def _set_path(data: dict[str, Any], dotted: str, value: Any, source: str) -> None:
+    parts = dotted.split(".")
+    node = data
+    for i, p in enumerate(parts[:-1]):
+        nxt = node.get(p)
+        if nxt is None:
+            nxt = node[p] = {}
+        if not isinstance(nxt, dict):
+            where = ".".join(parts[: i + 1])
+            raise ConfigError(f"{source}, key 'grid.{dotted}': '{where}' is not a table")
+        node = nxt
+    node[parts[-1]] = value
+
+
+def _expand_grid(data: dict[str, Any], source: str, fixed: set[str]) -> list[dict[str, Any]]:
+    grid = data.pop("grid", None)
+    if grid is None:
+        return [data]
+    if not isinstance(grid, dict) or not grid:
+        raise ConfigError(f"{source}, key 'grid': expected a table of key = [values]")
+    keys = list(grid)
+    for k in keys:
+        vals = grid[k]
+        if not isinstance(vals, list) or not vals:
+            raise ConfigError(f"{source}, key 'grid.{k}': expected a non-empty list of values")
+        if k in fixed:
+            raise ConfigError(f"{source}, key 'grid.{k}': also given on the command line; "
+                              "drop one of the two")
+        if k == "name":
+            raise ConfigError(f"{source}, key 'grid.name': the name cannot vary in a grid")
+    out = []
+    base = data.get("name", "config")
+    for combo in itertools.product(*(grid[k] for k in keys)):
+        item = copy.deepcopy(data)
+        for k, v in zip(keys, combo, strict=True):
+            _set_path(item, k, v, source)
+        label = ",".join(f"{k}={v}" for k, v in zip(keys, combo, strict=True))
+        item["name"] = f"{base}[{label}]"
+        out.append(item)
+    return out
+
+
+def load_configs(spec: str | Path, **overrides: Any) -> list[RunConfig]:
+    """A built-in name or a TOML file, grids expanded; ``overrides`` (not None) replace
+    top-level keys."""
+    data, source = _read(str(spec))
+    given = {k: v for k, v in overrides.items() if v is not None}
+    data.update(given)
+    return [_validate(d, source) for d in _expand_grid(data, source, set(given))]
+
+
+def load_config(spec: str | Path, **overrides: Any) -> RunConfig:
+    """Exactly one config: a built-in name (``sparse``, ``dense``, ``hybrid``,
+    ``hybrid-rerank``) or a TOML file without a grid."""
+    cfgs = load_configs(spec, **overrides)
+    if len(cfgs) != 1:
+        raise ConfigError(
+            f"config {str(spec)!r} is a grid of {len(cfgs)} configs; "
+            "run them with 'ragmark compare'"
+        )
+    return cfgs[0]

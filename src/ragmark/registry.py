@@ -26,6 +26,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
     },
     "retriever": {
         "bm25": "ragmark.retrieval.bm25:BM25Retriever",
+        "hybrid": "ragmark.retrieval.hybrid:HybridRetriever",
     },
     "reranker": {
         "cross-encoder": "ragmark.retrieval.rerank:CrossEncoderReranker",

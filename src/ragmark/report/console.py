@@ -7,15 +7,19 @@ from rich.table import Table
 
 from ragmark.report.model import Aggregate, RunReport
 
-_LABELS = {
-    "recall@3": "Recall@3", "recall@5": "Recall@5", "recall@10": "Recall@10",
-    "precision@5": "Precision@5", "hit@5": "Hit@5", "mrr": "MRR", "ndcg@10": "nDCG@10",
-    "map": "MAP", "groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio",
+_BASE_LABELS = {
+    "recall": "Recall", "precision": "Precision", "hit": "Hit", "mrr": "MRR",
+    "ndcg": "nDCG", "map": "MAP", "r_precision": "R-Precision",
 }
+_LABELS = {"groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio"}
 
 
 def label(name: str) -> str:
-    return _LABELS.get(name, name)
+    """``ndcg@10`` -> ``nDCG@10``; names without a label stay as they are."""
+    if name in _LABELS:
+        return _LABELS[name]
+    base, at, k = name.partition("@")
+    return _BASE_LABELS.get(base, base) + at + k
 
 
 def _fmt(a: Aggregate) -> str:

@@ -75,27 +75,42 @@ def write_json(data: Any, path: str | Path) -> Path:
 
 
 def comparison_json(c: Comparison) -> dict[str, Any]:
-    """``configs`` (name -> metrics, counts, per_query, timings, config), ``comparisons``
-    (each config against the baseline), ``run`` (version, dataset)."""
-    from ragmark import __version__
+    """``configs`` (name -> metrics, counts, intervals, per_query, timings, config),
+    ``comparisons`` (each config against the baseline, per compared metric), ``run``
+    (versions, dataset and its hash, statistics settings, seed)."""
+    from ragmark.compare import change_sentence, interval_json
+    from ragmark.versions import versions
 
     configs = {}
     for name, r in c.reports.items():
         configs[name] = {
             "metrics": {k: _num(a.value) for k, a in r.metrics.items()},
             "counts": {k: a.to_json() for k, a in r.metrics.items()},
+            "intervals": {k: interval_json(iv) for k, iv in c.intervals[name].items()},
             "per_query": {q.id: {k: s.value for k, s in q.metrics.items()} for q in r.queries},
             "timings": {k: round(v, 4) for k, v in r.timings.items()},
             "config": r.config,
         }
     first = next(iter(c.reports.values()))
+    st = c.settings
     return {
         "configs": configs,
         "comparisons": [
-            {"config": ch.config, "baseline": ch.baseline, "metric": ch.metric,
-             "value": ch.value, "baseline_value": ch.baseline_value,
-             "relative_change": ch.relative, "summary": ch.sentence()}
-            for ch in c.changes
+            {"config": row.config, "baseline": c.baseline, "metric": row.metric,
+             "value": row.value_mean, "baseline_value": row.baseline_mean,
+             "relative_change": row.relative_change, "p_value": row.p_value,
+             "p_adjusted": row.p_adjusted, "significant": row.significant, "n": row.n,
+             "test": row.method, "summary": change_sentence(row, c.baseline)}
+            for row in c.rows
         ],
-        "run": {"ragmark": __version__, "dataset": first.dataset, "baseline": c.baseline},
+        "run": {
+            "versions": versions(),
+            "dataset": first.dataset,
+            "dataset_hash": c.dataset_hash,
+            "baseline": c.baseline,
+            "compared_metrics": c.metrics,
+            "statistics": {"test": st.test, "alpha": st.alpha, "confidence": st.confidence,
+                           "n_resamples": st.n_resamples, "correction": "holm"},
+            "seed": st.seed,
+        },
     }

@@ -1,26 +1,90 @@
-"""Markdown writer for comparisons: one row per config."""
+"""Markdown writer for comparisons: one row per config, changes and their significance."""
 
 from __future__ import annotations
 
-from ragmark.compare import Comparison
+from ragmark.compare import Comparison, change_sentence
 from ragmark.report.console import label
 
+TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
 
-def comparison_markdown(c: Comparison, metrics: list[str]) -> str:
-    cols = [m for m in metrics if any(m in r.metrics for r in c.reports.values())]
-    head = "| Config | " + " | ".join(label(m) for m in cols) + " | Queries |"
-    sep = "|---|" + "---:|" * len(cols) + "---:|"
-    rows = [head, sep]
+
+def _cell(c: Comparison, config: str, metric: str) -> str:
+    agg = c.reports[config].metrics.get(metric)
+    if agg is None or agg.value is None:
+        return "—"
+    text = f"{agg.value:.4f}"
+    total = agg.n + agg.missing
+    if agg.missing:
+        text += f" (n={agg.n}/{total})"
+    row = c.row(config, metric)
+    if row is not None and row.relative_change is not None:
+        text += f" ({row.relative_change * 100:+.1f}%)"
+    if row is not None and row.significant:
+        text += "*"
+    return text
+
+
+def comparison_markdown(c: Comparison, timings: bool = True) -> str:
+    """The comparison table, its footnote, the intervals, the changes and (optionally)
+    the latency and cost table. Without timings the text is the same on every rerun."""
+    cols = c.metrics
+    st = c.settings
+    first = next(iter(c.reports.values()))
+    lines = [
+        f"## ragmark compare: {first.dataset.get('name')} "
+        f"({first.dataset.get('queries')} questions)",
+        "",
+        "| Config | " + " | ".join(label(m) for m in cols) + " | Queries |",
+        "|---|" + "---:|" * len(cols) + "---:|",
+    ]
     for name, r in c.reports.items():
+        shown = f"{name} (baseline)" if name == c.baseline else name
+        cells = [_cell(c, name, m) for m in cols]
+        lines.append(f"| {shown} | " + " | ".join(cells) + f" | {r.dataset['queries']} |")
+    tested = [r for r in c.rows if r.p_adjusted is not None]
+    lines += [
+        "",
+        f"Changes are relative to the baseline **{c.baseline}**. `*` marks a difference "
+        f"that is significant at α = {st.alpha:g} by a {TEST_NAMES[st.test]}"
+        + (f" ({st.n_resamples:,} resamples, seed {st.seed})" if st.test == "permutation"
+           else "")
+        + f", Holm-corrected over the {len(tested)} comparisons made.",
+        "",
+        f"### {st.confidence:.0%} bootstrap intervals of the mean",
+        "",
+        "| Config | " + " | ".join(label(m) for m in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for name in c.reports:
         cells = []
         for m in cols:
-            a = r.metrics.get(m)
-            cells.append("—" if a is None or a.value is None else f"{a.value:.4f}")
-        rows.append(f"| {name} | " + " | ".join(cells) + f" | {r.dataset['queries']} |")
-    lines = rows
-    changes = [ch for ch in c.changes if ch.metric in cols]
-    if changes:
-        lines += ["", f"Changes against the baseline **{c.baseline}**:", ""]
-        lines += [f"- {ch.sentence().replace(ch.metric, label(ch.metric), 1)}"
-                  for ch in changes]
+            iv = c.intervals[name].get(m)
+            cells.append("—" if iv is None else f"[{iv.low:.4f}, {iv.high:.4f}]")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"Percentile bootstrap over queries, {st.n_resamples:,} resamples, seed {st.seed}.",
+    ]
+    if c.rows:
+        lines += ["", f"### Changes against {c.baseline}", ""]
+        lines += [f"- {change_sentence(r, c.baseline, label(r.metric))}" for r in c.rows]
+    if timings:
+        lines += [
+            "",
+            "### Latency and cost",
+            "",
+            "| Config | Index build (s) | Retrieval p50 (ms) | Retrieval p95 (ms) | Total (s) |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for name, r in c.reports.items():
+            t = r.timings
+            lines.append(
+                f"| {name} | {t.get('index_s', 0.0):.2f} | {t.get('latency_p50_ms', 0.0):.1f} "
+                f"| {t.get('latency_p95_ms', 0.0):.1f} | {t.get('total_s', 0.0):.2f} |"
+            )
+        lines += [
+            "",
+            "Retrieval latency is per question, one question at a time (reranking "
+            "included); embeddings served from ragmark's cache cost no encoding time.",
+        ]
     return "\n".join(lines) + "\n"

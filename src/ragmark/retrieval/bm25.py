@@ -36,7 +36,9 @@ class BM25Retriever:
         if not 0 <= b <= 1:
             raise ConfigError(f"bm25 b must be between 0 and 1, got {b}")
         self.k1, self.b, self.method = k1, b, method
-        self.stemmer_name, self.stopwords = stemmer, stopwords
+        # TOML has no null: "" or "none" switches stemming / stop-words off
+        self.stemmer_name = None if (stemmer or "none").lower() == "none" else stemmer
+        self.stopwords = None if (stopwords or "none").lower() == "none" else stopwords
         self._model: object | None = None
         self._n = 0
 

@@ -74,7 +74,7 @@ def test_unknown_metric_and_config_are_usage_errors(tmp_path, capsys):
     code, _, err = run_cli(["run", "--dataset", str(ds), "--metrics", "ndgc@10"], capsys)
     assert code == 2 and "unknown metric 'ndgc@10'; known:" in err
     code, _, err = run_cli(["run", "--dataset", str(ds), "--config", "nope"], capsys)
-    assert code == 2 and "config 'nope' is neither a built-in (sparse) nor a file" in err
+    assert code == 2 and "config 'nope' is neither a built-in (sparse, dense, hybrid, hybrid-rerank) nor a file" in err
     toml = tmp_path / "c.toml"
     toml.write_text('top_k = 0\nretreiver = "bm25"\n')
     code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(toml)], capsys)
@@ -113,9 +113,9 @@ def test_compare_writes_json_and_markdown_with_changes(tmp_path, capsys):
     assert {c["metric"] for c in data["comparisons"]} >= {"mrr", "ndcg@10"}
     md = (tmp_path / "res" / "eval.md").read_text()
     header = "| Config | MRR | Recall@5 | Hit@5 | Precision@5 | nDCG@10 | Queries |"
-    assert md.splitlines()[0] == header
-    assert "| sparse | 1.0000 | 1.0000 | 1.0000 | 0.2000 | 1.0000 | 2 |" in md
-    assert "- bm25-b0: MRR +0.0% vs sparse" in md
+    assert header in md.splitlines()
+    assert "| sparse (baseline) | 1.0000 | 1.0000 | 1.0000 | 0.2000 | 1.0000 | 2 |" in md
+    assert "- bm25-b0: MRR +0.0% vs sparse (p = 1.0000 after Holm, not significant" in md
 
 
 def test_run_on_an_open_rag_benchmark_folder_judges_sections(tmp_path, capsys):
