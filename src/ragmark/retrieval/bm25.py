@@ -91,8 +91,10 @@ class BM25Retriever:
             docs, sc = self._model.retrieve(  # type: ignore[attr-defined]
                 tokens, k=k_eff, show_progress=False, n_threads=1, backend_selection="numpy"
             )
-            ids[start : start + len(batch), :k_eff] = docs
-            scores[start : start + len(batch), :k_eff] = sc
+            # like Lucene, a chunk that shares no term with the query is not retrieved
+            hit = sc > 0
+            ids[start : start + len(batch), :k_eff] = np.where(hit, docs, -1)
+            scores[start : start + len(batch), :k_eff] = np.where(hit, sc, -np.inf)
             if progress is not None:
                 progress(len(batch))
         return ids, scores
