@@ -8,7 +8,6 @@ Holm's correction over all the comparisons made. Everything random is seeded.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.config import RunConfig
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.report.model import RunReport
@@ -90,26 +90,6 @@ def per_query_values(report: RunReport, metric: str) -> NDArray[np.float64]:
         if s is not None and s.value is not None:
             out[i] = s.value
     return out
-
-
-def dataset_hash(dataset: Dataset) -> str:
-    """SHA-256 over the corpus (ids, titles, texts) and the questions with their ground
-    truth: two results files with the same hash were computed on the same data."""
-    h = hashlib.sha256()
-
-    def put(*parts: object) -> None:
-        for p in parts:
-            b = str(p).encode("utf-8")
-            h.update(len(b).to_bytes(8, "little"))
-            h.update(b)
-
-    for d in dataset.corpus.documents:
-        put("doc", d.id, d.title, d.text)
-    for s in dataset.samples:
-        t = s.truth
-        put("q", s.id, s.question, sorted(t.doc_grades.items()), t.sections, t.passages,
-            s.expected_answer, s.expected_keywords)
-    return h.hexdigest()
 
 
 def analyse(

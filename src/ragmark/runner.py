@@ -16,6 +16,7 @@ import numpy as np
 
 from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
@@ -160,7 +161,9 @@ def run(
     latency = np.empty(len(samples), dtype=np.float64)
     rerank_s = 0.0
     t0 = time.perf_counter()
-    what = "retrieving" if cfg.reranker is None else f"retrieving and reranking ({cfg.reranker.name})"
+    what = "retrieving"
+    if cfg.reranker is not None:
+        what = f"retrieving and reranking ({cfg.reranker.name})"
     with prog.task(what, len(samples)) as advance:
         for qi, s in enumerate(samples):
             t = time.perf_counter()
@@ -247,6 +250,6 @@ def run(
         config=cfg_json,
         dataset={"name": dataset.name, "path": dataset.path, "format": dataset.format,
                  "queries": len(samples), "documents": len(dataset.corpus.documents),
-                 "chunks": len(chunks)},
+                 "chunks": len(chunks), "hash": dataset_hash(dataset)},
         metrics=aggregates, queries=records, timings=timings,
     )

@@ -12,6 +12,7 @@ from typing import Any
 from ragmark.compare import Comparison
 from ragmark.report.model import RunReport
 from ragmark.types import Score
+from ragmark.versions import versions
 
 
 def _num(v: float | None) -> float | None:
@@ -38,6 +39,7 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
         "dataset": report.dataset,
         "timings": {k: round(v, 4) for k, v in report.timings.items()},
         "notes": report.notes,
+        "versions": versions(),
     }
     if include_details:
         out["queries"] = [
@@ -79,7 +81,6 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
     ``comparisons`` (each config against the baseline, per compared metric), ``run``
     (versions, dataset and its hash, statistics settings, seed)."""
     from ragmark.compare import change_sentence, interval_json
-    from ragmark.versions import versions
 
     configs = {}
     for name, r in c.reports.items():

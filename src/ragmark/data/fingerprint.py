@@ -1,0 +1,27 @@
+"""A fingerprint of a dataset, so results files say what data they were computed on."""
+
+from __future__ import annotations
+
+import hashlib
+
+from ragmark.types import Dataset
+
+
+def dataset_hash(dataset: Dataset) -> str:
+    """SHA-256 over the corpus (ids, titles, texts) and the questions with their ground
+    truth: two results files with the same hash were computed on the same data."""
+    h = hashlib.sha256()
+
+    def put(*parts: object) -> None:
+        for p in parts:
+            b = str(p).encode("utf-8")
+            h.update(len(b).to_bytes(8, "little"))
+            h.update(b)
+
+    for d in dataset.corpus.documents:
+        put("doc", d.id, d.title, d.text)
+    for s in dataset.samples:
+        t = s.truth
+        put("q", s.id, s.question, sorted(t.doc_grades.items()), t.sections, t.passages,
+            s.expected_answer, s.expected_keywords)
+    return h.hexdigest()
