@@ -125,7 +125,9 @@ def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
         return
     params = {k: v for k, v in rr.items() if k != "name"}
     if os.environ.get(RERANKER_ENV) or params.get("model"):
-        data["reranker"] = {"name": "cross-encoder", **params}
+        # the model goes into the config, so the results file records it
+        data["reranker"] = {"name": "cross-encoder", "model": os.environ.get(RERANKER_ENV),
+                            **params}
         return
     llm = " (an LLM endpoint is set, but the LLM reranker is not available yet)" if (
         os.environ.get(LLM_URL_ENV)) else ""

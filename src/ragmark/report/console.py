@@ -57,5 +57,13 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
         + (f" · with groundedness eval {g.n}" if g else ""),
         highlight=False,
     )
+    t = report.timings
+    if "latency_p50_ms" in t:
+        console.print(
+            f"Time: index {t.get('index_s', 0.0):.2f} s · retrieval per question p50 "
+            f"{t['latency_p50_ms']:.1f} ms, p95 {t['latency_p95_ms']:.1f} ms · total "
+            f"{t.get('total_s', 0.0):.2f} s",
+            highlight=False,
+        )
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
