@@ -23,9 +23,11 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "whole": "ragmark.chunking.whole:WholeChunker",
         "fixed": "ragmark.chunking.fixed:FixedChunker",
         "sentence": "ragmark.chunking.sentence:SentenceChunker",
+        "semantic": "ragmark.chunking.semantic:SemanticChunker",
     },
     "retriever": {
         "bm25": "ragmark.retrieval.bm25:BM25Retriever",
+        "dense": "ragmark.retrieval.dense:DenseRetriever",
         "hybrid": "ragmark.retrieval.hybrid:HybridRetriever",
     },
     "reranker": {

@@ -90,3 +90,27 @@ def test_runner_reorders_the_top_k_by_the_reranker(tiny_cross_encoder, tmp_path)
     expected = ce.score(q0.question, [texts[r.id] for r in q0.retrieved])
     assert [r.score for r in q0.retrieved] == pytest.approx(expected.tolist(), abs=1e-6)
     assert all(x >= y for x, y in zip(expected[:-1], expected[1:], strict=True))
+
+
+def test_builtin_hybrid_rerank_uses_the_reranker_named_in_the_environment(
+    tiny_cross_encoder, tmp_path, monkeypatch
+):
+    import json
+
+    from ragmark.config import load_config
+    from ragmark.data import load_dataset
+    from ragmark.runner import run
+
+    monkeypatch.setenv("RAGMARK_RERANKER_MODEL", str(tiny_cross_encoder))
+    monkeypatch.setenv("RAGMARK_HOME", str(tmp_path / "home"))
+    items = [{"question": f"how does method {i} handle topic {i}?",
+              "ground_truth_contexts": [f"method {i} handles topic {i} by careful design"]}
+             for i in range(3)]
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(items))
+    cfg = load_config("hybrid-rerank", top_k=3)
+    assert cfg.reranker is not None and cfg.reranker.params["model"] == str(tiny_cross_encoder)
+    report = run(load_dataset(path), cfg, ["mrr", "recall@3"])
+    assert report.timings["rerank_s"] > 0
+    assert report.metrics["recall@3"].value == 1.0  # all 3 passages retrieved for each
+    assert report.metrics["recall@3"].n == 3

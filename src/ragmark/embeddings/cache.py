@@ -1,0 +1,203 @@
+"""An on-disk embedding cache: a second run of the same texts encodes nothing.
+
+One SQLite file, by default ``$RAGMARK_HOME/embeddings/vectors.sqlite``, in WAL mode:
+
+- ``models(id, model_id, dim)``: one row per :attr:`Embedder.model_id`;
+- ``vectors(model, hash, vec)``: ``hash`` is the sha256 of the UTF-8 text (32 bytes),
+  ``vec`` the vector as little-endian float32 bytes; primary key ``(model, hash)``.
+
+Rows are committed after every encoded batch, so a run that is killed keeps what it
+had computed and the next run starts from there. Several processes may share the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmark.embeddings.base import Embedder, Progress
+from ragmark.errors import RagmarkError
+from ragmark.home import cache_path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS models (
+    id INTEGER PRIMARY KEY,
+    model_id TEXT NOT NULL UNIQUE,
+    dim INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vectors (
+    model INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+"""
+_LOOKUP_CHUNK = 500  # hashes per IN (...) list, well under SQLite's variable limit
+_F32 = np.dtype("<f4")
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text: sha256 of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+class CachedEmbedder:
+    """Wraps an :class:`Embedder`; looks every text up by ``(model_id, sha256(text))``
+    and encodes only the misses, each distinct text once, longest first, in batches of
+    ``batch_size`` (default: the inner embedder's ``batch_size``, else 32), committing
+    each batch as it completes.
+
+    ``path`` is the SQLite file (default ``cache_path("embeddings", "vectors.sqlite")``,
+    resolved at first use). ``progress`` receives the number of texts done: all cache
+    hits at once, then each encoded batch (duplicates of a text count as done with it).
+    ``stats`` counts texts served from the cache (``hits``) and distinct texts encoded
+    (``encoded``) over the object's life.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        path: str | Path | None = None,
+        batch_size: int | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self._path = Path(path) if path is not None else None
+        self.batch_size = int(batch_size or getattr(embedder, "batch_size", 32) or 32)
+        self.stats = {"hits": 0, "encoded": 0}
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = cache_path("embeddings", "vectors.sqlite")
+        return self._path
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def dim(self) -> int:
+        """The dimension, from the cache when known (so the model need not load)."""
+        with self._connect() as con:
+            row = con.execute(
+                "SELECT dim FROM models WHERE model_id = ?", (self.model_id,)
+            ).fetchone()
+        return int(row[0]) if row else self.embedder.dim
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        path = self.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with closing(sqlite3.connect(path, timeout=60)) as con:
+                con.execute("PRAGMA journal_mode=WAL")
+                con.execute("PRAGMA synchronous=NORMAL")
+                con.executescript(_SCHEMA)
+                yield con
+        except sqlite3.DatabaseError as e:
+            raise RagmarkError(
+                f"the embedding cache {path} cannot be used ({e}); delete the file to "
+                "start a fresh cache"
+            ) from None
+
+    def _find_model(self, con: sqlite3.Connection) -> tuple[int, int] | None:
+        """``(id, dim)`` of this model in the cache, or None when it has no rows yet."""
+        row = con.execute(
+            "SELECT id, dim FROM models WHERE model_id = ?", (self.model_id,)
+        ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
+
+    def _register_model(self, con: sqlite3.Connection, dim: int) -> tuple[int, int]:
+        con.execute(
+            "INSERT OR IGNORE INTO models (model_id, dim) VALUES (?, ?)", (self.model_id, dim)
+        )
+        con.commit()
+        model = self._find_model(con)
+        if model is None:  # pragma: no cover - the row was just written
+            raise RagmarkError(f"cannot register model {self.model_id!r} in {self.path}")
+        return model
+
+    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> NDArray[np.float32]:
+        """Unit-norm embeddings of ``texts``, in order, from the cache where possible."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        keys = [text_key(t) for t in texts]
+        first: dict[bytes, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        with self._connect() as con:
+            model = self._find_model(con)
+            found = {} if model is None else self._lookup(con, model, list(first))
+            hits = sum(1 for k in keys if k in found)
+            self.stats["hits"] += hits
+            if progress is not None and hits:
+                progress(hits)
+            missing = sorted(
+                (k for k in first if k not in found), key=lambda k: -len(texts[first[k]])
+            )
+            if missing:
+                if model is None:
+                    model = self._register_model(con, int(self.embedder.dim))
+                self._encode_missing(con, model, texts, first, missing, found, keys, progress)
+        dim = model[1] if model is not None else 0
+        buf = bytearray(b"".join(found[k] for k in keys))
+        return (
+            np.frombuffer(buf, dtype=_F32).reshape(len(texts), dim).astype(np.float32, copy=False)
+        )
+
+    def _lookup(
+        self, con: sqlite3.Connection, model: tuple[int, int], keys: list[bytes]
+    ) -> dict[bytes, bytes]:
+        model_key, dim = model
+        found: dict[bytes, bytes] = {}
+        for start in range(0, len(keys), _LOOKUP_CHUNK):
+            part = keys[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(part))
+            rows = con.execute(
+                f"SELECT hash, vec FROM vectors WHERE model = ? AND hash IN ({marks})",
+                (model_key, *part),
+            )
+            # a row of the wrong length (a damaged file) counts as a miss and is rewritten
+            found.update((h, v) for h, v in rows if len(v) == 4 * dim)
+        return found
+
+    def _encode_missing(
+        self,
+        con: sqlite3.Connection,
+        model: tuple[int, int],
+        texts: list[str],
+        first: dict[bytes, int],
+        missing: list[bytes],
+        found: dict[bytes, bytes],
+        keys: list[bytes],
+        progress: Progress | None,
+    ) -> None:
+        model_key, dim = model
+        counts = Counter(keys)
+        for start in range(0, len(missing), self.batch_size):
+            batch = missing[start : start + self.batch_size]
+            vecs = np.asarray(self.embedder.encode([texts[first[k]] for k in batch]))
+            if vecs.shape != (len(batch), dim):
+                raise RagmarkError(
+                    f"embedder {self.model_id!r} returned an array of shape {vecs.shape} for "
+                    f"{len(batch)} texts; expected ({len(batch)}, {dim})"
+                )
+            rows = [
+                (model_key, k, v.astype(_F32).tobytes()) for k, v in zip(batch, vecs, strict=True)
+            ]
+            con.executemany(
+                "INSERT OR REPLACE INTO vectors (model, hash, vec) VALUES (?, ?, ?)", rows
+            )
+            con.commit()
+            found.update((k, v) for _, k, v in rows)
+            self.stats["encoded"] += len(batch)
+            if progress is not None:
+                progress(sum(counts[k] for k in batch))
