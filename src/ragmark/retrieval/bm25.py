@@ -89,7 +89,7 @@ class BM25Retriever:
             batch = queries[start : start + _BATCH]
             tokens = self._tokenize(batch)
             docs, sc = self._model.retrieve(  # type: ignore[attr-defined]
-                tokens, k=k_eff, show_progress=False, n_threads=1, backend_selection="numpy"
+                tokens, k=k_eff, show_progress=False, n_threads=0, backend_selection="numpy"
             )
             # like Lucene, a chunk that shares no term with the query is not retrieved
             hit = sc > 0
