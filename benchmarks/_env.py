@@ -1,0 +1,213 @@
+"""Shared helpers of the benchmark scripts: machine and version header, peak memory,
+subprocess workers, Markdown tables. Nothing here is measured or printed at import."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+RESULTS = PROJECT_ROOT / "benchmarks" / "results"
+DEFAULT_DATA = PROJECT_ROOT.parent / "shared" / "data"
+JSON_MARK = "@@RESULT@@ "
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown"
+    m = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    return m.group(1).strip() if m else (platform.processor() or "unknown")
+
+
+def _ram_gib() -> str:
+    try:
+        text = Path("/proc/meminfo").read_text()
+    except OSError:
+        return "unknown"
+    m = re.search(r"^MemTotal:\s+(\d+) kB", text, re.MULTILINE)
+    return f"{int(m.group(1)) / 2**20:.1f} GiB" if m else "unknown"
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _git_state() -> str:
+    def git(*args: str) -> str:
+        out = subprocess.run(
+            ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+        )
+        return out.stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--", "src")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head} (uncommitted changes under src/)" if dirty else f"{head} (src/ clean)"
+
+
+def load_average() -> str:
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def machine_info(dists: Sequence[str]) -> dict[str, str]:
+    """Date, machine, Python, package versions and the load average, right now."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 0
+    info = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cpu": _cpu_model(),
+        "cores": f"{os.cpu_count()} logical ({usable} usable by this process)",
+        "ram": _ram_gib(),
+        "os": platform.platform(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "ragmark git": _git_state(),
+    }
+    for dist in dists:
+        info[dist] = _version(dist)
+    info["load average (1/5/15 min) at start"] = load_average()
+    return info
+
+
+def header_lines(title: str, info: dict[str, str], command: str) -> list[str]:
+    lines = [f"# {title}", "", f"Command: `{command}`", ""]
+    lines += ["| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in info.items()]
+    lines.append("")
+    return lines
+
+
+def md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def text_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(lines)
+
+
+# -- memory ------------------------------------------------------------------------------
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    m = re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE)
+    return int(m.group(1)) if m else None
+
+
+def reset_peak_rss() -> bool:
+    """Reset the kernel's peak-RSS mark of this process (Linux >= 4.0); True if it worked."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+class PeakRSS:
+    """Peak resident memory of this process during a block, over the RSS at its start.
+
+    Uses /proc/self/status VmHWM after resetting it through /proc/self/clear_refs; where
+    that is impossible, falls back to ru_maxrss (which then only sees new peaks).
+    """
+
+    def __init__(self) -> None:
+        self.method = ""
+        self.start_kib = 0
+        self.peak_kib = 0
+
+    def __enter__(self) -> PeakRSS:
+        import resource
+
+        if reset_peak_rss() and _status_kib("VmHWM") is not None:
+            self.method = "VmHWM after clear_refs reset"
+            self.start_kib = _status_kib("VmRSS") or 0
+        else:
+            self.method = "ru_maxrss delta"
+            self.start_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import resource
+
+        if self.method.startswith("VmHWM"):
+            self.peak_kib = _status_kib("VmHWM") or 0
+        else:
+            self.peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+    @property
+    def delta_mib(self) -> float:
+        return max(0, self.peak_kib - self.start_kib) / 1024
+
+    @property
+    def peak_mib(self) -> float:
+        return self.peak_kib / 1024
+
+
+# -- workers -----------------------------------------------------------------------------
+
+
+def emit(result: dict[str, Any]) -> None:
+    """A worker's answer: one marked JSON line on stdout."""
+    sys.stdout.write(JSON_MARK + json.dumps(result) + "\n")
+    sys.stdout.flush()
+
+
+def run_worker(
+    script: Path, args: Sequence[str], env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Run ``script`` in a fresh interpreter and return the JSON it emitted."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, env=full_env
+    )
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(JSON_MARK):
+            return dict(json.loads(line[len(JSON_MARK) :]))
+    raise RuntimeError(
+        f"worker {' '.join(args)} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+    )
+
+
+def import_seconds(code: str, runs: int = 3) -> float:
+    """Median wall time of ``code`` (imports) in fresh interpreters, nothing preloaded."""
+    import statistics
+
+    prog = f"import time\nt0 = time.perf_counter()\n{code}\nprint(time.perf_counter() - t0)"
+    times = []
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True,
+                             check=True)
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
