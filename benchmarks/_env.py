@@ -211,3 +211,35 @@ def import_seconds(code: str, runs: int = 3) -> float:
                              check=True)
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return statistics.median(times)
+
+
+Run = dict[str, dict[str, float]]
+
+
+def check_scifact(folder: Path) -> None:
+    """Exit with a clear message when ``folder`` is not a BEIR SciFact folder."""
+    missing = [p for p in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
+               if not (folder / p).is_file()]
+    if missing:
+        sys.exit(
+            f"SciFact not found in {folder} (missing: {', '.join(missing)}).\n"
+            "Download BEIR SciFact (corpus.jsonl, queries.jsonl, qrels/test.tsv) and pass "
+            "its folder with --data."
+        )
+
+
+def to_run(qids: list[str], doc_ids: list[str], ids: Any, scores: Any) -> Run:
+    """Retriever arrays ((queries x k) indices, -1 padded, and scores) as a trec-style run."""
+    run: Run = {}
+    for qi, q in enumerate(qids):
+        keep = ids[qi] >= 0
+        pairs = zip(ids[qi][keep], scores[qi][keep], strict=True)
+        run[q] = {doc_ids[int(i)]: float(s) for i, s in pairs}
+    return run
+
+
+def write_results(path: Path, lines: Sequence[str]) -> None:
+    """Write a results file (folders created) and say where."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    print(f"\nwritten: {path}")

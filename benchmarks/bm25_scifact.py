@@ -32,6 +32,8 @@ from _env import (
     DEFAULT_DATA,
     RESULTS,
     PeakRSS,
+    Run,
+    check_scifact,
     emit,
     header_lines,
     import_seconds,
@@ -40,6 +42,8 @@ from _env import (
     md_table,
     run_worker,
     text_table,
+    to_run,
+    write_results,
 )
 
 SYSTEMS = ("ragmark-runner", "ragmark", "bm25s", "rank_bm25")
@@ -53,7 +57,6 @@ TOKENS = {
     "rank_bm25": "bm25s.tokenize(..., return_ids=False): the same token strings as bm25s "
     "(lowercase, regex \\w\\w+, bm25s English stop-words, PyStemmer english)",
 }
-Run = dict[str, dict[str, float]]
 Ranked = tuple[np.ndarray, np.ndarray]  # (queries x k) document positions (-1: none), scores
 System = tuple[Callable[[], Any], Callable[[Any], Ranked]]
 
@@ -94,24 +97,6 @@ def load_scifact(folder: Path, n_queries: int | None) -> dict[str, Any]:
     }
 
 
-def check_data(folder: Path) -> None:
-    missing = [p for p in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv")
-               if not (folder / p).is_file()]
-    if missing:
-        sys.exit(
-            f"SciFact not found in {folder} (missing: {', '.join(missing)}).\n"
-            "Download BEIR SciFact (corpus.jsonl, queries.jsonl, qrels/test.tsv) and pass "
-            "its folder with --data."
-        )
-
-
-def to_run(qids: list[str], doc_ids: list[str], ids: np.ndarray, scores: np.ndarray) -> Run:
-    run: Run = {}
-    for qi, q in enumerate(qids):
-        keep = ids[qi] >= 0
-        run[q] = {doc_ids[int(i)]: float(s) for i, s in zip(ids[qi][keep], scores[qi][keep],
-                                                             strict=True)}
-    return run
 
 
 # -- systems (run inside a worker) ---------------------------------------------------------
@@ -381,7 +366,7 @@ def main() -> None:
             emit(worker_direct(args.worker, folder, args.queries, args.repeats, args.trace))
         return
 
-    check_data(folder)
+    check_scifact(folder)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = set(systems) - set(SYSTEMS)
     if unknown:
@@ -483,8 +468,8 @@ def main() -> None:
         f"({rss_method}; data already loaded, libraries imported); tracemalloc peak = peak of "
         "Python/numpy allocations in a separate traced pass of one index + retrieve.",
         "Tokenisation: " + "; ".join(f"{n}: {TOKENS[n]}" for n in systems) + ".",
-        "bm25s runs with n_threads=0 (plain map); ragmark's retriever calls bm25s with "
-        "n_threads=1 (a one-worker thread pool) in batches of 256 queries. docs/query = mean "
+        "bm25s and ragmark's retriever both call bm25s with n_threads=0 (a plain loop); "
+        "ragmark in batches of 256 queries. docs/query = mean "
         "number of documents returned (ragmark drops documents sharing no term with the "
         "query, as Lucene does; bm25s and rank_bm25 fill the top 100 with zero scores).",
         "rank_bm25 BM25Okapi defaults: k1=1.5, b=0.75, epsilon=0.25; its idf is "
@@ -512,9 +497,7 @@ def main() -> None:
         lines += md_table(head, rows) + [""] + ["Ratios against bm25s:", ""]
         lines += md_table(ratio_head, ratio_rows) + [""]
         lines += ["- " + line for line in legend + notes] + [""]
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(lines), encoding="utf-8")
-        print(f"\nwritten: {args.out}")
+        write_results(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ from _env import (
     DEFAULT_DATA,
     RESULTS,
     PeakRSS,
+    Run,
+    check_scifact,
     emit,
     header_lines,
     load_average,
@@ -49,6 +51,7 @@ from _env import (
     md_table,
     run_worker,
     text_table,
+    to_run,
 )
 
 DEPTH = 100
@@ -72,7 +75,6 @@ ENCODE_NOTE = (
     "encoder varies by about 20% from run to run with the load of other processes: read "
     "the two rows as equal unless they differ by more."
 )
-Run = dict[str, dict[str, float]]
 
 
 # -- data ------------------------------------------------------------------------------
@@ -103,25 +105,6 @@ def load(folder: Path) -> dict[str, Any]:
     }
 
 
-def check_data(folder: Path) -> None:
-    missing = [
-        p for p in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv") if not (folder / p).is_file()
-    ]
-    if missing:
-        sys.exit(
-            f"SciFact not found in {folder} (missing: {', '.join(missing)}).\n"
-            "Download BEIR SciFact (corpus.jsonl, queries.jsonl, qrels/test.tsv) and pass "
-            "its folder with --data."
-        )
-
-
-def to_run(qids: list[str], doc_ids: list[str], ids: np.ndarray, scores: np.ndarray) -> Run:
-    run: Run = {}
-    for qi, q in enumerate(qids):
-        keep = ids[qi] >= 0
-        pairs = zip(ids[qi][keep], scores[qi][keep], strict=True)
-        run[q] = {doc_ids[int(i)]: float(s) for i, s in pairs}
-    return run
 
 
 # -- workers (each in a fresh interpreter) ----------------------------------------------
@@ -379,7 +362,7 @@ def main() -> None:
             emit(worker_search(args.worker, data, args.tmp, args.repeats))
         return
 
-    check_data(folder)
+    check_scifact(folder)
     info = machine_info(DISTS)
     from ragmark.home import ragmark_home
 

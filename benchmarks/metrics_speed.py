@@ -40,6 +40,7 @@ from _env import (
     md_table,
     run_worker,
     text_table,
+    write_results,
 )
 
 TASKS = ("pytrec_eval", "ragmark-dicts", "ragmark-arrays", "ranx-cold", "ranx", "ir_measures")
@@ -544,9 +545,7 @@ def main() -> None:
         lines += ["Means over the queries each library scores:", ""]
         lines += md_table(means_head, means_rows) + [""]
         lines += ["- " + line for line in legend + shape_notes] + [""]
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(lines), encoding="utf-8")
-        print(f"\nwritten: {args.out}")
+        write_results(args.out, lines)
 
 
 if __name__ == "__main__":
