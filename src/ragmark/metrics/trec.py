@@ -96,9 +96,15 @@ def judge_run(qrels: Qrels, run: Run) -> Judged:
     thr = np.asarray(rel_score, dtype=np.float32)
     gt, eq = _count_beating(scores, starts[rq], lens[rq], thr)
     ranks = gt + 1
+    keys: dict[int, list[str]] = {}
     for i in np.flatnonzero(eq > 1):  # float32 ties: higher document id ranks first
-        d, s = rel_doc[i], thr[i]
-        r = runs[rq[i]]
-        ranks[i] += sum(1 for o, v in r.items() if o > d and np.float32(v) == s)
+        q = int(rq[i])
+        ids = keys.get(q)
+        if ids is None:
+            ids = keys[q] = list(runs[q])
+        start = int(starts[q])
+        tied = np.flatnonzero(scores[start : start + int(lens[q])] == thr[i])
+        d = rel_doc[i]
+        ranks[i] += sum(1 for p in tied.tolist() if ids[p] > d)
     n = len(rq)
     return Judged.build(qids, grades, rq, ranks, np.ones(n, np.int64), rel_grade)
