@@ -98,12 +98,12 @@ def judge_run(qrels: Qrels, run: Run) -> Judged:
     ranks = gt + 1
     keys: dict[int, list[str]] = {}
     for i in np.flatnonzero(eq > 1):  # float32 ties: higher document id ranks first
-        q = int(rq[i])
-        ids = keys.get(q)
+        qn = int(rq[i])
+        ids = keys.get(qn)
         if ids is None:
-            ids = keys[q] = list(runs[q])
-        start = int(starts[q])
-        tied = np.flatnonzero(scores[start : start + int(lens[q])] == thr[i])
+            ids = keys[qn] = list(runs[qn])
+        start = int(starts[qn])
+        tied = np.flatnonzero(scores[start : start + int(lens[qn])] == thr[i])
         d = rel_doc[i]
         ranks[i] += sum(1 for p in tied.tolist() if ids[p] > d)
     n = len(rq)
