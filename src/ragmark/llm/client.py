@@ -1,0 +1,343 @@
+"""The one place that calls an LLM: an async client for OpenAI-compatible servers and
+Ollama, with an on-disk cache, a concurrency limit, and retries with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import httpx
+
+from ragmark.llm.cache import LLMCache, cache_key
+from ragmark.llm.config import LLMSettings
+from ragmark.llm.protocol import (
+    Message,
+    ResponseError,
+    chat_path,
+    estimate_tokens,
+    models_path,
+    parse_response,
+    request_body,
+)
+from ragmark.llm.results import Estimate, LLMCallFailed, LLMResult, Stats, Usage
+
+Progress = Callable[[int], None]
+"""Called with the number of calls just finished (drives a progress bar)."""
+
+_BODY_SNIPPET = 200
+
+
+class _Retry(Exception):
+    """One attempt failed in a way a retry may fix."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class LLMClient:
+    """Chat calls to one endpoint. ``cache`` defaults to an :class:`LLMCache` under
+    ``RAGMARK_HOME``; ``use_cache=False`` calls every time. Use ``async with
+    LLMClient(...)`` or call :meth:`aclose` at the end (``stats`` counts everything)."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        cache: LLMCache | None = None,
+        *,
+        use_cache: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.cache = (cache if cache is not None else LLMCache()) if use_cache else None
+        self.stats = Stats(model=settings.model, prices=settings.prices)
+        self._http: httpx.AsyncClient | None = None
+        self._sem: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._inflight: dict[str, asyncio.Future[LLMResult]] = {}
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections (the cache stays usable)."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def _client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._sem is None or self._loop is not loop:
+            # a new event loop (e.g. a second asyncio.run) needs its own pool
+            self._http = httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=self.settings.concurrency)
+            )
+            self._sem = asyncio.Semaphore(self.settings.concurrency)
+            self._loop = loop
+            self._inflight = {}
+        return self._http, self._sem
+
+    def _headers(self) -> dict[str, str]:
+        key = self.settings.api_key()
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        merged: dict[str, Any] = {"temperature": self.settings.temperature}
+        if self.settings.seed is not None:
+            merged["seed"] = self.settings.seed
+        merged.update(params)
+        return {k: v for k, v in merged.items() if v is not None}
+
+    def key_of(self, messages: Sequence[Message], **params: Any) -> str:
+        """The cache key of a call."""
+        s = self.settings
+        return cache_key(s.provider, s.model, messages, self._params(params))
+
+    async def chat(self, messages: Sequence[Message], **params: Any) -> LLMResult:
+        """One chat call, from the cache when possible; raises LLMCallFailed when the
+        endpoint gives no answer after ``max_retries`` retries (or a non-retryable 4xx).
+
+        ``params`` use OpenAI names (``max_tokens``, ``response_format``, ...) and
+        override the settings' ``temperature`` and ``seed``; all are part of the cache key.
+        """
+        try:
+            return await self._chat(messages, params)
+        except LLMCallFailed:
+            self.stats.failures += 1
+            raise
+
+    async def _chat(self, messages: Sequence[Message], params: Mapping[str, Any]) -> LLMResult:
+        s = self.settings
+        merged = self._params(params)
+        key = cache_key(s.provider, s.model, messages, merged)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                usage = Usage(hit.prompt_tokens, hit.completion_tokens)
+                return LLMResult(hit.text, usage, cached=True, attempts=0)
+        http, sem = self._client()
+        pending = self._inflight.get(key)
+        if pending is not None:  # the same call is already on its way: share its answer
+            result = await asyncio.shield(pending)
+            self.stats.cache_hits += 1
+            return LLMResult(result.text, result.usage, cached=True, attempts=0)
+        fut: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = fut
+        try:
+            result = await self._call(http, sem, key, messages, merged)
+        except BaseException as e:
+            fut.set_exception(e if isinstance(e, Exception) else LLMCallFailed("cancelled"))
+            fut.exception()  # mark retrieved: nobody else may be waiting
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        fut.set_result(result)
+        return result
+
+    async def _call(
+        self,
+        http: httpx.AsyncClient,
+        sem: asyncio.Semaphore,
+        key: str,
+        messages: Sequence[Message],
+        params: dict[str, Any],
+    ) -> LLMResult:
+        s = self.settings
+        headers = self._headers()
+        url = s.base_url + chat_path(s.provider)
+        body = request_body(s.provider, s.model, messages, params)
+        self.stats.calls += 1
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            try:
+                async with sem:
+                    text, usage = await self._attempt(http, url, headers, body)
+            except _Retry as r:
+                if attempt > s.max_retries:
+                    raise LLMCallFailed(
+                        f"{r.reason} (gave up after {attempt} attempts)", attempts=attempt
+                    ) from None
+                self.stats.retries += 1
+                await asyncio.sleep(self._delay(attempt, r.retry_after))
+                continue
+            except LLMCallFailed as e:
+                e.attempts = attempt
+                raise
+            seconds = time.monotonic() - started
+            self.stats.prompt_tokens += usage.prompt_tokens
+            self.stats.completion_tokens += usage.completion_tokens
+            if self.cache is not None:
+                self.cache.put(
+                    key,
+                    provider=s.provider,
+                    model=s.model,
+                    text=text,
+                    prompt_tokens=usage.prompt_tokens,
+                    completion_tokens=usage.completion_tokens,
+                    seconds=seconds,
+                )
+            return LLMResult(text, usage, cached=False, attempts=attempt)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with full jitter; at least a (capped) Retry-After."""
+        s = self.settings
+        delay = random.uniform(0.0, min(s.backoff_max, s.backoff_base * 2 ** (attempt - 1)))
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, s.retry_after_max))
+        return delay
+
+    async def _attempt(
+        self, http: httpx.AsyncClient, url: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[str, Usage]:
+        s = self.settings
+        try:
+            async with asyncio.timeout(s.timeout):
+                resp = await http.post(url, json=body, headers=headers, timeout=s.timeout)
+        except (TimeoutError, httpx.TimeoutException):
+            raise _Retry(
+                f"timeout: no answer from {s.display_url} within {s.timeout:g} s"
+            ) from None
+        except httpx.TransportError as e:
+            raise _Retry(f"connection error to {s.display_url}: {self._redact(str(e))}") from None
+        status = resp.status_code
+        if status == 200:
+            try:
+                return parse_response(s.provider, resp.json())
+            except ValueError as e:  # includes ResponseError and bad JSON
+                reason = str(e) if isinstance(e, ResponseError) else "response is not JSON"
+                raise _Retry(f"unreadable answer: {reason}: {self._snippet(resp)}") from None
+        reason = f"HTTP {status} from {s.display_url}{chat_path(s.provider)}: {self._snippet(resp)}"
+        if status == 429 or status >= 500:
+            raise _Retry(reason, parse_retry_after(resp.headers.get("retry-after")))
+        raise LLMCallFailed(reason, retryable=False)
+
+    def _redact(self, text: str) -> str:
+        try:
+            key = self.settings.api_key()
+        except Exception:
+            key = None
+        return text.replace(key, "[redacted]") if key else text
+
+    def _snippet(self, resp: httpx.Response) -> str:
+        return self._redact(resp.text[:_BODY_SNIPPET]) or "(empty body)"
+
+    async def run_many(
+        self,
+        message_lists: Sequence[Sequence[Message]],
+        progress: Progress | None = None,
+        **params: Any,
+    ) -> list[LLMResult | LLMCallFailed]:
+        """Every call concurrently (up to ``concurrency``), in input order; a failed item
+        is its LLMCallFailed, never dropped. ``progress(1)`` after each item."""
+        self._headers()  # a missing key variable is a ConfigError for the run, not per item
+
+        async def one(messages: Sequence[Message]) -> LLMResult | LLMCallFailed:
+            try:
+                return await self.chat(messages, **params)
+            except LLMCallFailed as e:
+                return e
+            except Exception as e:  # never lose an item
+                self.stats.failures += 1
+                return LLMCallFailed(
+                    f"unexpected error: {type(e).__name__}: {self._redact(str(e))}"
+                )
+            finally:
+                if progress is not None:
+                    progress(1)
+
+        return list(await asyncio.gather(*(one(m) for m in message_lists)))
+
+    def run_many_sync(
+        self,
+        message_lists: Sequence[Sequence[Message]],
+        progress: Progress | None = None,
+        **params: Any,
+    ) -> list[LLMResult | LLMCallFailed]:
+        """:meth:`run_many` from synchronous code (runs its own event loop)."""
+
+        async def main() -> list[LLMResult | LLMCallFailed]:
+            try:
+                return await self.run_many(message_lists, progress, **params)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+    async def probe(self, timeout: float = 5.0) -> tuple[bool, str]:
+        """Whether the endpoint answers ``GET /models`` (OpenAI) or ``/api/tags``
+        (Ollama): ``(ok, reason)``; never raises for network trouble."""
+        s = self.settings
+        url = s.base_url + models_path(s.provider)
+        shown = s.display_url + models_path(s.provider)
+        try:
+            headers = self._headers()
+        except Exception as e:
+            return False, str(e)
+        try:
+            async with httpx.AsyncClient(timeout=timeout) as http:
+                resp = await http.get(url, headers=headers)
+        except httpx.TimeoutException:
+            return False, f"timeout: {shown} did not answer within {timeout:g} s"
+        except httpx.HTTPError as e:
+            return False, f"cannot reach {shown}: {type(e).__name__}: {self._redact(str(e))}"
+        if resp.status_code != 200:
+            return False, f"HTTP {resp.status_code} from {shown}: {self._snippet(resp)}"
+        names = self._model_names(resp)
+        if names is None:
+            return True, f"{shown} answered"
+        if s.model in names:
+            return True, f"{shown} answered; model {s.model!r} is listed"
+        return True, f"{shown} answered, but model {s.model!r} is not among {len(names)} listed"
+
+    def _model_names(self, resp: httpx.Response) -> set[str] | None:
+        try:
+            data = resp.json()
+            items = data["models"] if self.settings.provider == "ollama" else data["data"]
+            return {str(m.get("id") or m.get("name") or m.get("model")) for m in items}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def estimate(self, message_lists: Sequence[Sequence[Message]], **params: Any) -> Estimate:
+        """A dry run: how many distinct calls are not in the cache yet (``cached`` counts
+        the others), and their prompt tokens
+        estimated as characters / 4 (+4 a message) — not a real tokenizer; the cost is that
+        of the prompt tokens only (completion length is unknown), None without prices."""
+        calls = cached = tokens = 0
+        seen: set[str] = set()
+        for messages in message_lists:
+            key = self.key_of(messages, **params)
+            if key in seen or (self.cache is not None and self.cache.get(key)):
+                cached += 1
+                continue
+            seen.add(key)
+            calls += 1
+            tokens += estimate_tokens(messages)
+        price = self.settings.price()
+        cost = None if price is None else tokens * price[0] / 1e6
+        return Estimate(calls=calls, prompt_tokens=tokens, cost=cost, cached=cached)

@@ -1,0 +1,147 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions protocol (or
+Ollama's native /api/chat), scripted per test."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted response; ``body=None`` is the default chat answer."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+
+
+class FakeLLMServer:
+    """Answers chat requests from ``queue`` first, then ``rule(body)``, then the default
+    answer ``echo: <last message content>``; records every request and the most requests
+    it served at the same time (``max_active``)."""
+
+    def __init__(self, provider: str = "openai") -> None:
+        self.provider = provider
+        self.queue: deque[Reply] = deque()
+        self.rule: Callable[[Any], Reply | None] | None = None
+        self.requests: list[Seen] = []
+        self.gets: list[Seen] = []
+        self.models = ["test-model", "other-model"]
+        self.active = 0
+        self.max_active = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}" + ("/v1" if self.provider == "openai" else "")
+
+    def start(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def default_answer(self, body: Any) -> Any:
+        text = "echo: " + str(body["messages"][-1]["content"])
+        if self.provider == "ollama":
+            return {
+                "model": body["model"],
+                "message": {"role": "assistant", "content": text},
+                "done": True,
+                "prompt_eval_count": 7,
+                "eval_count": 2,
+            }
+        return {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
+        }
+
+    def _pick(self, body: Any) -> Reply:
+        with self._lock:
+            if self.queue:
+                return self.queue.popleft()
+        if self.rule is not None:
+            r = self.rule(body)
+            if r is not None:
+                return r
+        return Reply()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
+                raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    for k, v in headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                seen = Seen(self.path, dict(self.headers), None, time.monotonic())
+                server.gets.append(seen)
+                if self.path == "/api/tags":
+                    self._send(200, {"models": [{"name": m} for m in server.models]}, {})
+                elif self.path == "/v1/models":
+                    data = [{"id": m, "object": "model"} for m in server.models]
+                    self._send(200, {"object": "list", "data": data}, {})
+                else:
+                    self._send(404, {"error": "not found"}, {})
+
+            def do_POST(self) -> None:  # noqa: N802
+                n = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(n) or b"null")
+                with server._lock:
+                    server.requests.append(
+                        Seen(self.path, dict(self.headers), body, time.monotonic())
+                    )
+                    server.active += 1
+                    server.max_active = max(server.max_active, server.active)
+                try:
+                    reply = server._pick(body)
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                finally:
+                    with server._lock:  # before answering: the client may send the next at once
+                        server.active -= 1
+                out = server.default_answer(body) if reply.body is None else reply.body
+                self._send(reply.status, out, reply.headers)
+
+        return Handler

@@ -1,0 +1,57 @@
+"""LLMSettings and the cache key."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmark.errors import ConfigError
+from ragmark.llm import LLMSettings, cache_key
+
+
+def test_from_env_none_without_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGMARK_LLM_BASE_URL", raising=False)
+    assert LLMSettings.from_env() is None
+
+
+def test_from_env_reads_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", "http://localhost:8000/v1/")
+    monkeypatch.setenv("RAGMARK_LLM_MODEL", "qwen")
+    monkeypatch.setenv("RAGMARK_LLM_API_KEY_ENV", "MY_KEY")
+    s = LLMSettings.from_env(concurrency=2)
+    assert s is not None
+    assert (s.base_url, s.model, s.api_key_env, s.provider) == (
+        "http://localhost:8000/v1",
+        "qwen",
+        "MY_KEY",
+        "openai",
+    )
+    assert (s.timeout, s.concurrency, s.max_retries, s.temperature) == (60.0, 2, 4, 0.0)
+
+
+def test_from_env_without_model_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", "http://localhost:8000/v1")
+    monkeypatch.delenv("RAGMARK_LLM_MODEL", raising=False)
+    with pytest.raises(ConfigError, match="RAGMARK_LLM_MODEL"):
+        LLMSettings.from_env()
+
+
+def test_bad_url_is_refused() -> None:
+    with pytest.raises(ValueError, match="http"):
+        LLMSettings(base_url="localhost:8000", model="m")
+
+
+def test_display_url_hides_credentials() -> None:
+    s = LLMSettings(base_url="https://user:pw@host.example/v1", model="m")
+    assert s.display_url == "https://host.example/v1"
+
+
+def test_cache_key_is_canonical_and_ignores_url() -> None:
+    m = [{"role": "user", "content": "hi"}]
+    a = cache_key("openai", "m", m, {"temperature": 0.0, "max_tokens": 5})
+    b = cache_key(
+        "openai", "m", [{"content": "hi", "role": "user"}], {"max_tokens": 5, "temperature": 0.0}
+    )
+    assert a == b and len(a) == 64
+    assert a != cache_key("ollama", "m", m, {"temperature": 0.0, "max_tokens": 5})
+    assert a != cache_key("openai", "m", m, {"temperature": 0.0, "max_tokens": 6})
+    assert a != cache_key("openai", "m2", m, {"temperature": 0.0, "max_tokens": 5})
