@@ -22,6 +22,16 @@ RERANKER_ENV = "RAGMARK_RERANKER_MODEL"
 
 
 class Reranker(Protocol):
+    """Scores (query, passage) pairs; higher is more relevant.
+
+    The runner calls ``score`` once per question with the texts of its ``top_k``
+    retrieved chunks and re-orders them by the returned scores. An LLM pointwise
+    reranker implements the same method on top of ``ragmark.llm.LLMClient``: one judge
+    call per passage (cached, concurrent, retried), the grade as the score; a passage
+    whose judgement failed keeps its retrieval order below the judged ones, and the
+    failure is counted in the run's notes, never scored as 0.
+    """
+
     name: str
 
     def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]: ...
