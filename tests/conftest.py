@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.fake_llm_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT / ".." / "shared" / "data"
@@ -20,3 +22,19 @@ def scifact() -> Path:
     if not (SCIFACT / "corpus.jsonl").exists():
         pytest.skip(f"SciFact not found at {SCIFACT} (CI has it beside the project as ../shared)")
     return SCIFACT
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    """A scripted local server speaking the OpenAI chat-completions protocol."""
+    s = FakeLLMServer("openai").start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def ollama_server() -> Iterator[FakeLLMServer]:
+    """A scripted local server speaking Ollama's native API."""
+    s = FakeLLMServer("ollama").start()
+    yield s
+    s.stop()

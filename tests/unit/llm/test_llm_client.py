@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from fake_server import FakeLLMServer, Reply
+from support.fake_llm_server import FakeLLMServer, Reply
 
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMCache, LLMCallFailed, LLMClient, LLMResult, LLMSettings, Usage
