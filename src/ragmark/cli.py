@@ -6,7 +6,7 @@ Exit codes: 0 success, 1 a quality gate failed, 2 bad input or usage.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,53 @@ def demo(output: str, quiet: bool) -> None:
     run_demo(Path(output), out, progress)
 
 
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Judge metrics and the LLM endpoint (flags override RAGMARK_LLM_* variables)."""
+    opts = [
+        click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
+                     "answer_relevance, context_relevance, answer_correctness."),
+        click.option("--llm-base-url", help="OpenAI-compatible or Ollama base URL "
+                     "(default: $RAGMARK_LLM_BASE_URL)."),
+        click.option("--llm-model", help="Model name (default: $RAGMARK_LLM_MODEL)."),
+        click.option("--llm-api-key-env", help="NAME of the variable holding the API key "
+                     "(default: $RAGMARK_LLM_API_KEY_ENV)."),
+        click.option("--llm-provider", type=click.Choice(["openai", "ollama"]),
+                     help="Protocol of the endpoint (default: openai)."),
+        click.option("--require-llm", is_flag=True,
+                     help="Fail (exit 2) when no endpoint is configured or it does not answer."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _llm_settings(base_url: str | None, model: str | None, api_key_env: str | None,
+                  provider: str | None) -> Any:
+    """LLMSettings from the flags, each falling back to its RAGMARK_LLM_* variable; None
+    when no base URL is given either way."""
+    import os
+
+    from ragmark.errors import ConfigError
+    from ragmark.llm import LLMSettings
+
+    def pick(flag: str | None, var: str) -> str | None:
+        return flag or os.environ.get(var, "").strip() or None
+
+    url = pick(base_url, "RAGMARK_LLM_BASE_URL")
+    if url is None:
+        return None
+    values = {"base_url": url, "model": pick(model, "RAGMARK_LLM_MODEL"),
+              "api_key_env": pick(api_key_env, "RAGMARK_LLM_API_KEY_ENV"),
+              "provider": pick(provider, "RAGMARK_LLM_PROVIDER") or "openai"}
+    if not values["model"]:
+        raise ConfigError("an LLM endpoint is set but no model: give --llm-model or set "
+                          "RAGMARK_LLM_MODEL")
+    try:
+        return LLMSettings.model_validate(values)
+    except ValueError as e:
+        raise ConfigError(f"LLM settings: {e}") from None
+
+
 @cli.command("run")
 @click.option("--dataset", required=True, type=click.Path(exists=True),
               help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
@@ -67,13 +114,17 @@ def demo(output: str, quiet: bool) -> None:
 @click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@llm_options
 def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
-            verbose: bool, quiet: bool) -> None:
+            verbose: bool, quiet: bool, judge_metrics: str | None, llm_base_url: str | None,
+            llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
+            require_llm: bool) -> None:
     """Evaluate one configuration on a dataset."""
     from ragmark.config import load_config
     from ragmark.data import load_dataset
+    from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.console import print_report
     from ragmark.report.json_writer import report_json, write_json
@@ -82,6 +133,9 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
 
     out, progress = _consoles(quiet)
     names = parse_metrics(metrics) if metrics else None
+    judges = parse_judge_metrics(judge_metrics)
+    llm = _llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider) if (
+        judges or require_llm) else None
     cfg = load_config(config, top_k=top_k, top_n=top_n, unit=unit)
     if names and top_k is None:
         deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
@@ -89,7 +143,7 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
             cfg = cfg.model_copy(update={"top_k": deepest})
     ds = load_dataset(dataset, corpus, split)
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
-                 progress=progress)
+                 progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm)
     print_report(report, out, verbose=verbose)
     path = write_json(report_json(report, include_details), output)
     out.print(f"Results written to {path}")
@@ -122,11 +176,14 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
 @click.option("--output", default="results/eval", show_default=True,
               help="Writes {output}.json and {output}.md.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@llm_options
 @click.argument("more_configs", nargs=-1)
 def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
                 baseline: str | None, metrics: str | None, top_k: int | None,
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 resamples: int, seed: int, output: str, quiet: bool,
+                judge_metrics: str | None, llm_base_url: str | None, llm_model: str | None,
+                llm_api_key_env: str | None, llm_provider: str | None, require_llm: bool,
                 more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
@@ -136,6 +193,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     from ragmark.compare import StatSettings, compare
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
+    from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.json_writer import comparison_json, write_json
     from ragmark.report.markdown import comparison_markdown
@@ -145,17 +203,23 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     cfgs = [cfg for n in names for cfg in load_configs(n, top_k=top_k)]
     compared = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
-    if compared:
-        parse_metrics(compared)  # unknown names fail before any work
+    judges = parse_judge_metrics(judge_metrics)
+    if compared:  # unknown names fail before any work; judge metrics are judged, not run
+        judges += [m for m in parse_judge_metrics(
+            [m for m in compared if m in JUDGE_METRICS]) if m not in judges]
+        parse_metrics([m for m in compared if m not in JUDGE_METRICS])
     ds = load_dataset(dataset, corpus, split)
     run_metrics = None
     if compared:  # the dataset's default metrics, plus whatever the user compares
         have = [str(m) for m in default_metrics(ds)]
-        run_metrics = have + [m for m in compared if m not in have]
+        run_metrics = have + [m for m in compared if m not in have and m not in JUDGE_METRICS]
+    llm = _llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider) if (
+        judges or require_llm) else None
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed)
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,
-                     progress=progress)
+                     progress=progress, judge_metrics=judges, llm=llm,
+                     require_llm=require_llm)
     md = comparison_markdown(result)
     out.print(md, markup=False, highlight=False, soft_wrap=True)
     json_path = write_json(comparison_json(result), f"{output}.json")

@@ -129,6 +129,9 @@ def compare(
     max_queries: int | None = None,
     skip_generation: bool = False,
     progress: Progress | None = None,
+    judge_metrics: Sequence[str] = (),
+    llm: Any = None,
+    require_llm: bool = False,
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
@@ -148,13 +151,16 @@ def compare(
     reports: dict[str, RunReport] = {}
     for c in configs:
         reports[c.name] = run(dataset, c, metrics, max_queries=max_queries,
-                              skip_generation=skip_generation, progress=progress)
+                              skip_generation=skip_generation, progress=progress,
+                              judge_metrics=judge_metrics, llm=llm, require_llm=require_llm)
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in TABLE_METRICS if m in first.metrics]
         compared = shown or [m for m in first.metrics if m != "grounded_ratio"]
     else:
-        compared = [str(m) for m in parse_metrics(list(compared))]
+        from ragmark.judging import JUDGE_METRICS
+
+        compared = [m if m in JUDGE_METRICS else str(parse_metrics([m])[0]) for m in compared]
         missing = [m for m in compared if m not in first.metrics]
         if missing:
             raise ConfigError(f"compared metrics not computed: {', '.join(missing)}")

@@ -18,6 +18,8 @@ from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
+from ragmark.judging import judge, parse_judge_metrics
+from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName, parse_metrics
@@ -118,9 +120,19 @@ def run(
     max_queries: int | None = None,
     skip_generation: bool = False,
     progress: Progress | None = None,
+    judge_metrics: Sequence[str] = (),
+    llm: LLMSettings | None = None,
+    require_llm: bool = False,
 ) -> RunReport:
-    """Run one configuration over a dataset and score it."""
+    """Run one configuration over a dataset and score it.
+
+    ``judge_metrics`` (faithfulness, answer_relevance, context_relevance,
+    answer_correctness) are asked of the LLM endpoint ``llm``; without one, or when it
+    does not answer, they are recorded as missing with the reason (an error with
+    ``require_llm``).
+    """
     prog = progress or NullProgress()
+    judge_names = parse_judge_metrics(judge_metrics)
     names = parse_metrics(metrics) if metrics else default_metrics(dataset)
     retrieval_names = [m for m in names if m.kind == "retrieval"]
     answer_names = [m for m in names if m.kind == "answer"]
@@ -225,6 +237,15 @@ def run(
             ))
             advance(1)
     timings["answer_s"] = time.perf_counter() - t0
+    llm_summary: dict[str, Any] = {}
+    notes: list[str] = []
+    if judge_names:
+        t0 = time.perf_counter()
+        with prog.task(f"judging ({', '.join(judge_names)})",
+                       len(records) * len(judge_names)) as advance:
+            judged_scores, notes, llm_summary = judge(samples, records, judge_names, llm,
+                                                      require=require_llm, advance=advance)
+        timings["judge_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - started
 
     judged = to_judged([s.id for s in samples], target_grades, rankings)
@@ -236,8 +257,11 @@ def run(
                 "no relevant target in the ground truth")
         # keep the metric order the user asked for
         rec.metrics = {str(m): rec.metrics[str(m)] for m in names if str(m) in rec.metrics}
+        if judge_names:
+            rec.metrics.update(judged_scores[qi])
 
-    aggregates = {str(m): Aggregate.of([r.metrics[str(m)] for r in records]) for m in names}
+    all_names = [str(m) for m in names] + judge_names
+    aggregates = {m: Aggregate.of([r.metrics[m] for r in records]) for m in all_names}
     if "groundedness" in aggregates:
         flags = [Score(0.0 if r.metrics["groundedness"].details.get("ungrounded") else 1.0)
                  if r.metrics["groundedness"].ok else r.metrics["groundedness"] for r in records]
@@ -251,5 +275,5 @@ def run(
         dataset={"name": dataset.name, "path": dataset.path, "format": dataset.format,
                  "queries": len(samples), "documents": len(dataset.corpus.documents),
                  "chunks": len(chunks), "hash": dataset_hash(dataset)},
-        metrics=aggregates, queries=records, timings=timings,
+        metrics=aggregates, queries=records, timings=timings, notes=notes, llm=llm_summary,
     )

@@ -11,7 +11,9 @@ _BASE_LABELS = {
     "recall": "Recall", "precision": "Precision", "hit": "Hit", "mrr": "MRR",
     "ndcg": "nDCG", "map": "MAP", "r_precision": "R-Precision",
 }
-_LABELS = {"groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio"}
+_LABELS = {"groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio",
+           "faithfulness": "Faithfulness", "answer_relevance": "Answer relevance",
+           "context_relevance": "Context relevance", "answer_correctness": "Answer correctness"}
 
 
 def label(name: str) -> str:
@@ -65,5 +67,16 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
             f"{t.get('total_s', 0.0):.2f} s",
             highlight=False,
         )
+    if report.llm:
+        m = report.llm
+        cost = m.get("estimated_cost")
+        console.print(
+            f"LLM {m.get('model')}: {m.get('calls', 0)} calls, {m.get('cache_hits', 0)} cache "
+            f"hits, {m.get('retries', 0)} retries, {m.get('failures', 0)} failed calls, "
+            f"{m.get('judge_failures', 0)} unparseable judgements; tokens "
+            f"{m.get('prompt_tokens', 0):,} prompt + {m.get('completion_tokens', 0):,} "
+            f"completion" + ("" if cost is None else f"; estimated cost ${cost:.4f}"),
+            highlight=False, soft_wrap=True,
+        )
     for note in report.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+        console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)

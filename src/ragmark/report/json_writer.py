@@ -41,6 +41,8 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
         "notes": report.notes,
         "versions": versions(),
     }
+    if report.llm:
+        out["llm"] = report.llm
     if include_details:
         out["queries"] = [
             {
@@ -91,6 +93,8 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "per_query": {q.id: {k: s.value for k, s in q.metrics.items()} for q in r.queries},
             "timings": {k: round(v, 4) for k, v in r.timings.items()},
             "config": r.config,
+            "notes": r.notes,
+            "llm": r.llm,
         }
     first = next(iter(c.reports.values()))
     st = c.settings

@@ -50,6 +50,7 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
            else "")
         + f", Holm-corrected over the {len(tested)} comparisons made.",
         "",
+        *[f"Note: {n}\n" for n in dict.fromkeys(n for r in c.reports.values() for n in r.notes)],
         f"### {st.confidence:.0%} bootstrap intervals of the mean",
         "",
         "| Config | " + " | ".join(label(m) for m in cols) + " |",

@@ -73,6 +73,9 @@ class RunReport:
     queries: list[QueryRecord]
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
+    """LLM accounting of the judge calls (calls, cache hits, retries, failures, tokens,
+    estimated cost); empty when nothing was judged."""
 
     def value(self, name: str) -> float | None:
         agg = self.metrics.get(name)

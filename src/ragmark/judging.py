@@ -1,0 +1,139 @@
+"""Judge metrics over a run's records: probe the endpoint, ask concurrently, account.
+
+When no endpoint is configured, or it does not answer the probe, every judge metric is
+recorded as missing with the reason and a note says so (an error only with
+``require=True``). Otherwise every (question, metric) is judged concurrently through one
+:class:`LLMClient` (cache, retries, concurrency limit); an item the judge could not
+score is missing with its reason, never 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from ragmark.errors import ConfigError
+from ragmark.judges import (
+    JudgeCounts,
+    answer_correctness,
+    answer_relevance,
+    context_relevance,
+    faithfulness,
+)
+from ragmark.llm import LLMClient, LLMSettings
+from ragmark.report.model import QueryRecord
+from ragmark.types import Sample, Score
+
+JUDGE_METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness")
+NEEDS_ANSWER = {"faithfulness", "answer_relevance", "answer_correctness"}
+
+
+def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
+    """``"faithfulness,answer_relevance"`` -> names, checked against the known ones."""
+    if not text:
+        return []
+    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
+    names = [n for n in names if n]
+    unknown = [n for n in names if n not in JUDGE_METRICS]
+    if unknown:
+        raise ConfigError(
+            f"unknown judge metric {unknown[0]!r}; known: {', '.join(JUDGE_METRICS)}"
+        )
+    return list(dict.fromkeys(names))
+
+
+def _job(
+    client: LLMClient, name: str, s: Sample, rec: QueryRecord, counts: JudgeCounts
+) -> Awaitable[Score] | Score:
+    if name in NEEDS_ANSWER and rec.answer is None:
+        return Score.missing("generation skipped")
+    answer = rec.answer or ""
+    if name == "faithfulness":
+        return faithfulness(client, s.question, answer, rec.contexts, counts=counts)
+    if name == "answer_relevance":
+        return answer_relevance(client, s.question, answer, counts=counts)
+    if name == "context_relevance":
+        return context_relevance(client, s.question, rec.contexts, counts=counts)
+    return answer_correctness(client, s.question, answer, s.expected_answer, counts=counts)
+
+
+async def _judge_all(
+    client: LLMClient,
+    samples: Sequence[Sample],
+    records: Sequence[QueryRecord],
+    names: Sequence[str],
+    counts: JudgeCounts,
+    advance: Callable[[int], None],
+) -> list[dict[str, Score]]:
+    ok, reason = await client.probe()
+    if not ok:
+        raise _Unreachable(reason)
+    out: list[dict[str, Score]] = [{} for _ in records]
+
+    async def one(i: int, name: str, job: Awaitable[Score]) -> None:
+        out[i][name] = await job
+        advance(1)
+
+    tasks = []
+    for i, (s, rec) in enumerate(zip(samples, records, strict=True)):
+        for name in names:
+            job = _job(client, name, s, rec, counts)
+            if isinstance(job, Score):
+                out[i][name] = job
+                advance(1)
+            else:
+                tasks.append(one(i, name, job))
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        await client.aclose()
+    return out
+
+
+class _Unreachable(Exception):
+    pass
+
+
+def judge(
+    samples: Sequence[Sample],
+    records: Sequence[QueryRecord],
+    names: Sequence[str],
+    settings: LLMSettings | None,
+    *,
+    require: bool = False,
+    advance: Callable[[int], None] = lambda n: None,
+) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
+    """Per-query judge scores, notes for the report, and the LLM accounting."""
+    if not names:
+        return [{} for _ in records], [], {}
+    if settings is None:
+        why = "no LLM endpoint configured (set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL)"
+        if require:
+            raise ConfigError(f"--require-llm: {why}")
+        return _skipped(records, names, why)
+    client = LLMClient(settings)
+    counts = JudgeCounts()
+    try:
+        scores = asyncio.run(_judge_all(client, samples, records, names, counts, advance))
+    except _Unreachable as e:
+        why = f"the LLM endpoint did not answer: {e}"
+        if require:
+            raise ConfigError(f"--require-llm: {why}") from None
+        return _skipped(records, names, why)
+    st = client.stats
+    summary = {
+        "endpoint": settings.display_url, "model": settings.model,
+        "calls": st.calls, "cache_hits": st.cache_hits, "retries": st.retries,
+        "failures": st.failures, "prompt_tokens": st.prompt_tokens,
+        "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
+        "judge_reasks": counts.reasked, "judge_failures": counts.failed,
+    }
+    return scores, [], summary
+
+
+def _skipped(
+    records: Sequence[QueryRecord], names: Sequence[str], why: str
+) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
+    scores = [{n: Score.missing(why) for n in names} for _ in records]
+    return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}

@@ -1,0 +1,132 @@
+"""`run --judge-metrics`: skipped with a reason without an endpoint, judged through a real
+local HTTP server with one, cached on rerun, and the API key written nowhere."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from support.fake_llm_server import Reply
+
+from ragmark.cli import main
+
+ITEMS = [
+    {"question": "When should metformin be avoided?",
+     "ground_truth_contexts": ["Metformin is contraindicated in severe renal impairment."],
+     "expected_answer": "In severe renal impairment."},
+    {"question": "What is the ICD-10 code for type 2 diabetes?",
+     "ground_truth_contexts": ["The ICD-10 code for type 2 diabetes mellitus is E11."],
+     "expected_answer": "E11"},
+]
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+@pytest.fixture
+def dataset(tmp_path, monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV"):
+        monkeypatch.delenv(var, raising=False)
+    p = tmp_path / "set.json"
+    p.write_text(json.dumps(ITEMS))
+    return p
+
+
+def test_without_an_endpoint_judge_metrics_are_missing_with_the_reason(dataset, tmp_path,
+                                                                        capsys):
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli(["run", "--dataset", str(dataset), "--judge-metrics",
+                               "faithfulness,answer_relevance", "--output", str(out),
+                               "--quiet"], capsys)
+    assert code == 0
+    data = json.loads(out.read_text())
+    why = "no LLM endpoint configured (set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL)"
+    assert data["metrics"]["faithfulness"] is None
+    assert data["counts"]["faithfulness"] == {"n": 0, "missing": 2, "reasons": {why: 2}}
+    assert data["notes"] == [f"judge metrics (faithfulness, answer_relevance) skipped: {why}"]
+    assert "skipped: no LLM endpoint configured" in stdout
+
+
+def test_require_llm_makes_a_missing_or_dead_endpoint_an_error(dataset, capsys):
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--judge-metrics",
+                            "faithfulness", "--require-llm", "--quiet"], capsys)
+    assert code == 2 and "error: --require-llm: no LLM endpoint configured" in err
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--judge-metrics",
+                            "faithfulness", "--require-llm", "--llm-base-url", dead,
+                            "--llm-model", "m", "--quiet"], capsys)
+    assert code == 2 and "error: --require-llm: the LLM endpoint did not answer" in err
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--judge-metrics", "faithfullness",
+                            "--quiet"], capsys)
+    assert code == 2 and "unknown judge metric 'faithfullness'; known: faithfulness" in err
+
+
+def test_judged_through_a_local_server_cached_on_rerun_key_never_written(
+    dataset, tmp_path, capsys, monkeypatch, server
+):
+    monkeypatch.setenv("JUDGE_KEY", "sk-test-SECRET-123")
+    server.rule = lambda body: Reply(body={
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant",
+                                             "content": 'Here: {"rating": 4, "reason": "ok"}'}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
+    out = tmp_path / "r.json"
+    args = ["run", "--dataset", str(dataset), "--judge-metrics", "answer_relevance",
+            "--llm-base-url", server.url, "--llm-model", "test-model", "--llm-api-key-env",
+            "JUDGE_KEY", "--output", str(out), "--include-details", "--quiet"]
+    code, stdout, _ = run_cli(args, capsys)
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["metrics"]["answer_relevance"] == 0.75  # rating 4 of 1-5
+    assert data["counts"]["answer_relevance"] == {"n": 2, "missing": 0}
+    assert data["llm"]["calls"] == 2 and data["llm"]["cache_hits"] == 0
+    assert data["llm"]["prompt_tokens"] == 100
+    assert len(server.requests) == 2
+    assert server.requests[0].headers["Authorization"] == "Bearer sk-test-SECRET-123"
+    assert "LLM test-model: 2 calls, 0 cache hits" in stdout
+    # the same run again: every judgement from the cache, the server sees nothing new
+    code, _, _ = run_cli(args, capsys)
+    assert code == 0 and len(server.requests) == 2
+    again = json.loads(out.read_text())
+    assert again["llm"]["calls"] == 0 and again["llm"]["cache_hits"] == 2
+    assert again["metrics"]["answer_relevance"] == 0.75
+    # the key is in no file ragmark wrote: results and every cache file
+    home = tmp_path.parent
+    written = [out, *(p for p in home.rglob("*") if p.is_file())]
+    assert all(b"SECRET-123" not in p.read_bytes() for p in written)
+
+
+def test_compare_tests_a_judge_metric_like_any_other(dataset, tmp_path, capsys, server):
+    server.rule = lambda body: Reply(body={
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant",
+                                             "content": '{"rating": 5, "reason": "direct"}'}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
+    other = tmp_path / "b0.toml"
+    other.write_text('[retriever]\nname = "bm25"\nb = 0.0\n')
+    code, stdout, _ = run_cli(["compare", "--dataset", str(dataset), "--configs", "sparse",
+                               str(other), "--metrics", "mrr,answer_relevance",
+                               "--llm-base-url", server.url, "--llm-model", "test-model",
+                               "--output", str(tmp_path / "cmp"), "--quiet"], capsys)
+    assert code == 0
+    assert "| Config | MRR | Answer relevance | Queries |" in stdout
+    data = json.loads((tmp_path / "cmp.json").read_text())
+    assert data["configs"]["sparse"]["metrics"]["answer_relevance"] == 1.0
+    row = next(c for c in data["comparisons"] if c["metric"] == "answer_relevance")
+    assert row["p_value"] == 1.0 and row["n"] == 2 and not row["significant"]
+
+
+def test_compare_notes_skipped_judges_in_the_markdown(dataset, tmp_path, capsys):
+    code, _, _ = run_cli(["compare", "--dataset", str(dataset), "--configs", "sparse",
+                          "--judge-metrics", "faithfulness", "--output", str(tmp_path / "c"),
+                          "--quiet"], capsys)
+    assert code == 0
+    md = (tmp_path / "c.md").read_text()
+    assert "Note: judge metrics (faithfulness) skipped: no LLM endpoint configured" in md
