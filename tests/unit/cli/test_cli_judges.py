@@ -21,6 +21,14 @@ ITEMS = [
 ]
 
 
+def answering(text, prompt_tokens, completion_tokens):
+    """A server rule: every chat request gets ``text`` with the given usage."""
+    return lambda body: Reply(body={
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}})
+
+
 def run_cli(args, capsys):
     with pytest.raises(SystemExit) as e:
         main(args)
@@ -72,11 +80,7 @@ def test_judged_through_a_local_server_cached_on_rerun_key_never_written(
     dataset, tmp_path, capsys, monkeypatch, server
 ):
     monkeypatch.setenv("JUDGE_KEY", "sk-test-SECRET-123")
-    server.rule = lambda body: Reply(body={
-        "id": "x", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant",
-                                             "content": 'Here: {"rating": 4, "reason": "ok"}'}}],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
+    server.rule = answering('Here: {"rating": 4, "reason": "ok"}', 50, 9)
     out = tmp_path / "r.json"
     args = ["run", "--dataset", str(dataset), "--judge-metrics", "answer_relevance",
             "--llm-base-url", server.url, "--llm-model", "test-model", "--llm-api-key-env",
@@ -104,11 +108,7 @@ def test_judged_through_a_local_server_cached_on_rerun_key_never_written(
 
 
 def test_compare_tests_a_judge_metric_like_any_other(dataset, tmp_path, capsys, server):
-    server.rule = lambda body: Reply(body={
-        "id": "x", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant",
-                                             "content": '{"rating": 5, "reason": "direct"}'}}],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7}})
+    server.rule = answering('{"rating": 5, "reason": "direct"}', 5, 2)
     other = tmp_path / "b0.toml"
     other.write_text('[retriever]\nname = "bm25"\nb = 0.0\n')
     code, stdout, _ = run_cli(["compare", "--dataset", str(dataset), "--configs", "sparse",
