@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 
 from ragmark import __version__
-from ragmark.errors import RagmarkError
+from ragmark.errors import ConfigError, RagmarkError
 
 
 def _consoles(quiet: bool) -> tuple[Console, Any]:
@@ -57,6 +57,8 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      "(default: $RAGMARK_LLM_API_KEY_ENV)."),
         click.option("--llm-provider", type=click.Choice(["openai", "ollama"]),
                      help="Protocol of the endpoint (default: openai)."),
+        click.option("--llm-prices", help="'PROMPT,COMPLETION': $ per million tokens of the "
+                     "model, for the cost estimate."),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),
     ]
@@ -66,12 +68,11 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _llm_settings(base_url: str | None, model: str | None, api_key_env: str | None,
-                  provider: str | None) -> Any:
+                  provider: str | None, prices: str | None = None) -> Any:
     """LLMSettings from the flags, each falling back to its RAGMARK_LLM_* variable; None
     when no base URL is given either way."""
     import os
 
-    from ragmark.errors import ConfigError
     from ragmark.llm import LLMSettings
 
     def pick(flag: str | None, var: str) -> str | None:
@@ -80,12 +81,19 @@ def _llm_settings(base_url: str | None, model: str | None, api_key_env: str | No
     url = pick(base_url, "RAGMARK_LLM_BASE_URL")
     if url is None:
         return None
-    values = {"base_url": url, "model": pick(model, "RAGMARK_LLM_MODEL"),
+    values: dict[str, Any] = {"base_url": url, "model": pick(model, "RAGMARK_LLM_MODEL"),
               "api_key_env": pick(api_key_env, "RAGMARK_LLM_API_KEY_ENV"),
               "provider": pick(provider, "RAGMARK_LLM_PROVIDER") or "openai"}
     if not values["model"]:
         raise ConfigError("an LLM endpoint is set but no model: give --llm-model or set "
                           "RAGMARK_LLM_MODEL")
+    if prices:
+        try:
+            a, b = (float(x) for x in prices.split(","))
+        except ValueError:
+            raise ConfigError(f"--llm-prices: expected 'PROMPT,COMPLETION' dollars per "
+                              f"million tokens, e.g. '0.15,0.60'; got {prices!r}") from None
+        values["prices"] = {values["model"]: (a, b)}
     try:
         return LLMSettings.model_validate(values)
     except ValueError as e:
@@ -115,12 +123,14 @@ def _llm_settings(base_url: str | None, model: str | None, api_key_env: str | No
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @llm_options
+@click.option("--dry-run", is_flag=True,
+              help="Count the judge calls, tokens and cost without calling anything.")
 def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             verbose: bool, quiet: bool, judge_metrics: str | None, llm_base_url: str | None,
             llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
-            require_llm: bool) -> None:
+            llm_prices: str | None, require_llm: bool, dry_run: bool) -> None:
     """Evaluate one configuration on a dataset."""
     from ragmark.config import load_config
     from ragmark.data import load_dataset
@@ -134,8 +144,10 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
     out, progress = _consoles(quiet)
     names = parse_metrics(metrics) if metrics else None
     judges = parse_judge_metrics(judge_metrics)
-    llm = _llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider) if (
-        judges or require_llm) else None
+    llm = _llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
+                        llm_prices) if (judges or require_llm) else None
+    if dry_run and not judges:
+        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     cfg = load_config(config, top_k=top_k, top_n=top_n, unit=unit)
     if names and top_k is None:
         deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
@@ -143,7 +155,23 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
             cfg = cfg.model_copy(update={"top_k": deepest})
     ds = load_dataset(dataset, corpus, split)
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
-                 progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm)
+                 progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
+                 dry_run=dry_run)
+    if dry_run:
+        est = report.llm["dry_run"]
+        if est.get("endpoint") is None:
+            out.print(f"dry run: {est['note']}")
+            return
+        cost = est["estimated_cost"]
+        out.print(
+            f"dry run: {est['calls']} judge calls to {est['model']} at {est['endpoint']} "
+            f"({est['cached']} more already cached), about {est['estimated_prompt_tokens']:,} "
+            "prompt tokens (characters / 4); estimated cost "
+            + ("unknown (give --llm-prices)" if cost is None else f"${cost:.4f} (prompt tokens)")
+            + ". Nothing was called and no results were written.",
+            highlight=False, soft_wrap=True,
+        )
+        return
     print_report(report, out, verbose=verbose)
     path = write_json(report_json(report, include_details), output)
     out.print(f"Results written to {path}")
@@ -183,8 +211,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 resamples: int, seed: int, output: str, quiet: bool,
                 judge_metrics: str | None, llm_base_url: str | None, llm_model: str | None,
-                llm_api_key_env: str | None, llm_provider: str | None, require_llm: bool,
-                more_configs: tuple[str, ...]) -> None:
+                llm_api_key_env: str | None, llm_provider: str | None, llm_prices: str | None,
+                require_llm: bool, more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
     Writes {output}.json (per config: metrics, intervals, per-query values, timings;
@@ -213,8 +241,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     if compared:  # the dataset's default metrics, plus whatever the user compares
         have = [str(m) for m in default_metrics(ds)]
         run_metrics = have + [m for m in compared if m not in have and m not in JUDGE_METRICS]
-    llm = _llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider) if (
-        judges or require_llm) else None
+    llm = _llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
+                        llm_prices) if (judges or require_llm) else None
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed)
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,

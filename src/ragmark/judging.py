@@ -21,6 +21,17 @@ from ragmark.judges import (
     context_relevance,
     faithfulness,
 )
+from ragmark.judges.metrics import (
+    ANSWER_RELEVANCE_PROMPT,
+    CLAIMS_PROMPT,
+    CONTEXT_RELEVANCE_PROMPT,
+    CORRECTNESS_PROMPT,
+    AnswerRelevanceInput,
+    ClaimsInput,
+    ContextRelevanceInput,
+    CorrectnessInput,
+)
+from ragmark.judges.prompt import Message
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.report.model import QueryRecord
 from ragmark.types import Sample, Score
@@ -137,3 +148,66 @@ def _skipped(
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
     scores = [{n: Score.missing(why) for n in names} for _ in records]
     return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}
+
+
+def _first_calls(name: str, s: Sample, rec: QueryRecord) -> list[Message] | None:
+    """The messages of the first judge call of ``name`` for one question (None when the
+    metric would be missing without a call)."""
+    answer = (rec.answer or "").strip()
+    if name == "context_relevance":
+        if not any(c.strip() for c in rec.contexts):
+            return None
+        return CONTEXT_RELEVANCE_PROMPT.render(
+            ContextRelevanceInput(question=s.question, context=list(rec.contexts)))
+    if not answer:
+        return None
+    if name == "faithfulness":
+        if not any(c.strip() for c in rec.contexts):
+            return None
+        return CLAIMS_PROMPT.render(ClaimsInput(question=s.question, answer=answer))
+    if name == "answer_relevance":
+        return ANSWER_RELEVANCE_PROMPT.render(
+            AnswerRelevanceInput(question=s.question, answer=answer))
+    if not (s.expected_answer or "").strip():
+        return None
+    return CORRECTNESS_PROMPT.render(CorrectnessInput(
+        question=s.question, expected_answer=s.expected_answer or "", answer=answer))
+
+
+def estimate(
+    samples: Sequence[Sample],
+    records: Sequence[QueryRecord],
+    names: Sequence[str],
+    settings: LLMSettings | None,
+) -> dict[str, Any]:
+    """A dry run: the judge calls a run would make, without calling anything.
+
+    Counts the first call of every (question, metric) that would be asked, less those
+    already in the cache; faithfulness makes one more call per answer (checking its
+    claims) whose size depends on the first answer, so it is counted but its tokens are
+    estimated from the contexts. Tokens are characters / 4; the cost (prompt tokens only)
+    needs prices in the settings.
+    """
+    if settings is None:
+        return {"endpoint": None, "note": "no LLM endpoint configured: nothing would be called"}
+    firsts: list[list[Message]] = []
+    second_calls = second_tokens = 0
+    for s, rec in zip(samples, records, strict=True):
+        for name in names:
+            messages = _first_calls(name, s, rec)
+            if messages is None:
+                continue
+            firsts.append(messages)
+            if name == "faithfulness":
+                second_calls += 1
+                second_tokens += (sum(len(c) for c in rec.contexts)
+                                  + len(rec.answer or "")) // 4 + 200
+    est = LLMClient(settings).estimate(firsts)
+    price = settings.price()
+    tokens = est.prompt_tokens + second_tokens
+    return {
+        "endpoint": settings.display_url, "model": settings.model,
+        "calls": est.calls + second_calls, "cached": est.cached,
+        "estimated_prompt_tokens": tokens,
+        "estimated_cost": None if price is None else tokens * price[0] / 1e6,
+    }

@@ -18,7 +18,7 @@ from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
-from ragmark.judging import judge, parse_judge_metrics
+from ragmark.judging import estimate, judge, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
@@ -123,13 +123,15 @@ def run(
     judge_metrics: Sequence[str] = (),
     llm: LLMSettings | None = None,
     require_llm: bool = False,
+    dry_run: bool = False,
 ) -> RunReport:
     """Run one configuration over a dataset and score it.
 
     ``judge_metrics`` (faithfulness, answer_relevance, context_relevance,
     answer_correctness) are asked of the LLM endpoint ``llm``; without one, or when it
     does not answer, they are recorded as missing with the reason (an error with
-    ``require_llm``).
+    ``require_llm``). With ``dry_run`` nothing is asked: ``report.llm`` holds the number
+    of calls the judges would make and their estimated tokens and cost.
     """
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
@@ -239,7 +241,11 @@ def run(
     timings["answer_s"] = time.perf_counter() - t0
     llm_summary: dict[str, Any] = {}
     notes: list[str] = []
-    if judge_names:
+    if judge_names and dry_run:
+        llm_summary = {"dry_run": estimate(samples, records, judge_names, llm)}
+        judged_scores = [{n: Score.missing("dry run: not judged") for n in judge_names}
+                         for _ in records]
+    elif judge_names:
         t0 = time.perf_counter()
         with prog.task(f"judging ({', '.join(judge_names)})",
                        len(records) * len(judge_names)) as advance:

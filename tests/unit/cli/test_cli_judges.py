@@ -130,3 +130,21 @@ def test_compare_notes_skipped_judges_in_the_markdown(dataset, tmp_path, capsys)
     assert code == 0
     md = (tmp_path / "c.md").read_text()
     assert "Note: judge metrics (faithfulness) skipped: no LLM endpoint configured" in md
+
+
+def test_dry_run_counts_calls_tokens_and_cost_without_calling(dataset, tmp_path, capsys,
+                                                              server):
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli(["run", "--dataset", str(dataset), "--judge-metrics",
+                               "answer_relevance,answer_correctness,faithfulness",
+                               "--llm-base-url", server.url, "--llm-model", "test-model",
+                               "--llm-prices", "1.0,2.0", "--dry-run", "--output", str(out),
+                               "--quiet"], capsys)
+    assert code == 0
+    assert server.requests == [] and not out.exists()
+    # 2 questions x (relevance + correctness + claims + the claims' verification)
+    assert stdout.startswith("dry run: 8 judge calls to test-model at http://127.0.0.1:")
+    assert "(0 more already cached), about " in stdout and "estimated cost $0.00" in stdout
+    assert "Nothing was called and no results were written." in stdout
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--dry-run", "--quiet"], capsys)
+    assert code == 2 and "--dry-run estimates judge calls: give --judge-metrics too" in err
