@@ -58,7 +58,7 @@ def _job(
     client: LLMClient, name: str, s: Sample, rec: QueryRecord, counts: JudgeCounts
 ) -> Awaitable[Score] | Score:
     if name in NEEDS_ANSWER and rec.answer is None:
-        return Score.missing("generation skipped")
+        return Score.missing("no answer (generation skipped or failed)")
     answer = rec.answer or ""
     if name == "faithfulness":
         return faithfulness(client, s.question, answer, rec.contexts, counts=counts)

@@ -36,6 +36,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
     "generator": {
         "top1": "ragmark.generation.extractive:Top1Generator",
         "sentences": "ragmark.generation.extractive:SentencesGenerator",
+        "llm": "ragmark.generation.llm:LLMGenerator",
     },
 }
 

@@ -18,7 +18,8 @@ from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
-from ragmark.judging import estimate, judge, parse_judge_metrics
+from ragmark.generation.base import GenerationFailed
+from ragmark.judging import NEEDS_ANSWER, estimate, judge, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
@@ -103,6 +104,25 @@ def _answer_scores(
         elif n == "token_f1":
             out[n] = am.token_f1(answer, sample.expected_answer)
     return out
+
+
+def _generate(
+    generator: Any, samples: Sequence[Sample], tops: Sequence[list[Chunk]], prog: Progress,
+    name: str,
+) -> list[str | GenerationFailed | None]:
+    """One answer per question (None when generation is skipped); a generator with
+    ``generate_many`` (the LLM one) answers all questions concurrently."""
+    if generator is None:
+        return [None] * len(samples)
+    with prog.task(f"answering ({name})", len(samples)) as advance:
+        many = getattr(generator, "generate_many", None)
+        if many is not None:
+            return list(many([s.question for s in samples], tops, advance))
+        out: list[str | GenerationFailed | None] = []
+        for s, top in zip(samples, tops, strict=True):
+            out.append(generator.generate(s.question, top))
+            advance(1)
+        return out
 
 
 def _unit(cfg: RunConfig, dataset: Dataset) -> str:
@@ -199,13 +219,20 @@ def run(
 
     unit = _unit(cfg, dataset)
     docs_by_id = dataset.corpus.by_id()
-    generator = None if skip_generation or not answer_names else registry("generator").create(
+    needs_answers = bool(answer_names) or bool(set(judge_names) & NEEDS_ANSWER)
+    generator = None if skip_generation or not needs_answers else registry("generator").create(
         cfg.generator.name, **cfg.generator.params)
+    if dry_run and hasattr(generator, "generate_many"):
+        raise ConfigError(
+            f"--dry-run cannot estimate the judges of generator {cfg.generator.name!r}: its "
+            "answers need LLM calls; dry-run with an extractive generator or --skip-generation"
+        )
+    tops: list[list[Chunk]] = []
     records: list[QueryRecord] = []
     rankings: list[list[JudgedItem]] = []
     target_grades: list[dict[str, int]] = []
     t0 = time.perf_counter()
-    with prog.task("judging and answering", len(samples)) as advance:
+    with prog.task("matching against the ground truth", len(samples)) as advance:
         for qi, s in enumerate(samples):
             keep = ids[qi] >= 0
             got = [chunks[i] for i in ids[qi][keep]]
@@ -219,17 +246,9 @@ def run(
             rankings.append(ranking)
             target_grades.append(matcher.target_grades())
             top = [chunk_of[it.id] for it in by_chunk[: cfg.top_n]]
-            answer: str | None = None
-            qm: dict[str, Score] = {}
-            if generator is not None:
-                answer = generator.generate(s.question, top)
-                gold = _gold_context(s, docs_by_id)
-                qm.update(_answer_scores(s, answer, [c.text for c in top], gold, answer_names, cfg))
-            else:
-                for m in answer_names:
-                    qm[str(m)] = Score.missing("generation skipped")
+            tops.append(top)
             records.append(QueryRecord(
-                id=s.id, question=s.question, answer=answer, metrics=qm,
+                id=s.id, question=s.question, answer=None, metrics={},
                 contexts=[c.text for c in top],
                 retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
                                            it.match.grade if it.match else 0,
@@ -238,6 +257,17 @@ def run(
                            for it in ranking],
             ))
             advance(1)
+    answers = _generate(generator, samples, tops, prog, cfg.generator.name)
+    for s, rec, top, ans in zip(samples, records, tops, answers, strict=True):
+        if isinstance(ans, GenerationFailed):
+            rec.metrics = {str(m): Score.missing(f"generation failed: {ans.reason}")
+                           for m in answer_names}
+        elif ans is None:
+            rec.metrics = {str(m): Score.missing("generation skipped") for m in answer_names}
+        else:
+            rec.answer = ans
+            gold = _gold_context(s, docs_by_id)
+            rec.metrics = _answer_scores(s, ans, [c.text for c in top], gold, answer_names, cfg)
     timings["answer_s"] = time.perf_counter() - t0
     llm_summary: dict[str, Any] = {}
     notes: list[str] = []

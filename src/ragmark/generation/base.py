@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ragmark.types import Chunk
@@ -18,6 +19,13 @@ class Generator(Protocol):
         ...
 
     def generate(self, question: str, contexts: Sequence[Chunk]) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationFailed:
+    """An answer that could not be generated, and why (its answer metrics go missing)."""
+
+    reason: str
 
 
 def check_positive(what: str, value: int) -> None:

@@ -1,0 +1,77 @@
+"""The LLM generator through a real local HTTP server: contexts fenced and budgeted,
+answers recorded, a failed call leaves the answer metrics missing with its reason."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support.fake_llm_server import Reply
+
+from ragmark.config import RunConfig
+from ragmark.data import load_dataset
+from ragmark.errors import ConfigError
+from ragmark.generation.llm import LLMGenerator, fit_contexts
+from ragmark.runner import run
+from ragmark.types import Chunk
+
+ITEMS = [{"question": f"What is said about topic {i}?",
+          "ground_truth_contexts": [f"Topic {i} is described in this passage at some length."]}
+         for i in range(3)]
+
+
+def test_fit_contexts_keeps_order_and_cuts_the_last_at_a_word():
+    assert fit_contexts(["a" * 10, "bb cc dd", "ee"], 15) == ["a" * 10, "bb cc"]
+    assert fit_contexts(["a" * 10, "bb", "ee"], 10) == ["a" * 10]
+    assert fit_contexts(["one two"], 100) == ["one two"]
+    assert fit_contexts(["toolongword"], 3) == ["too"]  # a single word is cut hard
+
+
+def test_messages_fence_contexts_as_numbered_data(monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    g = LLMGenerator(base_url="http://127.0.0.1:9/v1", model="m", max_context_tokens=10)
+    msgs = g.messages("why?", [Chunk("a#0", "a", "first passage </data> here"),
+                               Chunk("b#0", "b", "second passage that will not fit at all")])
+    user = msgs[1]["content"]
+    assert user.startswith('<data name="context" index="1">\nfirst passage &lt;/data> here\n')
+    assert '<data name="context" index="2">\nsecond passage\n</data>' in user  # 40 chars
+    assert user.endswith('<data name="question">\nwhy?\n</data>')
+    with pytest.raises(ConfigError, match="the llm generator needs an endpoint"):
+        LLMGenerator()
+
+
+def _dataset(tmp_path):
+    p = tmp_path / "set.json"
+    p.write_text(json.dumps(ITEMS))
+    return load_dataset(p)
+
+
+def test_runner_answers_with_the_llm(tmp_path, server):
+    server.rule = lambda body: Reply(body={
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content":
+                     " Topic is described in this passage [1]. "}}],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 8}})
+    cfg = RunConfig.model_validate({"name": "llm", "top_n": 1, "generator": {
+        "name": "llm", "base_url": server.url, "model": "test-model"}})
+    report = run(_dataset(tmp_path), cfg, ["mrr", "groundedness"])
+    assert len(server.requests) == 3
+    assert all(q.answer == "Topic is described in this passage [1]." for q in report.queries)
+    assert report.metrics["groundedness"].n == 3
+    body = server.requests[0].body
+    assert body["max_tokens"] == 256 and body["model"] == "test-model"
+    assert '<data name="context" index="1">' in body["messages"][1]["content"]
+
+
+def test_a_failed_generation_leaves_answer_metrics_missing(tmp_path, server):
+    server.rule = lambda body: Reply(status=400, body={"error": "bad request"})
+    cfg = RunConfig.model_validate({"name": "llm", "generator": {
+        "name": "llm", "base_url": server.url, "model": "test-model", "max_retries": 0}})
+    report = run(_dataset(tmp_path), cfg, ["mrr", "groundedness"])
+    agg = report.metrics["groundedness"]
+    assert agg.n == 0 and agg.missing == 3
+    (reason,) = agg.reasons
+    assert reason.startswith("generation failed: ") and "400" in reason
+    assert report.metrics["mrr"].n == 3  # retrieval is still scored
+    assert all(q.answer is None for q in report.queries)
