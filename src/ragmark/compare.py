@@ -8,7 +8,6 @@ Holm's correction over all the comparisons made. Everything random is seeded.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -167,18 +166,3 @@ def compare(
     st = settings or StatSettings()
     intervals, rows = analyse(reports, base, compared, st)
     return Comparison(reports, base, list(compared), intervals, rows, st, dataset_hash(dataset))
-
-
-def finite(v: float | None) -> float | None:
-    """None for a missing or NaN value (JSON has no NaN)."""
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
-
-def interval_json(iv: Interval | None) -> dict[str, Any] | None:
-    if iv is None:
-        return None
-    out: dict[str, Any] = {"low": iv.low, "high": iv.high, "n": iv.n,
-                           "confidence": iv.confidence}
-    if iv.note:
-        out["note"] = iv.note
-    return out

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from ragmark.errors import ConfigError
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
+from ragmark.types import Score
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -67,6 +68,17 @@ class JudgeFailure:
     reason: str
     raw: str | None = None
     attempts: int = 0
+
+    def missing(self, **details: Any) -> Score:
+        """The item as a missing score: the reason, with the raw output in the details."""
+        return Score.missing(self.reason, raw=self.raw, **details)
+
+
+def one_verdict_each(got: Sequence[int], n: int, what: str) -> str | None:
+    """None when ``got`` numbers each of 1..n exactly once, else what is wrong."""
+    if sorted(got) != list(range(1, n + 1)):
+        return f"expected one verdict for each {what} 1..{n}, got {what}s {sorted(got)}"
+    return None
 
 
 @dataclass

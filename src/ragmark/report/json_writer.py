@@ -11,6 +11,7 @@ from typing import Any
 
 from ragmark.compare import Comparison
 from ragmark.report.model import RunReport
+from ragmark.stats import Interval
 from ragmark.types import Score
 from ragmark.versions import versions
 
@@ -82,7 +83,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
     """``configs`` (name -> metrics, counts, intervals, per_query, timings, config),
     ``comparisons`` (each config against the baseline, per compared metric), ``run``
     (versions, dataset and its hash, statistics settings, seed)."""
-    from ragmark.compare import change_sentence, interval_json
+    from ragmark.compare import change_sentence
 
     configs = {}
     for name, r in c.reports.items():
@@ -119,3 +120,13 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "seed": st.seed,
         },
     }
+
+
+def interval_json(iv: Interval | None) -> dict[str, Any] | None:
+    if iv is None:
+        return None
+    out: dict[str, Any] = {"low": iv.low, "high": iv.high, "n": iv.n,
+                           "confidence": iv.confidence}
+    if iv.note:
+        out["note"] = iv.note
+    return out

@@ -12,7 +12,7 @@ order when the metrics re-rank it. Inputs are never mutated.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -92,19 +92,13 @@ def rrf(
     """
     w = _check(runs, weights, depth)
     _check_k(k)
-    fused: Run = {}
-    for qid in _query_ids(runs):
-        acc: dict[str, float] = {}
-        for run, wr in zip(runs, w, strict=True):
-            items = run.get(qid)
-            if not items:
-                continue
-            ids = list(items)
-            order = trec_rank_order(ids, [items[i] for i in ids])
-            for rank, pos in enumerate(order.tolist(), start=1):
-                acc[ids[pos]] = acc.get(ids[pos], 0.0) + wr / (k + rank)
-        fused[qid] = _ranked(acc, depth)
-    return fused
+
+    def reciprocal_ranks(ids: list[str], scores: list[float]) -> NDArray[np.float64]:
+        ranks = np.empty(len(ids), dtype=np.float64)
+        ranks[trec_rank_order(ids, scores)] = np.arange(1, len(ids) + 1)
+        return 1.0 / (k + ranks)
+
+    return _fuse_runs(runs, w, depth, reciprocal_ranks)
 
 
 def weighted_sum(
@@ -125,19 +119,7 @@ def weighted_sum(
     """
     w = _check(runs, weights, depth)
     _check_norm(norm)
-    fused: Run = {}
-    for qid in _query_ids(runs):
-        acc: dict[str, float] = {}
-        for run, wr in zip(runs, w, strict=True):
-            items = run.get(qid)
-            if not items:
-                continue
-            ids = list(items)
-            values = normalise_scores([items[i] for i in ids], norm).tolist()
-            for i, v in zip(ids, values, strict=True):
-                acc[i] = acc.get(i, 0.0) + wr * v
-        fused[qid] = _ranked(acc, depth)
-    return fused
+    return _fuse_runs(runs, w, depth, lambda ids, scores: normalise_scores(scores, norm))
 
 
 def rrf_arrays(
@@ -228,6 +210,29 @@ def _check_norm(method: str) -> None:
 def _query_ids(runs: Sequence[RunLike]) -> list[str]:
     """Union of query ids, in first-seen order."""
     return list(dict.fromkeys(q for run in runs for q in run))
+
+
+def _fuse_runs(
+    runs: Sequence[RunLike],
+    w: list[float],
+    depth: int | None,
+    value: Callable[[list[str], list[float]], NDArray[np.float64]],
+) -> Run:
+    """Per query, sum over runs of weight x ``value(ids, scores)`` of each item; a run
+    that lacks an item adds nothing. Results in trec_eval order, cut to ``depth``."""
+    fused: Run = {}
+    for qid in _query_ids(runs):
+        acc: dict[str, float] = {}
+        for run, wr in zip(runs, w, strict=True):
+            items = run.get(qid)
+            if not items:
+                continue
+            ids = list(items)
+            values = value(ids, [items[i] for i in ids]).tolist()
+            for i, v in zip(ids, values, strict=True):
+                acc[i] = acc.get(i, 0.0) + wr * v
+        fused[qid] = _ranked(acc, depth)
+    return fused
 
 
 def _ranked(acc: dict[str, float], depth: int | None) -> dict[str, float]:

@@ -1,0 +1,212 @@
+"""Judges of the answer and the contexts: answer relevance (1-5 rating), context relevance
+(share of helpful passages), answer correctness (against the expected answer)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ragmark.judges.faithfulness import supported_share
+from ragmark.judges.prompt import (
+    ChatClient,
+    JudgeCounts,
+    JudgeFailure,
+    Prompt,
+    ask,
+    one_verdict_each,
+)
+from ragmark.types import Score
+
+
+class Rated(BaseModel):
+    rating: int = Field(ge=1, le=5)
+    reason: str = ""
+
+
+def rating_score(rating: int) -> float:
+    """A 1-5 rating mapped linearly to [0, 1]: ``(rating - 1) / 4``.
+
+    >>> rating_score(4)
+    0.75
+    """
+    return (rating - 1) / 4
+
+
+class AnswerRelevanceInput(BaseModel):
+    question: str
+    answer: str
+
+
+ANSWER_RELEVANCE_PROMPT: Prompt[AnswerRelevanceInput, Rated] = Prompt(
+    name="answer_relevance",
+    instruction=(
+        "Rate how directly the answer addresses the question, whether or not it is true. "
+        "5: answers exactly what was asked; 4: answers it with some unneeded material; "
+        "3: answers part of it; 2: on the topic but does not answer; 1: off-topic, evasive "
+        "or a refusal. Give the rating (1-5) and a one-sentence reason."
+    ),
+    input_model=AnswerRelevanceInput,
+    output_model=Rated,
+    examples=(
+        (
+            AnswerRelevanceInput(
+                question="What is the boiling point of water at sea level?",
+                answer="Water is a molecule made of hydrogen and oxygen.",
+            ),
+            Rated(rating=2, reason="About water, but gives no boiling point."),
+        ),
+    ),
+)
+
+
+async def answer_relevance(
+    client: ChatClient,
+    question: str,
+    answer: str,
+    *,
+    counts: JudgeCounts | None = None,
+) -> Score:
+    """How directly ``answer`` addresses ``question``: a 1-5 judge rating mapped to [0, 1]
+    (``details``: ``rating``, ``reason``). Missing for an empty answer or judge failure."""
+    if not answer.strip():
+        return Score.missing("empty answer")
+    out = await ask(
+        client,
+        ANSWER_RELEVANCE_PROMPT,
+        AnswerRelevanceInput(question=question, answer=answer),
+        counts=counts,
+    )
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    return Score(rating_score(out.rating), details={"rating": out.rating, "reason": out.reason})
+
+
+# ---------------------------------------------------------------- context relevance
+
+
+class ContextRelevanceInput(BaseModel):
+    question: str
+    context: list[str]
+
+
+class PassageVerdict(BaseModel):
+    passage: int = Field(description="the number of the passage, from 1")
+    relevant: bool
+
+
+class ContextRelevanceOutput(BaseModel):
+    verdicts: list[PassageVerdict]
+
+
+def _check_passages(item: ContextRelevanceInput, out: ContextRelevanceOutput) -> str | None:
+    return one_verdict_each([v.passage for v in out.verdicts], len(item.context), "passage")
+
+
+CONTEXT_RELEVANCE_PROMPT: Prompt[ContextRelevanceInput, ContextRelevanceOutput] = Prompt(
+    name="context_relevance",
+    instruction=(
+        "For each numbered context passage, decide whether it contains information that "
+        "helps answer the question (relevant: true) or not (relevant: false). Give one "
+        "verdict per passage, with the passage's number."
+    ),
+    input_model=ContextRelevanceInput,
+    output_model=ContextRelevanceOutput,
+    check=_check_passages,
+)
+
+
+async def context_relevance(
+    client: ChatClient,
+    question: str,
+    contexts: Sequence[str],
+    *,
+    counts: JudgeCounts | None = None,
+) -> Score:
+    """Share of the retrieved ``contexts`` that help answer ``question`` (``details``:
+    ``irrelevant`` passage numbers, from 1). Missing with no context or a judge failure."""
+    if not contexts:
+        return Score.missing("no retrieved context")
+    out = await ask(
+        client,
+        CONTEXT_RELEVANCE_PROMPT,
+        ContextRelevanceInput(question=question, context=list(contexts)),
+        counts=counts,
+    )
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    flags = {v.passage: v.relevant for v in out.verdicts}
+    ordered = [flags[i] for i in range(1, len(contexts) + 1)]
+    return Score(
+        supported_share(ordered),
+        details={"irrelevant": [i for i, ok in enumerate(ordered, start=1) if not ok]},
+    )
+
+
+# ---------------------------------------------------------------- answer correctness
+
+
+class CorrectnessInput(BaseModel):
+    question: str
+    expected_answer: str
+    answer: str
+
+
+class CorrectnessOutput(BaseModel):
+    verdict: Literal["correct", "partially_correct", "incorrect"]
+    reason: str = ""
+
+
+CORRECTNESS_VALUES = {"correct": 1.0, "partially_correct": 0.5, "incorrect": 0.0}
+
+CORRECTNESS_PROMPT: Prompt[CorrectnessInput, CorrectnessOutput] = Prompt(
+    name="answer_correctness",
+    instruction=(
+        "Compare the answer with the expected answer to the question. 'correct': it states "
+        "the same facts (wording may differ; extra true detail is fine); "
+        "'partially_correct': some of the expected facts are right and none contradicted, "
+        "or it is right but incomplete; 'incorrect': it contradicts the expected answer or "
+        "misses its point. Give the verdict and a one-sentence reason."
+    ),
+    input_model=CorrectnessInput,
+    output_model=CorrectnessOutput,
+    examples=(
+        (
+            CorrectnessInput(
+                question="What are the two official languages of Canada?",
+                expected_answer="English and French.",
+                answer="Canada's official languages include French.",
+            ),
+            CorrectnessOutput(verdict="partially_correct", reason="English is missing."),
+        ),
+    ),
+)
+
+
+async def answer_correctness(
+    client: ChatClient,
+    question: str,
+    answer: str,
+    expected_answer: str | None,
+    *,
+    counts: JudgeCounts | None = None,
+) -> Score:
+    """1 / 0.5 / 0 for a correct / partially correct / incorrect answer against
+    ``expected_answer`` (``details``: ``verdict``, ``reason``). Missing without an
+    expected answer, for an empty answer, or on judge failure."""
+    if expected_answer is None or not expected_answer.strip():
+        return Score.missing("no expected_answer for this question")
+    if not answer.strip():
+        return Score.missing("empty answer")
+    out = await ask(
+        client,
+        CORRECTNESS_PROMPT,
+        CorrectnessInput(question=question, expected_answer=expected_answer, answer=answer),
+        counts=counts,
+    )
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    return Score(
+        CORRECTNESS_VALUES[out.verdict], details={"verdict": out.verdict, "reason": out.reason}
+    )

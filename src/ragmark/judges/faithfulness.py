@@ -1,0 +1,152 @@
+"""Faithfulness: the share of an answer's claims that the retrieved contexts support
+(claims extracted by one prompt, all checked against the contexts by a second)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from ragmark.judges.prompt import (
+    ChatClient,
+    JudgeCounts,
+    JudgeFailure,
+    Prompt,
+    ask,
+    one_verdict_each,
+)
+from ragmark.types import Score
+
+
+class ClaimsInput(BaseModel):
+    question: str
+    answer: str
+
+
+class ClaimsOutput(BaseModel):
+    claims: list[str]
+
+
+class Verdict(BaseModel):
+    claim: int = Field(description="the number of the claim, from 1")
+    supported: bool
+    reason: str = ""
+
+
+class VerifyInput(BaseModel):
+    context: list[str]
+    claim: list[str]
+
+
+class VerifyOutput(BaseModel):
+    verdicts: list[Verdict]
+
+
+CLAIMS_PROMPT: Prompt[ClaimsInput, ClaimsOutput] = Prompt(
+    name="faithfulness.claims",
+    instruction=(
+        "Break the answer into its factual claims: short, self-contained statements that "
+        "can each be checked on their own (replace pronouns with what they refer to). Use "
+        "the question only to understand the answer. Leave out greetings, hedges and "
+        "statements that assert nothing. An answer that asserts nothing has no claims."
+    ),
+    input_model=ClaimsInput,
+    output_model=ClaimsOutput,
+    examples=(
+        (
+            ClaimsInput(
+                question="Who wrote Dracula and when?",
+                answer="Dracula was written by Bram Stoker. He published it in 1897.",
+            ),
+            ClaimsOutput(
+                claims=["Bram Stoker wrote Dracula.", "Bram Stoker published Dracula in 1897."]
+            ),
+        ),
+    ),
+)
+
+
+def _check_verdicts(item: VerifyInput, out: VerifyOutput) -> str | None:
+    return one_verdict_each([v.claim for v in out.verdicts], len(item.claim), "claim")
+
+
+VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
+    name="faithfulness.verify",
+    instruction=(
+        "Check each numbered claim against the numbered context passages. A claim is "
+        "supported only when the passages state it or it follows directly from them; "
+        "general knowledge does not count. Give one verdict per claim, with the claim's "
+        "number and a short reason."
+    ),
+    input_model=VerifyInput,
+    output_model=VerifyOutput,
+    examples=(
+        (
+            VerifyInput(
+                context=["The Rhine flows through Switzerland, Germany and the Netherlands."],
+                claim=["The Rhine flows through Germany.", "The Rhine is 1,230 km long."],
+            ),
+            VerifyOutput(
+                verdicts=[
+                    Verdict(claim=1, supported=True, reason="stated in passage 1"),
+                    Verdict(claim=2, supported=False, reason="no length is given"),
+                ]
+            ),
+        ),
+    ),
+    check=_check_verdicts,
+)
+
+
+def supported_share(verdicts: Sequence[bool]) -> float:
+    """Supported claims / all claims (``verdicts`` must not be empty).
+
+    >>> supported_share([True, True, False])
+    0.6666666666666666
+    """
+    return sum(verdicts) / len(verdicts)
+
+
+async def faithfulness(
+    client: ChatClient,
+    question: str,
+    answer: str,
+    contexts: Sequence[str],
+    *,
+    counts: JudgeCounts | None = None,
+) -> Score:
+    """Share of the answer's claims that the retrieved ``contexts`` support.
+
+    Two prompts: claims extracted from the answer, then all claims checked against the
+    contexts. ``details``: ``claims``, ``unsupported`` (claim texts), ``reasons``.
+    Missing for an empty answer, no context, an answer with no claims, or a judge failure.
+    """
+    if not answer.strip():
+        return Score.missing("empty answer")
+    if not any(c.strip() for c in contexts):
+        return Score.missing("no retrieved context to check the answer against")
+    got = await ask(
+        client, CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer), counts=counts
+    )
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    claims = [c.strip() for c in got.claims if c.strip()]
+    if not claims:
+        return Score.missing("the judge found no claims in the answer", claims=[])
+    checked = await ask(
+        client, VERIFY_PROMPT, VerifyInput(context=list(contexts), claim=claims), counts=counts
+    )
+    if isinstance(checked, JudgeFailure):
+        return checked.missing(claims=claims)
+    by_claim = {v.claim: v for v in checked.verdicts}
+    flags = [by_claim[i].supported for i in range(1, len(claims) + 1)]
+    return Score(
+        supported_share(flags),
+        details={
+            "claims": claims,
+            "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok],
+            "reasons": [by_claim[i].reason for i in range(1, len(claims) + 1)],
+        },
+    )
+
+
