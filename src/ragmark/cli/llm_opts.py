@@ -1,0 +1,65 @@
+"""LLM endpoint flags shared by the commands that call a judge."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ragmark.errors import ConfigError
+
+
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Judge metrics and the LLM endpoint (flags override RAGMARK_LLM_* variables)."""
+    opts = [
+        click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
+                     "answer_relevance, context_relevance, answer_correctness."),
+        click.option("--llm-base-url", help="OpenAI-compatible or Ollama base URL "
+                     "(default: $RAGMARK_LLM_BASE_URL)."),
+        click.option("--llm-model", help="Model name (default: $RAGMARK_LLM_MODEL)."),
+        click.option("--llm-api-key-env", help="NAME of the variable holding the API key "
+                     "(default: $RAGMARK_LLM_API_KEY_ENV)."),
+        click.option("--llm-provider", type=click.Choice(["openai", "ollama"]),
+                     help="Protocol of the endpoint (default: openai)."),
+        click.option("--llm-prices", help="'PROMPT,COMPLETION': $ per million tokens of the "
+                     "model, for the cost estimate."),
+        click.option("--require-llm", is_flag=True,
+                     help="Fail (exit 2) when no endpoint is configured or it does not answer."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def llm_settings(base_url: str | None, model: str | None, api_key_env: str | None,
+                  provider: str | None, prices: str | None = None) -> Any:
+    """LLMSettings from the flags, each falling back to its RAGMARK_LLM_* variable; None
+    when no base URL is given either way."""
+    import os
+
+    from ragmark.llm import LLMSettings
+
+    def pick(flag: str | None, var: str) -> str | None:
+        return flag or os.environ.get(var, "").strip() or None
+
+    url = pick(base_url, "RAGMARK_LLM_BASE_URL")
+    if url is None:
+        return None
+    values: dict[str, Any] = {"base_url": url, "model": pick(model, "RAGMARK_LLM_MODEL"),
+              "api_key_env": pick(api_key_env, "RAGMARK_LLM_API_KEY_ENV"),
+              "provider": pick(provider, "RAGMARK_LLM_PROVIDER") or "openai"}
+    if not values["model"]:
+        raise ConfigError("an LLM endpoint is set but no model: give --llm-model or set "
+                          "RAGMARK_LLM_MODEL")
+    if prices:
+        try:
+            a, b = (float(x) for x in prices.split(","))
+        except ValueError:
+            raise ConfigError(f"--llm-prices: expected 'PROMPT,COMPLETION' dollars per "
+                              f"million tokens, e.g. '0.15,0.60'; got {prices!r}") from None
+        values["prices"] = {values["model"]: (a, b)}
+    try:
+        return LLMSettings.model_validate(values)
+    except ValueError as e:
+        raise ConfigError(f"LLM settings: {e}") from None

@@ -1,0 +1,88 @@
+"""`ragmark run`: one configuration on a dataset."""
+
+from __future__ import annotations
+
+import click
+
+from ragmark.cli.app import cli, consoles
+from ragmark.cli.llm_opts import llm_options, llm_settings
+from ragmark.errors import ConfigError
+
+
+@cli.command("run")
+@click.option("--dataset", required=True, type=click.Path(exists=True),
+              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
+@click.option("--corpus", type=click.Path(exists=True),
+              help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--config", "config", default="sparse", show_default=True,
+              help="Built-in config name or a TOML file.")
+@click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
+@click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
+@click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
+              help="Judge rankings per chunk or per document (default: auto).")
+@click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5'.")
+@click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
+@click.option("--skip-generation", is_flag=True, help="Retrieval metrics only.")
+@click.option("--output", default="eval/results.json", show_default=True,
+              type=click.Path(dir_okay=False), help="JSON report path.")
+@click.option("--run-file", type=click.Path(dir_okay=False),
+              help="Also write a TREC run file (document level).")
+@click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
+@click.option("--verbose", is_flag=True, help="Print per-query metrics.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@llm_options
+@click.option("--dry-run", is_flag=True,
+              help="Count the judge calls, tokens and cost without calling anything.")
+def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: int | None,
+            top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
+            skip_generation: bool, output: str, run_file: str | None, include_details: bool,
+            verbose: bool, quiet: bool, judge_metrics: str | None, llm_base_url: str | None,
+            llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
+            llm_prices: str | None, require_llm: bool, dry_run: bool) -> None:
+    """Evaluate one configuration on a dataset."""
+    from ragmark.config import load_config
+    from ragmark.data import load_dataset
+    from ragmark.judging import parse_judge_metrics
+    from ragmark.metrics.names import parse_metrics
+    from ragmark.report.console import print_report
+    from ragmark.report.json_writer import report_json, write_json
+    from ragmark.report.trec_run import write_trec_run
+    from ragmark.runner import run
+
+    out, progress = consoles(quiet)
+    names = parse_metrics(metrics) if metrics else None
+    judges = parse_judge_metrics(judge_metrics)
+    llm = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
+                        llm_prices) if (judges or require_llm) else None
+    if dry_run and not judges:
+        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+    cfg = load_config(config, top_k=top_k, top_n=top_n, unit=unit)
+    if names and top_k is None:
+        deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
+        if deepest > cfg.top_k:
+            cfg = cfg.model_copy(update={"top_k": deepest})
+    ds = load_dataset(dataset, corpus, split)
+    report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
+                 progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
+                 dry_run=dry_run)
+    if dry_run:
+        est = report.llm["dry_run"]
+        if est.get("endpoint") is None:
+            out.print(f"dry run: {est['note']}")
+            return
+        cost = est["estimated_cost"]
+        out.print(
+            f"dry run: {est['calls']} judge calls to {est['model']} at {est['endpoint']} "
+            f"({est['cached']} more already cached), about {est['estimated_prompt_tokens']:,} "
+            "prompt tokens (characters / 4); estimated cost "
+            + ("unknown (give --llm-prices)" if cost is None else f"${cost:.4f} (prompt tokens)")
+            + ". Nothing was called and no results were written.",
+            highlight=False, soft_wrap=True,
+        )
+        return
+    print_report(report, out, verbose=verbose)
+    path = write_json(report_json(report, include_details), output)
+    out.print(f"Results written to {path}")
+    if run_file:
+        out.print(f"TREC run written to {write_trec_run(report, run_file)}")
