@@ -10,7 +10,15 @@ from collections.abc import Sequence
 
 import click
 
-from ragmark.cli import compare, demo, run  # noqa: F401  (each registers its command)
+from ragmark.cli import (  # noqa: F401  (each registers its command)
+    compare,
+    demo,
+    inspect,
+    label,
+    review,
+    run,
+    testset,
+)
 from ragmark.cli.app import cli
 from ragmark.errors import RagmarkError
 

@@ -1,0 +1,1 @@
+"""`ragmark inspect` (being written)."""

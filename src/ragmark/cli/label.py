@@ -1,0 +1,1 @@
+"""`ragmark label` (being written)."""

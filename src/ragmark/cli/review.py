@@ -1,0 +1,1 @@
+"""`ragmark review` (being written)."""

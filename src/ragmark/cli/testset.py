@@ -1,0 +1,1 @@
+"""`ragmark testset` (being written)."""
