@@ -10,11 +10,30 @@ import click
 from ragmark.errors import ConfigError
 
 
+def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The LLM endpoint flags alone (``--llm-base-url`` ... ``--llm-prices``), for commands
+    that always need an endpoint."""
+    for o in reversed(_endpoint_opts()):
+        f = o(f)
+    return f
+
+
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Judge metrics and the LLM endpoint (flags override RAGMARK_LLM_* variables)."""
     opts = [
         click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
                      "answer_relevance, context_relevance, answer_correctness."),
+        *_endpoint_opts(),
+        click.option("--require-llm", is_flag=True,
+                     help="Fail (exit 2) when no endpoint is configured or it does not answer."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _endpoint_opts() -> list[Callable[..., Any]]:
+    return [
         click.option("--llm-base-url", help="OpenAI-compatible or Ollama base URL "
                      "(default: $RAGMARK_LLM_BASE_URL)."),
         click.option("--llm-model", help="Model name (default: $RAGMARK_LLM_MODEL)."),
@@ -24,12 +43,7 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      help="Protocol of the endpoint (default: openai)."),
         click.option("--llm-prices", help="'PROMPT,COMPLETION': $ per million tokens of the "
                      "model, for the cost estimate."),
-        click.option("--require-llm", is_flag=True,
-                     help="Fail (exit 2) when no endpoint is configured or it does not answer."),
     ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
 
 
 def llm_settings(base_url: str | None, model: str | None, api_key_env: str | None,
@@ -49,6 +63,14 @@ def llm_settings(base_url: str | None, model: str | None, api_key_env: str | Non
     values: dict[str, Any] = {"base_url": url, "model": pick(model, "RAGMARK_LLM_MODEL"),
               "api_key_env": pick(api_key_env, "RAGMARK_LLM_API_KEY_ENV"),
               "provider": pick(provider, "RAGMARK_LLM_PROVIDER") or "openai"}
+    for field, var, kind in (("concurrency", "RAGMARK_LLM_CONCURRENCY", int),
+                             ("timeout", "RAGMARK_LLM_TIMEOUT", float)):
+        raw = os.environ.get(var, "").strip()
+        if raw:
+            try:
+                values[field] = kind(raw)
+            except ValueError:
+                raise ConfigError(f"{var}: expected a number, got {raw!r}") from None
     if not values["model"]:
         raise ConfigError("an LLM endpoint is set but no model: give --llm-model or set "
                           "RAGMARK_LLM_MODEL")

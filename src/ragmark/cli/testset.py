@@ -1,1 +1,133 @@
-"""`ragmark testset` (being written)."""
+"""`ragmark testset`: generate a context set from a corpus with an LLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragmark.cli.app import cli, consoles
+from ragmark.cli.llm_opts import endpoint_options, llm_settings
+from ragmark.errors import ConfigError, RagmarkError
+
+
+def report_path(output: str | Path) -> Path:
+    """``testset.json`` -> ``testset.report.json`` (beside the set, so the set itself
+    stays a plain context set)."""
+    p = Path(output)
+    return p.with_name(p.name[: -len(p.suffix)] + ".report.json")
+
+
+def _chunker(unit: str, config: str, corpus_default: str) -> Any:
+    from ragmark.config import load_config
+    from ragmark.registry import registry
+
+    if unit == "document":
+        return registry("chunker").create("whole")
+    cfg = load_config(config)
+    if cfg.chunker is None:
+        return registry("chunker").create(corpus_default)
+    return registry("chunker").create(cfg.chunker.name, **cfg.chunker.params)
+
+
+def _counts(counter: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.items())
+
+
+def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> None:
+    from ragmark.testset import REASONS
+
+    if written is not None:
+        out.print(f"Wrote {report['kept']} questions to {written} "
+                  f"({_counts(report['kept_by_type'])}; "
+                  f"{_counts(report['kept_by_difficulty'])})", soft_wrap=True)
+    why = ", ".join(f"{REASONS[k]} {n}" for k, n in report["rejected_by_reason"].items())
+    out.print(f"Candidates: {report['generated']} generated, {report['kept']} kept, "
+              f"{report['rejected']} rejected" + (f" ({why})" if why else ""), soft_wrap=True)
+    m = report["llm"]
+    cost = m["estimated_cost"]
+    out.print(f"LLM {m['model']}: {m['calls']} calls, {m['cache_hits']} cache hits, "
+              f"{m['reasks']} re-asks, {m['retries']} retries, {m['failures']} failures, "
+              f"{m['prompt_tokens']:,} prompt + {m['completion_tokens']:,} completion tokens"
+              + ("" if cost is None else f", ${cost:.4f}"), soft_wrap=True)
+    for note in report["notes"]:
+        out.print(f"Note: {note}", soft_wrap=True)
+
+
+def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
+    cost = est["estimated_cost"]
+    out.print(
+        f"dry run: {est['calls']} generation calls to {est['model']} at {est['endpoint']} "
+        f"in the first round of {est['first_round']} candidates ({est['cached']} already "
+        f"cached), about {est['estimated_prompt_tokens']:,} prompt tokens (characters / 4); "
+        "estimated cost "
+        + ("unknown (give --llm-prices)" if cost is None else f"${cost:.4f} (prompt tokens)")
+        + f". Rejected candidates are replaced in later rounds, up to {est['max_candidates']} "
+        f"candidates (about {est['max_prompt_tokens']:,} prompt tokens), each with at most "
+        "one re-ask. Nothing was called and nothing was written.",
+        highlight=False, soft_wrap=True,
+    )
+
+
+@cli.command("testset")
+@click.option("--corpus", required=True, type=click.Path(exists=True),
+              help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
+@click.option("--size", required=True, type=click.IntRange(min=1),
+              help="Questions to keep, shared evenly over the types.")
+@click.option("--types", help="Comma-separated question types: factual, reasoning, "
+              "summarization (one document), comparative, multi_hop (two documents). "
+              "[default: factual,comparative,reasoning,summarization]")
+@click.option("--output", default="testset.json", show_default=True,
+              type=click.Path(dir_okay=False),
+              help="The context set (.json); the report goes beside it as NAME.report.json.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the passage sampling.")
+@click.option("--unit", type=click.Choice(["chunk", "document"]), default="chunk",
+              show_default=True, help="Write questions from chunks (cut as --config cuts "
+              "them, so every quote lies inside one chunk) or from whole documents.")
+@click.option("--config", default="sparse", show_default=True,
+              help="Built-in config or TOML file whose chunker cuts the passages.")
+@click.option("--max-chars", default=4000, show_default=True, type=click.IntRange(min=200),
+              help="Longer passages are cut to this many characters.")
+@click.option("--max-candidates", type=click.IntRange(min=1),
+              help="Most candidates to generate in all rounds [default: 2 x size].")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@endpoint_options
+@click.option("--dry-run", is_flag=True,
+              help="Count the calls, tokens and cost without calling anything.")
+def testset_cmd(corpus: str, size: int, types: str | None, output: str, seed: int, unit: str,
+                config: str, max_chars: int, max_candidates: int | None, quiet: bool,
+                llm_base_url: str | None, llm_model: str | None, llm_api_key_env: str | None,
+                llm_provider: str | None, llm_prices: str | None, dry_run: bool) -> None:
+    """Generate questions with answers, quotes, type and difficulty from a corpus."""
+    from ragmark.data.corpus import open_corpus
+    from ragmark.llm import LLMClient
+    from ragmark.report.json_writer import write_json
+    from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
+
+    out, progress = consoles(quiet)
+    if Path(output).suffix.lower() != ".json":
+        raise ConfigError(f"--output: the test set is written as JSON; give a name ending "
+                          f"in .json, got {output!r}")
+    options = TestsetOptions(size=size, types=parse_types(types), seed=seed,
+                             max_chars=max_chars, max_candidates=max_candidates)
+    settings = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider, llm_prices)
+    if settings is None:
+        raise ConfigError("ragmark testset needs an LLM endpoint: give --llm-base-url and "
+                          "--llm-model, or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
+    documents, default_chunker = open_corpus(corpus)
+    chunker = _chunker(unit, config, default_chunker)
+    client = LLMClient(settings)
+    if dry_run:
+        _print_dry_run(out, estimate_testset(documents, chunker, options, client))
+        return
+    result = generate_testset(documents, chunker, options, client, progress)
+    written = write_json(result.items, output) if result.items else None
+    report = {"output": None if written is None else str(written), **result.report}
+    rpath = write_json(report, report_path(output))
+    _print_summary(out, report, written)
+    out.print(f"Report written to {rpath}")
+    if written is None:
+        raise RagmarkError(f"no question passed the checks, so no test set was written; "
+                           f"see {rpath} for why each candidate was rejected")

@@ -159,11 +159,16 @@ def load_context_set(
     path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None
 ) -> Dataset:
     """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?, ...}``
-    items; other fields go to ``Sample.extra``."""
+    items; other fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds
+    are checked when present: ``type`` and ``difficulty`` strings, ``source_ids`` a list
+    of strings."""
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
         contexts = get_strings(obj, "ground_truth_contexts", where)
+        get_optional_string(obj, "type", where)
+        get_optional_string(obj, "difficulty", where)
+        get_optional_strings(obj, "source_ids", where)
         optional = {
             "expected_answer": get_optional_string(obj, "expected_answer", where),
             "expected_keywords": get_optional_strings(obj, "expected_keywords", where),

@@ -1,0 +1,120 @@
+"""The checks a generated question must pass (pure): its quotes really occur in their
+sources, it is not a near-duplicate of a kept question, its type still has room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import permutations
+
+from ragmark.text import content_tokens, normalise, tokenize
+
+MIN_QUOTE_CHARS = 20
+"""A quote must have this many characters after normalising: ``run`` matches a passage
+of fewer characters to nothing (SPEC section 3)."""
+
+DUPLICATE_JACCARD = 0.75
+"""Two questions are near-duplicates when the Jaccard similarity of their word sets
+(lower-cased, stop words removed) is at least this."""
+
+_WRAPPERS = " \t\r\n\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb"
+
+
+def clean_quote(quote: str) -> str:
+    """``quote`` without surrounding quotation marks, white space and ellipses.
+
+    >>> clean_quote('  "...the tower was finished in 1889."  ')
+    'the tower was finished in 1889.'
+    """
+    q = quote
+    while True:
+        before = q
+        q = q.strip(_WRAPPERS)
+        for dots in ("...", "\u2026"):
+            q = q.removeprefix(dots).removesuffix(dots)
+        if q == before:
+            return q
+
+
+def _normalised_map(text: str) -> tuple[str, list[int]]:
+    """:func:`~ragmark.text.normalise` of ``text`` (character by character) and, for
+    every character of it, the index in ``text`` it comes from."""
+    chars: list[str] = []
+    where: list[int] = []
+    space = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            space = bool(chars)
+            continue
+        if space:
+            chars.append(" ")
+            where.append(i)
+            space = False
+        for c in ch.lower():
+            chars.append(c)
+            where.append(i)
+    return "".join(chars), where
+
+
+def locate_quote(quote: str, source: str) -> str | None:
+    """The span of ``source`` that ``quote`` reproduces, compared lower-cased with white
+    space collapsed (the containment rule of SPEC section 3, with the quote as the
+    shorter side); None when it does not occur or is under :data:`MIN_QUOTE_CHARS`.
+
+    >>> locate_quote("hybrid SEARCH fuses\\nBM25", "In short, Hybrid  search fuses BM25 and dense.")
+    'Hybrid  search fuses BM25'
+    """
+    needle = normalise(clean_quote(quote))
+    if len(needle) < MIN_QUOTE_CHARS:
+        return None
+    hay, where = _normalised_map(source)
+    at = hay.find(needle)
+    if at < 0:
+        return None if needle not in normalise(source) else clean_quote(quote)
+    return source[where[at] : where[at + len(needle) - 1] + 1]
+
+
+def match_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | None:
+    """One located quote per source, in source order (quotes given in another order are
+    matched too); None when some source has no quote that occurs in it."""
+    if len(quotes) != len(sources):
+        return None
+    for order in permutations(range(len(quotes))):
+        spans = [locate_quote(quotes[q], s) for q, s in zip(order, sources, strict=True)]
+        if all(s is not None for s in spans):
+            return [s for s in spans if s is not None]
+    return None
+
+
+def question_words(question: str) -> frozenset[str]:
+    """The words compared for near-duplicates: content words, or all words when the
+    question has only stop words."""
+    return frozenset(content_tokens(question) or tokenize(question))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; 1.0 for two empty sets.
+
+    >>> jaccard(frozenset({"tower", "height"}), frozenset({"tower", "built"}))
+    0.3333333333333333
+    """
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+def near_duplicate(words: frozenset[str], kept: Sequence[frozenset[str]]) -> int | None:
+    """The index of the first kept question ``words`` nearly repeats, or None."""
+    for i, other in enumerate(kept):
+        if jaccard(words, other) >= DUPLICATE_JACCARD:
+            return i
+    return None
+
+
+def quotas(size: int, types: Sequence[str]) -> dict[str, int]:
+    """``size`` items shared round-robin over ``types``: the first ones get one more.
+
+    >>> quotas(10, ["factual", "comparative", "reasoning", "summarization"])
+    {'factual': 3, 'comparative': 3, 'reasoning': 2, 'summarization': 2}
+    """
+    n = len(types)
+    return {t: size // n + (1 if i < size % n else 0) for i, t in enumerate(types)}

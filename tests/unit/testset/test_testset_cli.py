@@ -1,0 +1,294 @@
+"""`ragmark testset` against a real local HTTP server whose rule writes questions from the
+documents in each request: the set round-trips through `ragmark run`, bad candidates are
+rejected and counted by reason, types are balanced, reruns are served from the cache."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from support.fake_llm_server import Reply
+from testset_support import DOCS, chat, is_reask, request_documents, write_corpus, writer
+
+from ragmark.cli import main
+from ragmark.data import load_dataset
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV",
+                "RAGMARK_LLM_PROVIDER"):
+        monkeypatch.delenv(var, raising=False)
+    return write_corpus(tmp_path / "corpus")
+
+
+def cmd(corpus, out, server, *extra):
+    return ["testset", "--corpus", str(corpus), "--output", str(out), "--llm-base-url",
+            server.url, "--llm-model", "test-model", "--quiet", *extra]
+
+
+def read(path):
+    return json.loads(path.read_text())
+
+
+def test_a_generated_set_validates_and_round_trips_through_run(corpus, tmp_path, capsys,
+                                                               server):
+    server.rule = writer()
+    out = tmp_path / "testset.json"
+    code, stdout, _ = run_cli(cmd(corpus, out, server, "--size", "4", "--types",
+                                      "factual,comparative"), capsys)
+    assert code == 0
+    items = read(out)
+    assert [i["id"] for i in items] == ["q1", "q2", "q3", "q4"]
+    assert sorted(i["type"] for i in items) == ["comparative", "comparative", "factual",
+                                                "factual"]
+    for item in items:
+        n = 2 if item["type"] == "comparative" else 1
+        assert len(item["source_ids"]) == len(set(item["source_ids"])) == n
+        assert item["difficulty"] == ("medium" if n == 2 else "easy")
+        # the model's lower-cased quotes come back as the documents' own text
+        for quote, doc in zip(item["ground_truth_contexts"], item["source_ids"], strict=True):
+            assert quote[0].isupper() and quote in DOCS[doc]
+        assert set(item) == {"id", "question", "ground_truth_contexts", "expected_answer",
+                             "type", "difficulty", "source_ids"}
+    ds = load_dataset(out, corpus)
+    assert ds.format == "context" and len(ds.samples) == 4
+    assert dict(ds.samples[0].extra) == {k: items[0][k] for k in
+                                         ("type", "difficulty", "source_ids")}
+    report = read(tmp_path / "testset.report.json")
+    assert (report["generated"], report["kept"], report["rejected"]) == (4, 4, 0)
+    assert report["output"] == str(out) and report["chunker"] == "fixed"
+    assert len(server.requests) == 4
+    assert report["kept_by_difficulty"] == {"easy": 2, "medium": 2}
+    assert f"Wrote 4 questions to {out} (factual 2, comparative 2; easy 2, medium 2)" in stdout
+    assert "Candidates: 4 generated, 4 kept, 0 rejected" in stdout
+
+    results = tmp_path / "results.json"
+    code, _, _ = run_cli(["run", "--dataset", str(out), "--corpus", str(corpus), "--output",
+                          str(results), "--include-details", "--quiet"], capsys)
+    assert code == 0
+    data = read(results)
+    for metric in ("recall@10", "mrr", "ndcg@10", "hit@5"):
+        assert data["counts"][metric] == {"n": 4, "missing": 0}
+    # 8 one-chunk documents, top 10: every quote is matched by the chunk it came from
+    assert data["metrics"]["recall@10"] == 1.0
+    assert all(any(r["grade"] for r in q["retrieved"]) for q in data["queries"])
+
+
+def test_a_rerun_makes_no_request_and_writes_the_same_file(corpus, tmp_path, capsys, server):
+    server.rule = writer()
+    out = tmp_path / "t.json"
+    args = cmd(corpus, out, server, "--size", "8")
+    assert run_cli(args, capsys)[0] == 0
+    first, posts, gets = out.read_bytes(), len(server.requests), len(server.gets)
+    assert posts == 8 and gets == 1  # one probe, then the calls
+    code, stdout, _ = run_cli(args, capsys)
+    assert code == 0 and out.read_bytes() == first
+    assert (len(server.requests), len(server.gets)) == (8, 1)
+    assert read(tmp_path / "t.report.json")["llm"]["cache_hits"] == 8
+    assert "LLM test-model: 0 calls, 8 cache hits" in stdout
+    # another seed draws other passages
+    assert run_cli(cmd(corpus, tmp_path / "s1.json", server, "--size", "8", "--seed",
+                           "1"), capsys)[0] == 0
+    assert [i["source_ids"] for i in read(tmp_path / "s1.json")] != [
+        i["source_ids"] for i in read(out)]
+
+
+BAD = {"lighthouse.txt", "coffee.txt", "glacier.txt", "honey.txt"}
+
+
+def test_a_quote_not_in_its_document_is_rejected_and_counted(corpus, tmp_path, capsys,
+                                                            server):
+    def invent(body, answer):
+        if any(d.strip() == DOCS[name] for d in request_documents(body) for name in BAD):
+            answer["quotes"] = ["This sentence appears in none of the documents."]
+        return answer
+
+    server.rule = writer(invent)
+    out = tmp_path / "t.json"
+    code, stdout, _ = run_cli(cmd(corpus, out, server, "--size", "4", "--types",
+                                      "factual"), capsys)
+    assert code == 0
+    report = read(tmp_path / "t.report.json")
+    # 4 good documents of 8: the first round (4 + 1) draws at least one bad one
+    bad = report["rejections"]
+    assert bad and {r["reason"] for r in bad} == {"quote_not_in_source"}
+    assert all(r["source_ids"][0] in BAD for r in bad)
+    assert report["rejected_by_reason"] == {"quote_not_in_source": len(bad)}
+    assert report["kept"] == 4 and report["generated"] == 4 + len(bad)
+    assert sorted(i["source_ids"][0] for i in read(out)) == sorted(set(DOCS) - BAD)
+    assert f"{len(bad)} rejected (quote not found in its source {len(bad)})" in stdout
+
+
+def test_duplicate_questions_are_dropped_and_counted(corpus, tmp_path, capsys, server):
+    def same(body, answer):
+        first = request_documents(body)[0]
+        answer["question"] = ("What does the record say about the harbour?"
+                              if "a" in first[:3] else "what does the OLD record say "
+                              "about the harbour")
+        return answer
+
+    server.rule = writer(same)
+    out = tmp_path / "t.json"
+    code, stdout, _ = run_cli(cmd(corpus, out, server, "--size", "3", "--types",
+                                      "factual"), capsys)
+    assert code == 0
+    report = read(tmp_path / "t.report.json")
+    assert (report["generated"], report["kept"]) == (6, 1)  # the cap: 2 x 3
+    assert report["rejected_by_reason"] == {"duplicate_question": 5}
+    assert len(read(out)) == 1
+    assert report["notes"] == ["only 1 of 3 items (factual 1 of 3): the candidate limit (6) "
+                               "was reached"]
+    assert "5 rejected (near-duplicate question 5)" in stdout
+    assert "Note: only 1 of 3 items" in stdout
+
+
+def test_types_are_balanced_and_a_full_quota_rejects(corpus, tmp_path, capsys, server):
+    server.rule = writer()
+    out = tmp_path / "t.json"
+    assert run_cli(cmd(corpus, out, server, "--size", "8"), capsys)[0] == 0
+    report = read(tmp_path / "t.report.json")
+    assert report["kept_by_type"] == {"factual": 2, "comparative": 2, "reasoning": 2,
+                                      "summarization": 2}
+    assert [i["type"] for i in read(out)] == ["factual", "comparative", "reasoning",
+                                              "summarization"] * 2
+
+    def all_factual(body, answer):  # a model that calls every one-document question factual
+        if answer["type"] in ("reasoning", "summarization"):
+            answer["type"] = "factual"
+        return answer
+
+    server.rule = writer(all_factual)
+    out = tmp_path / "f.json"  # another model: nothing from the cache of the first run
+    assert run_cli(cmd(corpus, out, server, "--size", "8", "--llm-model", "other-model"),
+                   capsys)[0] == 0
+    report = read(tmp_path / "f.report.json")
+    assert report["kept_by_type"] == {"factual": 2, "comparative": 2, "reasoning": 0,
+                                      "summarization": 0}
+    assert report["generated"] == 16
+    assert report["rejected_by_reason"] == {"type_quota_full": 12}
+
+
+def test_invalid_output_twice_and_failed_calls_are_counted(corpus, tmp_path, capsys, server):
+    def flaky(body, answer):
+        docs = request_documents(body)
+        if docs[0].strip() == DOCS["honey.txt"]:
+            return "I would rather not answer in JSON."  # first ask and re-ask
+        if docs[0].strip() == DOCS["tides.txt"] and not is_reask(body):
+            return "Here you go: {question: tides"  # the re-ask then succeeds
+        if docs[0].strip() == DOCS["bridge.txt"]:
+            return Reply(status=400, body={"error": {"message": "context too long"}})
+        return answer
+
+    server.rule = writer(flaky)
+    out = tmp_path / "t.json"
+    code, stdout, _ = run_cli(cmd(corpus, out, server, "--size", "8", "--types",
+                                      "factual"), capsys)
+    assert code == 0
+    report = read(tmp_path / "t.report.json")
+    assert report["rejected_by_reason"] == {"call_failed": 1, "invalid_output": 1}
+    assert (report["generated"], report["kept"]) == (8, 6)
+    assert report["llm"]["reasks"] == 2 and report["llm"]["failures"] == 1
+    assert len(server.requests) == 8 + 2  # two re-asks
+    kept = {i["source_ids"][0] for i in read(out)}
+    assert "tides.txt" in kept and not kept & {"honey.txt", "bridge.txt"}
+    why = {r["reason"]: r["detail"] for r in report["rejections"]}
+    assert "HTTP 400" in why["call_failed"]
+    assert "unusable judge output after a re-ask" in why["invalid_output"]
+    assert ("the corpus has no more passages for factual" in report["notes"][0])
+    assert "(the call failed 1, invalid output after a re-ask 1)" in stdout
+
+
+def test_dry_run_counts_calls_and_calls_nothing(corpus, tmp_path, capsys, server):
+    out = tmp_path / "t.json"
+    args = cmd(corpus, out, server, "--size", "8", "--llm-prices", "1.0,2.0")
+    code, stdout, _ = run_cli([*args, "--dry-run"], capsys)
+    assert code == 0
+    assert server.requests == [] and server.gets == [] and not out.exists()
+    assert stdout.startswith("dry run: 8 generation calls to test-model at http://127.0.0.1:")
+    assert "(0 already cached)" in stdout and "estimated cost $0.00" in stdout
+    assert "up to 16 candidates" in stdout and "Nothing was called" in stdout
+    server.rule = writer()
+    assert run_cli(args, capsys)[0] == 0
+    code, stdout, _ = run_cli([*args, "--dry-run"], capsys)
+    assert stdout.startswith("dry run: 0 generation calls") and "(8 already cached)" in stdout
+
+
+def test_bad_use_is_an_error_without_a_traceback(corpus, tmp_path, capsys, server):
+    out = tmp_path / "t.json"
+    code, _, err = run_cli(["testset", "--corpus", str(corpus), "--size", "2", "--output",
+                            str(out)], capsys)
+    assert code == 2 and "ragmark testset needs an LLM endpoint: give --llm-base-url" in err
+    code, _, err = run_cli(cmd(corpus, out, server, "--size", "2", "--types", "trivia"),
+                           capsys)
+    assert code == 2 and "--types: unknown question type 'trivia'; known: factual" in err
+    code, _, err = run_cli(cmd(corpus, tmp_path / "t.jsonl", server, "--size", "2"),
+                           capsys)
+    assert code == 2 and "give a name ending in .json" in err
+    one = write_corpus(tmp_path / "one", {"a.txt": DOCS["vasa.txt"]})
+    code, _, err = run_cli(cmd(one, out, server, "--size", "2"), capsys)
+    assert code == 2 and "comparative questions draw on two documents, but the corpus" in err
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    code, _, err = run_cli(["testset", "--corpus", str(corpus), "--size", "2", "--output",
+                            str(out), "--llm-base-url", dead, "--llm-model", "m", "--quiet"],
+                           capsys)
+    assert code == 2 and "error: the LLM endpoint did not answer: cannot reach" in err
+    assert "Traceback" not in err and not out.exists() and server.requests == []
+
+
+def test_nothing_kept_writes_the_report_only_and_fails(corpus, tmp_path, capsys, server):
+    server.rule = lambda body: chat("no idea")
+    out = tmp_path / "t.json"
+    code, stdout, err = run_cli(cmd(corpus, out, server, "--size", "1", "--types",
+                                        "factual"), capsys)
+    assert code == 2 and not out.exists()
+    report = read(tmp_path / "t.report.json")
+    assert report["output"] is None and report["rejected_by_reason"] == {"invalid_output": 2}
+    assert "error: no question passed the checks" in err
+
+
+def test_passages_are_cut_by_the_configs_chunker_so_run_with_it_finds_every_quote(
+    corpus, tmp_path, capsys, server
+):
+    long = write_corpus(tmp_path / "long", {
+        "lakes.txt": " ".join(DOCS[k] for k in ("baikal.txt", "tides.txt", "glacier.txt")),
+        "ships.txt": " ".join(DOCS[k] for k in ("vasa.txt", "lighthouse.txt", "bridge.txt")),
+        "food.txt": " ".join(DOCS[k] for k in ("honey.txt", "coffee.txt"))})
+    small = tmp_path / "small.toml"
+    small.write_text('name = "small"\n[chunker]\nname = "fixed"\nsize = 160\noverlap = 0\n')
+    server.rule = writer()
+    out = tmp_path / "t.json"
+    code, _, _ = run_cli(cmd(long, out, server, "--size", "4", "--types", "factual",
+                             "--config", str(small)), capsys)
+    assert code == 0
+    items = read(out)
+    assert len(items) == 4
+    from ragmark.chunking import FixedChunker
+    from ragmark.data.corpus import load_corpus
+
+    chunks = [c.text for d in load_corpus(long).documents
+              for c in FixedChunker(size=160, overlap=0).chunk(d)]
+    for item in items:
+        assert any(item["ground_truth_contexts"][0] in c for c in chunks)
+    results = tmp_path / "r.json"
+    code, _, _ = run_cli(["run", "--dataset", str(out), "--corpus", str(long), "--config",
+                          str(small), "--top-k", "50", "--metrics", "recall@50",
+                          "--skip-generation", "--output", str(results), "--quiet"], capsys)
+    assert code == 0
+    data = read(results)
+    assert data["metrics"]["recall@50"] == 1.0
+    assert data["counts"]["recall@50"] == {"n": 4, "missing": 0}
+    # whole documents instead: one passage per document, the report says so
+    code, _, _ = run_cli(cmd(long, tmp_path / "d.json", server, "--size", "2", "--types",
+                             "factual", "--unit", "document"), capsys)
+    assert code == 0 and read(tmp_path / "d.report.json")["chunker"] == "whole"
