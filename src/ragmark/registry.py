@@ -32,6 +32,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
     },
     "reranker": {
         "cross-encoder": "ragmark.retrieval.rerank:CrossEncoderReranker",
+        "llm": "ragmark.retrieval.llm_rerank:LLMReranker",
     },
     "generator": {
         "top1": "ragmark.generation.extractive:Top1Generator",

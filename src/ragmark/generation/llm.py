@@ -10,12 +10,12 @@ LLM client; a failed call becomes :class:`GenerationFailed` with its reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed, check_positive
 from ragmark.judges.prompt import data_block
-from ragmark.llm import LLMCallFailed, LLMClient, LLMSettings
+from ragmark.llm import LLMCallFailed, LLMClient
+from ragmark.llm.config import component_settings
 from ragmark.text import truncate_words
 from ragmark.types import Chunk
 
@@ -68,24 +68,10 @@ class LLMGenerator:
     ) -> None:
         check_positive("max_context_tokens", max_context_tokens)
         check_positive("max_tokens", max_tokens)
-        given: dict[str, Any] = {k: v for k, v in {
-            "base_url": base_url, "model": model, "api_key_env": api_key_env,
-            "provider": provider, "concurrency": concurrency, "max_retries": max_retries,
-            "timeout": timeout}.items() if v is not None}
-        settings = LLMSettings.from_env(**given) if base_url is None else None
-        if settings is None:
-            if base_url is None:
-                raise ConfigError(
-                    "the llm generator needs an endpoint: set base_url and model in the "
-                    "[generator] table, or RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL"
-                )
-            if model is None:
-                raise ConfigError("the llm generator needs a model: set 'model' in [generator]")
-            try:
-                settings = LLMSettings.model_validate(given)
-            except ValueError as e:
-                raise ConfigError(f"llm generator: {e}") from None
-        self.settings = settings
+        self.settings = component_settings(
+            "llm generator", base_url=base_url, model=model, api_key_env=api_key_env,
+            provider=provider, concurrency=concurrency, max_retries=max_retries,
+            timeout=timeout)
         self.max_chars = max_context_tokens * 4
         self.max_tokens = max_tokens
 

@@ -21,10 +21,13 @@ _SNIPPET = 80
 
 
 class ParseError(RagmarkError):
-    """Judge output that could not be read; ``reason`` says why."""
+    """Judge output that could not be read. ``kind`` says why in words that group equal
+    failures (for counts); ``reason`` adds a snippet of the output (for the re-ask)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, kind: str, shown: str | None = None) -> None:
+        reason = kind if shown is None else f"{kind}: {shown}"
         super().__init__(reason)
+        self.kind = kind
         self.reason = reason
 
 
@@ -163,7 +166,7 @@ def extract_json(text: str) -> Any:
     ok, value = _embedded(body)
     if ok:
         return value
-    raise ParseError(f"no JSON object or array found in the answer {_snippet(text)}")
+    raise ParseError("no JSON object or array found in the answer", _snippet(text))
 
 
 _TOKEN = re.compile(r"(?<![A-Za-z0-9])(yes|no|true|false|y|n)(?![A-Za-z0-9'])", re.IGNORECASE)
@@ -188,7 +191,7 @@ def parse_yes_no(text: str) -> bool:
     lone = body.strip(" .!").lower() in {"y", "n"}
     tokens = [m for m in _TOKEN.finditer(body) if lone or len(m.group(1)) > 1]
     if not tokens:
-        raise ParseError(f"no YES or NO found in the answer {_snippet(text)}")
+        raise ParseError("no YES or NO found in the answer", _snippet(text))
     first = tokens[0]
     polarity = first.group(1).lower() in _POSITIVE
     if len(tokens) > 1:
@@ -196,5 +199,5 @@ def parse_yes_no(text: str) -> bool:
         if (nxt.group(1).lower() in _POSITIVE) != polarity and _PAIR_GAP.match(
             body[first.end() : nxt.start()]
         ):
-            raise ParseError(f"ambiguous answer (both YES and NO offered): {_snippet(text)}")
+            raise ParseError("ambiguous answer (both YES and NO offered)", _snippet(text))
     return polarity

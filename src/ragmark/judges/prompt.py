@@ -248,7 +248,7 @@ async def ask(
             if attempt == 2:
                 counts.failed += 1
                 return JudgeFailure(
-                    f"{prompt.name}: unusable judge output after a re-ask: {e.reason}",
+                    f"{prompt.name}: unusable judge output after a re-ask: {e.kind}",
                     _kept(raw),
                     attempt,
                 )

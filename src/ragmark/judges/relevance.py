@@ -1,9 +1,10 @@
-"""The relevance label of seed 003: can an answer to the question be derived from the
-passage? YES/NO at temperature 0, with an optional custom prompt template."""
+"""Relevance of one passage to a question: the label of seed 003 (can an answer to the
+question be derived from the passage? YES/NO at temperature 0, with an optional custom
+prompt template) and a 0-3 grade (for the LLM reranker)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ragmark.judges.prompt import (
     ChatClient,
@@ -91,3 +92,57 @@ async def relevance_label(
     return Score(1.0 if out.relevant else 0.0)
 
 
+
+
+class GradeOutput(BaseModel):
+    grade: int = Field(ge=0, le=3)
+
+
+GRADE_PROMPT: Prompt[RelevanceInput, GradeOutput] = Prompt(
+    name="relevance_grade",
+    instruction=(
+        "You grade search results. You get a question and one passage retrieved from a "
+        "corpus of the same domain. Grade how well the passage answers the question: "
+        "3 = it contains the complete answer; 2 = it contains part of the answer; "
+        "1 = it is on the topic but gives no answer; 0 = it is unrelated."
+    ),
+    input_model=RelevanceInput,
+    output_model=GradeOutput,
+    examples=(
+        (
+            RelevanceInput(
+                question="When was the Eiffel Tower completed?",
+                passage="The tower was finished in March 1889 for the World's Fair.",
+            ),
+            GradeOutput(grade=3),
+        ),
+        (
+            RelevanceInput(
+                question="When was the Eiffel Tower completed?",
+                passage="The Eiffel Tower is a wrought-iron tower on the Champ de Mars.",
+            ),
+            GradeOutput(grade=1),
+        ),
+    ),
+)
+
+
+async def relevance_grade(
+    client: ChatClient,
+    question: str,
+    passage: str,
+    *,
+    counts: JudgeCounts | None = None,
+) -> Score:
+    """How well ``passage`` answers ``question`` on a 0-3 scale (temperature 0), as the
+    grade itself; missing with the reason when the judge gives no usable answer."""
+    out = await ask(
+        client,
+        GRADE_PROMPT,
+        RelevanceInput(question=question, passage=passage),
+        counts=counts,
+        temperature=0,
+    )
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    return Score(float(out.grade))

@@ -122,3 +122,27 @@ class LLMSettings(BaseModel):
             return cls.model_validate(values)
         except ValueError as e:
             raise ConfigError(f"LLM settings from the environment: {e}") from None
+
+
+def component_settings(component: str, **given: object) -> LLMSettings:
+    """Settings of a pipeline component that calls an LLM (the ``llm`` generator or
+    reranker): the parameters of its config table, the rest from ``RAGMARK_LLM_*``.
+
+    With ``base_url`` in ``given`` the environment is not read; without either it is a
+    configuration error naming the table to fill in.
+    """
+    given = {k: v for k, v in given.items() if v is not None}
+    settings = LLMSettings.from_env(**given) if "base_url" not in given else None
+    if settings is not None:
+        return settings
+    if "base_url" not in given:
+        raise ConfigError(
+            f"the {component} needs an endpoint: set base_url and model in its config "
+            f"table, or {BASE_URL_ENV} and {MODEL_ENV}"
+        )
+    if "model" not in given:
+        raise ConfigError(f"the {component} needs a model: set 'model' in its config table")
+    try:
+        return LLMSettings.model_validate(given)
+    except ValueError as e:
+        raise ConfigError(f"{component}: {e}") from None

@@ -1,0 +1,137 @@
+"""The LLM pointwise reranker: one judge call per (question, passage), the grade as score.
+
+Each of a question's ``top_k`` passages is graded on its own (0-3 by default, or the
+YES/NO label of seed 003 with ``scale = "binary"``), concurrently through the cached LLM
+client, so a rerun or a resumed run makes no call twice. The score written for a passage
+is its grade plus a tie-breaker below 0.5 that keeps the retrieval order among passages of
+equal grade. A passage whose grade could not be had (invalid output after the re-ask, a
+failed call) scores below every graded one, still in retrieval order; such failures are
+counted and reported in the run's notes, never scored as 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmark.errors import ConfigError
+from ragmark.judges.prompt import JudgeCounts
+from ragmark.judges.relevance import relevance_grade, relevance_label
+from ragmark.llm import LLMClient
+from ragmark.llm.config import component_settings
+from ragmark.llm.loop import LoopThread
+from ragmark.types import Score
+
+
+def order_scores(grades: Sequence[float | None]) -> NDArray[np.float32]:
+    """Scores that order passages by grade, then by their retrieval order; ungraded
+    passages (None) go below all graded ones.
+
+    >>> order_scores([1.0, 3.0, None, 1.0]).round(3).tolist()
+    [1.5, 3.375, -0.75, 1.125]
+    """
+    n = len(grades)
+    out = np.empty(n, dtype=np.float64)
+    for i, g in enumerate(grades):
+        tie = 0.5 * (n - i) / n  # in (0, 0.5]: earlier retrieved ranks higher
+        out[i] = (g if g is not None else -1.0) + tie
+    return out.astype(np.float32)
+
+
+class LLMReranker:
+    """Grades each retrieved passage with an LLM judge; see the module docstring.
+
+    The endpoint comes from the ``[reranker]`` table (``base_url``, ``model``, ...) or,
+    for what it does not give, from ``RAGMARK_LLM_*``. ``template`` (binary scale only) is
+    a custom relevance prompt with ``{question}`` and ``{passage}``.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        scale: Literal["graded", "binary"] = "graded",
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        provider: str | None = None,
+        concurrency: int | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        template: str | None = None,
+    ) -> None:
+        if scale not in ("graded", "binary"):
+            raise ConfigError(f"llm reranker: scale must be 'graded' or 'binary', got {scale!r}")
+        if template is not None and scale != "binary":
+            raise ConfigError("llm reranker: a template needs scale = \"binary\" (YES/NO)")
+        self.settings = component_settings(
+            "llm reranker", base_url=base_url, model=model, api_key_env=api_key_env,
+            provider=provider, concurrency=concurrency, max_retries=max_retries,
+            timeout=timeout)
+        self.scale = scale
+        self.template = template
+        self.client = LLMClient(self.settings)
+        self.counts = JudgeCounts()
+        self.graded = 0
+        self.failures: Counter[str] = Counter()
+        self._loop = LoopThread()
+        self._probed = False
+
+    async def _grade_all(self, query: str, texts: Sequence[str]) -> list[Score]:
+        if not self._probed:
+            ok, why = await self.client.probe()
+            if not ok:
+                raise ConfigError(
+                    f"the llm reranker's endpoint {self.settings.display_url} did not "
+                    f"answer: {why}")
+            self._probed = True
+        if self.scale == "binary":
+            jobs = [relevance_label(self.client, query, t, template=self.template,
+                                    counts=self.counts) for t in texts]
+        else:
+            jobs = [relevance_grade(self.client, query, t, counts=self.counts) for t in texts]
+        return list(await asyncio.gather(*jobs))
+
+    def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        got = self._loop.run(self._grade_all(query, texts))
+        grades: list[float | None] = []
+        for s in got:
+            if s.ok:
+                self.graded += 1
+                grades.append(s.value)
+            else:
+                self.failures[s.reason or "unknown"] += 1
+                grades.append(None)
+        return order_scores(grades)
+
+    def summary(self) -> tuple[list[str], dict[str, Any]]:
+        """Notes for the report (failures) and the LLM accounting of the reranking."""
+        st = self.client.stats
+        failed = sum(self.failures.values())
+        notes = []
+        if failed:
+            why = "; ".join(f"{r} ({n})" for r, n in self.failures.most_common(3))
+            notes.append(
+                f"llm reranker: {failed} of {failed + self.graded} passages could not be "
+                f"graded ({why}); they keep their retrieval order below the graded ones")
+        return notes, {
+            "endpoint": self.settings.display_url, "model": self.settings.model,
+            "scale": self.scale, "passages_graded": self.graded, "passages_failed": failed,
+            "calls": st.calls, "cache_hits": st.cache_hits, "retries": st.retries,
+            "failures": st.failures, "prompt_tokens": st.prompt_tokens,
+            "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
+            "judge_reasks": self.counts.reasked,
+        }
+
+    def close(self) -> None:
+        """Close the HTTP pool and the background loop."""
+        if self._loop.started:
+            self._loop.run(self.client.aclose())
+        self._loop.close()

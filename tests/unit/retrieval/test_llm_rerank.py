@@ -1,0 +1,112 @@
+"""The LLM pointwise reranker against a scripted local OpenAI-protocol server: grades
+order the passages, ties keep retrieval order, failures go below and are counted, a
+second run is served from the cache, an endpoint that does not answer is an error."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from support.fake_llm_server import Reply
+
+from ragmark.config import load_config
+from ragmark.errors import ConfigError
+from ragmark.retrieval.llm_rerank import LLMReranker, order_scores
+
+
+def chat(text: str) -> Reply:
+    return Reply(body={"id": "x", "object": "chat.completion",
+                       "choices": [{"index": 0, "message": {"role": "assistant",
+                                                            "content": text}}],
+                       "usage": {"prompt_tokens": 20, "completion_tokens": 4}})
+
+
+def passage_of(body) -> str:
+    """The passage of the question asked (the last one in the messages; a re-ask comes
+    after it, the few-shot examples before)."""
+    text = "\n".join(m["content"] for m in body["messages"])
+    return re.findall(r'<data name="passage">\n(.*?)\n</data>', text, re.S)[-1]
+
+
+def grading(body):
+    """apple -> 3, pear -> 2, plum -> 1, 'broken' -> garbage, anything else -> 0."""
+    p = passage_of(body)
+    if "broken" in p:
+        return chat("I cannot say.")
+    for word, grade in (("apple", 3), ("pear", 2), ("plum", 1)):
+        if word in p:
+            return chat(f'Sure: {{"grade": {grade}}}')
+    return chat('{"grade": 0}')
+
+
+TEXTS = ["a plum tree", "nothing here", "an apple", "a broken text", "a pear", "plum jam"]
+
+
+def test_order_scores_sorts_by_grade_then_retrieval_order():
+    s = order_scores([1.0, 0.0, 3.0, None, 2.0, 1.0])
+    assert np.argsort(-s, kind="stable").tolist() == [2, 4, 0, 5, 1, 3]
+    assert s[3] < s[1]  # ungraded below a judged 0
+    assert np.all(s[[0, 5]] - 1.0 <= 0.5) and s[0] > s[5]
+
+
+def test_grades_reorder_passages_and_failures_are_counted(server):
+    server.rule = grading
+    rr = LLMReranker(base_url=server.url, model="test-model", max_retries=0)
+    try:
+        s = rr.score("which fruit?", TEXTS)
+        order = np.argsort(-s, kind="stable").tolist()
+        assert [TEXTS[i] for i in order] == ["an apple", "a pear", "a plum tree", "plum jam",
+                                             "nothing here", "a broken text"]
+        notes, acct = rr.summary()
+    finally:
+        rr.close()
+    # six passages, the broken one asked twice (one re-ask)
+    assert len(server.requests) == 7
+    assert acct["passages_graded"] == 5 and acct["passages_failed"] == 1
+    assert acct["calls"] == 7 and acct["cache_hits"] == 0 and acct["judge_reasks"] == 1
+    assert len(notes) == 1 and notes[0].startswith("llm reranker: 1 of 6 passages could not")
+
+    again = LLMReranker(base_url=server.url, model="test-model", max_retries=0)
+    try:
+        assert np.array_equal(again.score("which fruit?", TEXTS), s)
+        assert again.summary()[1]["cache_hits"] == 7
+    finally:
+        again.close()
+    assert len(server.requests) == 7  # all from the cache
+
+
+def test_binary_scale_uses_the_yes_no_label(server):
+    server.rule = lambda body: chat("YES" if "apple" in passage_of(body) else "no.")
+    rr = LLMReranker(scale="binary", base_url=server.url, model="test-model")
+    try:
+        s = rr.score("q", ["a pear", "an apple", "a plum"])
+    finally:
+        rr.close()
+    assert np.argsort(-s, kind="stable").tolist() == [1, 0, 2]
+
+
+def test_an_endpoint_that_does_not_answer_is_an_error():
+    rr = LLMReranker(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0, timeout=1)
+    try:
+        with pytest.raises(ConfigError, match="llm reranker's endpoint .* did not answer"):
+            rr.score("q", ["a"])
+    finally:
+        rr.close()
+
+
+def test_without_an_endpoint_the_error_names_what_to_set(monkeypatch):
+    monkeypatch.delenv("RAGMARK_LLM_BASE_URL", raising=False)
+    with pytest.raises(ConfigError, match="llm reranker needs an endpoint"):
+        LLMReranker()
+    with pytest.raises(ConfigError, match="template needs scale"):
+        LLMReranker(template="{question} {passage}", base_url="http://x", model="m")
+
+
+def test_auto_reranker_is_the_llm_one_when_only_an_endpoint_is_set(monkeypatch):
+    monkeypatch.delenv("RAGMARK_RERANKER_MODEL", raising=False)
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("RAGMARK_LLM_MODEL", "judge-model")
+    cfg = load_config("hybrid-rerank")
+    assert cfg.reranker is not None and cfg.reranker.name == "llm"
+    assert cfg.reranker.params == {"model": "judge-model"}
