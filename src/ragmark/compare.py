@@ -166,3 +166,26 @@ def compare(
     st = settings or StatSettings()
     intervals, rows = analyse(reports, base, compared, st)
     return Comparison(reports, base, list(compared), intervals, rows, st, dataset_hash(dataset))
+
+
+def estimate_compare(
+    dataset: Dataset,
+    configs: Sequence[RunConfig],
+    metrics: Sequence[str | MetricName] | None = None,
+    *,
+    max_queries: int | None = None,
+    skip_generation: bool = False,
+    progress: Progress | None = None,
+    judge_metrics: Sequence[str] = (),
+    llm: Any = None,
+) -> dict[str, dict[str, Any]]:
+    """A dry run of :func:`compare`: per config, the judge calls not yet cached and their
+    estimated prompt tokens and cost (see :func:`ragmark.judging.estimate`). Nothing is
+    called. Each config is estimated on its own, so a call two configs share counts twice
+    (a real run makes it once): the sum is an upper bound."""
+    if not configs:
+        raise ConfigError("no configs to compare")
+    return {c.name: run(dataset, c, metrics, max_queries=max_queries,
+                        skip_generation=skip_generation, progress=progress,
+                        judge_metrics=judge_metrics, llm=llm, dry_run=True).llm["dry_run"]
+            for c in configs}

@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import llm_options, llm_settings
+from ragmark.cli.llm_opts import dry_run_text, llm_options, llm_settings
+from ragmark.errors import ConfigError
 
 
 @cli.command("compare")
@@ -36,6 +37,8 @@ from ragmark.cli.llm_opts import llm_options, llm_settings
               help="Writes {output}.json and {output}.md.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @llm_options
+@click.option("--dry-run", is_flag=True,
+              help="Count each config's judge calls, tokens and cost without calling anything.")
 @click.argument("more_configs", nargs=-1)
 def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
                 baseline: str | None, metrics: str | None, top_k: int | None,
@@ -43,13 +46,13 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 resamples: int, seed: int, output: str, quiet: bool,
                 judge_metrics: str | None, llm_base_url: str | None, llm_model: str | None,
                 llm_api_key_env: str | None, llm_provider: str | None, llm_prices: str | None,
-                require_llm: bool, more_configs: tuple[str, ...]) -> None:
+                require_llm: bool, dry_run: bool, more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
     Writes {output}.json (per config: metrics, intervals, per-query values, timings;
     every comparison with its p-value) and {output}.md, and prints the table.
     """
-    from ragmark.compare import StatSettings, compare
+    from ragmark.compare import StatSettings, compare, estimate_compare
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
     from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
@@ -74,6 +77,14 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         run_metrics = have + [m for m in compared if m not in have and m not in JUDGE_METRICS]
     llm = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
                         llm_prices) if (judges or require_llm) else None
+    if dry_run:
+        if not judges:
+            raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+        estimates = estimate_compare(ds, cfgs, run_metrics, max_queries=max_queries,
+                                     skip_generation=skip_generation, progress=progress,
+                                     judge_metrics=judges, llm=llm)
+        out.print(dry_run_text(estimates), highlight=False, soft_wrap=True)
+        return
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed)
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,

@@ -85,3 +85,32 @@ def llm_settings(base_url: str | None, model: str | None, api_key_env: str | Non
         return LLMSettings.model_validate(values)
     except ValueError as e:
         raise ConfigError(f"LLM settings: {e}") from None
+
+
+def dry_run_text(estimates: dict[str, dict[str, Any]]) -> str:
+    """What a dry run found, for the console: one line per config (the config name is
+    left out when there is one), and the total when there are several."""
+    first = next(iter(estimates.values()))
+    if first.get("endpoint") is None:
+        return f"dry run: {first['note']}"
+    lines = []
+    for name, est in estimates.items():
+        who = f"{name}: " if len(estimates) > 1 else ""
+        lines.append(
+            f"dry run: {who}{est['calls']} judge calls to {est['model']} at {est['endpoint']} "
+            f"({est['cached']} more already cached), about {est['estimated_prompt_tokens']:,} "
+            f"prompt tokens (characters / 4); estimated cost {_cost(est['estimated_cost'])}.")
+    if len(estimates) > 1:
+        costs = [e["estimated_cost"] for e in estimates.values()]
+        total = None if any(c is None for c in costs) else sum(costs)
+        lines.append(
+            f"dry run: all configs: {sum(e['calls'] for e in estimates.values())} calls, about "
+            f"{sum(e['estimated_prompt_tokens'] for e in estimates.values()):,} prompt tokens, "
+            f"estimated cost {_cost(total)} (calls the configs share are counted for each, "
+            "so this is an upper bound).")
+    lines.append("Nothing was called and no results were written.")
+    return "\n".join(lines)
+
+
+def _cost(cost: float | None) -> str:
+    return "unknown (give --llm-prices)" if cost is None else f"${cost:.4f} (prompt tokens)"

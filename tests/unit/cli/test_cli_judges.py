@@ -148,3 +148,23 @@ def test_dry_run_counts_calls_tokens_and_cost_without_calling(dataset, tmp_path,
     assert "Nothing was called and no results were written." in stdout
     code, _, err = run_cli(["run", "--dataset", str(dataset), "--dry-run", "--quiet"], capsys)
     assert code == 2 and "--dry-run estimates judge calls: give --judge-metrics too" in err
+
+
+def test_compare_dry_run_estimates_each_config_and_the_total(dataset, tmp_path, capsys,
+                                                              server):
+    other = tmp_path / "one.toml"
+    other.write_text('name = "one-context"\ntop_n = 1\n')
+    code, stdout, _ = run_cli(["compare", "--dataset", str(dataset), "--configs", "sparse",
+                               str(other), "--judge-metrics", "answer_relevance,faithfulness",
+                               "--llm-base-url", server.url, "--llm-model", "test-model",
+                               "--llm-prices", "1.0,2.0", "--dry-run", "--output",
+                               str(tmp_path / "c"), "--quiet"], capsys)
+    assert code == 0
+    assert server.requests == [] and not (tmp_path / "c.json").exists()
+    lines = stdout.strip().splitlines()
+    # per config: 2 questions x (relevance + claims + the claims' verification)
+    assert lines[0].startswith("dry run: sparse: 6 judge calls to test-model")
+    assert lines[1].startswith("dry run: one-context: 6 judge calls to test-model")
+    assert lines[2].startswith("dry run: all configs: 12 calls, about ")
+    assert "upper bound" in lines[2] and "estimated cost $0.00" in lines[2]
+    assert lines[3] == "Nothing was called and no results were written."
