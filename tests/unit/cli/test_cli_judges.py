@@ -168,3 +168,25 @@ def test_compare_dry_run_estimates_each_config_and_the_total(dataset, tmp_path, 
     assert lines[2].startswith("dry run: all configs: 12 calls, about ")
     assert "upper bound" in lines[2] and "estimated cost $0.00" in lines[2]
     assert lines[3] == "Nothing was called and no results were written."
+
+
+def test_ollama_native_api_end_to_end_through_run(dataset, tmp_path, capsys, ollama_server):
+    ollama_server.rule = lambda body: Reply(body={
+        "model": body["model"], "done": True, "prompt_eval_count": 30, "eval_count": 6,
+        "message": {"role": "assistant", "content": '{"rating": 3, "reason": "partly"}'}})
+    out = tmp_path / "r.json"
+    args = ["run", "--dataset", str(dataset), "--judge-metrics", "answer_relevance",
+            "--llm-provider", "ollama", "--llm-base-url", ollama_server.url, "--llm-model",
+            "test-model", "--require-llm", "--output", str(out), "--quiet"]
+    code, stdout, _ = run_cli(args, capsys)
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["metrics"]["answer_relevance"] == 0.5  # rating 3 of 1-5
+    assert data["counts"]["answer_relevance"] == {"n": 2, "missing": 0}
+    assert data["llm"]["calls"] == 2 and data["llm"]["prompt_tokens"] == 60
+    assert data["llm"]["completion_tokens"] == 12
+    assert [r.path for r in ollama_server.requests] == ["/api/chat", "/api/chat"]
+    assert all(r.body["options"]["temperature"] == 0 for r in ollama_server.requests)
+    code, _, _ = run_cli(args, capsys)
+    assert code == 0 and len(ollama_server.requests) == 2
+    assert json.loads(out.read_text())["llm"]["cache_hits"] == 2
