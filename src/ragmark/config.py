@@ -40,6 +40,10 @@ values; its keys are dotted paths into the config::
     [grid]
     "chunker.size" = [200, 500]
     top_k = [5, 10]
+
+A ``[pipeline]`` table makes the config an external RAG system (a Python callable or an
+HTTP endpoint, see :mod:`ragmark.pipelines.config`) that ragmark asks instead of running
+a chunker, retriever and generator; such a config has none of those tables.
 """
 
 from __future__ import annotations
@@ -55,9 +59,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragmark.errors import ConfigError, UnknownComponentError
+from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
 from ragmark.retrieval.rerank import RERANKER_ENV
 
 LLM_URL_ENV = "RAGMARK_LLM_BASE_URL"
+LLM_MODEL_ENV = "RAGMARK_LLM_MODEL"
 KINDS = ("chunker", "retriever", "reranker", "generator")
 
 
@@ -86,6 +92,7 @@ class RunConfig(BaseModel):
     unit: Literal["auto", "chunk", "document"] = "auto"
     alpha: float = Field(0.5, ge=0.0, le=1.0)
     grounded_threshold: float = Field(0.10, ge=0.0, le=1.0)
+    pipeline: PipelineConfig | None = None  # an external system instead of the parts above
 
 
 _HYBRID: dict[str, Any] = {
@@ -108,18 +115,25 @@ BUILTINS: dict[str, dict[str, Any]] = {
 def _format_validation(err: ValidationError, source: str) -> str:
     lines = []
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        loc = list(e["loc"])
+        model: type[BaseModel] = RunConfig
+        if loc[:1] == ["pipeline"] and len(loc) > 1 and loc[1] in PIPELINE_MODELS:
+            model = PIPELINE_MODELS[str(loc.pop(1))]  # drop pydantic's union tag
+        key = ".".join(str(p) for p in loc) or "(top level)"
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
-            known = ", ".join(RunConfig.model_fields)
+            known = ", ".join(model.model_fields)
             msg = f"unknown key; known keys: {known}"
+        elif e["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            key += ".kind"
+            msg = f"expected {' or '.join(map(repr, PIPELINE_MODELS))}"
         lines.append(f"{source}, key '{key}': {msg}")
     return "\n".join(lines)
 
 
 def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
-    """``[reranker] name = "auto"``: the cross-encoder named by RAGMARK_RERANKER_MODEL, else
-    a clear error (the LLM reranker comes with the LLM layer)."""
+    """``[reranker] name = "auto"``: the cross-encoder named by RAGMARK_RERANKER_MODEL (or
+    ``model``), else the LLM reranker when an LLM endpoint is set, else a clear error."""
     rr = data.get("reranker")
     if not isinstance(rr, dict) or rr.get("name") != "auto":
         return
@@ -129,13 +143,16 @@ def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
         data["reranker"] = {"name": "cross-encoder", "model": os.environ.get(RERANKER_ENV),
                             **params}
         return
-    llm = " (an LLM endpoint is set, but the LLM reranker is not available yet)" if (
-        os.environ.get(LLM_URL_ENV)) else ""
+    if os.environ.get(LLM_URL_ENV, "").strip():
+        llm_model = os.environ.get(LLM_MODEL_ENV, "").strip() or None
+        data["reranker"] = {"name": "llm", "model": llm_model, **params}
+        return
     raise ConfigError(
-        f"{source}, key 'reranker': this config reranks, but no reranker is set up{llm}. "
-        f"Set {RERANKER_ENV} to a cross-encoder model folder, or give a TOML config with "
-        "[reranker] name = \"cross-encoder\" and model = \"PATH\". No reranker model ships "
-        "with ragmark."
+        f"{source}, key 'reranker': this config reranks, but no reranker is set up. Set "
+        f"{RERANKER_ENV} to a cross-encoder model folder, or {LLM_URL_ENV} and "
+        f"{LLM_MODEL_ENV} for the LLM reranker, or give a TOML config with [reranker] "
+        "name = \"cross-encoder\" and model = \"PATH\" (or name = \"llm\"). No reranker "
+        "model ships with ragmark."
     )
 
 
@@ -176,12 +193,35 @@ def _component_errors(kind: str, comp: Any, key: str, source: str) -> list[str]:
     return errors
 
 
+def _pipeline_checks(data: dict[str, Any], source: str) -> None:
+    """A pipeline config has no parts of its own; its python_path is relative to the file."""
+    pipe = data.get("pipeline")
+    if pipe is None:
+        return
+    parts = [k for k in KINDS if k in data]
+    if parts:
+        raise ConfigError(f"{source}, key '{parts[0]}': a config with a [pipeline] asks an "
+                          f"external system; it takes no {', '.join(KINDS[:-1])} or {KINDS[-1]}")
+    paths = pipe.get("python_path") if isinstance(pipe, dict) else None
+    if isinstance(paths, list) and Path(source).is_file():
+        from ragmark.pipelines.python import resolve_python_path
+
+        pipe["python_path"] = resolve_python_path(paths, Path(source).parent)
+
+
 def _validate(data: dict[str, Any], source: str) -> RunConfig:
+    _pipeline_checks(data, source)
     _resolve_auto_reranker(data, source)
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as e:
         raise ConfigError(_format_validation(e, source)) from None
+    if isinstance(cfg.pipeline, PythonPipelineConfig):
+        from ragmark.pipelines.python import load_target
+
+        load_target(cfg.pipeline, source)  # an import error shows before any work
+    if cfg.pipeline is not None:
+        return cfg
     errors = []
     for kind in KINDS:
         errors += _component_errors(kind, data.get(kind), kind, source)

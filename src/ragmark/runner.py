@@ -1,14 +1,17 @@
 """RunConfig -> pipeline -> per-query records -> aggregates.
 
 One configuration over one dataset: chunk the corpus, index it, retrieve for every
-question, judge the rankings, generate answers, score them. Nothing here prints: progress
-goes through the ``progress`` object the caller passes (the CLI's shows rich bars).
+question, judge the rankings, generate answers, score them. The rankings and answers may
+instead come from an external system (a config's ``[pipeline]``, see
+:mod:`ragmark.pipelines`) or from its logged outputs; one tail (:func:`_score`) scores
+every source alike. Nothing here prints: progress goes through the ``progress`` object
+the caller passes (the CLI's shows rich bars).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
@@ -24,8 +27,9 @@ from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName, parse_metrics
+from ragmark.pipelines.base import Output, Produced, Sourced
 from ragmark.registry import registry
-from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged
+from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, trec_order
 from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
 from ragmark.types import Chunk, Dataset, Document, Sample, Score
 
@@ -132,38 +136,13 @@ def _unit(cfg: RunConfig, dataset: Dataset) -> str:
     return "document" if kinds <= {"ids", "none"} else "chunk"
 
 
-def run(
-    dataset: Dataset,
-    cfg: RunConfig,
-    metrics: Sequence[str | MetricName] | None = None,
-    *,
-    max_queries: int | None = None,
-    skip_generation: bool = False,
-    progress: Progress | None = None,
-    judge_metrics: Sequence[str] = (),
-    llm: LLMSettings | None = None,
-    require_llm: bool = False,
-    dry_run: bool = False,
-) -> RunReport:
-    """Run one configuration over a dataset and score it.
-
-    ``judge_metrics`` (faithfulness, answer_relevance, context_relevance,
-    answer_correctness) are asked of the LLM endpoint ``llm``; without one, or when it
-    does not answer, they are recorded as missing with the reason (an error with
-    ``require_llm``). With ``dry_run`` nothing is asked: ``report.llm`` holds the number
-    of calls the judges would make and their estimated tokens and cost.
-    """
-    prog = progress or NullProgress()
-    judge_names = parse_judge_metrics(judge_metrics)
-    names = parse_metrics(metrics) if metrics else default_metrics(dataset)
-    retrieval_names = [m for m in names if m.kind == "retrieval"]
-    answer_names = [m for m in names if m.kind == "answer"]
-    samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
-    if not samples:
-        raise ConfigError("no questions to evaluate (--max-queries 0?)")
+def _own(
+    dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress, *,
+    with_answers: bool, dry_run: bool,
+) -> Sourced:
+    """ragmark's own pipeline: chunk, index, retrieve (and rerank) one question at a time,
+    then generate from the top_n chunks."""
     timings: dict[str, float] = {}
-    started = time.perf_counter()
-
     chunker_cfg = cfg.chunker
     chunker_name = chunker_cfg.name if chunker_cfg else dataset.default_chunker
     chunker_params = chunker_cfg.params if chunker_cfg else {}
@@ -217,39 +196,105 @@ def run(
     timings["latency_p50_ms"] = float(np.percentile(latency, 50)) * 1000
     timings["latency_p95_ms"] = float(np.percentile(latency, 95)) * 1000
 
-    unit = _unit(cfg, dataset)
-    docs_by_id = dataset.corpus.by_id()
-    needs_answers = bool(answer_names) or bool(set(judge_names) & NEEDS_ANSWER)
-    generator = None if skip_generation or not needs_answers else registry("generator").create(
+    generator = None if not with_answers else registry("generator").create(
         cfg.generator.name, **cfg.generator.params)
     if dry_run and hasattr(generator, "generate_many"):
         raise ConfigError(
             f"--dry-run cannot estimate the judges of generator {cfg.generator.name!r}: its "
             "answers need LLM calls; dry-run with an extractive generator or --skip-generation"
         )
+    ranked: list[tuple[list[Chunk], list[float]]] = []
     tops: list[list[Chunk]] = []
+    for qi in range(len(samples)):
+        keep = ids[qi] >= 0
+        got = [chunks[i] for i in ids[qi][keep]]
+        sc = scores[qi][keep].tolist()
+        ranked.append((got, sc))
+        # the generator sees the chunks best first, in trec order
+        tops.append([got[i] for i in trec_order([c.id for c in got], sc)[: cfg.top_n]])
+    t0 = time.perf_counter()
+    answers = _generate(generator, samples, tops, prog, cfg.generator.name)
+    timings["answer_s"] = time.perf_counter() - t0
+    cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
+    cfg_json["chunker"] = {"name": chunker_name, **chunker_params}
+    produced = [Produced(got, sc, [c.text for c in top], ans)
+                for (got, sc), top, ans in zip(ranked, tops, answers, strict=True)]
+    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks)})
+
+
+def run(
+    dataset: Dataset,
+    cfg: RunConfig,
+    metrics: Sequence[str | MetricName] | None = None,
+    *,
+    max_queries: int | None = None,
+    skip_generation: bool = False,
+    progress: Progress | None = None,
+    judge_metrics: Sequence[str] = (),
+    llm: LLMSettings | None = None,
+    require_llm: bool = False,
+    dry_run: bool = False,
+    outputs: Mapping[str, Output] | None = None,
+) -> RunReport:
+    """Run one configuration over a dataset and score it.
+
+    The answers and contexts come from ragmark's own retriever and generator, from the
+    config's external ``[pipeline]``, or from ``outputs`` (sample id -> a system's
+    logged output; see :func:`ragmark.data.outputs.load_outputs`); all are scored alike.
+    ``judge_metrics`` (faithfulness, answer_relevance, context_relevance,
+    answer_correctness) are asked of the LLM endpoint ``llm``; without one, or when it
+    does not answer, they are recorded as missing with the reason (an error with
+    ``require_llm``). With ``dry_run`` nothing is asked: ``report.llm`` holds the number
+    of calls the judges would make and their estimated tokens and cost.
+    """
+    prog = progress or NullProgress()
+    judge_names = parse_judge_metrics(judge_metrics)
+    names = parse_metrics(metrics) if metrics else default_metrics(dataset)
+    samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
+    if not samples:
+        raise ConfigError("no questions to evaluate (--max-queries 0?)")
+    started = time.perf_counter()
+    if outputs is not None or cfg.pipeline is not None:
+        from ragmark.pipelines.source import external
+
+        src = external(samples, cfg, prog, outputs=outputs, with_answers=not skip_generation,
+                       dry_run=dry_run)
+    else:
+        needs_answers = (any(m.kind == "answer" for m in names)
+                         or bool(set(judge_names) & NEEDS_ANSWER))
+        src = _own(dataset, samples, cfg, prog, with_answers=needs_answers and not skip_generation,
+                   dry_run=dry_run)
+    return _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
+                  require_llm=require_llm, dry_run=dry_run, started=started)
+
+
+def _score(
+    dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
+    names: Sequence[MetricName], judge_names: Sequence[str], *, prog: Progress,
+    llm: LLMSettings | None, require_llm: bool, dry_run: bool, started: float,
+) -> RunReport:
+    """The tail every source shares: match rankings against the ground truth, score the
+    answers, judge, compute the retrieval metrics and the aggregates. A question whose
+    source failed has every metric missing with the failure's reason."""
+    retrieval_names = [m for m in names if m.kind == "retrieval"]
+    answer_names = [m for m in names if m.kind == "answer"]
+    timings = dict(src.timings)
+    unit = _unit(cfg, dataset)
+    docs_by_id = dataset.corpus.by_id()
+    failed = {qi: Score.missing(p.failure, **p.details)
+              for qi, p in enumerate(src.queries) if p.failure is not None}
     records: list[QueryRecord] = []
     rankings: list[list[JudgedItem]] = []
     target_grades: list[dict[str, int]] = []
-    t0 = time.perf_counter()
     with prog.task("matching against the ground truth", len(samples)) as advance:
-        for qi, s in enumerate(samples):
-            keep = ids[qi] >= 0
-            got = [chunks[i] for i in ids[qi][keep]]
-            sc = scores[qi][keep].tolist()
+        for s, p in zip(samples, src.queries, strict=True):
             matcher = Matcher(s.truth)
-            # chunks in trec order: the generator sees them best first
-            by_chunk = judge_ranking(s.truth, got, sc, "chunk", matcher)
-            chunk_of = {c.id: c for c in got}
-            ranking = by_chunk if unit == "chunk" else judge_ranking(
-                s.truth, got, sc, "document", matcher)
+            ranking = judge_ranking(s.truth, p.chunks, p.scores, unit, matcher)
             rankings.append(ranking)
             target_grades.append(matcher.target_grades())
-            top = [chunk_of[it.id] for it in by_chunk[: cfg.top_n]]
-            tops.append(top)
             records.append(QueryRecord(
-                id=s.id, question=s.question, answer=None, metrics={},
-                contexts=[c.text for c in top],
+                id=s.id, question=s.question, answer=None, metrics={}, sample=s,
+                contexts=list(p.contexts),
                 retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
                                            it.match.grade if it.match else 0,
                                            it.match.targets if it.match else (),
@@ -257,59 +302,65 @@ def run(
                            for it in ranking],
             ))
             advance(1)
-    answers = _generate(generator, samples, tops, prog, cfg.generator.name)
-    for s, rec, top, ans in zip(samples, records, tops, answers, strict=True):
-        if isinstance(ans, GenerationFailed):
-            rec.metrics = {str(m): Score.missing(f"generation failed: {ans.reason}")
+    for qi, (s, rec, p) in enumerate(zip(samples, records, src.queries, strict=True)):
+        if qi in failed:
+            rec.metrics = {str(m): failed[qi] for m in answer_names}
+        elif isinstance(p.answer, GenerationFailed):
+            rec.metrics = {str(m): Score.missing(f"generation failed: {p.answer.reason}")
                            for m in answer_names}
-        elif ans is None:
+        elif p.answer is None:
             rec.metrics = {str(m): Score.missing("generation skipped") for m in answer_names}
         else:
-            rec.answer = ans
+            rec.answer = p.answer
             gold = _gold_context(s, docs_by_id)
-            rec.metrics = _answer_scores(s, ans, [c.text for c in top], gold, answer_names, cfg)
-    timings["answer_s"] = time.perf_counter() - t0
+            rec.metrics = _answer_scores(s, p.answer, p.contexts, gold, answer_names, cfg)
     llm_summary: dict[str, Any] = {}
-    notes: list[str] = []
+    notes = list(src.notes)
+    ok = [qi for qi in range(len(records)) if qi not in failed]
+    judged_scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
+                     for qi in range(len(records))]
     if judge_names and dry_run:
-        llm_summary = {"dry_run": estimate(samples, records, judge_names, llm)}
-        judged_scores = [{n: Score.missing("dry run: not judged") for n in judge_names}
-                         for _ in records]
-    elif judge_names:
+        llm_summary = {"dry_run": estimate([samples[i] for i in ok], [records[i] for i in ok],
+                                           judge_names, llm)}
+        for i in ok:
+            judged_scores[i] = {n: Score.missing("dry run: not judged") for n in judge_names}
+    elif judge_names and ok:
         t0 = time.perf_counter()
         with prog.task(f"judging ({', '.join(judge_names)})",
-                       len(records) * len(judge_names)) as advance:
-            judged_scores, notes, llm_summary = judge(samples, records, judge_names, llm,
-                                                      require=require_llm, advance=advance)
+                       len(ok) * len(judge_names)) as advance:
+            got, judge_notes, llm_summary = judge(
+                [samples[i] for i in ok], [records[i] for i in ok], judge_names, llm,
+                require=require_llm, advance=advance)
+        for i, sc in zip(ok, got, strict=True):
+            judged_scores[i] = sc
+        notes += judge_notes
         timings["judge_s"] = time.perf_counter() - t0
     timings["total_s"] = time.perf_counter() - started
 
     judged = to_judged([s.id for s in samples], target_grades, rankings)
     values = compute_all(judged, retrieval_names)
-    for qi, rec in enumerate(records):
+    for qi, (s, rec) in enumerate(zip(samples, records, strict=True)):
+        none = "no ground truth" if s.truth.kind == "none" else (
+            "no relevant target in the ground truth")
         for name, arr in values.items():
             v = float(arr[qi])
-            rec.metrics[name] = Score(v) if not np.isnan(v) else Score.missing(
-                "no relevant target in the ground truth")
+            rec.metrics[name] = failed.get(qi) or (
+                Score(v) if not np.isnan(v) else Score.missing(none))
         # keep the metric order the user asked for
         rec.metrics = {str(m): rec.metrics[str(m)] for m in names if str(m) in rec.metrics}
         if judge_names:
             rec.metrics.update(judged_scores[qi])
 
-    all_names = [str(m) for m in names] + judge_names
+    all_names = [str(m) for m in names] + list(judge_names)
     aggregates = {m: Aggregate.of([r.metrics[m] for r in records]) for m in all_names}
     if "groundedness" in aggregates:
         flags = [Score(0.0 if r.metrics["groundedness"].details.get("ungrounded") else 1.0)
                  if r.metrics["groundedness"].ok else r.metrics["groundedness"] for r in records]
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
-    cfg_json: dict[str, Any] = cfg.model_dump(mode="json")
-    cfg_json["chunker"] = {"name": chunker_name, **(chunker_cfg.params if chunker_cfg else {})}
-    cfg_json["unit"] = unit
-    return RunReport(
-        config=cfg_json,
-        dataset={"name": dataset.name, "path": dataset.path, "format": dataset.format,
-                 "queries": len(samples), "documents": len(dataset.corpus.documents),
-                 "chunks": len(chunks), "hash": dataset_hash(dataset)},
-        metrics=aggregates, queries=records, timings=timings, notes=notes, llm=llm_summary,
-    )
+    cfg_json = {**src.config, "unit": unit}
+    info = {"name": dataset.name, "path": dataset.path, "format": dataset.format,
+            "queries": len(samples), "documents": len(dataset.corpus.documents), **src.dataset,
+            "hash": dataset_hash(dataset)}
+    return RunReport(config=cfg_json, dataset=info, metrics=aggregates, queries=records,
+                     timings=timings, notes=notes, llm=llm_summary)

@@ -10,13 +10,17 @@ from ragmark.errors import ConfigError
 
 
 @cli.command("run")
-@click.option("--dataset", required=True, type=click.Path(exists=True),
+@click.option("--dataset", type=click.Path(exists=True),
               help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
+@click.option("--outputs", "outputs_path", type=click.Path(exists=True, dir_okay=False),
+              help="Score a system's logged outputs instead: JSONL of {question, answer, "
+                   "contexts, ground_truth_contexts?, expected_answer?, ...}. Not with "
+                   "--dataset or --config.")
 @click.option("--corpus", type=click.Path(exists=True),
               help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
-@click.option("--config", "config", default="sparse", show_default=True,
-              help="Built-in config name or a TOML file.")
+@click.option("--config", "config",
+              help="Built-in config name or a TOML file (default: sparse).")
 @click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
 @click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
@@ -34,15 +38,17 @@ from ragmark.errors import ConfigError
 @llm_options
 @click.option("--dry-run", is_flag=True,
               help="Count the judge calls, tokens and cost without calling anything.")
-def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: int | None,
+def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, split: str,
+            config: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             verbose: bool, quiet: bool, judge_metrics: str | None, llm_base_url: str | None,
             llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
             llm_prices: str | None, require_llm: bool, dry_run: bool) -> None:
-    """Evaluate one configuration on a dataset."""
-    from ragmark.config import load_config
+    """Evaluate one configuration on a dataset, or a system's logged outputs."""
+    from ragmark.config import RunConfig, load_config
     from ragmark.data import load_dataset
+    from ragmark.data.outputs import load_outputs
     from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.console import print_report
@@ -57,15 +63,30 @@ def run_cmd(dataset: str, corpus: str | None, split: str, config: str, top_k: in
                         llm_prices) if (judges or require_llm) else None
     if dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
-    cfg = load_config(config, top_k=top_k, top_n=top_n, unit=unit)
-    if names and top_k is None:
-        deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
-        if deepest > cfg.top_k:
-            cfg = cfg.model_copy(update={"top_k": deepest})
-    ds = load_dataset(dataset, corpus, split)
+    outputs = None
+    if outputs_path is not None:
+        given = [flag for flag, v in (("--dataset", dataset), ("--config", config),
+                                      ("--corpus", corpus), ("--top-k", top_k),
+                                      ("--top-n", top_n)) if v is not None]
+        if given:
+            raise ConfigError(f"--outputs scores logged answers and contexts as they are; it "
+                              f"cannot be combined with {', '.join(given)}")
+        oset = load_outputs(outputs_path)
+        ds, outputs = oset.dataset, oset.outputs
+        cfg = RunConfig.model_validate({"name": ds.name, "unit": unit or "auto"})
+    elif dataset is None:
+        raise ConfigError("give --dataset PATH (a dataset to run a config on) or --outputs "
+                          "FILE (a system's logged outputs to score)")
+    else:
+        cfg = load_config(config or "sparse", top_k=top_k, top_n=top_n, unit=unit)
+        if names and top_k is None:
+            deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
+            if deepest > cfg.top_k:
+                cfg = cfg.model_copy(update={"top_k": deepest})
+        ds = load_dataset(dataset, corpus, split)
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
-                 dry_run=dry_run)
+                 dry_run=dry_run, outputs=outputs)
     if dry_run:
         est = report.llm["dry_run"]
         if est.get("endpoint") is None:

@@ -62,7 +62,8 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
     t = report.timings
     if "latency_p50_ms" in t:
         console.print(
-            f"Time: index {t.get('index_s', 0.0):.2f} s · retrieval per question p50 "
+            f"Time: index {t.get('index_s', 0.0):.2f} s · "
+            f"{'pipeline' if 'pipeline_s' in t else 'retrieval'} per question p50 "
             f"{t['latency_p50_ms']:.1f} ms, p95 {t['latency_p95_ms']:.1f} ms · total "
             f"{t.get('total_s', 0.0):.2f} s",
             highlight=False,

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.compare import Comparison
+from ragmark.relevance import Matcher
 from ragmark.report.model import RunReport
 from ragmark.stats import Interval
-from ragmark.types import Score
+from ragmark.types import Sample, Score
 from ragmark.versions import versions
 
 
@@ -28,6 +29,21 @@ def score_json(s: Score) -> Any:
     if s.details:
         return {"value": s.value, **dict(s.details)}
     return s.value
+
+
+def ground_truth_json(sample: Sample) -> dict[str, Any]:
+    """A question's ground truth: ``kind``, ``targets`` (name -> grade, named as in
+    ``retrieved[].targets``), the ``passages`` of a context set, and the expected
+    answer and keywords when the set has them."""
+    truth = sample.truth
+    out: dict[str, Any] = {"kind": truth.kind, "targets": Matcher(truth).target_grades()}
+    if truth.passages:
+        out["passages"] = list(truth.passages)
+    if sample.expected_answer is not None:
+        out["expected_answer"] = sample.expected_answer
+    if sample.expected_keywords is not None:
+        out["expected_keywords"] = list(sample.expected_keywords)
+    return out
 
 
 def report_json(report: RunReport, include_details: bool = False) -> dict[str, Any]:
@@ -49,6 +65,7 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
             {
                 "id": q.id,
                 "question": q.question,
+                **({"ground_truth": ground_truth_json(q.sample)} if q.sample else {}),
                 "retrieved": [
                     {"rank": r.rank, "id": r.id, "doc_id": r.doc_id, "score": r.score,
                      "grade": r.grade, "targets": list(r.targets), "rule": r.rule}

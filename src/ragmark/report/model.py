@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmark.types import Score
+from ragmark.types import Sample, Score
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,8 @@ class QueryRecord:
     answer: str | None
     metrics: dict[str, Score]
     contexts: list[str] = field(default_factory=list)
+    sample: Sample | None = None
+    """The evaluation item answered: its ground truth, expected answer and keywords."""
 
 
 @dataclass(frozen=True, slots=True)

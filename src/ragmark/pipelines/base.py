@@ -1,0 +1,209 @@
+"""What an external RAG system answers, and how it becomes a ranking. Pure.
+
+An external system (a Python callable, an HTTP service, or the logged outputs of one)
+gives, per question, an answer and the contexts it was made from. The contexts are the
+ranking, in the order given: the first is rank 1.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ragmark.generation.base import GenerationFailed
+from ragmark.types import Chunk
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+CONTEXT_ITEM = "a non-empty string or an object with a non-empty string 'text'"
+
+
+class ShapeError(ValueError):
+    """A value that does not have the shape of an answer or of its contexts.
+
+    ``field`` is where in the value (``contexts[2].text``), for error messages.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message if field is None else f"{field}: {message}")
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """One context as the system returned it. ``doc_id`` defaults to ``id``; ``score``
+    is kept as given but does not change the order (the position is the rank)."""
+
+    text: str
+    id: str | None = None
+    doc_id: str | None = None
+    score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """The system's answer to one question, or why there is none.
+
+    ``error`` set: the question failed (timeout, HTTP error, exception, bad shape) and
+    ``details`` may hold the response that caused it; ``shape_error`` tells a response
+    of the wrong shape from a call that failed. ``latency_s`` is the time the answer took
+    (None when not measured).
+    """
+
+    answer: str | None = None
+    contexts: tuple[Context, ...] = ()
+    latency_s: float | None = None
+    error: str | None = None
+    shape_error: bool = False
+    details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    @classmethod
+    def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
+               **details: Any) -> Output:
+        return cls(None, (), latency_s, error, shape, MappingProxyType(details))
+
+
+@dataclass(frozen=True, slots=True)
+class Produced:
+    """What any source (ragmark's own retriever and generator, an external system, an
+    outputs set) made of one question, before it is scored.
+
+    ``chunks`` and ``scores``: the ranking (any order; it is sorted as trec_eval does).
+    ``contexts``: the texts the answer was made from. ``answer``: None when no answer
+    was asked for. ``failure``: the question failed as a whole; every metric of it is
+    missing with this reason (``details`` go with it).
+    """
+
+    chunks: Sequence[Chunk]
+    scores: Sequence[float]
+    contexts: Sequence[str]
+    answer: str | GenerationFailed | None
+    failure: str | None = None
+    details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(slots=True)
+class Sourced:
+    """Every question's :class:`Produced`, with what the source adds to the report:
+    ``timings``, ``config`` (the config as recorded), ``dataset`` (extra dataset facts),
+    ``notes``."""
+
+    queries: list[Produced]
+    timings: dict[str, float]
+    config: dict[str, Any]
+    dataset: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ShapeError(f"expected {CONTEXT_ITEM}, got {_kind(value)}", where)
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def _ident(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise ShapeError(f"expected a non-empty string or an integer, got {_kind(value)}", where)
+
+
+def parse_context(value: Any, where: str) -> Context:
+    """A context from a string, or from an object with ``text`` (and optionally ``id``,
+    ``doc_id``, ``score``)."""
+    if isinstance(value, str):
+        return Context(_text(value, where))
+    if not isinstance(value, Mapping):
+        raise ShapeError(f"expected {CONTEXT_ITEM}, got {_kind(value)}", where)
+    if "text" not in value:
+        keys = ", ".join(repr(k) for k in value) or "none"
+        raise ShapeError(f"an object context needs a 'text'; its keys: {keys}", where)
+    score = value.get("score")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+        raise ShapeError(f"expected a number, got {_kind(score)}", f"{where}.score")
+    return Context(
+        _text(value["text"], f"{where}.text"),
+        _ident(value.get("id"), f"{where}.id"),
+        _ident(value.get("doc_id"), f"{where}.doc_id"),
+        None if score is None else float(score),
+    )
+
+
+def parse_contexts(value: Any, where: str = "contexts") -> tuple[Context, ...]:
+    """A list (possibly empty) of contexts; each a string or an object with ``text``."""
+    if not isinstance(value, list | tuple):
+        raise ShapeError(f"expected a list of contexts, got {_kind(value)}", where)
+    return tuple(parse_context(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def parse_answer(value: Any, where: str = "answer") -> str:
+    """The answer: a string; null counts as an empty answer (its metrics are missing)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ShapeError(f"expected a string, got {_kind(value)}", where)
+    return value
+
+
+def parse_result(value: Any) -> tuple[str, tuple[Context, ...]]:
+    """(answer, contexts) from what a Python pipeline returned: a mapping
+    ``{"answer": ..., "contexts": [...]}`` or a pair ``(answer, contexts)``."""
+    if isinstance(value, Mapping):
+        missing = [k for k in ("answer", "contexts") if k not in value]
+        if missing:
+            keys = ", ".join(repr(k) for k in value) or "none"
+            raise ShapeError(f"the returned mapping has no {' and no '.join(map(repr, missing))}"
+                             f" (its keys: {keys}); expected {{'answer': str, 'contexts': list}}")
+        return parse_answer(value["answer"]), parse_contexts(value["contexts"])
+    if isinstance(value, tuple | list) and len(value) == 2:
+        return parse_answer(value[0], "[0] (answer)"), parse_contexts(value[1], "[1] (contexts)")
+    raise ShapeError("expected a mapping {'answer': str, 'contexts': [...]} or a pair "
+                     f"(answer, contexts), got {_kind(value)}")
+
+
+def to_ranking(contexts: Sequence[Context]) -> tuple[list[Chunk], list[float]]:
+    """Chunks and scores that rank the contexts in the order given.
+
+    A context without an id is ``ctx<rank>``; ids that repeat get ``#<rank>`` so every
+    chunk id is distinct. The score is ``n - rank + 1``: exact in float32, so trec_eval's
+    order (score descending) is the given order.
+    """
+    n = len(contexts)
+    seen = Counter(c.id for c in contexts)
+    chunks = []
+    for rank, c in enumerate(contexts, start=1):
+        cid = c.id if c.id is not None and seen[c.id] == 1 else (
+            f"ctx{rank}" if c.id is None else f"{c.id}#{rank}")
+        chunks.append(Chunk(id=cid, doc_id=c.doc_id or c.id or cid, text=c.text))
+    return chunks, [float(n - i) for i in range(n)]
+
+
+def produced(out: Output, with_answer: bool = True) -> Produced:
+    """The :class:`Produced` of one external output (the answer dropped unless asked)."""
+    if out.error is not None:
+        return Produced((), (), (), None, out.error, out.details)
+    chunks, scores = to_ranking(out.contexts)
+    answer = (out.answer or "") if with_answer else None
+    return Produced(chunks, scores, [c.text for c in out.contexts], answer)

@@ -1,0 +1,117 @@
+"""The ``[pipeline]`` table of a config: an external RAG system ragmark asks, instead of
+running its own retriever and generator.
+
+A Python callable::
+
+    [pipeline]
+    kind = "python"
+    target = "mypkg.rag:answer"   # module:function, called with the question
+    python_path = ["."]           # folders put on sys.path first (relative to the TOML)
+    concurrency = 1               # questions asked at the same time (threads)
+    timeout = 60                  # seconds per question (optional)
+
+An HTTP endpoint::
+
+    [pipeline]
+    kind = "http"
+    url = "http://127.0.0.1:8000/ask"
+    question_field = "question"             # request body key that holds the question
+    answer_path = "data.answer"             # where the answer is in the JSON response
+    contexts_path = "data.sources[*].text"  # where the contexts are (see jsonpath)
+    timeout = 30
+    concurrency = 4
+    retries = 2                             # on connection errors, 429 and 5xx
+    body = { top_k = 5 }                    # fixed fields sent with every question
+    api_key_env = "MY_SERVICE_KEY"          # NAME of a variable: sent as a Bearer token
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragmark.pipelines.jsonpath import JsonPath
+
+_TARGET = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class PythonPipelineConfig(BaseModel):
+    """A Python callable ``module:function`` that takes a question and returns the
+    answer with its contexts (sync or async)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["python"]
+    target: str
+    python_path: list[str] = []
+    concurrency: int = Field(1, ge=1, le=256)
+    timeout: float | None = Field(None, gt=0)
+
+    @field_validator("target")
+    @classmethod
+    def _check_target(cls, v: str) -> str:
+        if not _TARGET.match(v.strip()):
+            raise ValueError("expected 'module:function' (e.g. 'mypkg.rag:answer')")
+        return v.strip()
+
+
+class HttpPipelineConfig(BaseModel):
+    """An HTTP endpoint: POST a JSON body holding the question; the answer and the
+    contexts are found in the JSON response by path."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["http"]
+    url: str
+    question_field: str = Field("question", min_length=1)
+    answer_path: str = "answer"
+    contexts_path: str = "contexts"
+    body: dict[str, Any] = {}
+    timeout: float = Field(30.0, gt=0)
+    concurrency: int = Field(4, ge=1, le=256)
+    retries: int = Field(2, ge=0, le=10)
+    backoff: float = Field(0.5, ge=0, le=60)
+    api_key_env: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, v: str) -> str:
+        parts = urlsplit(v.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("expected an http:// or https:// URL")
+        return v.strip()
+
+    @field_validator("answer_path", "contexts_path")
+    @classmethod
+    def _check_path(cls, v: str) -> str:
+        JsonPath.parse(v)
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _check_env(cls, v: str | None) -> str | None:
+        if v is not None and not _ENV_NAME.match(v):
+            raise ValueError("expected the NAME of an environment variable, not a key")
+        return v
+
+    @property
+    def display_url(self) -> str:
+        """The URL without any user:password part, for messages and reports."""
+        p = urlsplit(self.url)
+        return urlunsplit((p.scheme, p.netloc.rsplit("@", 1)[-1], p.path, p.query, ""))
+
+
+PipelineConfig = Annotated[PythonPipelineConfig | HttpPipelineConfig,
+                           Field(discriminator="kind")]
+PIPELINE_MODELS: dict[str, type[BaseModel]] = {
+    "python": PythonPipelineConfig, "http": HttpPipelineConfig}
+
+
+def pipeline_json(cfg: PythonPipelineConfig | HttpPipelineConfig) -> dict[str, Any]:
+    """The pipeline as the results file records it (no credentials in the URL)."""
+    data = cfg.model_dump(mode="json")
+    if isinstance(cfg, HttpPipelineConfig):
+        data["url"] = cfg.display_url
+    return data

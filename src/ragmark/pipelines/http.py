@@ -1,0 +1,138 @@
+"""An HTTP endpoint as the pipeline: POST the question as JSON, find the answer and the
+contexts in the JSON response by path (:mod:`ragmark.pipelines.jsonpath`).
+
+Connection errors, 429 and 5xx are retried (``retries`` times, exponential backoff with
+full jitter, ``Retry-After`` honoured up to 30 s); a timeout is not retried (the
+question is recorded as timed out); any other status, a response that is not JSON, or a
+path that does not resolve fails that question with the reason, the response kept in
+the details.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from typing import Any
+
+import httpx
+
+from ragmark.errors import ConfigError
+from ragmark.llm.client import parse_retry_after
+from ragmark.pipelines.base import Output, ShapeError, parse_answer, parse_contexts
+from ragmark.pipelines.config import HttpPipelineConfig
+from ragmark.pipelines.jsonpath import JsonPath, PathError
+
+SNIPPET = 300
+RETRY_AFTER_MAX = 30.0
+BACKOFF_MAX = 10.0
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None, **details: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.details = details
+
+
+def snippet(text: str) -> str:
+    """The start of a response body, for messages."""
+    text = text.strip()
+    return text if len(text) <= SNIPPET else text[:SNIPPET] + "..."
+
+
+class HttpPipeline:
+    """Asks an HTTP endpoint; use as ``async with``: it owns the connection pool.
+    ``retries`` counts the retries made over all questions."""
+
+    def __init__(self, cfg: HttpPipelineConfig) -> None:
+        self.cfg = cfg
+        self.name = cfg.display_url
+        self.answer_path = JsonPath.parse(cfg.answer_path)
+        self.contexts_path = JsonPath.parse(cfg.contexts_path)
+        self.retries = 0
+        self._headers = self._auth()
+        self._http: httpx.AsyncClient | None = None
+
+    def _auth(self) -> dict[str, str]:
+        var = self.cfg.api_key_env
+        if var is None:
+            return {}
+        key = os.environ.get(var, "").strip()
+        if not key:
+            raise ConfigError(f"[pipeline] api_key_env: the variable {var} is not set (or "
+                              f"empty); export {var}=...")
+        return {"Authorization": f"Bearer {key}"}
+
+    async def __aenter__(self) -> HttpPipeline:
+        self._http = httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=self.cfg.concurrency))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def ask(self, question: str) -> Output:
+        """One question, retried as configured; a failure is an :class:`Output` with its
+        error, never raised."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._attempt(question)
+            except _Retry as r:
+                if attempt > self.cfg.retries:
+                    tries = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
+                    return Output.failed(r.reason + tries, **r.details)
+                self.retries += 1
+                delay = random.uniform(0.0, min(BACKOFF_MAX, self.cfg.backoff * 2 ** (attempt - 1)))
+                if r.retry_after is not None:
+                    delay = max(delay, min(r.retry_after, RETRY_AFTER_MAX))
+                await asyncio.sleep(delay)
+
+    async def _attempt(self, question: str) -> Output:
+        cfg = self.cfg
+        if self._http is None:
+            raise RuntimeError("use HttpPipeline inside 'async with'")
+        body = {**cfg.body, cfg.question_field: question}
+        try:
+            async with asyncio.timeout(cfg.timeout):
+                resp = await self._http.post(cfg.url, json=body, headers=self._headers,
+                                             timeout=cfg.timeout)
+        except (TimeoutError, httpx.TimeoutException):
+            return Output.failed(f"timed out: no answer from {self.name} within "
+                                 f"{cfg.timeout:g} s")
+        except httpx.TransportError as e:
+            raise _Retry(f"connection error to {self.name}: {type(e).__name__}",
+                         message=str(e)[:SNIPPET]) from None
+        status = resp.status_code
+        if status == 429 or status >= 500:
+            raise _Retry(f"HTTP {status} from {self.name}",
+                         parse_retry_after(resp.headers.get("retry-after")),
+                         response=snippet(resp.text))
+        if not 200 <= status < 300:
+            return Output.failed(f"HTTP {status} from {self.name}", response=snippet(resp.text))
+        try:
+            data = resp.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return Output.failed(f"the response of {self.name} is not JSON", shape=True,
+                                 response=snippet(resp.text))
+        try:
+            answer = parse_answer(self._find(self.answer_path, "answer_path", data),
+                                  f"answer_path {self.answer_path.text!r}")
+            contexts = parse_contexts(self._find(self.contexts_path, "contexts_path", data),
+                                      f"contexts_path {self.contexts_path.text!r}")
+        except ShapeError as e:
+            return Output.failed(str(e), shape=True, response=snippet(resp.text))
+        return Output(answer, contexts)
+
+    @staticmethod
+    def _find(path: JsonPath, key: str, data: Any) -> Any:
+        try:
+            return path.resolve(data)
+        except PathError as e:
+            raise ShapeError(f"did not resolve: {e}", f"{key} {path.text!r}") from None

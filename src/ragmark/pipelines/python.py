@@ -1,0 +1,100 @@
+"""A Python callable as the pipeline: ``module:function`` called with each question.
+
+The function returns ``{"answer": str, "contexts": [...]}`` or ``(answer, contexts)``;
+a context is a string or ``{"text", "id"?, "doc_id"?, "score"?}``. A plain function runs
+in worker threads (``concurrency`` at a time); an ``async def`` runs on the event loop.
+A call that passes ``timeout`` is recorded as timed out; Python cannot stop a thread, so
+a plain function keeps running in the background until it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ragmark.errors import ConfigError
+from ragmark.pipelines.base import Output, ShapeError, parse_result
+from ragmark.pipelines.config import PythonPipelineConfig
+
+
+def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]") -> Callable[..., Any]:
+    """Import ``module:function`` (after putting ``python_path`` folders on sys.path)."""
+    for folder in reversed(cfg.python_path):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    module_name, _, attr = cfg.target.partition(":")
+    where = f"{source}, key 'pipeline.target'"
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        hint = ("; put its folder in 'python_path' (relative to the config file) or on "
+                "PYTHONPATH") if e.name == module_name.split(".")[0] else ""
+        raise ConfigError(f"{where}: cannot import {module_name!r}: {e}{hint}") from None
+    except Exception as e:  # the user's module failed while importing
+        raise ConfigError(f"{where}: importing {module_name!r} failed: "
+                          f"{type(e).__name__}: {e}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(f"{where}: {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ConfigError(f"{where}: {cfg.target!r} is not callable")
+    return obj  # type: ignore[no-any-return]
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    # an instance whose __call__ is an ``async def`` counts too
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
+
+
+class PythonPipeline:
+    """Asks a Python callable; use as ``async with``: it owns the worker threads."""
+
+    def __init__(self, cfg: PythonPipelineConfig) -> None:
+        self.cfg = cfg
+        self.fn = load_target(cfg)
+        self.name = cfg.target
+        self._pool: ThreadPoolExecutor | None = None
+
+    async def __aenter__(self) -> PythonPipeline:
+        if not _is_async(self.fn):
+            self._pool = ThreadPoolExecutor(self.cfg.concurrency,
+                                            thread_name_prefix="ragmark-pipeline")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    async def ask(self, question: str) -> Output:
+        """One question; a failure is an :class:`Output` with its error, never raised."""
+        try:
+            if self._pool is None:
+                call = self.fn(question)
+            else:
+                call = asyncio.get_running_loop().run_in_executor(self._pool, self.fn, question)
+            async with asyncio.timeout(self.cfg.timeout):
+                value = await call
+        except TimeoutError:
+            return Output.failed(f"timed out: {self.name} gave no answer within "
+                                 f"{self.cfg.timeout:g} s")
+        except Exception as e:
+            return Output.failed(f"{self.name} raised {type(e).__name__}", message=str(e)[:500])
+        try:
+            answer, contexts = parse_result(value)
+        except ShapeError as e:
+            return Output.failed(f"{self.name} returned a bad value: {e}", shape=True,
+                                 response=repr(value)[:500])
+        return Output(answer, contexts)
+
+
+def resolve_python_path(paths: list[Any], base: Path) -> list[Any]:
+    """``python_path`` entries made absolute against the config file's folder."""
+    return [str((base / p).resolve()) if isinstance(p, str) else p for p in paths]

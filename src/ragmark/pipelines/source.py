@@ -1,0 +1,135 @@
+"""Questions to an external system (or its logged outputs) -> what the runner scores.
+
+Every question is asked concurrently (up to the pipeline's ``concurrency``); a question
+that fails is kept with its reason, and the run goes on. The latency of each answer is
+measured around the call only (not the wait for a free slot).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmark.errors import ConfigError
+from ragmark.pipelines.base import Output, Sourced, produced
+from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
+from ragmark.types import Sample
+
+if TYPE_CHECKING:
+    from ragmark.config import RunConfig
+    from ragmark.pipelines.http import HttpPipeline
+    from ragmark.pipelines.python import PythonPipeline
+    from ragmark.runner import Progress
+
+
+def build(cfg: PythonPipelineConfig | HttpPipelineConfig) -> PythonPipeline | HttpPipeline:
+    """The pipeline a config describes (a Python target is imported here)."""
+    if isinstance(cfg, PythonPipelineConfig):
+        from ragmark.pipelines.python import PythonPipeline
+
+        return PythonPipeline(cfg)
+    from ragmark.pipelines.http import HttpPipeline
+
+    return HttpPipeline(cfg)
+
+
+async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str],
+                   concurrency: int, advance: Callable[[int], None]) -> list[Output]:
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(q: str) -> Output:
+        async with sem:
+            t = time.perf_counter()
+            out = await pipe.ask(q)
+            latency = time.perf_counter() - t
+        advance(1)
+        return Output(out.answer, out.contexts, latency, out.error, out.shape_error,
+                      out.details)
+
+    async with pipe:
+        return list(await asyncio.gather(*(one(q) for q in questions)))
+
+
+def ask_all(cfg: PythonPipelineConfig | HttpPipelineConfig, questions: Sequence[str],
+            advance: Callable[[int], None] = lambda n: None) -> tuple[list[Output], int]:
+    """Every question's :class:`Output` in order, and the number of retries made."""
+    pipe = build(cfg)
+    outs = asyncio.run(_ask_all(pipe, questions, cfg.concurrency, advance))
+    return outs, int(getattr(pipe, "retries", 0))
+
+
+def _latencies(outs: Sequence[Output]) -> dict[str, float]:
+    lat = [o.latency_s for o in outs if o.error is None and o.latency_s is not None]
+    if not lat:
+        return {}
+    return {"latency_p50_ms": float(np.percentile(lat, 50)) * 1000,
+            "latency_p95_ms": float(np.percentile(lat, 95)) * 1000}
+
+
+def _outputs_hash(samples: Sequence[Sample], outs: Sequence[Output]) -> str:
+    h = hashlib.sha256()
+    for s, o in zip(samples, outs, strict=True):
+        h.update(json.dumps([s.id, o.answer, [c.text for c in o.contexts]]).encode())
+    return h.hexdigest()
+
+
+def _failure_note(name: str, outs: Sequence[Output], retries: int) -> list[str]:
+    failed = Counter(o.error for o in outs if o.error is not None)
+    if not failed and not retries:
+        return []
+    n = sum(failed.values())
+    why = "; ".join(f"{r}: {k}" for r, k in failed.most_common(5))
+    text = f"pipeline {name}: {n} of {len(outs)} questions failed"
+    text += f" ({why}); their metrics are missing with the reason" if n else ""
+    return [text + (f"; {retries} retries" if retries else "")]
+
+
+def external(
+    samples: Sequence[Sample],
+    cfg: RunConfig,
+    prog: Progress,
+    *,
+    outputs: Mapping[str, Output] | None = None,
+    with_answers: bool = True,
+    dry_run: bool = False,
+) -> Sourced:
+    """Each question's answer and contexts from the config's pipeline, or from
+    ``outputs`` (sample id -> logged output) when given."""
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    extra: dict[str, Any] = {}
+    if outputs is not None:
+        outs = [outputs[s.id] for s in samples]
+        config: dict[str, Any] = {"name": cfg.name, "source": "outputs"}
+        extra["outputs_hash"] = _outputs_hash(samples, outs)
+    else:
+        pipe = cfg.pipeline
+        if pipe is None:
+            raise ConfigError(f"config {cfg.name!r} has no [pipeline] and no outputs were given")
+        if dry_run:
+            raise ConfigError(f"--dry-run cannot estimate config {cfg.name!r}: its answers come "
+                              "from its pipeline, which would have to be called")
+        name = pipe.target if isinstance(pipe, PythonPipelineConfig) else pipe.display_url
+        t0 = time.perf_counter()
+        with prog.task(f"asking {name}", len(samples)) as advance:
+            outs, retries = ask_all(pipe, [s.question for s in samples], advance)
+        timings["pipeline_s"] = time.perf_counter() - t0
+        timings.update(_latencies(outs))
+        shapes = [o for o in outs if o.shape_error]
+        if shapes and all(o.error is not None for o in outs):  # a config mistake, surely
+            first = shapes[0]
+            shown = first.details.get("response")
+            raise ConfigError(f"config {cfg.name!r}: no question got a usable answer from "
+                              f"{name}; the first: {first.error}"
+                              + ("" if shown is None else f"; the response: {shown}"))
+        notes = _failure_note(name, outs, retries)
+        config = {"name": cfg.name, "pipeline": pipeline_json(pipe)}
+    extra["chunks"] = sum(len(o.contexts) for o in outs)
+    return Sourced([produced(o, with_answers) for o in outs], timings, config, extra, notes)
