@@ -132,15 +132,21 @@ def judge(
         if require:
             raise ConfigError(f"--require-llm: {why}") from None
         return _skipped(records, names, why)
+    return scores, [], llm_summary(settings, client, counts)
+
+
+def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts
+                ) -> dict[str, Any]:
+    """The LLM accounting of a judged run, for reports: endpoint, model, calls, cache
+    hits, retries, failures, tokens, estimated cost, judge re-asks and failures."""
     st = client.stats
-    summary = {
+    return {
         "endpoint": settings.display_url, "model": settings.model,
         "calls": st.calls, "cache_hits": st.cache_hits, "retries": st.retries,
         "failures": st.failures, "prompt_tokens": st.prompt_tokens,
         "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
         "judge_reasks": counts.reasked, "judge_failures": counts.failed,
     }
-    return scores, [], summary
 
 
 def _skipped(

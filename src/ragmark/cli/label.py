@@ -1,1 +1,127 @@
-"""`ragmark label` (being written)."""
+"""`ragmark label`: LLM relevance labels for every config's top K, metrics at every k."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ragmark.cli.app import cli, consoles
+from ragmark.cli.llm_opts import endpoint_options, llm_settings
+from ragmark.errors import ConfigError
+
+
+def _read_template(path: str | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"--prompt-template {path}: not valid UTF-8 ({e.reason} at byte "
+                          f"{e.start})") from None
+    except OSError as e:
+        raise ConfigError(f"--prompt-template {path}: cannot be read: {e.strerror}") from None
+
+
+@cli.command("label")
+@click.option("--dataset", required=True, type=click.Path(exists=True),
+              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
+@click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'.")
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--configs", "configs", multiple=True, default=["sparse"], show_default=True,
+              help="Config names (sparse, dense, hybrid, hybrid-rerank) or TOML files; "
+                   "repeat, or list them after the flag.")
+@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Passages labelled per question and config (metrics at k = 1..K).")
+@click.option("--max-queries", type=click.IntRange(min=1), help="Label the first N only.")
+@click.option("--prompt-template", type=click.Path(exists=True, dir_okay=False),
+              help="File with the judge's user message; {question} and {passage} (or "
+                   "{query} and {document}) are replaced by the fenced texts.")
+@click.option("--output", default="results/label", show_default=True,
+              help="Writes {output}.json and {output}.md (and with --plot {output}.png, "
+                   "{output}.svg).")
+@click.option("--plot", is_flag=True,
+              help="Plot answer presence against k, one line per config (needs "
+                   "ragmark[plot]).")
+@click.option("--dry-run", is_flag=True,
+              help="Count the label calls, tokens and cost without calling anything.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@endpoint_options
+@click.argument("more_configs", nargs=-1)
+def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
+              top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
+              plot: bool, dry_run: bool, quiet: bool, llm_base_url: str | None,
+              llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
+              llm_prices: str | None, more_configs: tuple[str, ...]) -> None:
+    """Label each config's top K passages with an LLM judge (can an answer to the
+    question be derived from the passage? YES/NO) and report, at every k from 1 to K,
+    precision, recall, accuracy, number relevant and answer presence, averaged over the
+    questions; with ground truth, also the judge's agreement with it.
+
+    Writes {output}.json (per config: means at every k with the questions covered,
+    every passage's label, agreement; the LLM accounting) and {output}.md, and prints
+    the tables. Needs an LLM endpoint.
+    """
+    from ragmark.config import load_configs
+    from ragmark.data import load_dataset
+    from ragmark.labeling import (
+        check_template,
+        curve,
+        estimate,
+        label,
+        label_json,
+        label_markdown,
+        top_k_passages,
+    )
+    from ragmark.labeling.run import NO_ENDPOINT
+    from ragmark.report.json_writer import write_json
+    from ragmark.report.plot import plot_curves, require_matplotlib
+    from ragmark.versions import versions
+
+    out, progress = consoles(quiet)
+    settings = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
+                            llm_prices)
+    if settings is None:
+        raise ConfigError(NO_ENDPOINT)
+    template = _read_template(prompt_template)
+    check_template(template, f"--prompt-template {prompt_template}")
+    if plot and not dry_run:
+        require_matplotlib()
+    names = [n for c in (*configs, *more_configs) for n in c.split()]
+    cfgs = [cfg for n in names for cfg in load_configs(n)]
+    ds = load_dataset(dataset, corpus, split)
+    top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress)
+    if dry_run:
+        est = estimate(top, settings, template)
+        cost = est["estimated_cost"]
+        out.print(
+            f"dry run: {est['calls']} label calls to {est['model']} at {est['endpoint']} "
+            f"({est['cached']} more already cached), about "
+            f"{est['estimated_prompt_tokens']:,} prompt tokens (characters / 4); estimated "
+            "cost " + ("unknown (give --llm-prices)" if cost is None
+                       else f"${cost:.4f} (prompt tokens)")
+            + ". Nothing was called and no results were written.",
+            highlight=False, soft_wrap=True,
+        )
+        return
+    result = label(top, settings, template, progress)
+    md = label_markdown(result)
+    out.print(md, markup=False, highlight=False, soft_wrap=True)
+    m = result.llm
+    out.print(f"LLM {m['model']}: {m['calls']} calls, {m['cache_hits']} cache hits, "
+              f"{m['retries']} retries, {m['judge_failures']} failed labels; tokens "
+              f"{m['prompt_tokens']:,} prompt + {m['completion_tokens']:,} completion"
+              + ("" if m["estimated_cost"] is None
+                 else f"; estimated cost ${m['estimated_cost']:.4f}"),
+              highlight=False, soft_wrap=True)
+    written = [write_json(label_json(result, versions()), f"{output}.json")]
+    md_path = Path(f"{output}.md")
+    md_path.parent.mkdir(parents=True, exist_ok=True)
+    md_path.write_text(md, encoding="utf-8")
+    written.append(md_path)
+    if plot:
+        curves = {n: curve(c, "answer_presence", result.top_k)
+                  for n, c in result.configs.items()}
+        written += plot_curves(curves, output, ylabel="answer presence@k",
+                               title=f"Answer presence@k: {result.dataset.get('name')}")
+    out.print("Results written to " + ", ".join(str(p) for p in written))

@@ -1,0 +1,82 @@
+"""Plots (PNG and SVG) of a metric against the cutoff k, one line per config.
+
+matplotlib is an optional extra (``ragmark[plot]``), imported only when a plot is drawn;
+figures are drawn on the Agg canvas without pyplot, so no global backend is changed and
+no window opens.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragmark.errors import MissingExtraError
+
+FORMATS = ("png", "svg")
+
+
+def require_matplotlib() -> None:
+    """A MissingExtraError naming ``ragmark[plot]`` when matplotlib is not installed;
+    call it before long work so the user learns early."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise MissingExtraError("matplotlib", "plot") from None
+
+
+def _figure() -> Any:
+    require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.0, 4.5), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def plot_curves(
+    curves: Mapping[str, Sequence[float | None]],
+    prefix: str | Path,
+    *,
+    title: str,
+    ylabel: str,
+    ylim: tuple[float, float] | None = (0.0, 1.05),
+) -> list[Path]:
+    """Draw one line per name (``curves[name][i]`` is the value at k = i + 1; None is a
+    gap) and write ``{prefix}.png`` and ``{prefix}.svg``; returns their paths."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    longest = max((len(v) for v in curves.values()), default=0)
+    for name, values in curves.items():
+        ks = list(range(1, len(values) + 1))
+        ys = [math.nan if v is None else v for v in values]
+        ax.plot(ks, ys, marker="o", markersize=4, linewidth=1.6, label=name)
+    ax.set_xlabel("k (passages retrieved)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if longest:
+        ax.set_xlim(0.5, longest + 0.5)
+        step = max(1, math.ceil(longest / 20))
+        ax.set_xticks(range(1, longest + 1, step))
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    ax.grid(True, alpha=0.3)
+    if curves:
+        ax.legend(loc="lower right")
+    fig.tight_layout()
+    base = Path(prefix)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    from matplotlib import rc_context
+
+    paths = []
+    # SVG text stays text (searchable, editable); no date or software stamp, so the
+    # same data gives the same files
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "ragmark"}):
+        for fmt in FORMATS:
+            path = base.with_name(f"{base.name}.{fmt}")
+            meta = {"Date": None} if fmt == "svg" else {"Software": None}
+            fig.savefig(path, format=fmt, metadata=meta)
+            paths.append(path)
+    return paths
