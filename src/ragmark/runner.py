@@ -177,19 +177,29 @@ def _own(
     what = "retrieving"
     if cfg.reranker is not None:
         what = f"retrieving and reranking ({cfg.reranker.name})"
-    with prog.task(what, len(samples)) as advance:
-        for qi, s in enumerate(samples):
-            t = time.perf_counter()
-            got_i, got_s = retriever.retrieve([s.question], cfg.top_k)
-            ids[qi], scores[qi] = got_i[0], got_s[0]
-            if reranker is not None:
-                t_r = time.perf_counter()
-                keep = ids[qi] >= 0
-                scores[qi][keep] = reranker.score(s.question,
-                                                  [chunks[i].text for i in ids[qi][keep]])
-                rerank_s += time.perf_counter() - t_r
-            latency[qi] = time.perf_counter() - t
-            advance(1)
+    if dry_run and hasattr(reranker, "summary"):
+        raise ConfigError(f"--dry-run cannot run reranker {cfg.reranker.name!r}: its "  # type: ignore[union-attr]
+                          "scores need LLM calls")
+    notes: list[str] = []
+    llm: dict[str, Any] = {}
+    try:
+        with prog.task(what, len(samples)) as advance:
+            for qi, s in enumerate(samples):
+                t = time.perf_counter()
+                got_i, got_s = retriever.retrieve([s.question], cfg.top_k)
+                ids[qi], scores[qi] = got_i[0], got_s[0]
+                if reranker is not None:
+                    t_r = time.perf_counter()
+                    keep = ids[qi] >= 0
+                    scores[qi][keep] = reranker.score(
+                        s.question, [chunks[i].text for i in ids[qi][keep]])
+                    rerank_s += time.perf_counter() - t_r
+                latency[qi] = time.perf_counter() - t
+                advance(1)
+    finally:
+        if hasattr(reranker, "summary"):  # the LLM reranker: its accounting and notes
+            notes, llm["reranker"] = reranker.summary()
+            reranker.close()
     timings["retrieve_s"] = time.perf_counter() - t0
     if reranker is not None:
         timings["rerank_s"] = rerank_s
@@ -219,7 +229,7 @@ def _own(
     cfg_json["chunker"] = {"name": chunker_name, **chunker_params}
     produced = [Produced(got, sc, [c.text for c in top], ans)
                 for (got, sc), top, ans in zip(ranked, tops, answers, strict=True)]
-    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks)})
+    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks)}, notes, llm)
 
 
 def run(
@@ -363,4 +373,4 @@ def _score(
             "queries": len(samples), "documents": len(dataset.corpus.documents), **src.dataset,
             "hash": dataset_hash(dataset)}
     return RunReport(config=cfg_json, dataset=info, metrics=aggregates, queries=records,
-                     timings=timings, notes=notes, llm=llm_summary)
+                     timings=timings, notes=notes, llm={**llm_summary, **src.llm})

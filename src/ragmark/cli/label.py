@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import endpoint_options, llm_settings
+from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_settings
 from ragmark.errors import ConfigError
+from ragmark.report.console import llm_line
 
 
 def _read_template(path: str | None) -> str | None:
@@ -93,27 +94,12 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress)
     if dry_run:
         est = estimate(top, settings, template)
-        cost = est["estimated_cost"]
-        out.print(
-            f"dry run: {est['calls']} label calls to {est['model']} at {est['endpoint']} "
-            f"({est['cached']} more already cached), about "
-            f"{est['estimated_prompt_tokens']:,} prompt tokens (characters / 4); estimated "
-            "cost " + ("unknown (give --llm-prices)" if cost is None
-                       else f"${cost:.4f} (prompt tokens)")
-            + ". Nothing was called and no results were written.",
-            highlight=False, soft_wrap=True,
-        )
+        out.print(dry_run_text({"label": est}, what="label"), highlight=False, soft_wrap=True)
         return
     result = label(top, settings, template, progress)
     md = label_markdown(result)
     out.print(md, markup=False, highlight=False, soft_wrap=True)
-    m = result.llm
-    out.print(f"LLM {m['model']}: {m['calls']} calls, {m['cache_hits']} cache hits, "
-              f"{m['retries']} retries, {m['judge_failures']} failed labels; tokens "
-              f"{m['prompt_tokens']:,} prompt + {m['completion_tokens']:,} completion"
-              + ("" if m["estimated_cost"] is None
-                 else f"; estimated cost ${m['estimated_cost']:.4f}"),
-              highlight=False, soft_wrap=True)
+    out.print(llm_line("labels", result.llm), highlight=False, soft_wrap=True)
     written = [write_json(label_json(result, versions()), f"{output}.json")]
     md_path = Path(f"{output}.md")
     md_path.parent.mkdir(parents=True, exist_ok=True)

@@ -87,7 +87,7 @@ def llm_settings(base_url: str | None, model: str | None, api_key_env: str | Non
         raise ConfigError(f"LLM settings: {e}") from None
 
 
-def dry_run_text(estimates: dict[str, dict[str, Any]]) -> str:
+def dry_run_text(estimates: dict[str, dict[str, Any]], what: str = "judge") -> str:
     """What a dry run found, for the console: one line per config (the config name is
     left out when there is one), and the total when there are several."""
     first = next(iter(estimates.values()))
@@ -97,7 +97,7 @@ def dry_run_text(estimates: dict[str, dict[str, Any]]) -> str:
     for name, est in estimates.items():
         who = f"{name}: " if len(estimates) > 1 else ""
         lines.append(
-            f"dry run: {who}{est['calls']} judge calls to {est['model']} at {est['endpoint']} "
+            f"dry run: {who}{est['calls']} {what} calls to {est['model']} at {est['endpoint']} "
             f"({est['cached']} more already cached), about {est['estimated_prompt_tokens']:,} "
             f"prompt tokens (characters / 4); estimated cost {_cost(est['estimated_cost'])}.")
     if len(estimates) > 1:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import llm_options, llm_settings
+from ragmark.cli.llm_opts import dry_run_text, llm_options, llm_settings
 from ragmark.errors import ConfigError
 
 
@@ -88,19 +88,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
                  dry_run=dry_run, outputs=outputs)
     if dry_run:
-        est = report.llm["dry_run"]
-        if est.get("endpoint") is None:
-            out.print(f"dry run: {est['note']}")
-            return
-        cost = est["estimated_cost"]
-        out.print(
-            f"dry run: {est['calls']} judge calls to {est['model']} at {est['endpoint']} "
-            f"({est['cached']} more already cached), about {est['estimated_prompt_tokens']:,} "
-            "prompt tokens (characters / 4); estimated cost "
-            + ("unknown (give --llm-prices)" if cost is None else f"${cost:.4f} (prompt tokens)")
-            + ". Nothing was called and no results were written.",
-            highlight=False, soft_wrap=True,
-        )
+        out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return
     print_report(report, out, verbose=verbose)
     path = write_json(report_json(report, include_details), output)

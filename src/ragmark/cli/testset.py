@@ -10,6 +10,7 @@ import click
 from ragmark.cli.app import cli, consoles
 from ragmark.cli.llm_opts import endpoint_options, llm_settings
 from ragmark.errors import ConfigError, RagmarkError
+from ragmark.report.console import llm_line
 
 
 def report_path(output: str | Path) -> Path:
@@ -45,12 +46,7 @@ def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> No
     why = ", ".join(f"{REASONS[k]} {n}" for k, n in report["rejected_by_reason"].items())
     out.print(f"Candidates: {report['generated']} generated, {report['kept']} kept, "
               f"{report['rejected']} rejected" + (f" ({why})" if why else ""), soft_wrap=True)
-    m = report["llm"]
-    cost = m["estimated_cost"]
-    out.print(f"LLM {m['model']}: {m['calls']} calls, {m['cache_hits']} cache hits, "
-              f"{m['reasks']} re-asks, {m['retries']} retries, {m['failures']} failures, "
-              f"{m['prompt_tokens']:,} prompt + {m['completion_tokens']:,} completion tokens"
-              + ("" if cost is None else f", ${cost:.4f}"), soft_wrap=True)
+    out.print(llm_line("testset", report["llm"]), highlight=False, soft_wrap=True)
     for note in report["notes"]:
         out.print(f"Note: {note}", soft_wrap=True)
 

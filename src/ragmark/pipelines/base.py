@@ -89,13 +89,14 @@ class Produced:
 class Sourced:
     """Every question's :class:`Produced`, with what the source adds to the report:
     ``timings``, ``config`` (the config as recorded), ``dataset`` (extra dataset facts),
-    ``notes``."""
+    ``notes``, ``llm`` (accounting of LLM calls the source made, e.g. ``reranker``)."""
 
     queries: list[Produced]
     timings: dict[str, float]
     config: dict[str, Any]
     dataset: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
 
 
 def _text(value: Any, where: str) -> str:

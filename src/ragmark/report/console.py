@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
@@ -68,16 +70,24 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
             f"{t.get('total_s', 0.0):.2f} s",
             highlight=False,
         )
-    if report.llm:
-        m = report.llm
-        cost = m.get("estimated_cost")
-        console.print(
-            f"LLM {m.get('model')}: {m.get('calls', 0)} calls, {m.get('cache_hits', 0)} cache "
-            f"hits, {m.get('retries', 0)} retries, {m.get('failures', 0)} failed calls, "
-            f"{m.get('judge_failures', 0)} unparseable judgements; tokens "
-            f"{m.get('prompt_tokens', 0):,} prompt + {m.get('completion_tokens', 0):,} "
-            f"completion" + ("" if cost is None else f"; estimated cost ${cost:.4f}"),
-            highlight=False, soft_wrap=True,
-        )
+    if "calls" in report.llm:
+        console.print(llm_line("judges", report.llm), highlight=False, soft_wrap=True)
+    if "reranker" in report.llm:
+        console.print(llm_line("reranker", report.llm["reranker"]), highlight=False,
+                      soft_wrap=True)
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+
+
+def llm_line(role: str, m: dict[str, Any]) -> str:
+    """One line of LLM accounting: calls, cache hits, re-asks, retries, failed calls,
+    unusable answers (after the re-ask), tokens, estimated cost."""
+    cost = m.get("estimated_cost")
+    reasks = m.get("judge_reasks", m.get("reasks", 0))
+    unusable = m.get("judge_failures", m.get("passages_failed", 0))
+    return (
+        f"LLM {role} ({m.get('model')}): {m.get('calls', 0)} calls, {m.get('cache_hits', 0)} "
+        f"cache hits, {reasks} re-asks, {m.get('retries', 0)} retries, "
+        f"{m.get('failures', 0)} failed calls, {unusable} unusable answers; tokens "
+        f"{m.get('prompt_tokens', 0):,} prompt + {m.get('completion_tokens', 0):,} completion"
+        + ("" if cost is None else f"; estimated cost ${cost:.4f}"))

@@ -94,7 +94,7 @@ def test_judged_through_a_local_server_cached_on_rerun_key_never_written(
     assert data["llm"]["prompt_tokens"] == 100
     assert len(server.requests) == 2
     assert server.requests[0].headers["Authorization"] == "Bearer sk-test-SECRET-123"
-    assert "LLM test-model: 2 calls, 0 cache hits" in stdout
+    assert "LLM judges (test-model): 2 calls, 0 cache hits, 0 re-asks" in stdout
     # the same run again: every judgement from the cache, the server sees nothing new
     code, _, _ = run_cli(args, capsys)
     assert code == 0 and len(server.requests) == 2

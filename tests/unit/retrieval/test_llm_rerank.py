@@ -4,12 +4,15 @@ second run is served from the cache, an endpoint that does not answer is an erro
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from support.fake_llm_server import Reply
 
+from ragmark.cli import main
 from ragmark.config import load_config
 from ragmark.errors import ConfigError
 from ragmark.retrieval.llm_rerank import LLMReranker, order_scores
@@ -110,3 +113,38 @@ def test_auto_reranker_is_the_llm_one_when_only_an_endpoint_is_set(monkeypatch):
     cfg = load_config("hybrid-rerank")
     assert cfg.reranker is not None and cfg.reranker.name == "llm"
     assert cfg.reranker.params == {"model": "judge-model"}
+
+
+DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+
+
+def test_run_with_the_llm_reranker_reorders_and_accounts(server, tmp_path, capsys):
+    """`ragmark run` with [reranker] name = "llm": passages naming 'reranker' are graded
+    3 and rise to the top; every passage graded is in the report's reranker block."""
+    server.rule = lambda body: chat('{"grade": 3}' if "rerank" in passage_of(body).lower()
+                                    else '{"grade": 0}')
+    cfg = tmp_path / "llm-rerank.toml"
+    cfg.write_text(f'name = "bm25-llm"\ntop_k = 5\n[reranker]\nname = "llm"\n'
+                   f'base_url = "{server.url}"\nmodel = "test-model"\n')
+    out = tmp_path / "r.json"
+    args = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+            "--config", str(cfg), "--max-queries", "3", "--skip-generation",
+            "--include-details", "--output", str(out), "--quiet"]
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 0
+    data = json.loads(out.read_text())
+    block = data["llm"]["reranker"]
+    # 3 questions x top 5 chunks, each graded once (the report ranks documents)
+    assert block["passages_graded"] == 15 and block["passages_failed"] == 0
+    assert block["calls"] == 15 == len(server.requests)
+    for q in data["queries"]:
+        top = [r for r in q["retrieved"] if r["score"] >= 3]
+        # documents with a graded-3 passage come first
+        assert [r["rank"] for r in top] == list(range(1, len(top) + 1))
+    assert any(r["score"] >= 3 for q in data["queries"] for r in q["retrieved"])
+    assert "LLM reranker (test-model): " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        main([*args, "--judge-metrics", "context_relevance", "--dry-run"])
+    assert e.value.code == 2
+    assert "--dry-run cannot run reranker 'llm'" in capsys.readouterr().err

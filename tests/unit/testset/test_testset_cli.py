@@ -94,7 +94,7 @@ def test_a_rerun_makes_no_request_and_writes_the_same_file(corpus, tmp_path, cap
     assert code == 0 and out.read_bytes() == first
     assert (len(server.requests), len(server.gets)) == (8, 1)
     assert read(tmp_path / "t.report.json")["llm"]["cache_hits"] == 8
-    assert "LLM test-model: 0 calls, 8 cache hits" in stdout
+    assert "LLM testset (test-model): 0 calls, 8 cache hits" in stdout
     # another seed draws other passages
     assert run_cli(cmd(corpus, tmp_path / "s1.json", server, "--size", "8", "--seed",
                            "1"), capsys)[0] == 0
