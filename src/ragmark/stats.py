@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 
 from ragmark.errors import ConfigError
+from ragmark.types import Score
 
 TESTS = ("permutation", "t")
 EXACT_MAX_N = 16
@@ -313,3 +314,38 @@ def _metric_values(
             f"it has: {', '.join(per_query[config]) or 'none'}"
         )
     return _as_1d(per_query[config][metric], f"{config} {metric}")
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> Score:
+    """Cohen's kappa of two raters' labels of the same items.
+
+    kappa = (p_o - p_e) / (1 - p_e), p_o the share of items on which they agree, p_e the
+    agreement expected by chance from each rater's label frequencies (Cohen 1960). When
+    both raters give every item one and the same label, p_e = 1 and kappa is undefined:
+    missing with the reason (not NaN, not 0). Example: ``[1, 1, 0, 0]`` against
+    ``[1, 0, 0, 0]``: p_o = 0.75, p_e = 0.5, kappa 0.5.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"two raters must label the same items: {len(a)} != {len(b)}")
+    index = {label: i for i, label in enumerate(dict.fromkeys([*a, *b]))}
+    table = np.zeros((len(index), len(index)), dtype=np.int64)
+    np.add.at(table, ([index[x] for x in a], [index[x] for x in b]), 1)
+    only = f" ({next(iter(index))!r})" if len(index) == 1 else ""
+    return kappa_of_table(table, only)
+
+
+def kappa_of_table(table: NDArray[np.int64] | Sequence[Sequence[int]], label: str = "") -> Score:
+    """Cohen's kappa from a square table of counts (rows: rater A's label, columns: rater
+    B's); see :func:`cohen_kappa`. Computed on integer counts, so it is exact."""
+    t = np.asarray(table, dtype=np.int64)
+    n = int(t.sum())
+    if n == 0:
+        return Score.missing("no item has both labels")
+    agree = int(np.trace(t))
+    chance = int(t.sum(axis=1) @ t.sum(axis=0))  # n^2 * p_e
+    details = {"observed": agree / n, "expected": chance / (n * n)}
+    if chance == n * n:
+        return Score.missing(
+            f"kappa is undefined: both raters gave all {n} items the same label{label}, "
+            "so chance agreement is 1", **details)
+    return Score((n * agree - chance) / (n * n - chance), details=details)

@@ -1,1 +1,239 @@
-"""`ragmark inspect` (being written)."""
+"""`ragmark inspect`: one question of a results file in full, or its failing questions."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.markup import escape
+from rich.text import Text
+
+from ragmark.cli.app import cli, consoles
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragmark.failures import FailureReport
+    from ragmark.inspection import Metric, QueryResult, Results
+
+CONTEXT_CHARS = 240
+"""Characters of each generator context shown in the text view (--json has them all)."""
+
+
+@cli.command("inspect")
+@click.argument("results", type=click.Path(dir_okay=False))
+@click.argument("query_id", required=False)
+@click.option("--failures", is_flag=True,
+              help="List the failing questions with a diagnosis, and a count per kind.")
+@click.option("--k", "k", type=click.IntRange(min=1),
+              help="With --failures: a question fails when nothing relevant is in its "
+                   "top k.  [default: 10]")
+@click.option("--faithfulness-below", type=click.FloatRange(0, 1), default=0.5,
+              show_default=True, help="With --failures: faithfulness below this fails.")
+@click.option("--config", "config",
+              help="Configuration of a `ragmark compare` file (default: its baseline).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | None,
+                faithfulness_below: float, config: str | None, as_json: bool) -> None:
+    """Show one question of a results file in full (QUERY_ID), or its failures.
+
+    RESULTS is the JSON of `ragmark run --include-details` or of `ragmark compare`.
+    """
+    from ragmark.failures import DEFAULT_K, failures_json, find_failures
+    from ragmark.inspection import load_results, query_json
+
+    if failures == (query_id is not None):
+        raise click.UsageError("give either a QUERY_ID or --failures")
+    if k is not None and not failures:
+        raise click.UsageError("--k applies to --failures")
+    res = load_results(results, config)
+    out, _ = consoles(quiet=True)
+    if failures:
+        rep = find_failures(res, k or DEFAULT_K, faithfulness_below)
+        if as_json:
+            click.echo(json.dumps(failures_json(res, rep), indent=2, ensure_ascii=False))
+        else:
+            print_failures(res, rep, out)
+        return
+    q = res.query(str(query_id))
+    if as_json:
+        click.echo(json.dumps(query_json(res, q), indent=2, ensure_ascii=False))
+    else:
+        print_query(res, q, out)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def _heading(out: Console, text: str) -> None:
+    out.print()
+    out.print(f"[bold]{escape(text)}[/bold]")
+
+
+def _indented(out: Console, text: str, indent: int = 2, hang: int | None = None) -> None:
+    """Print ``text`` wrapped to the console width, each paragraph indented, later lines
+    of a paragraph indented by ``hang`` (default: ``indent``)."""
+    width = max(40, out.width)
+    for para in text.split("\n"):
+        lines = textwrap.wrap(para, width, initial_indent=" " * indent,
+                              subsequent_indent=" " * (indent if hang is None else hang),
+                              break_long_words=False, break_on_hyphens=False) or [""]
+        for line in lines:
+            out.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def print_query(res: Results, q: QueryResult, out: Console) -> None:
+    """The question, its ground truth, what was retrieved and why it matched, the
+    answer, the contexts the generator saw, and every metric."""
+    out.print(f"[bold]Question {escape(q.id)}[/bold] · {escape(res.describe())} "
+              f"({escape(res.path)})", soft_wrap=True)
+    if not res.detailed:
+        _indented(out, f"A comparison file keeps only metric values per question; rerun "
+                       f"`ragmark run ... --config {res.config} --include-details` for the "
+                       "question, its ground truth, the retrieved items and the answer.")
+        _print_metrics(res, q, out)
+        return
+    _indented(out, q.question or "")
+    _print_truth(q, out)
+    _print_retrieved(res, q, out)
+    _heading(out, "Answer")
+    _indented(out, "(no answer: generation skipped or failed)" if q.answer is None
+              else q.answer or "(empty)")
+    if q.contexts:
+        _heading(out, f"Contexts given to the generator ({len(q.contexts)})")
+        for i, c in enumerate(q.contexts, start=1):
+            text = " ".join(c.split())
+            if len(text) > CONTEXT_CHARS:
+                text = text[:CONTEXT_CHARS].rsplit(" ", 1)[0] + f" … ({len(c)} characters)"
+            _indented(out, f"[{i}] {text}")
+    _print_metrics(res, q, out)
+
+
+def _print_truth(q: QueryResult, out: Console) -> None:
+    from ragmark.inspection import target_ranks
+
+    truth = q.ground_truth
+    if truth is None:
+        _heading(out, "Ground truth")
+        _indented(out, "not recorded in this file (written before results kept it)")
+        return
+    _heading(out, f"Ground truth ({truth.get('kind', '?')})")
+    ranks = target_ranks(q)
+    given = truth.get("targets")
+    targets: dict[str, Any] = given if isinstance(given, dict) else {}
+    if not targets:
+        _indented(out, "no relevant target: retrieval metrics are not computed")
+    width = max((len(t) for t in targets), default=0)
+    for t, grade in targets.items():
+        rank = ranks.get(t)
+        where = "not retrieved" if rank is None else f"first retrieved at rank {rank}"
+        _indented(out, f"{t:<{width}}  grade {grade}  {where}")
+    passages = truth.get("passages")
+    if isinstance(passages, list):
+        for i, p in enumerate(passages, start=1):
+            _indented(out, f"passage {i}: {p}")
+    if truth.get("expected_answer") is not None:
+        _indented(out, f"expected answer: {truth['expected_answer']}")
+    if isinstance(truth.get("expected_keywords"), list):
+        _indented(out, "expected keywords: " + ", ".join(map(str, truth["expected_keywords"])))
+
+
+def _print_retrieved(res: Results, q: QueryResult, out: Console) -> None:
+    from rich.table import Table
+
+    from ragmark.inspection import RULES
+
+    items = q.retrieved or ()
+    unit = res.settings.get("unit")
+    _heading(out, f"Retrieved ({_n(len(items), 'item')}" + (f", per {unit})" if unit else ")"))
+    if not items:
+        _indented(out, "nothing was retrieved")
+        return
+    table = Table(show_header=True, header_style="bold", padding=(0, 1))
+    table.add_column("rank", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("item")
+    table.add_column("document")
+    table.add_column("match")
+    for it in items:
+        match = "no"
+        if it.grade > 0:
+            match = f"yes: {', '.join(it.targets)} (grade {it.grade}, rule {it.rule})"
+        table.add_row(str(it.rank), f"{it.score:.4f}", Text(it.id), Text(it.doc_id),
+                      Text(match))
+    out.print(table)
+    for rule in dict.fromkeys(it.rule for it in items if it.grade > 0 and it.rule):
+        _indented(out, f"rule {rule}: {RULES.get(rule, 'as the results file names it')}")
+
+
+def _metric_note(name: str, m: Metric, res: Results) -> str:
+    d = m.details
+    if m.value is None:
+        why = m.reason or "reason not recorded in this file"
+        raw = d.get("raw")
+        return f"missing: {why}" + (f" (judge output: {raw!r})" if raw else "")
+    if d.get("ungrounded") is True:
+        return f"ungrounded (below {res.grounded_threshold:g})"
+    if isinstance(d.get("unsupported"), list) and isinstance(d.get("claims"), list):
+        bad = d["unsupported"]
+        text = f"{len(bad)} of {len(d['claims'])} claims unsupported"
+        return text + (": " + "; ".join(map(str, bad)) if bad else "")
+    parts = [f"{key} {d[key]}" for key in ("rating", "verdict") if key in d]
+    if d.get("reason"):
+        parts.append(str(d["reason"]))
+    return ": ".join(parts)
+
+
+def _print_metrics(res: Results, q: QueryResult, out: Console) -> None:
+    from rich.table import Table
+
+    _heading(out, "Metrics")
+    if not q.metrics:
+        _indented(out, "none recorded")
+        return
+    table = Table(show_header=True, header_style="bold", padding=(0, 1))
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("note")
+    for name, m in q.metrics.items():
+        value = "—" if m.value is None else f"{m.value:.3f}"
+        table.add_row(Text(name), value, Text(_metric_note(name, m, res)))
+    out.print(table)
+
+
+SHORT = {"no_hit": "no hit", "ungrounded": "ungrounded", "low_faithfulness": "unfaithful",
+         "judge_failure": "judge failure"}
+
+
+def print_failures(res: Results, rep: FailureReport, out: Console) -> None:
+    """A count per kind of failure, then each failing question with its diagnosis."""
+    from ragmark.failures import KINDS
+
+    out.print(f"[bold]Failures[/bold] · {escape(res.describe())} ({escape(res.path)}) · "
+              f"{_n(rep.n_queries, 'question')}", soft_wrap=True)
+    if rep.depth < rep.k:
+        _indented(out, f"the run retrieved {rep.depth} items per question: the top "
+                       f"{rep.depth} are checked, not the top {rep.k}")
+    labels = {kind: rep.label(kind) for kind in KINDS}
+    width = max(len(v) for v in labels.values())
+    for kind in KINDS:
+        if kind in rep.unchecked:
+            line = f"not checked: {rep.unchecked[kind]}"
+        else:
+            causes = ", ".join(f"{c} {n}" for c, n in rep.causes(kind).items())
+            line = f"{rep.count(kind)} of {_n(rep.checked[kind], 'question')}" + (
+                f" ({causes})" if causes else "")
+        _indented(out, f"{labels[kind]:<{width}}  {line}", hang=width + 4)
+    _heading(out, "Failing questions")
+    if not rep.failures:
+        _indented(out, "none: every checked question passed")
+    for f in rep.failures:
+        pad = 4 + len(f.query)
+        _indented(out, f"{f.query}  {SHORT[f.kind]}: {f.fact}", hang=pad)
+        _indented(out, f"→ {f.diagnosis}", indent=pad, hang=pad + 2)
+    for note in res.notes:
+        out.print()
+        _indented(out, f"note: {note}", indent=0)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragmark.stats import kappa_of_table
 from ragmark.types import Score
 
 METRICS = ("precision", "recall", "accuracy", "num_relevant", "answer_presence",
@@ -115,14 +116,7 @@ class Agreement:
 
     @property
     def kappa(self) -> float | None:
-        n = self.n
-        if not n:
-            return None
-        yes_judge, yes_truth = self.tp + self.fp, self.tp + self.fn
-        chance = (yes_judge * yes_truth + (n - yes_judge) * (n - yes_truth)) / (n * n)
-        if chance == 1.0:
-            return None
-        return ((self.tp + self.tn) / n - chance) / (1.0 - chance)
+        return kappa_of_table([[self.tp, self.fp], [self.fn, self.tn]]).value
 
     @classmethod
     def of(cls, pairs: Sequence[tuple[bool, bool]]) -> Agreement:

@@ -1,0 +1,263 @@
+"""The failing questions of a results file, each with a one-line diagnosis.
+
+Four kinds of failure, checked per question:
+
+- ``no_hit``: no relevant item in the top k (questions without a relevant target in
+  the ground truth are not checked);
+- ``ungrounded``: the answer's groundedness is below the run's threshold (0.10 unless
+  the file records another);
+- ``low_faithfulness``: the judge's faithfulness is below a threshold (default 0.5:
+  fewer than half the answer's claims are supported by the retrieved context);
+- ``judge_failure``: a judge metric is missing because the judge gave no usable answer.
+
+The diagnosis follows where the question went wrong: nothing relevant retrieved at all
+points at chunking and embeddings; a relevant item below the top k points at ranking
+(scoring, a reranker); an answer that is ungrounded or unfaithful although relevant
+context was retrieved points at generation (prompt, context formatting).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmark.inspection import QueryResult, Results
+
+KINDS = ("no_hit", "ungrounded", "low_faithfulness", "judge_failure")
+DEFAULT_K = 10
+FAITHFULNESS_BELOW = 0.5
+
+_RETRIEVAL = {
+    "ranking": "a ranking problem: tune the retriever's scoring or add a reranker",
+    "retrieval": "a retrieval problem: check chunk boundaries and size, the embedding "
+                 "model, and the question's wording against the documents",
+}
+_AT = re.compile(r"^(hit|recall)@(\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failure of one question: what was seen, its likely cause and what to do."""
+
+    query: str
+    kind: str
+    fact: str
+    cause: str  # "ranking" | "retrieval" | "generation" | "judge" | "unknown"
+    diagnosis: str
+
+
+@dataclass(slots=True)
+class FailureReport:
+    """Every failure found, with counts per kind (and per cause) over the questions that
+    could be checked, and why a kind could not be checked at all."""
+
+    k: int
+    depth: int
+    faithfulness_below: float
+    grounded_threshold: float
+    n_queries: int
+    failures: list[Failure] = field(default_factory=list)
+    checked: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    unchecked: dict[str, str] = field(default_factory=dict)
+
+    def count(self, kind: str) -> int:
+        """Questions with a failure of ``kind``."""
+        return sum(1 for f in self.failures if f.kind == kind)
+
+    def causes(self, kind: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.failures:
+            if f.kind == kind:
+                out[f.cause] = out.get(f.cause, 0) + 1
+        return out
+
+    def label(self, kind: str) -> str:
+        return {
+            "no_hit": f"no relevant item in the top {self.depth}",
+            "ungrounded": f"ungrounded answer (groundedness below {self.grounded_threshold:g})",
+            "low_faithfulness": f"low faithfulness (below {self.faithfulness_below:g})",
+            "judge_failure": "judge failure (no usable verdict)",
+        }[kind]
+
+
+class _Retrieval:
+    """What the file tells of a question's retrieval: whether it has relevant targets,
+    the rank of its first relevant item, and whether one is in the top ``depth``."""
+
+    def __init__(self, results: Results, q: QueryResult) -> None:
+        self.q = q
+        self.has_targets: bool | None = None  # None: the file does not say
+        self.first: int | None = None
+        self.searched = True  # whether ``first is None`` means "nothing relevant at all"
+        m = q.metrics
+        scored = [x for n, x in m.items() if _AT.match(n) or n.startswith("mrr")]
+        targets = (q.ground_truth or {}).get("targets")
+        if isinstance(targets, dict):
+            self.has_targets = bool(targets)
+        elif scored:
+            self.has_targets = any(x.value is not None for x in scored)
+        if results.detailed:
+            self.first = q.first_relevant()
+        elif "mrr" in m and m["mrr"].value is not None:
+            mrr = m["mrr"].value  # 1 / rank of the first relevant item, 0 without one
+            self.first = round(1 / mrr) if mrr > 0 else None
+        else:
+            self.searched = False
+
+    def hit(self, depth: int | None) -> bool | None:
+        """A relevant item in the top ``depth``; None when the file does not tell."""
+        if not self.has_targets or depth is None:
+            return None
+        for name in (f"hit@{depth}", f"recall@{depth}"):
+            got = self.q.metrics.get(name)
+            if got is not None and got.value is not None and self.q.retrieved is None:
+                return got.value > 0
+        if self.first is not None:
+            return self.first <= depth
+        return False if self.searched else None
+
+
+def _checkable_at(results: Results, depth: int) -> bool:
+    names = {n for q in results.queries for n in q.metrics}
+    return results.detailed or bool({f"hit@{depth}", f"recall@{depth}", "mrr"} & names)
+
+
+def find_failures(results: Results, k: int = DEFAULT_K,
+                  faithfulness_below: float = FAITHFULNESS_BELOW) -> FailureReport:
+    """The failures of every question of ``results``, in file order."""
+    from ragmark.judging import JUDGE_METRICS
+
+    top_k = results.settings.get("top_k")
+    depth = min(k, top_k) if isinstance(top_k, int) and top_k > 0 else k
+    rep = FailureReport(k, depth, faithfulness_below, results.grounded_threshold,
+                        len(results.queries))
+    if not _checkable_at(results, depth):
+        rep.unchecked["no_hit"] = (f"the file has no hit@{depth}, recall@{depth} or mrr per "
+                                   "question")
+    if not results.detailed:
+        rep.unchecked["judge_failure"] = ("a comparison file does not record why a value "
+                                          "is missing")
+    elif not any(n in q.metrics for q in results.queries for n in JUDGE_METRICS):
+        rep.unchecked["judge_failure"] = "no judge metric in the file"
+    if not any("faithfulness" in q.metrics for q in results.queries):
+        rep.unchecked["low_faithfulness"] = ("no faithfulness in the file (judge it with "
+                                             "--judge-metrics faithfulness)")
+    if not any("groundedness" in q.metrics for q in results.queries):
+        rep.unchecked["ungrounded"] = ("no groundedness in the file (run without "
+                                       "--skip-generation)")
+    top_n = results.settings.get("top_n")
+    for q in results.queries:
+        ret = _Retrieval(results, q)
+        hit = ret.hit(depth)
+        if "no_hit" not in rep.unchecked and hit is not None:
+            rep.checked["no_hit"] += 1
+            if not hit:
+                rep.failures.append(_no_hit(q, ret))
+        given = len(q.contexts) if q.contexts else top_n if isinstance(top_n, int) else None
+        g = q.metrics.get("groundedness")
+        if g is not None and g.value is not None:
+            rep.checked["ungrounded"] += 1
+            flag = g.details.get("ungrounded")
+            if flag is True or (flag is None and g.value < rep.grounded_threshold):
+                rep.failures.append(_ungrounded(q, g.value, rep.grounded_threshold,
+                                                ret, given))
+        f = q.metrics.get("faithfulness")
+        if f is not None and f.value is not None:
+            rep.checked["low_faithfulness"] += 1
+            if f.value < faithfulness_below:
+                rep.failures.append(_unfaithful(q, f.value, f.details, ret, given))
+        judged = [n for n in JUDGE_METRICS if n in q.metrics]
+        if results.detailed and judged:
+            rep.checked["judge_failure"] += 1
+            broken = [n for n in judged
+                      if q.metrics[n].value is None and "raw" in q.metrics[n].details]
+            if broken:
+                rep.failures.append(_judge_failed(q, broken, results.path))
+    if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
+        rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
+    return rep
+
+
+def _no_hit(q: QueryResult, ret: _Retrieval) -> Failure:
+    if ret.first is not None:
+        return Failure(q.id, "no_hit", f"first relevant item at rank {ret.first}", "ranking",
+                       _RETRIEVAL["ranking"])
+    missed = ""
+    targets = (q.ground_truth or {}).get("targets")
+    if isinstance(targets, dict) and targets:
+        names = list(targets)
+        missed = "; missed " + ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
+    where = (f"in all {len(q.retrieved)} retrieved" if q.retrieved is not None
+             else "retrieved at all")
+    return Failure(q.id, "no_hit", f"nothing relevant {where}{missed}", "retrieval",
+                   _RETRIEVAL["retrieval"])
+
+
+def _after_retrieval(ret: _Retrieval, given: int | None, advice: str) -> tuple[str, str]:
+    """(cause, diagnosis) of an answer problem, given what reached the generator."""
+    hit = ret.hit(given)
+    if hit:
+        rank = "" if ret.first is None else f" (rank {ret.first})"
+        return "generation", (f"a relevant item{rank} was among the {given} contexts given "
+                              f"to the generator: a generation problem; {advice}")
+    if hit is False and ret.first is not None:
+        return "ranking", (f"the first relevant item (rank {ret.first}) was not among the "
+                           f"{given} contexts given to the generator: fix the ranking first, "
+                           "or pass more contexts")
+    if hit is False:
+        return "retrieval", ("nothing relevant was retrieved, so the answer had nothing to "
+                             "rest on: fix retrieval first")
+    return "unknown", ("no ground truth tells whether relevant context was retrieved; "
+                       f"possible hallucination or paraphrase: {advice}")
+
+
+def _ungrounded(q: QueryResult, value: float, threshold: float, ret: _Retrieval,
+                given: int | None) -> Failure:
+    cause, why = _after_retrieval(
+        ret, given, "check the prompt and how the contexts are passed to the generator")
+    return Failure(q.id, "ungrounded", f"groundedness {value:.3f}, below {threshold:g}",
+                   cause, why)
+
+
+def _unfaithful(q: QueryResult, value: float, details: Any, ret: _Retrieval,
+                given: int | None) -> Failure:
+    claims, bad = details.get("claims"), details.get("unsupported")
+    fact = f"faithfulness {value:.3f}"
+    if isinstance(claims, list) and isinstance(bad, list):
+        fact += f": {len(bad)} of {len(claims)} claims unsupported by the retrieved context"
+    cause, why = _after_retrieval(
+        ret, given, "the answer states what the context does not; ask the generator to "
+                    "answer only from the context")
+    return Failure(q.id, "low_faithfulness", fact, cause, why)
+
+
+def _judge_failed(q: QueryResult, names: list[str], path: str) -> Failure:
+    reasons = [str(q.metrics[n].reason) for n in names]
+    fact = "; ".join(r if r.startswith(n) else f"{n}: {r}"
+                     for n, r in zip(names, reasons, strict=True))
+    return Failure(q.id, "judge_failure", fact, "judge",
+                   "the judge gave no usable verdict: check the judge model and endpoint "
+                   f"(the raw output is kept: ragmark inspect {path} {q.id} --json)")
+
+
+def failures_json(results: Results, rep: FailureReport) -> dict[str, Any]:
+    """The failure report for ``ragmark inspect --failures --json``."""
+    return {
+        "file": results.path,
+        "source": results.describe(),
+        "questions": rep.n_queries,
+        "k": rep.k,
+        "checked_depth": rep.depth,
+        "thresholds": {"groundedness": rep.grounded_threshold,
+                       "faithfulness": rep.faithfulness_below},
+        "summary": {
+            kind: {"label": rep.label(kind), "failures": rep.count(kind),
+                   "checked": rep.checked[kind], "causes": rep.causes(kind),
+                   **({"not_checked": rep.unchecked[kind]} if kind in rep.unchecked else {})}
+            for kind in KINDS
+        },
+        "failures": [{"id": f.query, "kind": f.kind, "fact": f.fact, "cause": f.cause,
+                      "diagnosis": f.diagnosis} for f in rep.failures],
+        "notes": list(results.notes),
+    }
