@@ -78,6 +78,27 @@ class Component(BaseModel):
         return dict(self.model_extra or {})
 
 
+class LLMTable(BaseModel):
+    """The ``[llm]`` table: the endpoint of the judges, and of the ``llm`` generator and
+    reranker for what their own tables do not give. Command-line flags override it; it
+    overrides ``RAGMARK_LLM_*``. ``prices``: model -> [prompt, completion] $ per million
+    tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    provider: Literal["openai", "ollama"] | None = None
+    concurrency: int | None = Field(None, ge=1)
+    timeout: float | None = Field(None, gt=0)
+    max_retries: int | None = Field(None, ge=0)
+    prices: dict[str, tuple[float, float]] | None = None
+
+    def endpoint(self) -> dict[str, Any]:
+        """The fields that are set, except prices (the components' parameters)."""
+        return {k: v for k, v in self.model_dump(exclude={"prices"}).items() if v is not None}
+
+
 class RunConfig(BaseModel):
     """One pipeline: chunker -> retriever -> (reranker) -> generator, and how it is judged."""
 
@@ -93,6 +114,14 @@ class RunConfig(BaseModel):
     alpha: float = Field(0.5, ge=0.0, le=1.0)
     grounded_threshold: float = Field(0.10, ge=0.0, le=1.0)
     pipeline: PipelineConfig | None = None  # an external system instead of the parts above
+    llm: LLMTable | None = None  # the LLM endpoint (judges; llm generator and reranker)
+
+    def llm_params(self, component: Component) -> dict[str, Any]:
+        """A component's parameters; an ``llm`` one gets the ``[llm]`` table's endpoint
+        for what its own table does not give."""
+        if component.name != "llm" or self.llm is None:
+            return component.params
+        return {**self.llm.endpoint(), **component.params}
 
 
 _HYBRID: dict[str, Any] = {
@@ -143,15 +172,17 @@ def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
         data["reranker"] = {"name": "cross-encoder", "model": os.environ.get(RERANKER_ENV),
                             **params}
         return
-    if os.environ.get(LLM_URL_ENV, "").strip():
-        llm_model = os.environ.get(LLM_MODEL_ENV, "").strip() or None
-        data["reranker"] = {"name": "llm", "model": llm_model, **params}
+    table = data.get("llm") if isinstance(data.get("llm"), dict) else {}
+    if os.environ.get(LLM_URL_ENV, "").strip() or table.get("base_url"):
+        # the endpoint comes from [llm] or RAGMARK_LLM_* when the run starts
+        data["reranker"] = {"name": "llm", **params}
         return
     raise ConfigError(
         f"{source}, key 'reranker': this config reranks, but no reranker is set up. Set "
         f"{RERANKER_ENV} to a cross-encoder model folder, or {LLM_URL_ENV} and "
-        f"{LLM_MODEL_ENV} for the LLM reranker, or give a TOML config with [reranker] "
-        "name = \"cross-encoder\" and model = \"PATH\" (or name = \"llm\"). No reranker "
+        f"{LLM_MODEL_ENV} (or an [llm] table) for the LLM reranker, or give a TOML config "
+        "with [reranker] name = \"cross-encoder\" and model = \"PATH\" (or name = \"llm\"). "
+        "No reranker "
         "model ships with ragmark."
     )
 

@@ -24,6 +24,7 @@ from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed
 from ragmark.judging import NEEDS_ANSWER, estimate, judge, parse_judge_metrics
 from ragmark.llm import LLMSettings
+from ragmark.llm.config import display_url
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName, parse_metrics
@@ -160,7 +161,7 @@ def _own(
     timings["chunk_s"] = time.perf_counter() - t0
     retriever = registry("retriever").create(cfg.retriever.name, **cfg.retriever.params)
     reranker = None if cfg.reranker is None else registry("reranker").create(
-        cfg.reranker.name, **cfg.reranker.params)
+        cfg.reranker.name, **cfg.llm_params(cfg.reranker))
     t0 = time.perf_counter()
     passes = int(getattr(retriever, "index_passes", 1))
     with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})",
@@ -207,7 +208,7 @@ def _own(
     timings["latency_p95_ms"] = float(np.percentile(latency, 95)) * 1000
 
     generator = None if not with_answers else registry("generator").create(
-        cfg.generator.name, **cfg.generator.params)
+        cfg.generator.name, **cfg.llm_params(cfg.generator))
     if dry_run and hasattr(generator, "generate_many"):
         raise ConfigError(
             f"--dry-run cannot estimate the judges of generator {cfg.generator.name!r}: its "
@@ -226,6 +227,8 @@ def _own(
     answers = _generate(generator, samples, tops, prog, cfg.generator.name)
     timings["answer_s"] = time.perf_counter() - t0
     cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
+    if cfg.llm is not None and cfg.llm.base_url:  # never a user:password in a results file
+        cfg_json["llm"]["base_url"] = display_url(cfg.llm.base_url)
     cfg_json["chunker"] = {"name": chunker_name, **chunker_params}
     produced = [Produced(got, sc, [c.text for c in top], ans)
                 for (got, sc), top, ans in zip(ranked, tops, answers, strict=True)]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import dry_run_text, llm_options, llm_settings
+from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
 
@@ -44,9 +44,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 baseline: str | None, metrics: str | None, top_k: int | None,
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 resamples: int, seed: int, output: str, quiet: bool,
-                judge_metrics: str | None, llm_base_url: str | None, llm_model: str | None,
-                llm_api_key_env: str | None, llm_provider: str | None, llm_prices: str | None,
-                require_llm: bool, dry_run: bool, more_configs: tuple[str, ...]) -> None:
+                judge_metrics: str | None, require_llm: bool, dry_run: bool,
+                more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
     Writes {output}.json (per config: metrics, intervals, per-query values, timings;
@@ -75,8 +74,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     if compared:  # the dataset's default metrics, plus whatever the user compares
         have = [str(m) for m in default_metrics(ds)]
         run_metrics = have + [m for m in compared if m not in have and m not in JUDGE_METRICS]
-    llm = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
-                        llm_prices) if (judges or require_llm) else None
+    llm, cfgs = resolve_llm(cfgs, need=bool(judges or require_llm))
     if dry_run:
         if not judges:
             raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")

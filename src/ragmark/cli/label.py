@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_settings
+from ragmark.cli.llm_opts import dry_run_text, endpoint_options, resolve_llm
 from ragmark.errors import ConfigError
 from ragmark.report.console import llm_line
 
@@ -51,9 +51,7 @@ def _read_template(path: str | None) -> str | None:
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
-              plot: bool, dry_run: bool, quiet: bool, llm_base_url: str | None,
-              llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
-              llm_prices: str | None, more_configs: tuple[str, ...]) -> None:
+              plot: bool, dry_run: bool, quiet: bool, more_configs: tuple[str, ...]) -> None:
     """Label each config's top K passages with an LLM judge (can an answer to the
     question be derived from the passage? YES/NO) and report, at every k from 1 to K,
     precision, recall, accuracy, number relevant and answer presence, averaged over the
@@ -80,16 +78,14 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     from ragmark.versions import versions
 
     out, progress = consoles(quiet)
-    settings = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
-                            llm_prices)
+    names = [n for c in (*configs, *more_configs) for n in c.split()]
+    settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)])
     if settings is None:
         raise ConfigError(NO_ENDPOINT)
     template = _read_template(prompt_template)
     check_template(template, f"--prompt-template {prompt_template}")
     if plot and not dry_run:
         require_matplotlib()
-    names = [n for c in (*configs, *more_configs) for n in c.split()]
-    cfgs = [cfg for n in names for cfg in load_configs(n)]
     ds = load_dataset(dataset, corpus, split)
     top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress)
     if dry_run:

@@ -2,24 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ragmark.errors import ConfigError
 
+if TYPE_CHECKING:
+    from ragmark.config import RunConfig
+    from ragmark.llm import LLMSettings
+
+
+_META = "ragmark.llm_flags"
+# flag -> LLMSettings field; the flags are kept in the click context, not passed to commands
+_FLAGS = {"llm_base_url": "base_url", "llm_model": "model", "llm_api_key_env": "api_key_env",
+          "llm_provider": "provider", "llm_concurrency": "concurrency",
+          "llm_timeout": "timeout", "llm_max_retries": "max_retries",
+          "llm_prices": "prices"}
+_ENV = {"base_url": "RAGMARK_LLM_BASE_URL", "model": "RAGMARK_LLM_MODEL",
+        "api_key_env": "RAGMARK_LLM_API_KEY_ENV", "provider": "RAGMARK_LLM_PROVIDER",
+        "concurrency": "RAGMARK_LLM_CONCURRENCY", "timeout": "RAGMARK_LLM_TIMEOUT",
+        "max_retries": "RAGMARK_LLM_MAX_RETRIES"}
+
+
+def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    if value is not None and param.name:
+        ctx.meta.setdefault(_META, {})[_FLAGS[param.name]] = value
+
 
 def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The LLM endpoint flags alone (``--llm-base-url`` ... ``--llm-prices``), for commands
-    that always need an endpoint."""
+    """The LLM endpoint flags (``--llm-base-url`` ... ``--llm-prices``). They override the
+    config's ``[llm]`` table, which overrides ``RAGMARK_LLM_*``; read them with
+    :func:`resolve_llm`."""
     for o in reversed(_endpoint_opts()):
         f = o(f)
     return f
 
 
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Judge metrics and the LLM endpoint (flags override RAGMARK_LLM_* variables)."""
+    """Judge metrics, ``--require-llm`` and the LLM endpoint flags."""
     opts = [
         click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
                      "answer_relevance, context_relevance, answer_correctness."),
@@ -33,56 +56,96 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _endpoint_opts() -> list[Callable[..., Any]]:
+    def opt(*args: str, **kw: Any) -> Callable[..., Any]:
+        return click.option(*args, expose_value=False, callback=_keep, **kw)
+
     return [
-        click.option("--llm-base-url", help="OpenAI-compatible or Ollama base URL "
-                     "(default: $RAGMARK_LLM_BASE_URL)."),
-        click.option("--llm-model", help="Model name (default: $RAGMARK_LLM_MODEL)."),
-        click.option("--llm-api-key-env", help="NAME of the variable holding the API key "
-                     "(default: $RAGMARK_LLM_API_KEY_ENV)."),
-        click.option("--llm-provider", type=click.Choice(["openai", "ollama"]),
-                     help="Protocol of the endpoint (default: openai)."),
-        click.option("--llm-prices", help="'PROMPT,COMPLETION': $ per million tokens of the "
-                     "model, for the cost estimate."),
+        opt("--llm-base-url", help="OpenAI-compatible or Ollama base URL (default: the "
+            "config's [llm] base_url, else $RAGMARK_LLM_BASE_URL)."),
+        opt("--llm-model", help="Model name (default: [llm] model, else $RAGMARK_LLM_MODEL)."),
+        opt("--llm-api-key-env", help="NAME of the variable holding the API key (default: "
+            "[llm] api_key_env, else $RAGMARK_LLM_API_KEY_ENV)."),
+        opt("--llm-provider", type=click.Choice(["openai", "ollama"]),
+            help="Protocol of the endpoint (default: openai)."),
+        opt("--llm-concurrency", type=click.IntRange(min=1),
+            help="Calls in flight at once (default: 8)."),
+        opt("--llm-timeout", type=click.FloatRange(min=0, min_open=True),
+            help="Seconds per call before it is retried (default: 60)."),
+        opt("--llm-max-retries", type=click.IntRange(min=0),
+            help="Retries of a call after a timeout, 429 or 5xx (default: 4)."),
+        opt("--llm-prices", help="'PROMPT,COMPLETION': $ per million tokens of the model, "
+            "for the cost estimate."),
     ]
 
 
-def llm_settings(base_url: str | None, model: str | None, api_key_env: str | None,
-                  provider: str | None, prices: str | None = None) -> Any:
-    """LLMSettings from the flags, each falling back to its RAGMARK_LLM_* variable; None
-    when no base URL is given either way."""
-    import os
-
-    from ragmark.llm import LLMSettings
-
-    def pick(flag: str | None, var: str) -> str | None:
-        return flag or os.environ.get(var, "").strip() or None
-
-    url = pick(base_url, "RAGMARK_LLM_BASE_URL")
-    if url is None:
-        return None
-    values: dict[str, Any] = {"base_url": url, "model": pick(model, "RAGMARK_LLM_MODEL"),
-              "api_key_env": pick(api_key_env, "RAGMARK_LLM_API_KEY_ENV"),
-              "provider": pick(provider, "RAGMARK_LLM_PROVIDER") or "openai"}
-    for field, var, kind in (("concurrency", "RAGMARK_LLM_CONCURRENCY", int),
-                             ("timeout", "RAGMARK_LLM_TIMEOUT", float)):
+def _env_values() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for field, var in _ENV.items():
         raw = os.environ.get(var, "").strip()
-        if raw:
+        if not raw:
+            continue
+        if field in ("concurrency", "max_retries", "timeout"):
             try:
-                values[field] = kind(raw)
+                out[field] = (float if field == "timeout" else int)(raw)
             except ValueError:
                 raise ConfigError(f"{var}: expected a number, got {raw!r}") from None
-    if not values["model"]:
-        raise ConfigError("an LLM endpoint is set but no model: give --llm-model or set "
-                          "RAGMARK_LLM_MODEL")
-    if prices:
-        try:
-            a, b = (float(x) for x in prices.split(","))
-        except ValueError:
-            raise ConfigError(f"--llm-prices: expected 'PROMPT,COMPLETION' dollars per "
-                              f"million tokens, e.g. '0.15,0.60'; got {prices!r}") from None
-        values["prices"] = {values["model"]: (a, b)}
+        else:
+            out[field] = raw
+    return out
+
+
+def _prices(text: str, model: str | None) -> dict[str, tuple[float, float]]:
     try:
-        return LLMSettings.model_validate(values)
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ConfigError(f"--llm-prices: expected 'PROMPT,COMPLETION' dollars per million "
+                          f"tokens, e.g. '0.15,0.60'; got {text!r}") from None
+    return {model or "": (a, b)}
+
+
+def resolve_llm(configs: Sequence[RunConfig], need: bool = True
+                ) -> tuple[LLMSettings | None, list[RunConfig]]:
+    """The judges' endpoint and the configs with the flags folded into their ``[llm]``
+    tables (so an ``llm`` generator or reranker uses them too).
+
+    Per field: the flag, else the configs' ``[llm]`` table (configs compared together
+    must not disagree), else ``RAGMARK_LLM_*``. The settings are None when no base URL is
+    set anywhere, or when ``need`` is false (nothing asks a judge): then an incomplete
+    environment is not an error.
+    """
+    from ragmark.config import LLMTable
+    from ragmark.llm import LLMSettings
+
+    ctx = click.get_current_context(silent=True)
+    flags = dict(ctx.meta.get(_META, {})) if ctx is not None else {}
+    price_flag = flags.pop("prices", None)
+    tables = {c.name: c.llm for c in configs if c.llm is not None}
+    distinct = {t.model_dump_json() for t in tables.values()}
+    if len(distinct) > 1:
+        raise ConfigError(f"configs {', '.join(tables)} have different [llm] tables; runs "
+                          "judged together need one endpoint: give the same table, or the "
+                          "--llm-* flags")
+    table = next(iter(tables.values()), None)
+    if flags:
+        merged = {**(table.model_dump(exclude_none=True) if table else {}), **flags}
+        try:
+            table = LLMTable.model_validate(merged)
+        except ValueError as e:
+            raise ConfigError(f"LLM settings: {e}") from None
+        configs = [c.model_copy(update={"llm": table}) for c in configs]
+    if not need:
+        return None, list(configs)
+    values = {**_env_values(), **(table.model_dump(exclude_none=True) if table else {})}
+    if not values.get("base_url"):
+        return None, list(configs)
+    if not values.get("model"):
+        raise ConfigError("an LLM endpoint is set but no model: give --llm-model, [llm] "
+                          "model, or RAGMARK_LLM_MODEL")
+    if price_flag:
+        values["prices"] = {**values.get("prices", {}),
+                            **_prices(price_flag, values["model"])}
+    try:
+        return LLMSettings.model_validate(values), list(configs)
     except ValueError as e:
         raise ConfigError(f"LLM settings: {e}") from None
 

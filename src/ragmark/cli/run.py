@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import dry_run_text, llm_options, llm_settings
+from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
 
@@ -42,9 +42,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             config: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
-            verbose: bool, quiet: bool, judge_metrics: str | None, llm_base_url: str | None,
-            llm_model: str | None, llm_api_key_env: str | None, llm_provider: str | None,
-            llm_prices: str | None, require_llm: bool, dry_run: bool) -> None:
+            verbose: bool, quiet: bool, judge_metrics: str | None, require_llm: bool,
+            dry_run: bool) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs."""
     from ragmark.config import RunConfig, load_config
     from ragmark.data import load_dataset
@@ -59,8 +58,6 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     out, progress = consoles(quiet)
     names = parse_metrics(metrics) if metrics else None
     judges = parse_judge_metrics(judge_metrics)
-    llm = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider,
-                        llm_prices) if (judges or require_llm) else None
     if dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     outputs = None
@@ -84,6 +81,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             if deepest > cfg.top_k:
                 cfg = cfg.model_copy(update={"top_k": deepest})
         ds = load_dataset(dataset, corpus, split)
+    llm, (cfg,) = resolve_llm([cfg], need=bool(judges or require_llm))
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
                  dry_run=dry_run, outputs=outputs)

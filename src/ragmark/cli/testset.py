@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from ragmark.cli.app import cli, consoles
-from ragmark.cli.llm_opts import endpoint_options, llm_settings
+from ragmark.cli.llm_opts import endpoint_options, resolve_llm
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.report.console import llm_line
 
@@ -20,13 +20,11 @@ def report_path(output: str | Path) -> Path:
     return p.with_name(p.name[: -len(p.suffix)] + ".report.json")
 
 
-def _chunker(unit: str, config: str, corpus_default: str) -> Any:
-    from ragmark.config import load_config
+def _chunker(unit: str, cfg: Any, corpus_default: str) -> Any:
     from ragmark.registry import registry
 
     if unit == "document":
         return registry("chunker").create("whole")
-    cfg = load_config(config)
     if cfg.chunker is None:
         return registry("chunker").create(corpus_default)
     return registry("chunker").create(cfg.chunker.name, **cfg.chunker.params)
@@ -94,8 +92,7 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
               help="Count the calls, tokens and cost without calling anything.")
 def testset_cmd(corpus: str, size: int, types: str | None, output: str, seed: int, unit: str,
                 config: str, max_chars: int, max_candidates: int | None, quiet: bool,
-                llm_base_url: str | None, llm_model: str | None, llm_api_key_env: str | None,
-                llm_provider: str | None, llm_prices: str | None, dry_run: bool) -> None:
+                dry_run: bool) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
     from ragmark.data.corpus import open_corpus
     from ragmark.llm import LLMClient
@@ -108,12 +105,14 @@ def testset_cmd(corpus: str, size: int, types: str | None, output: str, seed: in
                           f"in .json, got {output!r}")
     options = TestsetOptions(size=size, types=parse_types(types), seed=seed,
                              max_chars=max_chars, max_candidates=max_candidates)
-    settings = llm_settings(llm_base_url, llm_model, llm_api_key_env, llm_provider, llm_prices)
+    from ragmark.config import load_config
+
+    settings, (cfg,) = resolve_llm([load_config(config)])
     if settings is None:
         raise ConfigError("ragmark testset needs an LLM endpoint: give --llm-base-url and "
                           "--llm-model, or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
     documents, default_chunker = open_corpus(corpus)
-    chunker = _chunker(unit, config, default_chunker)
+    chunker = _chunker(unit, cfg, default_chunker)
     client = LLMClient(settings)
     if dry_run:
         _print_dry_run(out, estimate_testset(documents, chunker, options, client))

@@ -74,9 +74,7 @@ class LLMSettings(BaseModel):
     @property
     def display_url(self) -> str:
         """``base_url`` without any user:password part, for messages."""
-        parts = urlsplit(self.base_url)
-        host = parts.netloc.rsplit("@", 1)[-1]
-        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+        return display_url(self.base_url)
 
     def api_key(self) -> str | None:
         """The key from ``$api_key_env``; None when no variable is named.
@@ -146,3 +144,10 @@ def component_settings(component: str, **given: object) -> LLMSettings:
         return LLMSettings.model_validate(given)
     except ValueError as e:
         raise ConfigError(f"{component}: {e}") from None
+
+
+def display_url(url: str) -> str:
+    """``url`` without any user:password part, for messages and results files."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))

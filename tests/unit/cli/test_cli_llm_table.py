@@ -1,0 +1,139 @@
+"""The [llm] table of a TOML config: the judges' endpoint and the llm generator's, with
+flags over the table over RAGMARK_LLM_* (per field), one endpoint per comparison."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from support.fake_llm_server import Reply
+
+from ragmark.cli import main
+
+ITEMS = [
+    {"question": "When should metformin be avoided?",
+     "ground_truth_contexts": ["Metformin is contraindicated in severe renal impairment."],
+     "expected_answer": "In severe renal impairment."},
+    {"question": "What is the ICD-10 code for type 2 diabetes?",
+     "ground_truth_contexts": ["The ICD-10 code for type 2 diabetes mellitus is E11."],
+     "expected_answer": "E11"},
+]
+
+
+def rated(body):
+    return Reply(body={"id": "x", "object": "chat.completion",
+                       "choices": [{"index": 0, "message": {
+                           "role": "assistant", "content": '{"rating": 5, "reason": "ok"}'}}],
+                       "usage": {"prompt_tokens": 1000, "completion_tokens": 500}})
+
+
+def run_cli(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+def dead_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+
+
+@pytest.fixture
+def dataset(tmp_path, monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV"):
+        monkeypatch.delenv(var, raising=False)
+    p = tmp_path / "set.json"
+    p.write_text(json.dumps(ITEMS))
+    return p
+
+
+def toml(tmp_path, name, url, model="test-model", extra=""):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'name = "{name}"\n{extra}\n[llm]\nbase_url = "{url}"\nmodel = "{model}"\n'
+                 'concurrency = 2\nprices = {"test-model" = [2.0, 4.0], '
+                 '"other-model" = [1.0, 1.0]}\n')
+    return p
+
+
+def test_the_table_beats_the_environment_and_gives_prices(dataset, tmp_path, capsys,
+                                                          monkeypatch, server):
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", dead_url())  # overridden by the table
+    monkeypatch.setenv("RAGMARK_LLM_MODEL", "env-model")
+    server.rule = rated
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config",
+                            str(toml(tmp_path, "judged", server.url)), "--judge-metrics",
+                            "answer_relevance", "--require-llm", "--output", str(out),
+                            "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["metrics"]["answer_relevance"] == 1.0
+    assert {r.body["model"] for r in server.requests} == {"test-model"}
+    # 2 calls x (1000 prompt x $2 + 500 completion x $4) per million tokens
+    assert data["llm"]["estimated_cost"] == pytest.approx(2 * (2000 + 2000) / 1e6)
+    assert data["config"]["llm"]["concurrency"] == 2
+
+
+def test_flags_beat_the_table_field_by_field(dataset, tmp_path, capsys, server):
+    server.rule = rated
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config",
+                            str(toml(tmp_path, "judged", server.url)), "--judge-metrics",
+                            "answer_relevance", "--llm-model", "other-model", "--output",
+                            str(out), "--quiet"], capsys)
+    assert code == 0, err
+    assert {r.body["model"] for r in server.requests} == {"other-model"}
+    data = json.loads(out.read_text())
+    assert data["llm"]["model"] == "other-model"
+    assert data["llm"]["estimated_cost"] == pytest.approx(2 * (1000 + 500) / 1e6)
+
+
+def test_the_table_is_the_llm_generators_endpoint(dataset, tmp_path, capsys, server):
+    server.rule = lambda body: Reply(body={
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "E11 [1]"}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2}})
+    cfg = toml(tmp_path, "gen", server.url, extra='[generator]\nname = "llm"\n')
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config", str(cfg),
+                            "--metrics", "mrr,exact_match", "--include-details", "--output",
+                            str(out), "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert [q["answer"] for q in data["queries"]] == ["E11 [1]", "E11 [1]"]
+    assert len(server.requests) == 2
+
+
+def test_configs_compared_together_need_one_endpoint(dataset, tmp_path, capsys, server):
+    a = toml(tmp_path, "a", server.url)
+    b = toml(tmp_path, "b", server.url, model="other-model")
+    code, _, err = run_cli(["compare", "--dataset", str(dataset), "--configs", str(a), str(b),
+                            "--judge-metrics", "answer_relevance", "--output",
+                            str(tmp_path / "c"), "--quiet"], capsys)
+    assert code == 2
+    assert "configs a, b have different [llm] tables" in err and "Traceback" not in err
+    assert server.requests == []
+
+
+def test_bad_tables_are_named(dataset, tmp_path, capsys):
+    p = tmp_path / "bad.toml"
+    p.write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\nmodle = "x"\n')
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config", str(p), "--quiet"],
+                           capsys)
+    assert code == 2 and "key 'llm.modle'" in err
+
+
+def test_credentials_in_the_url_are_not_written(dataset, tmp_path, capsys, server):
+    server.rule = rated
+    url = server.url.replace("http://", "http://user:s3cret@")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config",
+                            str(toml(tmp_path, "cred", url)), "--judge-metrics",
+                            "answer_relevance", "--output", str(out), "--quiet"], capsys)
+    assert code == 0, err
+    text = out.read_text()
+    assert "s3cret" not in text
+    assert json.loads(text)["config"]["llm"]["base_url"] == server.url
