@@ -172,8 +172,9 @@ def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
         data["reranker"] = {"name": "cross-encoder", "model": os.environ.get(RERANKER_ENV),
                             **params}
         return
-    table = data.get("llm") if isinstance(data.get("llm"), dict) else {}
-    if os.environ.get(LLM_URL_ENV, "").strip() or table.get("base_url"):
+    table = data.get("llm")
+    if os.environ.get(LLM_URL_ENV, "").strip() or (
+            isinstance(table, dict) and table.get("base_url")):
         # the endpoint comes from [llm] or RAGMARK_LLM_* when the run starts
         data["reranker"] = {"name": "llm", **params}
         return

@@ -198,8 +198,8 @@ def _own(
                 latency[qi] = time.perf_counter() - t
                 advance(1)
     finally:
-        if hasattr(reranker, "summary"):  # the LLM reranker: its accounting and notes
-            notes, llm["reranker"] = reranker.summary()
+        if reranker is not None and hasattr(reranker, "summary"):  # the LLM reranker
+            notes, llm["reranker"] = reranker.summary()  # its accounting and notes
             reranker.close()
     timings["retrieve_s"] = time.perf_counter() - t0
     if reranker is not None:
