@@ -6,19 +6,13 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, configs_options, consoles
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
 
 @cli.command("compare")
-@click.option("--dataset", required=True, type=click.Path(exists=True),
-              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
-@click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'.")
-@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
-@click.option("--configs", "configs", multiple=True, default=["sparse"], show_default=True,
-              help="Config names (sparse, dense, hybrid, hybrid-rerank) or TOML files; "
-                   "repeat, or list them after the flag.")
+@configs_options
 @click.option("--baseline", help="Config the others are compared against (default: first).")
 @click.option("--metrics", help="Comma-separated metrics to compare (default: MRR, Recall@5, "
                                 "Hit@5, Precision@5, nDCG@10).")

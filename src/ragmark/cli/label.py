@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, configs_options, consoles
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, resolve_llm
 from ragmark.errors import ConfigError
 from ragmark.report.console import llm_line
@@ -25,13 +25,7 @@ def _read_template(path: str | None) -> str | None:
 
 
 @cli.command("label")
-@click.option("--dataset", required=True, type=click.Path(exists=True),
-              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
-@click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'.")
-@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
-@click.option("--configs", "configs", multiple=True, default=["sparse"], show_default=True,
-              help="Config names (sparse, dense, hybrid, hybrid-rerank) or TOML files; "
-                   "repeat, or list them after the flag.")
+@configs_options
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Passages labelled per question and config (metrics at k = 1..K).")
 @click.option("--max-queries", type=click.IntRange(min=1), help="Label the first N only.")

@@ -7,9 +7,8 @@ import json
 import socket
 
 import pytest
+from support.cli import run_cli
 from support.fake_llm_server import Reply
-
-from ragmark.cli import main
 
 ITEMS = [
     {"question": "When should metformin be avoided?",
@@ -27,13 +26,6 @@ def answering(text, prompt_tokens, completion_tokens):
         "id": "x", "object": "chat.completion",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}})
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 @pytest.fixture

@@ -7,9 +7,8 @@ import json
 import socket
 
 import pytest
+from support.cli import run_cli
 from support.fake_llm_server import Reply
-
-from ragmark.cli import main
 
 ITEMS = [
     {"question": "When should metformin be avoided?",
@@ -26,13 +25,6 @@ def rated(body):
                        "choices": [{"index": 0, "message": {
                            "role": "assistant", "content": '{"rating": 5, "reason": "ok"}'}}],
                        "usage": {"prompt_tokens": 1000, "completion_tokens": 500}})
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 def dead_url():

@@ -13,19 +13,13 @@ import os
 from pathlib import Path
 
 import pytest
+from support.cli import run_cli
 
 from ragmark.cli import main
 from ragmark.demo import demo_path
 
 HERE = Path(__file__).parent
 GOLDEN = HERE / "golden"
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 @pytest.fixture

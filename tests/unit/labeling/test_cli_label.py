@@ -10,9 +10,9 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
+from support.cli import run_cli
 from support.fake_llm_server import Reply
 
-from ragmark.cli import main
 from ragmark.demo import demo_path
 
 PASSAGE = re.compile(r'<data name="passage">\n(.*)\n</data>', re.DOTALL)
@@ -41,13 +41,6 @@ def judge_rule(word, garbage=None):
             return chat("Hard to say, it depends on the reader.")
         return chat("YES" if word in p.lower() else "NO")
     return rule
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 @pytest.fixture

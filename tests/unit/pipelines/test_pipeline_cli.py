@@ -8,9 +8,8 @@ import json
 import sys
 
 import pytest
+from support.cli import run_cli
 from support.fake_llm_server import Reply
-
-from ragmark.cli import main
 
 GT = {
     "bm25": "BM25 ranks documents using term frequency and inverse document frequency.",
@@ -52,13 +51,6 @@ def service(body):
     answer = "BM25 ranks documents" if topic == "bm25" else "It reorders the candidate passages"
     reply = {"result": {"text": answer, "sources": [{"content": s} for s in sources]}}
     return Reply(body=reply, delay=1.5 if body["query"].startswith("Slow") else 0.0)
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 @pytest.fixture

@@ -8,18 +8,11 @@ import json
 import socket
 
 import pytest
+from support.cli import run_cli
 from support.fake_llm_server import Reply
 from testset_support import DOCS, chat, is_reask, request_documents, write_corpus, writer
 
-from ragmark.cli import main
 from ragmark.data import load_dataset
-
-
-def run_cli(args, capsys):
-    with pytest.raises(SystemExit) as e:
-        main(args)
-    out = capsys.readouterr()
-    return e.value.code, out.out, out.err
 
 
 @pytest.fixture
