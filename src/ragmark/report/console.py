@@ -81,13 +81,14 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
 
 def llm_line(role: str, m: dict[str, Any]) -> str:
     """One line of LLM accounting: calls, cache hits, re-asks, retries, failed calls,
-    unusable answers (after the re-ask), tokens, estimated cost."""
+    items left without a verdict (a failed call or unusable output after the re-ask),
+    tokens, estimated cost."""
     cost = m.get("estimated_cost")
     reasks = m.get("judge_reasks", m.get("reasks", 0))
     unusable = m.get("judge_failures", m.get("passages_failed", 0))
     return (
         f"LLM {role} ({m.get('model')}): {m.get('calls', 0)} calls, {m.get('cache_hits', 0)} "
         f"cache hits, {reasks} re-asks, {m.get('retries', 0)} retries, "
-        f"{m.get('failures', 0)} failed calls, {unusable} unusable answers; tokens "
+        f"{m.get('failures', 0)} failed calls, {unusable} without a verdict; tokens "
         f"{m.get('prompt_tokens', 0):,} prompt + {m.get('completion_tokens', 0):,} completion"
         + ("" if cost is None else f"; estimated cost ${cost:.4f}"))

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_grade, relevance_label
+from ragmark.judging import llm_summary
 from ragmark.llm import LLMClient
 from ragmark.llm.config import component_settings
 from ragmark.llm.loop import LoopThread
@@ -113,7 +114,6 @@ class LLMReranker:
 
     def summary(self) -> tuple[list[str], dict[str, Any]]:
         """Notes for the report (failures) and the LLM accounting of the reranking."""
-        st = self.client.stats
         failed = sum(self.failures.values())
         notes = []
         if failed:
@@ -121,14 +121,9 @@ class LLMReranker:
             notes.append(
                 f"llm reranker: {failed} of {failed + self.graded} passages could not be "
                 f"graded ({why}); they keep their retrieval order below the graded ones")
-        return notes, {
-            "endpoint": self.settings.display_url, "model": self.settings.model,
-            "scale": self.scale, "passages_graded": self.graded, "passages_failed": failed,
-            "calls": st.calls, "cache_hits": st.cache_hits, "retries": st.retries,
-            "failures": st.failures, "prompt_tokens": st.prompt_tokens,
-            "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
-            "judge_reasks": self.counts.reasked,
-        }
+        return notes, {**llm_summary(self.settings, self.client, self.counts),
+                       "scale": self.scale, "passages_graded": self.graded,
+                       "passages_failed": failed}
 
     def close(self) -> None:
         """Close the HTTP pool and the background loop."""

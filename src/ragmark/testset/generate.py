@@ -19,6 +19,7 @@ from typing import Any, get_args
 from ragmark.chunking import Chunker
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts, JudgeFailure, Message, ask
+from ragmark.judging import llm_summary
 from ragmark.llm import LLMClient
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.testset.checks import (
@@ -272,7 +273,6 @@ def _notes(options: TestsetOptions, state: _State) -> list[str]:
 def _report(corpus: Corpus, chunker: Chunker, options: TestsetOptions, state: _State,
             rounds: int, counts: JudgeCounts, client: LLMClient) -> dict[str, Any]:
     reasons = Counter(r["reason"] for r in state.rejected)
-    st = client.stats
     s = client.settings
     return {
         "corpus": corpus.source,
@@ -293,12 +293,7 @@ def _report(corpus: Corpus, chunker: Chunker, options: TestsetOptions, state: _S
         "max_candidates": options.cap,
         "duplicate_jaccard": DUPLICATE_JACCARD,
         "notes": _notes(options, state),
-        "llm": {
-            "endpoint": s.display_url, "model": s.model, "calls": st.calls,
-            "cache_hits": st.cache_hits, "retries": st.retries, "failures": st.failures,
-            "reasks": counts.reasked, "prompt_tokens": st.prompt_tokens,
-            "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
-        },
+        "llm": llm_summary(s, client, counts),
         "rejections": state.rejected,
     }
 

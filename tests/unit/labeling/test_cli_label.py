@@ -153,7 +153,7 @@ def test_a_label_the_judge_cannot_give_is_missing_counted_and_left_out(
     assert sparse["metrics"]["agreement@3"] == 0.5 and whole["metrics"]["agreement@3"] == 0.5
     assert data["llm"]["judge_failures"] == 2 and data["llm"]["judge_reasks"] == 2
     assert "- whole: 2 relevant, 0 not relevant, 1 failed (left out of the metrics)" in stdout
-    assert "2 unusable answers" in stdout
+    assert "2 without a verdict" in stdout
 
 
 def test_dry_run_counts_label_calls_and_calls_nothing(demo_args, tmp_path, capsys, server):

@@ -189,7 +189,8 @@ def test_invalid_output_twice_and_failed_calls_are_counted(corpus, tmp_path, cap
     report = read(tmp_path / "t.report.json")
     assert report["rejected_by_reason"] == {"call_failed": 1, "invalid_output": 1}
     assert (report["generated"], report["kept"]) == (8, 6)
-    assert report["llm"]["reasks"] == 2 and report["llm"]["failures"] == 1
+    assert report["llm"]["judge_reasks"] == 2 and report["llm"]["failures"] == 1
+    assert report["llm"]["judge_failures"] == 2  # the invalid one and the failed call
     assert len(server.requests) == 8 + 2  # two re-asks
     kept = {i["source_ids"][0] for i in read(out)}
     assert "tides.txt" in kept and not kept & {"honey.txt", "bridge.txt"}
