@@ -3,6 +3,8 @@ Ollama's native /api/chat), scripted per test."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import threading
 import time
@@ -11,6 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: when more clients connect at once than
+    # the accept thread has taken, Linux drops their first data (or SYN) and the client
+    # resends it after 200 ms (or 1 s), which shows up as a lost concurrency slot.
+    request_queue_size = 128
+    daemon_threads = True
 
 
 @dataclass
@@ -46,8 +56,7 @@ class FakeLLMServer:
         self.active = 0
         self.max_active = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -97,12 +106,19 @@ class FakeLLMServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Like a real server (uvicorn, vLLM, ...): TCP_NODELAY, and the status line,
+            # headers and body leave in one send (see _send). The stdlib way sends the
+            # headers and the body separately, and Nagle holds the body until the
+            # client's delayed ACK of the headers: +40 ms on every keep-alive response.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
 
             def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
                 raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                buf = io.BytesIO()  # the whole response, for one send
+                sock, self.wfile = self.wfile, buf
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", "application/json")
@@ -110,9 +126,11 @@ class FakeLLMServer:
                     for k, v in headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(raw)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
+                    buf.write(raw)
+                finally:
+                    self.wfile = sock
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    sock.write(buf.getvalue())
 
             def do_GET(self) -> None:  # noqa: N802
                 seen = Seen(self.path, dict(self.headers), None, time.monotonic())

@@ -5,6 +5,7 @@ one re-ask on invalid output.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -91,6 +92,12 @@ class JudgeCounts:
     failed: int = 0
 
 
+@functools.cache
+def _schema_text(model: type[BaseModel]) -> str:
+    """The JSON schema of an output model as text (built once: every render needs it)."""
+    return json.dumps(model.model_json_schema(), ensure_ascii=False)
+
+
 @dataclass(frozen=True)
 class Prompt(Generic[In, Out]):
     """A typed judge prompt.
@@ -136,8 +143,8 @@ class Prompt(Generic[In, Out]):
         """How the answer must look, for the system message and the re-ask."""
         if self.output == "yes_no":
             return "Answer with exactly one word: YES or NO."
-        schema = json.dumps(self.output_model.model_json_schema(), ensure_ascii=False)
-        return "Answer with one JSON object and nothing else, matching this JSON schema:\n" + schema
+        return ("Answer with one JSON object and nothing else, matching this JSON schema:\n"
+                + _schema_text(self.output_model))
 
     def _user(self, item: In) -> str:
         blocks = _field_blocks(item)
