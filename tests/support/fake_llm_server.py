@@ -33,6 +33,15 @@ class Reply:
     delay: float = 0.0
 
 
+def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 3) -> Reply:
+    """An OpenAI chat-completions answer with ``text`` and the given token usage."""
+    return Reply(body={
+        "id": "x", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens}})
+
+
 @dataclass
 class Seen:
     path: str

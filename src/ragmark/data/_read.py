@@ -4,7 +4,7 @@ JSONL and TSV lines with line numbers. Every failure is a DataError naming the f
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -149,6 +149,24 @@ def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
 def quote(text: str) -> str:
     """An id or a name in a message, quoted in full."""
     return json.dumps(text, ensure_ascii=False)
+
+
+def kind_of(value: Any) -> str:
+    """The kind of a JSON value in words (``a string``, ``an object``...), for errors about
+    values that may be long or private, such as a service's response."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "an empty string" if not value.strip() else "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a {type(value).__name__}"
 
 
 def describe(value: Any) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ragmark.data._read import kind_of
 from ragmark.generation.base import GenerationFailed
 from ragmark.types import Chunk
 
@@ -101,24 +102,8 @@ class Sourced:
 
 def _text(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ShapeError(f"expected {CONTEXT_ITEM}, got {_kind(value)}", where)
+        raise ShapeError(f"expected {CONTEXT_ITEM}, got {kind_of(value)}", where)
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "an empty string" if not value.strip() else "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return f"a {type(value).__name__}"
 
 
 def _ident(value: Any, where: str) -> str | None:
@@ -128,7 +113,7 @@ def _ident(value: Any, where: str) -> str | None:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise ShapeError(f"expected a non-empty string or an integer, got {_kind(value)}", where)
+    raise ShapeError(f"expected a non-empty string or an integer, got {kind_of(value)}", where)
 
 
 def parse_context(value: Any, where: str) -> Context:
@@ -137,13 +122,13 @@ def parse_context(value: Any, where: str) -> Context:
     if isinstance(value, str):
         return Context(_text(value, where))
     if not isinstance(value, Mapping):
-        raise ShapeError(f"expected {CONTEXT_ITEM}, got {_kind(value)}", where)
+        raise ShapeError(f"expected {CONTEXT_ITEM}, got {kind_of(value)}", where)
     if "text" not in value:
         keys = ", ".join(repr(k) for k in value) or "none"
         raise ShapeError(f"an object context needs a 'text'; its keys: {keys}", where)
     score = value.get("score")
     if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-        raise ShapeError(f"expected a number, got {_kind(score)}", f"{where}.score")
+        raise ShapeError(f"expected a number, got {kind_of(score)}", f"{where}.score")
     return Context(
         _text(value["text"], f"{where}.text"),
         _ident(value.get("id"), f"{where}.id"),
@@ -155,7 +140,7 @@ def parse_context(value: Any, where: str) -> Context:
 def parse_contexts(value: Any, where: str = "contexts") -> tuple[Context, ...]:
     """A list (possibly empty) of contexts; each a string or an object with ``text``."""
     if not isinstance(value, list | tuple):
-        raise ShapeError(f"expected a list of contexts, got {_kind(value)}", where)
+        raise ShapeError(f"expected a list of contexts, got {kind_of(value)}", where)
     return tuple(parse_context(v, f"{where}[{i}]") for i, v in enumerate(value))
 
 
@@ -164,7 +149,7 @@ def parse_answer(value: Any, where: str = "answer") -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ShapeError(f"expected a string, got {_kind(value)}", where)
+        raise ShapeError(f"expected a string, got {kind_of(value)}", where)
     return value
 
 
@@ -181,7 +166,7 @@ def parse_result(value: Any) -> tuple[str, tuple[Context, ...]]:
     if isinstance(value, tuple | list) and len(value) == 2:
         return parse_answer(value[0], "[0] (answer)"), parse_contexts(value[1], "[1] (contexts)")
     raise ShapeError("expected a mapping {'answer': str, 'contexts': [...]} or a pair "
-                     f"(answer, contexts), got {_kind(value)}")
+                     f"(answer, contexts), got {kind_of(value)}")
 
 
 def to_ranking(contexts: Sequence[Context]) -> tuple[list[Chunk], list[float]]:

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ragmark.data._read import kind_of
+
 SYNTAX = ("dotted keys with [n] (n from 0; negative from the end) and [*] (every item), "
           "e.g. 'data.sources[*].text'")
 _TOKEN = re.compile(r"\[(?P<index>\*|-?\d+)\]|(?P<dot>\.)|(?P<key>[^.\[\]]+)")
@@ -26,20 +28,6 @@ _TOKEN = re.compile(r"\[(?P<index>\*|-?\d+)\]|(?P<dot>\.)|(?P<key>[^.\[\]]+)")
 
 class PathError(ValueError):
     """A path that does not resolve in a given response."""
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    return "a number" if isinstance(value, int | float) else type(value).__name__
 
 
 def _at(location: str) -> str:
@@ -119,7 +107,7 @@ class JsonPath:
             for loc, v in values:
                 if step.key is not None:
                     if not isinstance(v, dict):
-                        raise PathError(f"{_at(loc)} is {_kind(v)}, not an object with "
+                        raise PathError(f"{_at(loc)} is {kind_of(v)}, not an object with "
                                         f"key {step.key!r}")
                     if step.key not in v:
                         keys = ", ".join(repr(k) for k in list(v)[:10]) or "none"
@@ -127,7 +115,7 @@ class JsonPath:
                                         f"(keys there: {keys})")
                     nxt.append((f"{loc}.{step.key}" if loc else step.key, v[step.key]))
                 elif not isinstance(v, list):
-                    raise PathError(f"{step} needs a list at {_at(loc)}, found {_kind(v)}")
+                    raise PathError(f"{step} needs a list at {_at(loc)}, found {kind_of(v)}")
                 elif step.index is None:
                     nxt.extend((f"{loc}[{i}]", item) for i, item in enumerate(v))
                 elif -len(v) <= step.index < len(v):

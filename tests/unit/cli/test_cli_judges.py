@@ -6,35 +6,13 @@ from __future__ import annotations
 import json
 import socket
 
-import pytest
 from support.cli import run_cli
-from support.fake_llm_server import Reply
-
-ITEMS = [
-    {"question": "When should metformin be avoided?",
-     "ground_truth_contexts": ["Metformin is contraindicated in severe renal impairment."],
-     "expected_answer": "In severe renal impairment."},
-    {"question": "What is the ICD-10 code for type 2 diabetes?",
-     "ground_truth_contexts": ["The ICD-10 code for type 2 diabetes mellitus is E11."],
-     "expected_answer": "E11"},
-]
+from support.fake_llm_server import Reply, chat_reply
 
 
 def answering(text, prompt_tokens, completion_tokens):
     """A server rule: every chat request gets ``text`` with the given usage."""
-    return lambda body: Reply(body={
-        "id": "x", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}})
-
-
-@pytest.fixture
-def dataset(tmp_path, monkeypatch):
-    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV"):
-        monkeypatch.delenv(var, raising=False)
-    p = tmp_path / "set.json"
-    p.write_text(json.dumps(ITEMS))
-    return p
+    return lambda body: chat_reply(text, prompt_tokens, completion_tokens)
 
 
 def test_without_an_endpoint_judge_metrics_are_missing_with_the_reason(dataset, tmp_path,

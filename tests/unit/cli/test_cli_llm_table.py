@@ -8,38 +8,17 @@ import socket
 
 import pytest
 from support.cli import run_cli
-from support.fake_llm_server import Reply
-
-ITEMS = [
-    {"question": "When should metformin be avoided?",
-     "ground_truth_contexts": ["Metformin is contraindicated in severe renal impairment."],
-     "expected_answer": "In severe renal impairment."},
-    {"question": "What is the ICD-10 code for type 2 diabetes?",
-     "ground_truth_contexts": ["The ICD-10 code for type 2 diabetes mellitus is E11."],
-     "expected_answer": "E11"},
-]
+from support.fake_llm_server import chat_reply
 
 
 def rated(body):
-    return Reply(body={"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": {
-                           "role": "assistant", "content": '{"rating": 5, "reason": "ok"}'}}],
-                       "usage": {"prompt_tokens": 1000, "completion_tokens": 500}})
+    return chat_reply('{"rating": 5, "reason": "ok"}', 1000, 500)
 
 
 def dead_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-
-
-@pytest.fixture
-def dataset(tmp_path, monkeypatch):
-    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV"):
-        monkeypatch.delenv(var, raising=False)
-    p = tmp_path / "set.json"
-    p.write_text(json.dumps(ITEMS))
-    return p
 
 
 def toml(tmp_path, name, url, model="test-model", extra=""):
@@ -84,10 +63,7 @@ def test_flags_beat_the_table_field_by_field(dataset, tmp_path, capsys, server):
 
 
 def test_the_table_is_the_llm_generators_endpoint(dataset, tmp_path, capsys, server):
-    server.rule = lambda body: Reply(body={
-        "id": "x", "object": "chat.completion",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": "E11 [1]"}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 2}})
+    server.rule = lambda body: chat_reply("E11 [1]", 10, 2)
     cfg = toml(tmp_path, "gen", server.url, extra='[generator]\nname = "llm"\n')
     out = tmp_path / "r.json"
     code, _, err = run_cli(["run", "--dataset", str(dataset), "--config", str(cfg),

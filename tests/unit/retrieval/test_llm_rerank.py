@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from support.fake_llm_server import Reply
+from support.fake_llm_server import Reply, chat_reply
 
 from ragmark.cli import main
 from ragmark.config import load_config
@@ -19,10 +19,7 @@ from ragmark.retrieval.llm_rerank import LLMReranker, order_scores
 
 
 def chat(text: str) -> Reply:
-    return Reply(body={"id": "x", "object": "chat.completion",
-                       "choices": [{"index": 0, "message": {"role": "assistant",
-                                                            "content": text}}],
-                       "usage": {"prompt_tokens": 20, "completion_tokens": 4}})
+    return chat_reply(text, 20, 4)
 
 
 def passage_of(body) -> str:
