@@ -20,7 +20,7 @@ from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.report.model import RunReport
-from ragmark.runner import Progress, run
+from ragmark.runner import Progress, check_depth, run, run_metrics
 from ragmark.stats import TESTS, ComparisonRow, Interval, bootstrap_ci, compare_to_baseline
 from ragmark.types import Dataset
 
@@ -131,6 +131,7 @@ def compare(
     judge_metrics: Sequence[str] = (),
     llm: Any = None,
     require_llm: bool = False,
+    allow_short_rankings: bool = False,
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
@@ -147,11 +148,15 @@ def compare(
     base = baseline or names[0]
     if base not in names:
         raise ConfigError(f"baseline {base!r} is not one of the configs: {', '.join(names)}")
+    # every config's depth is checked before the first one runs
+    check_depth(configs, run_metrics(dataset, metrics),
+                allow_short_rankings)
     reports: dict[str, RunReport] = {}
     for c in configs:
         reports[c.name] = run(dataset, c, metrics, max_queries=max_queries,
                               skip_generation=skip_generation, progress=progress,
-                              judge_metrics=judge_metrics, llm=llm, require_llm=require_llm)
+                              judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
+                              allow_short_rankings=allow_short_rankings)
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in TABLE_METRICS if m in first.metrics]

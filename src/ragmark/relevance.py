@@ -28,6 +28,21 @@ UNITS = ("chunk", "document")
 MIN_MATCH_CHARS = 20
 
 
+def too_short(passage: str, min_chars: int = MIN_MATCH_CHARS) -> bool:
+    """A ground-truth passage that no chunk can match: under ``min_chars`` characters
+    once lower-cased with white space collapsed."""
+    return len(normalise(passage)) < min_chars
+
+
+def unmatchable(truth: GroundTruth, min_chars: int = MIN_MATCH_CHARS) -> str | None:
+    """Why no retrieved chunk can ever match this ground truth (every passage too
+    short), or None when one can."""
+    if truth.passages and all(too_short(p, min_chars) for p in truth.passages):
+        return (f"every ground-truth passage is under {min_chars} characters, so none can "
+                f"match (the containment rule needs {min_chars})")
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """Why an item is relevant: the targets it matches, their best grade, the rule used."""

@@ -11,6 +11,7 @@ the caller passes (the CLI's shows rich bars).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
@@ -30,9 +31,19 @@ from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.pipelines.base import Output, Produced, Sourced
 from ragmark.registry import registry
-from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, trec_order
+from ragmark.relevance import (
+    JudgedItem,
+    Matcher,
+    judge_ranking,
+    to_judged,
+    trec_order,
+    unmatchable,
+)
 from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
 from ragmark.types import Chunk, Dataset, Document, Sample, Score
+
+SKIPPED = "generation skipped"
+"""The reason of answer metrics in a run told not to generate (--skip-generation)."""
 
 DEFAULT_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
                      "ndcg@10", "map"]
@@ -53,19 +64,65 @@ class NullProgress:
 
 
 def default_metrics(dataset: Dataset) -> list[MetricName]:
-    """Retrieval metrics plus the answer metrics the dataset's references allow."""
-    names = list(DEFAULT_RETRIEVAL)
-    has_kw = any(s.expected_keywords for s in dataset.samples)
-    has_ans = any(s.expected_answer for s in dataset.samples)
-    if has_kw:
+    """The metrics the dataset's references allow: retrieval metrics when some question
+    has a ground truth, and the answer metrics its gold context, keywords and expected
+    answers allow; so a default metric can get a value for some question."""
+    names: list[str] = []
+    truth = [s.truth.kind != "none" for s in dataset.samples]
+    keywords = [bool(s.expected_keywords) for s in dataset.samples]
+    if any(truth):
+        names += DEFAULT_RETRIEVAL
+    if any(keywords):
         names.append("keyword_coverage")
-    names.append("context_overlap")
-    if has_kw:
+    if any(truth):
+        names.append("context_overlap")
+    if any(t and k for t, k in zip(truth, keywords, strict=True)):
         names.append("combined_score")
     names.append("groundedness")
-    if has_ans:
+    if any(s.expected_answer for s in dataset.samples):
         names += ["exact_match", "token_f1"]
     return parse_metrics(names)
+
+
+def too_deep(cfg: RunConfig, names: Sequence[MetricName]) -> list[MetricName]:
+    """The retrieval metrics whose cutoff exceeds what ``cfg`` retrieves (its ``top_k``);
+    an external pipeline returns what it returns, so none of its metrics is."""
+    if cfg.pipeline is not None:
+        return []
+    return [m for m in names if m.kind == "retrieval" and m.k is not None and m.k > cfg.top_k]
+
+
+def check_depth(configs: Sequence[RunConfig], names: Sequence[MetricName],
+                allow_short_rankings: bool = False) -> None:
+    """A ConfigError, before any work, when a metric cuts deeper than a config's ranking:
+    recall@10 on a top-3 ranking is recall@3 under another name. With
+    ``allow_short_rankings`` such metrics are computed and marked in every output."""
+    if allow_short_rankings:
+        return
+    lines = []
+    for cfg in configs:
+        deep = too_deep(cfg, names)
+        if deep:
+            lines.append(f"config {cfg.name!r} retrieves top_k = {cfg.top_k} items, but "
+                         f"{', '.join(str(m) for m in deep)} "
+                         f"{'cuts' if len(deep) == 1 else 'cut'} at "
+                         f"{', '.join(sorted({str(m.k) for m in deep}, key=int))}")
+    if lines:
+        deepest = max(m.k or 0 for cfg in configs for m in too_deep(cfg, names))
+        raise ConfigError(
+            "\n".join(lines) + f"\nsuch a metric would be computed on a ranking shorter than "
+            f"its cutoff and silently equal a shallower one. Fix: retrieve deeper (--top-k "
+            f"{deepest}, or top_k = {deepest} in the config), ask for cutoffs within top_k "
+            "(--metrics), or pass --allow-short-rankings to compute them anyway, marked in "
+            "every output")
+
+
+def shorter_than(lengths: Sequence[int], names: Sequence[MetricName]) -> dict[int, int]:
+    """Cutoff k -> how many rankings (of the given lengths) have fewer than k items, for
+    every cutoff of ``names`` where some do."""
+    cuts = sorted({m.k for m in names if m.kind == "retrieval" and m.k is not None})
+    counts = {k: sum(1 for n in lengths if n < k) for k in cuts}
+    return {k: c for k, c in counts.items() if c}
 
 
 def _gold_context(sample: Sample, docs: dict[str, Document]) -> list[str]:
@@ -248,6 +305,7 @@ def run(
     require_llm: bool = False,
     dry_run: bool = False,
     outputs: Mapping[str, Output] | None = None,
+    allow_short_rankings: bool = False,
 ) -> RunReport:
     """Run one configuration over a dataset and score it.
 
@@ -259,10 +317,15 @@ def run(
     does not answer, they are recorded as missing with the reason (an error with
     ``require_llm``). With ``dry_run`` nothing is asked: ``report.llm`` holds the number
     of calls the judges would make and their estimated tokens and cost.
+
+    A metric whose cutoff exceeds ``cfg.top_k`` is a ConfigError before any work unless
+    ``allow_short_rankings``; then ``report.short_metrics`` marks it.
     """
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
-    names = parse_metrics(metrics) if metrics else default_metrics(dataset)
+    names = run_metrics(dataset, metrics)
+    if outputs is None:
+        check_depth([cfg], names, allow_short_rankings)
     samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
     if not samples:
         raise ConfigError("no questions to evaluate (--max-queries 0?)")
@@ -277,8 +340,32 @@ def run(
                          or bool(set(judge_names) & NEEDS_ANSWER))
         src = _own(dataset, samples, cfg, prog, with_answers=needs_answers and not skip_generation,
                    dry_run=dry_run)
-    return _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
-                  require_llm=require_llm, dry_run=dry_run, started=started)
+    report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
+                    require_llm=require_llm, dry_run=dry_run, started=started)
+    if outputs is None:
+        report.short_metrics = {str(m): cfg.top_k for m in too_deep(cfg, names)}
+    if report.short_metrics:
+        report.notes.append(
+            f"{', '.join(report.short_metrics)} computed on rankings of top_k = {cfg.top_k} "
+            "items, shorter than the cutoff (--allow-short-rankings): a cutoff past the "
+            "ranking adds nothing, so these equal the metric at the ranking's depth")
+    if outputs is not None or cfg.pipeline is not None:  # they return what they return
+        ok = [len(p.chunks) for p in src.queries if p.failure is None]
+        report.short_rankings = shorter_than(ok, names)
+        if report.short_rankings:
+            report.notes.append(
+                "fewer contexts than a cutoff: "
+                + ", ".join(f"@{k} for {c} of {len(ok)} questions"
+                            for k, c in report.short_rankings.items())
+                + "; places past the end of a ranking count as not relevant (as in "
+                "trec_eval)")
+    return report
+
+
+def run_metrics(dataset: Dataset, metrics: Sequence[str | MetricName] | None
+                ) -> list[MetricName]:
+    """The metrics a run computes: those asked for, else the dataset's defaults."""
+    return parse_metrics(metrics) if metrics else default_metrics(dataset)
 
 
 def _score(
@@ -322,7 +409,7 @@ def _score(
             rec.metrics = {str(m): Score.missing(f"generation failed: {p.answer.reason}")
                            for m in answer_names}
         elif p.answer is None:
-            rec.metrics = {str(m): Score.missing("generation skipped") for m in answer_names}
+            rec.metrics = {str(m): Score.missing(SKIPPED) for m in answer_names}
         else:
             rec.answer = p.answer
             gold = _gold_context(s, docs_by_id)
@@ -355,10 +442,11 @@ def _score(
     for qi, (s, rec) in enumerate(zip(samples, records, strict=True)):
         none = "no ground truth" if s.truth.kind == "none" else (
             "no relevant target in the ground truth")
+        short = unmatchable(s.truth)
         for name, arr in values.items():
             v = float(arr[qi])
-            rec.metrics[name] = failed.get(qi) or (
-                Score(v) if not np.isnan(v) else Score.missing(none))
+            rec.metrics[name] = failed.get(qi) or (Score.missing(short) if short else (
+                Score(v) if not np.isnan(v) else Score.missing(none)))
         # keep the metric order the user asked for
         rec.metrics = {str(m): rec.metrics[str(m)] for m in names if str(m) in rec.metrics}
         if judge_names:
@@ -375,5 +463,10 @@ def _score(
     info = {"name": dataset.name, "path": dataset.path, "format": dataset.format,
             "queries": len(samples), "documents": len(dataset.corpus.documents), **src.dataset,
             "hash": dataset_hash(dataset)}
+    if dataset.warnings:
+        info["warnings"] = list(dataset.warnings)
+        notes = [f"data loaded with warnings: {w}" for w in dataset.warnings] + notes
+    failures = Counter(p.failure for p in src.queries if p.failure is not None)
     return RunReport(config=cfg_json, dataset=info, metrics=aggregates, queries=records,
-                     timings=timings, notes=notes, llm={**llm_summary, **src.llm})
+                     timings=timings, notes=notes, llm={**llm_summary, **src.llm},
+                     failures=dict(failures))

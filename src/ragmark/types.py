@@ -48,10 +48,16 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class Corpus:
-    """The documents of a corpus, in load order, with a lookup by id."""
+    """The documents of a corpus, in load order, with a lookup by id.
+
+    ``left_out``: ids of documents the loader found but left out of the index (empty
+    documents and files): a ground truth may still name them, and they count as relevant
+    targets that are never retrieved, as trec_eval scores them.
+    """
 
     documents: tuple[Document, ...]
     source: str = ""
+    left_out: frozenset[str] = frozenset()
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -122,6 +128,8 @@ class Dataset:
     samples: tuple[Sample, ...]
     corpus: Corpus
     default_chunker: str = "whole"
+    warnings: tuple[str, ...] = ()
+    """What the loaders let through with a warning, one line per kind with a count."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,10 +72,15 @@ def smollm2(tmp_path_factory):
         proc.wait(timeout=30)
 
 
-def _run(args: list[str]) -> None:
+def _run(args: list[str]) -> int:
     with pytest.raises(SystemExit) as e:
         main(args)
-    assert e.value.code == 0
+    return int(e.value.code or 0)
+
+
+def _expected_exit(results: dict) -> int:
+    """The implicit gate: 1 exactly when a judge metric got no verdict for any question."""
+    return 1 if any(results["counts"][n]["n"] == 0 for n in JUDGES) else 0
 
 
 def test_judged_run_scores_or_explains_every_item_and_reruns_from_the_cache(
@@ -90,8 +95,9 @@ def test_judged_run_scores_or_explains_every_item_and_reruns_from_the_cache(
             "--max-queries", "2", "--top-n", "2", "--judge-metrics", ",".join(JUDGES),
             "--require-llm", "--include-details", "--quiet"]
     first, second = tmp_path / "first.json", tmp_path / "second.json"
-    _run([*args, "--output", str(first)])
-    a = json.loads(first.read_text())
+    code = _run([*args, "--output", str(first)])
+    a = json.loads(first.read_text())  # written even when the gate fails
+    assert code == _expected_exit(a)
 
     for q in a["queries"]:
         for name in JUDGES:
@@ -112,7 +118,7 @@ def test_judged_run_scores_or_explains_every_item_and_reruns_from_the_cache(
     assert asked <= llm["calls"] + llm["cache_hits"]
     assert llm["prompt_tokens"] > 0 and llm["completion_tokens"] > 0
 
-    _run([*args, "--output", str(second)])
+    assert _run([*args, "--output", str(second)]) == code
     b = json.loads(second.read_text())
     assert b["llm"]["calls"] == 0
     assert b["llm"]["cache_hits"] == llm["calls"] + llm["cache_hits"]

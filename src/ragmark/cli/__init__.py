@@ -21,6 +21,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
 )
 from ragmark.cli.app import cli
 from ragmark.errors import RagmarkError
+from ragmark.gates import GateFailed
 
 __all__ = ["cli", "evaluate_rag_main", "main"]
 
@@ -28,6 +29,10 @@ __all__ = ["cli", "evaluate_rag_main", "main"]
 def _invoke(args: Sequence[str] | None, prog_name: str) -> int:
     try:
         cli.main(args=args, prog_name=prog_name, standalone_mode=False)
+    except GateFailed as e:  # the outputs are written; say which conditions failed
+        for line in e.lines:
+            click.echo(f"gate failed: {line}", err=True)
+        return e.exit_code
     except RagmarkError as e:
         click.echo(f"error: {e}", err=True)
         return e.exit_code

@@ -45,3 +45,56 @@ def configs_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+def gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--fail-under``, ``--max-missing``, ``--allow-missing`` and
+    ``--allow-short-rankings``: the gates of run and compare."""
+    opts = [
+        click.option("--fail-under", "fail_under", multiple=True, metavar="[CONFIG:]METRIC=V",
+                     help="Exit 1 when the metric's mean is below V (or has no value); "
+                          "repeatable; CONFIG: limits it to one config of a compare."),
+        click.option("--max-missing", "max_missing", multiple=True,
+                     metavar="[CONFIG:]METRIC=F",
+                     help="Exit 1 when more than the fraction F of the questions have no "
+                          "value of the metric; repeatable."),
+        click.option("--allow-missing", is_flag=True,
+                     help="Do not exit 1 when a metric asked for got no value for any "
+                          "question, or every question of a config failed."),
+        click.option("--allow-short-rankings", is_flag=True,
+                     help="Compute metrics whose cutoff exceeds top_k anyway (marked in "
+                          "every output) instead of refusing them."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def data_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--strict`` and ``--encoding``: how the loaders treat odd data."""
+    opts = [
+        click.option("--strict", is_flag=True,
+                     help="Make every data warning an error (empty documents, integer ids, "
+                          "grades written 1.0, judged documents missing from the corpus, "
+                          "files that are not UTF-8, ...)."),
+        click.option("--encoding", metavar="NAME",
+                     help="Encoding of input files that are not UTF-8 (e.g. cp1252); "
+                          "without it such a corpus file is skipped with a warning."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def leniency(strict: bool, encoding: str | None) -> Any:
+    from ragmark.data.leniency import Leniency
+
+    return Leniency(strict=strict, encoding=encoding)
+
+
+def warn_data(warnings: Any, quiet: bool = False) -> None:
+    """Print what the loaders let through, one line per kind, on stderr."""
+    if quiet:
+        return
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)

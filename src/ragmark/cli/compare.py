@@ -6,7 +6,15 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, configs_options, consoles
+from ragmark.cli.app import (
+    cli,
+    configs_options,
+    consoles,
+    data_options,
+    gate_options,
+    leniency,
+    warn_data,
+)
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
@@ -28,8 +36,11 @@ from ragmark.errors import ConfigError
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the resampling: reruns print the same numbers.")
 @click.option("--output", default="results/eval", show_default=True,
-              help="Writes {output}.json and {output}.md.")
+              help="Writes {output}.json and {output}.md; DIR/ writes DIR/eval.json and "
+                   "DIR/eval.md.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@gate_options
+@data_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
               help="Count each config's judge calls, tokens and cost without calling anything.")
@@ -38,16 +49,22 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 baseline: str | None, metrics: str | None, top_k: int | None,
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 resamples: int, seed: int, output: str, quiet: bool,
-                judge_metrics: str | None, require_llm: bool, dry_run: bool,
+                fail_under: tuple[str, ...], max_missing: tuple[str, ...],
+                allow_missing: bool, allow_short_rankings: bool, strict: bool,
+                encoding: str | None, judge_metrics: str | None, require_llm: bool, dry_run: bool,
                 more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
     Writes {output}.json (per config: metrics, intervals, per-query values, timings;
-    every comparison with its p-value) and {output}.md, and prints the table.
+    every comparison with its p-value) and {output}.md, and prints the table. Exit 1
+    when a gate fails (--fail-under, --max-missing, a metric with no value at all in a
+    config, or a config whose every question failed).
     """
+    from ragmark.cli.paths import check_output, output_stem
     from ragmark.compare import StatSettings, compare, estimate_compare
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
+    from ragmark.gates import check_names, gate, parse_thresholds
     from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.json_writer import comparison_json, write_json
@@ -55,19 +72,31 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     from ragmark.runner import default_metrics
 
     out, progress = consoles(quiet)
+    stem = output_stem(output, "eval")
+    if not dry_run:  # before any data is read
+        check_output(f"{stem}.json", "--output")
+        check_output(f"{stem}.md", "--output")
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     cfgs = [cfg for n in names for cfg in load_configs(n, top_k=top_k)]
+    under = parse_thresholds(fail_under, "--fail-under")
+    most = parse_thresholds(max_missing, "--max-missing", fraction=True)
+    check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
+    gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"]
     compared = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     judges = parse_judge_metrics(judge_metrics)
+    judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
         judges += [m for m in parse_judge_metrics(
             [m for m in compared if m in JUDGE_METRICS]) if m not in judges]
         parse_metrics([m for m in compared if m not in JUDGE_METRICS])
-    ds = load_dataset(dataset, corpus, split)
+    ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
+    warn_data(ds.warnings)
     run_metrics = None
-    if compared:  # the dataset's default metrics, plus whatever the user compares
+    extra = [*(compared or []), *gated]
+    if extra:  # the dataset's default metrics, plus whatever the user compares or gates
         have = [str(m) for m in default_metrics(ds)]
-        run_metrics = have + [m for m in compared if m not in have and m not in JUDGE_METRICS]
+        asked = [str(m) for m in parse_metrics([m for m in extra if m not in JUDGE_METRICS])]
+        run_metrics = have + [m for m in asked if m not in have]
     llm, cfgs = resolve_llm(cfgs, need=bool(judges or require_llm))
     if dry_run:
         if not judges:
@@ -81,11 +110,12 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,
-                     require_llm=require_llm)
+                     require_llm=require_llm, allow_short_rankings=allow_short_rankings)
     md = comparison_markdown(result)
     out.print(md, markup=False, highlight=False, soft_wrap=True)
-    json_path = write_json(comparison_json(result), f"{output}.json")
-    md_path = Path(f"{output}.md")
+    json_path = write_json(comparison_json(result), f"{stem}.json")
+    md_path = Path(f"{stem}.md")
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(md, encoding="utf-8")
     out.print(f"Results written to {json_path} and {md_path}")
+    gate(result.reports, fail_under=under, max_missing=most, allow_missing=allow_missing)

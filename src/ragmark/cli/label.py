@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, configs_options, consoles
+from ragmark.cli.app import cli, configs_options, consoles, data_options, leniency, warn_data
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, resolve_llm
 from ragmark.errors import ConfigError
 from ragmark.report.console import llm_line
@@ -41,11 +41,13 @@ def _read_template(path: str | None) -> str | None:
 @click.option("--dry-run", is_flag=True,
               help="Count the label calls, tokens and cost without calling anything.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@data_options
 @endpoint_options
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
-              plot: bool, dry_run: bool, quiet: bool, more_configs: tuple[str, ...]) -> None:
+              plot: bool, dry_run: bool, quiet: bool, strict: bool, encoding: str | None,
+              more_configs: tuple[str, ...]) -> None:
     """Label each config's top K passages with an LLM judge (can an answer to the
     question be derived from the passage? YES/NO) and report, at every k from 1 to K,
     precision, recall, accuracy, number relevant and answer presence, averaged over the
@@ -55,6 +57,7 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     every passage's label, agreement; the LLM accounting) and {output}.md, and prints
     the tables. Needs an LLM endpoint.
     """
+    from ragmark.cli.paths import check_output, output_stem
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
     from ragmark.labeling import (
@@ -72,6 +75,10 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     from ragmark.versions import versions
 
     out, progress = consoles(quiet)
+    output = output_stem(output, "label")
+    if not dry_run:  # before any data is read
+        for suffix in (".json", ".md", *((".png", ".svg") if plot else ())):
+            check_output(f"{output}{suffix}", "--output")
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)])
     if settings is None:
@@ -80,7 +87,8 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     check_template(template, f"--prompt-template {prompt_template}")
     if plot and not dry_run:
         require_matplotlib()
-    ds = load_dataset(dataset, corpus, split)
+    ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
+    warn_data(ds.warnings)
     top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress)
     if dry_run:
         est = estimate(top, settings, template)

@@ -39,11 +39,13 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     RESULTS is the JSON of `ragmark run --include-details` (one row per answer) or of
     `ragmark label` (one row per labelled passage).
     """
+    from ragmark.cli.paths import check_output
     from ragmark.review import ASKS, sample_for_review, write_review_csv
 
     if Path(output).exists() and not overwrite:
         raise ConfigError(f"{output} exists (it may hold annotations); choose another "
                           "--output or pass --overwrite")
+    check_output(output, "--output")
     got = sample_for_review(results, n, seed, metric, config)
     path = write_review_csv(got.rows, output)
     out, _ = consoles(quiet=True)

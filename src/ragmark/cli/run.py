@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, data_options, gate_options, leniency, warn_data
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragmark.metrics.names import MetricName
 
 
 @cli.command("run")
@@ -29,12 +34,13 @@ from ragmark.errors import ConfigError
 @click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
 @click.option("--skip-generation", is_flag=True, help="Retrieval metrics only.")
 @click.option("--output", default="eval/results.json", show_default=True,
-              type=click.Path(dir_okay=False), help="JSON report path.")
-@click.option("--run-file", type=click.Path(dir_okay=False),
-              help="Also write a TREC run file (document level).")
+              help="JSON report path.")
+@click.option("--run-file", help="Also write a TREC run file (document level).")
 @click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@gate_options
+@data_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
               help="Count the judge calls, tokens and cost without calling anything.")
@@ -42,22 +48,40 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             config: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
-            verbose: bool, quiet: bool, judge_metrics: str | None, require_llm: bool,
+            verbose: bool, quiet: bool, fail_under: tuple[str, ...],
+            max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
+            strict: bool, encoding: str | None, judge_metrics: str | None, require_llm: bool,
             dry_run: bool) -> None:
-    """Evaluate one configuration on a dataset, or a system's logged outputs."""
+    """Evaluate one configuration on a dataset, or a system's logged outputs.
+
+    Exit 0 when every metric asked for got a value for at least one question, 1 when a
+    gate failed (--fail-under, --max-missing, or a metric with no value at all), 2 on
+    bad input or usage."""
+    from ragmark.cli.paths import check_output
     from ragmark.config import RunConfig, load_config
     from ragmark.data import load_dataset
     from ragmark.data.outputs import load_outputs
+    from ragmark.gates import gate, parse_thresholds
     from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.console import print_report
     from ragmark.report.json_writer import report_json, write_json
-    from ragmark.report.trec_run import write_trec_run
-    from ragmark.runner import run
+    from ragmark.report.trec_run import check_trec_ids, write_trec_run
+    from ragmark.runner import run, run_metrics
 
     out, progress = consoles(quiet)
+    if not dry_run:  # before any data is read
+        check_output(output, "--output")
+        if run_file:
+            check_output(run_file, "--run-file")
     names = parse_metrics(metrics) if metrics else None
     judges = parse_judge_metrics(judge_metrics)
+    under = parse_thresholds(fail_under, "--fail-under")
+    most = parse_thresholds(max_missing, "--max-missing", fraction=True)
+    for t in (*under, *most):
+        if t.config is not None:
+            raise ConfigError(f"{t.config}:{t.metric}: 'ragmark run' has one config; give "
+                              "METRIC=VALUE without a config name")
     if dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     outputs = None
@@ -68,7 +92,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         if given:
             raise ConfigError(f"--outputs scores logged answers and contexts as they are; it "
                               f"cannot be combined with {', '.join(given)}")
-        oset = load_outputs(outputs_path)
+        oset = load_outputs(outputs_path, leniency(strict, encoding))
         ds, outputs = oset.dataset, oset.outputs
         cfg = RunConfig.model_validate({"name": ds.name, "unit": unit or "auto"})
     elif dataset is None:
@@ -80,11 +104,18 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
             if deepest > cfg.top_k:
                 cfg = cfg.model_copy(update={"top_k": deepest})
-        ds = load_dataset(dataset, corpus, split)
+        ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
+    warn_data(ds.warnings)
+    names, judges = _with_gated(run_metrics(ds, names), judges,
+                                [t.metric for t in (*under, *most)])
+    if run_file:  # ids a TREC line cannot hold fail now, not after the run
+        check_trec_ids((s.id for s in ds.samples), "question")
+        if outputs is None and cfg.pipeline is None:
+            check_trec_ids((d.id for d in ds.corpus.documents), "document")
     llm, (cfg,) = resolve_llm([cfg], need=bool(judges or require_llm))
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
-                 dry_run=dry_run, outputs=outputs)
+                 dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings)
     if dry_run:
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return
@@ -93,3 +124,24 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     out.print(f"Results written to {path}")
     if run_file:
         out.print(f"TREC run written to {write_trec_run(report, run_file)}")
+    gate({cfg.name: report}, fail_under=under, max_missing=most, allow_missing=allow_missing)
+
+
+def _with_gated(names: list[MetricName], judges: list[str], gated: list[str]
+                ) -> tuple[list[MetricName], list[str]]:
+    """The metrics to compute: those asked for (or the defaults) and every gated one."""
+    from ragmark.gates import DERIVED
+    from ragmark.judging import JUDGE_METRICS
+    from ragmark.metrics.names import parse_metric
+
+    names, judges = list(names), list(judges)
+    for m in dict.fromkeys(gated):
+        if m in JUDGE_METRICS:
+            if m not in judges:
+                judges.append(m)
+        elif m in DERIVED:
+            if parse_metric("groundedness") not in names:
+                names.append(parse_metric("groundedness"))
+        elif parse_metric(m) not in names:
+            names.append(parse_metric(m))
+    return names, judges

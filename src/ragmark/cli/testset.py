@@ -75,6 +75,7 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @click.option("--output", default="testset.json", show_default=True,
               type=click.Path(dir_okay=False),
               help="The context set (.json); the report goes beside it as NAME.report.json.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing test set at --output.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the passage sampling.")
 @click.option("--unit", type=click.Choice(["chunk", "document"]), default="chunk",
@@ -90,10 +91,12 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @endpoint_options
 @click.option("--dry-run", is_flag=True,
               help="Count the calls, tokens and cost without calling anything.")
-def testset_cmd(corpus: str, size: int, types: str | None, output: str, seed: int, unit: str,
+def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrite: bool,
+                seed: int, unit: str,
                 config: str, max_chars: int, max_candidates: int | None, quiet: bool,
                 dry_run: bool) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
+    from ragmark.cli.paths import check_output
     from ragmark.data.corpus import open_corpus
     from ragmark.llm import LLMClient
     from ragmark.report.json_writer import write_json
@@ -103,6 +106,9 @@ def testset_cmd(corpus: str, size: int, types: str | None, output: str, seed: in
     if Path(output).suffix.lower() != ".json":
         raise ConfigError(f"--output: the test set is written as JSON; give a name ending "
                           f"in .json, got {output!r}")
+    if not dry_run:  # a test set may hold hours of generation or hand edits: never replace
+        check_output(output, "--output", overwrite=overwrite)  # it silently
+        check_output(report_path(output), "--output (its report)")
     options = TestsetOptions(size=size, types=parse_types(types), seed=seed,
                              max_chars=max_chars, max_candidates=max_candidates)
     from ragmark.config import load_config

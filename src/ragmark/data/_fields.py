@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmark.data._read import Where, describe
+
+if TYPE_CHECKING:
+    from ragmark.data.leniency import Leniency
 
 NON_EMPTY_STRING = "a non-empty string"
 STRING_LIST = "a non-empty list of non-empty strings"
@@ -84,3 +87,17 @@ def check_int(value: Any, where: Where, field: str) -> int:
 
 def get_int(obj: dict[str, Any], name: str, where: Where) -> int:
     return check_int(_get(obj, name, where, "an integer", name), where, name)
+
+
+INTEGER_IDS = "integer ids read as strings"
+
+
+def check_id(value: Any, where: Where, field: str, lenient: Leniency) -> str:
+    """An id: a non-empty string, or an integer (read as its decimal string, with a
+    warning: ``"_id": 123`` is common in public collections and means ``"123"``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+        lenient.warn(INTEGER_IDS, f"{text} ({where.short()})",
+                     where.error(f"expected {NON_EMPTY_STRING}, got the integer {text}", field))
+        return text
+    return check_string(value, where, field)

@@ -1,9 +1,12 @@
-"""Reading files for the loaders: UTF-8 (with an optional BOM), JSON with positions,
-JSONL and TSV lines with line numbers. Every failure is a DataError naming the file."""
+"""Reading files for the loaders: UTF-8 (with an optional BOM) or a named fallback
+encoding, JSON with positions, JSONL and TSV lines with line numbers, gzip-compressed
+files (``.gz``) read as a stream. Every failure is a DataError naming the file."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +34,28 @@ class Where:
             return f"line {self.line}"
         return f"item {self.item}"
 
+    def short(self) -> str:
+        """The file's name and the place, for warnings: ``corpus.jsonl line 4``."""
+        return f"{Path(self.file).name} {self.ref()}"
+
 
 def missing_error(path: Path, what: str = "file or folder") -> DataError:
     return DataError(f"no such {what}", file=str(path))
 
 
+def is_gzip(path: Path) -> bool:
+    return path.suffix.lower() == ".gz"
+
+
+def base_suffix(path: Path) -> str:
+    """The suffix that says the format: ``.jsonl`` for ``x.jsonl`` and ``x.jsonl.gz``."""
+    return (path.with_suffix("") if is_gzip(path) else path).suffix.lower()
+
+
 def _open(path: Path) -> IO[bytes]:
     try:
+        if is_gzip(path):
+            return gzip.open(path, "rb")  # type: ignore[return-value]
         return path.open("rb")
     except FileNotFoundError:
         raise missing_error(path, "file") from None
@@ -49,29 +67,60 @@ def _open(path: Path) -> IO[bytes]:
         raise DataError(f"cannot read the file: {exc.strerror}", file=str(path)) from None
 
 
+class NotUTF8Error(DataError):
+    """A file that is not UTF-8; ``offset`` is the byte where decoding failed."""
+
+    offset: int = 0
+
+
 def _utf8_error(file: str, line: int, offset: int, byte: int, start: bytes) -> DataError:
     utf16 = " (it looks like UTF-16)" if start[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-    return DataError(
-        f"not valid UTF-8: byte 0x{byte:02x} at offset {offset}; save the file as UTF-8{utf16}",
+    e = NotUTF8Error(
+        f"not valid UTF-8: byte 0x{byte:02x} at offset {offset}; save the file as UTF-8"
+        f"{utf16}, or give --encoding NAME",
         file=file,
         line=line,
     )
+    e.offset = offset
+    return e
 
 
-def read_text(path: Path) -> str:
-    """The text of a UTF-8 file; a BOM at the start is dropped."""
+def _read_error(path: Path, exc: Exception) -> DataError:
+    if isinstance(exc, EOFError | gzip.BadGzipFile | zlib.error):
+        return DataError(f"not a readable gzip file: {exc}", file=str(path))
+    reason = getattr(exc, "strerror", None) or str(exc)
+    return DataError(f"cannot read the file: {reason}", file=str(path))
+
+
+_GZ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def read_text(path: Path, encoding: str | None = None) -> str:
+    """The text of a UTF-8 file (a BOM at the start is dropped); a file that is not UTF-8
+    is decoded with ``encoding`` when one is given, else it is a DataError giving the
+    byte offset."""
     with _open(path) as handle:
         try:
             data = handle.read()
-        except OSError as exc:
-            raise DataError(f"cannot read the file: {exc.strerror}", file=str(path)) from None
+        except _GZ_ERRORS as exc:
+            raise _read_error(path, exc) from None
     skip = len(BOM) if data.startswith(BOM) else 0
     try:
         return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
+        if encoding is not None:
+            return _decode(data, encoding, path)
         offset = skip + exc.start
         line = data.count(b"\n", 0, offset) + 1
         raise _utf8_error(str(path), line, offset, data[offset], data[:2]) from None
+
+
+def _decode(data: bytes, encoding: str, path: Path, line: int | None = None) -> str:
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not valid {encoding} either: byte 0x{data[exc.start]:02x} at "
+                        f"offset {exc.start}", file=str(path), line=line) from None
 
 
 def _no_duplicate_keys(file: str) -> Any:
@@ -93,9 +142,9 @@ def _json_error(exc: json.JSONDecodeError, where: Where, hint: str = "") -> Data
     return DataError(message, file=where.file, item=where.item, line=where.line)
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, encoding: str | None = None) -> Any:
     """The parsed content of a JSON file; duplicate keys in an object are an error."""
-    text = read_text(path)
+    text = read_text(path, encoding)
     file = str(path)
     if not text.strip():
         raise DataError("the file is empty", file=file)
@@ -108,13 +157,14 @@ def read_json(path: Path) -> Any:
         raise _json_error(exc, Where(file, line=exc.lineno), hint) from None
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) for every line that is not blank, read as a stream."""
+def iter_lines(path: Path, encoding: str | None = None) -> Iterator[tuple[int, str]]:
+    """(line number, text) for every line that is not blank, read as a stream; a line
+    that is not UTF-8 is decoded with ``encoding`` when one is given."""
     file = str(path)
     with _open(path) as handle:
         offset = 0
         head = b""
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in enumerate(_lines(handle, path), start=1):
             if number == 1:
                 head = raw[:2]
             start = offset
@@ -125,17 +175,27 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise _utf8_error(file, number, start + exc.start, raw[exc.start], head) from None
+                if encoding is None:
+                    raise _utf8_error(file, number, start + exc.start, raw[exc.start],
+                                      head) from None
+                text = _decode(raw, encoding, path, number)
             text = text.rstrip("\r\n")
             if text.strip():
                 yield number, text
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[Where, Any]]:
+def _lines(handle: IO[bytes], path: Path) -> Iterator[bytes]:
+    try:
+        yield from handle
+    except _GZ_ERRORS as exc:
+        raise _read_error(path, exc) from None
+
+
+def iter_jsonl(path: Path, encoding: str | None = None) -> Iterator[tuple[Where, Any]]:
     """(place, parsed value) for every non-blank line of a JSON Lines file."""
     file = str(path)
     hook = _no_duplicate_keys(file)
-    for number, text in iter_lines(path):
+    for number, text in iter_lines(path, encoding):
         where = Where(file, line=number)
         try:
             value = json.loads(text, object_pairs_hook=hook)

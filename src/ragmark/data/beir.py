@@ -1,4 +1,9 @@
-"""BEIR folders: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (graded)."""
+"""BEIR folders: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (graded).
+
+corpus and queries may be gzip-compressed (``corpus.jsonl.gz``); the qrels may be BEIR's
+TSV (``query-id corpus-id score``) or TREC's format (``qid 0 docid grade``, white space
+separated), told apart per file by the first judgment line.
+"""
 
 from __future__ import annotations
 
@@ -6,35 +11,55 @@ import re
 from pathlib import Path
 from types import MappingProxyType
 
-from ragmark.data._fields import NON_EMPTY_STRING, as_object, check_string, get_string
+from ragmark.data._fields import NON_EMPTY_STRING, as_object, check_id, get_string
 from ragmark.data._read import Where, describe, iter_jsonl, iter_lines, quote
 from ragmark.data.corpus import load_jsonl_corpus
+from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
 
 LAYOUT = "a BEIR folder needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
 HEADER = ["query-id", "corpus-id", "score"]
-COLUMNS = "3 tab-separated columns (query-id, corpus-id, score)"
+COLUMNS = ("3 tab-separated columns (query-id, corpus-id, score) or TREC's 4 (qid 0 docid "
+           "grade)")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+_INTEGRAL_FLOAT = re.compile(r"[+-]?[0-9]+\.0*")
+FLOAT_GRADES = "grades written as integral decimals (1.0), read as integers"
+UNKNOWN_DOCS = ("judged documents missing from the corpus, kept as relevant targets that "
+                "are never retrieved")
+SAME_QUERIES = "queries repeated with the same id and text, loaded once"
+
+
+def _find(folder: Path, name: str) -> Path:
+    """``name`` in ``folder``, or its gzip-compressed ``name.gz`` when only that exists."""
+    plain = folder / name
+    gz = folder / f"{name}.gz"
+    return gz if not plain.exists() and gz.exists() else plain
 
 
 def is_beir_folder(folder: Path) -> bool:
-    return any((folder / name).exists() for name in ("corpus.jsonl", "queries.jsonl", "qrels"))
+    return any(_find(folder, name).exists() for name in ("corpus.jsonl", "queries.jsonl", "qrels"))
 
 
-def load_queries(path: Path) -> dict[str, str]:
+def load_queries(path: Path, lenient: Leniency | None = None) -> dict[str, str]:
     """query id -> text, from a JSONL file of ``{"_id" or "id", "text"}``."""
+    lenient = lenient or Leniency()
     queries: dict[str, str] = {}
     first: dict[str, Where] = {}
-    for where, value in iter_jsonl(path):
+    for where, value in iter_jsonl(path, lenient.encoding):
         obj = as_object(value, where)
         id_field = "_id" if "_id" in obj else "id"
         if id_field not in obj:
             raise where.error(f"missing; expected {NON_EMPTY_STRING} (or '_id' as in BEIR)", "id")
-        qid = check_string(obj[id_field], where, id_field)
+        qid = check_id(obj[id_field], where, id_field, lenient)
         text = get_string(obj, "text", where)
         if qid in first:
-            raise where.error(f"duplicate id {quote(qid)} (first at {first[qid].ref()})", id_field)
+            dup = f"duplicate id {quote(qid)} (first at {first[qid].ref()})"
+            if queries[qid] != text:
+                raise where.error(dup + " with a different text", id_field)
+            lenient.warn(SAME_QUERIES, f"{quote(qid)} ({where.short()})",
+                         where.error(dup, id_field))
+            continue
         first[qid] = where
         queries[qid] = text
     if not queries:
@@ -42,68 +67,104 @@ def load_queries(path: Path) -> dict[str, str]:
     return queries
 
 
-def load_qrels(path: Path, queries: dict[str, str], doc_ids: set[str]) -> dict[str, dict[str, int]]:
+def _columns(text: str) -> tuple[str, str, str] | None:
+    """(query id, document id, grade) of a BEIR TSV or a TREC qrels line; None when the
+    line has neither shape."""
+    tabs = text.split("\t")
+    if len(tabs) == 3:
+        a, b, c = (t.strip() for t in tabs)
+        return a, b, c
+    words = text.split()
+    if len(words) == 4:
+        return words[0], words[2], words[3]
+    return None
+
+
+def _grade(text: str, where: Where, lenient: Leniency) -> int:
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if _INTEGRAL_FLOAT.fullmatch(text):
+        lenient.warn(FLOAT_GRADES, f"{text} ({where.short()})",
+                     where.error(f"expected an integer, got {describe(text)}", "score"))
+        return int(float(text))
+    raise where.error(f"expected an integer, got {describe(text)}", "score")
+
+
+def load_qrels(path: Path, queries: dict[str, str], doc_ids: set[str] | frozenset[str],
+               lenient: Leniency | None = None) -> dict[str, dict[str, int]]:
     """query id -> {document id: grade}, queries in order of first appearance.
 
-    A header line is skipped only when it is exactly ``query-id corpus-id score``.
+    A header line is skipped only when it is exactly ``query-id corpus-id score``. A
+    document the corpus lacks stays in the ground truth with a warning (a relevant target
+    that is never retrieved, as trec_eval scores it); so does a grade written ``1.0``.
     """
+    lenient = lenient or Leniency()
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
     first_line = True
-    for number, text in iter_lines(path):
+    for number, text in iter_lines(path, lenient.encoding):
         where = Where(str(path), line=number)
-        columns = text.split("\t")
-        if len(columns) != 3:
-            raise where.error(f"expected {COLUMNS}, got {len(columns)}")
-        qid, doc_id, score = (c.strip() for c in columns)
+        columns = _columns(text)
+        if columns is None:
+            raise where.error(f"expected {COLUMNS}, got {len(text.split(chr(9)))}")
+        qid, doc_id, score = columns
         is_header = first_line and [qid, doc_id, score] == HEADER
         first_line = False
         if is_header:
             continue
-        if not _INTEGER.fullmatch(score):
-            raise where.error(f"expected an integer, got {describe(score)}", "score")
+        grade = _grade(score, where, lenient)
         if qid not in queries:
             raise where.error(f"unknown query {quote(qid)} (not in queries.jsonl)", "query-id")
         if doc_id not in doc_ids:
-            message = f"unknown document {quote(doc_id)} (not in corpus.jsonl)"
-            raise where.error(message, "corpus-id")
+            lenient.warn(UNKNOWN_DOCS, f"{quote(doc_id)} ({where.short()})", where.error(
+                f"unknown document {quote(doc_id)} (not in corpus.jsonl)", "corpus-id"))
         if (qid, doc_id) in first:
             raise where.error(
                 f"duplicate judgment of query {quote(qid)} and document {quote(doc_id)} "
                 f"(first at line {first[qid, doc_id]})"
             )
         first[qid, doc_id] = number
-        qrels.setdefault(qid, {})[doc_id] = int(score)
+        qrels.setdefault(qid, {})[doc_id] = grade
     if not qrels:
         message = "no relevance judgments (the evaluation set is empty)"
         raise DataError(message, file=str(path))
     return qrels
 
 
+QRELS_SUFFIXES = (".tsv", ".txt", ".qrels")
+
+
 def _split_path(folder: Path, split: str) -> Path:
+    """``qrels/<split>.tsv`` (or ``.txt`` or ``.qrels``, as TREC qrels are often named)."""
     qrels = folder / "qrels"
-    path = qrels / f"{split}.tsv"
-    if not path.is_file():
-        present = sorted(p.stem for p in qrels.glob("*.tsv") if not p.name.startswith("."))
-        found = f"splits present: {', '.join(present)}" if present else "qrels/ has no .tsv files"
-        raise DataError(f"no such split {quote(split)}; {found}", file=str(path))
-    return path
+    for suffix in QRELS_SUFFIXES:
+        path = qrels / f"{split}{suffix}"
+        if path.is_file():
+            return path
+    present = sorted({p.stem for p in qrels.iterdir() if p.suffix in QRELS_SUFFIXES
+                      and not p.name.startswith(".")}) if qrels.is_dir() else []
+    found = (f"splits present: {', '.join(present)}" if present
+             else "qrels/ has no .tsv, .txt or .qrels files")
+    raise DataError(f"no such split {quote(split)}; {found}", file=str(qrels / f"{split}.tsv"))
 
 
-def load_beir(folder: Path, split: str = "test", corpus: str | Path | None = None) -> Dataset:
+def load_beir(folder: Path, split: str = "test", corpus: str | Path | None = None,
+              lenient: Leniency | None = None) -> Dataset:
     """Samples: the queries judged in ``qrels/<split>.tsv``, in order of first appearance."""
+    lenient = lenient or Leniency()
     if corpus is not None:
         raise DataError(
             "a BEIR folder has its own corpus (corpus.jsonl); leave out --corpus",
             file=str(folder),
         )
     for name, kind in (("corpus.jsonl", "file"), ("queries.jsonl", "file"), ("qrels", "folder")):
-        if not (folder / name).exists():
+        if not _find(folder, name).exists():
             raise DataError(f"no such {kind}; {LAYOUT}", file=str(folder / name))
     qrels_path = _split_path(folder, split)
-    queries = load_queries(folder / "queries.jsonl")
-    documents = load_jsonl_corpus(folder / "corpus.jsonl")
-    qrels = load_qrels(qrels_path, queries, {d.id for d in documents.documents})
+    queries = load_queries(_find(folder, "queries.jsonl"), lenient)
+    documents = load_jsonl_corpus(_find(folder, "corpus.jsonl"), lenient)
+    known = {d.id for d in documents.documents} | documents.left_out
+    qrels = load_qrels(qrels_path, queries, known, lenient)
     samples = tuple(
         Sample(id=qid, question=queries[qid], truth=GroundTruth(doc_grades=MappingProxyType(g)))
         for qid, g in qrels.items()

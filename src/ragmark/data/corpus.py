@@ -8,35 +8,43 @@ from types import MappingProxyType
 from ragmark.data._fields import (
     NON_EMPTY_STRING,
     as_object,
-    check_string,
+    check_id,
     get_optional_string,
     get_string,
 )
-from ragmark.data._read import Where, describe, iter_jsonl, missing_error, quote
+from ragmark.data._read import Where, base_suffix, describe, iter_jsonl, missing_error, quote
 from ragmark.data.folder import load_text_folder
+from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag_corpus
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Document
 
 CORPUS_FORMATS = (
-    "expected a folder of .txt or .md files, a JSONL file of {id, text} documents, "
+    "expected a folder of .txt or .md files, a JSONL file of {id, text} documents "
+    "(.jsonl or .jsonl.gz), "
     "a BEIR folder (corpus.jsonl) or an Open RAG Benchmark folder (corpus/)"
 )
 
 
-def _document(value: object, where: Where) -> Document:
+EMPTY_DOCUMENTS = "empty documents left out of the index (kept in the ground truth)"
+SAME_DUPLICATES = "documents repeated with the same id and text, loaded once"
+
+
+def _document(value: object, where: Where, lenient: Leniency) -> Document | str:
+    """The document of one line, or its id when it is empty (title and text both empty
+    or blank): left out of the index with a warning."""
     obj = as_object(value, where)
     id_field = "_id" if "_id" in obj else "id"
     if id_field not in obj:
         raise where.error(f"missing; expected {NON_EMPTY_STRING} (or '_id' as in BEIR)", "id")
-    doc_id = check_string(obj[id_field], where, id_field)
+    doc_id = check_id(obj[id_field], where, id_field, lenient)
     title = get_optional_string(obj, "title", where, allow_empty=True) or ""
     text = get_string(obj, "text", where, allow_empty=True)
     if not text.strip() and not title.strip():
-        got = describe(text)
-        raise where.error(
-            f"expected {NON_EMPTY_STRING} (or a non-empty 'title'), got {got}", "text"
-        )
+        lenient.warn(EMPTY_DOCUMENTS, f"{quote(doc_id)} ({where.short()})", where.error(
+            f"document {quote(doc_id)} is empty: expected {NON_EMPTY_STRING} (or a non-empty "
+            f"'title'), got {describe(text)}", "text"))
+        return doc_id
     metadata = obj.get("metadata")
     if metadata is None:
         metadata = {}
@@ -45,40 +53,60 @@ def _document(value: object, where: Where) -> Document:
     return Document(id=doc_id, text=text, title=title, metadata=MappingProxyType(metadata))
 
 
-def load_jsonl_corpus(path: Path) -> Corpus:
-    """One document a line: ``{"id" or "_id", "text", "title"?, "metadata"?}``."""
-    documents: list[Document] = []
+def load_jsonl_corpus(path: Path, lenient: Leniency | None = None) -> Corpus:
+    """One document a line: ``{"id" or "_id", "text", "title"?, "metadata"?}`` (the file
+    may be gzip-compressed, ``.jsonl.gz``). Empty documents are left out with a warning;
+    a repeated id is an error unless its text is the same (then loaded once, warned)."""
+    lenient = lenient or Leniency()
+    documents: dict[str, Document] = {}
     first: dict[str, Where] = {}
-    for where, value in iter_jsonl(path):
-        document = _document(value, where)
-        if document.id in first:
+    empty: dict[str, None] = {}
+    for where, value in iter_jsonl(path, lenient.encoding):
+        document = _document(value, where, lenient)
+        doc_id = document if isinstance(document, str) else document.id
+        if doc_id in first:
             field = "_id" if "_id" in value else "id"
-            dup = f"duplicate id {quote(document.id)} (first at {first[document.id].ref()})"
-            raise where.error(dup, field)
-        first[document.id] = where
-        documents.append(document)
+            earlier = documents.get(doc_id)
+            same = (doc_id in empty and isinstance(document, str)) or (
+                isinstance(document, Document) and earlier == document)
+            dup = f"duplicate id {quote(doc_id)} (first at {first[doc_id].ref()})"
+            if not same:
+                raise where.error(dup + " with a different text", field)
+            lenient.warn(SAME_DUPLICATES, f"{quote(doc_id)} ({where.short()})",
+                         where.error(dup, field))
+            continue
+        first[doc_id] = where
+        if isinstance(document, str):
+            empty[doc_id] = None
+        else:
+            documents[doc_id] = document
     if not documents:
-        raise DataError("the corpus is empty: no documents", file=str(path))
-    return Corpus(documents=tuple(documents), source=str(path))
+        raise DataError("the corpus is empty: no documents"
+                        + (f" ({len(empty)} empty ones)" if empty else ""), file=str(path))
+    return Corpus(documents=tuple(documents.values()), source=str(path),
+                  left_out=frozenset(empty))
 
 
-def open_corpus(path: str | Path) -> tuple[Corpus, str]:
+def open_corpus(path: str | Path, lenient: Leniency | None = None) -> tuple[Corpus, str]:
     """The corpus at ``path`` and the chunker that suits it (``whole`` or ``fixed``)."""
     path = Path(path)
+    lenient = lenient or Leniency()
     if path.is_dir():
-        if (path / "corpus.jsonl").is_file():
-            return load_jsonl_corpus(path / "corpus.jsonl"), "whole"
+        for name in ("corpus.jsonl", "corpus.jsonl.gz"):
+            if (path / name).is_file():
+                return load_jsonl_corpus(path / name, lenient), "whole"
         if is_open_rag_folder(path):
-            return load_open_rag_corpus(path / "corpus"), "fixed"
-        return load_text_folder(path), "fixed"
+            return load_open_rag_corpus(path / "corpus", lenient.encoding), "fixed"
+        return load_text_folder(path, lenient), "fixed"
     if not path.exists():
         raise missing_error(path)
-    if path.suffix.lower() == ".jsonl":
-        return load_jsonl_corpus(path), "fixed"
+    if base_suffix(path) == ".jsonl":
+        return load_jsonl_corpus(path, lenient), "fixed"
     raise DataError(f"not a corpus; {CORPUS_FORMATS}", file=str(path))
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """A corpus from a folder of text files, a JSONL file of documents, a BEIR folder
-    (its corpus.jsonl) or an Open RAG Benchmark folder (its corpus/)."""
-    return open_corpus(path)[0]
+def load_corpus(path: str | Path, lenient: Leniency | None = None) -> Corpus:
+    """A corpus from a folder of text files, a JSONL file of documents (``.jsonl`` or
+    ``.jsonl.gz``), a BEIR folder (its corpus.jsonl) or an Open RAG Benchmark folder
+    (its corpus/)."""
+    return open_corpus(path, lenient)[0]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from ragmark.data._read import missing_error
+from ragmark.data._read import base_suffix, missing_error
 from ragmark.data.beir import is_beir_folder, load_beir
+from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag
 from ragmark.data.sets import load_context_set, load_keyword_set, read_items, set_format
 from ragmark.errors import DataError
@@ -14,31 +16,38 @@ from ragmark.types import Dataset
 FORMATS = (
     "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), "
     "an Open RAG Benchmark folder (queries.json, qrels.json, corpus/), "
-    "or a keyword or context set (.json or .jsonl)"
+    "or a keyword or context set (.json, .jsonl or .jsonl.gz)"
 )
 
 
 def load_dataset(
-    path: str | Path, corpus: str | Path | None = None, split: str = "test"
+    path: str | Path, corpus: str | Path | None = None, split: str = "test",
+    lenient: Leniency | None = None,
 ) -> Dataset:
     """Load an evaluation set with its corpus; the format is told from files and fields.
 
     ``corpus`` is needed by a keyword set without a ``corpus`` folder beside it, and
     optional for a context set (else its ground-truth passages make the corpus);
-    ``split`` picks the qrels file of a BEIR folder.
+    ``split`` picks the qrels file of a BEIR folder. Odd but unambiguous data loads with
+    warnings (``Dataset.warnings``), or fails with ``Leniency(strict=True)``.
     """
-    path = Path(path)
+    lenient = lenient or Leniency()
+    return dataclasses.replace(_load(Path(path), corpus, split, lenient),
+                               warnings=tuple(lenient.messages()))
+
+
+def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) -> Dataset:
     if path.is_dir():
         if is_beir_folder(path):
-            return load_beir(path, split, corpus)
+            return load_beir(path, split, corpus, lenient)
         if is_open_rag_folder(path):
-            return load_open_rag(path, corpus)
+            return load_open_rag(path, corpus, lenient.encoding)
         raise DataError(f"not a dataset folder; {FORMATS}", file=str(path))
     if not path.exists():
         raise missing_error(path)
-    if path.suffix.lower() not in (".json", ".jsonl"):
+    if base_suffix(path) not in (".json", ".jsonl"):
         raise DataError(f"not a dataset; {FORMATS}", file=str(path))
-    items = read_items(path)
+    items = read_items(path, lenient.encoding)
     if set_format(items, str(path)) == "keyword":
-        return load_keyword_set(path, items, corpus)
-    return load_context_set(path, items, corpus)
+        return load_keyword_set(path, items, corpus, lenient)
+    return load_context_set(path, items, corpus, lenient)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ragmark.data._read import read_text
+from ragmark.data._read import NotUTF8Error, read_text
+from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Document
 
@@ -36,12 +37,32 @@ def _files(folder: Path) -> list[tuple[str, Path]]:
     return sorted(found)
 
 
-def load_text_folder(folder: Path) -> Corpus:
-    """Documents sorted by id; the id is the path relative to ``folder`` with ``/``."""
+EMPTY_FILES = "empty files left out of the index (kept in the ground truth)"
+NOT_UTF8 = "files that are not UTF-8, skipped (give --encoding NAME to read them)"
+
+
+def load_text_folder(folder: Path, lenient: Leniency | None = None) -> Corpus:
+    """Documents sorted by id; the id is the path relative to ``folder`` with ``/``.
+
+    An empty file is left out of the index with a warning (a ground truth may still name
+    it); a file that is not UTF-8 is skipped with a warning naming it and the byte
+    offset, or read with ``lenient.encoding`` when one is given."""
+    lenient = lenient or Leniency()
     documents = []
+    empty = []
     for doc_id, path in _files(folder):
-        text = read_text(path)
+        try:
+            text = read_text(path, lenient.encoding)
+        except NotUTF8Error as e:
+            lenient.warn(NOT_UTF8, f"{doc_id} (byte offset {e.offset})", e)
+            continue
         if not text.strip():
-            raise DataError("the file is empty; a document needs text", file=str(path))
+            lenient.warn(EMPTY_FILES, doc_id, DataError("the file is empty; a document needs "
+                                                        "text", file=str(path)))
+            empty.append(doc_id)
+            continue
         documents.append(Document(id=doc_id, text=text))
-    return Corpus(documents=tuple(documents), source=str(folder))
+    if not documents:
+        raise DataError("the corpus is empty: no readable .txt or .md file with text",
+                        file=str(folder))
+    return Corpus(documents=tuple(documents), source=str(folder), left_out=frozenset(empty))

@@ -24,8 +24,8 @@ def is_open_rag_folder(folder: Path) -> bool:
     return (folder / "queries.json").exists() or (folder / "qrels.json").exists()
 
 
-def _top_object(path: Path, shape: str) -> dict[str, Any]:
-    value = read_json(path)
+def _top_object(path: Path, shape: str, encoding: str | None = None) -> dict[str, Any]:
+    value = read_json(path, encoding)
     if not isinstance(value, dict):
         raise DataError(
             f"expected an object ({shape}) at the top level, got {describe(value)}",
@@ -34,9 +34,9 @@ def _top_object(path: Path, shape: str) -> dict[str, Any]:
     return value
 
 
-def _document(path: Path) -> Document:
+def _document(path: Path, encoding: str | None) -> Document:
     where = Where(str(path))
-    obj = _top_object(path, '{"title", "sections"}')
+    obj = _top_object(path, '{"title", "sections"}', encoding)
     title = get_optional_string(obj, "title", where, allow_empty=True) or ""
     expected = 'a non-empty list of sections {"text"}'
     if "sections" not in obj:
@@ -56,8 +56,9 @@ def _document(path: Path) -> Document:
     return Document(id=path.stem, text="\n\n".join(texts), title=title, sections=tuple(texts))
 
 
-def load_open_rag_corpus(folder: Path) -> Corpus:
-    """One document per ``<doc_id>.json`` file in ``folder``, sorted by id."""
+def load_open_rag_corpus(folder: Path, encoding: str | None = None) -> Corpus:
+    """One document per ``<doc_id>.json`` file in ``folder``, sorted by id; files that
+    are not UTF-8 are decoded with ``encoding`` when one is given."""
     if not folder.is_dir():
         if not folder.exists():
             raise missing_error(folder, "folder")
@@ -67,13 +68,13 @@ def load_open_rag_corpus(folder: Path) -> Corpus:
     )
     if not paths:
         raise DataError("the corpus is empty: no .json documents", file=str(folder))
-    return Corpus(documents=tuple(_document(p) for p in paths), source=str(folder))
+    return Corpus(documents=tuple(_document(p, encoding) for p in paths), source=str(folder))
 
 
-def _queries(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+def _queries(path: Path, encoding: str | None) -> dict[str, tuple[str, dict[str, Any]]]:
     """query id -> (text, other fields)."""
     queries = {}
-    for qid, value in _top_object(path, 'query id -> {"query": text}').items():
+    for qid, value in _top_object(path, 'query id -> {"query": text}', encoding).items():
         where = Where(str(path), item=quote(qid))
         obj = as_object(value, where)
         text = get_string(obj, "query", where)
@@ -83,11 +84,11 @@ def _queries(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     return queries
 
 
-def _answers(path: Path, queries: dict[str, Any]) -> dict[str, str]:
+def _answers(path: Path, queries: dict[str, Any], encoding: str | None) -> dict[str, str]:
     if not path.exists():
         return {}
     answers = {}
-    for qid, value in _top_object(path, "query id -> answer text").items():
+    for qid, value in _top_object(path, "query id -> answer text", encoding).items():
         where = Where(str(path), item=quote(qid))
         if qid not in queries:
             raise where.error("unknown query (not in queries.json)")
@@ -112,7 +113,8 @@ def _truth(value: Any, where: Where, documents: dict[str, Document]) -> tuple[st
     return doc_id, section
 
 
-def load_open_rag(folder: Path, corpus: str | Path | None = None) -> Dataset:
+def load_open_rag(folder: Path, corpus: str | Path | None = None,
+                  encoding: str | None = None) -> Dataset:
     """Samples: the queries of qrels.json, in its order; each relevant to one section."""
     if corpus is not None:
         raise DataError(
@@ -122,13 +124,14 @@ def load_open_rag(folder: Path, corpus: str | Path | None = None) -> Dataset:
     for name, kind in (("queries.json", "file"), ("qrels.json", "file"), ("corpus", "folder")):
         if not (folder / name).exists():
             raise DataError(f"no such {kind}; {LAYOUT}", file=str(folder / name))
-    queries = _queries(folder / "queries.json")
-    answers = _answers(folder / "answers.json", queries)
-    corpus_docs = load_open_rag_corpus(folder / "corpus")
+    queries = _queries(folder / "queries.json", encoding)
+    answers = _answers(folder / "answers.json", queries, encoding)
+    corpus_docs = load_open_rag_corpus(folder / "corpus", encoding)
     documents = corpus_docs.by_id()
     qrels_path = folder / "qrels.json"
     samples = []
-    for qid, value in _top_object(qrels_path, 'query id -> {"doc_id", "section_id"}').items():
+    shape = 'query id -> {"doc_id", "section_id"}'
+    for qid, value in _top_object(qrels_path, shape, encoding).items():
         where = Where(str(qrels_path), item=quote(qid))
         if qid not in queries:
             raise where.error("unknown query (not in queries.json)")

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
-from ragmark.data._read import Where, missing_error
-from ragmark.data.sets import _samples, read_items
+from ragmark.data._read import Where, base_suffix, missing_error
+from ragmark.data.leniency import Leniency
+from ragmark.data.sets import _samples, read_items, set_name
 from ragmark.errors import DataError
 from ragmark.pipelines.base import Output, ShapeError, parse_contexts
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
@@ -40,10 +41,18 @@ class OutputsSet:
     outputs: dict[str, Output]
 
 
-def _output(obj: dict[str, Any], where: Where) -> Output:
+NULL_ANSWERS = "null answers, scored as empty answers (their answer metrics are missing)"
+
+
+def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
     if "answer" not in obj:
         raise where.error("missing; expected a string (the system's answer)", field="answer")
-    answer = get_string(obj, "answer", where, allow_empty=True)
+    if obj["answer"] is None:
+        lenient.warn(NULL_ANSWERS, where.short(), where.error(
+            "expected a string, got null", "answer"))
+        answer = ""
+    else:
+        answer = get_string(obj, "answer", where, allow_empty=True)
     if "contexts" not in obj:
         raise where.error("missing; expected a list of the contexts the system retrieved, "
                           "best first (strings or objects with 'text')", field="contexts")
@@ -54,20 +63,22 @@ def _output(obj: dict[str, Any], where: Where) -> Output:
     return Output(answer, contexts)
 
 
-def load_outputs(path: str | Path) -> OutputsSet:
+def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSet:
     """Read and check an outputs set; any bad line is a DataError naming the file, the
-    line (or item) and the field."""
+    line (or item) and the field. ``"answer": null`` is an empty answer, with a warning
+    (``dataset.warnings``)."""
     path = Path(path)
+    lenient = lenient or Leniency()
     if not path.exists():
         raise missing_error(path, "file")
-    if path.suffix.lower() not in (".json", ".jsonl"):
+    if base_suffix(path) not in (".json", ".jsonl"):
         raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list",
                         file=str(path))
     outputs: list[Output] = []
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
-        outputs.append(_output(obj, where))
+        outputs.append(_output(obj, where, lenient))
         passages = get_optional_strings(obj, "ground_truth_contexts", where)
         optional = {
             "expected_answer": get_optional_string(obj, "expected_answer", where),
@@ -75,9 +86,10 @@ def load_outputs(path: str | Path) -> OutputsSet:
         }
         return question, GroundTruth(passages=passages or ()), optional
 
-    samples = _samples(read_items(path), OUTPUT_FIELDS, make)
+    samples = _samples(read_items(path, lenient.encoding), OUTPUT_FIELDS, make, lenient)
     texts = dict.fromkeys(c.text for o in outputs for c in o.contexts)
     corpus = Corpus(tuple(Document(id=f"c{i}", text=t) for i, t in enumerate(texts, start=1)),
                     source=f"contexts of {path}")
-    dataset = Dataset(path.stem, str(path), "outputs", samples, corpus, "whole")
+    dataset = Dataset(set_name(path), str(path), "outputs", samples, corpus, "whole",
+                      warnings=tuple(lenient.messages()))
     return OutputsSet(dataset, {s.id: o for s, o in zip(samples, outputs, strict=True)})

@@ -12,14 +12,17 @@ from typing import Any
 
 from ragmark.data._fields import (
     as_object,
+    check_id,
     get_optional_string,
     get_optional_strings,
     get_string,
     get_strings,
 )
-from ragmark.data._read import Where, describe, iter_jsonl, quote, read_json
+from ragmark.data._read import Where, base_suffix, describe, iter_jsonl, quote, read_json
 from ragmark.data.corpus import open_corpus
+from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
+from ragmark.relevance import MIN_MATCH_CHARS, too_short
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
 KEYWORD_FIELDS = frozenset({"id", "question", "expected_keywords", "must_be_grounded_in"})
@@ -29,12 +32,17 @@ CONTEXT_FIELDS = frozenset(
 _DRIVE = re.compile(r"[A-Za-z]:(/|$)")
 
 
-def read_items(path: Path) -> list[tuple[Where, Any]]:
-    """The items of a JSON list or of a JSONL file, each with its place."""
-    if path.suffix.lower() == ".jsonl":
-        items = list(iter_jsonl(path))
+SHORT_PASSAGES = (f"ground-truth passages under {MIN_MATCH_CHARS} characters, which no "
+                  "chunk can match; questions with one")
+
+
+def read_items(path: Path, encoding: str | None = None) -> list[tuple[Where, Any]]:
+    """The items of a JSON list or of a JSONL file (``.jsonl`` or ``.jsonl.gz``), each
+    with its place."""
+    if base_suffix(path) == ".jsonl":
+        items = list(iter_jsonl(path, encoding))
     else:
-        value = read_json(path)
+        value = read_json(path, encoding)
         if not isinstance(value, list):
             raise DataError(
                 f"expected a list of question objects at the top level, got {describe(value)}",
@@ -64,14 +72,17 @@ def _samples(
     items: list[tuple[Where, Any]],
     known: frozenset[str],
     make: Callable[[dict[str, Any], Where], tuple[str, GroundTruth, dict[str, Any]]],
+    lenient: Leniency | None = None,
 ) -> tuple[Sample, ...]:
     """Samples with unique ids; ``make`` checks the fields of its kind of set and gives
-    (question, ground truth, optional Sample fields)."""
+    (question, ground truth, optional Sample fields). Integer ids become strings and
+    passages too short to match are counted, with warnings."""
+    lenient = lenient or Leniency()
     samples = []
     first: dict[str, Where] = {}
     for index, (where, value) in enumerate(items):
         obj = as_object(value, where)
-        given = get_optional_string(obj, "id", where)
+        given = None if obj.get("id") is None else check_id(obj["id"], where, "id", lenient)
         sample_id = given if given is not None else f"q{index + 1}"
         question, truth, optional = make(obj, where)
         if sample_id in first:
@@ -83,6 +94,11 @@ def _samples(
                 f"(first at {earlier}); give the item an 'id'"
             )
         first[sample_id] = where
+        short = [i for i, p in enumerate(truth.passages) if too_short(p)]
+        if short:
+            lenient.warn(SHORT_PASSAGES, sample_id, where.error(
+                f"ground-truth passage {short[0]} has under {MIN_MATCH_CHARS} characters, so "
+                "no chunk can match it", f"ground_truth_contexts[{short[0]}]"))
         extra = {k: v for k, v in obj.items() if k not in known}
         samples.append(
             Sample(
@@ -110,12 +126,13 @@ def _corpus_name(name: str, where: Where, field: str, corpus: Corpus, ids: set[s
     raise where.error(f"{quote(name)} is not a document of the corpus {corpus.source}{hint}", field)
 
 
-def _keyword_corpus(path: Path, corpus: str | Path | None) -> tuple[Corpus, str]:
+def _keyword_corpus(path: Path, corpus: str | Path | None, lenient: Leniency
+                    ) -> tuple[Corpus, str]:
     if corpus is not None:
-        return open_corpus(corpus)
+        return open_corpus(corpus, lenient)
     beside = path.parent / "corpus"
     if beside.is_dir():
-        return open_corpus(beside)
+        return open_corpus(beside, lenient)
     raise DataError(
         "a keyword set needs a corpus: pass --corpus PATH, or put the documents in a "
         "folder named 'corpus' beside this file",
@@ -124,12 +141,15 @@ def _keyword_corpus(path: Path, corpus: str | Path | None) -> tuple[Corpus, str]
 
 
 def load_keyword_set(
-    path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None
+    path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None,
+    lenient: Leniency | None = None,
 ) -> Dataset:
     """``{id, question, expected_keywords, must_be_grounded_in}`` items; the named
-    files must be documents of the corpus."""
-    documents, chunker = _keyword_corpus(path, corpus)
-    ids = {d.id for d in documents.documents}
+    files must be documents of the corpus (an empty one, left out of the index, still
+    counts as a relevant target)."""
+    lenient = lenient or Leniency()
+    documents, chunker = _keyword_corpus(path, corpus, lenient)
+    ids = {d.id for d in documents.documents} | documents.left_out
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
@@ -142,8 +162,8 @@ def load_keyword_set(
         truth = GroundTruth(doc_grades=MappingProxyType(grades))
         return question, truth, {"expected_keywords": keywords}
 
-    samples = _samples(items, KEYWORD_FIELDS, make)
-    return Dataset(path.stem, str(path), "keyword", samples, documents, chunker)
+    samples = _samples(items, KEYWORD_FIELDS, make, lenient)
+    return Dataset(set_name(path), str(path), "keyword", samples, documents, chunker)
 
 
 def _passage_corpus(samples: tuple[Sample, ...], file: str) -> Corpus:
@@ -156,7 +176,8 @@ def _passage_corpus(samples: tuple[Sample, ...], file: str) -> Corpus:
 
 
 def load_context_set(
-    path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None
+    path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None,
+    lenient: Leniency | None = None,
 ) -> Dataset:
     """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?, ...}``
     items; other fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds
@@ -175,9 +196,19 @@ def load_context_set(
         }
         return question, GroundTruth(passages=contexts), optional
 
-    samples = _samples(items, CONTEXT_FIELDS, make)
+    lenient = lenient or Leniency()
+    samples = _samples(items, CONTEXT_FIELDS, make, lenient)
     if corpus is not None:
-        documents, chunker = open_corpus(corpus)
+        documents, chunker = open_corpus(corpus, lenient)
     else:
         documents, chunker = _passage_corpus(samples, str(path)), "whole"
-    return Dataset(path.stem, str(path), "context", samples, documents, chunker)
+    return Dataset(set_name(path), str(path), "context", samples, documents, chunker)
+
+
+def set_name(path: Path) -> str:
+    """``questions`` for ``questions.json``, ``questions.jsonl`` and ``questions.jsonl.gz``."""
+    name = path.name
+    for suffix in (".gz", ".jsonl", ".json"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name

@@ -4,7 +4,8 @@ twice.
 One SQLite file, by default ``$RAGMARK_HOME/llm/calls.sqlite``, in WAL mode, with one
 table ``calls(key, provider, model, text, prompt_tokens, completion_tokens, seconds,
 created)``. ``key`` is :func:`cache_key`: the sha256 of the canonical JSON of (provider,
-model, messages, parameters). Neither the base URL nor any key is part of it or stored.
+base URL without credentials, model, messages, parameters), so the same model name served
+by two servers never shares answers. No credential and no API key is part of it or stored.
 Every row is committed as soon as its call completes. One connection, used from the
 event-loop thread (asyncio tasks share it without locking: sqlite calls do not yield).
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 from ragmark.errors import RagmarkError
 from ragmark.home import cache_path
+from ragmark.llm.config import display_url
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
@@ -39,13 +41,19 @@ CREATE TABLE IF NOT EXISTS calls (
 
 def cache_key(
     provider: str,
+    base_url: str,
     model: str,
     messages: Sequence[Mapping[str, Any]],
     params: Mapping[str, Any],
 ) -> str:
-    """Hex sha256 of the canonical JSON (sorted keys, no spaces) of the call."""
+    """Hex sha256 of the canonical JSON (sorted keys, no spaces) of the call.
+
+    ``base_url`` enters without its user:password part and without a trailing slash, so
+    credentials never reach the key and ``http://h/v1/`` is ``http://h/v1``.
+    """
     payload = {
         "provider": provider,
+        "base_url": display_url(base_url.strip()).rstrip("/"),
         "model": model,
         "messages": [dict(m) for m in messages],
         "params": dict(params),

@@ -114,7 +114,7 @@ class LLMClient:
     def key_of(self, messages: Sequence[Message], **params: Any) -> str:
         """The cache key of a call."""
         s = self.settings
-        return cache_key(s.provider, s.model, messages, self._params(params))
+        return cache_key(s.provider, s.base_url, s.model, messages, self._params(params))
 
     async def chat(self, messages: Sequence[Message], **params: Any) -> LLMResult:
         """One chat call, from the cache when possible; raises LLMCallFailed when the
@@ -132,7 +132,7 @@ class LLMClient:
     async def _chat(self, messages: Sequence[Message], params: Mapping[str, Any]) -> LLMResult:
         s = self.settings
         merged = self._params(params)
-        key = cache_key(s.provider, s.model, messages, merged)
+        key = cache_key(s.provider, s.base_url, s.model, messages, merged)
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:

@@ -47,11 +47,17 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
     table.add_column("value", justify="right")
     table.add_column("queries", justify="right")
     table.add_column("missing", justify="right")
+    keys = ReasonKeys()
     for name, agg in report.metrics.items():
-        why = ", ".join(f"{r}: {n}" for r, n in agg.reasons.items())
-        table.add_row(label(name), _fmt(agg), str(agg.n),
-                      f"{agg.missing} ({why})" if agg.missing else "0")
+        shown = label(name) + (" †" if name in report.short_metrics else "")
+        table.add_row(shown, _fmt(agg), str(agg.n), keys.cell(agg))
     console.print(table)
+    for line in keys.footnotes():
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if report.short_metrics:
+        console.print(f"† computed on rankings shorter than the cutoff (top_k = "
+                      f"{next(iter(report.short_metrics.values()))}; --allow-short-rankings)",
+                      highlight=False)
     n_total = ds.get("queries", 0)
     ret = next((a for k, a in report.metrics.items() if k.startswith(("recall", "mrr"))), None)
     g = report.metrics.get("groundedness")
@@ -77,6 +83,30 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
                       soft_wrap=True)
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+
+
+class ReasonKeys:
+    """Missing-value reasons as footnotes: a table cell says ``12 [1]`` and each distinct
+    reason is written once below the table as ``[1] reason (12 questions)``."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[str, int], int] = {}
+
+    def cell(self, agg: Aggregate) -> str:
+        if not agg.missing:
+            return "0"
+        refs = [self._key(r, n) for r, n in agg.reasons.items()]
+        return f"{agg.missing} " + "".join(f"[{k}]" for k in refs)
+
+    def _key(self, reason: str, n: int) -> int:
+        return self._keys.setdefault((reason, n), len(self._keys) + 1)
+
+    def footnotes(self) -> list[str]:
+        return [f"[{k}] {reason} ({questions(n)})" for (reason, n), k in self._keys.items()]
+
+
+def questions(n: int) -> str:
+    return f"{n} question" + ("" if n == 1 else "s")
 
 
 def llm_line(role: str, m: dict[str, Any]) -> str:

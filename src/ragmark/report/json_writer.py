@@ -60,6 +60,7 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
     }
     if report.llm:
         out["llm"] = report.llm
+    out.update(depth_json(report))
     if include_details:
         out["queries"] = [
             {
@@ -77,6 +78,17 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
             }
             for q in report.queries
         ]
+    return out
+
+
+def depth_json(report: RunReport) -> dict[str, Any]:
+    """``short_metrics`` (metric -> the shorter ranking depth it was computed on) and
+    ``short_rankings`` (cutoff -> questions with fewer items), when there are any."""
+    out: dict[str, Any] = {}
+    if report.short_metrics:
+        out["short_metrics"] = dict(report.short_metrics)
+    if report.short_rankings:
+        out["short_rankings"] = {str(k): n for k, n in report.short_rankings.items()}
     return out
 
 
@@ -113,6 +125,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "config": r.config,
             "notes": r.notes,
             "llm": r.llm,
+            **depth_json(r),
         }
     first = next(iter(c.reports.values()))
     st = c.settings

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from ragmark.compare import Comparison, change_sentence
-from ragmark.report.console import label
+from ragmark.report.console import ReasonKeys, label
 
 TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
 
 
-def _cell(c: Comparison, config: str, metric: str) -> str:
-    agg = c.reports[config].metrics.get(metric)
-    if agg is None or agg.value is None:
+def _cell(c: Comparison, config: str, metric: str, keys: ReasonKeys) -> str:
+    report = c.reports[config]
+    agg = report.metrics.get(metric)
+    if agg is None:
         return "—"
-    text = f"{agg.value:.4f}"
+    short = " †" if metric in report.short_metrics else ""
+    refs = keys.cell(agg).partition(" ")[2]  # the footnote marks of the missing reasons
+    if agg.value is None:
+        return f"— (n=0/{agg.missing}){refs}"
+    text = f"{agg.value:.4f}{short}"
     total = agg.n + agg.missing
     if agg.missing:
-        text += f" (n={agg.n}/{total})"
+        text += f" (n={agg.n}/{total}){refs}"
     row = c.row(config, metric)
     if row is not None and row.relative_change is not None:
         text += f" ({row.relative_change * 100:+.1f}%)"
@@ -37,13 +42,22 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
         "| Config | " + " | ".join(label(m) for m in cols) + " | Queries |",
         "|---|" + "---:|" * len(cols) + "---:|",
     ]
+    keys = ReasonKeys()
     for name, r in c.reports.items():
         shown = f"{name} (baseline)" if name == c.baseline else name
-        cells = [_cell(c, name, m) for m in cols]
+        cells = [_cell(c, name, m, keys) for m in cols]
         lines.append(f"| {shown} | " + " | ".join(cells) + f" | {r.dataset['queries']} |")
     tested = [r for r in c.rows if r.p_adjusted is not None]
+    lines += [""]
+    notes = keys.footnotes()
+    if notes:
+        lines += ["`n=a/b`: the value covers a of b questions; the others are missing, and "
+                  "why:", "", *[f"- {n}" for n in notes], ""]
+    short = {name: r.config.get("top_k") for name, r in c.reports.items() if r.short_metrics}
+    if short:
+        lines += ["`†` computed on rankings shorter than the cutoff (--allow-short-rankings; "
+                  + ", ".join(f"{n}: top_k = {k}" for n, k in short.items()) + ").", ""]
     lines += [
-        "",
         f"Changes are relative to the baseline **{c.baseline}**. `*` marks a difference "
         f"that is significant at α = {st.alpha:g} by a {TEST_NAMES[st.test]}"
         + (f" ({st.n_resamples:,} resamples, seed {st.seed})" if st.test == "permutation"

@@ -78,6 +78,14 @@ class RunReport:
     llm: dict[str, Any] = field(default_factory=dict)
     """LLM accounting of the judge calls (calls, cache hits, retries, failures, tokens,
     estimated cost); empty when nothing was judged."""
+    failures: dict[str, int] = field(default_factory=dict)
+    """Questions that failed as a whole (the pipeline gave no answer): reason -> count."""
+    short_metrics: dict[str, int] = field(default_factory=dict)
+    """Metric -> the ranking depth (top_k) it was computed on, for the metrics whose
+    cutoff exceeds it (run with ``allow_short_rankings``)."""
+    short_rankings: dict[int, int] = field(default_factory=dict)
+    """Cutoff k -> number of questions whose ranking had fewer than k items (external
+    pipelines and logged outputs, which return what they return); only k with some."""
 
     def value(self, name: str) -> float | None:
         agg = self.metrics.get(name)

@@ -18,16 +18,23 @@ def answering(text, prompt_tokens, completion_tokens):
 def test_without_an_endpoint_judge_metrics_are_missing_with_the_reason(dataset, tmp_path,
                                                                         capsys):
     out = tmp_path / "r.json"
-    code, stdout, _ = run_cli(["run", "--dataset", str(dataset), "--judge-metrics",
-                               "faithfulness,answer_relevance", "--output", str(out),
-                               "--quiet"], capsys)
-    assert code == 0
-    data = json.loads(out.read_text())
+    args = ["run", "--dataset", str(dataset), "--judge-metrics",
+            "faithfulness,answer_relevance", "--output", str(out), "--quiet"]
+    code, stdout, err = run_cli(args, capsys)
+    # a metric asked for that got no value at all fails the implicit gate, outputs written
     why = "no LLM endpoint configured (set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL)"
+    assert code == 1
+    assert err.splitlines() == [
+        f"gate failed: faithfulness got no value for any of 2 questions: {why} (2 questions)",
+        f"gate failed: answer_relevance got no value for any of 2 questions: {why} "
+        "(2 questions)"]
+    data = json.loads(out.read_text())
     assert data["metrics"]["faithfulness"] is None
     assert data["counts"]["faithfulness"] == {"n": 0, "missing": 2, "reasons": {why: 2}}
     assert data["notes"] == [f"judge metrics (faithfulness, answer_relevance) skipped: {why}"]
     assert "skipped: no LLM endpoint configured" in stdout
+    code, _, err = run_cli([*args, "--allow-missing"], capsys)
+    assert code == 0 and err == ""
 
 
 def test_require_llm_makes_a_missing_or_dead_endpoint_an_error(dataset, capsys):
@@ -97,7 +104,7 @@ def test_compare_notes_skipped_judges_in_the_markdown(dataset, tmp_path, capsys)
     code, _, _ = run_cli(["compare", "--dataset", str(dataset), "--configs", "sparse",
                           "--judge-metrics", "faithfulness", "--output", str(tmp_path / "c"),
                           "--quiet"], capsys)
-    assert code == 0
+    assert code == 1  # faithfulness got no value at all: the implicit gate; files written
     md = (tmp_path / "c.md").read_text()
     assert "Note: judge metrics (faithfulness) skipped: no LLM endpoint configured" in md
 

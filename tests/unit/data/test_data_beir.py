@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragmark.data import load_dataset
+from ragmark.data.leniency import Leniency
 from ragmark.types import GroundTruth
 
 
@@ -75,9 +76,10 @@ def test_a_corpus_argument_is_refused(files, error_of):
     )
 
 
-def qrels_error(files, error_of, qrels: str) -> str:
+def qrels_error(files, error_of, qrels: str, strict: bool = False) -> str:
     folder = files.beir(qrels=qrels)
-    return error_of(load_dataset, folder).removeprefix(f"{folder / 'qrels' / 'test.tsv'}, ")
+    return error_of(load_dataset, folder, lenient=Leniency(strict=strict)).removeprefix(
+        f"{folder / 'qrels' / 'test.tsv'}, ")
 
 
 def test_unknown_query_id_in_qrels(files, error_of):
@@ -86,17 +88,46 @@ def test_unknown_query_id_in_qrels(files, error_of):
     )
 
 
-def test_unknown_corpus_id_in_qrels(files, error_of):
-    assert qrels_error(files, error_of, "query-id\tcorpus-id\tscore\nq1\tdx\t1\n") == (
-        "line 2, field 'corpus-id': unknown document \"dx\" (not in corpus.jsonl)"
+def test_unknown_corpus_id_in_qrels_stays_a_target_with_a_warning(files, error_of):
+    folder = files.beir(qrels="query-id\tcorpus-id\tscore\nq1\tdx\t1\nq1\td1\t1\n")
+    lenient = Leniency()
+    ds = load_dataset(folder, lenient=lenient)
+    assert dict(ds.samples[0].truth.doc_grades) == {"dx": 1, "d1": 1}
+    assert ds.warnings == (
+        "judged documents missing from the corpus, kept as relevant targets that are never "
+        'retrieved: 1 ("dx" (test.tsv line 2))',)
+    assert qrels_error(files, error_of, "query-id\tcorpus-id\tscore\nq1\tdx\t1\n",
+                       strict=True) == (
+        "line 2, field 'corpus-id': unknown document \"dx\" (not in corpus.jsonl) (an error "
+        "because of --strict)"
     )
 
 
 def test_non_integer_scores(files, error_of):
-    for score in ("1.0", "high", "", "٣", "true"):
+    for score in ("1.5", "0.5", "high", "", "٣", "true"):
         assert qrels_error(files, error_of, f"q1\td1\t{score}\n") == (
             f"line 1, field 'score': expected an integer, got \"{score}\""
         )
+
+
+def test_integral_float_grades_become_integers_with_a_warning(files, error_of):
+    ds = load_dataset(files.beir(qrels="q1\td1\t1.0\nq2\td2\t2.00\nq2\td1\t0\n"))
+    assert [dict(s.truth.doc_grades) for s in ds.samples] == [{"d1": 1}, {"d2": 2, "d1": 0}]
+    assert ds.warnings == ("grades written as integral decimals (1.0), read as integers: 2 "
+                           "(1.0 (test.tsv line 1), 2.00 (test.tsv line 2))",)
+    assert qrels_error(files, error_of, "q1\td1\t1.0\n", strict=True) == (
+        "line 1, field 'score': expected an integer, got \"1.0\" (an error because of --strict)")
+
+
+def test_trec_format_qrels(files):
+    trec = load_dataset(files.beir("t", qrels="q2 0 d2 2\nq1 0 d1 1\nq2\t0\td3\t0\n"))
+    tsv = load_dataset(files.beir("b"))
+    assert [(s.id, dict(s.truth.doc_grades)) for s in trec.samples] == [
+        (s.id, dict(s.truth.doc_grades)) for s in tsv.samples]
+    files.text("n/qrels/test.txt", "q1 0 d1 1\n")
+    files.jsonl("n/corpus.jsonl", [{"_id": "d1", "text": "x"}])
+    files.jsonl("n/queries.jsonl", [{"_id": "q1", "text": "y"}])
+    assert load_dataset(files.root / "n").samples[0].truth.doc_grades == {"d1": 1}
 
 
 def test_negative_and_signed_scores_are_integers(files):
@@ -117,9 +148,10 @@ def test_a_header_must_be_exact(files, error_of):
 
 
 def test_rows_without_three_columns(files, error_of):
-    expected = "expected 3 tab-separated columns (query-id, corpus-id, score), got"
+    expected = ("expected 3 tab-separated columns (query-id, corpus-id, score) or TREC's 4 "
+                "(qid 0 docid grade), got")
     assert qrels_error(files, error_of, "q1\td1\t1\nq1 d2 1\n") == f"line 2: {expected} 1"
-    assert qrels_error(files, error_of, "q1\td1\t1\t0\n") == f"line 1: {expected} 4"
+    assert qrels_error(files, error_of, "q1\td1\t1\t0\t5\n") == f"line 1: {expected} 5"
 
 
 def test_duplicate_judgment(files, error_of):
@@ -140,6 +172,7 @@ def test_duplicate_query_id(files, error_of):
     folder = files.beir(queries=queries)
     assert error_of(load_dataset, folder) == (
         f"{folder / 'queries.jsonl'}, line 3, field '_id': duplicate id \"q1\" (first at line 1)"
+        " with a different text"
     )
 
 
@@ -158,5 +191,6 @@ def test_queries_file_with_windows_1252(files, error_of):
     folder = files.beir()
     path = files.text("beir/queries.jsonl", '{"_id": "q1", "text": "na\xefve"}\n'.encode("cp1252"))
     assert error_of(load_dataset, folder) == (
-        f"{path}, line 1: not valid UTF-8: byte 0xef at offset 25; save the file as UTF-8"
+        f"{path}, line 1: not valid UTF-8: byte 0xef at offset 25; save the file as UTF-8, "
+        "or give --encoding NAME"
     )

@@ -7,7 +7,7 @@ from ragmark.data import load_dataset
 FORMATS = (
     "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), an Open RAG "
     "Benchmark folder (queries.json, qrels.json, corpus/), or a keyword or context set "
-    "(.json or .jsonl)"
+    "(.json, .jsonl or .jsonl.gz)"
 )
 
 

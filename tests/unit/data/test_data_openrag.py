@@ -204,5 +204,6 @@ def test_windows_1252_document(files, error_of):
         '{"title": "Caf\xe9", "sections": [{"text": "x"}]}'.encode("cp1252"),
     )
     assert error_of(load_dataset, folder) == (
-        f"{path}, line 1: not valid UTF-8: byte 0xe9 at offset 14; save the file as UTF-8"
+        f"{path}, line 1: not valid UTF-8: byte 0xe9 at offset 14; save the file as UTF-8, "
+        "or give --encoding NAME"
     )

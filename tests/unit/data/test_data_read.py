@@ -20,14 +20,16 @@ def test_read_text_keeps_a_bom_that_is_not_at_the_start(files):
 def test_windows_1252_text_is_not_utf8(files, error_of):
     path = files.text("a.txt", "first line\nna\xefve caf\xe9\n".encode("cp1252"))
     assert error_of(read_text, path) == (
-        f"{path}, line 2: not valid UTF-8: byte 0xef at offset 13; save the file as UTF-8"
+        f"{path}, line 2: not valid UTF-8: byte 0xef at offset 13; save the file as UTF-8, "
+        "or give --encoding NAME"
     )
 
 
 def test_utf8_error_offset_counts_the_bom(files, error_of):
     path = files.text("a.txt", b"\xef\xbb\xbfab\xff")
     assert error_of(read_text, path) == (
-        f"{path}, line 1: not valid UTF-8: byte 0xff at offset 5; save the file as UTF-8"
+        f"{path}, line 1: not valid UTF-8: byte 0xff at offset 5; save the file as UTF-8, "
+        "or give --encoding NAME"
     )
 
 
@@ -85,7 +87,8 @@ def test_iter_lines_does_not_split_on_unicode_line_separators(files):
 def test_iter_lines_utf8_error_names_line_and_file_offset(files, error_of):
     path = files.text("a.jsonl", b'{"a": 1}\n{"a": "\x93quoted\x94"}\n')
     assert error_of(lambda: list(iter_lines(path))) == (
-        f"{path}, line 2: not valid UTF-8: byte 0x93 at offset 16; save the file as UTF-8"
+        f"{path}, line 2: not valid UTF-8: byte 0x93 at offset 16; save the file as UTF-8, "
+        "or give --encoding NAME"
     )
 
 
@@ -128,10 +131,10 @@ def test_utf16_gets_a_hint(files, error_of):
     path = files.text("a.json", '[{"a": 1}]'.encode("utf-16"))
     assert error_of(read_json, path) == (
         f"{path}, line 1: not valid UTF-8: byte 0xff at offset 0; save the file as UTF-8 "
-        "(it looks like UTF-16)"
+        "(it looks like UTF-16), or give --encoding NAME"
     )
     path = files.text("a.jsonl", '{"a": 1}\n'.encode("utf-16"))
     assert error_of(lambda: list(iter_jsonl(path))) == (
         f"{path}, line 1: not valid UTF-8: byte 0xff at offset 0; save the file as UTF-8 "
-        "(it looks like UTF-16)"
+        "(it looks like UTF-16), or give --encoding NAME"
     )

@@ -172,7 +172,7 @@ def test_keyword_item_errors(files, error_of):
         "must_be_grounded_in": ["doc1.txt"],
     }
     cases = [
-        ({"id": 3}, "field 'id': expected a non-empty string, got 3"),
+        ({"id": 3.5}, "field 'id': expected a non-empty string, got 3.5"),
         ({"id": ""}, "field 'id': expected a non-empty string, got \"\""),
         ({"question": 42}, "field 'question': expected a non-empty string, got 42"),
         ({"question": "  "}, "field 'question': expected a non-empty string, got \"  \""),
@@ -283,7 +283,7 @@ def test_context_item_errors(files, error_of):
             {"expected_answer": False},
             "field 'expected_answer': expected a non-empty string, got false",
         ),
-        ({"id": 7}, "field 'id': expected a non-empty string, got 7"),
+        ({"id": True}, "field 'id': expected a non-empty string, got true"),
     ]
     for change, expected in cases:
         path = files.json("bench.json", [good, good, good | change])
@@ -334,7 +334,8 @@ def test_empty_sets(files, error_of):
 def test_windows_1252_set(files, error_of):
     path = files.text("bench.json", '[\n  {"question": "caf\xe9"}\n]'.encode("cp1252"))
     assert error_of(load_dataset, path) == (
-        f"{path}, line 2: not valid UTF-8: byte 0xe9 at offset 21; save the file as UTF-8"
+        f"{path}, line 2: not valid UTF-8: byte 0xe9 at offset 21; save the file as UTF-8, "
+        "or give --encoding NAME"
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from support.fake_llm_server import FakeLLMServer, Reply
+from support.fake_llm_server import FakeLLMServer, Reply, chat_reply
 
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMCache, LLMCallFailed, LLMClient, LLMResult, LLMSettings, Usage
@@ -150,6 +150,26 @@ def test_rerun_is_served_from_cache(server: FakeLLMServer) -> None:
     # another parameter is another call
     run(chat_once(again, "q0", temperature=0.5))
     assert len(server.requests) == 6
+
+
+def test_same_model_name_on_another_server_is_not_a_cache_hit(server: FakeLLMServer) -> None:
+    other = FakeLLMServer("openai").start()
+    try:
+        server.rule = lambda body: chat_reply("from A")
+        other.rule = lambda body: chat_reply("from B")
+        a = run(chat_once(LLMClient(settings(server.url)), "verdict?"))
+        b = run(chat_once(LLMClient(settings(other.url)), "verdict?"))
+        assert (a.text, a.cached) == ("from A", False)
+        assert (b.text, b.cached) == ("from B", False)  # not A's answer from the cache
+        assert len(server.requests) == 1 and len(other.requests) == 1
+        # each endpoint still finds its own answer, credentials or not
+        port = server.url.split(":")[2].split("/")[0]
+        again = run(chat_once(LLMClient(settings(f"http://u:pw@127.0.0.1:{port}/v1/")),
+                              "verdict?"))
+        assert (again.text, again.cached) == ("from A", True)
+        assert len(server.requests) == 1
+    finally:
+        other.stop()
 
 
 def test_duplicate_calls_in_one_run_are_made_once(server: FakeLLMServer) -> None:

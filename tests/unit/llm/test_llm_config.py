@@ -45,13 +45,21 @@ def test_display_url_hides_credentials() -> None:
     assert s.display_url == "https://host.example/v1"
 
 
-def test_cache_key_is_canonical_and_ignores_url() -> None:
+def test_cache_key_is_canonical_and_keyed_by_endpoint() -> None:
     m = [{"role": "user", "content": "hi"}]
-    a = cache_key("openai", "m", m, {"temperature": 0.0, "max_tokens": 5})
+    url = "http://a.example/v1"
+    a = cache_key("openai", url, "m", m, {"temperature": 0.0, "max_tokens": 5})
     b = cache_key(
-        "openai", "m", [{"content": "hi", "role": "user"}], {"max_tokens": 5, "temperature": 0.0}
+        "openai", url + "/", "m", [{"content": "hi", "role": "user"}],
+        {"max_tokens": 5, "temperature": 0.0},
     )
     assert a == b and len(a) == 64
-    assert a != cache_key("ollama", "m", m, {"temperature": 0.0, "max_tokens": 5})
-    assert a != cache_key("openai", "m", m, {"temperature": 0.0, "max_tokens": 6})
-    assert a != cache_key("openai", "m2", m, {"temperature": 0.0, "max_tokens": 5})
+    assert a != cache_key("ollama", url, "m", m, {"temperature": 0.0, "max_tokens": 5})
+    assert a != cache_key("openai", url, "m", m, {"temperature": 0.0, "max_tokens": 6})
+    assert a != cache_key("openai", url, "m2", m, {"temperature": 0.0, "max_tokens": 5})
+    # another server with the same model name is another cache entry
+    assert a != cache_key("openai", "http://b.example/v1", "m", m,
+                          {"temperature": 0.0, "max_tokens": 5})
+    # credentials never enter the key: the same server with or without them is one entry
+    assert a == cache_key("openai", "http://user:secret@a.example/v1", "m", m,
+                          {"temperature": 0.0, "max_tokens": 5})

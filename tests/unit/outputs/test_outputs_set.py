@@ -90,7 +90,8 @@ def test_every_metric_is_computed_from_the_logged_outputs(tmp_path):
         assert q2[m] == "no ground truth"
     assert q2["keyword_coverage"] == 1 / 2  # "reranker" found, "cross-encoder" not
     assert q2["context_overlap"] == "no gold context"
-    assert q2["combined_score"] == "overlap missing: no gold context"
+    # no question has both keywords and a gold context: combined_score is no default
+    assert "combined_score" not in q2
     assert q2["groundedness"] == 1.0  # reranker, reorders, passages
     assert q2["token_f1"] == "no expected answer"
 
@@ -146,19 +147,46 @@ def test_ragmark_run_outputs_writes_the_same_values(tmp_path, capsys):
     assert "MRR" in out and "0.7500" in out
 
 
-def test_an_empty_answer_and_no_contexts_are_counted_not_zero(tmp_path, capsys):
+@pytest.mark.parametrize("answer", ["", None])
+def test_an_empty_or_null_answer_and_no_contexts_are_counted_not_zero(tmp_path, capsys,
+                                                                      answer):
+    src = write_jsonl(tmp_path / "o.jsonl", [
+        {"question": "q one?", "answer": answer, "contexts": [],
+         "ground_truth_contexts": [GT_BM25], "expected_answer": "x"},
+        {"question": "q two?", "answer": "x", "contexts": [GT_BM25],
+         "ground_truth_contexts": [GT_BM25], "expected_answer": "x"}])
+    out_path = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(src), "--output", str(out_path),
+                            "--include-details", "--quiet"], capsys)
+    assert code == 0
+    data = json.loads(out_path.read_text())
+    assert data["queries"][0]["metrics"]["recall@5"] == 0.0  # nothing retrieved: a real 0
+    assert data["counts"]["token_f1"] == {"n": 1, "missing": 1,
+                                          "reasons": {"empty answer": 1}}
+    assert data["metrics"]["token_f1"] == 1.0
+    if answer is None:  # loaded with a counted warning, kept in the report
+        warning = ("null answers, scored as empty answers (their answer metrics are "
+                   "missing): 1 (o.jsonl line 1)")
+        assert err == f"warning: {warning}\n"
+        assert data["dataset"]["warnings"] == [warning]
+        code, _, err = run_cli(["run", "--outputs", str(src), "--output", str(out_path),
+                                "--strict", "--quiet"], capsys)
+        assert code == 2 and err == (f"error: {src}, line 1, field 'answer': expected a "
+                                     "string, got null (an error because of --strict)\n")
+
+
+def test_no_answer_at_all_fails_the_implicit_gate(tmp_path, capsys):
     src = write_jsonl(tmp_path / "o.jsonl", [
         {"question": "q one?", "answer": "", "contexts": [],
          "ground_truth_contexts": [GT_BM25], "expected_answer": "x"}])
     out_path = tmp_path / "r.json"
-    code, _, _ = run_cli(["run", "--outputs", str(src), "--output", str(out_path), "--quiet"],
-                         capsys)
-    assert code == 0
-    data = json.loads(out_path.read_text())
-    assert data["metrics"]["recall@5"] == 0.0  # nothing retrieved: a real 0
-    assert data["counts"]["token_f1"] == {"n": 0, "missing": 1,
-                                          "reasons": {"empty answer": 1}}
-    assert data["metrics"]["token_f1"] is None
+    code, _, err = run_cli(["run", "--outputs", str(src), "--output", str(out_path),
+                            "--metrics", "mrr,token_f1", "--quiet"], capsys)
+    assert code == 1 and out_path.exists()
+    assert err == ("gate failed: token_f1 got no value for any of 1 questions: empty answer "
+                   "(1 question)\n")
+    assert run_cli(["run", "--outputs", str(src), "--output", str(out_path), "--metrics",
+                    "mrr,token_f1", "--allow-missing", "--quiet"], capsys)[0] == 0
 
 
 @pytest.mark.parametrize(("line", "field", "message"), [

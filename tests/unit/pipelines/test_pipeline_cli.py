@@ -90,8 +90,13 @@ def test_run_an_http_pipeline_with_timeouts(setup, server, capsys):
     assert q["q2"]["answer"] == "It reorders the candidate passages"
     assert [r["grade"] for r in q["q2"]["retrieved"]] == [0, 1]
     assert q["q2"]["contexts"] == [OTHER, GT["rerank"]]
-    assert data["notes"] == [f"pipeline {server.url}/ask: 2 of 4 questions failed "
-                             f"({timed_out}: 2); their metrics are missing with the reason"]
+    assert data["notes"] == [
+        f"pipeline {server.url}/ask: 2 of 4 questions failed ({timed_out}: 2); their metrics "
+        "are missing with the reason",
+        "fewer contexts than a cutoff: @3 for 2 of 2 questions, @5 for 2 of 2 questions, @10 "
+        "for 2 of 2 questions; places past the end of a ranking count as not relevant (as in "
+        "trec_eval)"]
+    assert data["short_rankings"] == {"3": 2, "5": 2, "10": 2}
     assert data["config"]["pipeline"]["kind"] == "http"
     t = data["timings"]
     assert t["pipeline_s"] >= 0.4 and 0 < t["latency_p50_ms"] <= t["latency_p95_ms"] < 400

@@ -110,7 +110,11 @@ def test_a_run_scores_the_answers_and_records_failures(tmp_path, module):
     assert report.metrics["mrr"].reasons == {f"{module}:answer raised ValueError": 1}
     assert report.notes == [f"pipeline {module}:answer: 1 of 2 questions failed "
                             f"({module}:answer raised ValueError: 1); their metrics are "
-                            "missing with the reason"]
+                            "missing with the reason",
+                            "fewer contexts than a cutoff: @3 for 1 of 1 questions, @5 for 1 "
+                            "of 1 questions, @10 for 1 of 1 questions; places past the end of "
+                            "a ranking count as not relevant (as in trec_eval)"]
+    assert report.short_rankings == {3: 1, 5: 1, 10: 1}
     assert report.config["pipeline"]["target"] == f"{module}:answer"
     assert "retriever" not in report.config and "pipeline_s" in report.timings
 

@@ -126,7 +126,8 @@ def test_run_with_the_llm_reranker_reorders_and_accounts(server, tmp_path, capsy
     out = tmp_path / "r.json"
     args = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
             "--config", str(cfg), "--max-queries", "3", "--skip-generation",
-            "--include-details", "--output", str(out), "--quiet"]
+            "--metrics", "mrr,recall@5,ndcg@5", "--include-details", "--output", str(out),
+            "--quiet"]
     with pytest.raises(SystemExit) as e:
         main(args)
     assert e.value.code == 0

@@ -83,7 +83,11 @@ def test_a_rerun_makes_no_request_and_writes_the_same_file(corpus, tmp_path, cap
     assert run_cli(args, capsys)[0] == 0
     first, posts, gets = out.read_bytes(), len(server.requests), len(server.gets)
     assert posts == 8 and gets == 1  # one probe, then the calls
-    code, stdout, _ = run_cli(args, capsys)
+    # an existing test set is never replaced silently
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and err == (f"error: --output {out}: the file exists; choose another path "
+                                 "or pass --overwrite\n")
+    code, stdout, _ = run_cli([*args, "--overwrite"], capsys)
     assert code == 0 and out.read_bytes() == first
     assert (len(server.requests), len(server.gets)) == (8, 1)
     assert read(tmp_path / "t.report.json")["llm"]["cache_hits"] == 8

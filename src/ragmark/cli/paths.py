@@ -1,0 +1,54 @@
+"""Output paths, checked before any data is loaded: an unwritable path is a usage error
+(exit 2) naming the option and the path, never a traceback after a long run."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ragmark.errors import ConfigError
+
+
+def check_output(path: str | Path, option: str, *, overwrite: bool = True) -> Path:
+    """``path`` as a file ragmark can write: not empty, not a folder, its nearest existing
+    ancestor a folder it may write in (missing folders are made when writing). With
+    ``overwrite=False`` an existing file is an error too."""
+    text = str(path)
+    if not text.strip():
+        raise ConfigError(f"{option}: the path is empty; give a file path")
+    p = Path(text)
+    if text.endswith(("/", os.sep)) or p.is_dir():
+        raise ConfigError(f"{option} {text}: is a folder; give a file path inside it")
+    if p.exists():
+        if not overwrite:
+            raise ConfigError(f"{option} {text}: the file exists; choose another path or pass "
+                              "--overwrite")
+        if not os.access(p, os.W_OK):
+            raise ConfigError(f"{option} {text}: cannot write the file (permission denied)")
+    parent = p.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{option} {text}: {_shown(parent)} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {text}: cannot write in the folder {_shown(parent)} "
+                          "(permission denied)")
+    return p
+
+
+def output_stem(output: str, default_name: str) -> str:
+    """The stem of a command's ``{stem}.json``/``{stem}.md`` files: ``DIR/`` (or an
+    existing folder) means files named ``default_name`` inside it, never hidden files
+    named ``.json``."""
+    if not output.strip():
+        raise ConfigError("--output: the path is empty")
+    if output.endswith(("/", os.sep)) or Path(output).is_dir():
+        return str(Path(output) / default_name)
+    return output
+
+
+def _shown(p: Path) -> str:
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)

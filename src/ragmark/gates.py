@@ -1,0 +1,152 @@
+"""Quality gates: when a run's numbers should fail the build (exit 1). Pure.
+
+- The implicit gate: a metric that was asked for got no value for any question (a dead
+  pipeline service, every question timing out, a judge that never gave a verdict), or
+  every question of a config failed. ``allow_missing`` turns it off.
+- ``--fail-under METRIC=VALUE``: the mean is below VALUE (or there is no mean).
+  ``CONFIG:METRIC=VALUE`` holds for the named config only.
+- ``--max-missing METRIC=FRACTION``: more than FRACTION of the questions have no value.
+
+Each failed condition is one line that names the config, the metric and the top reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ragmark.errors import ConfigError, RagmarkError
+from ragmark.report.model import Aggregate, RunReport
+from ragmark.runner import SKIPPED
+
+DERIVED = frozenset({"grounded_ratio"})
+"""Aggregates derived from another metric; gated through that metric."""
+
+
+class GateFailed(RagmarkError):
+    """One or more gates failed; ``lines`` says which (one line each). Exit code 1."""
+
+    exit_code = 1
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = list(lines)
+        super().__init__("\n".join(self.lines))
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """``config:metric=value`` (``config`` None: every config)."""
+
+    metric: str
+    value: float
+    config: str | None = None
+
+    def applies(self, config: str) -> bool:
+        return self.config is None or self.config == config
+
+
+def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = False
+                     ) -> list[Threshold]:
+    """``METRIC=VALUE`` or ``CONFIG:METRIC=VALUE`` items of ``option``; a metric name is
+    canonicalised (``P@5`` -> ``precision@5``). ``fraction``: the value is in [0, 1]."""
+    from ragmark.judging import JUDGE_METRICS
+    from ragmark.metrics.names import parse_metric
+
+    out = []
+    for text in texts:
+        left, eq, value = text.rpartition("=")
+        config, colon, metric = left.rpartition(":")
+        if not eq or not metric.strip():
+            raise ConfigError(f"{option} {text!r}: expected METRIC=VALUE or "
+                              "CONFIG:METRIC=VALUE, e.g. 'ndcg@10=0.6'")
+        try:
+            v = float(value)
+        except ValueError:
+            raise ConfigError(f"{option} {text!r}: {value!r} is not a number") from None
+        if fraction and not 0 <= v <= 1:
+            raise ConfigError(f"{option} {text!r}: the fraction must be between 0 and 1")
+        m = metric.strip()
+        name = m if m in JUDGE_METRICS or m in DERIVED else str(parse_metric(m))
+        out.append(Threshold(name, v, config.strip() if colon else None))
+    return out
+
+
+def check_names(thresholds: Sequence[Threshold], configs: Sequence[str], option: str) -> None:
+    """A ConfigError when a threshold names a config that is not run."""
+    for t in thresholds:
+        if t.config is not None and t.config not in configs:
+            raise ConfigError(f"{option}: no config named {t.config!r}; the configs: "
+                              f"{', '.join(configs)}")
+
+
+def top_reasons(agg: Aggregate, n: int = 3) -> str:
+    """``reason (N questions); ...`` for the ``n`` most frequent reasons."""
+    items = sorted(agg.reasons.items(), key=lambda kv: -kv[1])
+    shown = [f"{r} ({k} question{'' if k == 1 else 's'})" for r, k in items[:n]]
+    more = len(items) - n
+    return "; ".join(shown) + (f"; and {more} other reason{'s' * (more > 1)}" if more > 0
+                               else "")
+
+
+def _who(config: str, several: bool) -> str:
+    return f"config {config!r}: " if several else ""
+
+
+def implicit_failures(reports: Mapping[str, RunReport]) -> list[str]:
+    """Configs whose every question failed, and asked-for metrics with no value at all."""
+    lines = []
+    several = len(reports) > 1
+    for name, r in reports.items():
+        who = _who(name, several)
+        total = len(r.queries)
+        if total and sum(r.failures.values()) == total:
+            why = top_reasons(Aggregate(None, 0, total, dict(r.failures)))
+            lines.append(f"{who}every question failed: {why}")
+            continue
+        for metric, agg in r.metrics.items():
+            if metric in DERIVED or agg.n or set(agg.reasons) == {SKIPPED}:
+                continue  # --skip-generation: answer metrics are missing by request
+            lines.append(f"{who}{metric} got no value for any of {total} questions: "
+                         f"{top_reasons(agg)}")
+    return lines
+
+
+def threshold_failures(reports: Mapping[str, RunReport], fail_under: Sequence[Threshold],
+                       max_missing: Sequence[Threshold]) -> list[str]:
+    """The explicit gates that fail."""
+    lines = []
+    several = len(reports) > 1
+    for name, r in reports.items():
+        who = _who(name, several)
+        for t in fail_under:
+            if not t.applies(name):
+                continue
+            agg = r.metrics.get(t.metric)
+            if agg is None or agg.value is None:
+                why = "" if agg is None else f": {top_reasons(agg)}"
+                lines.append(f"{who}{t.metric} has no value (--fail-under {t.value:g}){why}")
+            elif agg.value < t.value:
+                lines.append(f"{who}{t.metric} = {agg.value:.4f} < {t.value:g} (--fail-under; "
+                             f"over {agg.n} questions)")
+        for t in max_missing:
+            if not t.applies(name):
+                continue
+            agg = r.metrics.get(t.metric)
+            if agg is None:
+                continue
+            total = agg.n + agg.missing
+            share = agg.missing / total if total else 0.0
+            if share > t.value:
+                lines.append(f"{who}{t.metric} is missing for {agg.missing} of {total} "
+                             f"questions ({share:.1%} > {t.value:.1%}, --max-missing): "
+                             f"{top_reasons(agg)}")
+    return lines
+
+
+def gate(reports: Mapping[str, RunReport], *, fail_under: Sequence[Threshold] = (),
+         max_missing: Sequence[Threshold] = (), allow_missing: bool = False) -> None:
+    """Raise :class:`GateFailed` listing every failed condition; return when none fails."""
+    lines = [] if allow_missing else implicit_failures(reports)
+    lines += threshold_failures(reports, fail_under, max_missing)
+    if lines:
+        raise GateFailed(lines)
