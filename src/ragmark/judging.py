@@ -21,18 +21,11 @@ from ragmark.judges import (
     context_relevance,
     faithfulness,
 )
-from ragmark.judges.metrics import (
-    ANSWER_RELEVANCE_PROMPT,
-    CLAIMS_PROMPT,
-    CONTEXT_RELEVANCE_PROMPT,
-    CORRECTNESS_PROMPT,
-    AnswerRelevanceInput,
-    ClaimsInput,
-    ContextRelevanceInput,
-    CorrectnessInput,
-)
-from ragmark.judges.prompt import Message
+from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput
+from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings
+from ragmark.llm.dry import DryClient, NotCached
+from ragmark.llm.protocol import estimate_tokens
 from ragmark.report.model import QueryRecord
 from ragmark.types import Sample, Score
 
@@ -156,28 +149,21 @@ def _skipped(
     return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}
 
 
-def _first_calls(name: str, s: Sample, rec: QueryRecord) -> list[Message] | None:
-    """The messages of the first judge call of ``name`` for one question (None when the
-    metric would be missing without a call)."""
-    answer = (rec.answer or "").strip()
-    if name == "context_relevance":
-        if not any(c.strip() for c in rec.contexts):
-            return None
-        return CONTEXT_RELEVANCE_PROMPT.render(
-            ContextRelevanceInput(question=s.question, context=list(rec.contexts)))
-    if not answer:
-        return None
-    if name == "faithfulness":
-        if not any(c.strip() for c in rec.contexts):
-            return None
-        return CLAIMS_PROMPT.render(ClaimsInput(question=s.question, answer=answer))
-    if name == "answer_relevance":
-        return ANSWER_RELEVANCE_PROMPT.render(
-            AnswerRelevanceInput(question=s.question, answer=answer))
-    if not (s.expected_answer or "").strip():
-        return None
-    return CORRECTNESS_PROMPT.render(CorrectnessInput(
-        question=s.question, expected_answer=s.expected_answer or "", answer=answer))
+_CLAIMS_SYSTEM = CLAIMS_PROMPT.render(ClaimsInput(question="q", answer="a"))[0]["content"]
+
+
+def _follow_ups(dry: DryClient, e: NotCached, rec: QueryRecord) -> None:
+    """Count the calls that may follow a judge call whose answer is unknown: a re-ask
+    when the answer is unusable (not after a re-ask), and after faithfulness's claims the
+    check of those claims (made, unless the answer has no claims), itself re-askable."""
+    if e.shared:  # the same call as an earlier one: so are its follow-ups
+        return
+    tokens = estimate_tokens(e.messages)
+    reask = 0 if is_reask(e.messages) else 1
+    dry.follow(0, reask, tokens + 120)
+    if e.messages[0]["content"] == _CLAIMS_SYSTEM:
+        check = (sum(len(c) for c in rec.contexts) + len(rec.answer or "")) // 4 + 400
+        dry.follow(1, 1, check)
 
 
 def estimate(
@@ -188,32 +174,28 @@ def estimate(
 ) -> dict[str, Any]:
     """A dry run: the judge calls a run would make, without calling anything.
 
-    Counts the first call of every (question, metric) that would be asked, less those
-    already in the cache; faithfulness makes one more call per answer (checking its
-    claims) whose size depends on the first answer, so it is counted but its tokens are
-    estimated from the contexts. Tokens are characters / 4; the cost (prompt tokens only)
-    needs prices in the settings.
+    The real judge code runs against a client that answers only from the cache
+    (:class:`~ragmark.llm.dry.DryClient`), so ``cached`` is what the run will find there
+    and everything that follows a cached answer is followed exactly. ``calls``: the calls
+    not in the cache, with faithfulness's check of the claims after an unknown claims
+    answer; ``at_most`` adds the re-asks an unusable answer would cost. Tokens are
+    characters / 4 (a follow-up's are estimated from the answer and contexts); the cost
+    (prompt tokens only) needs prices in the settings.
     """
     if settings is None:
         return {"endpoint": None, "note": "no LLM endpoint configured: nothing would be called"}
-    firsts: list[list[Message]] = []
-    second_calls = second_tokens = 0
-    for s, rec in zip(samples, records, strict=True):
-        for name in names:
-            messages = _first_calls(name, s, rec)
-            if messages is None:
-                continue
-            firsts.append(messages)
-            if name == "faithfulness":
-                second_calls += 1
-                second_tokens += (sum(len(c) for c in rec.contexts)
-                                  + len(rec.answer or "")) // 4 + 200
-    est = LLMClient(settings).estimate(firsts)
-    price = settings.price()
-    tokens = est.prompt_tokens + second_tokens
-    return {
-        "endpoint": settings.display_url, "model": settings.model,
-        "calls": est.calls + second_calls, "cached": est.cached,
-        "estimated_prompt_tokens": tokens,
-        "estimated_cost": None if price is None else tokens * price[0] / 1e6,
-    }
+    dry = DryClient(LLMClient(settings))
+
+    async def walk() -> None:  # one at a time, so repeats are found in a fixed order
+        for s, rec in zip(samples, records, strict=True):
+            for name in names:
+                job = _job(dry, name, s, rec, JudgeCounts())  # type: ignore[arg-type]
+                if isinstance(job, Score):
+                    continue
+                try:
+                    await job
+                except NotCached as e:
+                    _follow_ups(dry, e, rec)
+
+    asyncio.run(walk())
+    return dry.summary()

@@ -159,10 +159,16 @@ def dry_run_text(estimates: dict[str, dict[str, Any]], what: str = "judge") -> s
     lines = []
     for name, est in estimates.items():
         who = f"{name}: " if len(estimates) > 1 else ""
+        most = est.get("at_most", est["calls"])
         lines.append(
-            f"dry run: {who}{est['calls']} {what} calls to {est['model']} at {est['endpoint']} "
-            f"({est['cached']} more already cached), about {est['estimated_prompt_tokens']:,} "
-            f"prompt tokens (characters / 4); estimated cost {_cost(est['estimated_cost'])}.")
+            f"dry run: {who}{est['calls']} {what} calls"
+            + (f" (at most {most} with re-asks)" if most != est["calls"] else "")
+            + f" to {est['model']} at {est['endpoint']}, {est['cached']} more served from "
+            f"the cache; about {est['estimated_prompt_tokens']:,} prompt tokens"
+            + _at_most(est, "at_most_prompt_tokens", "estimated_prompt_tokens", "{:,}")
+            + f" (characters / 4); estimated cost {_cost(est['estimated_cost'])}"
+            + (_at_most(est, "at_most_cost", "estimated_cost", "${:.4f}")
+               if est["estimated_cost"] is not None else "") + ".")
     if len(estimates) > 1:
         costs = [e["estimated_cost"] for e in estimates.values()]
         total = None if any(c is None for c in costs) else sum(costs)
@@ -173,6 +179,12 @@ def dry_run_text(estimates: dict[str, dict[str, Any]], what: str = "judge") -> s
             "so this is an upper bound).")
     lines.append("Nothing was called and no results were written.")
     return "\n".join(lines)
+
+
+def _at_most(est: dict[str, Any], most: str, sure: str, fmt: str) -> str:
+    if est.get(most) is None or est[most] == est[sure]:
+        return ""
+    return f" (at most {fmt.format(est[most])})"
 
 
 def _cost(cost: float | None) -> str:

@@ -45,7 +45,7 @@ def load_text_folder(folder: Path, lenient: Leniency | None = None) -> Corpus:
     """Documents sorted by id; the id is the path relative to ``folder`` with ``/``.
 
     An empty file is left out of the index with a warning (a ground truth may still name
-    it); a file that is not UTF-8 is skipped with a warning naming it and the byte
+    it); a file that is not UTF-8 is skipped alike with a warning naming it and the byte
     offset, or read with ``lenient.encoding`` when one is given."""
     lenient = lenient or Leniency()
     documents = []
@@ -55,6 +55,7 @@ def load_text_folder(folder: Path, lenient: Leniency | None = None) -> Corpus:
             text = read_text(path, lenient.encoding)
         except NotUTF8Error as e:
             lenient.warn(NOT_UTF8, f"{doc_id} (byte offset {e.offset})", e)
+            empty.append(doc_id)  # a ground truth may name it: a target never retrieved
             continue
         if not text.strip():
             lenient.warn(EMPTY_FILES, doc_id, DataError("the file is empty; a document needs "

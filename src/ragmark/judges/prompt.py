@@ -207,16 +207,25 @@ class ChatClient(Protocol):
     async def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> Any: ...
 
 
+REASK = "That answer could not be used: "
+"""How a re-ask begins (the user turn after the unusable answer)."""
+
+
 def _reask(prompt: Prompt[Any, Any], raw: str, reason: str) -> list[Message]:
     what = "YES or NO only" if prompt.output == "yes_no" else "valid JSON only"
     return [
         {"role": "assistant", "content": raw},
         {
             "role": "user",
-            "content": f"That answer could not be used: {reason}. Reply again with {what}, "
+            "content": f"{REASK}{reason}. Reply again with {what}, "
             f"nothing else. {prompt.format_help()}",
         },
     ]
+
+
+def is_reask(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """True for the messages of a re-ask (the last user turn asks again)."""
+    return str(messages[-1].get("content", "")).startswith(REASK)
 
 
 def _kept(raw: str) -> str:

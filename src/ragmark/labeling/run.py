@@ -19,10 +19,13 @@ from typing import Any
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
 from ragmark.judges import JudgeCounts, relevance_label
-from ragmark.judges.relevance import RelevanceInput, relevance_prompt
+from ragmark.judges.prompt import is_reask
+from ragmark.judges.relevance import relevance_prompt
 from ragmark.judging import llm_summary
 from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.llm import LLMClient, LLMSettings
+from ragmark.llm.dry import DryClient, NotCached
+from ragmark.llm.protocol import estimate_tokens
 from ragmark.report.model import Aggregate, QueryRecord, RunReport
 from ragmark.runner import NullProgress, Progress, run
 from ragmark.types import Dataset, Sample, Score
@@ -139,17 +142,24 @@ def top_k_passages(
 
 def estimate(top: TopK, settings: LLMSettings | None, template: str | None = None
              ) -> dict[str, Any]:
-    """A dry run: the label calls not in the cache yet, their prompt tokens (characters
-    / 4) and cost (prompt tokens, with prices); nothing is called. Re-asks after an
-    unusable answer are not counted (they happen only then)."""
+    """A dry run: the label calls not in the cache yet (``calls``; ``at_most`` adds a
+    re-ask for each, made only after an unusable answer), the cached ones, their prompt
+    tokens (characters / 4) and cost (prompt tokens, with prices); nothing is called.
+    The real label code runs against a client that answers only from the cache."""
     if settings is None:
         raise ConfigError(NO_ENDPOINT)
-    prompt = relevance_prompt(template)
-    messages = [prompt.render(RelevanceInput(question=q, passage=p)) for q, p in top.pairs()]
-    est = LLMClient(settings).estimate(messages, temperature=0)
-    return {"endpoint": settings.display_url, "model": settings.model, "calls": est.calls,
-            "cached": est.cached, "estimated_prompt_tokens": est.prompt_tokens,
-            "estimated_cost": est.cost}
+    dry = DryClient(LLMClient(settings))
+
+    async def walk() -> None:
+        for q, p in top.pairs():
+            try:
+                await relevance_label(dry, q, p, template=template)
+            except NotCached as e:
+                if not e.shared and not is_reask(e.messages):
+                    dry.follow(0, 1, estimate_tokens(e.messages) + 60)
+
+    asyncio.run(walk())
+    return dry.summary()
 
 
 async def _label_all(client: LLMClient, pairs: Sequence[Pair], template: str | None,

@@ -120,8 +120,10 @@ def test_dry_run_counts_calls_tokens_and_cost_without_calling(dataset, tmp_path,
     assert code == 0
     assert server.requests == [] and not out.exists()
     # 2 questions x (relevance + correctness + claims + the claims' verification)
-    assert stdout.startswith("dry run: 8 judge calls to test-model at http://127.0.0.1:")
-    assert "(0 more already cached), about " in stdout and "estimated cost $0.00" in stdout
+    assert stdout.startswith("dry run: 8 judge calls (at most 16 with re-asks) to test-model "
+                             "at http://127.0.0.1:")
+    assert ", 0 more served from the cache; about " in stdout
+    assert "estimated cost $0.00" in stdout
     assert "Nothing was called and no results were written." in stdout
     code, _, err = run_cli(["run", "--dataset", str(dataset), "--dry-run", "--quiet"], capsys)
     assert code == 2 and "--dry-run estimates judge calls: give --judge-metrics too" in err
@@ -140,8 +142,10 @@ def test_compare_dry_run_estimates_each_config_and_the_total(dataset, tmp_path, 
     assert server.requests == [] and not (tmp_path / "c.json").exists()
     lines = stdout.strip().splitlines()
     # per config: 2 questions x (relevance + claims + the claims' verification)
-    assert lines[0].startswith("dry run: sparse: 6 judge calls to test-model")
-    assert lines[1].startswith("dry run: one-context: 6 judge calls to test-model")
+    assert lines[0].startswith("dry run: sparse: 6 judge calls (at most 12 with re-asks) to "
+                               "test-model")
+    assert lines[1].startswith("dry run: one-context: 6 judge calls (at most 12 with "
+                               "re-asks) to test-model")
     assert lines[2].startswith("dry run: all configs: 12 calls, about ")
     assert "upper bound" in lines[2] and "estimated cost $0.00" in lines[2]
     assert lines[3] == "Nothing was called and no results were written."
@@ -167,3 +171,54 @@ def test_ollama_native_api_end_to_end_through_run(dataset, tmp_path, capsys, oll
     code, _, _ = run_cli(args, capsys)
     assert code == 0 and len(ollama_server.requests) == 2
     assert json.loads(out.read_text())["llm"]["cache_hits"] == 2
+
+
+def _judge_rule(body):
+    """Answers by prompt: the claims of the metformin answer are unusable the first time
+    (so the run re-asks), every other call is answered at once."""
+    system = body["messages"][0]["content"]
+    last = body["messages"][-1]["content"]
+    if system.startswith("Break the answer into its factual claims"):
+        if "metformin" in last.lower() and not last.startswith("That answer could not"):
+            return chat_reply("I would say it is about kidneys.", 30, 8)
+        return chat_reply('{"claims": ["First claim.", "Second claim."]}', 30, 8)
+    if system.startswith("Check each numbered claim"):
+        return chat_reply('{"verdicts": [{"claim": 1, "supported": true}, '
+                          '{"claim": 2, "supported": false}]}', 40, 12)
+    if '"verdict"' in system:
+        return chat_reply('{"verdict": "correct"}', 20, 4)
+    return chat_reply('{"rating": 4, "reason": "ok"}', 20, 4)
+
+
+def _dry_numbers(stdout):
+    import re
+
+    m = re.match(r"dry run: (\d+) judge calls(?: \(at most (\d+) with re-asks\))? to .*?, "
+                 r"(\d+) more served from the cache", stdout)
+    assert m is not None, stdout
+    calls, most, cached = m.groups()
+    return int(calls), int(most or calls), int(cached)
+
+
+def test_a_dry_run_agrees_with_the_run_that_follows(dataset, tmp_path, capsys, server):
+    server.rule = _judge_rule
+    out = tmp_path / "r.json"
+    args = ["run", "--dataset", str(dataset), "--judge-metrics",
+            "answer_relevance,answer_correctness,faithfulness", "--llm-base-url", server.url,
+            "--llm-model", "test-model", "--output", str(out), "--quiet"]
+    code, stdout, _ = run_cli([*args, "--dry-run"], capsys)
+    assert code == 0 and server.requests == []
+    # 2 questions x (relevance, correctness, claims, the check of the claims); each may
+    # need a re-ask
+    assert _dry_numbers(stdout) == (8, 16, 0)
+    code, _, _ = run_cli(args, capsys)
+    assert code == 0
+    llm = json.loads(out.read_text())["llm"]
+    assert llm["judge_reasks"] == 1 and llm["calls"] == 9 == len(server.requests)
+    assert 8 <= llm["calls"] <= 16
+    # everything is cached now: the dry run follows the cached answers (the re-ask too)
+    code, stdout, _ = run_cli([*args, "--dry-run"], capsys)
+    assert _dry_numbers(stdout) == (0, 0, 9)
+    code, _, _ = run_cli(args, capsys)
+    again = json.loads(out.read_text())["llm"]
+    assert (again["calls"], again["cache_hits"]) == (0, 9) and len(server.requests) == 9

@@ -104,7 +104,8 @@ def test_windows_1252_text_file_is_skipped_or_read_with_encoding(files, error_of
     folder = files.corpus(docs={"a.txt": "ok"})
     bad = files.text("corpus/b.txt", "Caf\xe9 au lait\n".encode("cp1252"))
     lenient = Leniency()
-    assert [d.id for d in load_corpus(folder, lenient).documents] == ["a.txt"]
+    corpus = load_corpus(folder, lenient)
+    assert [d.id for d in corpus.documents] == ["a.txt"] and corpus.left_out == {"b.txt"}
     assert lenient.messages() == [
         "files that are not UTF-8, skipped (give --encoding NAME to read them): 1 "
         "(b.txt (byte offset 3))"]

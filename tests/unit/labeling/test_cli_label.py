@@ -163,8 +163,9 @@ def test_dry_run_counts_label_calls_and_calls_nothing(demo_args, tmp_path, capsy
     code, stdout, _ = run_cli(args, capsys)
     assert code == 0 and server.requests == [] and server.gets == []
     assert not (tmp_path / "lab.json").exists()
-    assert stdout.startswith("dry run: 12 label calls to test-model at http://127.0.0.1:")
-    assert "(0 more already cached)" in stdout and "estimated cost $0.0" in stdout
+    assert stdout.startswith("dry run: 12 label calls (at most 24 with re-asks) to "
+                             "test-model at http://127.0.0.1:")
+    assert ", 0 more served from the cache" in stdout and "estimated cost $0.0" in stdout
     # label the first question for real; the dry run then counts its 6 passages as cached
     server.rule = judge_rule("generator")
     code, _, _ = run_cli([*demo_args, "--max-queries", "1", "--output", str(out),
@@ -172,7 +173,8 @@ def test_dry_run_counts_label_calls_and_calls_nothing(demo_args, tmp_path, capsy
     assert code == 0 and len(server.requests) == 6
     code, stdout, _ = run_cli(args, capsys)
     assert code == 0 and len(server.requests) == 6
-    assert stdout.startswith("dry run: 6 label calls") and "(6 more already cached)" in stdout
+    assert stdout.startswith("dry run: 6 label calls (at most 12 with re-asks)")
+    assert ", 6 more served from the cache" in stdout
 
 
 def test_a_custom_template_is_sent_and_checked(demo_args, tmp_path, capsys, server):
