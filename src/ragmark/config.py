@@ -95,8 +95,8 @@ class LLMTable(BaseModel):
     prices: dict[str, tuple[float, float]] | None = None
 
     def endpoint(self) -> dict[str, Any]:
-        """The fields that are set, except prices (the components' parameters)."""
-        return {k: v for k, v in self.model_dump(exclude={"prices"}).items() if v is not None}
+        """The fields that are set (the ``llm`` components' parameters)."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 class RunConfig(BaseModel):

@@ -128,18 +128,41 @@ def judge(
     return scores, [], llm_summary(settings, client, counts)
 
 
-def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts
+def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts | None = None
                 ) -> dict[str, Any]:
-    """The LLM accounting of a judged run, for reports: endpoint, model, calls, cache
-    hits, retries, failures, tokens, estimated cost, judge re-asks and failures."""
+    """The LLM accounting of one component, for reports: endpoint, model, calls, cache
+    hits, retries, failures, tokens, estimated cost, and (for judges) re-asks and items
+    without a verdict."""
     st = client.stats
-    return {
+    out = {
         "endpoint": settings.display_url, "model": settings.model,
         "calls": st.calls, "cache_hits": st.cache_hits, "retries": st.retries,
         "failures": st.failures, "prompt_tokens": st.prompt_tokens,
         "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
-        "judge_reasks": counts.reasked, "judge_failures": counts.failed,
     }
+    if counts is not None:
+        out.update(judge_reasks=counts.reasked, judge_failures=counts.failed)
+    return out
+
+
+COMPONENTS = ("generator", "reranker")
+"""The report's ``llm`` block holds the judges' accounting at its top level and each of
+these components' in a block of its own."""
+
+
+def llm_total(llm: dict[str, Any]) -> dict[str, Any]:
+    """Every LLM call of a run summed over the judges and the components: calls, cache
+    hits, tokens, and the estimated cost (None when a part that made calls has no
+    price)."""
+    parts = [llm] if "calls" in llm else []
+    parts += [llm[c] for c in COMPONENTS if isinstance(llm.get(c), dict) and llm[c]]
+    total: dict[str, Any] = {k: sum(int(p.get(k, 0)) for p in parts)
+                             for k in ("calls", "cache_hits", "prompt_tokens",
+                                       "completion_tokens")}
+    costs = [p.get("estimated_cost") for p in parts if p.get("calls")]
+    total["estimated_cost"] = (None if any(c is None for c in costs)
+                               else float(sum(c for c in costs if c is not None)))
+    return total
 
 
 def _skipped(

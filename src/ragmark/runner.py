@@ -23,7 +23,7 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed
-from ragmark.judging import NEEDS_ANSWER, estimate, judge, parse_judge_metrics
+from ragmark.judging import NEEDS_ANSWER, estimate, judge, llm_total, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.llm.config import display_url
 from ragmark.metrics import answer as am
@@ -283,6 +283,11 @@ def _own(
     t0 = time.perf_counter()
     answers = _generate(generator, samples, tops, prog, cfg.generator.name)
     timings["answer_s"] = time.perf_counter() - t0
+    if generator is not None and hasattr(generator, "summary"):  # the LLM generator
+        gen_notes, gen_llm = generator.summary()  # its accounting and notes
+        notes += gen_notes
+        if gen_llm:
+            llm["generator"] = gen_llm
     cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
     if cfg.llm is not None and cfg.llm.base_url:  # never a user:password in a results file
         cfg_json["llm"]["base_url"] = display_url(cfg.llm.base_url)
@@ -467,6 +472,8 @@ def _score(
         info["warnings"] = list(dataset.warnings)
         notes = [f"data loaded with warnings: {w}" for w in dataset.warnings] + notes
     failures = Counter(p.failure for p in src.queries if p.failure is not None)
+    llm_all = {**llm_summary, **src.llm}
+    if llm_all and "dry_run" not in llm_all:
+        llm_all["total"] = llm_total(llm_all)
     return RunReport(config=cfg_json, dataset=info, metrics=aggregates, queries=records,
-                     timings=timings, notes=notes, llm={**llm_summary, **src.llm},
-                     failures=dict(failures))
+                     timings=timings, notes=notes, llm=llm_all, failures=dict(failures))

@@ -126,6 +126,11 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
                           "judged together need one endpoint: give the same table, or the "
                           "--llm-* flags")
     table = next(iter(tables.values()), None)
+    if price_flag:  # into the table, so the llm generator and reranker are priced too
+        model = flags.get("model") or (table.model if table else None) or _env_values().get(
+            "model")
+        flags["prices"] = {**((table.prices or {}) if table else {}),
+                           **_prices(price_flag, model)}
     if flags:
         merged = {**(table.model_dump(exclude_none=True) if table else {}), **flags}
         try:
@@ -141,9 +146,6 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
     if not values.get("model"):
         raise ConfigError("an LLM endpoint is set but no model: give --llm-model, [llm] "
                           "model, or RAGMARK_LLM_MODEL")
-    if price_flag:
-        values["prices"] = {**values.get("prices", {}),
-                            **_prices(price_flag, values["model"])}
     try:
         return LLMSettings.model_validate(values), list(configs)
     except ValueError as e:

@@ -9,7 +9,9 @@ LLM client; a failed call becomes :class:`GenerationFailed` with its reason.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed, check_positive
@@ -65,13 +67,14 @@ class LLMGenerator:
         concurrency: int | None = None,
         max_retries: int | None = None,
         timeout: float | None = None,
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         check_positive("max_context_tokens", max_context_tokens)
         check_positive("max_tokens", max_tokens)
         self.settings = component_settings(
             "llm generator", base_url=base_url, model=model, api_key_env=api_key_env,
             provider=provider, concurrency=concurrency, max_retries=max_retries,
-            timeout=timeout)
+            timeout=timeout, prices=prices)
         self.max_chars = max_context_tokens * 4
         self.max_tokens = max_tokens
 
@@ -90,9 +93,28 @@ class LLMGenerator:
         client = LLMClient(self.settings)
         calls = [self.messages(q, c) for q, c in zip(questions, contexts, strict=True)]
         results = client.run_many_sync(calls, progress, max_tokens=self.max_tokens)
-        self.stats = client.stats
-        return [GenerationFailed(r.reason) if isinstance(r, LLMCallFailed) else r.text.strip()
-                for r in results]
+        self._client = client
+        out: list[str | GenerationFailed] = [
+            GenerationFailed(r.reason) if isinstance(r, LLMCallFailed) else r.text.strip()
+            for r in results]
+        self._failed = Counter(a.reason for a in out if isinstance(a, GenerationFailed))
+        self._answered = len(out) - sum(self._failed.values())
+        return out
+
+    def summary(self) -> tuple[list[str], dict[str, Any]]:
+        """Notes for the report (failed answers) and the LLM accounting of generating."""
+        from ragmark.judging import llm_summary
+
+        if not hasattr(self, "_client"):
+            return [], {}
+        failed = sum(self._failed.values())
+        notes = []
+        if failed:
+            why = "; ".join(f"{r} ({n})" for r, n in self._failed.most_common(3))
+            notes.append(f"llm generator: {failed} of {failed + self._answered} answers "
+                         f"failed ({why}); their answer metrics are missing with the reason")
+        return notes, {**llm_summary(self.settings, self._client), "answers": self._answered,
+                       "answers_failed": failed}
 
     def generate(self, question: str, contexts: Sequence[Chunk]) -> str:
         got = self.generate_many([question], [contexts])[0]

@@ -78,9 +78,9 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
         )
     if "calls" in report.llm:
         console.print(llm_line("judges", report.llm), highlight=False, soft_wrap=True)
-    if "reranker" in report.llm:
-        console.print(llm_line("reranker", report.llm["reranker"]), highlight=False,
-                      soft_wrap=True)
+    for part in ("generator", "reranker"):
+        if report.llm.get(part):
+            console.print(llm_line(part, report.llm[part]), highlight=False, soft_wrap=True)
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
 

@@ -29,6 +29,11 @@ def _cell(c: Comparison, config: str, metric: str, keys: ReasonKeys) -> str:
     return text
 
 
+def _calls(total: dict[str, int]) -> str:
+    hits = total.get("cache_hits", 0)
+    return f"{total.get('calls', 0)}" + (f" (+{hits} cached)" if hits else "")
+
+
 def comparison_markdown(c: Comparison, timings: bool = True) -> str:
     """The comparison table, its footnote, the intervals, the changes and (optionally)
     the latency and cost table. Without timings the text is the same on every rerun."""
@@ -88,18 +93,26 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
             "",
             "### Latency and cost",
             "",
-            "| Config | Index build (s) | Retrieval p50 (ms) | Retrieval p95 (ms) | Total (s) |",
-            "|---|---:|---:|---:|---:|",
+            "| Config | Index build (s) | Retrieval p50 (ms) | Retrieval p95 (ms) | LLM calls "
+            "| LLM tokens | Cost ($) | Total (s) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, r in c.reports.items():
             t = r.timings
+            total = r.llm.get("total", {})
+            tokens = total.get("prompt_tokens", 0) + total.get("completion_tokens", 0)
+            cost = total.get("estimated_cost")
             lines.append(
                 f"| {name} | {t.get('index_s', 0.0):.2f} | {t.get('latency_p50_ms', 0.0):.1f} "
-                f"| {t.get('latency_p95_ms', 0.0):.1f} | {t.get('total_s', 0.0):.2f} |"
+                f"| {t.get('latency_p95_ms', 0.0):.1f} | {_calls(total)} "
+                f"| {tokens:,} | {'—' if cost is None else f'{cost:.4f}'} "
+                f"| {t.get('total_s', 0.0):.2f} |"
             )
         lines += [
             "",
             "Retrieval latency is per question, one question at a time (reranking "
-            "included); embeddings served from ragmark's cache cost no encoding time.",
+            "included); embeddings served from ragmark's cache cost no encoding time. LLM "
+            "calls, tokens and cost count the generator, the reranker and the judges "
+            "(calls served from the cache are free); a cost of — needs --llm-prices.",
         ]
     return "\n".join(lines) + "\n"

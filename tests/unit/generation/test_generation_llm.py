@@ -11,7 +11,7 @@ from support.fake_llm_server import Reply
 from ragmark.config import RunConfig
 from ragmark.data import load_dataset
 from ragmark.errors import ConfigError
-from ragmark.generation.llm import LLMGenerator, fit_contexts
+from ragmark.generation.llm import INSTRUCTION, LLMGenerator, fit_contexts
 from ragmark.runner import run
 from ragmark.types import Chunk
 
@@ -75,3 +75,47 @@ def test_a_failed_generation_leaves_answer_metrics_missing(tmp_path, server):
     assert reason.startswith("generation failed: ") and "400" in reason
     assert report.metrics["mrr"].n == 3  # retrieval is still scored
     assert all(q.answer is None for q in report.queries)
+    gen = report.llm["generator"]
+    assert (gen["calls"], gen["failures"], gen["answers"], gen["answers_failed"]) == (3, 3, 0, 3)
+    assert report.notes[0].startswith("llm generator: 3 of 3 answers failed (")
+
+
+def test_the_generator_is_counted_in_every_output(tmp_path, server, capsys):
+    from support.cli import run_cli
+    from support.fake_llm_server import chat_reply
+
+    server.rule = lambda body: (
+        chat_reply('{"rating": 5, "reason": "ok"}', 30, 5)
+        if body["messages"][0]["content"] != INSTRUCTION
+        else chat_reply("Topic is described in this passage [1].", 40, 8))
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps(ITEMS))
+    cfg = tmp_path / "gen.toml"
+    cfg.write_text(f'name = "gen"\ntop_n = 1\n[generator]\nname = "llm"\n[llm]\n'
+                   f'base_url = "{server.url}"\nmodel = "test-model"\n'
+                   'prices = {"test-model" = [1.0, 2.0]}\n')
+    out = tmp_path / "r.json"
+    code, stdout, _ = run_cli(["run", "--dataset", str(ds), "--config", str(cfg),
+                               "--judge-metrics", "answer_relevance", "--output", str(out),
+                               "--quiet"], capsys)
+    assert code == 0
+    llm = json.loads(out.read_text())["llm"]
+    gen = llm["generator"]
+    assert (gen["calls"], gen["prompt_tokens"], gen["completion_tokens"]) == (3, 120, 24)
+    assert gen["estimated_cost"] == pytest.approx((120 * 1 + 24 * 2) / 1e6)
+    assert llm["calls"] == 3 and llm["prompt_tokens"] == 90  # the judges
+    assert llm["total"] == {"calls": 6, "cache_hits": 0, "prompt_tokens": 210,
+                            "completion_tokens": 39,
+                            "estimated_cost": pytest.approx((210 + 39 * 2) / 1e6)}
+    assert "LLM generator (test-model): 3 calls, 0 cache hits" in stdout
+    assert "LLM judges (test-model): 3 calls, 0 cache hits" in stdout
+    code, stdout, _ = run_cli(["compare", "--dataset", str(ds), "--configs", str(cfg),
+                               "--judge-metrics", "answer_relevance", "--output",
+                               str(tmp_path / "c"), "--quiet"], capsys)
+    assert code == 0
+    md = (tmp_path / "c.md").read_text()
+    assert "| LLM calls | LLM tokens | Cost ($) | Total (s) |" in md
+    row = md.partition("### Latency and cost")[2].split("| gen |")[1].splitlines()[0]
+    assert "| 0 (+6 cached) | 0 | 0.0000 |" in row  # every call served from the cache
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["configs"]["gen"]["llm"]["total"]["cache_hits"] == 6
