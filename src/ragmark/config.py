@@ -148,11 +148,14 @@ def _format_validation(err: ValidationError, source: str) -> str:
         model: type[BaseModel] = RunConfig
         if loc[:1] == ["pipeline"] and len(loc) > 1 and loc[1] in PIPELINE_MODELS:
             model = PIPELINE_MODELS[str(loc.pop(1))]  # drop pydantic's union tag
+        elif loc[:1] == ["llm"] and len(loc) > 1:
+            model = LLMTable
         key = ".".join(str(p) for p in loc) or "(top level)"
-        msg = e["msg"]
+        msg = str(e["msg"]).removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             known = ", ".join(model.model_fields)
-            msg = f"unknown key; known keys: {known}"
+            table = f" of [{loc[0]}]" if model is not RunConfig else ""
+            msg = f"unknown key; known keys{table}: {known}"
         elif e["type"] in ("union_tag_invalid", "union_tag_not_found"):
             key += ".kind"
             msg = f"expected {' or '.join(map(repr, PIPELINE_MODELS))}"
@@ -259,7 +262,24 @@ def _validate(data: dict[str, Any], source: str) -> RunConfig:
         errors += _component_errors(kind, data.get(kind), kind, source)
     if errors:
         raise ConfigError("\n".join(errors))
+    _build_checks(cfg, source)
     return cfg
+
+
+def _build_checks(cfg: RunConfig, source: str) -> None:
+    """Build the chunker, retriever and (non-LLM) reranker once, so that a value they
+    refuse (an overlap past the size, a weight per retriever) is an error naming the file
+    and the key before any data is read. Models load lazily: building is cheap."""
+    from ragmark.registry import registry
+
+    for kind in ("chunker", "retriever", "reranker"):
+        comp = getattr(cfg, kind)
+        if comp is None or comp.name == "llm":
+            continue
+        try:
+            registry(kind).create(comp.name, **comp.params)
+        except ConfigError as e:
+            raise ConfigError(f"{source}, key '{kind}': {e}") from None
 
 
 def _read(spec: str) -> tuple[dict[str, Any], str]:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
+from pydantic import ValidationError
 
 from ragmark.errors import ConfigError
 
@@ -131,16 +132,20 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
             "model")
         flags["prices"] = {**((table.prices or {}) if table else {}),
                            **_prices(price_flag, model)}
+    env = _env_values() if need else {}
+    origin = {**{f: _ENV[f] for f in env}, **{f: f"[llm] {f}" for f in (
+        table.model_dump(exclude_none=True) if table else {})},
+        **{f: _flag(f) for f in flags}}
     if flags:
         merged = {**(table.model_dump(exclude_none=True) if table else {}), **flags}
         try:
             table = LLMTable.model_validate(merged)
-        except ValueError as e:
-            raise ConfigError(f"LLM settings: {e}") from None
+        except ValidationError as e:
+            raise ConfigError(settings_error(e, origin)) from None
         configs = [c.model_copy(update={"llm": table}) for c in configs]
     if not need:
         return None, list(configs)
-    values = {**_env_values(), **(table.model_dump(exclude_none=True) if table else {})}
+    values = {**env, **(table.model_dump(exclude_none=True) if table else {})}
     if not values.get("base_url"):
         return None, list(configs)
     if not values.get("model"):
@@ -148,8 +153,28 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
                           "model, or RAGMARK_LLM_MODEL")
     try:
         return LLMSettings.model_validate(values), list(configs)
-    except ValueError as e:
-        raise ConfigError(f"LLM settings: {e}") from None
+    except ValidationError as e:
+        raise ConfigError(settings_error(e, origin)) from None
+
+
+def _flag(field: str) -> str:
+    return "--llm-" + field.replace("_", "-")
+
+
+def settings_error(e: ValidationError, origin: dict[str, str]) -> str:
+    """One line per problem, naming where the value came from (the flag, the ``[llm]``
+    table or the environment variable), in ragmark's words, not pydantic's."""
+    lines = []
+    for err in e.errors():
+        field = str(err["loc"][0]) if err["loc"] else ""
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        where = origin.get(field, field)
+        value = err.get("input")
+        # never echo api_key_env: it may be a key pasted by mistake
+        shown = f" {value!r}" if isinstance(value, str | int | float) and field not in (
+            "prices", "api_key_env") else ""
+        lines.append(f"{where}{shown}: {msg}")
+    return "LLM settings: " + "; ".join(lines)
 
 
 def dry_run_text(estimates: dict[str, dict[str, Any]], what: str = "judge") -> str:

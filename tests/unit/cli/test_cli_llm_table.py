@@ -91,7 +91,44 @@ def test_bad_tables_are_named(dataset, tmp_path, capsys):
     p.write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\nmodle = "x"\n')
     code, _, err = run_cli(["run", "--dataset", str(dataset), "--config", str(p), "--quiet"],
                            capsys)
-    assert code == 2 and "key 'llm.modle'" in err
+    assert code == 2 and err == (
+        f"error: {p}, key 'llm.modle': unknown key; known keys of [llm]: base_url, model, "
+        "api_key_env, provider, concurrency, timeout, max_retries, prices\n")
+
+
+def test_bad_endpoint_values_get_one_line_naming_their_source(dataset, tmp_path, capsys,
+                                                               monkeypatch):
+    args = ["run", "--dataset", str(dataset), "--judge-metrics", "answer_relevance", "--quiet"]
+    code, _, err = run_cli([*args, "--llm-base-url", "localhost:8000", "--llm-model", "m"],
+                           capsys)
+    assert code == 2 and err == ("error: LLM settings: --llm-base-url 'localhost:8000': "
+                                 "base_url must be an http:// or https:// URL\n")
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", "ftp://host")
+    monkeypatch.setenv("RAGMARK_LLM_MODEL", "m")
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and err == ("error: LLM settings: RAGMARK_LLM_BASE_URL 'ftp://host': "
+                                 "base_url must be an http:// or https:// URL\n")
+    p = tmp_path / "t.toml"
+    p.write_text('[llm]\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "m"\n'
+                 'api_key_env = "sk-123"\n')
+    code, _, err = run_cli([*args, "--config", str(p)], capsys)
+    assert code == 2 and err.startswith("error: LLM settings: [llm] api_key_env: api_key_env "
+                                        "must be the NAME of an environment variable")
+    assert "sk-123" not in err and "pydantic" not in err
+
+
+def test_component_values_they_refuse_name_the_file_and_key(dataset, tmp_path, capsys):
+    p = tmp_path / "c.toml"
+    p.write_text('[chunker]\nname = "fixed"\nsize = 100\noverlap = 200\n')
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config", str(p)], capsys)
+    assert code == 2 and err == (f"error: {p}, key 'chunker': chunk overlap must be >= 0 and "
+                                 "smaller than the chunk size 100, got 200\n")
+    p.write_text('[retriever]\nname = "hybrid"\nfusion = "weighted"\nweights = [1.0]\n'
+                 '[[retriever.retrievers]]\nname = "bm25"\n'
+                 '[[retriever.retrievers]]\nname = "bm25"\nk1 = 2.0\n')
+    code, _, err = run_cli(["run", "--dataset", str(dataset), "--config", str(p)], capsys)
+    assert code == 2 and err == (f"error: {p}, key 'retriever': hybrid: 1 weights for 2 "
+                                 "retrievers; give one weight per retriever\n")
 
 
 def test_credentials_in_the_url_are_not_written(dataset, tmp_path, capsys, server):

@@ -149,10 +149,11 @@ def test_config_errors_name_the_file_and_key(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_configs(p)
     lines = str(e.value).splitlines()
-    assert lines[0] == f"{p}, key 'pipeline.url': Value error, expected an http:// or https:// URL"
-    assert lines[1].startswith(f"{p}, key 'pipeline.answer_path': Value error, invalid path "
+    assert lines[0] == f"{p}, key 'pipeline.url': expected an http:// or https:// URL"
+    assert lines[1].startswith(f"{p}, key 'pipeline.answer_path': invalid path "
                                "'data..answer': a '.' at position 5 must follow")
-    assert lines[2] == (f"{p}, key 'pipeline.contextz': unknown key; known keys: kind, url, "
+    assert lines[2] == (f"{p}, key 'pipeline.contextz': unknown key; known keys of "
+                        "[pipeline]: kind, url, "
                         "question_field, answer_path, contexts_path, body, timeout, "
                         "concurrency, retries, backoff, api_key_env")
     p.write_text('[pipeline]\nkind = "grpc"\n')

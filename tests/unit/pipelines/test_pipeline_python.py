@@ -134,7 +134,7 @@ def test_a_target_that_does_not_import_is_a_config_error_at_load(tmp_path, modul
     p.write_text('[pipeline]\nkind = "python"\ntarget = "just_a_module"\n')
     with pytest.raises(ConfigError) as e:
         load_configs(p)
-    assert "key 'pipeline.target': Value error, expected 'module:function'" in str(e.value)
+    assert "key 'pipeline.target': expected 'module:function'" in str(e.value)
 
 
 IDS_MODULE = '''
