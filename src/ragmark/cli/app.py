@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -9,16 +10,32 @@ import click
 from rich.console import Console
 
 from ragmark import __version__
+from ragmark.errors import ConfigError
+
+PROGRESS_EVERY = "RAGMARK_PROGRESS_EVERY"
+"""Seconds between plain progress lines when stderr is not a terminal (default 5)."""
 
 
 def consoles(quiet: bool) -> tuple[Console, Any]:
-    """stdout console and a progress object (rich bars on a terminal, else nothing)."""
-    from ragmark.report.progress import RichProgress
+    """stdout console and a progress object: rich bars on a terminal, plain lines every
+    few seconds without one (CI logs), nothing with ``--quiet``."""
+    from ragmark.report.progress import PlainProgress, RichProgress
     from ragmark.runner import NullProgress
 
     out = Console(highlight=False)
     err = Console(stderr=True)
-    progress = NullProgress() if quiet or not err.is_terminal else RichProgress(err)
+    progress: Any
+    if quiet:
+        progress = NullProgress()
+    elif err.is_terminal:
+        progress = RichProgress(err)
+    else:
+        try:
+            every = float(os.environ.get(PROGRESS_EVERY, "") or 5.0)
+        except ValueError:
+            raise ConfigError(f"{PROGRESS_EVERY}: expected seconds, got "
+                              f"{os.environ[PROGRESS_EVERY]!r}") from None
+        progress = PlainProgress(every=every)
     return out, progress
 
 

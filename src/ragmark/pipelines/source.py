@@ -81,13 +81,20 @@ def _outputs_hash(samples: Sequence[Sample], outs: Sequence[Output]) -> str:
 
 
 def _failure_note(name: str, outs: Sequence[Output], retries: int) -> list[str]:
+    """``pipeline NAME: 2 of 4 questions failed (reason (N questions); ...); the first:
+    <its full message>``."""
     failed = Counter(o.error for o in outs if o.error is not None)
     if not failed and not retries:
         return []
     n = sum(failed.values())
-    why = "; ".join(f"{r}: {k}" for r, k in failed.most_common(5))
+    why = "; ".join(f"{r} ({k} question{'s' * (k > 1)})" for r, k in failed.most_common(5))
     text = f"pipeline {name}: {n} of {len(outs)} questions failed"
-    text += f" ({why}); their metrics are missing with the reason" if n else ""
+    if n:
+        text += f" ({why}); their metrics are missing with the reason"
+        first = next(o for o in outs if o.error is not None)
+        detail = first.details.get("message") or first.details.get("response")
+        if detail:
+            text += f"; the first: {first.error}: {detail}"
     return [text + (f"; {retries} retries" if retries else "")]
 
 

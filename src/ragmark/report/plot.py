@@ -15,6 +15,27 @@ from typing import Any
 from ragmark.errors import MissingExtraError
 
 FORMATS = ("png", "svg")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DASHES = ("-", "--", "-.", ":")
+
+
+def same_as(curves: Mapping[str, Sequence[float | None]]) -> dict[str, str]:
+    """name -> the first earlier name whose curve is identical (each value equal to
+    1e-12, gaps in the same places): such lines lie on top of each other."""
+    out: dict[str, str] = {}
+    names = list(curves)
+    for i, name in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in out and _equal(curves[name], curves[earlier]):
+                out[name] = earlier
+                break
+    return out
+
+
+def _equal(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
+    return len(a) == len(b) and all(
+        (x is None and y is None) or (x is not None and y is not None and abs(x - y) <= 1e-12)
+        for x, y in zip(a, b, strict=True))
 
 
 def require_matplotlib() -> None:
@@ -45,14 +66,22 @@ def plot_curves(
     ylim: tuple[float, float] | None = (0.0, 1.05),
 ) -> list[Path]:
     """Draw one line per name (``curves[name][i]`` is the value at k = i + 1; None is a
-    gap) and write ``{prefix}.png`` and ``{prefix}.svg``; returns their paths."""
+    gap) and write ``{prefix}.png`` and ``{prefix}.svg``; returns their paths.
+
+    Every line has its own marker and dash style, later lines are drawn thinner with
+    larger hollow markers, so lines that coincide stay visible; the legend says which
+    configs have identical curves."""
     fig = _figure()
     ax = fig.add_subplot()
     longest = max((len(v) for v in curves.values()), default=0)
-    for name, values in curves.items():
+    twins = same_as(curves)
+    for i, (name, values) in enumerate(curves.items()):
         ks = list(range(1, len(values) + 1))
         ys = [math.nan if v is None else v for v in values]
-        ax.plot(ks, ys, marker="o", markersize=4, linewidth=1.6, label=name)
+        label = name + (f" (identical to {twins[name]})" if name in twins else "")
+        ax.plot(ks, ys, marker=MARKERS[i % len(MARKERS)], linestyle=DASHES[i % len(DASHES)],
+                markersize=4 + 2 * (i % 3), markerfacecolor="none" if i else None,
+                linewidth=max(0.8, 2.2 - 0.5 * i), label=label, zorder=2 + len(curves) - i)
     ax.set_xlabel("k (passages retrieved)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -1,7 +1,11 @@
-"""Progress bars (rich) for long work; a quiet variant shows nothing."""
+"""Progress for long work: rich bars on a terminal, plain lines every few seconds
+without one (CI logs), nothing with ``--quiet``."""
 
 from __future__ import annotations
 
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -48,3 +52,46 @@ class RichProgress:
         with Progress(*columns, console=self.console, transient=True) as p:
             tid = p.add_task(description, total=total)
             yield lambda n: p.advance(tid, n)
+
+
+class PlainProgress:
+    """Without a terminal: one plain line every ``every`` seconds while a task runs
+    (stage, done/total, rate, time left), and a closing line for a task that printed
+    one. Short tasks print nothing."""
+
+    def __init__(self, write: Callable[[str], None] | None = None, every: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.every = every
+        self.clock = clock
+
+    @contextmanager
+    def task(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
+        start = self.clock()
+        lock = threading.Lock()
+        state = {"done": 0, "last": start, "printed": False}
+
+        def advance(n: int) -> None:
+            with lock:
+                state["done"] += n
+                now = self.clock()
+                if now - state["last"] < self.every:
+                    return
+                state["last"], state["printed"] = now, True
+                done = int(state["done"])
+            self.write(progress_line(description, done, total, now - start))
+
+        yield advance
+        if state["printed"]:
+            done = int(state["done"])
+            self.write(f"{description}: done, {done:,} in {self.clock() - start:.1f} s")
+
+
+def progress_line(description: str, done: int, total: int | None, elapsed: float) -> str:
+    """``indexing: 2,000/5,183 (39%), 410.2/s, about 7.8 s left``."""
+    rate = done / elapsed if elapsed > 0 else 0.0
+    if total:
+        left = (total - done) / rate if rate > 0 else None
+        return (f"{description}: {done:,}/{total:,} ({done / total:.0%}), {rate:,.1f}/s"
+                + ("" if left is None else f", about {left:,.1f} s left"))
+    return f"{description}: {done:,} done, {rate:,.1f}/s, {elapsed:.1f} s"

@@ -91,8 +91,8 @@ def test_run_an_http_pipeline_with_timeouts(setup, server, capsys):
     assert [r["grade"] for r in q["q2"]["retrieved"]] == [0, 1]
     assert q["q2"]["contexts"] == [OTHER, GT["rerank"]]
     assert data["notes"] == [
-        f"pipeline {server.url}/ask: 2 of 4 questions failed ({timed_out}: 2); their metrics "
-        "are missing with the reason",
+        f"pipeline {server.url}/ask: 2 of 4 questions failed ({timed_out} (2 questions)); "
+        "their metrics are missing with the reason",
         "fewer contexts than a cutoff: @3 for 2 of 2 questions, @5 for 2 of 2 questions, @10 "
         "for 2 of 2 questions; places past the end of a ranking count as not relevant (as in "
         "trec_eval)"]

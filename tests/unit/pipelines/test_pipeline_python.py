@@ -109,8 +109,9 @@ def test_a_run_scores_the_answers_and_records_failures(tmp_path, module):
     assert report.metrics["mrr"].value == 1 / 2
     assert report.metrics["mrr"].reasons == {f"{module}:answer raised ValueError": 1}
     assert report.notes == [f"pipeline {module}:answer: 1 of 2 questions failed "
-                            f"({module}:answer raised ValueError: 1); their metrics are "
-                            "missing with the reason",
+                            f"({module}:answer raised ValueError (1 question)); their metrics "
+                            "are missing with the reason; the first: "
+                            f"{module}:answer raised ValueError: no index loaded",
                             "fewer contexts than a cutoff: @3 for 1 of 1 questions, @5 for 1 "
                             "of 1 questions, @10 for 1 of 1 questions; places past the end of "
                             "a ranking count as not relevant (as in trec_eval)"]
@@ -165,3 +166,27 @@ def test_context_ids_are_matched_against_file_name_ground_truth(tmp_path, monkey
     assert [(r.rank, r.id, r.grade) for r in q.retrieved] == [(1, "b.txt", 0), (2, "a.txt", 1)]
     assert q.metrics["mrr"].value == 1 / 2
     assert q.metrics["keyword_coverage"].value == 1.0
+
+
+def test_every_question_failing_exits_1_with_the_first_message(tmp_path, module, capsys):
+    from support.cli import run_cli
+
+    ds_path = tmp_path / "set.json"
+    ds_path.write_text(
+        '[{"id": "a", "question": "crash one", "ground_truth_contexts": '
+        '["BM25 ranks documents using term frequency and inverse document frequency."]},'
+        ' {"id": "b", "question": "crash two", "ground_truth_contexts": '
+        '["A reranker reorders the candidate passages with a stronger model."]}]')
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["run", "--dataset", str(ds_path), "--config",
+                                 str(config(tmp_path, module)), "--output", str(out),
+                                 "--quiet"], capsys)
+    assert code == 1 and out.exists()  # the results are written all the same
+    assert err == (f"gate failed: every question failed: {module}:answer raised ValueError "
+                   "(2 questions)\n")
+    assert (f"the first: {module}:answer raised ValueError: no index loaded"
+            in " ".join(stdout.split()))
+    code, _, _ = run_cli(["run", "--dataset", str(ds_path), "--config",
+                          str(config(tmp_path, module)), "--output", str(out),
+                          "--allow-missing", "--quiet"], capsys)
+    assert code == 0
