@@ -190,6 +190,7 @@ def estimate_compare(
     (a real run makes it once): the sum is an upper bound."""
     if not configs:
         raise ConfigError("no configs to compare")
+    check_depth(configs, run_metrics(dataset, metrics))
     return {c.name: run(dataset, c, metrics, max_queries=max_queries,
                         skip_generation=skip_generation, progress=progress,
                         judge_metrics=judge_metrics, llm=llm, dry_run=True).llm["dry_run"]

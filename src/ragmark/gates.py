@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.report.model import Aggregate, RunReport
@@ -150,3 +151,15 @@ def gate(reports: Mapping[str, RunReport], *, fail_under: Sequence[Threshold] = 
     lines += threshold_failures(reports, fail_under, max_missing)
     if lines:
         raise GateFailed(lines)
+
+
+def label_failures(configs: Mapping[str, Any], top_k: int) -> list[str]:
+    """The implicit gate of ``ragmark label``: a config none of whose questions got a
+    value of ``answer_presence@K`` (every label failed, or every question's pipeline)."""
+    lines = []
+    several = len(configs) > 1
+    for name, c in configs.items():
+        agg = c.metrics.get(f"answer_presence@{top_k}")
+        if agg is not None and agg.n == 0:
+            lines.append(f"{_who(name, several)}no question got a label: {top_reasons(agg)}")
+    return lines

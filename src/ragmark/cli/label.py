@@ -41,12 +41,15 @@ def _read_template(path: str | None) -> str | None:
 @click.option("--dry-run", is_flag=True,
               help="Count the label calls, tokens and cost without calling anything.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--allow-missing", is_flag=True,
+              help="Do not exit 1 when no question of a config got a label.")
 @data_options
 @endpoint_options
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
-              plot: bool, dry_run: bool, quiet: bool, strict: bool, encoding: str | None,
+              plot: bool, dry_run: bool, quiet: bool, allow_missing: bool, strict: bool,
+              encoding: str | None,
               more_configs: tuple[str, ...]) -> None:
     """Label each config's top K passages with an LLM judge (can an answer to the
     question be derived from the passage? YES/NO) and report, at every k from 1 to K,
@@ -109,3 +112,8 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
         written += plot_curves(curves, output, ylabel="answer presence@k",
                                title=f"Answer presence@k: {result.dataset.get('name')}")
     out.print("Results written to " + ", ".join(str(p) for p in written))
+    from ragmark.gates import GateFailed, label_failures
+
+    failed = [] if allow_missing else label_failures(result.configs, result.top_k)
+    if failed:
+        raise GateFailed(failed)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, data_options, leniency, warn_data
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.report.console import llm_line
@@ -88,13 +88,14 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @click.option("--max-candidates", type=click.IntRange(min=1),
               help="Most candidates to generate in all rounds [default: 2 x size].")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@data_options
 @endpoint_options
 @click.option("--dry-run", is_flag=True,
               help="Count the calls, tokens and cost without calling anything.")
 def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrite: bool,
                 seed: int, unit: str,
                 config: str, max_chars: int, max_candidates: int | None, quiet: bool,
-                dry_run: bool) -> None:
+                strict: bool, encoding: str | None, dry_run: bool) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
     from ragmark.cli.paths import check_output
     from ragmark.data.corpus import open_corpus
@@ -117,7 +118,9 @@ def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrit
     if settings is None:
         raise ConfigError("ragmark testset needs an LLM endpoint: give --llm-base-url and "
                           "--llm-model, or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
-    documents, default_chunker = open_corpus(corpus)
+    lenient = leniency(strict, encoding)
+    documents, default_chunker = open_corpus(corpus, lenient)
+    warn_data(lenient.messages())
     chunker = _chunker(unit, cfg, default_chunker)
     client = LLMClient(settings)
     if dry_run:

@@ -26,6 +26,7 @@ from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
+from ragmark.relevance import unmatchable
 from ragmark.report.model import Aggregate, QueryRecord, RunReport
 from ragmark.runner import NullProgress, Progress, run
 from ragmark.types import Dataset, Sample, Score
@@ -237,7 +238,7 @@ def _failure(s: Sample, q: QueryRecord, top_k: int) -> str | None:
     although the question has relevant targets (the runner records a source failure
     that way)."""
     recall = q.metrics.get(f"recall@{top_k}")
-    if recall is None or recall.ok or s.truth.n_targets == 0:
+    if recall is None or recall.ok or s.truth.n_targets == 0 or unmatchable(s.truth):
         return None
     return recall.reason or "the pipeline gave no passages"
 

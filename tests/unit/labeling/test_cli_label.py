@@ -128,6 +128,21 @@ def test_label_two_configs_exact_values_files_plot_and_a_cached_rerun(
     assert again["configs"] == data["configs"]
 
 
+def test_no_label_at_all_exits_1_after_writing_the_results(demo_args, tmp_path, capsys,
+                                                            server):
+    server.rule = lambda body: chat("Hard to say.")  # never a usable answer
+    out = tmp_path / "lab"
+    code, _, err = run_cli([*demo_args, "--max-queries", "1", "--output", str(out),
+                            *llm(server)], capsys)
+    assert code == 1 and (tmp_path / "lab.json").exists()
+    assert err.splitlines()[0] == ("gate failed: config 'sparse': no question got a label: "
+                                   "every label in the top 3 failed (1 question)")
+    assert len(err.splitlines()) == 2  # and config 'whole'
+    code, _, _ = run_cli([*demo_args, "--max-queries", "1", "--output", str(out),
+                          "--allow-missing", *llm(server)], capsys)
+    assert code == 0
+
+
 def test_a_label_the_judge_cannot_give_is_missing_counted_and_left_out(
     demo_args, tmp_path, capsys, server
 ):
