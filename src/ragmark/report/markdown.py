@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ragmark.compare import Comparison, change_sentence
 from ragmark.report.console import ReasonKeys, label
 
@@ -29,7 +31,24 @@ def _cell(c: Comparison, config: str, metric: str, keys: ReasonKeys) -> str:
     return text
 
 
-def _calls(total: dict[str, int]) -> str:
+def llm_parts(llm: dict[str, Any]) -> list[str]:
+    """``judges 3 calls (+3 cached), 90 + 15 tokens, $0.0001`` for each part that asked
+    a model."""
+    parts = [("judges", llm)] if "calls" in llm else []
+    parts += [(p, llm[p]) for p in ("generator", "reranker") if llm.get(p)]
+    out = []
+    for name, m in parts:
+        cost = m.get("estimated_cost")
+        hits = m.get("cache_hits", 0)
+        out.append(f"{name} {m.get('calls', 0)} calls"
+                   + (f" (+{hits} cached)" if hits else "")
+                   + f", {m.get('prompt_tokens', 0):,} + "
+                   f"{m.get('completion_tokens', 0):,} tokens"
+                   + ("" if cost is None else f", ${cost:.4f}"))
+    return out
+
+
+def _calls(total: dict[str, Any]) -> str:
     hits = total.get("cache_hits", 0)
     return f"{total.get('calls', 0)}" + (f" (+{hits} cached)" if hits else "")
 
@@ -108,6 +127,10 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
                 f"| {tokens:,} | {'—' if cost is None else f'{cost:.4f}'} "
                 f"| {t.get('total_s', 0.0):.2f} |"
             )
+        parts = [f"- {name}: " + "; ".join(parts) for name, r in c.reports.items()
+                 if (parts := llm_parts(r.llm))]
+        if parts:
+            lines += ["", "LLM calls by part:", "", *parts]
         lines += [
             "",
             "Retrieval latency is per question, one question at a time (reranking "

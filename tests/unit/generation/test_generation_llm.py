@@ -117,5 +117,7 @@ def test_the_generator_is_counted_in_every_output(tmp_path, server, capsys):
     assert "| LLM calls | LLM tokens | Cost ($) | Total (s) |" in md
     row = md.partition("### Latency and cost")[2].split("| gen |")[1].splitlines()[0]
     assert "| 0 (+6 cached) | 0 | 0.0000 |" in row  # every call served from the cache
+    assert ("- gen: judges 0 calls (+3 cached), 0 + 0 tokens, $0.0000; generator 0 calls "
+            "(+3 cached), 0 + 0 tokens, $0.0000") in md
     data = json.loads((tmp_path / "c.json").read_text())
     assert data["configs"]["gen"]["llm"]["total"]["cache_hits"] == 6
