@@ -3,7 +3,8 @@
 Every config runs on the same questions. Per metric and config: the mean, the number of
 queries it covers and a 95% bootstrap interval. Against the baseline: the relative
 change and a paired test (randomisation by default, paired t-test as an option), with
-Holm's correction over all the comparisons made. Everything random is seeded.
+Holm's correction within each family: by default one family per metric (every config
+against the baseline on that metric). Everything random is seeded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.report.model import RunReport
 from ragmark.runner import Progress, check_depth, run, run_metrics
-from ragmark.stats import TESTS, ComparisonRow, Interval, bootstrap_ci, compare_to_baseline
+from ragmark.stats import (
+    CORRECTIONS,
+    TESTS,
+    ComparisonRow,
+    Interval,
+    bootstrap_ci,
+    compare_to_baseline,
+)
 from ragmark.types import Dataset
 
 TABLE_METRICS = ["mrr", "recall@5", "hit@5", "precision@5", "ndcg@10"]
@@ -37,10 +45,14 @@ class StatSettings:
     confidence: float = 0.95
     n_resamples: int = 10_000
     seed: int = 0
+    correction: str = "per-metric"
 
     def __post_init__(self) -> None:
         if self.test not in TESTS:
             raise ConfigError(f"unknown test {self.test!r}; known: {', '.join(TESTS)}")
+        if self.correction not in CORRECTIONS:
+            raise ConfigError(f"unknown correction {self.correction!r}; known: "
+                              f"{', '.join(CORRECTIONS)}")
         if not 0 < self.alpha < 1:
             raise ConfigError(f"alpha must be between 0 and 1, got {self.alpha}")
 
@@ -74,7 +86,8 @@ def change_sentence(row: ComparisonRow, baseline: str, label: str | None = None)
     if row.p_adjusted is None:
         return text + " (no query has both values: not tested)"
     verdict = "significant" if row.significant else "not significant"
-    return f"{text} (p = {_p(row.p_adjusted)} after Holm, {verdict}, n = {row.n})"
+    how = "uncorrected" if row.family == "none" else "after Holm"
+    return f"{text} (p = {_p(row.p_adjusted)} {how}, {verdict}, n = {row.n})"
 
 
 def _p(p: float) -> str:
@@ -113,7 +126,7 @@ def analyse(
         }
     per_query = {n: {m: per_query_values(r, m) for m in metrics} for n, r in reports.items()}
     rows = compare_to_baseline(per_query, baseline, list(metrics), st.test, st.alpha, st.seed,
-                               st.n_resamples)
+                               st.n_resamples, st.correction)
     return intervals, rows
 
 

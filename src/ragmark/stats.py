@@ -71,6 +71,18 @@ class ComparisonRow:
     significant: bool
     n: int
     method: str
+    family: str = "all"
+    """The Holm family the row was corrected in: a metric's name (per-metric), ``all``
+    or ``none``."""
+    family_size: int = 0
+    """Comparisons in that family (those with at least one query in common)."""
+
+
+CORRECTIONS = ("per-metric", "all", "none")
+
+
+def _family(metric: str, correction: str) -> str:
+    return metric if correction == "per-metric" else correction
 
 
 def bootstrap_ci(
@@ -214,14 +226,21 @@ def compare_to_baseline(
     alpha: float = 0.05,
     seed: int = 0,
     n_resamples: int = 10_000,
+    correction: str = "per-metric",
 ) -> list[ComparisonRow]:
-    """Every other config against ``baseline`` on every metric, Holm-corrected together.
+    """Every other config against ``baseline`` on every metric, Holm-corrected within
+    each family of comparisons.
 
     ``per_query[config][metric]`` holds the per-query values, aligned by query across
     configs (NaN = missing). Means, change and test use the queries both configs have.
     Rows come config by config (in ``per_query`` order, baseline left out), metric by
-    metric; ``significant`` is p_adjusted < alpha, the family being all rows made here.
+    metric; ``significant`` is p_adjusted < alpha. ``correction``: ``per-metric`` (one
+    family per metric: every config against the baseline on it, as IR practice does),
+    ``all`` (one family of every row) or ``none`` (p_adjusted = p_value). Each row
+    records its family and the number of comparisons in it.
     """
+    if correction not in CORRECTIONS:
+        raise ConfigError(f"unknown correction {correction!r}; known: {', '.join(CORRECTIONS)}")
     if test not in TESTS:
         raise ConfigError(f"unknown test {test!r}; known: {', '.join(TESTS)}")
     if not 0 < alpha < 1:
@@ -248,7 +267,13 @@ def compare_to_baseline(
             means = (float(x.mean()), float(y.mean())) if result.n else (None, None)
             pending.append((config, metric, means[0], means[1], result))
     tested = [i for i, row in enumerate(pending) if row[4].n > 0]
-    adjusted = dict(zip(tested, holm([pending[i][4].p_value for i in tested]), strict=True))
+    families: dict[str, list[int]] = {}
+    for i in tested:
+        families.setdefault(_family(pending[i][1], correction), []).append(i)
+    adjusted: dict[int, float] = {}
+    for members in families.values():
+        ps = [pending[i][4].p_value for i in members]
+        adjusted.update(zip(members, ps if correction == "none" else holm(ps), strict=True))
     rows = []
     for i, (config, metric, base_mean, new_mean, result) in enumerate(pending):
         p_adj = adjusted.get(i)
@@ -267,6 +292,8 @@ def compare_to_baseline(
                 significant=p_adj is not None and p_adj < alpha,
                 n=result.n,
                 method=result.method,
+                family=_family(metric, correction),
+                family_size=len(families.get(_family(metric, correction), [])),
             )
         )
     return rows

@@ -238,8 +238,16 @@ def test_compare_identical_and_clearly_better(test: str) -> None:
         assert r.value_mean is not None and r.baseline_mean is not None
         assert r.value_mean - r.baseline_mean == pytest.approx(0.2, abs=0.03)
         assert r.relative_change == pytest.approx(r.value_mean / r.baseline_mean - 1)
-    assert [r.p_adjusted for r in rows] == pytest.approx(
-        holm([r.p_value for r in rows if r.p_value is not None])
+    # one Holm family per metric (the default), or one of all four rows
+    for metric in ("mrr", "recall@5"):
+        family = [r for r in rows if r.metric == metric]
+        assert [r.p_adjusted for r in family] == pytest.approx(
+            holm([r.p_value for r in family if r.p_value is not None]))
+        assert {(r.family, r.family_size) for r in family} == {(metric, 2)}
+    everything = compare_to_baseline(_per_query(), "dense", ["mrr", "recall@5"], test=test,
+                                     correction="all")
+    assert [r.p_adjusted for r in everything] == pytest.approx(
+        holm([r.p_value for r in everything if r.p_value is not None])
     )
 
 
@@ -258,7 +266,8 @@ def test_compare_is_seeded_and_uses_paired_queries_only() -> None:
 def test_compare_row_without_pairs_is_left_out_of_holm() -> None:
     data = {"a": {"m": np.array([0.1, 0.2])}, "b": {"m": np.array([np.nan, np.nan])}}
     (row,) = compare_to_baseline(data, "a", ["m"])
-    assert row == ComparisonRow("b", "m", None, None, None, None, None, False, 0, "permutation")
+    assert row == ComparisonRow("b", "m", None, None, None, None, None, False, 0, "permutation",
+                                "m", 0)
 
 
 @pytest.mark.parametrize(
@@ -280,3 +289,28 @@ def test_compare_misaligned_values() -> None:
     data = {"a": {"m": np.zeros(3)}, "b": {"m": np.zeros(4)}}
     with pytest.raises(ConfigError, match="aligned by query"):
         compare_to_baseline(data, "a", ["m"])
+
+
+def test_correction_families_per_metric_all_and_none():
+    rng = np.random.default_rng(3)
+    base = rng.random(30)
+    per_query = {
+        "base": {"m1": base, "m2": base, "m3": base},
+        "a": {"m1": base + 0.05, "m2": base + 0.01 * rng.standard_normal(30),
+              "m3": base - 0.002},
+        "b": {"m1": base + 0.02 * rng.standard_normal(30), "m2": base, "m3": base + 0.03},
+    }
+    rows = {c: {(r.config, r.metric): r for r in compare_to_baseline(
+        per_query, "base", ["m1", "m2", "m3"], "t", 0.05, correction=c)}
+        for c in ("per-metric", "all", "none")}
+    for key, r in rows["none"].items():
+        assert r.p_adjusted == r.p_value and r.family == "none" and r.family_size == 6
+        # per metric: Holm over the two configs on that metric only
+        pm = rows["per-metric"][key]
+        assert pm.family == key[1] and pm.family_size == 2
+        same = [rows["none"][(c, key[1])].p_value for c in ("a", "b")]
+        assert pm.p_adjusted == pytest.approx(holm(same)[("a", "b").index(key[0])])
+        assert rows["all"][key].family_size == 6
+        assert pm.p_adjusted <= rows["all"][key].p_adjusted
+    with pytest.raises(ConfigError, match="unknown correction 'some'"):
+        compare_to_baseline(per_query, "base", ["m1"], correction="some")

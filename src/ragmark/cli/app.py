@@ -45,7 +45,8 @@ def cli() -> None:
     """ragmark: measure how well a RAG pipeline works, exactly and offline."""
 
 
-def configs_options(f: Callable[..., Any]) -> Callable[..., Any]:
+def configs_options(f: Callable[..., Any], default: tuple[str, ...] = ("sparse",),
+                    default_help: str = "sparse") -> Callable[..., Any]:
     """``--dataset``, ``--corpus``, ``--split`` and ``--configs``: the options of the
     commands that run several configs on one dataset (compare, label)."""
     opts = [
@@ -54,10 +55,10 @@ def configs_options(f: Callable[..., Any]) -> Callable[..., Any]:
                           "JSON(L) file."),
         click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'."),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
-        click.option("--configs", "configs", multiple=True, default=["sparse"],
-                     show_default=True,
+        click.option("--configs", "configs", multiple=True, default=list(default),
                      help="Config names (sparse, dense, hybrid, hybrid-rerank) or TOML "
-                          "files; repeat, or list them after the flag."),
+                          f"files; repeat, or list them after the flag. [default: "
+                          f"{default_help}]"),
     ]
     for o in reversed(opts):
         f = o(f)

