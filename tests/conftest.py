@@ -13,8 +13,11 @@ SCIFACT = SHARED_DATA / "scifact"
 
 @pytest.fixture(autouse=True)
 def _ragmark_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    """Every cache of a test lives in a temporary RAGMARK_HOME."""
+    """Every cache of a test lives in a temporary RAGMARK_HOME, and its run history in a
+    temporary file (never in the project folder)."""
     monkeypatch.setenv("RAGMARK_HOME", str(tmp_path_factory.mktemp("ragmark_home")))
+    monkeypatch.setenv("RAGMARK_HISTORY",
+                       str(tmp_path_factory.mktemp("history") / "history.sqlite"))
 
 
 @pytest.fixture(scope="session")

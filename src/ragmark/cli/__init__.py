@@ -13,6 +13,7 @@ import click
 from ragmark.cli import (  # noqa: F401  (each registers its command)
     compare,
     demo,
+    history,
     inspect,
     label,
     review,

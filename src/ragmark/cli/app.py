@@ -116,3 +116,38 @@ def warn_data(warnings: Any, quiet: bool = False) -> None:
         return
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
+
+
+def history_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--history PATH`` and ``--no-history``: where the run is recorded."""
+    opts = [
+        click.option("--history", "history", metavar="PATH",
+                     help="Run history to record this run in (default: $RAGMARK_HISTORY, "
+                          "else .ragmark/history.sqlite in the current folder)."),
+        click.option("--no-history", is_flag=True, help="Do not record this run."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def history_target(history: str | None, no_history: bool) -> Any:
+    """The history file to record in (checked now, before any work), or None."""
+    if no_history:
+        return None
+    from ragmark.cli.paths import check_output
+    from ragmark.history import history_path
+
+    path = history_path(history)
+    check_output(path, "--history")
+    return path
+
+
+def record_history(out: Console, path: Any, envelope: Any, result: Any, written: Any) -> None:
+    """Record a completed run in the history and say so."""
+    if path is None:
+        return
+    from ragmark.history import record_results
+
+    run_id = record_results(path, envelope, result, written)
+    out.print(f"Recorded in the run history as {run_id} ({path})", highlight=False)

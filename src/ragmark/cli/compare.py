@@ -13,7 +13,10 @@ from ragmark.cli.app import (
     consoles,
     data_options,
     gate_options,
+    history_options,
+    history_target,
     leniency,
+    record_history,
     warn_data,
 )
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
@@ -64,6 +67,7 @@ def default_configs() -> tuple[list[str], str | None]:
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
 @data_options
+@history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
               help="Count each config's judge calls, tokens and cost without calling anything.")
@@ -74,7 +78,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 correction: str, resamples: int, seed: int, output: str, quiet: bool,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, strict: bool,
-                encoding: str | None, judge_metrics: str | None, require_llm: bool,
+                encoding: str | None, history: str | None, no_history: bool,
+                judge_metrics: str | None, require_llm: bool,
                 dry_run: bool, more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
@@ -96,9 +101,11 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
 
     out, progress = consoles(quiet)
     stem = output_stem(output, "eval")
+    hist = None
     if not dry_run:  # before any data is read
         check_output(f"{stem}.json", "--output")
         check_output(f"{stem}.md", "--output")
+        hist = history_target(history, no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     if not names:
         names, note = default_configs()
@@ -141,9 +148,11 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                      require_llm=require_llm, allow_short_rankings=allow_short_rankings)
     md = comparison_markdown(result)
     out.print(md, markup=False, highlight=False, soft_wrap=True)
-    json_path = write_json(comparison_json(result), f"{stem}.json")
+    data = comparison_json(result)
+    json_path = write_json(data, f"{stem}.json")
     md_path = Path(f"{stem}.md")
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(md, encoding="utf-8")
     out.print(f"Results written to {json_path} and {md_path}")
+    record_history(out, hist, data["envelope"], result, json_path)
     gate(result.reports, fail_under=under, max_missing=most, allow_missing=allow_missing)

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, configs_options, consoles, data_options, leniency, warn_data
+from ragmark.cli.app import (
+    cli,
+    configs_options,
+    consoles,
+    data_options,
+    history_options,
+    history_target,
+    leniency,
+    record_history,
+    warn_data,
+)
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, resolve_llm
 from ragmark.errors import ConfigError
 from ragmark.report.console import llm_line
@@ -44,12 +54,13 @@ def _read_template(path: str | None) -> str | None:
 @click.option("--allow-missing", is_flag=True,
               help="Do not exit 1 when no question of a config got a label.")
 @data_options
+@history_options
 @endpoint_options
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
               plot: bool, dry_run: bool, quiet: bool, allow_missing: bool, strict: bool,
-              encoding: str | None,
+              encoding: str | None, history: str | None, no_history: bool,
               more_configs: tuple[str, ...]) -> None:
     """Label each config's top K passages with an LLM judge (can an answer to the
     question be derived from the passage? YES/NO) and report, at every k from 1 to K,
@@ -79,9 +90,11 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
 
     out, progress = consoles(quiet)
     output = output_stem(output, "label")
+    hist = None
     if not dry_run:  # before any data is read
         for suffix in (".json", ".md", *((".png", ".svg") if plot else ())):
             check_output(f"{output}{suffix}", "--output")
+        hist = history_target(history, no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)])
     if settings is None:
@@ -101,7 +114,8 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     md = label_markdown(result)
     out.print(md, markup=False, highlight=False, soft_wrap=True)
     out.print(llm_line("labels", result.llm), highlight=False, soft_wrap=True)
-    written = [write_json(label_json(result, versions()), f"{output}.json")]
+    data = label_json(result, versions())
+    written = [write_json(data, f"{output}.json")]
     md_path = Path(f"{output}.md")
     md_path.parent.mkdir(parents=True, exist_ok=True)
     md_path.write_text(md, encoding="utf-8")
@@ -112,6 +126,7 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
         written += plot_curves(curves, output, ylabel="answer presence@k",
                                title=f"Answer presence@k: {result.dataset.get('name')}")
     out.print("Results written to " + ", ".join(str(p) for p in written))
+    record_history(out, hist, data["envelope"], result, written[0])
     from ragmark.gates import GateFailed, label_failures
 
     failed = [] if allow_missing else label_failures(result.configs, result.top_k)

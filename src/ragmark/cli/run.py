@@ -6,7 +6,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ragmark.cli.app import cli, consoles, data_options, gate_options, leniency, warn_data
+from ragmark.cli.app import (
+    cli,
+    consoles,
+    data_options,
+    gate_options,
+    history_options,
+    history_target,
+    leniency,
+    record_history,
+    warn_data,
+)
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
@@ -41,6 +51,7 @@ if TYPE_CHECKING:
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
 @data_options
+@history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
               help="Count the judge calls, tokens and cost without calling anything.")
@@ -50,8 +61,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             verbose: bool, quiet: bool, fail_under: tuple[str, ...],
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
-            strict: bool, encoding: str | None, judge_metrics: str | None, require_llm: bool,
-            dry_run: bool) -> None:
+            strict: bool, encoding: str | None, history: str | None, no_history: bool,
+            judge_metrics: str | None, require_llm: bool, dry_run: bool) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs.
 
     Exit 0 when every metric asked for got a value for at least one question, 1 when a
@@ -70,10 +81,12 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     from ragmark.runner import run, run_metrics
 
     out, progress = consoles(quiet)
+    hist = None
     if not dry_run:  # before any data is read
         check_output(output, "--output")
         if run_file:
             check_output(run_file, "--run-file")
+        hist = history_target(history, no_history)
     names = parse_metrics(metrics) if metrics else None
     judges = parse_judge_metrics(judge_metrics)
     under = parse_thresholds(fail_under, "--fail-under")
@@ -120,10 +133,12 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return
     print_report(report, out, verbose=verbose)
-    path = write_json(report_json(report, include_details), output)
+    data = report_json(report, include_details)
+    path = write_json(data, output)
     out.print(f"Results written to {path}")
     if run_file:
         out.print(f"TREC run written to {write_trec_run(report, run_file)}")
+    record_history(out, hist, data["envelope"], report, path)
     gate({cfg.name: report}, fail_under=under, max_missing=most, allow_missing=allow_missing)
 
 

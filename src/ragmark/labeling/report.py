@@ -8,6 +8,7 @@ from typing import Any
 from ragmark.labeling.metrics import LABELS, METRICS, Agreement
 from ragmark.labeling.run import ConfigLabels, LabelRun
 from ragmark.report.model import Aggregate
+from ragmark.results import envelope
 from ragmark.types import Score
 
 DEFAULT_PROMPT = "default: can an answer to the question be derived from the passage? YES/NO"
@@ -57,6 +58,8 @@ def label_json(r: LabelRun, versions: dict[str, str] | None = None) -> dict[str,
     ``agreement`` with the ground truth, ``queries`` with every passage's label),
     ``agreement`` over all configs, ``llm`` accounting."""
     out: dict[str, Any] = {
+        "envelope": envelope("label", str(r.dataset.get("hash", "")),
+                             {name: c.config for name, c in r.configs.items()}),
         "top_k": r.top_k,
         "dataset": r.dataset,
         "prompt": {"template": r.template} if r.template is not None else {

@@ -12,6 +12,7 @@ from typing import Any
 from ragmark.compare import Comparison
 from ragmark.relevance import Matcher
 from ragmark.report.model import RunReport
+from ragmark.results import envelope
 from ragmark.stats import Interval
 from ragmark.types import Sample, Score
 from ragmark.versions import versions
@@ -46,12 +47,20 @@ def ground_truth_json(sample: Sample) -> dict[str, Any]:
     return out
 
 
+def per_query_json(report: RunReport) -> dict[str, dict[str, float | None]]:
+    """question id -> metric -> value (None where missing)."""
+    return {q.id: {k: s.value for k, s in q.metrics.items()} for q in report.queries}
+
+
 def report_json(report: RunReport, include_details: bool = False) -> dict[str, Any]:
-    """``metrics`` (name -> mean), ``counts`` (name -> queries covered / missing and why),
-    ``config``, ``dataset``, ``timings``, ``notes``; with details a ``queries`` list."""
+    """``envelope``, ``metrics`` (name -> mean), ``counts`` (name -> queries covered /
+    missing and why), ``per_query`` (question id -> metric -> value), ``config``,
+    ``dataset``, ``timings``, ``notes``; with details a ``queries`` list."""
     out: dict[str, Any] = {
+        "envelope": envelope("run", str(report.dataset.get("hash", "")), report.config),
         "metrics": {k: _num(a.value) for k, a in report.metrics.items()},
         "counts": {k: a.to_json() for k, a in report.metrics.items()},
+        "per_query": per_query_json(report),
         "config": report.config,
         "dataset": report.dataset,
         "timings": {k: round(v, 4) for k, v in report.timings.items()},
@@ -120,7 +129,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "metrics": {k: _num(a.value) for k, a in r.metrics.items()},
             "counts": {k: a.to_json() for k, a in r.metrics.items()},
             "intervals": {k: interval_json(iv) for k, iv in c.intervals[name].items()},
-            "per_query": {q.id: {k: s.value for k, s in q.metrics.items()} for q in r.queries},
+            "per_query": per_query_json(r),
             "timings": {k: round(v, 4) for k, v in r.timings.items()},
             "config": r.config,
             "notes": r.notes,
@@ -130,6 +139,8 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
     first = next(iter(c.reports.values()))
     st = c.settings
     return {
+        "envelope": envelope("compare", c.dataset_hash,
+                             {name: r.config for name, r in c.reports.items()}),
         "configs": configs,
         "comparisons": [
             {"config": row.config, "baseline": c.baseline, "metric": row.metric,

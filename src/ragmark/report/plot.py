@@ -94,6 +94,10 @@ def plot_curves(
     ax.grid(True, alpha=0.3)
     if curves:
         ax.legend(loc="lower right")
+    return _save(fig, prefix)
+
+
+def _save(fig: Any, prefix: str | Path) -> list[Path]:
     fig.tight_layout()
     base = Path(prefix)
     base.parent.mkdir(parents=True, exist_ok=True)
@@ -109,3 +113,23 @@ def plot_curves(
             fig.savefig(path, format=fmt, metadata=meta)
             paths.append(path)
     return paths
+
+
+def plot_series(xs: Sequence[str], series: Mapping[str, Sequence[float | None]],
+                prefix: str | Path, *, title: str, ylabel: str, xlabel: str) -> list[Path]:
+    """One line per name over the labelled points ``xs`` (e.g. history runs); None is a
+    gap. Writes ``{prefix}.png`` and ``{prefix}.svg``."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    for i, (name, values) in enumerate(series.items()):
+        ys = [math.nan if v is None else v for v in values]
+        ax.plot(range(len(ys)), ys, marker=MARKERS[i % len(MARKERS)],
+                linestyle=DASHES[i % len(DASHES)], label=name)
+    ax.set_xticks(range(len(xs)), list(xs))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if series:
+        ax.legend(loc="best")
+    return _save(fig, prefix)

@@ -141,7 +141,7 @@ def regenerate(target: Path = HERE / "run_results.json") -> Path:
                 main(["run", "--dataset", str(demo_path() / "questions.json"), "--corpus",
                       str(demo_path() / "corpus"), "--config", str(config),
                       "--judge-metrics", "faithfulness", "--output", str(out),
-                      "--include-details", "--quiet"])
+                      "--include-details", "--no-history", "--quiet"])
             except SystemExit as e:
                 if e.code:
                     raise

@@ -138,7 +138,7 @@ def compare_file(tmp_path_factory):
     with pytest.raises(SystemExit) as e:
         main(["compare", "--dataset", str(demo_path() / "questions.json"), "--corpus",
               str(demo_path() / "corpus"), "--configs", "sparse", str(weak), "--output",
-              str(tmp / "cmp"), "--resamples", "200", "--quiet"])
+              str(tmp / "cmp"), "--resamples", "200", "--no-history", "--quiet"])
     assert e.value.code == 0
     return tmp / "cmp.json"
 

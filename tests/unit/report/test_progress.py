@@ -37,6 +37,7 @@ def test_the_cli_prints_plain_lines_in_a_log_and_none_with_quiet(tmp_path):
     args = [sys.executable, "-m", "ragmark", "run", "--dataset", str(DEMO / "questions.json"),
             "--corpus", str(DEMO / "corpus"), "--output", str(tmp_path / "r.json")]
     env = {"RAGMARK_PROGRESS_EVERY": "0", "RAGMARK_HOME": str(tmp_path / "home"),
+           "RAGMARK_HISTORY": str(tmp_path / "history.sqlite"),
            "PATH": "/usr/bin:/bin"}
     got = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
     assert "retrieving: 8/8 (100%)" in got.stderr and "retrieving: done, 8 in " in got.stderr

@@ -1,0 +1,241 @@
+"""`ragmark history` (list, show, trend) and `ragmark diff A B`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ragmark.cli.app import cli, consoles
+from ragmark.errors import ConfigError
+
+_LAST = re.compile(r"^last(?:~(\d+))?$")
+
+
+@cli.group("history", invoke_without_command=True)
+@click.option("--history", "history", metavar="PATH",
+              help="The run history (default: $RAGMARK_HISTORY, else "
+                   ".ragmark/history.sqlite).")
+@click.option("--dataset", help="Only runs on this dataset (name or hash prefix).")
+@click.option("--config", help="Only runs of this config.")
+@click.option("--metric", help="Only runs that computed this metric, and show its value.")
+@click.option("--kind", type=click.Choice(["run", "compare", "label"]), help="Only this kind.")
+@click.option("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.pass_context
+def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
+                config: str | None, metric: str | None, kind: str | None, since: str | None,
+                limit: int) -> None:
+    """The recorded runs, newest first; 'history show ID' and 'history trend' look closer."""
+    ctx.obj = {"history": history}
+    if ctx.invoked_subcommand is not None:
+        return
+    from ragmark.history import aggregates, history_path, list_runs
+
+    path = history_path(history)
+    name = _metric_name(metric) if metric else None
+    runs = list_runs(path, dataset=dataset, config=config, kind=kind, since=since,
+                     metric=name, limit=limit)
+    out, _ = consoles(quiet=True)
+    if not runs:
+        out.print(f"No recorded run matches (history: {path}).", highlight=False)
+        return
+    table = Table(show_header=True, header_style="bold")
+    for col in ("id", "created (UTC)", "kind", "dataset", "questions", "configs", "commit"):
+        table.add_column(col, justify="right" if col in ("id", "questions") else "left")
+    if name:
+        table.add_column(name, justify="right")
+    for r in runs:
+        row = [str(r.id), r.created_at.replace("T", " ")[:19], r.kind,
+               f"{r.dataset_name} ({r.dataset_hash[:8]})", str(r.questions),
+               ", ".join(r.configs), (r.git_commit or "")[:12]]
+        if name:
+            aggs = aggregates(path, r.id)
+            row.append(", ".join(_value(aggs[c][name]) for c in r.configs
+                                 if name in aggs.get(c, {})))
+        table.add_row(*row)
+    out.print(table)
+
+
+@history_cmd.command("show")
+@click.argument("run_id", type=int)
+@click.pass_context
+def history_show(ctx: click.Context, run_id: int) -> None:
+    """One recorded run: its envelope, configs and every aggregate with its coverage."""
+    from ragmark.history import aggregates, history_path, run_row
+
+    path = history_path(ctx.obj["history"])
+    row, env, configs = run_row(path, run_id)
+    out, _ = consoles(quiet=True)
+    out.print(f"run {row.id}: {row.kind} on {row.dataset_name} ({row.questions} questions), "
+              f"{row.created_at}, ragmark {env.get('ragmark')}, commit "
+              f"{row.git_commit or 'none'}", highlight=False)
+    out.print(f"dataset hash {row.dataset_hash}; config hash {env.get('config_hash')}; "
+              f"results {row.results_path or 'not written'}", highlight=False)
+    aggs = aggregates(path, run_id)
+    for name in configs:
+        table = Table(title=f"config {name}", show_header=True, header_style="bold")
+        for col, just in (("metric", "left"), ("value", "right"), ("questions", "right"),
+                          ("missing", "right")):
+            table.add_column(col, justify=just)  # type: ignore[arg-type]
+        for metric, a in aggs.get(name, {}).items():
+            why = "; ".join(f"{r} ({k})" for r, k in a.reasons.items())
+            table.add_row(metric, _value(a), str(a.n), f"{a.missing}" + (f": {why}" if why
+                                                                        else ""))
+        out.print(table)
+
+
+@history_cmd.command("trend")
+@click.option("--config", required=True, help="The config to follow.")
+@click.option("--metric", required=True, help="The metric to follow.")
+@click.option("--dataset", help="Dataset name or hash prefix (default: that of the config's "
+                                "newest run).")
+@click.option("--plot", "plot", metavar="PREFIX",
+              help="Also draw the trend to PREFIX.png and PREFIX.svg (needs ragmark[plot]).")
+@click.pass_context
+def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | None,
+                  plot: str | None) -> None:
+    """A metric's mean over the runs of one config on one dataset, oldest first."""
+    from ragmark.history import history_path, trend
+
+    path = history_path(ctx.obj["history"])
+    name = _metric_name(metric)
+    if plot:
+        from ragmark.report.plot import require_matplotlib
+
+        require_matplotlib()
+    points = trend(path, config, name, dataset)
+    out, _ = consoles(quiet=True)
+    if not points:
+        raise ConfigError(f"no recorded run of config {config!r} computed {name}"
+                          + (f" on dataset {dataset!r}" if dataset else ""))
+    table = Table(title=f"{name} of {config} on {points[0][0].dataset_name}",
+                  show_header=True, header_style="bold")
+    for col in ("run", "created (UTC)", "commit", name, "questions"):
+        table.add_column(col, justify="left" if col in ("created (UTC)", "commit") else "right")
+    for r, a in points:
+        table.add_row(str(r.id), r.created_at.replace("T", " ")[:19], (r.git_commit or "")[:12],
+                      _value(a), f"{a.n}/{a.n + a.missing}")
+    out.print(table)
+    if plot:
+        from ragmark.report.plot import plot_series
+
+        written = plot_series([f"{r.id}" for r, _ in points], {config: [a.value for _, a in
+                                                                         points]},
+                              plot, title=f"{name} of {config} over runs", ylabel=name,
+                              xlabel="run")
+        out.print("Plot written to " + ", ".join(str(p) for p in written), highlight=False)
+
+
+def _value(a: Any) -> str:
+    return "—" if a.value is None else f"{a.value:.4f}"
+
+
+def _metric_name(text: str) -> str:
+    from ragmark.judging import JUDGE_METRICS
+    from ragmark.metrics.names import parse_metric
+
+    if text in JUDGE_METRICS or text == "grounded_ratio" or "@" in text and text.split("@")[
+            0] in ("answer_presence", "accuracy", "num_relevant", "agreement"):
+        return text
+    return str(parse_metric(text))
+
+
+@cli.command("diff")
+@click.argument("a")
+@click.argument("b")
+@click.option("--config", help="The config to take from a compare file or from the history "
+                               "(needed for 'last' when the history has several).")
+@click.option("--metrics", help="Comma-separated metrics (default: every metric both have).")
+@click.option("--intersect", is_flag=True,
+              help="Pair the questions both runs have even when their datasets or question "
+                   "sets differ.")
+@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Questions listed that got worse and better the most, per metric.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--history", "history", metavar="PATH", help="The run history for ids and "
+                                                          "'last'.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect: bool,
+             top: int, seed: int, history: str | None, as_json: bool) -> None:
+    """Per-question differences from run A to run B: the means, the paired difference
+    with its 95% bootstrap interval and randomisation test, and the questions that got
+    worse and better the most. A and B: results files (run or compare), history ids, or
+    last / last~1 / ... (the newest runs of --config)."""
+    from ragmark.diff import diff
+    from ragmark.history import history_path
+
+    hist = history_path(history)
+    side_a, side_b = _side(a, config, hist, {}), _side(b, config, hist, {})
+    names = [_metric_name(m.strip()) for m in metrics.split(",") if m.strip()] if metrics \
+        else None
+    rows, notes = diff(side_a, side_b, names, intersect=intersect, top=top, seed=seed)
+    out, _ = consoles(quiet=True)
+    if as_json:
+        click.echo(json.dumps({"a": side_a.label, "b": side_b.label, "notes": notes,
+                               "metrics": [r.to_json() for r in rows]}, indent=2))
+        return
+    out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False)
+    for n in notes:
+        out.print(f"note: {n}", highlight=False)
+    table = Table(show_header=True, header_style="bold")
+    for col in ("metric", "questions", "A", "B", "B - A", "95% interval", "p"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for r in rows:
+        if r.n == 0:
+            table.add_row(r.metric, "0", "—", "—", "—", "—", "—")
+            continue
+        table.add_row(r.metric, str(r.n), f"{r.mean_a:.4f}", f"{r.mean_b:.4f}",
+                      f"{r.delta:+.4f}", "—" if r.low is None else
+                      f"[{r.low:+.4f}, {r.high:+.4f}]", f"{r.p_value:.4f}")
+    out.print(table)
+    for r in rows:
+        if not (r.worse or r.better):
+            continue
+        out.print(f"{r.metric}: {len(r.worse)} shown of the questions that got worse, "
+                  f"{len(r.better)} of those that got better, {r.unchanged} unchanged",
+                  highlight=False)
+        for label, moved in (("worse", r.worse), ("better", r.better)):
+            for m in moved:
+                q = f" {m.question[:70]!r}" if m.question else ""
+                out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
+                          highlight=False, markup=False)
+
+
+def _side(ref: str, config: str | None, hist: Path, cache: dict[str, Any]) -> Any:
+    """A diff side from a results file, a history id, or last / last~N."""
+    from ragmark.diff import Side, side_from_results
+    from ragmark.history import list_runs, run_row, values
+    from ragmark.results import read_results
+
+    p = Path(ref)
+    if p.exists():
+        kind, data = read_results(p)
+        return side_from_results(ref, kind, data, config)
+    m = _LAST.match(ref)
+    if m:
+        back = int(m.group(1) or 0)
+        runs = [r for r in list_runs(hist, config=config) if r.kind in ("run", "compare")]
+        if config is None:
+            names = {c for r in runs for c in r.configs}
+            if len(names) > 1:
+                raise ConfigError(f"{ref}: the history holds several configs "
+                                  f"({', '.join(sorted(names))}); name one with --config")
+        if back >= len(runs):
+            raise ConfigError(f"{ref}: the history has {len(runs)} matching runs")
+        run_id = runs[back].id
+    elif ref.isdigit():
+        run_id = int(ref)
+    else:
+        raise ConfigError(f"{ref!r} is neither a results file, a history id, nor last / "
+                          "last~N")
+    row, _, configs = run_row(hist, run_id)
+    name = config or next(iter(configs))
+    if name not in configs:
+        raise ConfigError(f"run {run_id} has no config {name!r}; it has {', '.join(configs)}")
+    questions, vals = values(hist, run_id, name)
+    return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals)

@@ -1,0 +1,164 @@
+"""Per-question differences between two runs: which questions got worse or better, and
+whether the change in the mean is real.
+
+A side is one config of one run: question id -> text, metric -> question id -> value,
+and the dataset hash. Questions are paired on the ids both sides have a value for; the
+paired differences get a bootstrap interval of their mean and a paired randomisation
+test. Runs over different datasets or question sets are refused unless ``intersect``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragmark.errors import ConfigError
+from ragmark.stats import bootstrap_ci, paired_permutation_test
+
+
+@dataclass
+class Side:
+    """One config of one run."""
+
+    label: str
+    """How the user named it (a file, a history id, ``last``), with the config."""
+    config: str
+    dataset_hash: str
+    questions: dict[str, str]
+    values: dict[str, dict[str, float | None]]
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A question whose value changed: id, text, value in A and in B."""
+
+    id: str
+    question: str
+    a: float
+    b: float
+
+    @property
+    def delta(self) -> float:
+        return self.b - self.a
+
+
+@dataclass
+class MetricDiff:
+    """One metric over the paired questions."""
+
+    metric: str
+    n: int
+    mean_a: float | None
+    mean_b: float | None
+    delta: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    worse: list[Moved] = field(default_factory=list)
+    better: list[Moved] = field(default_factory=list)
+    unchanged: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        def moved(m: Moved) -> dict[str, Any]:
+            return {"id": m.id, "question": m.question, "a": m.a, "b": m.b, "delta": m.delta}
+
+        return {"metric": self.metric, "n": self.n, "mean_a": self.mean_a,
+                "mean_b": self.mean_b, "delta": self.delta,
+                "interval": None if self.low is None else [self.low, self.high],
+                "p_value": self.p_value, "unchanged": self.unchanged,
+                "worse": [moved(m) for m in self.worse],
+                "better": [moved(m) for m in self.better]}
+
+
+def check_comparable(a: Side, b: Side, intersect: bool) -> list[str]:
+    """Notes on what differs; a ConfigError when the runs cannot be paired as they are."""
+    notes = []
+    if a.dataset_hash != b.dataset_hash:
+        if not intersect:
+            raise ConfigError(f"{a.label} and {b.label} ran on different datasets (hashes "
+                              f"{a.dataset_hash[:12]} and {b.dataset_hash[:12]}); pass "
+                              "--intersect to pair the questions both have anyway")
+        notes.append("the runs are over different datasets; only the questions both have "
+                     "are paired")
+    if set(a.questions) != set(b.questions):
+        only_a = len(set(a.questions) - set(b.questions))
+        only_b = len(set(b.questions) - set(a.questions))
+        if not intersect:
+            raise ConfigError(f"{a.label} and {b.label} answered different questions "
+                              f"({only_a} only in A, {only_b} only in B, e.g. a different "
+                              "--max-queries); pass --intersect to pair those both have")
+        notes.append(f"{only_a} questions only in A and {only_b} only in B are left out")
+    return notes
+
+
+def diff_metric(a: Side, b: Side, metric: str, *, top: int = 5, confidence: float = 0.95,
+                n_resamples: int = 10_000, seed: int = 0) -> MetricDiff:
+    """The metric's paired difference B - A and the questions that moved most."""
+    va, vb = a.values.get(metric, {}), b.values.get(metric, {})
+    ids = [q for q in a.questions if va.get(q) is not None and vb.get(q) is not None]
+    if not ids:
+        return MetricDiff(metric, 0, None, None, None, None, None, None)
+    x = np.array([va[q] for q in ids], dtype=np.float64)
+    y = np.array([vb[q] for q in ids], dtype=np.float64)
+    iv = bootstrap_ci(y - x, confidence, n_resamples, seed)
+    test = paired_permutation_test(x, y, n_resamples, seed)
+    moved = [Moved(q, a.questions[q], float(va[q] or 0.0), float(vb[q] or 0.0)) for q in ids]
+    worse = sorted((m for m in moved if m.delta < 0), key=lambda m: (m.delta, m.id))
+    better = sorted((m for m in moved if m.delta > 0), key=lambda m: (-m.delta, m.id))
+    return MetricDiff(metric, len(ids), float(x.mean()), float(y.mean()),
+                      float(y.mean() - x.mean()), None if iv is None else iv.low,
+                      None if iv is None else iv.high, test.p_value, worse[:top], better[:top],
+                      sum(1 for m in moved if m.delta == 0))
+
+
+def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: bool = False,
+         top: int = 5, seed: int = 0) -> tuple[list[MetricDiff], list[str]]:
+    """Every metric both sides have (or ``metrics``), and notes on what was left out."""
+    notes = check_comparable(a, b, intersect)
+    shared = [m for m in a.values if m in b.values]
+    if metrics:
+        unknown = [m for m in metrics if m not in shared]
+        if unknown:
+            raise ConfigError(f"metric {unknown[0]!r} is not in both runs; both have: "
+                              f"{', '.join(shared) or 'none'}")
+        shared = list(metrics)
+    return [diff_metric(a, b, m, top=top, seed=seed) for m in shared], notes
+
+
+def side_from_results(label: str, kind: str, data: Mapping[str, Any], config: str | None
+                      ) -> Side:
+    """A side from a parsed run or compare results file (``config`` picks one config of
+    a compare; the baseline when not given)."""
+    if kind == "run":
+        per_query = data.get("per_query")
+        if not isinstance(per_query, dict):
+            raise ConfigError(f"{label}: this results file has no per-question values "
+                              "(written by an older ragmark); rerun to diff it")
+        name = str(data.get("config", {}).get("name", "run"))
+        if config is not None and config != name:
+            raise ConfigError(f"{label}: the run is of config {name!r}, not {config!r}")
+        texts = {q["id"]: q.get("question", "") for q in data.get("queries", [])}
+        return _side(label, name, str(data.get("dataset", {}).get("hash", "")), per_query,
+                     texts)
+    if kind == "compare":
+        configs = data.get("configs", {})
+        chosen = config or data.get("run", {}).get("baseline") or next(iter(configs), None)
+        if chosen not in configs:
+            raise ConfigError(f"{label}: no config {chosen!r}; it has {', '.join(configs)}")
+        return _side(label, str(chosen), str(data.get("run", {}).get("dataset_hash", "")),
+                     configs[chosen].get("per_query", {}), {})
+    raise ConfigError(f"{label}: a {kind} file cannot be diffed; give run or compare results")
+
+
+def _side(label: str, config: str, dataset_hash: str,
+          per_query: Mapping[str, Mapping[str, float | None]], texts: Mapping[str, str]
+          ) -> Side:
+    values: dict[str, dict[str, float | None]] = {}
+    for qid, metrics in per_query.items():
+        for m, v in metrics.items():
+            values.setdefault(m, {})[qid] = v
+    return Side(f"{label} ({config})", config, dataset_hash,
+                {q: texts.get(q, "") for q in per_query}, values)

@@ -1,0 +1,58 @@
+"""Run history: every run, compare and label recorded in a SQLite store (see
+:mod:`ragmark.history.store`), listed, shown, and followed over time."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmark.history.store import (
+    ConfigResult,
+    RunRow,
+    aggregates,
+    history_path,
+    list_runs,
+    record,
+    run_row,
+    trend,
+    values,
+)
+
+if TYPE_CHECKING:
+    from ragmark.compare import Comparison
+    from ragmark.labeling.run import LabelRun
+    from ragmark.report.model import RunReport
+
+__all__ = ["ConfigResult", "RunRow", "aggregates", "history_path", "list_runs",
+           "record", "record_results", "run_row", "trend", "values"]
+
+
+def _from_report(report: RunReport) -> ConfigResult:
+    return ConfigResult(report.config, report.metrics,
+                        {q.id: dict(q.metrics) for q in report.queries})
+
+
+def record_results(path: str | Path, envelope: Mapping[str, Any],
+                   result: RunReport | Comparison | LabelRun,
+                   results_path: str | Path | None = None) -> int:
+    """Record what a run, compare or label computed (``envelope`` as written in its
+    results file); returns the run's id in the history."""
+    from ragmark.compare import Comparison
+    from ragmark.labeling.run import LabelRun
+
+    shown = None if results_path is None else str(results_path)
+    if isinstance(result, LabelRun):
+        configs = {name: ConfigResult(c.config, c.metrics,
+                                      {q.id: dict(q.metrics) for q in c.queries})
+                   for name, c in result.configs.items()}
+        first = next(iter(result.configs.values()))
+        questions = [(q.id, q.question) for q in first.queries]
+        return record(path, envelope, str(result.dataset.get("name", "")), questions,
+                      configs, shown)
+    reports = result.reports if isinstance(result, Comparison) else {
+        str(result.config.get("name")): result}
+    first_report = next(iter(reports.values()))
+    questions = [(q.id, q.question) for q in first_report.queries]
+    return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
+                  {name: _from_report(r) for name, r in reports.items()}, shown)

@@ -1,0 +1,219 @@
+"""The run history: every run, compare and label, in one SQLite file.
+
+Default ``.ragmark/history.sqlite`` in the current folder (the project), or
+``RAGMARK_HISTORY``. A run is recorded in one transaction once it has completed and
+written its files: a killed run leaves no half record. The file is in WAL mode and
+writers wait for each other (``busy_timeout``), so concurrent runs can record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmark.errors import ConfigError
+from ragmark.history.migrations import LATEST, migrate, version
+from ragmark.report.model import Aggregate
+from ragmark.results import canonical_hash
+from ragmark.types import Score
+
+HISTORY_ENV = "RAGMARK_HISTORY"
+DEFAULT_PATH = Path(".ragmark") / "history.sqlite"
+
+
+def history_path(given: str | Path | None = None) -> Path:
+    """``given``, else ``$RAGMARK_HISTORY``, else ``.ragmark/history.sqlite`` here."""
+    if given is not None:
+        return Path(given)
+    env = os.environ.get(HISTORY_ENV, "").strip()
+    return Path(env) if env else DEFAULT_PATH
+
+
+@dataclass
+class ConfigResult:
+    """What is recorded of one config: its config as in the results file, its aggregates,
+    and per question its metric values (question id -> metric -> Score)."""
+
+    config: Mapping[str, Any]
+    metrics: Mapping[str, Aggregate]
+    values: Mapping[str, Mapping[str, Score]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One recorded run, as listed."""
+
+    id: int
+    kind: str
+    created_at: str
+    dataset_name: str
+    dataset_hash: str
+    git_commit: str | None
+    questions: int
+    configs: tuple[str, ...]
+    results_path: str | None
+
+
+@contextmanager
+def connect(path: str | Path, *, create: bool = True) -> Iterator[sqlite3.Connection]:
+    """A connection to the store at ``path``, migrated to the latest schema."""
+    p = Path(path)
+    if not p.exists() and not create:
+        raise ConfigError(f"no run history at {p}; run 'ragmark run' or 'ragmark compare' "
+                          "first (or give --history PATH)")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = sqlite3.connect(p, timeout=30, isolation_level=None)
+    except sqlite3.Error as e:
+        raise ConfigError(f"cannot open the run history {p}: {e}") from None
+    try:
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA busy_timeout=30000")
+        con.execute("PRAGMA foreign_keys=ON")
+        if version(con) > LATEST:
+            raise ConfigError(f"the run history {p} has schema {version(con)}, newer than "
+                              f"this ragmark ({LATEST}); upgrade ragmark")
+        migrate(con)
+        yield con
+    except sqlite3.DatabaseError as e:
+        raise ConfigError(f"the run history {p} cannot be used: {e}") from None
+    finally:
+        con.close()
+
+
+def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
+           questions: Sequence[tuple[str, str]], configs: Mapping[str, ConfigResult],
+           results_path: str | None = None) -> int:
+    """Record one completed run, compare or label; returns its id."""
+    with connect(path) as con:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            cur = con.execute(
+                "INSERT INTO runs (kind, created_at, ragmark, git_commit, dataset_name, "
+                "dataset_hash, config_hash, questions, envelope, results_path) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (envelope["kind"], envelope["created_at"], envelope["ragmark"],
+                 envelope.get("git_commit"), dataset_name, envelope["dataset_hash"],
+                 envelope["config_hash"], len(questions), json.dumps(dict(envelope)),
+                 results_path))
+            run_id = int(cur.lastrowid or 0)
+            con.executemany("INSERT INTO questions VALUES (?, ?, ?, ?)",
+                            [(run_id, i, qid, text) for i, (qid, text) in enumerate(questions)])
+            for pos, (name, c) in enumerate(configs.items()):
+                con.execute("INSERT INTO run_configs VALUES (?, ?, ?, ?, ?)",
+                            (run_id, pos, name, canonical_hash(c.config),
+                             json.dumps(c.config, default=str)))
+                con.executemany(
+                    "INSERT INTO aggregates VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(run_id, name, m, a.value, a.n, a.missing, json.dumps(a.reasons))
+                     for m, a in c.metrics.items()])
+                con.executemany(
+                    "INSERT INTO query_values VALUES (?, ?, ?, ?, ?, ?)",
+                    [(run_id, name, qid, m, s.value, s.reason)
+                     for qid, scores in c.values.items() for m, s in scores.items()])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    return run_id
+
+
+def list_runs(path: str | Path, *, dataset: str | None = None, config: str | None = None,
+              kind: str | None = None, since: str | None = None, metric: str | None = None,
+              limit: int | None = None) -> list[RunRow]:
+    """Recorded runs, newest first; ``dataset`` matches the name or a hash prefix,
+    ``config`` a config name, ``metric`` keeps runs that computed it, ``since`` an ISO
+    date or time (runs created at or after it)."""
+    where, args = [], []
+    if dataset:
+        where.append("(r.dataset_name = ? OR r.dataset_hash LIKE ?)")
+        args += [dataset, f"{dataset}%"]
+    if config:
+        where.append("EXISTS (SELECT 1 FROM run_configs c WHERE c.run_id = r.id AND "
+                     "c.name = ?)")
+        args.append(config)
+    if kind:
+        where.append("r.kind = ?")
+        args.append(kind)
+    if since:
+        where.append("r.created_at >= ?")
+        args.append(since)
+    if metric:
+        where.append("EXISTS (SELECT 1 FROM aggregates a WHERE a.run_id = r.id AND "
+                     "a.metric = ?)")
+        args.append(metric)
+    sql = ("SELECT r.id, r.kind, r.created_at, r.dataset_name, r.dataset_hash, r.git_commit, "
+           "r.questions, r.results_path, (SELECT group_concat(name, char(31)) FROM "
+           "(SELECT name FROM run_configs c WHERE c.run_id = r.id ORDER BY position)) "
+           "FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY r.id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
+    with connect(path, create=False) as con:
+        rows = con.execute(sql, args).fetchall()
+    return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+                   tuple((r[8] or "").split("\x1f")) if r[8] else (), r[7]) for r in rows]
+
+
+def aggregates(path: str | Path, run_id: int) -> dict[str, dict[str, Aggregate]]:
+    """config -> metric -> Aggregate of one run."""
+    with connect(path, create=False) as con:
+        rows = con.execute("SELECT config, metric, value, n, missing, reasons FROM aggregates "
+                           "WHERE run_id = ? ORDER BY rowid", (run_id,)).fetchall()
+    out: dict[str, dict[str, Aggregate]] = {}
+    for config, metric, value, n, missing, reasons in rows:
+        out.setdefault(config, {})[metric] = Aggregate(value, n, missing, json.loads(reasons))
+    return out
+
+
+def run_row(path: str | Path, run_id: int) -> tuple[RunRow, dict[str, Any], dict[str, Any]]:
+    """A run's row, its envelope and its configs (name -> config as recorded)."""
+    matches = [r for r in list_runs(path) if r.id == run_id]
+    if not matches:
+        raise ConfigError(f"no run {run_id} in the run history {path}")
+    with connect(path, create=False) as con:
+        env = con.execute("SELECT envelope FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+        cfgs = con.execute("SELECT name, config FROM run_configs WHERE run_id = ? ORDER BY "
+                           "position", (run_id,)).fetchall()
+    return matches[0], json.loads(env), {n: json.loads(c) for n, c in cfgs}
+
+
+def values(path: str | Path, run_id: int, config: str
+           ) -> tuple[dict[str, str], dict[str, dict[str, float | None]]]:
+    """(question id -> text in run order, metric -> question id -> value) of one config
+    of one run."""
+    with connect(path, create=False) as con:
+        qs = con.execute("SELECT query_id, question FROM questions WHERE run_id = ? ORDER BY "
+                         "position", (run_id,)).fetchall()
+        rows = con.execute("SELECT metric, query_id, value FROM query_values WHERE run_id = ? "
+                           "AND config = ?", (run_id, config)).fetchall()
+        order = [m for (m,) in con.execute("SELECT metric FROM aggregates WHERE run_id = ? "
+                                           "AND config = ? ORDER BY rowid", (run_id, config))]
+    rank = {m: i for i, m in enumerate(order)}
+    rows.sort(key=lambda r: rank.get(r[0], len(rank)))
+    out: dict[str, dict[str, float | None]] = {}
+    for metric, qid, value in rows:
+        out.setdefault(metric, {})[qid] = value
+    return dict(qs), out
+
+
+def trend(path: str | Path, config: str, metric: str, dataset: str | None = None
+          ) -> list[tuple[RunRow, Aggregate]]:
+    """The metric's aggregate over the runs of one config (oldest first), on one dataset:
+    the given name or hash prefix, else the dataset of the config's newest run."""
+    runs = list_runs(path, config=config, dataset=dataset, metric=metric)
+    if not runs:
+        return []
+    ds_hash = runs[0].dataset_hash
+    out = []
+    for r in reversed(runs):
+        if r.dataset_hash != ds_hash:
+            continue
+        agg = aggregates(path, r.id).get(config, {}).get(metric)
+        if agg is not None:
+            out.append((r, agg))
+    return out

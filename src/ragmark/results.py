@@ -1,0 +1,92 @@
+"""Results files: the envelope every run, compare and label file carries, and reading
+any of them back.
+
+The envelope (top-level ``envelope`` object) says what the file is and where it came
+from: ``kind`` (``run``, ``compare``, ``label``), ``schema`` (the version of the file's
+layout), the ragmark version, ``created_at`` (UTC, ISO 8601), ``git_commit`` of the
+working folder when it is a git checkout, ``dataset_hash`` and ``config_hash`` (sha256
+of the configs as recorded). Files written before the envelope existed are read as
+schema 0, their kind told from their fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragmark import __version__
+from ragmark.errors import DataError
+
+SCHEMA = 1
+KINDS = ("run", "compare", "label")
+
+
+def canonical_hash(value: Any) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of ``value``."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def git_commit(folder: str | Path = ".") -> str | None:
+    """The commit checked out in ``folder`` (``+dirty`` when files differ from it), or
+    None when it is not a git checkout or git is not installed."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True,
+                              text=True, timeout=5)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=folder, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = head.stdout.strip()
+    return commit + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip() else "")
+
+
+def envelope(kind: str, dataset_hash: str, configs: Any) -> dict[str, Any]:
+    """The envelope of a results file of ``kind`` over a dataset and its configs (as
+    recorded in the file: the config hash is over exactly that)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown results kind {kind!r}")
+    return {"kind": kind, "schema": SCHEMA, "ragmark": __version__,
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "git_commit": git_commit(), "dataset_hash": dataset_hash,
+            "config_hash": canonical_hash(configs)}
+
+
+def kind_of_results(data: Any, file: str) -> str:
+    """The kind of a parsed results file, from its envelope or (schema 0) its fields."""
+    if not isinstance(data, dict):
+        raise DataError("not a ragmark results file: expected a JSON object", file=file)
+    env = data.get("envelope")
+    if isinstance(env, dict):
+        kind = env.get("kind")
+        schema = env.get("schema")
+        if kind not in KINDS:
+            raise DataError(f"unknown results kind {kind!r}; known: {', '.join(KINDS)}",
+                            file=file, field="envelope.kind")
+        if not isinstance(schema, int) or schema > SCHEMA:
+            raise DataError(f"results schema {schema!r} is newer than this ragmark reads "
+                            f"({SCHEMA}); upgrade ragmark", file=file, field="envelope.schema")
+        return str(kind)
+    if "comparisons" in data and "configs" in data:
+        return "compare"
+    if "top_k" in data and "configs" in data:
+        return "label"
+    if "metrics" in data and "counts" in data:
+        return "run"
+    raise DataError("not a ragmark results file (no envelope, and not the fields of a run, "
+                    "compare or label file)", file=file)
+
+
+def read_results(path: str | Path) -> tuple[str, dict[str, Any]]:
+    """(kind, parsed content) of a results file."""
+    from ragmark.data._read import read_json
+
+    data = read_json(Path(path))
+    return kind_of_results(data, str(path)), data
