@@ -9,14 +9,19 @@ test. Runs over different datasets or question sets are refused unless ``interse
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmark.errors import ConfigError
 from ragmark.stats import bootstrap_ci, paired_permutation_test
+
+if TYPE_CHECKING:
+    from ragmark.report.model import RunReport
 
 
 @dataclass
@@ -162,3 +167,57 @@ def _side(label: str, config: str, dataset_hash: str,
             values.setdefault(m, {})[qid] = v
     return Side(f"{label} ({config})", config, dataset_hash,
                 {q: texts.get(q, "") for q in per_query}, values)
+
+
+_LAST = re.compile(r"^last(?:~(\d+))?$")
+
+
+def resolve_side(ref: str, config: str | None, history: Path,
+                 dataset_hash: str | None = None) -> Side:
+    """A side from a results file, a history id, or ``last`` / ``last~N`` (the newest
+    runs and compares of ``config``, on ``dataset_hash`` when given)."""
+    from ragmark.history import list_runs, run_row, values
+    from ragmark.results import read_results
+
+    p = Path(ref)
+    if p.exists():
+        kind, data = read_results(p)
+        return side_from_results(ref, kind, data, config)
+    m = _LAST.match(ref)
+    if m:
+        back = int(m.group(1) or 0)
+        runs = [r for r in list_runs(history, config=config) if r.kind in ("run", "compare")
+                and (dataset_hash is None or r.dataset_hash == dataset_hash)]
+        if config is None:
+            names = {c for r in runs for c in r.configs}
+            if len(names) > 1:
+                raise ConfigError(f"{ref}: the history holds several configs "
+                                  f"({', '.join(sorted(names))}); name one with --config")
+        if back >= len(runs):
+            what = f" of config {config!r}" if config else ""
+            on = " on this dataset" if dataset_hash else ""
+            raise ConfigError(f"{ref}: the history has {len(runs)} matching runs{what}{on} "
+                              f"({history})")
+        run_id = runs[back].id
+    elif ref.isdigit():
+        run_id = int(ref)
+    else:
+        raise ConfigError(f"{ref!r} is neither a results file, a history id, nor last / "
+                          "last~N")
+    row, _, configs = run_row(history, run_id)
+    name = config or next(iter(configs))
+    if name not in configs:
+        raise ConfigError(f"run {run_id} has no config {name!r}; it has {', '.join(configs)}")
+    questions, vals = values(history, run_id, name)
+    return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals)
+
+
+def side_from_report(report: RunReport, label: str = "this run") -> Side:
+    """The side of a run just computed."""
+    vals: dict[str, dict[str, float | None]] = {}
+    for q in report.queries:
+        for m, s in q.metrics.items():
+            vals.setdefault(m, {})[q.id] = s.value
+    name = str(report.config.get("name"))
+    return Side(f"{label} ({name})", name, str(report.dataset.get("hash", "")),
+                {q.id: q.question for q in report.queries}, vals)

@@ -93,29 +93,44 @@ def _who(config: str, several: bool) -> str:
     return f"config {config!r}: " if several else ""
 
 
-def implicit_failures(reports: Mapping[str, RunReport]) -> list[str]:
-    """Configs whose every question failed, and asked-for metrics with no value at all."""
-    lines = []
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One gate condition checked: what (``name``), whether it held, and the line that
+    says why (the failure message, or what was measured)."""
+
+    name: str
+    passed: bool
+    message: str
+
+
+def implicit_conditions(reports: Mapping[str, RunReport]) -> list[Condition]:
+    """Per config: not every question failed, and every asked-for metric got a value."""
+    out = []
     several = len(reports) > 1
     for name, r in reports.items():
         who = _who(name, several)
         total = len(r.queries)
         if total and sum(r.failures.values()) == total:
             why = top_reasons(Aggregate(None, 0, total, dict(r.failures)))
-            lines.append(f"{who}every question failed: {why}")
+            out.append(Condition(f"{name}: questions answered", False,
+                                 f"{who}every question failed: {why}"))
             continue
         for metric, agg in r.metrics.items():
-            if metric in DERIVED or agg.n or set(agg.reasons) == {SKIPPED}:
+            if metric in DERIVED or set(agg.reasons) == {SKIPPED}:
                 continue  # --skip-generation: answer metrics are missing by request
-            lines.append(f"{who}{metric} got no value for any of {total} questions: "
-                         f"{top_reasons(agg)}")
-    return lines
+            ok = agg.n > 0
+            out.append(Condition(
+                f"{name}: {metric} has a value", ok,
+                f"{who}{metric} has values for {agg.n} of {total} questions" if ok else
+                f"{who}{metric} got no value for any of {total} questions: "
+                f"{top_reasons(agg)}"))
+    return out
 
 
-def threshold_failures(reports: Mapping[str, RunReport], fail_under: Sequence[Threshold],
-                       max_missing: Sequence[Threshold]) -> list[str]:
-    """The explicit gates that fail."""
-    lines = []
+def threshold_conditions(reports: Mapping[str, RunReport], fail_under: Sequence[Threshold],
+                         max_missing: Sequence[Threshold]) -> list[Condition]:
+    """The explicit thresholds, per config they apply to."""
+    out = []
     several = len(reports) > 1
     for name, r in reports.items():
         who = _who(name, several)
@@ -123,12 +138,16 @@ def threshold_failures(reports: Mapping[str, RunReport], fail_under: Sequence[Th
             if not t.applies(name):
                 continue
             agg = r.metrics.get(t.metric)
+            what = f"{name}: {t.metric} >= {t.value:g}"
             if agg is None or agg.value is None:
                 why = "" if agg is None else f": {top_reasons(agg)}"
-                lines.append(f"{who}{t.metric} has no value (--fail-under {t.value:g}){why}")
-            elif agg.value < t.value:
-                lines.append(f"{who}{t.metric} = {agg.value:.4f} < {t.value:g} (--fail-under; "
-                             f"over {agg.n} questions)")
+                out.append(Condition(what, False, f"{who}{t.metric} has no value "
+                                                  f"(--fail-under {t.value:g}){why}"))
+            else:
+                ok = agg.value >= t.value
+                out.append(Condition(what, ok, f"{who}{t.metric} = {agg.value:.4f} "
+                                               f"{'>=' if ok else '<'} {t.value:g} "
+                                               f"(--fail-under; over {agg.n} questions)"))
         for t in max_missing:
             if not t.applies(name):
                 continue
@@ -137,20 +156,47 @@ def threshold_failures(reports: Mapping[str, RunReport], fail_under: Sequence[Th
                 continue
             total = agg.n + agg.missing
             share = agg.missing / total if total else 0.0
-            if share > t.value:
-                lines.append(f"{who}{t.metric} is missing for {agg.missing} of {total} "
-                             f"questions ({share:.1%} > {t.value:.1%}, --max-missing): "
-                             f"{top_reasons(agg)}")
-    return lines
+            ok = share <= t.value
+            out.append(Condition(
+                f"{name}: {t.metric} missing <= {t.value:.1%}", ok,
+                f"{who}{t.metric} is missing for {agg.missing} of {total} questions "
+                f"({share:.1%} {'<=' if ok else '>'} {t.value:.1%}, --max-missing)"
+                + ("" if ok else f": {top_reasons(agg)}")))
+    return out
+
+
+def implicit_failures(reports: Mapping[str, RunReport]) -> list[str]:
+    """The lines of the implicit conditions that fail."""
+    return [c.message for c in implicit_conditions(reports) if not c.passed]
+
+
+def threshold_failures(reports: Mapping[str, RunReport], fail_under: Sequence[Threshold],
+                       max_missing: Sequence[Threshold]) -> list[str]:
+    """The lines of the explicit thresholds that fail."""
+    return [c.message for c in threshold_conditions(reports, fail_under, max_missing)
+            if not c.passed]
+
+
+def conditions(reports: Mapping[str, RunReport], *, fail_under: Sequence[Threshold] = (),
+               max_missing: Sequence[Threshold] = (), allow_missing: bool = False
+               ) -> list[Condition]:
+    """Every gate condition of a run or compare, checked."""
+    out = [] if allow_missing else implicit_conditions(reports)
+    return out + threshold_conditions(reports, fail_under, max_missing)
+
+
+def check(conds: Sequence[Condition]) -> None:
+    """Raise :class:`GateFailed` with the line of every condition that failed."""
+    failed = [c.message for c in conds if not c.passed]
+    if failed:
+        raise GateFailed(failed)
 
 
 def gate(reports: Mapping[str, RunReport], *, fail_under: Sequence[Threshold] = (),
          max_missing: Sequence[Threshold] = (), allow_missing: bool = False) -> None:
     """Raise :class:`GateFailed` listing every failed condition; return when none fails."""
-    lines = [] if allow_missing else implicit_failures(reports)
-    lines += threshold_failures(reports, fail_under, max_missing)
-    if lines:
-        raise GateFailed(lines)
+    check(conditions(reports, fail_under=fail_under, max_missing=max_missing,
+                     allow_missing=allow_missing))
 
 
 def label_failures(configs: Mapping[str, Any], top_k: int) -> list[str]:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 from typing import Any
 
 import click
@@ -12,8 +10,6 @@ from rich.table import Table
 
 from ragmark.cli.app import cli, consoles
 from ragmark.errors import ConfigError
-
-_LAST = re.compile(r"^last(?:~(\d+))?$")
 
 
 @cli.group("history", invoke_without_command=True)
@@ -166,11 +162,11 @@ def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect:
     with its 95% bootstrap interval and randomisation test, and the questions that got
     worse and better the most. A and B: results files (run or compare), history ids, or
     last / last~1 / ... (the newest runs of --config)."""
-    from ragmark.diff import diff
+    from ragmark.diff import diff, resolve_side
     from ragmark.history import history_path
 
     hist = history_path(history)
-    side_a, side_b = _side(a, config, hist, {}), _side(b, config, hist, {})
+    side_a, side_b = resolve_side(a, config, hist), resolve_side(b, config, hist)
     names = [_metric_name(m.strip()) for m in metrics.split(",") if m.strip()] if metrics \
         else None
     rows, notes = diff(side_a, side_b, names, intersect=intersect, top=top, seed=seed)
@@ -204,38 +200,3 @@ def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect:
                 q = f" {m.question[:70]!r}" if m.question else ""
                 out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
                           highlight=False, markup=False)
-
-
-def _side(ref: str, config: str | None, hist: Path, cache: dict[str, Any]) -> Any:
-    """A diff side from a results file, a history id, or last / last~N."""
-    from ragmark.diff import Side, side_from_results
-    from ragmark.history import list_runs, run_row, values
-    from ragmark.results import read_results
-
-    p = Path(ref)
-    if p.exists():
-        kind, data = read_results(p)
-        return side_from_results(ref, kind, data, config)
-    m = _LAST.match(ref)
-    if m:
-        back = int(m.group(1) or 0)
-        runs = [r for r in list_runs(hist, config=config) if r.kind in ("run", "compare")]
-        if config is None:
-            names = {c for r in runs for c in r.configs}
-            if len(names) > 1:
-                raise ConfigError(f"{ref}: the history holds several configs "
-                                  f"({', '.join(sorted(names))}); name one with --config")
-        if back >= len(runs):
-            raise ConfigError(f"{ref}: the history has {len(runs)} matching runs")
-        run_id = runs[back].id
-    elif ref.isdigit():
-        run_id = int(ref)
-    else:
-        raise ConfigError(f"{ref!r} is neither a results file, a history id, nor last / "
-                          "last~N")
-    row, _, configs = run_row(hist, run_id)
-    name = config or next(iter(configs))
-    if name not in configs:
-        raise ConfigError(f"run {run_id} has no config {name!r}; it has {', '.join(configs)}")
-    questions, vals = values(hist, run_id, name)
-    return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals)

@@ -17,6 +17,7 @@ from ragmark.cli.app import (
     record_history,
     warn_data,
 )
+from ragmark.cli.ci import regression_options
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
+@regression_options
 @data_options
 @history_options
 @llm_options
@@ -61,18 +63,21 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             verbose: bool, quiet: bool, fail_under: tuple[str, ...],
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
+            baseline_ref: str | None, regression: str | None, margin: float,
+            gate_alpha: float, junit: str | None,
             strict: bool, encoding: str | None, history: str | None, no_history: bool,
             judge_metrics: str | None, require_llm: bool, dry_run: bool) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs.
 
     Exit 0 when every metric asked for got a value for at least one question, 1 when a
-    gate failed (--fail-under, --max-missing, or a metric with no value at all), 2 on
-    bad input or usage."""
+    gate failed (--fail-under, --max-missing, --fail-on-regression, or a metric with no
+    value at all), 2 on bad input or usage."""
+    from ragmark.cli.ci import finish, regression_metrics, resolve_baseline
     from ragmark.cli.paths import check_output
     from ragmark.config import RunConfig, load_config
     from ragmark.data import load_dataset
     from ragmark.data.outputs import load_outputs
-    from ragmark.gates import gate, parse_thresholds
+    from ragmark.gates import conditions, parse_thresholds
     from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.console import print_report
@@ -87,6 +92,9 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         if run_file:
             check_output(run_file, "--run-file")
         hist = history_target(history, no_history)
+        if junit:
+            check_output(junit, "--junit")
+    gated = regression_metrics(regression, baseline_ref)
     names = parse_metrics(metrics) if metrics else None
     judges = parse_judge_metrics(judge_metrics)
     under = parse_thresholds(fail_under, "--fail-under")
@@ -120,7 +128,12 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
     names, judges = _with_gated(run_metrics(ds, names), judges,
-                                [t.metric for t in (*under, *most)])
+                                [t.metric for t in (*under, *most)] + gated)
+    base = None
+    if gated and not dry_run:  # the baseline is found before the run starts
+        from ragmark.data.fingerprint import dataset_hash
+
+        base = resolve_baseline(baseline_ref, cfg.name, dataset_hash(ds), history)
     if run_file:  # ids a TREC line cannot hold fail now, not after the run
         check_trec_ids((s.id for s in ds.samples), "question")
         if outputs is None and cfg.pipeline is None:
@@ -139,7 +152,10 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     if run_file:
         out.print(f"TREC run written to {write_trec_run(report, run_file)}")
     record_history(out, hist, data["envelope"], report, path)
-    gate({cfg.name: report}, fail_under=under, max_missing=most, allow_missing=allow_missing)
+    conds = conditions({cfg.name: report}, fail_under=under, max_missing=most,
+                       allow_missing=allow_missing)
+    finish(out, conds, base=base, report=report, gated=gated, alpha=gate_alpha, margin=margin,
+           junit=junit)
 
 
 def _with_gated(names: list[MetricName], judges: list[str], gated: list[str]

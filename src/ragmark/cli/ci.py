@@ -1,0 +1,87 @@
+"""What `run` shares with CI: the regression gate against a baseline run, JUnit XML, the
+GitHub step summary, and the final verdict (exit 1 when a condition failed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from ragmark.errors import ConfigError
+
+
+def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--baseline``, ``--fail-on-regression``, ``--margin``, ``--alpha``, ``--junit``."""
+    opts = [
+        click.option("--baseline", "baseline_ref", metavar="REF",
+                     help="The run to gate against: a results file, a history id, or "
+                          "last (the newest recorded run of this config on this dataset)."),
+        click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
+                     help="Exit 1 when a metric is significantly worse than the baseline "
+                          "(paired test, Holm over these metrics); baseline default: last."),
+        click.option("--margin", type=click.FloatRange(min=0), default=0.0,
+                     show_default=True,
+                     help="Fail only on drops larger than this (a practical threshold)."),
+        click.option("--alpha", "gate_alpha", type=click.FloatRange(0, 1, min_open=True,
+                                                                    max_open=True),
+                     default=0.05, show_default=True, help="Significance level of the gate."),
+        click.option("--junit", "junit", metavar="FILE",
+                     help="Write every gate condition as JUnit XML (one test case each)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def regression_metrics(text: str | None, baseline_ref: str | None) -> list[str]:
+    """The gated metrics' canonical names (checked before any work)."""
+    if not text:
+        if baseline_ref:
+            raise ConfigError("--baseline names the run to gate against: give "
+                              "--fail-on-regression METRIC[,METRIC] too")
+        return []
+    from ragmark.cli.history import _metric_name
+
+    return [_metric_name(m.strip()) for m in text.split(",") if m.strip()]
+
+
+def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
+    """The baseline side (default ``last``: the newest recorded run of the config on the
+    dataset), resolved before the run starts."""
+    from ragmark.diff import resolve_side
+    from ragmark.history import history_path
+
+    return resolve_side(ref or "last", config, history_path(history), dataset_hash)
+
+
+def finish(out: Console, conditions: list[Any], *, base: Any = None, report: Any = None,
+           gated: Sequence[str] = (), alpha: float = 0.05, margin: float = 0.0,
+           junit: str | None = None, summary: str = "") -> None:
+    """Add the regression gate, print it, write JUnit and the step summary, then exit 1
+    (GateFailed) when any condition failed."""
+    from ragmark.gates import Condition, check
+    from ragmark.report.junit import append_step_summary, write_junit
+
+    markdown = summary
+    if base is not None and gated:
+        from ragmark.diff import side_from_report
+        from ragmark.regression import gate_lines, gate_markdown, regression_gate
+
+        now = side_from_report(report)
+        rows = regression_gate(base, now, gated, alpha=alpha, margin=margin)
+        lines = gate_lines(rows, base.label)
+        for line in lines:
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        conditions = conditions + [
+            Condition(f"{now.config}: no regression in {r.metric}", r.passed, line)
+            for r, line in zip(rows, lines, strict=True)]
+        markdown += gate_markdown(rows, base.label, alpha, margin)
+    if junit:
+        out.print(f"JUnit XML written to {write_junit(conditions, Path(junit))}",
+                  highlight=False)
+    if markdown:
+        append_step_summary(markdown)
+    check(conditions)

@@ -1,0 +1,106 @@
+"""The regression gate: quiet on noise, loud on a planted drop; the minimum detectable
+effect matches a simulation; JUnit XML and the GitHub step summary."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from support.cli import run_cli
+
+from ragmark.diff import Side
+from ragmark.regression import mde, questions_needed, regression_gate
+
+DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+
+
+def _side(label, vals):
+    return Side(label, "cfg", "d", {f"q{i}": "" for i in range(len(vals))},
+                {"m": {f"q{i}": float(v) for i, v in enumerate(vals)}})
+
+
+def test_the_minimum_detectable_effect_matches_a_simulation():
+    n, sd, alpha = 60, 0.3, 0.05
+    effect = mde(sd, n, alpha)
+    assert effect == pytest.approx((sps.norm.ppf(0.975) + sps.norm.ppf(0.8)) * sd / n ** 0.5)
+    rng = np.random.default_rng(7)
+    d = rng.normal(effect, sd, size=(4000, n))
+    power = np.mean(sps.ttest_1samp(d, 0.0, axis=1).pvalue < alpha)
+    assert power == pytest.approx(0.8, abs=0.03)  # t vs normal quantiles: within 3 points
+    need = questions_needed(sd, effect, alpha)
+    assert need in (n, n + 1) and mde(sd, need, alpha) <= effect + 1e-12
+    assert mde(sd, 1) is None
+
+
+def test_the_gate_passes_on_noise():
+    rng = np.random.default_rng(11)
+    fails = 0
+    for _ in range(200):  # two samples of the same distribution, paired by question
+        truth = rng.random(80)
+        a = np.clip(truth + rng.normal(0, 0.1, 80), 0, 1)
+        b = np.clip(truth + rng.normal(0, 0.1, 80), 0, 1)
+        (row,) = regression_gate(_side("A", a), _side("B", b), ["m"], n_resamples=2000)
+        fails += not row.passed
+    assert fails / 200 <= 0.05  # only a significant drop fails: about 2.5% by chance
+
+
+def test_the_gate_fails_on_a_planted_regression_of_known_size():
+    rng = np.random.default_rng(5)
+    base = rng.random(200)
+    now = base - 0.1 + rng.normal(0, 0.3, 200)  # a drop of 0.1; MDE about 0.06
+    (row,) = regression_gate(_side("A", base), _side("B", now), ["m"])
+    assert not row.passed and row.delta == pytest.approx(now.mean() - base.mean())
+    assert row.delta < -0.05 and row.mde == pytest.approx(
+        mde(float(np.std(now - base, ddof=1)), 200))
+    assert row.low < row.delta < row.high < 0
+    assert row.reason.startswith("significantly worse (p = ")
+    # the same drop within a practical margin passes, and says why
+    (kept,) = regression_gate(_side("A", base), _side("B", now), ["m"], margin=0.2)
+    assert kept.passed and kept.reason.startswith("significantly worse, but by no more than")
+    # an improvement never fails
+    (up,) = regression_gate(_side("A", now), _side("B", base), ["m"])
+    assert up.passed and up.reason == "better"
+
+
+def test_run_fails_on_regression_writes_junit_and_the_step_summary(tmp_path, capsys,
+                                                                   monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    chunky = tmp_path / "chunky.toml"  # judged per chunk: precision@5 is three times higher
+    chunky.write_text('name = "sparse"\nunit = "chunk"\n[chunker]\nname = "fixed"\n'
+                      'size = 120\noverlap = 0\n')
+    args = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+            "--quiet", "--output", str(tmp_path / "r.json")]
+    code, _, _ = run_cli([*args, "--config", str(chunky)], capsys)
+    assert code == 0
+    junit = tmp_path / "ci" / "gates.xml"
+    code, out, err = run_cli([*args, "--fail-on-regression", "P@5,mrr", "--junit",
+                              str(junit)], capsys)
+    assert code == 1
+    assert "FAIL precision@5 vs run 1 (sparse): 0.6750 -> 0.2250 (-0.4500" in " ".join(
+        out.split())
+    assert "PASS mrr vs run 1 (sparse)" in " ".join(out.split())
+    assert err.startswith("gate failed: FAIL precision@5 vs run 1 (sparse)")
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "1"
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["sparse: no regression in precision@5"].find("failure") is not None
+    assert cases["sparse: no regression in mrr"].find("failure") is None
+    assert cases["sparse: mrr has a value"].find("failure") is None
+    md = summary.read_text()
+    assert "### Regression gate against run 1 (sparse)" in md
+    assert "| precision@5 | 8 | 0.6750 | 0.2250 |" in md and "| FAIL |" in md
+    # the run just recorded is now the last one: against itself nothing regresses
+    code, _, _ = run_cli([*args, "--fail-on-regression", "precision@5"], capsys)
+    assert code == 0
+    code, _, err = run_cli([*args, "--baseline", "last"], capsys)
+    assert code == 2 and "give --fail-on-regression METRIC[,METRIC] too" in err
+    code, _, err = run_cli([*args, "--fail-on-regression", "mrr", "--history",
+                            str(tmp_path / "empty.sqlite")], capsys)
+    assert code == 2 and err.startswith("error: no run history at ")
+    code, _, err = run_cli([*args, "--fail-on-regression", "mrr", "--dataset",
+                            str(DEMO / "questions.json"), "--max-queries", "3"], capsys)
+    assert code == 0  # the baseline's other questions are left out of the pairing
