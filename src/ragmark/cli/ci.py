@@ -57,20 +57,27 @@ def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: A
     return resolve_side(ref or "last", config, history_path(history), dataset_hash)
 
 
-def finish(out: Console, conditions: list[Any], *, base: Any = None, report: Any = None,
+def finish(out: Console, conditions: list[Any], *, gated_runs: Sequence[tuple[Any, Any]] = (),
            gated: Sequence[str] = (), alpha: float = 0.05, margin: float = 0.0,
            junit: str | None = None, summary: str = "") -> None:
-    """Add the regression gate, print it, write JUnit and the step summary, then exit 1
-    (GateFailed) when any condition failed."""
+    """Add the regression gate of each (baseline side or None, report) in ``gated_runs``,
+    print it, write JUnit and the step summary, then exit 1 (GateFailed) when any
+    condition failed. A report without a baseline is not gated, with a note."""
     from ragmark.gates import Condition, check
     from ragmark.report.junit import append_step_summary, write_junit
 
     markdown = summary
-    if base is not None and gated:
+    for base, report in gated_runs if gated else ():
         from ragmark.diff import side_from_report
         from ragmark.regression import gate_lines, gate_markdown, regression_gate
 
         now = side_from_report(report)
+        if base is None:
+            note = (f"{now.config}: no earlier run of this config on this dataset in the "
+                    "history: not gated for regressions")
+            out.print(f"note: {note}", highlight=False)
+            conditions = conditions + [Condition(f"{now.config}: has a baseline", True, note)]
+            continue
         rows = regression_gate(base, now, gated, alpha=alpha, margin=margin)
         lines = gate_lines(rows, base.label)
         for line in lines:
@@ -85,3 +92,13 @@ def finish(out: Console, conditions: list[Any], *, base: Any = None, report: Any
     if markdown:
         append_step_summary(markdown)
     check(conditions)
+
+
+def last_or_none(config: str, dataset_hash: str, history: Any) -> Any:
+    """The newest recorded run of ``config`` on the dataset, or None when there is none."""
+    try:
+        return resolve_baseline("last", config, dataset_hash, history)
+    except ConfigError as e:
+        if "matching runs" in str(e) or "no run history" in str(e):
+            return None
+        raise

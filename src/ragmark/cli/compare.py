@@ -66,6 +66,14 @@ def default_configs() -> tuple[list[str], str | None]:
                    "DIR/eval.md.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
+@click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
+              help="Exit 1 when a config is significantly worse on a metric than its own "
+                   "newest recorded run on this dataset (paired test, Holm over these "
+                   "metrics, --alpha); a config without one is not gated.")
+@click.option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="Fail only on drops larger than this.")
+@click.option("--junit", "junit", metavar="FILE",
+              help="Write every gate condition as JUnit XML (one test case each).")
 @data_options
 @history_options
 @llm_options
@@ -77,7 +85,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 correction: str, resamples: int, seed: int, output: str, quiet: bool,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
-                allow_missing: bool, allow_short_rankings: bool, strict: bool,
+                allow_missing: bool, allow_short_rankings: bool, regression: str | None,
+                margin: float, junit: str | None, strict: bool,
                 encoding: str | None, history: str | None, no_history: bool,
                 judge_metrics: str | None, require_llm: bool,
                 dry_run: bool, more_configs: tuple[str, ...]) -> None:
@@ -88,11 +97,12 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     when a gate fails (--fail-under, --max-missing, a metric with no value at all in a
     config, or a config whose every question failed).
     """
+    from ragmark.cli.ci import finish, last_or_none, regression_metrics
     from ragmark.cli.paths import check_output, output_stem
     from ragmark.compare import StatSettings, compare, estimate_compare
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
-    from ragmark.gates import check_names, gate, parse_thresholds
+    from ragmark.gates import check_names, conditions, parse_thresholds
     from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.json_writer import comparison_json, write_json
@@ -106,6 +116,9 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         check_output(f"{stem}.json", "--output")
         check_output(f"{stem}.md", "--output")
         hist = history_target(history, no_history)
+        if junit:
+            check_output(junit, "--junit")
+    regressed = regression_metrics(regression, None)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     if not names:
         names, note = default_configs()
@@ -115,7 +128,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     under = parse_thresholds(fail_under, "--fail-under")
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
-    gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"]
+    gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"] + regressed
     compared = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
     judges = parse_judge_metrics(judge_metrics)
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
@@ -140,6 +153,12 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                                      judge_metrics=judges, llm=llm)
         out.print(dry_run_text(estimates), highlight=False, soft_wrap=True)
         return
+    bases = {}
+    if regressed:  # each config against its own newest recorded run, found now
+        from ragmark.data.fingerprint import dataset_hash
+
+        ds_hash = dataset_hash(ds)
+        bases = {c.name: last_or_none(c.name, ds_hash, history) for c in cfgs}
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed,
                             correction=correction)
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
@@ -155,4 +174,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     md_path.write_text(md, encoding="utf-8")
     out.print(f"Results written to {json_path} and {md_path}")
     record_history(out, hist, data["envelope"], result, json_path)
-    gate(result.reports, fail_under=under, max_missing=most, allow_missing=allow_missing)
+    conds = conditions(result.reports, fail_under=under, max_missing=most,
+                       allow_missing=allow_missing)
+    finish(out, conds, gated_runs=[(bases.get(n), r) for n, r in result.reports.items()],
+           gated=regressed, alpha=alpha, margin=margin, junit=junit, summary=md)

@@ -200,3 +200,64 @@ def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect:
                 q = f" {m.question[:70]!r}" if m.question else ""
                 out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
                           highlight=False, markup=False)
+
+
+@cli.command("plan")
+@click.option("--baseline", "baseline_ref", required=True, metavar="REF",
+              help="A run to plan from: results file, history id, or last.")
+@click.option("--against", metavar="REF",
+              help="A second run of the same questions: the spread of the paired "
+                   "differences is measured instead of assumed.")
+@click.option("--effect", type=click.FloatRange(min=0, min_open=True), required=True,
+              help="The smallest drop the gate should detect (in the metric's units).")
+@click.option("--metrics", help="Comma-separated metrics (default: every metric of the run).")
+@click.option("--config", help="The config (for a compare file or 'last').")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True)
+@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.8, show_default=True)
+@click.option("--history", "history", metavar="PATH", help="The run history.")
+def plan_cmd(baseline_ref: str, against: str | None, effect: float, metrics: str | None,
+             config: str | None, alpha: float, power: float, history: str | None) -> None:
+    """How many questions a regression gate needs to detect a drop of --effect.
+
+    Paired two-sided test at --alpha with --power. The spread of the paired differences
+    comes from --against when given; else it is taken as the spread of the metric over
+    the baseline's questions (as if two runs correlate at 0.5), a rough guide."""
+    import numpy as np
+
+    from ragmark.diff import resolve_side
+    from ragmark.history import history_path
+    from ragmark.regression import mde, questions_needed
+
+    hist = history_path(history)
+    base = resolve_side(baseline_ref, config, hist)
+    other = resolve_side(against, config, hist) if against else None
+    names = [_metric_name(m.strip()) for m in metrics.split(",")] if metrics else list(
+        base.values)
+    out, _ = consoles(quiet=True)
+    table = Table(show_header=True, header_style="bold",
+                  title=f"questions needed to detect a drop of {effect:g} (α = {alpha:g}, "
+                        f"power {power:g})")
+    for col in ("metric", "spread", "from", "questions now", "detectable now", "needed"):
+        table.add_column(col, justify="left" if col in ("metric", "from") else "right")
+    for m in names:
+        vals = base.values.get(m)
+        if vals is None:
+            raise ConfigError(f"the baseline has no metric {m!r}; it has "
+                              f"{', '.join(base.values)}")
+        if other is not None:
+            ov = other.values.get(m, {})
+            diffs = np.array([float(ov[q] or 0.0) - v for q, v in vals.items()
+                              if v is not None and ov.get(q) is not None], dtype=np.float64)
+            sd, source, n = (float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0,
+                             "paired differences", len(diffs))
+        else:
+            xs = np.array([v for v in vals.values() if v is not None], dtype=np.float64)
+            sd, source, n = (float(xs.std(ddof=1)) if len(xs) > 1 else 0.0,
+                             "assumed from the baseline", len(xs))
+        now = mde(sd, n, alpha, power)
+        table.add_row(m, f"{sd:.4f}", source, str(n), "—" if now is None else f"{now:.4f}",
+                      f"{questions_needed(sd, effect, alpha, power):,}" if sd > 0 else
+                      "any (no spread)")
+    out.print(table)

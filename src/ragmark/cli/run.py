@@ -154,8 +154,10 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     record_history(out, hist, data["envelope"], report, path)
     conds = conditions({cfg.name: report}, fail_under=under, max_missing=most,
                        allow_missing=allow_missing)
-    finish(out, conds, base=base, report=report, gated=gated, alpha=gate_alpha, margin=margin,
-           junit=junit)
+    from ragmark.report.markdown import run_markdown
+
+    finish(out, conds, gated_runs=[(base, report)], gated=gated, alpha=gate_alpha,
+           margin=margin, junit=junit, summary=run_markdown(report))
 
 
 def _with_gated(names: list[MetricName], judges: list[str], gated: list[str]

@@ -6,6 +6,7 @@ from typing import Any
 
 from ragmark.compare import Comparison, change_sentence
 from ragmark.report.console import ReasonKeys, label
+from ragmark.report.model import RunReport
 
 TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
 
@@ -152,3 +153,17 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
             "(calls served from the cache are free); a cost of — needs --llm-prices.",
         ]
     return "\n".join(lines) + "\n"
+
+
+def run_markdown(report: RunReport) -> str:
+    """A run's aggregates as a short Markdown table (for a CI summary)."""
+    keys = ReasonKeys()
+    lines = [f"### ragmark run: {report.config.get('name')} on {report.dataset.get('name')} "
+             f"({report.dataset.get('queries')} questions)", "",
+             "| Metric | Value | Questions | Missing |", "|---|---:|---:|---:|"]
+    for name, agg in report.metrics.items():
+        value = "—" if agg.value is None else f"{agg.value:.4f}"
+        short = " †" if name in report.short_metrics else ""
+        lines.append(f"| {label(name)}{short} | {value} | {agg.n} | {keys.cell(agg)} |")
+    notes = keys.footnotes()
+    return "\n".join(lines + ([""] + [f"- {n}" for n in notes] if notes else [])) + "\n\n"

@@ -104,3 +104,48 @@ def test_run_fails_on_regression_writes_junit_and_the_step_summary(tmp_path, cap
     code, _, err = run_cli([*args, "--fail-on-regression", "mrr", "--dataset",
                             str(DEMO / "questions.json"), "--max-queries", "3"], capsys)
     assert code == 0  # the baseline's other questions are left out of the pairing
+
+
+def test_compare_gates_each_config_against_its_own_last_run(tmp_path, capsys, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    chunky = tmp_path / "chunky.toml"
+    chunky.write_text('name = "sparse"\nunit = "chunk"\n[chunker]\nname = "fixed"\n'
+                      'size = 120\noverlap = 0\n')
+    demo = ["--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+            "--quiet"]
+    assert run_cli(["run", *demo, "--config", str(chunky), "--output",
+                    str(tmp_path / "r.json")], capsys)[0] == 0
+    flat = tmp_path / "flat.toml"
+    flat.write_text('[retriever]\nname = "bm25"\nb = 0.0\n')
+    junit = tmp_path / "gates.xml"
+    code, out, _ = run_cli(["compare", *demo, "--configs", "sparse", str(flat),
+                            "--fail-on-regression", "precision@5", "--junit", str(junit),
+                            "--output", str(tmp_path / "c")], capsys)
+    assert code == 1
+    flat_out = " ".join(out.split())
+    assert "FAIL precision@5 vs run 1 (sparse)" in flat_out
+    assert ("note: flat: no earlier run of this config on this dataset in the history: not "
+            "gated for regressions") in flat_out
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    assert cases["sparse: no regression in precision@5"].find("failure") is not None
+    assert cases["flat: has a baseline"].find("failure") is None
+    md = summary.read_text()
+    assert md.startswith("### ragmark run: sparse on questions (8 questions)")  # the run
+    assert "\n## ragmark compare: questions (8 questions)" in md  # then the compare
+    assert "### Regression gate against run 1 (sparse)" in md
+
+
+def test_plan_says_how_many_questions_a_gate_needs(tmp_path, capsys):
+    args = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+            "--quiet", "--output", str(tmp_path / "r.json")]
+    assert run_cli(args, capsys)[0] == 0
+    data = __import__("json").loads((tmp_path / "r.json").read_text())
+    p5 = [q["precision@5"] for q in data["per_query"].values()]
+    sd = float(np.std(p5, ddof=1))
+    code, out, _ = run_cli(["plan", "--baseline", str(tmp_path / "r.json"), "--effect",
+                            "0.02", "--metrics", "precision@5"], capsys)
+    assert code == 0
+    flat = " ".join(out.split())
+    assert f"{questions_needed(sd, 0.02):,}" in flat and f"{sd:.4f}" in flat
+    assert "assumed" in flat  # no --against: the spread is the baseline's own
