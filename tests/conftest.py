@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 from support.fake_llm_server import FakeLLMServer
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT / ".." / "shared" / "data"
 SCIFACT = SHARED_DATA / "scifact"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "evaluate"]
+__all__ = ["__version__", "compare_pipelines", "evaluate", "evaluate_pipeline"]
 
 
 def __getattr__(name: str) -> Any:
@@ -14,4 +14,8 @@ def __getattr__(name: str) -> Any:
         from ragmark.metrics.evaluate import evaluate
 
         return evaluate
+    if name in ("evaluate_pipeline", "compare_pipelines"):
+        from ragmark import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'ragmark' has no attribute {name!r}")

@@ -9,7 +9,7 @@ against the baseline on that metric). Everything random is seeded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -145,6 +145,7 @@ def compare(
     llm: Any = None,
     require_llm: bool = False,
     allow_short_rankings: bool = False,
+    pipeline_fns: Mapping[str, Callable[..., Any]] | None = None,
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
@@ -169,7 +170,8 @@ def compare(
         reports[c.name] = run(dataset, c, metrics, max_queries=max_queries,
                               skip_generation=skip_generation, progress=progress,
                               judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
-                              allow_short_rankings=allow_short_rankings)
+                              allow_short_rankings=allow_short_rankings,
+                              pipeline_fn=(pipeline_fns or {}).get(c.name))
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in TABLE_METRICS if m in first.metrics]

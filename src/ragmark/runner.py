@@ -311,6 +311,7 @@ def run(
     dry_run: bool = False,
     outputs: Mapping[str, Output] | None = None,
     allow_short_rankings: bool = False,
+    pipeline_fn: Callable[..., Any] | None = None,
 ) -> RunReport:
     """Run one configuration over a dataset and score it.
 
@@ -324,7 +325,8 @@ def run(
     of calls the judges would make and their estimated tokens and cost.
 
     A metric whose cutoff exceeds ``cfg.top_k`` is a ConfigError before any work unless
-    ``allow_short_rankings``; then ``report.short_metrics`` marks it.
+    ``allow_short_rankings``; then ``report.short_metrics`` marks it. ``pipeline_fn`` is
+    the callable of a ``python`` ``[pipeline]`` that lives in memory (the Python API).
     """
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
@@ -339,7 +341,7 @@ def run(
         from ragmark.pipelines.source import external
 
         src = external(samples, cfg, prog, outputs=outputs, with_answers=not skip_generation,
-                       dry_run=dry_run)
+                       dry_run=dry_run, fn=pipeline_fn)
     else:
         needs_answers = (any(m.kind == "answer" for m in names)
                          or bool(set(judge_names) & NEEDS_ANSWER))

@@ -56,9 +56,9 @@ def _is_async(fn: Callable[..., Any]) -> bool:
 class PythonPipeline:
     """Asks a Python callable; use as ``async with``: it owns the worker threads."""
 
-    def __init__(self, cfg: PythonPipelineConfig) -> None:
+    def __init__(self, cfg: PythonPipelineConfig, fn: Callable[..., Any] | None = None) -> None:
         self.cfg = cfg
-        self.fn = load_target(cfg)
+        self.fn = fn if fn is not None else load_target(cfg)
         self.name = cfg.target
         self._pool: ThreadPoolExecutor | None = None
 

@@ -29,12 +29,14 @@ if TYPE_CHECKING:
     from ragmark.runner import Progress
 
 
-def build(cfg: PythonPipelineConfig | HttpPipelineConfig) -> PythonPipeline | HttpPipeline:
-    """The pipeline a config describes (a Python target is imported here)."""
+def build(cfg: PythonPipelineConfig | HttpPipelineConfig,
+          fn: Callable[..., Any] | None = None) -> PythonPipeline | HttpPipeline:
+    """The pipeline a config describes (a Python target is imported here, unless the
+    callable ``fn`` itself is given: an in-memory pipeline of the Python API)."""
     if isinstance(cfg, PythonPipelineConfig):
         from ragmark.pipelines.python import PythonPipeline
 
-        return PythonPipeline(cfg)
+        return PythonPipeline(cfg, fn)
     from ragmark.pipelines.http import HttpPipeline
 
     return HttpPipeline(cfg)
@@ -58,9 +60,10 @@ async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str]
 
 
 def ask_all(cfg: PythonPipelineConfig | HttpPipelineConfig, questions: Sequence[str],
-            advance: Callable[[int], None] = lambda n: None) -> tuple[list[Output], int]:
+            advance: Callable[[int], None] = lambda n: None,
+            fn: Callable[..., Any] | None = None) -> tuple[list[Output], int]:
     """Every question's :class:`Output` in order, and the number of retries made."""
-    pipe = build(cfg)
+    pipe = build(cfg, fn)
     outs = asyncio.run(_ask_all(pipe, questions, cfg.concurrency, advance))
     return outs, int(getattr(pipe, "retries", 0))
 
@@ -106,9 +109,11 @@ def external(
     outputs: Mapping[str, Output] | None = None,
     with_answers: bool = True,
     dry_run: bool = False,
+    fn: Callable[..., Any] | None = None,
 ) -> Sourced:
-    """Each question's answer and contexts from the config's pipeline, or from
-    ``outputs`` (sample id -> logged output) when given."""
+    """Each question's answer and contexts from the config's pipeline (``fn`` is its
+    callable when it lives in memory), or from ``outputs`` (sample id -> logged output)
+    when given."""
     timings: dict[str, float] = {}
     notes: list[str] = []
     extra: dict[str, Any] = {}
@@ -126,7 +131,7 @@ def external(
         name = pipe.target if isinstance(pipe, PythonPipelineConfig) else pipe.display_url
         t0 = time.perf_counter()
         with prog.task(f"asking {name}", len(samples)) as advance:
-            outs, retries = ask_all(pipe, [s.question for s in samples], advance)
+            outs, retries = ask_all(pipe, [s.question for s in samples], advance, fn)
         timings["pipeline_s"] = time.perf_counter() - t0
         timings.update(_latencies(outs))
         shapes = [o for o in outs if o.shape_error]

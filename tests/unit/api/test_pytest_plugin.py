@@ -1,0 +1,60 @@
+"""The pytest plugin, exercised with pytester: a user's test file with ragmark_run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+
+USER_TESTS = f'''
+import pytest
+
+DATASET = {str(DEMO / "questions.json")!r}
+CORPUS = {str(DEMO / "corpus")!r}
+
+
+def test_quality(ragmark_run):
+    report = ragmark_run(dataset=DATASET, corpus=CORPUS)
+    report.assert_at_least(ndcg_10=0.6, mrr=0.5)
+    assert report.value("recall@5") == 1.0
+
+
+def test_too_strict(ragmark_run):
+    report = ragmark_run(dataset=DATASET, corpus=CORPUS, metrics=["precision@5", "mrr"])
+    report.assert_at_least(precision_5=0.9)
+
+
+def test_no_regression_against_the_last_run(ragmark_run):
+    first = ragmark_run(dataset=DATASET, corpus=CORPUS)
+    again = ragmark_run(dataset=DATASET, corpus=CORPUS)
+    again.assert_no_regression("last", metrics=["mrr", "ndcg@10"])
+
+
+def test_a_planted_regression(ragmark_run, tmp_path):
+    chunky = tmp_path / "chunky.toml"
+    chunky.write_text('name = "sparse"\\nunit = "chunk"\\n[chunker]\\nname = "fixed"\\n'
+                      'size = 120\\noverlap = 0\\n')
+    ragmark_run(dataset=DATASET, corpus=CORPUS, config=str(chunky))
+    now = ragmark_run(dataset=DATASET, corpus=CORPUS)
+    now.assert_no_regression("last", metrics=["precision@5"])
+
+
+def test_an_in_memory_pipeline(ragmark_run):
+    def answer(question):
+        return {{"answer": "retriever and generator", "contexts": ["A RAG pipeline has a "
+                 "retriever and a generator."]}}
+    report = ragmark_run(dataset=DATASET, corpus=CORPUS, pipeline=answer, history=False,
+                         metrics=["keyword_coverage"])
+    assert report.run_id is None and report.value("keyword_coverage") > 0
+'''
+
+
+def test_the_fixture_in_a_users_test_suite(pytester, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGMARK_HISTORY", str(tmp_path / "history.sqlite"))
+    pytester.makepyfile(test_rag=USER_TESTS)
+    result = pytester.runpytest("-q", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=2)
+    text = result.stdout.str()
+    assert "ragmark: precision@5 = 0.2250 < 0.9 over 8 questions; worst: q1 " in text
+    assert "FAIL precision@5 vs run" in text and "0.6750 -> 0.2250" in text
+    assert "; worse: q" in text
