@@ -87,10 +87,13 @@ class Results:
     settings: Mapping[str, Any]
     queries: tuple[QueryResult, ...]
     notes: tuple[str, ...] = ()
+    details: bool | None = None
+    """Whether the questions carry their texts and rankings (a run file, or a compare
+    file written with --include-details); None: as the kind says."""
 
     @property
     def detailed(self) -> bool:
-        return self.kind == "run"
+        return self.kind == "run" if self.details is None else self.details
 
     @property
     def grounded_threshold(self) -> float:
@@ -129,16 +132,23 @@ def is_label_file(data: Any) -> bool:
 
 def results_from(file: str, data: Any, config: str | None = None) -> Results:
     """The :class:`Results` of the parsed JSON ``data`` of ``file``."""
-    if is_label_file(data):
+    from ragmark.results import kind_of_results
+
+    try:
+        kind = kind_of_results(data, file)
+    except DataError:
+        raise DataError("not a ragmark results file: expected the JSON that `ragmark run` "
+                        "writes (keys metrics, config, queries) or that `ragmark compare` "
+                        "writes (keys configs, run)", file=file) from None
+    if kind == "label" or is_label_file(data):
         raise DataError("a `ragmark label` file holds passage labels, not per-question "
                         "results; `ragmark review export` reads it", file=file)
-    if isinstance(data, dict) and isinstance(data.get("configs"), dict):
+    if kind == "compare" or isinstance(data.get("configs"), dict):
         return _compare(file, data, config)
-    if isinstance(data, dict) and "metrics" in data and "config" in data:
-        return _run(file, data, config)
-    raise DataError("not a ragmark results file: expected the JSON that `ragmark run` writes "
-                    "(keys metrics, config, queries) or that `ragmark compare` writes "
-                    "(keys configs, run)", file=file)
+    if "config" not in data:
+        raise DataError("not a ragmark results file: a run file needs its 'config'",
+                        file=file)
+    return _run(file, data, config)
 
 
 def _settings(value: Any, where: Where, name: str) -> dict[str, Any]:
@@ -178,6 +188,13 @@ def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
                           f"{', '.join(configs)}")
     where = Where(file, item=f"configs.{name}")
     entry = _settings(configs[name], where, "(config)")
+    settings = entry.get("config") if isinstance(entry.get("config"), dict) else {}
+    notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
+    details = entry.get("queries")
+    if isinstance(details, list):  # compare --include-details: as full as a run's
+        parsed = tuple(_query(file, i, q) for i, q in enumerate(details))
+        return Results(file, "compare", name, tuple(configs), baseline, settings or {},
+                       parsed, tuple(str(n) for n in notes or []), details=True)
     per_query = entry.get("per_query")
     if not isinstance(per_query, dict):
         raise where.error(f"expected an object of per-query metric values, got "

@@ -39,6 +39,12 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "sentences": "ragmark.generation.extractive:SentencesGenerator",
         "llm": "ragmark.generation.llm:LLMGenerator",
     },
+    "writer": {
+        "json": "ragmark.report.writers:json_writer",
+        "md": "ragmark.report.writers:markdown_writer",
+        "trec": "ragmark.report.writers:trec_writer",
+        "csv": "ragmark.report.writers:csv_writer",
+    },
 }
 
 

@@ -74,10 +74,10 @@ def kind_of_results(data: Any, file: str) -> str:
             raise DataError(f"results schema {schema!r} is newer than this ragmark reads "
                             f"({SCHEMA}); upgrade ragmark", file=file, field="envelope.schema")
         return str(kind)
-    if "comparisons" in data and "configs" in data:
-        return "compare"
-    if "top_k" in data and "configs" in data:
+    if "top_k" in data and isinstance(data.get("configs"), dict):
         return "label"
+    if isinstance(data.get("configs"), dict) and ("comparisons" in data or "run" in data):
+        return "compare"
     if "metrics" in data and "counts" in data:
         return "run"
     raise DataError("not a ragmark results file (no envelope, and not the fields of a run, "

@@ -151,3 +151,18 @@ def record_history(out: Console, path: Any, envelope: Any, result: Any, written:
 
     run_id = record_results(path, envelope, result, written)
     out.print(f"Recorded in the run history as {run_id} ({path})", highlight=False)
+
+
+def format_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--format json,md,...``: the writers to write the results with."""
+    return click.option("--format", "formats", metavar="LIST",
+                        help=f"Comma-separated output formats: json, md, trec, csv, or a "
+                             f"plugin's writer. [default: {default}]")
+
+
+def written_text(paths: Any) -> str:
+    """``Results written to a and b`` / ``a, b and c``."""
+    names = [str(p) for p in paths]
+    if len(names) <= 1:
+        return f"Results written to {''.join(names)}"
+    return f"Results written to {', '.join(names[:-1])} and {names[-1]}"

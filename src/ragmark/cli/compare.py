@@ -12,12 +12,14 @@ from ragmark.cli.app import (
     configs_options,
     consoles,
     data_options,
+    format_option,
     gate_options,
     history_options,
     history_target,
     leniency,
     record_history,
     warn_data,
+    written_text,
 )
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
 from ragmark.errors import ConfigError
@@ -65,6 +67,10 @@ def default_configs() -> tuple[list[str], str | None]:
               help="Writes {output}.json and {output}.md; DIR/ writes DIR/eval.json and "
                    "DIR/eval.md.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@click.option("--include-details", is_flag=True,
+              help="Per-question records (retrieved items, answers, missing reasons) of "
+                   "every config in the JSON, so 'ragmark inspect' works fully on it.")
+@format_option("json,md")
 @gate_options
 @click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
               help="Exit 1 when a config is significantly worse on a metric than its own "
@@ -84,6 +90,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 baseline: str | None, metrics: str | None, top_k: int | None,
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 correction: str, resamples: int, seed: int, output: str, quiet: bool,
+                include_details: bool, formats: str | None,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
                 margin: float, junit: str | None, strict: bool,
@@ -105,16 +112,19 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     from ragmark.gates import check_names, conditions, parse_thresholds
     from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
-    from ragmark.report.json_writer import comparison_json, write_json
+    from ragmark.report.json_writer import comparison_json
     from ragmark.report.markdown import comparison_markdown
     from ragmark.runner import default_metrics
 
     out, progress = consoles(quiet)
+    from ragmark.report.writers import Written, parse_formats, paths_of, write_all
+
     stem = output_stem(output, "eval")
+    fmts = parse_formats(formats, "compare")
     hist = None
     if not dry_run:  # before any data is read
-        check_output(f"{stem}.json", "--output")
-        check_output(f"{stem}.md", "--output")
+        for p in paths_of(fmts, Path(stem)):
+            check_output(p, "--output")
         hist = history_target(history, no_history)
         if junit:
             check_output(junit, "--junit")
@@ -167,12 +177,10 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                      require_llm=require_llm, allow_short_rankings=allow_short_rankings)
     md = comparison_markdown(result)
     out.print(md, markup=False, highlight=False, soft_wrap=True)
-    data = comparison_json(result)
-    json_path = write_json(data, f"{stem}.json")
-    md_path = Path(f"{stem}.md")
-    md_path.parent.mkdir(parents=True, exist_ok=True)
-    md_path.write_text(md, encoding="utf-8")
-    out.print(f"Results written to {json_path} and {md_path}")
+    data = comparison_json(result, include_details)
+    written = write_all(fmts, Written("compare", result, data, Path(stem)))
+    out.print(written_text(written))
+    json_path = Path(f"{stem}.json") if "json" in fmts else (written[0] if written else None)
     record_history(out, hist, data["envelope"], result, json_path)
     conds = conditions(result.reports, fail_under=under, max_missing=most,
                        allow_missing=allow_missing)

@@ -11,6 +11,7 @@ from ragmark.cli.app import (
     configs_options,
     consoles,
     data_options,
+    format_option,
     history_options,
     history_target,
     leniency,
@@ -51,6 +52,7 @@ def _read_template(path: str | None) -> str | None:
 @click.option("--dry-run", is_flag=True,
               help="Count the label calls, tokens and cost without calling anything.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
+@format_option("json,md")
 @click.option("--allow-missing", is_flag=True,
               help="Do not exit 1 when no question of a config got a label.")
 @data_options
@@ -59,7 +61,8 @@ def _read_template(path: str | None) -> str | None:
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
-              plot: bool, dry_run: bool, quiet: bool, allow_missing: bool, strict: bool,
+              plot: bool, dry_run: bool, quiet: bool, formats: str | None,
+              allow_missing: bool, strict: bool,
               encoding: str | None, history: str | None, no_history: bool,
               more_configs: tuple[str, ...]) -> None:
     """Label each config's top K passages with an LLM judge (can an answer to the
@@ -84,15 +87,19 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
         top_k_passages,
     )
     from ragmark.labeling.run import NO_ENDPOINT
-    from ragmark.report.json_writer import write_json
     from ragmark.report.plot import plot_curves, require_matplotlib
     from ragmark.versions import versions
 
     out, progress = consoles(quiet)
+    from ragmark.report.writers import Written, parse_formats, paths_of, write_all
+
     output = output_stem(output, "label")
+    fmts = parse_formats(formats, "label")
     hist = None
     if not dry_run:  # before any data is read
-        for suffix in (".json", ".md", *((".png", ".svg") if plot else ())):
+        for p in paths_of(fmts, Path(output)):
+            check_output(p, "--output")
+        for suffix in (".png", ".svg") if plot else ():
             check_output(f"{output}{suffix}", "--output")
         hist = history_target(history, no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
@@ -115,18 +122,15 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     out.print(md, markup=False, highlight=False, soft_wrap=True)
     out.print(llm_line("labels", result.llm), highlight=False, soft_wrap=True)
     data = label_json(result, versions())
-    written = [write_json(data, f"{output}.json")]
-    md_path = Path(f"{output}.md")
-    md_path.parent.mkdir(parents=True, exist_ok=True)
-    md_path.write_text(md, encoding="utf-8")
-    written.append(md_path)
+    written = write_all(fmts, Written("label", result, data, Path(output)))
     if plot:
         curves = {n: curve(c, "answer_presence", result.top_k)
                   for n, c in result.configs.items()}
         written += plot_curves(curves, output, ylabel="answer presence@k",
                                title=f"Answer presence@k: {result.dataset.get('name')}")
     out.print("Results written to " + ", ".join(str(p) for p in written))
-    record_history(out, hist, data["envelope"], result, written[0])
+    json_path = Path(f"{output}.json") if "json" in fmts else (written[0] if written else None)
+    record_history(out, hist, data["envelope"], result, json_path)
     from ragmark.gates import GateFailed, label_failures
 
     failed = [] if allow_missing else label_failures(result.configs, result.top_k)

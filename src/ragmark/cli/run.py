@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -10,12 +11,14 @@ from ragmark.cli.app import (
     cli,
     consoles,
     data_options,
+    format_option,
     gate_options,
     history_options,
     history_target,
     leniency,
     record_history,
     warn_data,
+    written_text,
 )
 from ragmark.cli.ci import regression_options
 from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
               help="JSON report path.")
 @click.option("--run-file", help="Also write a TREC run file (document level).")
 @click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
+@format_option("json")
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
@@ -61,6 +65,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             config: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
+            formats: str | None,
             verbose: bool, quiet: bool, fail_under: tuple[str, ...],
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
             baseline_ref: str | None, regression: str | None, margin: float,
@@ -81,14 +86,21 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
     from ragmark.report.console import print_report
-    from ragmark.report.json_writer import report_json, write_json
+    from ragmark.report.json_writer import report_json
     from ragmark.report.trec_run import check_trec_ids, write_trec_run
     from ragmark.runner import run, run_metrics
 
     out, progress = consoles(quiet)
+    from ragmark.report.writers import Written, parse_formats, paths_of, write_all
+
     hist = None
+    fmts = parse_formats(formats, "run")
+    json_path = Path(output)
+    stem = json_path.with_suffix("") if json_path.suffix.lower() == ".json" else json_path
     if not dry_run:  # before any data is read
         check_output(output, "--output")
+        for p in paths_of(fmts, stem, json_path):
+            check_output(p, "--output")
         if run_file:
             check_output(run_file, "--run-file")
         hist = history_target(history, no_history)
@@ -147,8 +159,9 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         return
     print_report(report, out, verbose=verbose)
     data = report_json(report, include_details)
-    path = write_json(data, output)
-    out.print(f"Results written to {path}")
+    written = write_all(fmts, Written("run", report, data, stem, json_path))
+    out.print(written_text(written))
+    path = json_path if "json" in fmts else (written[0] if written else None)
     if run_file:
         out.print(f"TREC run written to {write_trec_run(report, run_file)}")
     record_history(out, hist, data["envelope"], report, path)

@@ -52,6 +52,27 @@ def per_query_json(report: RunReport) -> dict[str, dict[str, float | None]]:
     return {q.id: {k: s.value for k, s in q.metrics.items()} for q in report.queries}
 
 
+def queries_json(report: RunReport) -> list[dict[str, Any]]:
+    """Every question in full: ground truth, retrieved items with their match, answer,
+    contexts, metrics with missing reasons (``--include-details``)."""
+    return [
+        {
+            "id": q.id,
+            "question": q.question,
+            **({"ground_truth": ground_truth_json(q.sample)} if q.sample else {}),
+            "retrieved": [
+                {"rank": r.rank, "id": r.id, "doc_id": r.doc_id, "score": r.score,
+                 "grade": r.grade, "targets": list(r.targets), "rule": r.rule}
+                for r in q.retrieved
+            ],
+            "answer": q.answer,
+            "contexts": q.contexts,
+            "metrics": {k: score_json(s) for k, s in q.metrics.items()},
+        }
+        for q in report.queries
+    ]
+
+
 def report_json(report: RunReport, include_details: bool = False) -> dict[str, Any]:
     """``envelope``, ``metrics`` (name -> mean), ``counts`` (name -> queries covered /
     missing and why), ``per_query`` (question id -> metric -> value), ``config``,
@@ -71,22 +92,7 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
         out["llm"] = report.llm
     out.update(depth_json(report))
     if include_details:
-        out["queries"] = [
-            {
-                "id": q.id,
-                "question": q.question,
-                **({"ground_truth": ground_truth_json(q.sample)} if q.sample else {}),
-                "retrieved": [
-                    {"rank": r.rank, "id": r.id, "doc_id": r.doc_id, "score": r.score,
-                     "grade": r.grade, "targets": list(r.targets), "rule": r.rule}
-                    for r in q.retrieved
-                ],
-                "answer": q.answer,
-                "contexts": q.contexts,
-                "metrics": {k: score_json(s) for k, s in q.metrics.items()},
-            }
-            for q in report.queries
-        ]
+        out["queries"] = queries_json(report)
     return out
 
 
@@ -117,7 +123,7 @@ def write_json(data: Any, path: str | Path) -> Path:
     return p
 
 
-def comparison_json(c: Comparison) -> dict[str, Any]:
+def comparison_json(c: Comparison, include_details: bool = False) -> dict[str, Any]:
     """``configs`` (name -> metrics, counts, intervals, per_query, timings, config),
     ``comparisons`` (each config against the baseline, per compared metric), ``run``
     (versions, dataset and its hash, statistics settings, seed)."""
@@ -135,6 +141,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "notes": r.notes,
             "llm": r.llm,
             **depth_json(r),
+            **({"queries": queries_json(r)} if include_details else {}),
         }
     first = next(iter(c.reports.values()))
     st = c.settings

@@ -1,0 +1,142 @@
+"""Writers: a results file in one format each, registered like other components.
+
+A writer is a callable ``writer(out: Written) -> list[Path]`` that writes what
+``out.result`` (a RunReport, Comparison or LabelRun) holds, in its format, next to
+``out.stem``, and returns the paths written. Built-ins: ``json``, ``md``, ``trec``,
+``csv``; a plugin adds one with an entry point in the group ``ragmark.writer``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragmark.errors import ConfigError
+
+DEFAULTS = {"run": ("json",), "compare": ("json", "md"), "label": ("json", "md")}
+SUFFIX = {"json": ".json", "md": ".md", "trec": ".trec", "csv": ".csv"}
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a writer gets: the kind (run, compare, label), the result, its JSON form (the
+    envelope included), and the stem its files are named after (``results/eval`` ->
+    ``results/eval.md``); ``json_path`` overrides the JSON file's name (``run
+    --output``)."""
+
+    kind: str
+    result: Any
+    data: dict[str, Any]
+    stem: Path
+    json_path: Path | None = None
+
+
+def parse_formats(text: str | None, kind: str) -> list[str]:
+    """``json,md`` -> names checked against the registry (default: the kind's)."""
+    from ragmark.registry import registry
+
+    if not text:
+        return list(DEFAULTS[kind])
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    reg = registry("writer")
+    for n in names:
+        reg.factory(n)  # an unknown name lists the known ones
+    if kind == "label" and "trec" in names:
+        raise ConfigError("--format trec: a label file has no ranking of its own to write")
+    return list(dict.fromkeys(names))
+
+
+def paths_of(formats: Sequence[str], stem: Path, json_path: Path | None = None) -> list[Path]:
+    """The files the built-in formats will write (checked before any work); a plugin's
+    files are its own business."""
+    out = []
+    for f in formats:
+        if f == "json" and json_path is not None:
+            out.append(json_path)
+        elif f in SUFFIX:
+            out.append(stem.with_name(stem.name + SUFFIX[f]))
+    return out
+
+
+def write_all(formats: Sequence[str], out: Written) -> list[Path]:
+    from ragmark.registry import registry
+
+    reg = registry("writer")
+    written: list[Path] = []
+    for f in formats:
+        written += reg.create(f)(out)
+    return written
+
+
+def _file(out: Written, suffix: str) -> Path:
+    p = out.stem.with_name(out.stem.name + suffix)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def json_writer() -> Any:
+    def write(out: Written) -> list[Path]:
+        from ragmark.report.json_writer import write_json
+
+        return [write_json(out.data, out.json_path or _file(out, ".json"))]
+
+    return write
+
+
+def markdown_writer() -> Any:
+    def write(out: Written) -> list[Path]:
+        from ragmark.labeling import label_markdown
+        from ragmark.report.markdown import comparison_markdown, run_markdown
+
+        render: dict[str, Callable[[Any], str]] = {
+            "run": run_markdown, "compare": comparison_markdown, "label": label_markdown}
+        text = render[out.kind](out.result)
+        p = _file(out, ".md")
+        p.write_text(text, encoding="utf-8")
+        return [p]
+
+    return write
+
+
+def trec_writer() -> Any:
+    def write(out: Written) -> list[Path]:
+        from ragmark.report.trec_run import write_trec_run
+
+        if out.kind == "run":
+            return [write_trec_run(out.result, _file(out, ".trec"))]
+        return [write_trec_run(r, _file(out, f".{name}.trec"), tag=name)
+                for name, r in out.result.reports.items()]
+
+    return write
+
+
+def csv_writer() -> Any:
+    def write(out: Written) -> list[Path]:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["config", "question_id", "metric", "value", "reason"])
+        for config, queries in _per_question(out):
+            for qid, metric, value, reason in queries:
+                w.writerow([config, qid, metric, "" if value is None else repr(value),
+                            reason or ""])
+        p = _file(out, ".csv")
+        p.write_text(buf.getvalue(), encoding="utf-8")
+        return [p]
+
+    return write
+
+
+def _per_question(out: Written) -> list[tuple[str, list[tuple[str, str, float | None,
+                                                                  str | None]]]]:
+    if out.kind == "label":
+        return [(name, [(q.id, m, s.value, s.reason) for q in c.queries
+                        for m, s in q.metrics.items()])
+                for name, c in out.result.configs.items()]
+    reports = out.result.reports if out.kind == "compare" else {
+        str(out.result.config.get("name")): out.result}
+    return [(name, [(q.id, m, s.value, s.reason) for q in r.queries
+                    for m, s in q.metrics.items()]) for name, r in reports.items()]
