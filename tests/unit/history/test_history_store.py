@@ -130,3 +130,52 @@ def test_a_newer_store_is_refused(tmp_path):
             connect(path):
         pass
     assert json.dumps(ENV)  # the envelope used here is plain JSON
+
+
+WRITER = """
+import sys
+from ragmark.history import ConfigResult, record
+from ragmark.report.model import Aggregate
+from ragmark.types import Score
+questions = [(f"q{i}", f"question {i}?") for i in range(3000)]
+env = {"kind": "run", "schema": 1, "ragmark": "x", "created_at": "2026-11-23T00:00:00+00:00",
+       "git_commit": None, "dataset_hash": "d", "config_hash": "c"}
+values = {q: {f"m{j}": Score(j / 10) for j in range(8)} for q, _ in questions}
+aggs = {f"m{j}": Aggregate(j / 10, 3000, 0, {}) for j in range(8)}
+print("ready", flush=True)
+while True:
+    record(sys.argv[1], env, "big", questions, {"cfg": ConfigResult({"name": "cfg"}, aggs,
+                                                                    values)})
+"""
+
+
+def test_a_killed_writer_leaves_only_whole_records(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "h.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # kill it once some runs landed, mid-way through one
+        time.sleep(0.3)
+        if path.exists() and len(list_runs(path)) >= 2:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    runs = list_runs(path)
+    assert len(runs) >= 2
+    with connect(path) as con:
+        for r in runs:
+            q = con.execute("SELECT COUNT(*) FROM questions WHERE run_id = ?", (r.id,))
+            v = con.execute("SELECT COUNT(*) FROM query_values WHERE run_id = ?", (r.id,))
+            a = con.execute("SELECT COUNT(*) FROM aggregates WHERE run_id = ?", (r.id,))
+            assert (q.fetchone()[0], v.fetchone()[0], a.fetchone()[0]) == (3000, 24000, 8)
+        orphans = con.execute("SELECT COUNT(*) FROM query_values WHERE run_id NOT IN "
+                              "(SELECT id FROM runs)").fetchone()[0]
+        assert orphans == 0
+    # the store still takes new runs
+    assert record(path, ENV, "set", QUESTIONS, {"sparse": _result(0.5)}) == runs[0].id + 1
