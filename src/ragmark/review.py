@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragmark.data._fields import as_object, check_int, check_string, get_string
-from ragmark.data._read import Where, describe, quote, read_json, read_text
+from ragmark.data._read import Where, describe, quote, read_text
 from ragmark.errors import ConfigError, DataError
 from ragmark.inspection import Results, is_label_file, results_from
 from ragmark.stats import cohen_kappa
@@ -166,9 +166,11 @@ def sample_for_review(path: str | Path, n: int, seed: int = 0, metric: str | Non
                       config: str | None = None) -> Sampled:
     """The rows to review from a results file of ``ragmark run --include-details`` (its
     answers) or of ``ragmark label`` (its labelled passages)."""
+    from ragmark.results import read_results
+
     file = str(path)
-    data = read_json(Path(path))
-    if is_label_file(data):
+    kind, data = read_results(path)
+    if kind == "label" or is_label_file(data):
         if metric not in (None, LABEL_METRIC):
             raise ConfigError(f"{file} is a `ragmark label` file: its judge column is the "
                               f"relevance label, not {metric!r}")

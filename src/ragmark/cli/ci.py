@@ -4,6 +4,7 @@ GitHub step summary, and the final verdict (exit 1 when a condition failed)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,40 +58,67 @@ def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: A
     return resolve_side(ref or "last", config, history_path(history), dataset_hash)
 
 
-def finish(out: Console, conditions: list[Any], *, gated_runs: Sequence[tuple[Any, Any]] = (),
-           gated: Sequence[str] = (), alpha: float = 0.05, margin: float = 0.0,
+@dataclass
+class Gated:
+    """One config's regression gate: the run's side, its baseline (None: not gated), the
+    rows, and the lines printed."""
+
+    now: Any
+    base: Any
+    rows: list[Any]
+    lines: list[str]
+
+
+def regression_gates(gated_runs: Sequence[tuple[Any, Any]], gated: Sequence[str],
+                     alpha: float, margin: float) -> list[Gated]:
+    """The regression gate of each (baseline side or None, report)."""
+    from ragmark.diff import side_from_report
+    from ragmark.regression import gate_lines, regression_gate
+
+    out = []
+    for base, report in gated_runs if gated else ():
+        now = side_from_report(report)
+        if base is None:
+            out.append(Gated(now, None, [], []))
+            continue
+        rows = regression_gate(base, now, gated, alpha=alpha, margin=margin)
+        out.append(Gated(now, base, rows, gate_lines(rows, base.label)))
+    return out
+
+
+def gates_markdown(gates: Sequence[Gated], alpha: float, margin: float) -> str:
+    from ragmark.regression import gate_markdown
+
+    return "".join("\n" + gate_markdown(g.rows, g.base.label, alpha, margin)
+                   for g in gates if g.base is not None)
+
+
+def finish(out: Console, conditions: list[Any], *, gates: Sequence[Gated] = (),
            junit: str | None = None, summary: str = "") -> None:
-    """Add the regression gate of each (baseline side or None, report) in ``gated_runs``,
-    print it, write JUnit and the step summary, then exit 1 (GateFailed) when any
-    condition failed. A report without a baseline is not gated, with a note."""
+    """Print the regression gates, add them to the conditions, write JUnit and the step
+    summary, then exit 1 (GateFailed) when any condition failed. A config without a
+    baseline is not gated, with a note."""
     from ragmark.gates import Condition, check
     from ragmark.report.junit import append_step_summary, write_junit
 
-    markdown = summary
-    for base, report in gated_runs if gated else ():
-        from ragmark.diff import side_from_report
-        from ragmark.regression import gate_lines, gate_markdown, regression_gate
-
-        now = side_from_report(report)
-        if base is None:
-            note = (f"{now.config}: no earlier run of this config on this dataset in the "
+    for g in gates:
+        if g.base is None:
+            note = (f"{g.now.config}: no earlier run of this config on this dataset in the "
                     "history: not gated for regressions")
             out.print(f"note: {note}", highlight=False)
-            conditions = conditions + [Condition(f"{now.config}: has a baseline", True, note)]
+            conditions = conditions + [Condition(f"{g.now.config}: has a baseline", True,
+                                                 note)]
             continue
-        rows = regression_gate(base, now, gated, alpha=alpha, margin=margin)
-        lines = gate_lines(rows, base.label)
-        for line in lines:
+        for line in g.lines:
             out.print(line, highlight=False, markup=False, soft_wrap=True)
         conditions = conditions + [
-            Condition(f"{now.config}: no regression in {r.metric}", r.passed, line)
-            for r, line in zip(rows, lines, strict=True)]
-        markdown += gate_markdown(rows, base.label, alpha, margin)
+            Condition(f"{g.now.config}: no regression in {r.metric}", r.passed, line)
+            for r, line in zip(g.rows, g.lines, strict=True)]
     if junit:
         out.print(f"JUnit XML written to {write_junit(conditions, Path(junit))}",
                   highlight=False)
-    if markdown:
-        append_step_summary(markdown)
+    if summary:
+        append_step_summary(summary)
     check(conditions)
 
 

@@ -104,7 +104,13 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     when a gate fails (--fail-under, --max-missing, a metric with no value at all in a
     config, or a config whose every question failed).
     """
-    from ragmark.cli.ci import finish, last_or_none, regression_metrics
+    from ragmark.cli.ci import (
+        finish,
+        gates_markdown,
+        last_or_none,
+        regression_gates,
+        regression_metrics,
+    )
     from ragmark.cli.paths import check_output, output_stem
     from ragmark.compare import StatSettings, compare, estimate_compare
     from ragmark.config import load_configs
@@ -175,14 +181,17 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,
                      require_llm=require_llm, allow_short_rankings=allow_short_rankings)
-    md = comparison_markdown(result)
+    gates = regression_gates([(bases.get(n), r) for n, r in result.reports.items()],
+                             regressed, alpha, margin)
+    gate_md = gates_markdown(gates, alpha, margin)
+    md = comparison_markdown(result) + gate_md
     out.print(md, markup=False, highlight=False, soft_wrap=True)
     data = comparison_json(result, include_details)
-    written = write_all(fmts, Written("compare", result, data, Path(stem)))
+    written = write_all(fmts, Written("compare", result, data, Path(stem),
+                                      markdown_extra=gate_md))
     out.print(written_text(written))
     json_path = Path(f"{stem}.json") if "json" in fmts else (written[0] if written else None)
     record_history(out, hist, data["envelope"], result, json_path)
     conds = conditions(result.reports, fail_under=under, max_missing=most,
                        allow_missing=allow_missing)
-    finish(out, conds, gated_runs=[(bases.get(n), r) for n, r in result.reports.items()],
-           gated=regressed, alpha=alpha, margin=margin, junit=junit, summary=md)
+    finish(out, conds, gates=gates, junit=junit, summary=md)

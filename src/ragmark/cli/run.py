@@ -77,7 +77,13 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     Exit 0 when every metric asked for got a value for at least one question, 1 when a
     gate failed (--fail-under, --max-missing, --fail-on-regression, or a metric with no
     value at all), 2 on bad input or usage."""
-    from ragmark.cli.ci import finish, regression_metrics, resolve_baseline
+    from ragmark.cli.ci import (
+        finish,
+        gates_markdown,
+        regression_gates,
+        regression_metrics,
+        resolve_baseline,
+    )
     from ragmark.cli.paths import check_output
     from ragmark.config import RunConfig, load_config
     from ragmark.data import load_dataset
@@ -158,8 +164,10 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return
     print_report(report, out, verbose=verbose)
+    gates = regression_gates([(base, report)], gated, gate_alpha, margin)
+    gate_md = gates_markdown(gates, gate_alpha, margin)
     data = report_json(report, include_details)
-    written = write_all(fmts, Written("run", report, data, stem, json_path))
+    written = write_all(fmts, Written("run", report, data, stem, json_path, gate_md))
     out.print(written_text(written))
     path = json_path if "json" in fmts else (written[0] if written else None)
     if run_file:
@@ -169,8 +177,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
                        allow_missing=allow_missing)
     from ragmark.report.markdown import run_markdown
 
-    finish(out, conds, gated_runs=[(base, report)], gated=gated, alpha=gate_alpha,
-           margin=margin, junit=junit, summary=run_markdown(report))
+    finish(out, conds, gates=gates, junit=junit, summary=run_markdown(report) + gate_md)
 
 
 def _with_gated(names: list[MetricName], judges: list[str], gated: list[str]

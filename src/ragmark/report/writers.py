@@ -33,6 +33,8 @@ class Written:
     data: dict[str, Any]
     stem: Path
     json_path: Path | None = None
+    markdown_extra: str = ""
+    """Appended to the Markdown (the regression gate's table)."""
 
 
 def parse_formats(text: str | None, kind: str) -> list[str]:
@@ -94,7 +96,7 @@ def markdown_writer() -> Any:
 
         render: dict[str, Callable[[Any], str]] = {
             "run": run_markdown, "compare": comparison_markdown, "label": label_markdown}
-        text = render[out.kind](out.result)
+        text = render[out.kind](out.result) + out.markdown_extra
         p = _file(out, ".md")
         p.write_text(text, encoding="utf-8")
         return [p]

@@ -133,6 +133,9 @@ def test_compare_gates_each_config_against_its_own_last_run(tmp_path, capsys, mo
     md = summary.read_text()
     assert md.startswith("### ragmark run: sparse on questions (8 questions)")  # the run
     assert "\n## ragmark compare: questions (8 questions)" in md  # then the compare
+    assert md.count("### Regression gate against run 1 (sparse)") == 1
+    # the compare's own Markdown file has the gate table too
+    assert "### Regression gate against run 1 (sparse)" in (tmp_path / "c.md").read_text()
     assert "### Regression gate against run 1 (sparse)" in md
 
 
