@@ -146,6 +146,7 @@ def compare(
     require_llm: bool = False,
     allow_short_rankings: bool = False,
     pipeline_fns: Mapping[str, Callable[..., Any]] | None = None,
+    index_cache: bool = True,
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
@@ -171,7 +172,8 @@ def compare(
                               skip_generation=skip_generation, progress=progress,
                               judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                               allow_short_rankings=allow_short_rankings,
-                              pipeline_fn=(pipeline_fns or {}).get(c.name))
+                              pipeline_fn=(pipeline_fns or {}).get(c.name),
+                              index_cache=index_cache)
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in TABLE_METRICS if m in first.metrics]

@@ -40,6 +40,7 @@ from ragmark.relevance import (
     unmatchable,
 )
 from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
+from ragmark.retrieval.index_cache import build_index
 from ragmark.types import Chunk, Dataset, Document, Sample, Score
 
 SKIPPED = "generation skipped"
@@ -196,7 +197,7 @@ def _unit(cfg: RunConfig, dataset: Dataset) -> str:
 
 def _own(
     dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress, *,
-    with_answers: bool, dry_run: bool,
+    with_answers: bool, dry_run: bool, index_cache: bool = True,
 ) -> Sourced:
     """ragmark's own pipeline: chunk, index, retrieve (and rerank) one question at a time,
     then generate from the top_n chunks."""
@@ -223,7 +224,7 @@ def _own(
     passes = int(getattr(retriever, "index_passes", 1))
     with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})",
                    len(chunks) * passes) as advance:
-        retriever.index(chunks, progress=advance)
+        index_source = build_index(retriever, chunks, advance, use_cache=index_cache)
     timings["index_s"] = time.perf_counter() - t0
 
     # One query at a time, as a service answers them: the per-query latency is real.
@@ -294,7 +295,8 @@ def _own(
     cfg_json["chunker"] = {"name": chunker_name, **chunker_params}
     produced = [Produced(got, sc, [c.text for c in top], ans)
                 for (got, sc), top, ans in zip(ranked, tops, answers, strict=True)]
-    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks)}, notes, llm)
+    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks), "index": index_source},
+                   notes, llm)
 
 
 def run(
@@ -312,6 +314,7 @@ def run(
     outputs: Mapping[str, Output] | None = None,
     allow_short_rankings: bool = False,
     pipeline_fn: Callable[..., Any] | None = None,
+    index_cache: bool = True,
 ) -> RunReport:
     """Run one configuration over a dataset and score it.
 
@@ -327,6 +330,9 @@ def run(
     A metric whose cutoff exceeds ``cfg.top_k`` is a ConfigError before any work unless
     ``allow_short_rankings``; then ``report.short_metrics`` marks it. ``pipeline_fn`` is
     the callable of a ``python`` ``[pipeline]`` that lives in memory (the Python API).
+    The index is loaded from ``RAGMARK_HOME/indexes`` when this corpus, chunker and
+    retriever were indexed before (``index_cache=False`` rebuilds it and saves nothing);
+    ``report.dataset["index"]`` says which.
     """
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
@@ -346,7 +352,7 @@ def run(
         needs_answers = (any(m.kind == "answer" for m in names)
                          or bool(set(judge_names) & NEEDS_ANSWER))
         src = _own(dataset, samples, cfg, prog, with_answers=needs_answers and not skip_generation,
-                   dry_run=dry_run)
+                   dry_run=dry_run, index_cache=index_cache)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
                     require_llm=require_llm, dry_run=dry_run, started=started)
     if outputs is None:

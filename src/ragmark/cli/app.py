@@ -166,3 +166,10 @@ def written_text(paths: Any) -> str:
     if len(names) <= 1:
         return f"Results written to {''.join(names)}"
     return f"Results written to {', '.join(names[:-1])} and {names[-1]}"
+
+
+def index_cache_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--no-index-cache``: rebuild the index and save nothing."""
+    return click.option("--no-index-cache", is_flag=True,
+                        help="Rebuild the index instead of loading a saved one (and save "
+                             "nothing under RAGMARK_HOME/indexes).")(f)

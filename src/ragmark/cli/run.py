@@ -15,6 +15,7 @@ from ragmark.cli.app import (
     gate_options,
     history_options,
     history_target,
+    index_cache_option,
     leniency,
     record_history,
     warn_data,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 @click.option("--run-file", help="Also write a TREC run file (document level).")
 @click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
 @format_option("json")
+@index_cache_option
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
@@ -65,7 +67,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             config: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
-            formats: str | None,
+            formats: str | None, no_index_cache: bool,
             verbose: bool, quiet: bool, fail_under: tuple[str, ...],
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
             baseline_ref: str | None, regression: str | None, margin: float,
@@ -159,7 +161,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     llm, (cfg,) = resolve_llm([cfg], need=bool(judges or require_llm))
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
-                 dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings)
+                 dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings,
+                 index_cache=not no_index_cache)
     if dry_run:
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return

@@ -70,7 +70,8 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
     t = report.timings
     if "latency_p50_ms" in t:
         console.print(
-            f"Time: index {t.get('index_s', 0.0):.2f} s · "
+            f"Time: index {t.get('index_s', 0.0):.2f} s"
+            f"{' (loaded from the cache)' if ds.get('index') == 'loaded' else ''} · "
             f"{'pipeline' if 'pipeline_s' in t else 'retrieval'} per question p50 "
             f"{t['latency_p50_ms']:.1f} ms, p95 {t['latency_p95_ms']:.1f} ms · total "
             f"{t.get('total_s', 0.0):.2f} s",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -76,6 +79,29 @@ class BM25Retriever:
         self._model, self._n = model, len(chunks)
         if progress is not None:
             progress(len(chunks))
+
+    def index_state(self) -> dict[str, Any]:
+        """What shapes the index (see :mod:`ragmark.retrieval.index_cache`)."""
+        import bm25s
+
+        return {"k1": self.k1, "b": self.b, "method": self.method,
+                "stemmer": self.stemmer_name, "stopwords": self.stopwords,
+                "bm25s": getattr(bm25s, "__version__", "?")}
+
+    def save(self, folder: Path) -> None:
+        """The index as bm25s's plain files (sparse score arrays, vocabulary, params)."""
+        if self._model is None:
+            raise RuntimeError("index() must be called before save()")
+        self._model.save(str(folder), show_progress=False)  # type: ignore[attr-defined]
+        (folder / "ragmark_bm25.json").write_text(json.dumps({"n": self._n}),
+                                                  encoding="utf-8")
+
+    def load(self, folder: Path) -> None:
+        import bm25s
+
+        self._stemmer_obj = self._stemmer()
+        self._model = bm25s.BM25.load(str(folder), mmap=False, show_progress=False)
+        self._n = int(json.loads((folder / "ragmark_bm25.json").read_text("utf-8"))["n"])
 
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None

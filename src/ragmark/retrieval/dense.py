@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -90,6 +91,21 @@ class DenseRetriever:
         vectors = self._embed([c.text for c in chunks], progress)
         self._vectors = vectors
         self._faiss = faiss_index(vectors) if self.index_kind == "faiss" else None
+
+    def index_state(self) -> dict[str, Any]:
+        """What shapes the index: the embedding model's identity and the index kind."""
+        return {"model": self.embedder.model_id, "index": self.index_kind}
+
+    def save(self, folder: Path) -> None:
+        """The chunk vectors as one ``.npy`` array (a FAISS index is rebuilt from it)."""
+        if self._vectors is None:
+            raise RuntimeError("index() must be called before save()")
+        np.save(folder / "vectors.npy", self._vectors, allow_pickle=False)
+
+    def load(self, folder: Path) -> None:
+        vectors = np.load(folder / "vectors.npy", allow_pickle=False)
+        self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self._faiss = faiss_index(self._vectors) if self.index_kind == "faiss" else None
 
     def _embed(self, texts: list[str], progress: Progress | None = None) -> NDArray[np.float32]:
         vectors = np.ascontiguousarray(self.embedder.encode(texts, progress), dtype=np.float32)

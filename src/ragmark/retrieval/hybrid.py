@@ -7,7 +7,9 @@ Each retriever returns its ``candidates`` best chunks per query; reciprocal-rank
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -77,6 +79,30 @@ class HybridRetriever:
         for r in self.retrievers:
             r.index(chunks, progress=progress)
         self._n = len(chunks)
+
+    @property
+    def _cacheable(self) -> bool:
+        return all(hasattr(r, m) for r in self.retrievers
+                   for m in ("index_state", "save", "load"))
+
+    def index_state(self) -> dict[str, Any] | None:
+        """The parts' index states (fusion settings do not change the indexes); None
+        when a part cannot save its index."""
+        if not self._cacheable:
+            return None
+        return {"parts": [{"name": r.name, "state": r.index_state()}  # type: ignore[attr-defined]
+                          for r in self.retrievers]}
+
+    def save(self, folder: Path) -> None:
+        for i, r in enumerate(self.retrievers):
+            (folder / str(i)).mkdir()
+            r.save(folder / str(i))  # type: ignore[attr-defined]
+        (folder / "hybrid.json").write_text(json.dumps({"n": self._n}), encoding="utf-8")
+
+    def load(self, folder: Path) -> None:
+        for i, r in enumerate(self.retrievers):
+            r.load(folder / str(i))  # type: ignore[attr-defined]
+        self._n = int(json.loads((folder / "hybrid.json").read_text("utf-8"))["n"])
 
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None
