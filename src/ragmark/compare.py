@@ -20,8 +20,9 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName, parse_metrics
+from ragmark.progress import Progress
 from ragmark.report.model import RunReport
-from ragmark.runner import Progress, check_depth, run, run_metrics
+from ragmark.runner import check_depth, run, run_metrics
 from ragmark.stats import (
     CORRECTIONS,
     TESTS,

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.pipelines.base import Output, Produced, Sourced
+from ragmark.progress import NullProgress, Progress
 from ragmark.registry import registry
 from ragmark.relevance import (
     JudgedItem,
@@ -48,20 +48,6 @@ SKIPPED = "generation skipped"
 
 DEFAULT_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
                      "ndcg@10", "map"]
-
-
-class Progress(Protocol):
-    def task(self, description: str, total: int | None) -> AbstractContextManager[
-        Callable[[int], None]
-    ]: ...
-
-
-class NullProgress:
-    """Progress that shows nothing."""
-
-    @contextmanager
-    def task(self, description: str, total: int | None) -> Iterator[Callable[[int], None]]:
-        yield lambda n: None
 
 
 def default_metrics(dataset: Dataset) -> list[MetricName]:

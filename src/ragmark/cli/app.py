@@ -19,8 +19,8 @@ PROGRESS_EVERY = "RAGMARK_PROGRESS_EVERY"
 def consoles(quiet: bool) -> tuple[Console, Any]:
     """stdout console and a progress object: rich bars on a terminal, plain lines every
     few seconds without one (CI logs), nothing with ``--quiet``."""
+    from ragmark.progress import NullProgress
     from ragmark.report.progress import PlainProgress, RichProgress
-    from ragmark.runner import NullProgress
 
     out = Console(highlight=False)
     err = Console(stderr=True)

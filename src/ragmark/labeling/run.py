@@ -26,9 +26,10 @@ from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
+from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import unmatchable
 from ragmark.report.model import Aggregate, QueryRecord, RunReport
-from ragmark.runner import NullProgress, Progress, run
+from ragmark.runner import run
 from ragmark.types import Dataset, Sample, Score
 
 Pair = tuple[str, str]

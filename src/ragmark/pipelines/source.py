@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ragmark.config import RunConfig
     from ragmark.pipelines.http import HttpPipeline
     from ragmark.pipelines.python import PythonPipeline
-    from ragmark.runner import Progress
+    from ragmark.progress import Progress
 
 
 def build(cfg: PythonPipelineConfig | HttpPipelineConfig,

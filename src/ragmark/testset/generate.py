@@ -227,7 +227,7 @@ def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
                      client: LLMClient, progress: Any = None) -> TestsetResult:
     """Generate a context set from ``corpus`` (passages cut by ``chunker``) through
     ``client``; ``progress`` is a runner Progress (None shows nothing)."""
-    from ragmark.runner import NullProgress
+    from ragmark.progress import NullProgress
 
     options.check(corpus)
     prog = progress or NullProgress()
