@@ -148,6 +148,7 @@ def compare(
     allow_short_rankings: bool = False,
     pipeline_fns: Mapping[str, Callable[..., Any]] | None = None,
     index_cache: bool = True,
+    latency_sample: int = 100,
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
@@ -174,7 +175,7 @@ def compare(
                               judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                               allow_short_rankings=allow_short_rankings,
                               pipeline_fn=(pipeline_fns or {}).get(c.name),
-                              index_cache=index_cache)
+                              index_cache=index_cache, latency_sample=latency_sample)
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in TABLE_METRICS if m in first.metrics]

@@ -173,3 +173,11 @@ def index_cache_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--no-index-cache", is_flag=True,
                         help="Rebuild the index instead of loading a saved one (and save "
                              "nothing under RAGMARK_HOME/indexes).")(f)
+
+
+def latency_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--latency-sample N``: questions retrieved one at a time to time them."""
+    return click.option("--latency-sample", type=click.IntRange(min=1), default=100,
+                        show_default=True,
+                        help="Questions retrieved one at a time to measure the per-question "
+                             "latency; the rest are retrieved in batches.")(f)

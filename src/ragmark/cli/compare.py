@@ -17,6 +17,7 @@ from ragmark.cli.app import (
     history_options,
     history_target,
     index_cache_option,
+    latency_option,
     leniency,
     record_history,
     warn_data,
@@ -73,6 +74,7 @@ def default_configs() -> tuple[list[str], str | None]:
                    "every config in the JSON, so 'ragmark inspect' works fully on it.")
 @format_option("json,md")
 @index_cache_option
+@latency_option
 @gate_options
 @click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
               help="Exit 1 when a config is significantly worse on a metric than its own "
@@ -93,6 +95,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 correction: str, resamples: int, seed: int, output: str, quiet: bool,
                 include_details: bool, formats: str | None, no_index_cache: bool,
+                latency_sample: int,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
                 margin: float, junit: str | None, strict: bool,
@@ -183,7 +186,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,
                      require_llm=require_llm, allow_short_rankings=allow_short_rankings,
-                     index_cache=not no_index_cache)
+                     index_cache=not no_index_cache, latency_sample=latency_sample)
     gates = regression_gates([(bases.get(n), r) for n, r in result.reports.items()],
                              regressed, alpha, margin)
     gate_md = gates_markdown(gates, alpha, margin)

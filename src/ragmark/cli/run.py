@@ -16,6 +16,7 @@ from ragmark.cli.app import (
     history_options,
     history_target,
     index_cache_option,
+    latency_option,
     leniency,
     record_history,
     warn_data,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 @click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
 @format_option("json")
 @index_cache_option
+@latency_option
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
@@ -68,6 +70,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             formats: str | None, no_index_cache: bool,
+            latency_sample: int,
             verbose: bool, quiet: bool, fail_under: tuple[str, ...],
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
             baseline_ref: str | None, regression: str | None, margin: float,
@@ -162,7 +165,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
                  dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings,
-                 index_cache=not no_index_cache)
+                 index_cache=not no_index_cache, latency_sample=latency_sample)
     if dry_run:
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return

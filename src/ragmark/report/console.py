@@ -73,7 +73,10 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
             f"Time: index {t.get('index_s', 0.0):.2f} s"
             f"{' (loaded from the cache)' if ds.get('index') == 'loaded' else ''} · "
             f"{'pipeline' if 'pipeline_s' in t else 'retrieval'} per question p50 "
-            f"{t['latency_p50_ms']:.1f} ms, p95 {t['latency_p95_ms']:.1f} ms · total "
+            f"{t['latency_p50_ms']:.1f} ms, p95 {t['latency_p95_ms']:.1f} ms"
+            + (f" ({int(t['latency_sample'])} timed one at a time) · "
+               f"{t['questions_per_s']:,.0f} questions/s" if "questions_per_s" in t else "")
+            + " · total "
             f"{t.get('total_s', 0.0):.2f} s",
             highlight=False,
         )
