@@ -91,6 +91,8 @@ def _bm25s(data: dict[str, Any], backend: str) -> tuple[Any, Any]:
 
 
 def _ragmark(data: dict[str, Any]) -> tuple[Any, Any]:
+    import bm25s  # noqa: F401  (imported before the measurement, as for bm25s itself)
+
     from ragmark.retrieval.bm25 import BM25Retriever
     from ragmark.types import Chunk
 
