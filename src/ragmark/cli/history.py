@@ -22,10 +22,11 @@ from ragmark.errors import ConfigError
 @click.option("--kind", type=click.Choice(["run", "compare", "label"]), help="Only this kind.")
 @click.option("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 @click.pass_context
 def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
                 config: str | None, metric: str | None, kind: str | None, since: str | None,
-                limit: int) -> None:
+                limit: int, as_json: bool) -> None:
     """The recorded runs, newest first; 'history show ID' and 'history trend' look closer."""
     ctx.obj = {"history": history}
     if ctx.invoked_subcommand is not None:
@@ -37,6 +38,21 @@ def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
     runs = list_runs(path, dataset=dataset, config=config, kind=kind, since=since,
                      metric=name, limit=limit)
     out, _ = consoles(quiet=True)
+    if as_json:
+        rows = []
+        for r in runs:
+            row: dict[str, Any] = {
+                "id": r.id, "kind": r.kind, "created_at": r.created_at,
+                "dataset": r.dataset_name, "dataset_hash": r.dataset_hash,
+                "questions": r.questions, "configs": list(r.configs),
+                "git_commit": r.git_commit, "results": r.results_path}
+            if name:
+                aggs = aggregates(path, r.id)
+                row[name] = {c: aggs[c][name].value for c in r.configs
+                             if name in aggs.get(c, {})}
+            rows.append(row)
+        click.echo(json.dumps(rows, indent=2))
+        return
     if not runs:
         out.print(f"No recorded run matches (history: {path}).", highlight=False)
         return
@@ -46,14 +62,14 @@ def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
     if name:
         table.add_column(name, justify="right")
     for r in runs:
-        row = [str(r.id), r.created_at.replace("T", " ")[:19], r.kind,
-               f"{r.dataset_name} ({r.dataset_hash[:8]})", str(r.questions),
-               ", ".join(r.configs), (r.git_commit or "")[:12]]
+        cells = [str(r.id), r.created_at.replace("T", " ")[:19], r.kind,
+                 f"{r.dataset_name} ({r.dataset_hash[:8]})", str(r.questions),
+                 ", ".join(r.configs), (r.git_commit or "")[:12]]
         if name:
             aggs = aggregates(path, r.id)
-            row.append(", ".join(_value(aggs[c][name]) for c in r.configs
-                                 if name in aggs.get(c, {})))
-        table.add_row(*row)
+            cells.append(", ".join(_value(aggs[c][name]) for c in r.configs
+                                   if name in aggs.get(c, {})))
+        table.add_row(*cells)
     out.print(table)
 
 

@@ -104,6 +104,10 @@ def test_history_commands(tmp_path, capsys):
     assert code == 0
     lines = [ln for ln in out.splitlines() if ln.startswith("│") and ln[1:5].strip().isdigit()]
     assert [ln[1:5].strip() for ln in lines] == ["3", "2", "1"] and "mrr" in out
+    code, out, _ = run_cli(["history", "--metric", "mrr", "--json"], capsys)
+    rows = json.loads(out)
+    assert [r["id"] for r in rows] == [3, 2, 1] and rows[0]["kind"] == "compare"
+    assert rows[0]["mrr"] == {"sparse": pytest.approx(1.0)} and rows[2]["questions"] == 8
     code, out, _ = run_cli(["history", "--kind", "compare"], capsys)
     assert "compare" in out and " 1 │" not in out
     code, out, _ = run_cli(["history", "show", "1"], capsys)
