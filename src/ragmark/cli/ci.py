@@ -41,7 +41,7 @@ def regression_metrics(text: str | None, baseline_ref: str | None) -> list[str]:
     """The gated metrics' canonical names (checked before any work)."""
     if not text:
         if baseline_ref:
-            raise ConfigError("--baseline names the run to gate against: give "
+            raise ConfigError("--baseline/--against names the run to gate against: give "
                               "--fail-on-regression METRIC[,METRIC] too")
         return []
     from ragmark.cli.history import _metric_name
@@ -103,8 +103,8 @@ def finish(out: Console, conditions: list[Any], *, gates: Sequence[Gated] = (),
 
     for g in gates:
         if g.base is None:
-            note = (f"{g.now.config}: no earlier run of this config on this dataset in the "
-                    "history: not gated for regressions")
+            note = (f"{g.now.config}: no earlier run of this config on this dataset to "
+                    "gate against: not gated for regressions")
             out.print(f"note: {note}", highlight=False)
             conditions = conditions + [Condition(f"{g.now.config}: has a baseline", True,
                                                  note)]
@@ -122,11 +122,22 @@ def finish(out: Console, conditions: list[Any], *, gates: Sequence[Gated] = (),
     check(conditions)
 
 
-def last_or_none(config: str, dataset_hash: str, history: Any) -> Any:
-    """The newest recorded run of ``config`` on the dataset, or None when there is none."""
+def base_of(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
+    """``config``'s side in ``ref`` (default ``last``: its newest recorded run on the
+    dataset), or None when ``ref`` has no such config (it is then not gated)."""
+    from ragmark.diff import resolve_side
+    from ragmark.history import history_path
+
+    if ref is None or ref == "last":
+        try:
+            return resolve_baseline("last", config, dataset_hash, history)
+        except ConfigError as e:
+            if "matching runs" in str(e) or "no run history" in str(e):
+                return None
+            raise
     try:
-        return resolve_baseline("last", config, dataset_hash, history)
+        return resolve_side(ref, config, history_path(history), dataset_hash)
     except ConfigError as e:
-        if "matching runs" in str(e) or "no run history" in str(e):
+        if "no config" in str(e) or "is of config" in str(e):
             return None
         raise

@@ -80,6 +80,10 @@ def default_configs() -> tuple[list[str], str | None]:
               help="Exit 1 when a config is significantly worse on a metric than its own "
                    "newest recorded run on this dataset (paired test, Holm over these "
                    "metrics, --alpha); a config without one is not gated.")
+@click.option("--against", "against", metavar="REF",
+              help="The earlier results to gate each config against (with "
+                   "--fail-on-regression): a compare or run file, a history id, or last "
+                   "(the default: each config's own newest recorded run).")
 @click.option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Fail only on drops larger than this.")
 @click.option("--junit", "junit", metavar="FILE",
@@ -98,7 +102,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 latency_sample: int,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
-                margin: float, junit: str | None, strict: bool,
+                against: str | None, margin: float, junit: str | None, strict: bool,
                 encoding: str | None, history: str | None, no_history: bool,
                 judge_metrics: str | None, require_llm: bool,
                 dry_run: bool, more_configs: tuple[str, ...]) -> None:
@@ -110,9 +114,9 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     config, or a config whose every question failed).
     """
     from ragmark.cli.ci import (
+        base_of,
         finish,
         gates_markdown,
-        last_or_none,
         regression_gates,
         regression_metrics,
     )
@@ -139,7 +143,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         hist = history_target(history, no_history)
         if junit:
             check_output(junit, "--junit")
-    regressed = regression_metrics(regression, None)
+    regressed = regression_metrics(regression, against)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     if not names:
         names, note = default_configs()
@@ -179,7 +183,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         from ragmark.data.fingerprint import dataset_hash
 
         ds_hash = dataset_hash(ds)
-        bases = {c.name: last_or_none(c.name, ds_hash, history) for c in cfgs}
+        bases = {c.name: base_of(against, c.name, ds_hash, history) for c in cfgs}
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed,
                             correction=correction)
     result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,

@@ -125,7 +125,7 @@ def test_compare_gates_each_config_against_its_own_last_run(tmp_path, capsys, mo
     assert code == 1
     flat_out = " ".join(out.split())
     assert "FAIL precision@5 vs run 1 (sparse)" in flat_out
-    assert ("note: flat: no earlier run of this config on this dataset in the history: not "
+    assert ("note: flat: no earlier run of this config on this dataset to gate against: not "
             "gated for regressions") in flat_out
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["sparse: no regression in precision@5"].find("failure") is not None
@@ -152,3 +152,26 @@ def test_plan_says_how_many_questions_a_gate_needs(tmp_path, capsys):
     flat = " ".join(out.split())
     assert f"{questions_needed(sd, 0.02):,}" in flat and f"{sd:.4f}" in flat
     assert "assumed" in flat  # no --against: the spread is the baseline's own
+
+
+def test_compare_against_an_earlier_compare_file(tmp_path, capsys):
+    demo = ["--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+            "--quiet", "--no-history"]
+    chunky = tmp_path / "chunky.toml"
+    chunky.write_text('name = "sparse"\nunit = "chunk"\n[chunker]\nname = "fixed"\n'
+                      'size = 120\noverlap = 0\n')
+    flat = tmp_path / "flat.toml"
+    flat.write_text('[retriever]\nname = "bm25"\nb = 0.0\n')
+    assert run_cli(["compare", *demo, "--configs", str(chunky), "--output",
+                    str(tmp_path / "before")], capsys)[0] == 0
+    code, out, _ = run_cli(["compare", *demo, "--configs", "sparse", str(flat),
+                            "--fail-on-regression", "precision@5", "--against",
+                            str(tmp_path / "before.json"), "--output",
+                            str(tmp_path / "after")], capsys)
+    assert code == 1
+    flat_out = " ".join(out.split())
+    assert f"FAIL precision@5 vs {tmp_path / 'before.json'} (sparse)" in flat_out
+    assert "note: flat: no earlier run of this config" in flat_out  # not in the file
+    code, _, err = run_cli(["compare", *demo, "--configs", "sparse", "--against", "last",
+                            "--output", str(tmp_path / "x")], capsys)
+    assert code == 2 and "give --fail-on-regression METRIC[,METRIC] too" in err
