@@ -130,8 +130,15 @@ def test_thresholds_and_depth_change_what_fails(in_fixtures, capsys):
 
 @pytest.fixture(scope="module")
 def compare_file(tmp_path_factory):
-    """`ragmark compare` of two configs on the demo set."""
+    """`ragmark compare` of two configs on the demo set (module scope: outside the
+    autouse fixture, so its caches are pointed at a temporary home here)."""
     tmp = tmp_path_factory.mktemp("cmp")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAGMARK_HOME", str(tmp / "home"))
+        return _compare_file(tmp)
+
+
+def _compare_file(tmp):
     weak = tmp / "weak.toml"
     weak.write_text('name = "weak"\nunit = "chunk"\n[chunker]\nname = "fixed"\nsize = 120\n'
                     'overlap = 0\n[retriever]\nname = "bm25"\nk1 = 5.0\nb = 1.0\n')
