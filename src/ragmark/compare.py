@@ -20,9 +20,10 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName, parse_metrics
+from ragmark.metrics.selection import check_depth, run_metrics
 from ragmark.progress import Progress
 from ragmark.report.model import RunReport
-from ragmark.runner import check_depth, run, run_metrics
+from ragmark.runner import run
 from ragmark.stats import (
     CORRECTIONS,
     TESTS,

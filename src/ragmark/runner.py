@@ -1,10 +1,10 @@
 """RunConfig -> pipeline -> per-query records -> aggregates.
 
-One configuration over one dataset: chunk the corpus, index it, retrieve for every
-question, judge the rankings, generate answers, score them. The rankings and answers may
-instead come from an external system (a config's ``[pipeline]``, see
-:mod:`ragmark.pipelines`) or from its logged outputs; one tail (:func:`_score`) scores
-every source alike. Nothing here prints: progress goes through the ``progress`` object
+One configuration over one dataset: the rankings and answers come from ragmark's own
+pipeline (:mod:`ragmark.pipelines.own`), an external system (a config's ``[pipeline]``,
+:mod:`ragmark.pipelines.source`) or its logged outputs; one tail (:func:`_score`)
+matches, scores and judges every source alike. Which metrics are computed is decided in
+:mod:`ragmark.metrics.selection`. Nothing here prints: progress goes through the ``progress`` object
 the caller passes (the CLI's shows rich bars).
 """
 
@@ -17,105 +17,38 @@ from typing import Any
 
 import numpy as np
 
-from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed
 from ragmark.judging import NEEDS_ANSWER, estimate, judge, llm_total, parse_judge_metrics
 from ragmark.llm import LLMSettings
-from ragmark.llm.config import display_url
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
-from ragmark.metrics.names import MetricName, parse_metrics
-from ragmark.pipelines.base import Output, Produced, Sourced
+from ragmark.metrics.names import MetricName
+from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's API)
+    DEFAULT_RETRIEVAL,
+    check_depth,
+    default_metrics,
+    run_metrics,
+    shorter_than,
+    too_deep,
+)
+from ragmark.pipelines.base import Output, Sourced
+from ragmark.pipelines.own import LATENCY_SAMPLE, own
 from ragmark.progress import NullProgress, Progress
-from ragmark.registry import registry
 from ragmark.relevance import (
     JudgedItem,
     Matcher,
     judge_ranking,
     to_judged,
-    trec_order,
     unmatchable,
 )
 from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
-from ragmark.retrieval.index_cache import build_index
-from ragmark.types import Chunk, Dataset, Document, Sample, Score
+from ragmark.types import Dataset, Document, Sample, Score
 
 SKIPPED = "generation skipped"
 """The reason of answer metrics in a run told not to generate (--skip-generation)."""
-
-LATENCY_SAMPLE = 100
-"""Questions retrieved one at a time to measure the per-question latency; the rest go in
-batches of RETRIEVE_BATCH."""
-RETRIEVE_BATCH = 1024
-
-DEFAULT_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
-                     "ndcg@10", "map"]
-
-
-def default_metrics(dataset: Dataset) -> list[MetricName]:
-    """The metrics the dataset's references allow: retrieval metrics when some question
-    has a ground truth, and the answer metrics its gold context, keywords and expected
-    answers allow; so a default metric can get a value for some question."""
-    names: list[str] = []
-    truth = [s.truth.kind != "none" for s in dataset.samples]
-    keywords = [bool(s.expected_keywords) for s in dataset.samples]
-    if any(truth):
-        names += DEFAULT_RETRIEVAL
-    if any(keywords):
-        names.append("keyword_coverage")
-    if any(truth):
-        names.append("context_overlap")
-    if any(t and k for t, k in zip(truth, keywords, strict=True)):
-        names.append("combined_score")
-    names.append("groundedness")
-    if any(s.expected_answer for s in dataset.samples):
-        names += ["exact_match", "token_f1"]
-    return parse_metrics(names)
-
-
-def too_deep(cfg: RunConfig, names: Sequence[MetricName]) -> list[MetricName]:
-    """The retrieval metrics whose cutoff exceeds what ``cfg`` retrieves (its ``top_k``);
-    an external pipeline returns what it returns, so none of its metrics is."""
-    if cfg.pipeline is not None:
-        return []
-    return [m for m in names if m.kind == "retrieval" and m.k is not None and m.k > cfg.top_k]
-
-
-def check_depth(configs: Sequence[RunConfig], names: Sequence[MetricName],
-                allow_short_rankings: bool = False) -> None:
-    """A ConfigError, before any work, when a metric cuts deeper than a config's ranking:
-    recall@10 on a top-3 ranking is recall@3 under another name. With
-    ``allow_short_rankings`` such metrics are computed and marked in every output."""
-    if allow_short_rankings:
-        return
-    lines = []
-    for cfg in configs:
-        deep = too_deep(cfg, names)
-        if deep:
-            lines.append(f"config {cfg.name!r} retrieves top_k = {cfg.top_k} items, but "
-                         f"{', '.join(str(m) for m in deep)} "
-                         f"{'cuts' if len(deep) == 1 else 'cut'} at "
-                         f"{', '.join(sorted({str(m.k) for m in deep}, key=int))}")
-    if lines:
-        deepest = max(m.k or 0 for cfg in configs for m in too_deep(cfg, names))
-        raise ConfigError(
-            "\n".join(lines) + f"\nsuch a metric would be computed on a ranking shorter than "
-            f"its cutoff and silently equal a shallower one. Fix: retrieve deeper (--top-k "
-            f"{deepest}, or top_k = {deepest} in the config), ask for cutoffs within top_k "
-            "(--metrics), or pass --allow-short-rankings to compute them anyway, marked in "
-            "every output")
-
-
-def shorter_than(lengths: Sequence[int], names: Sequence[MetricName]) -> dict[int, int]:
-    """Cutoff k -> how many rankings (of the given lengths) have fewer than k items, for
-    every cutoff of ``names`` where some do."""
-    cuts = sorted({m.k for m in names if m.kind == "retrieval" and m.k is not None})
-    counts = {k: sum(1 for n in lengths if n < k) for k in cuts}
-    return {k: c for k, c in counts.items() if c}
-
 
 def _gold_context(sample: Sample, docs: dict[str, Document]) -> list[str]:
     t = sample.truth
@@ -160,153 +93,11 @@ def _answer_scores(
     return out
 
 
-def _generate(
-    generator: Any, samples: Sequence[Sample], tops: Sequence[list[Chunk]], prog: Progress,
-    name: str,
-) -> list[str | GenerationFailed | None]:
-    """One answer per question (None when generation is skipped); a generator with
-    ``generate_many`` (the LLM one) answers all questions concurrently."""
-    if generator is None:
-        return [None] * len(samples)
-    with prog.task(f"answering ({name})", len(samples)) as advance:
-        many = getattr(generator, "generate_many", None)
-        if many is not None:
-            return list(many([s.question for s in samples], tops, advance))
-        out: list[str | GenerationFailed | None] = []
-        for s, top in zip(samples, tops, strict=True):
-            out.append(generator.generate(s.question, top))
-            advance(1)
-        return out
-
-
 def _unit(cfg: RunConfig, dataset: Dataset) -> str:
     if cfg.unit != "auto":
         return cfg.unit
     kinds = {s.truth.kind for s in dataset.samples}
     return "document" if kinds <= {"ids", "none"} else "chunk"
-
-
-def _own(
-    dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress, *,
-    with_answers: bool, dry_run: bool, index_cache: bool = True,
-    latency_sample: int = LATENCY_SAMPLE,
-) -> Sourced:
-    """ragmark's own pipeline: chunk, index, retrieve (and rerank) one question at a time,
-    then generate from the top_n chunks."""
-    timings: dict[str, float] = {}
-    chunker_cfg = cfg.chunker
-    chunker_name = chunker_cfg.name if chunker_cfg else dataset.default_chunker
-    chunker_params = chunker_cfg.params if chunker_cfg else {}
-    chunker = registry("chunker").create(chunker_name, **chunker_params)
-    t0 = time.perf_counter()
-    chunks: list[Chunk] = []
-    with prog.task("chunking", len(dataset.corpus.documents)) as advance:
-        step = 500
-        docs = dataset.corpus.documents
-        for i in range(0, len(docs), step):
-            chunks.extend(chunk_corpus(docs[i : i + step], chunker))
-            advance(len(docs[i : i + step]))
-    if not chunks:
-        raise ConfigError(f"chunker {chunker_name!r} produced no chunks from the corpus")
-    timings["chunk_s"] = time.perf_counter() - t0
-    retriever = registry("retriever").create(cfg.retriever.name, **cfg.retriever.params)
-    reranker = None if cfg.reranker is None else registry("reranker").create(
-        cfg.reranker.name, **cfg.llm_params(cfg.reranker))
-    t0 = time.perf_counter()
-    passes = int(getattr(retriever, "index_passes", 1))
-    with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})",
-                   len(chunks) * passes) as advance:
-        index_source = build_index(retriever, chunks, advance, use_cache=index_cache)
-    timings["index_s"] = time.perf_counter() - t0
-
-    # The first `latency_sample` questions one at a time, as a service answers them: the
-    # per-question latency is real; the rest in batches, for throughput.
-    ids = np.full((len(samples), cfg.top_k), -1, dtype=np.int64)
-    scores = np.full((len(samples), cfg.top_k), -np.inf, dtype=np.float32)
-    n_timed = min(max(latency_sample, 1), len(samples))
-    latency = np.empty(n_timed, dtype=np.float64)
-    rerank_s = 0.0
-    t0 = time.perf_counter()
-    what = "retrieving"
-    if cfg.reranker is not None:
-        what = f"retrieving and reranking ({cfg.reranker.name})"
-    if dry_run and hasattr(reranker, "summary"):
-        raise ConfigError(f"--dry-run cannot run reranker {cfg.reranker.name!r}: its "  # type: ignore[union-attr]
-                          "scores need LLM calls")
-    notes: list[str] = []
-    llm: dict[str, Any] = {}
-
-    def rerank(qi: int) -> None:
-        nonlocal rerank_s
-        if reranker is None:
-            return
-        t_r = time.perf_counter()
-        keep = ids[qi] >= 0
-        scores[qi][keep] = reranker.score(samples[qi].question,
-                                          [chunks[i].text for i in ids[qi][keep]])
-        rerank_s += time.perf_counter() - t_r
-
-    try:
-        with prog.task(what, len(samples)) as advance:
-            for qi in range(n_timed):
-                t = time.perf_counter()
-                got_i, got_s = retriever.retrieve([samples[qi].question], cfg.top_k)
-                ids[qi], scores[qi] = got_i[0], got_s[0]
-                rerank(qi)
-                latency[qi] = time.perf_counter() - t
-                advance(1)
-            for start in range(n_timed, len(samples), RETRIEVE_BATCH):
-                stop = min(start + RETRIEVE_BATCH, len(samples))
-                got_i, got_s = retriever.retrieve(
-                    [s.question for s in samples[start:stop]], cfg.top_k)
-                ids[start:stop], scores[start:stop] = got_i, got_s
-                for qi in range(start, stop):
-                    rerank(qi)
-                advance(stop - start)
-    finally:
-        if reranker is not None and hasattr(reranker, "summary"):  # the LLM reranker
-            notes, llm["reranker"] = reranker.summary()  # its accounting and notes
-            reranker.close()
-    timings["retrieve_s"] = time.perf_counter() - t0
-    if reranker is not None:
-        timings["rerank_s"] = rerank_s
-    timings["latency_p50_ms"] = float(np.percentile(latency, 50)) * 1000
-    timings["latency_p95_ms"] = float(np.percentile(latency, 95)) * 1000
-    timings["latency_sample"] = float(n_timed)
-    timings["questions_per_s"] = len(samples) / max(timings["retrieve_s"], 1e-9)
-
-    generator = None if not with_answers else registry("generator").create(
-        cfg.generator.name, **cfg.llm_params(cfg.generator))
-    if dry_run and hasattr(generator, "generate_many"):
-        raise ConfigError(
-            f"--dry-run cannot estimate the judges of generator {cfg.generator.name!r}: its "
-            "answers need LLM calls; dry-run with an extractive generator or --skip-generation"
-        )
-    ranked: list[tuple[list[Chunk], list[float]]] = []
-    tops: list[list[Chunk]] = []
-    for qi in range(len(samples)):
-        keep = ids[qi] >= 0
-        got = [chunks[i] for i in ids[qi][keep]]
-        sc = scores[qi][keep].tolist()
-        ranked.append((got, sc))
-        # the generator sees the chunks best first, in trec order
-        tops.append([got[i] for i in trec_order([c.id for c in got], sc)[: cfg.top_n]])
-    t0 = time.perf_counter()
-    answers = _generate(generator, samples, tops, prog, cfg.generator.name)
-    timings["answer_s"] = time.perf_counter() - t0
-    if generator is not None and hasattr(generator, "summary"):  # the LLM generator
-        gen_notes, gen_llm = generator.summary()  # its accounting and notes
-        notes += gen_notes
-        if gen_llm:
-            llm["generator"] = gen_llm
-    cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
-    if cfg.llm is not None and cfg.llm.base_url:  # never a user:password in a results file
-        cfg_json["llm"]["base_url"] = display_url(cfg.llm.base_url)
-    cfg_json["chunker"] = {"name": chunker_name, **chunker_params}
-    produced = [Produced(got, sc, [c.text for c in top], ans)
-                for (got, sc), top, ans in zip(ranked, tops, answers, strict=True)]
-    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks), "index": index_source},
-                   notes, llm)
 
 
 def run(
@@ -364,7 +155,7 @@ def run(
     else:
         needs_answers = (any(m.kind == "answer" for m in names)
                          or bool(set(judge_names) & NEEDS_ANSWER))
-        src = _own(dataset, samples, cfg, prog, with_answers=needs_answers and not skip_generation,
+        src = own(dataset, samples, cfg, prog, with_answers=needs_answers and not skip_generation,
                    dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
                     require_llm=require_llm, dry_run=dry_run, started=started)
@@ -386,12 +177,6 @@ def run(
                 + "; places past the end of a ranking count as not relevant (as in "
                 "trec_eval)")
     return report
-
-
-def run_metrics(dataset: Dataset, metrics: Sequence[str | MetricName] | None
-                ) -> list[MetricName]:
-    """The metrics a run computes: those asked for, else the dataset's defaults."""
-    return parse_metrics(metrics) if metrics else default_metrics(dataset)
 
 
 def _score(

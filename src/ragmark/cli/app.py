@@ -143,6 +143,22 @@ def history_target(history: str | None, no_history: bool) -> Any:
     return path
 
 
+def prepare_outputs(paths: Any, history: str | None, no_history: bool, *,
+                    junit: str | None = None, run_file: str | None = None) -> Any:
+    """Check every output path (``--output`` files, ``--run-file``, ``--junit``, the
+    history) before any data is read; returns the history file to record in, or None."""
+    from ragmark.cli.paths import check_output
+
+    for p in paths:
+        check_output(p, "--output")
+    if run_file:
+        check_output(run_file, "--run-file")
+    hist = history_target(history, no_history)
+    if junit:
+        check_output(junit, "--junit")
+    return hist
+
+
 def record_history(out: Console, path: Any, envelope: Any, result: Any, written: Any) -> None:
     """Record a completed run in the history and say so."""
     if path is None:

@@ -15,10 +15,10 @@ from ragmark.cli.app import (
     format_option,
     gate_options,
     history_options,
-    history_target,
     index_cache_option,
     latency_option,
     leniency,
+    prepare_outputs,
     record_history,
     warn_data,
     written_text,
@@ -120,16 +120,16 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         regression_gates,
         regression_metrics,
     )
-    from ragmark.cli.paths import check_output, output_stem
+    from ragmark.cli.paths import output_stem
     from ragmark.compare import StatSettings, compare, estimate_compare
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
     from ragmark.gates import check_names, conditions, parse_thresholds
     from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
+    from ragmark.metrics.selection import default_metrics
     from ragmark.report.json_writer import comparison_json
     from ragmark.report.markdown import comparison_markdown
-    from ragmark.runner import default_metrics
 
     out, progress = consoles(quiet)
     from ragmark.report.writers import Written, parse_formats, paths_of, write_all
@@ -138,11 +138,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     fmts = parse_formats(formats, "compare")
     hist = None
     if not dry_run:  # before any data is read
-        for p in paths_of(fmts, Path(stem)):
-            check_output(p, "--output")
-        hist = history_target(history, no_history)
-        if junit:
-            check_output(junit, "--junit")
+        hist = prepare_outputs(paths_of(fmts, Path(stem)), history, no_history, junit=junit)
     regressed = regression_metrics(regression, against)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     if not names:

@@ -13,8 +13,8 @@ from ragmark.cli.app import (
     data_options,
     format_option,
     history_options,
-    history_target,
     leniency,
+    prepare_outputs,
     record_history,
     warn_data,
 )
@@ -74,7 +74,7 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     every passage's label, agreement; the LLM accounting) and {output}.md, and prints
     the tables. Needs an LLM endpoint.
     """
-    from ragmark.cli.paths import check_output, output_stem
+    from ragmark.cli.paths import output_stem
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
     from ragmark.labeling import (
@@ -97,11 +97,8 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     fmts = parse_formats(formats, "label")
     hist = None
     if not dry_run:  # before any data is read
-        for p in paths_of(fmts, Path(output)):
-            check_output(p, "--output")
-        for suffix in (".png", ".svg") if plot else ():
-            check_output(f"{output}{suffix}", "--output")
-        hist = history_target(history, no_history)
+        plots = [f"{output}{suffix}" for suffix in ((".png", ".svg") if plot else ())]
+        hist = prepare_outputs([*paths_of(fmts, Path(output)), *plots], history, no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)])
     if settings is None:

@@ -14,10 +14,10 @@ from ragmark.cli.app import (
     format_option,
     gate_options,
     history_options,
-    history_target,
     index_cache_option,
     latency_option,
     leniency,
+    prepare_outputs,
     record_history,
     warn_data,
     written_text,
@@ -96,10 +96,11 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     from ragmark.gates import conditions, parse_thresholds
     from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
+    from ragmark.metrics.selection import run_metrics
     from ragmark.report.console import print_report
     from ragmark.report.json_writer import report_json
     from ragmark.report.trec_run import check_trec_ids, write_trec_run
-    from ragmark.runner import run, run_metrics
+    from ragmark.runner import run
 
     out, progress = consoles(quiet)
     from ragmark.report.writers import Written, parse_formats, paths_of, write_all
@@ -110,13 +111,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     stem = json_path.with_suffix("") if json_path.suffix.lower() == ".json" else json_path
     if not dry_run:  # before any data is read
         check_output(output, "--output")
-        for p in paths_of(fmts, stem, json_path):
-            check_output(p, "--output")
-        if run_file:
-            check_output(run_file, "--run-file")
-        hist = history_target(history, no_history)
-        if junit:
-            check_output(junit, "--junit")
+        hist = prepare_outputs(paths_of(fmts, stem, json_path), history, no_history,
+                               junit=junit, run_file=run_file)
     gated = regression_metrics(regression, baseline_ref)
     names = parse_metrics(metrics) if metrics else None
     judges = parse_judge_metrics(judge_metrics)

@@ -126,11 +126,15 @@ def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
 
 def list_runs(path: str | Path, *, dataset: str | None = None, config: str | None = None,
               kind: str | None = None, since: str | None = None, metric: str | None = None,
-              limit: int | None = None) -> list[RunRow]:
+              limit: int | None = None, run_id: int | None = None) -> list[RunRow]:
     """Recorded runs, newest first; ``dataset`` matches the name or a hash prefix,
     ``config`` a config name, ``metric`` keeps runs that computed it, ``since`` an ISO
     date or time (runs created at or after it)."""
-    where, args = [], []
+    where: list[str] = []
+    args: list[Any] = []
+    if run_id is not None:
+        where.append("r.id = ?")
+        args.append(run_id)
     if dataset:
         where.append("(r.dataset_name = ? OR r.dataset_hash LIKE ?)")
         args += [dataset, f"{dataset}%"]
@@ -172,7 +176,7 @@ def aggregates(path: str | Path, run_id: int) -> dict[str, dict[str, Aggregate]]
 
 def run_row(path: str | Path, run_id: int) -> tuple[RunRow, dict[str, Any], dict[str, Any]]:
     """A run's row, its envelope and its configs (name -> config as recorded)."""
-    matches = [r for r in list_runs(path) if r.id == run_id]
+    matches = list_runs(path, run_id=run_id)
     if not matches:
         raise ConfigError(f"no run {run_id} in the run history {path}")
     with connect(path, create=False) as con:

@@ -1,0 +1,84 @@
+"""Which metrics a run computes: those asked for, or the ones the dataset allows; and
+whether the rankings are deep enough for their cutoffs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragmark.config import RunConfig
+from ragmark.errors import ConfigError
+from ragmark.metrics.names import MetricName, parse_metrics
+from ragmark.types import Dataset
+
+DEFAULT_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
+                     "ndcg@10", "map"]
+
+
+def default_metrics(dataset: Dataset) -> list[MetricName]:
+    """The metrics the dataset's references allow: retrieval metrics when some question
+    has a ground truth, and the answer metrics its gold context, keywords and expected
+    answers allow; so a default metric can get a value for some question."""
+    names: list[str] = []
+    truth = [s.truth.kind != "none" for s in dataset.samples]
+    keywords = [bool(s.expected_keywords) for s in dataset.samples]
+    if any(truth):
+        names += DEFAULT_RETRIEVAL
+    if any(keywords):
+        names.append("keyword_coverage")
+    if any(truth):
+        names.append("context_overlap")
+    if any(t and k for t, k in zip(truth, keywords, strict=True)):
+        names.append("combined_score")
+    names.append("groundedness")
+    if any(s.expected_answer for s in dataset.samples):
+        names += ["exact_match", "token_f1"]
+    return parse_metrics(names)
+
+
+def too_deep(cfg: RunConfig, names: Sequence[MetricName]) -> list[MetricName]:
+    """The retrieval metrics whose cutoff exceeds what ``cfg`` retrieves (its ``top_k``);
+    an external pipeline returns what it returns, so none of its metrics is."""
+    if cfg.pipeline is not None:
+        return []
+    return [m for m in names if m.kind == "retrieval" and m.k is not None and m.k > cfg.top_k]
+
+
+def check_depth(configs: Sequence[RunConfig], names: Sequence[MetricName],
+                allow_short_rankings: bool = False) -> None:
+    """A ConfigError, before any work, when a metric cuts deeper than a config's ranking:
+    recall@10 on a top-3 ranking is recall@3 under another name. With
+    ``allow_short_rankings`` such metrics are computed and marked in every output."""
+    if allow_short_rankings:
+        return
+    lines = []
+    for cfg in configs:
+        deep = too_deep(cfg, names)
+        if deep:
+            lines.append(f"config {cfg.name!r} retrieves top_k = {cfg.top_k} items, but "
+                         f"{', '.join(str(m) for m in deep)} "
+                         f"{'cuts' if len(deep) == 1 else 'cut'} at "
+                         f"{', '.join(sorted({str(m.k) for m in deep}, key=int))}")
+    if lines:
+        deepest = max(m.k or 0 for cfg in configs for m in too_deep(cfg, names))
+        raise ConfigError(
+            "\n".join(lines) + f"\nsuch a metric would be computed on a ranking shorter than "
+            f"its cutoff and silently equal a shallower one. Fix: retrieve deeper (--top-k "
+            f"{deepest}, or top_k = {deepest} in the config), ask for cutoffs within top_k "
+            "(--metrics), or pass --allow-short-rankings to compute them anyway, marked in "
+            "every output")
+
+
+def shorter_than(lengths: Sequence[int], names: Sequence[MetricName]) -> dict[int, int]:
+    """Cutoff k -> how many rankings (of the given lengths) have fewer than k items, for
+    every cutoff of ``names`` where some do."""
+    cuts = sorted({m.k for m in names if m.kind == "retrieval" and m.k is not None})
+    counts = {k: sum(1 for n in lengths if n < k) for k in cuts}
+    return {k: c for k, c in counts.items() if c}
+
+
+def run_metrics(dataset: Dataset, metrics: Sequence[str | MetricName] | None
+                ) -> list[MetricName]:
+    """The metrics a run computes: those asked for, else the dataset's defaults."""
+    return parse_metrics(metrics) if metrics else default_metrics(dataset)
+
+
