@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from ragmark.embeddings.base import Embedder, Progress
 from ragmark.errors import RagmarkError
+from ragmark.executors import active
 from ragmark.home import cache_path
 
 _SCHEMA = """
@@ -144,9 +145,8 @@ class CachedEmbedder:
                 (k for k in first if k not in found), key=lambda k: -len(texts[first[k]])
             )
             if missing:
-                if model is None:
-                    model = self._register_model(con, int(self.embedder.dim))
-                self._encode_missing(con, model, texts, first, missing, found, keys, progress)
+                model = self._encode_missing(con, model, texts, first, missing, found, keys,
+                                             progress)
         dim = model[1] if model is not None else 0
         buf = bytearray(b"".join(found[k] for k in keys))
         return (
@@ -172,32 +172,69 @@ class CachedEmbedder:
     def _encode_missing(
         self,
         con: sqlite3.Connection,
-        model: tuple[int, int],
+        model: tuple[int, int] | None,
         texts: list[str],
         first: dict[bytes, int],
         missing: list[bytes],
         found: dict[bytes, bytes],
         keys: list[bytes],
         progress: Progress | None,
-    ) -> None:
-        model_key, dim = model
+    ) -> tuple[int, int]:
+        """Encode the missing texts in batches of ``batch_size`` (the same batches
+        whichever executor runs them: with Ray, groups of batches go to the workers),
+        committing each group as it completes. Returns the model's ``(id, dim)``."""
         counts = Counter(keys)
-        for start in range(0, len(missing), self.batch_size):
-            batch = missing[start : start + self.batch_size]
-            vecs = np.asarray(self.embedder.encode([texts[first[k]] for k in batch]))
-            if vecs.shape != (len(batch), dim):
-                raise RagmarkError(
-                    f"embedder {self.model_id!r} returned an array of shape {vecs.shape} for "
-                    f"{len(batch)} texts; expected ({len(batch)}, {dim})"
+        batches = [missing[s : s + self.batch_size]
+                   for s in range(0, len(missing), self.batch_size)]
+        ex = active()
+        per_task = WORK_PER_TASK // self.batch_size if ex.distributed else 1
+        groups = [[[texts[first[k]] for k in b] for b in batches[s : s + per_task]]
+                  for s in range(0, len(batches), max(per_task, 1))]
+        offsets = np.cumsum([0] + [len(g) for g in groups])
+        registered = model
+
+        def done(gi: int, got: list[NDArray[np.float32]]) -> None:
+            nonlocal registered
+            for batch, vecs in zip(batches[offsets[gi] : offsets[gi + 1]], got, strict=True):
+                vecs = np.asarray(vecs)
+                if registered is None and vecs.ndim == 2:
+                    registered = self._register_model(con, int(vecs.shape[1]))
+                dim = registered[1] if registered is not None else -1
+                if vecs.shape != (len(batch), dim):
+                    raise RagmarkError(
+                        f"embedder {self.model_id!r} returned an array of shape {vecs.shape} "
+                        f"for {len(batch)} texts; expected ({len(batch)}, {dim})"
+                    )
+                rows = [(registered[0], k, v.astype(_F32).tobytes())  # type: ignore[index]
+                        for k, v in zip(batch, vecs, strict=True)]
+                con.executemany(
+                    "INSERT OR REPLACE INTO vectors (model, hash, vec) VALUES (?, ?, ?)", rows
                 )
-            rows = [
-                (model_key, k, v.astype(_F32).tobytes()) for k, v in zip(batch, vecs, strict=True)
-            ]
-            con.executemany(
-                "INSERT OR REPLACE INTO vectors (model, hash, vec) VALUES (?, ?, ?)", rows
-            )
-            con.commit()
-            found.update((k, v) for _, k, v in rows)
-            self.stats["encoded"] += len(batch)
-            if progress is not None:
-                progress(sum(counts[k] for k in batch))
+                con.commit()
+                found.update((k, v) for _, k, v in rows)
+                self.stats["encoded"] += len(batch)
+                if progress is not None:
+                    progress(sum(counts[k] for k in batch))
+
+        ex.map(encode_batches, (self.embedder, ex.distributed), groups, on_done=done)
+        if registered is None:  # pragma: no cover - missing is never empty here
+            raise RagmarkError(f"embedder {self.model_id!r} encoded nothing")
+        return registered
+
+
+WORK_PER_TASK = 256
+"""Texts per task when an executor spreads the encoding (whole batches of them)."""
+_LOADED: dict[str, Embedder] = {}
+
+
+def encode_batches(shared: tuple[Embedder, bool],
+                   batches: list[list[str]]) -> list[NDArray[np.float32]]:
+    """Each batch's vectors, by one ``encode`` call per batch (an executor's work item).
+    ``shared`` is the embedder and whether this runs in a worker process, where the
+    embedder (and its loaded model) is kept for the next item."""
+    embedder, worker = shared
+    if worker:
+        key = (f"{type(embedder).__qualname__}:{embedder.model_id}:"
+               f"{getattr(embedder, 'threads', '')}")
+        embedder = _LOADED.setdefault(key, embedder)
+    return [np.asarray(embedder.encode(b), dtype=np.float32) for b in batches]

@@ -176,6 +176,10 @@ class SentenceTransformerEmbedder:
         self._model_id: str | None = None
         self._model: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the loaded model (an executor's worker loads its own)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_model"} | {"_model": None}
+
     @property
     def model_id(self) -> str:
         if self._model_id is None:

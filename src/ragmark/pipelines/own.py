@@ -1,53 +1,272 @@
-"""ragmark's own pipeline as a source: chunk the corpus, index it (or load the saved
-index), retrieve (and rerank) every question, generate answers from the top_n chunks.
+"""ragmark's own pipeline as a source: a plan of batch stages.
 
-A sibling of the external sources (:mod:`ragmark.pipelines.source`); what it makes is
-scored by the runner's one tail like theirs.
+Components are built from the config once (:func:`components`); then each stage takes
+columnar inputs and returns a new value plus its :class:`Stats`, and changes nothing it
+was given: chunk -> index -> retrieve (and rerank) -> generate. The retrieval stage
+times the first ``latency_sample`` questions one at a time (a service's latency), and
+retrieves the rest in blocks, spread over the active executor's workers in shards
+(:mod:`ragmark.executors`). LLM calls (an LLM reranker, the LLM generator) stay here on
+the driver. A sibling of the external sources (:mod:`ragmark.pipelines.source`); what it
+makes is scored by the runner's one tail like theirs.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
+from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
 from ragmark.llm.config import display_url
 from ragmark.pipelines.base import Produced, Sourced
 from ragmark.progress import Progress
 from ragmark.registry import registry
 from ragmark.relevance import trec_order
+from ragmark.retrieval.base import prepare, retrieve_prepared, slice_prepared
 from ragmark.retrieval.index_cache import build_index
 from ragmark.types import Chunk, Dataset, Sample
 
 LATENCY_SAMPLE = 100
 """Questions retrieved one at a time to measure the per-question latency; the rest go in
-batches of RETRIEVE_BATCH."""
+blocks of RETRIEVE_BATCH."""
 RETRIEVE_BATCH = 1024
+SHARD = 256
+"""Questions per work item when an executor spreads retrieval: a multiple of the dense
+search's query block, so a shard is searched exactly as the local run searches it."""
 
 
-def generate(
-    generator: Any, samples: Sequence[Sample], tops: Sequence[list[Chunk]], prog: Progress,
-    name: str,
-) -> list[str | GenerationFailed | None]:
+@dataclass(frozen=True)
+class Stats:
+    """What a stage adds to the report: timings, notes, LLM accounting by part."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    llm: dict[str, Any] = field(default_factory=dict)
+
+    def merge(self, other: Stats) -> Stats:
+        return Stats({**self.timings, **other.timings}, self.notes + other.notes,
+                     {**self.llm, **other.llm})
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The rankings of n questions, columnar: ``(n, top_k)`` chunk indices (``-1``
+    padded) and float32 scores (``-inf`` padded), best first."""
+
+    ids: NDArray[np.int64]
+    scores: NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Components:
+    """Everything a config builds, built once before any stage runs."""
+
+    chunker_name: str
+    chunker_params: dict[str, Any]
+    chunker: Any
+    retriever: Any
+    reranker: Any
+    generator: Any
+
+
+def components(dataset: Dataset, cfg: RunConfig, *, with_answers: bool,
+               dry_run: bool) -> Components:
+    """The chunker, retriever, reranker and generator of ``cfg`` (a ConfigError before any
+    work when one cannot be built, or cannot run in a dry run)."""
+    chunker_cfg = cfg.chunker
+    chunker_name = chunker_cfg.name if chunker_cfg else dataset.default_chunker
+    chunker_params = dict(chunker_cfg.params) if chunker_cfg else {}
+    chunker = registry("chunker").create(chunker_name, **chunker_params)
+    retriever = registry("retriever").create(cfg.retriever.name, **cfg.retriever.params)
+    reranker = None if cfg.reranker is None else registry("reranker").create(
+        cfg.reranker.name, **cfg.llm_params(cfg.reranker))
+    if dry_run and reranker is not None and hasattr(reranker, "summary"):
+        raise ConfigError(f"--dry-run cannot run reranker {cfg.reranker.name!r}: its "  # type: ignore[union-attr]
+                          "scores need LLM calls")
+    generator = None if not with_answers else registry("generator").create(
+        cfg.generator.name, **cfg.llm_params(cfg.generator))
+    if dry_run and hasattr(generator, "generate_many"):
+        if reranker is not None and hasattr(reranker, "close"):
+            reranker.close()
+        raise ConfigError(
+            f"--dry-run cannot estimate the judges of generator {cfg.generator.name!r}: its "
+            "answers need LLM calls; dry-run with an extractive generator or --skip-generation"
+        )
+    return Components(chunker_name, chunker_params, chunker, retriever, reranker, generator)
+
+
+def chunk_stage(dataset: Dataset, parts: Components, prog: Progress) -> tuple[list[Chunk], Stats]:
+    t0 = time.perf_counter()
+    chunks: list[Chunk] = []
+    with prog.task("chunking", len(dataset.corpus.documents)) as advance:
+        step = 500
+        docs = dataset.corpus.documents
+        for i in range(0, len(docs), step):
+            chunks.extend(chunk_corpus(docs[i : i + step], parts.chunker))
+            advance(len(docs[i : i + step]))
+    if not chunks:
+        raise ConfigError(f"chunker {parts.chunker_name!r} produced no chunks from the corpus")
+    return chunks, Stats({"chunk_s": time.perf_counter() - t0})
+
+
+def index_stage(parts: Components, chunks: Sequence[Chunk], prog: Progress, name: str, *,
+                use_cache: bool) -> tuple[str, Stats]:
+    """Index the chunks (or load the saved index): ``"loaded"``, ``"built"`` or ``"not
+    cached"``."""
+    t0 = time.perf_counter()
+    passes = int(getattr(parts.retriever, "index_passes", 1))
+    with prog.task(f"indexing {len(chunks):,} chunks ({name})", len(chunks) * passes) as adv:
+        source = build_index(parts.retriever, chunks, adv, use_cache=use_cache)
+    return source, Stats({"index_s": time.perf_counter() - t0})
+
+
+def _llm_reranker(reranker: Any) -> bool:
+    return reranker is not None and hasattr(reranker, "summary")
+
+
+def _rerank(reranker: Any, question: str, ids: NDArray[np.int64], scores: NDArray[np.float32],
+            texts: Sequence[str]) -> NDArray[np.float32]:
+    """The scores of one question's ranking after reranking (a new array)."""
+    out = scores.copy()
+    keep = ids >= 0
+    out[keep] = reranker.score(question, [texts[i] for i in ids[keep]])
+    return out
+
+
+def retrieve_shard(shared: tuple[Any, Any, Sequence[str], int],
+                   item: tuple[Sequence[str], object]) -> tuple[Ranked, float]:
+    """One executor work item: retrieve (and rerank, unless the reranker calls an LLM)
+    a shard of questions. ``shared``: the retriever, the reranker (or None), the chunk
+    texts, top_k; ``item``: the questions and their prepared queries."""
+    retriever, reranker, texts, top_k = shared
+    questions, prepared = item
+    ids, scores = retrieve_prepared(retriever, questions, prepared, top_k)
+    t0 = time.perf_counter()
+    if reranker is not None:
+        scores = np.stack([_rerank(reranker, q, ids[i], scores[i], texts)
+                           for i, q in enumerate(questions)]) if len(questions) else scores
+    return Ranked(ids, scores), time.perf_counter() - t0
+
+
+def retrieve_stage(parts: Components, chunks: Sequence[Chunk], questions: Sequence[str],
+                   top_k: int, prog: Progress, what: str, *,
+                   latency_sample: int) -> tuple[Ranked, Stats]:
+    """Every question's ranking. The first ``latency_sample`` questions are retrieved
+    (and reranked) one at a time and timed; the rest in blocks of RETRIEVE_BATCH, in
+    shards of SHARD questions on the executor's workers when it spreads work (an LLM
+    reranker then runs here after them). Throughput is over all questions."""
+    n = len(questions)
+    texts = [c.text for c in chunks]
+    ex = active()
+    llm_rerank = _llm_reranker(parts.reranker)
+    shared = (parts.retriever, None if llm_rerank else parts.reranker, texts, top_k)
+    n_timed = min(max(latency_sample, 1), n)
+    latency = np.empty(n_timed, dtype=np.float64)
+    got: list[Ranked] = []
+    rerank_s = 0.0
+    notes: tuple[str, ...] = ()
+    llm: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    try:
+        with prog.task(what, n) as advance:
+            local = (parts.retriever, parts.reranker, texts, top_k)
+            for qi in range(n_timed):
+                t = time.perf_counter()
+                ranked, r_s = retrieve_shard(local, ([questions[qi]], None))
+                latency[qi] = time.perf_counter() - t
+                got.append(ranked)
+                rerank_s += r_s
+                advance(1)
+            blocks = [(s, min(s + RETRIEVE_BATCH, n)) for s in range(n_timed, n, RETRIEVE_BATCH)]
+            if not ex.distributed:
+                for start, stop in blocks:
+                    ranked, r_s = retrieve_shard(local, (questions[start:stop], None))
+                    got.append(ranked)
+                    rerank_s += r_s
+                    advance(stop - start)
+            else:
+                items: list[tuple[Sequence[str], object]] = []
+                for start, stop in blocks:  # queries prepared block by block, as locally
+                    prepared = prepare(parts.retriever, questions[start:stop])
+                    for s in range(start, stop, SHARD):
+                        e = min(s + SHARD, stop)
+                        items.append((questions[s:e], slice_prepared(prepared, s - start,
+                                                                     e - start)))
+                results = ex.map(retrieve_shard, shared, items,
+                                 on_done=lambda i, r: advance(len(items[i][0])))
+                got.extend(r for r, _ in results)
+                rerank_s += sum(s for _, s in results)
+                if llm_rerank:
+                    rest = Ranked(np.concatenate([r.ids for r, _ in results]),
+                                  np.concatenate([r.scores for r, _ in results]))
+                    t_r = time.perf_counter()
+                    scores = np.stack([
+                        _rerank(parts.reranker, questions[n_timed + i], rest.ids[i],
+                                rest.scores[i], texts) for i in range(len(rest.ids))])
+                    rerank_s += time.perf_counter() - t_r
+                    got = got[:n_timed] + [Ranked(rest.ids, scores)]
+    finally:
+        if llm_rerank:  # its accounting and notes
+            reranker_notes, llm["reranker"] = parts.reranker.summary()
+            notes = tuple(reranker_notes)
+            parts.reranker.close()
+    ranked = Ranked(np.concatenate([r.ids for r in got]),
+                    np.concatenate([r.scores for r in got]))
+    timings = {"retrieve_s": time.perf_counter() - t0}
+    if parts.reranker is not None:
+        timings["rerank_s"] = rerank_s
+    timings["latency_p50_ms"] = float(np.percentile(latency, 50)) * 1000
+    timings["latency_p95_ms"] = float(np.percentile(latency, 95)) * 1000
+    timings["latency_sample"] = float(n_timed)
+    timings["questions_per_s"] = n / max(timings["retrieve_s"], 1e-9)
+    return ranked, Stats(timings, notes, llm)
+
+
+def generate_stage(parts: Components, questions: Sequence[str], tops: Sequence[list[Chunk]],
+                   prog: Progress, name: str) -> tuple[list[str | GenerationFailed | None], Stats]:
     """One answer per question (None when generation is skipped); a generator with
     ``generate_many`` (the LLM one) answers all questions concurrently."""
+    generator = parts.generator
     if generator is None:
-        return [None] * len(samples)
-    with prog.task(f"answering ({name})", len(samples)) as advance:
+        return [None] * len(questions), Stats({"answer_s": 0.0})
+    t0 = time.perf_counter()
+    with prog.task(f"answering ({name})", len(questions)) as advance:
         many = getattr(generator, "generate_many", None)
         if many is not None:
-            return list(many([s.question for s in samples], tops, advance))
-        out: list[str | GenerationFailed | None] = []
-        for s, top in zip(samples, tops, strict=True):
-            out.append(generator.generate(s.question, top))
-            advance(1)
-        return out
+            answers: list[str | GenerationFailed | None] = list(many(questions, tops, advance))
+        else:
+            answers = []
+            for q, top in zip(questions, tops, strict=True):
+                answers.append(generator.generate(q, top))
+                advance(1)
+    stats = Stats({"answer_s": time.perf_counter() - t0})
+    if hasattr(generator, "summary"):  # the LLM generator: its accounting and notes
+        gen_notes, gen_llm = generator.summary()
+        stats = stats.merge(Stats({}, tuple(gen_notes), {"generator": gen_llm} if gen_llm else {}))
+    return answers, stats
+
+
+def top_n_chunks(chunks: Sequence[Chunk], ranked: Ranked, top_n: int
+                 ) -> tuple[list[tuple[list[Chunk], list[float]]], list[list[Chunk]]]:
+    """Each question's retrieved chunks with their scores, and the ``top_n`` the
+    generator sees, best first in trec order."""
+    out: list[tuple[list[Chunk], list[float]]] = []
+    tops: list[list[Chunk]] = []
+    for ids, scores in zip(ranked.ids, ranked.scores, strict=True):
+        keep = ids >= 0
+        got = [chunks[i] for i in ids[keep]]
+        sc = scores[keep].tolist()
+        out.append((got, sc))
+        tops.append([got[i] for i in trec_order([c.id for c in got], sc)[:top_n]])
+    return out, tops
 
 
 def own(
@@ -55,121 +274,27 @@ def own(
     with_answers: bool, dry_run: bool, index_cache: bool = True,
     latency_sample: int = LATENCY_SAMPLE,
 ) -> Sourced:
-    """ragmark's own pipeline: chunk, index, retrieve (and rerank) one question at a time,
-    then generate from the top_n chunks."""
-    timings: dict[str, float] = {}
-    chunker_cfg = cfg.chunker
-    chunker_name = chunker_cfg.name if chunker_cfg else dataset.default_chunker
-    chunker_params = chunker_cfg.params if chunker_cfg else {}
-    chunker = registry("chunker").create(chunker_name, **chunker_params)
-    t0 = time.perf_counter()
-    chunks: list[Chunk] = []
-    with prog.task("chunking", len(dataset.corpus.documents)) as advance:
-        step = 500
-        docs = dataset.corpus.documents
-        for i in range(0, len(docs), step):
-            chunks.extend(chunk_corpus(docs[i : i + step], chunker))
-            advance(len(docs[i : i + step]))
-    if not chunks:
-        raise ConfigError(f"chunker {chunker_name!r} produced no chunks from the corpus")
-    timings["chunk_s"] = time.perf_counter() - t0
-    retriever = registry("retriever").create(cfg.retriever.name, **cfg.retriever.params)
-    reranker = None if cfg.reranker is None else registry("reranker").create(
-        cfg.reranker.name, **cfg.llm_params(cfg.reranker))
-    t0 = time.perf_counter()
-    passes = int(getattr(retriever, "index_passes", 1))
-    with prog.task(f"indexing {len(chunks):,} chunks ({cfg.retriever.name})",
-                   len(chunks) * passes) as advance:
-        index_source = build_index(retriever, chunks, advance, use_cache=index_cache)
-    timings["index_s"] = time.perf_counter() - t0
-
-    # The first `latency_sample` questions one at a time, as a service answers them: the
-    # per-question latency is real; the rest in batches, for throughput.
-    ids = np.full((len(samples), cfg.top_k), -1, dtype=np.int64)
-    scores = np.full((len(samples), cfg.top_k), -np.inf, dtype=np.float32)
-    n_timed = min(max(latency_sample, 1), len(samples))
-    latency = np.empty(n_timed, dtype=np.float64)
-    rerank_s = 0.0
-    t0 = time.perf_counter()
-    what = "retrieving"
-    if cfg.reranker is not None:
-        what = f"retrieving and reranking ({cfg.reranker.name})"
-    if dry_run and hasattr(reranker, "summary"):
-        raise ConfigError(f"--dry-run cannot run reranker {cfg.reranker.name!r}: its "  # type: ignore[union-attr]
-                          "scores need LLM calls")
-    notes: list[str] = []
-    llm: dict[str, Any] = {}
-
-    def rerank(qi: int) -> None:
-        nonlocal rerank_s
-        if reranker is None:
-            return
-        t_r = time.perf_counter()
-        keep = ids[qi] >= 0
-        scores[qi][keep] = reranker.score(samples[qi].question,
-                                          [chunks[i].text for i in ids[qi][keep]])
-        rerank_s += time.perf_counter() - t_r
-
-    try:
-        with prog.task(what, len(samples)) as advance:
-            for qi in range(n_timed):
-                t = time.perf_counter()
-                got_i, got_s = retriever.retrieve([samples[qi].question], cfg.top_k)
-                ids[qi], scores[qi] = got_i[0], got_s[0]
-                rerank(qi)
-                latency[qi] = time.perf_counter() - t
-                advance(1)
-            for start in range(n_timed, len(samples), RETRIEVE_BATCH):
-                stop = min(start + RETRIEVE_BATCH, len(samples))
-                got_i, got_s = retriever.retrieve(
-                    [s.question for s in samples[start:stop]], cfg.top_k)
-                ids[start:stop], scores[start:stop] = got_i, got_s
-                for qi in range(start, stop):
-                    rerank(qi)
-                advance(stop - start)
-    finally:
-        if reranker is not None and hasattr(reranker, "summary"):  # the LLM reranker
-            notes, llm["reranker"] = reranker.summary()  # its accounting and notes
-            reranker.close()
-    timings["retrieve_s"] = time.perf_counter() - t0
-    if reranker is not None:
-        timings["rerank_s"] = rerank_s
-    timings["latency_p50_ms"] = float(np.percentile(latency, 50)) * 1000
-    timings["latency_p95_ms"] = float(np.percentile(latency, 95)) * 1000
-    timings["latency_sample"] = float(n_timed)
-    timings["questions_per_s"] = len(samples) / max(timings["retrieve_s"], 1e-9)
-
-    generator = None if not with_answers else registry("generator").create(
-        cfg.generator.name, **cfg.llm_params(cfg.generator))
-    if dry_run and hasattr(generator, "generate_many"):
-        raise ConfigError(
-            f"--dry-run cannot estimate the judges of generator {cfg.generator.name!r}: its "
-            "answers need LLM calls; dry-run with an extractive generator or --skip-generation"
-        )
-    ranked: list[tuple[list[Chunk], list[float]]] = []
-    tops: list[list[Chunk]] = []
-    for qi in range(len(samples)):
-        keep = ids[qi] >= 0
-        got = [chunks[i] for i in ids[qi][keep]]
-        sc = scores[qi][keep].tolist()
-        ranked.append((got, sc))
-        # the generator sees the chunks best first, in trec order
-        tops.append([got[i] for i in trec_order([c.id for c in got], sc)[: cfg.top_n]])
-    t0 = time.perf_counter()
-    answers = generate(generator, samples, tops, prog, cfg.generator.name)
-    timings["answer_s"] = time.perf_counter() - t0
-    if generator is not None and hasattr(generator, "summary"):  # the LLM generator
-        gen_notes, gen_llm = generator.summary()  # its accounting and notes
-        notes += gen_notes
-        if gen_llm:
-            llm["generator"] = gen_llm
+    """ragmark's own pipeline: build the components, then chunk, index, retrieve (and
+    rerank), and generate from the top_n chunks."""
+    parts = components(dataset, cfg, with_answers=with_answers, dry_run=dry_run)
+    questions = [s.question for s in samples]
+    chunks, stats = chunk_stage(dataset, parts, prog)
+    index_source, st = index_stage(parts, chunks, prog, cfg.retriever.name,
+                                   use_cache=index_cache)
+    stats = stats.merge(st)
+    what = "retrieving" if cfg.reranker is None else (
+        f"retrieving and reranking ({cfg.reranker.name})")
+    ranked, st = retrieve_stage(parts, chunks, questions, cfg.top_k, prog, what,
+                                latency_sample=latency_sample)
+    stats = stats.merge(st)
+    rankings, tops = top_n_chunks(chunks, ranked, cfg.top_n)
+    answers, st = generate_stage(parts, questions, tops, prog, cfg.generator.name)
+    stats = stats.merge(st)
     cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
     if cfg.llm is not None and cfg.llm.base_url:  # never a user:password in a results file
         cfg_json["llm"]["base_url"] = display_url(cfg.llm.base_url)
-    cfg_json["chunker"] = {"name": chunker_name, **chunker_params}
+    cfg_json["chunker"] = {"name": parts.chunker_name, **parts.chunker_params}
     produced = [Produced(got, sc, [c.text for c in top], ans)
-                for (got, sc), top, ans in zip(ranked, tops, answers, strict=True)]
-    return Sourced(produced, timings, cfg_json, {"chunks": len(chunks), "index": index_source},
-                   notes, llm)
-
-
+                for (got, sc), top, ans in zip(rankings, tops, answers, strict=True)]
+    return Sourced(produced, stats.timings, cfg_json,
+                   {"chunks": len(chunks), "index": index_source}, list(stats.notes), stats.llm)

@@ -80,6 +80,16 @@ class BM25Retriever:
         if progress is not None:
             progress(len(chunks))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for an executor's workers) without the stemmer, a C object that is
+        made again from its name."""
+        return {k: v for k, v in self.__dict__.items() if k != "_stemmer_obj"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._model is not None:
+            self._stemmer_obj = self._stemmer()
+
     def index_state(self) -> dict[str, Any]:
         """What shapes the index (see :mod:`ragmark.retrieval.index_cache`)."""
         import bm25s

@@ -117,6 +117,20 @@ class DenseRetriever:
             )
         return vectors
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for an executor's workers) without the thread controller and the
+        FAISS index, which is rebuilt from the vectors."""
+        return {**self.__dict__, "_pools": None, "_faiss": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.index_kind == "faiss" and self._vectors is not None:
+            self._faiss = faiss_index(self._vectors)
+
+    def prepare(self, queries: Sequence[str]) -> NDArray[np.float32]:
+        """The query vectors (through the embedding cache)."""
+        return self._embed(list(queries))
+
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
@@ -128,7 +142,15 @@ class DenseRetriever:
             raise ConfigError(f"dense: k must be a positive integer, got {k!r}")
         if not queries:
             return (np.zeros((0, k), dtype=np.int64), np.zeros((0, k), dtype=np.float32))
-        q = self._embed(list(queries))
+        return self.retrieve_prepared(queries, self.prepare(queries), k, progress)
+
+    def retrieve_prepared(
+        self, queries: Sequence[str], q: NDArray[np.float32], k: int,
+        progress: Progress | None = None,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """:meth:`retrieve` from the query vectors ``q`` (what :meth:`prepare` gave)."""
+        if self._vectors is None:
+            raise RuntimeError("index() must be called before retrieve()")
         if q.shape[1] != self._vectors.shape[1]:
             raise RagmarkError(
                 f"dense: query vectors have {q.shape[1]} dimensions, chunk vectors "

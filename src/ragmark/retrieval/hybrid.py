@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
-from ragmark.retrieval.base import Progress, Retriever
+from ragmark.retrieval.base import Progress, Retriever, prepare, retrieve_prepared
 from ragmark.retrieval.fusion import DEFAULT_K, NORMS, rrf_arrays, weighted_sum_arrays
 from ragmark.types import Chunk
 
@@ -104,13 +104,23 @@ class HybridRetriever:
             r.load(folder / str(i))  # type: ignore[attr-defined]
         self._n = int(json.loads((folder / "hybrid.json").read_text("utf-8"))["n"])
 
+    def prepare(self, queries: Sequence[str]) -> list[object]:
+        """Each part's prepared queries (:func:`ragmark.retrieval.base.prepare`)."""
+        return [prepare(r, queries) for r in self.retrievers]
+
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        return self.retrieve_prepared(queries, self.prepare(queries), k, progress)
+
+    def retrieve_prepared(
+        self, queries: Sequence[str], prepared: Sequence[object], k: int,
+        progress: Progress | None = None,
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         depth = max(k, self.candidates)
         indices, scores = [], []
-        for r in self.retrievers:
-            i, s = r.retrieve(queries, depth)
+        for r, p in zip(self.retrievers, prepared, strict=True):
+            i, s = retrieve_prepared(r, queries, p, depth)
             indices.append(i)
             scores.append(np.where(i >= 0, s, 0.0).astype(np.float64))
         if self.fusion == "rrf":

@@ -19,6 +19,9 @@ from numpy.typing import NDArray
 from ragmark.errors import ConfigError, MissingExtraError
 
 RERANKER_ENV = "RAGMARK_RERANKER_MODEL"
+_LOADED: dict[tuple[str, int], Any] = {}
+"""Loaded cross-encoders by (model, max_length): a process (an executor's worker) loads
+each once."""
 
 
 class Reranker(Protocol):
@@ -64,7 +67,13 @@ class CrossEncoderReranker:
         self.threads = threads
         self._model: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (for an executor's workers) without the loaded model."""
+        return {**self.__dict__, "_model": None}
+
     def _load(self) -> Any:
+        if self._model is None:
+            self._model = _LOADED.get((self.model_name, self.max_length))
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             try:
@@ -85,6 +94,7 @@ class CrossEncoderReranker:
                 raise ConfigError(
                     f"cannot load cross-encoder {self.model_name!r}: {e}"
                 ) from None
+            _LOADED[(self.model_name, self.max_length)] = self._model
         return self._model
 
     def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
