@@ -9,6 +9,7 @@ against the baseline on that metric). Everything random is seeded.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,11 +20,13 @@ from numpy.typing import NDArray
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
+from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.metrics.selection import check_depth, run_metrics
+from ragmark.pipelines.own import Retrieval
 from ragmark.progress import Progress
 from ragmark.report.model import RunReport
-from ragmark.runner import run
+from ragmark.runner import retrieval_of, run
 from ragmark.stats import (
     CORRECTIONS,
     TESTS,
@@ -72,6 +75,8 @@ class Comparison:
     rows: list[ComparisonRow]
     settings: StatSettings = field(default_factory=StatSettings)
     dataset_hash: str = ""
+    executor: dict[str, Any] = field(default_factory=dict)
+    """Where the configs ran (see :attr:`RunReport.executor`), after the last one."""
 
     def row(self, config: str, metric: str) -> ComparisonRow | None:
         for r in self.rows:
@@ -150,13 +155,58 @@ def compare(
     pipeline_fns: Mapping[str, Callable[..., Any]] | None = None,
     index_cache: bool = True,
     latency_sample: int = 100,
+    executor: Executor | None = None,
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
     ``metrics``: what each run computes (default: the runner's defaults, which include
     the table metrics). ``compared``: the metrics shown and tested (default: the table
-    metrics the runs have, else all of ``metrics``).
+    metrics the runs have, else all of ``metrics``). ``executor``: where the CPU-bound
+    stages run (default: the active one); on one that spreads work, the retrieval stages
+    of the configs run side by side, and the LLM calls (generators, judges) still one
+    config after the other.
     """
+    with using(executor) as ex:
+        return _compare(dataset, configs, metrics, baseline, compared=compared,
+                        settings=settings, max_queries=max_queries,
+                        skip_generation=skip_generation, progress=progress,
+                        judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
+                        allow_short_rankings=allow_short_rankings, pipeline_fns=pipeline_fns,
+                        index_cache=index_cache, latency_sample=latency_sample, ex=ex)
+
+
+def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any, *,
+                  max_queries: int | None, skip_generation: bool, progress: Progress | None,
+                  judge_metrics: Sequence[str], index_cache: bool,
+                  latency_sample: int) -> dict[str, Retrieval]:
+    """The retrieval stages of the configs of ragmark's own pipeline without an LLM
+    reranker, each in a driver thread that hands its work to the executor."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    own = [c for c in configs if c.pipeline is None and (
+        c.reranker is None or c.reranker.name != "llm")]
+    if len(own) < 2:
+        return {}
+
+    def one(c: RunConfig) -> Retrieval:
+        return retrieval_of(dataset, c, metrics, max_queries=max_queries,
+                            skip_generation=skip_generation, progress=progress,
+                            judge_metrics=judge_metrics, index_cache=index_cache,
+                            latency_sample=latency_sample)
+
+    with ThreadPoolExecutor(max_workers=min(len(own), 4)) as pool:
+        futures = {c.name: pool.submit(contextvars.copy_context().run, one, c) for c in own}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def _compare(
+    dataset: Dataset, configs: Sequence[RunConfig], metrics: Sequence[str | MetricName] | None,
+    baseline: str | None, *, compared: Sequence[str] | None, settings: StatSettings | None,
+    max_queries: int | None, skip_generation: bool, progress: Progress | None,
+    judge_metrics: Sequence[str], llm: Any, require_llm: bool, allow_short_rankings: bool,
+    pipeline_fns: Mapping[str, Callable[..., Any]] | None, index_cache: bool,
+    latency_sample: int, ex: Executor,
+) -> Comparison:
     if not configs:
         raise ConfigError("no configs to compare")
     names = [c.name for c in configs]
@@ -169,6 +219,10 @@ def compare(
     # every config's depth is checked before the first one runs
     check_depth(configs, run_metrics(dataset, metrics),
                 allow_short_rankings)
+    done = {} if not ex.distributed else _side_by_side(
+        dataset, configs, metrics, max_queries=max_queries, skip_generation=skip_generation,
+        progress=progress, judge_metrics=judge_metrics, index_cache=index_cache,
+        latency_sample=latency_sample)
     reports: dict[str, RunReport] = {}
     for c in configs:
         reports[c.name] = run(dataset, c, metrics, max_queries=max_queries,
@@ -176,7 +230,8 @@ def compare(
                               judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                               allow_short_rankings=allow_short_rankings,
                               pipeline_fn=(pipeline_fns or {}).get(c.name),
-                              index_cache=index_cache, latency_sample=latency_sample)
+                              index_cache=index_cache, latency_sample=latency_sample,
+                              done=done.get(c.name))
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in TABLE_METRICS if m in first.metrics]
@@ -190,7 +245,8 @@ def compare(
             raise ConfigError(f"compared metrics not computed: {', '.join(missing)}")
     st = settings or StatSettings()
     intervals, rows = analyse(reports, base, compared, st)
-    return Comparison(reports, base, list(compared), intervals, rows, st, dataset_hash(dataset))
+    return Comparison(reports, base, list(compared), intervals, rows, st, dataset_hash(dataset),
+                      ex.info())
 
 
 def estimate_compare(

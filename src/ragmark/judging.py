@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ragmark.errors import ConfigError
 from ragmark.judges import (
@@ -26,8 +26,18 @@ from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.report.model import QueryRecord
 from ragmark.types import Sample, Score
+
+
+class Answered(Protocol):
+    """What a judge reads of a question's result: the answer (None when there is none)
+    and the contexts it was made from."""
+
+    @property
+    def answer(self) -> str | None: ...
+
+    @property
+    def contexts(self) -> Sequence[str]: ...
 
 JUDGE_METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness")
 NEEDS_ANSWER = {"faithfulness", "answer_relevance", "answer_correctness"}
@@ -48,7 +58,7 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
 
 
 def _job(
-    client: LLMClient, name: str, s: Sample, rec: QueryRecord, counts: JudgeCounts
+    client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts
 ) -> Awaitable[Score] | Score:
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
@@ -65,7 +75,7 @@ def _job(
 async def _judge_all(
     client: LLMClient,
     samples: Sequence[Sample],
-    records: Sequence[QueryRecord],
+    records: Sequence[Answered],
     names: Sequence[str],
     counts: JudgeCounts,
     advance: Callable[[int], None],
@@ -101,7 +111,7 @@ class _Unreachable(Exception):
 
 def judge(
     samples: Sequence[Sample],
-    records: Sequence[QueryRecord],
+    records: Sequence[Answered],
     names: Sequence[str],
     settings: LLMSettings | None,
     *,
@@ -166,7 +176,7 @@ def llm_total(llm: dict[str, Any]) -> dict[str, Any]:
 
 
 def _skipped(
-    records: Sequence[QueryRecord], names: Sequence[str], why: str
+    records: Sequence[Answered], names: Sequence[str], why: str
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
     scores = [{n: Score.missing(why) for n in names} for _ in records]
     return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}
@@ -175,7 +185,7 @@ def _skipped(
 _CLAIMS_SYSTEM = CLAIMS_PROMPT.render(ClaimsInput(question="q", answer="a"))[0]["content"]
 
 
-def _follow_ups(dry: DryClient, e: NotCached, rec: QueryRecord) -> None:
+def _follow_ups(dry: DryClient, e: NotCached, rec: Answered) -> None:
     """Count the calls that may follow a judge call whose answer is unknown: a re-ask
     when the answer is unusable (not after a re-ask), and after faithfulness's claims the
     check of those claims (made, unless the answer has no claims), itself re-askable."""
@@ -191,7 +201,7 @@ def _follow_ups(dry: DryClient, e: NotCached, rec: QueryRecord) -> None:
 
 def estimate(
     samples: Sequence[Sample],
-    records: Sequence[QueryRecord],
+    records: Sequence[Answered],
     names: Sequence[str],
     settings: LLMSettings | None,
 ) -> dict[str, Any]:

@@ -13,13 +13,16 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
+from ragmark.executors import Executor, active, using
 from ragmark.generation.base import GenerationFailed
 from ragmark.judging import NEEDS_ANSWER, estimate, judge, llm_total, parse_judge_metrics
 from ragmark.llm import LLMSettings
@@ -34,8 +37,8 @@ from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's AP
     shorter_than,
     too_deep,
 )
-from ragmark.pipelines.base import Output, Sourced
-from ragmark.pipelines.own import LATENCY_SAMPLE, own
+from ragmark.pipelines.base import Output, Produced, Sourced
+from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, Stats, own, retrieval
 from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import (
     JudgedItem,
@@ -50,7 +53,7 @@ from ragmark.types import Dataset, Document, Sample, Score
 SKIPPED = "generation skipped"
 """The reason of answer metrics in a run told not to generate (--skip-generation)."""
 
-def _gold_context(sample: Sample, docs: dict[str, Document]) -> list[str]:
+def _gold_context(sample: Sample, docs: Mapping[str, Document]) -> list[str]:
     t = sample.truth
     if t.passages:
         return list(t.passages)
@@ -117,6 +120,8 @@ def run(
     pipeline_fn: Callable[..., Any] | None = None,
     index_cache: bool = True,
     latency_sample: int = LATENCY_SAMPLE,
+    executor: Executor | None = None,
+    done: Retrieval | None = None,
 ) -> RunReport:
     """Run one configuration over a dataset and score it.
 
@@ -136,16 +141,64 @@ def run(
     retriever were indexed before (``index_cache=False`` rebuilds it and saves nothing);
     ``report.dataset["index"]`` says which. The first ``latency_sample`` questions are
     retrieved one at a time (their latency is reported), the rest in batches
-    (``timings["questions_per_s"]`` is the throughput over all).
+    (``timings["questions_per_s"]`` is the throughput over all). ``executor`` spreads the
+    CPU-bound stages (default: the active one, local unless set; see
+    :mod:`ragmark.executors`); ``report.executor`` records it. ``done``: this config's
+    retrieval already computed (:func:`retrieval_of`).
     """
+    with using(executor) as ex:
+        report = _run(dataset, cfg, metrics, max_queries=max_queries,
+                      skip_generation=skip_generation, progress=progress,
+                      judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
+                      dry_run=dry_run, outputs=outputs,
+                      allow_short_rankings=allow_short_rankings, pipeline_fn=pipeline_fn,
+                      index_cache=index_cache, latency_sample=latency_sample, done=done)
+        report.executor = ex.info()
+    return report
+
+
+def _needs_answers(names: Sequence[MetricName], judge_names: Sequence[str],
+                   skip_generation: bool) -> bool:
+    return not skip_generation and (any(m.kind == "answer" for m in names)
+                                    or bool(set(judge_names) & NEEDS_ANSWER))
+
+
+def _samples(dataset: Dataset, max_queries: int | None) -> list[Sample]:
+    samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
+    if not samples:
+        raise ConfigError("no questions to evaluate (--max-queries 0?)")
+    return samples
+
+
+def retrieval_of(
+    dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None = None, *,
+    max_queries: int | None = None, skip_generation: bool = False,
+    progress: Progress | None = None, judge_metrics: Sequence[str] = (),
+    dry_run: bool = False, index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
+) -> Retrieval:
+    """The retrieval stages of ``cfg``'s own pipeline, as :func:`run` would compute them
+    with the same arguments (pass the result to it as ``done``)."""
+    names = run_metrics(dataset, metrics)
+    return retrieval(dataset, _samples(dataset, max_queries), cfg, progress or NullProgress(),
+                     with_answers=_needs_answers(names, parse_judge_metrics(judge_metrics),
+                                                 skip_generation),
+                     dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample)
+
+
+def _run(
+    dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None, *,
+    max_queries: int | None, skip_generation: bool, progress: Progress | None,
+    judge_metrics: Sequence[str], llm: LLMSettings | None, require_llm: bool, dry_run: bool,
+    outputs: Mapping[str, Output] | None, allow_short_rankings: bool,
+    pipeline_fn: Callable[..., Any] | None, index_cache: bool, latency_sample: int,
+    done: Retrieval | None,
+) -> RunReport:
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
     names = run_metrics(dataset, metrics)
     if outputs is None:
         check_depth([cfg], names, allow_short_rankings)
-    samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
-    if not samples:
-        raise ConfigError("no questions to evaluate (--max-queries 0?)")
+    samples = _samples(dataset, max_queries)
     started = time.perf_counter()
     if outputs is not None or cfg.pipeline is not None:
         from ragmark.pipelines.source import external
@@ -153,10 +206,10 @@ def run(
         src = external(samples, cfg, prog, outputs=outputs, with_answers=not skip_generation,
                        dry_run=dry_run, fn=pipeline_fn)
     else:
-        needs_answers = (any(m.kind == "answer" for m in names)
-                         or bool(set(judge_names) & NEEDS_ANSWER))
-        src = own(dataset, samples, cfg, prog, with_answers=needs_answers and not skip_generation,
-                   dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample)
+        src = own(dataset, samples, cfg, prog,
+                  with_answers=_needs_answers(names, judge_names, skip_generation),
+                  dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample,
+                  done=done)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
                     require_llm=require_llm, dry_run=dry_run, started=started)
     if outputs is None:
@@ -179,89 +232,155 @@ def run(
     return report
 
 
+MATCH_SHARD = 512
+"""Questions matched (and their retrieval metrics computed) per work item."""
+
+
+@dataclass(frozen=True)
+class Matched:
+    """Matching, columnar over questions: each judged ranking, each question's relevant
+    targets with their grades, and each retrieval metric's per-question values (NaN:
+    no relevant target)."""
+
+    rankings: list[list[JudgedItem]]
+    target_grades: list[dict[str, int]]
+    values: dict[str, NDArray[np.float64]]
+
+
+def match_shard(shared: tuple[str, Sequence[MetricName]],
+                item: tuple[Sequence[Sample], Sequence[Produced]]) -> Matched:
+    """One work item: match a shard of questions' rankings against their ground truth
+    and compute their retrieval metrics (each question's values depend on it alone)."""
+    unit, names = shared
+    samples, produced = item
+    rankings: list[list[JudgedItem]] = []
+    grades: list[dict[str, int]] = []
+    for s, p in zip(samples, produced, strict=True):
+        matcher = Matcher(s.truth)
+        rankings.append(judge_ranking(s.truth, p.chunks, p.scores, unit, matcher))
+        grades.append(matcher.target_grades())
+    values = compute_all(to_judged([s.id for s in samples], grades, rankings), names)
+    return Matched(rankings, grades, values)
+
+
+def match_stage(samples: Sequence[Sample], produced: Sequence[Produced], unit: str,
+                names: Sequence[MetricName], prog: Progress) -> Matched:
+    """:func:`match_shard` over every question, in shards on the active executor."""
+    items = [(samples[a : a + MATCH_SHARD], produced[a : a + MATCH_SHARD])
+             for a in range(0, len(samples), MATCH_SHARD)]
+    with prog.task("matching against the ground truth", len(samples)) as advance:
+        parts = active().map(match_shard, (unit, list(names)), items,
+                             on_done=lambda i, r: advance(len(items[i][0])))
+    return Matched([r for m in parts for r in m.rankings],
+                   [g for m in parts for g in m.target_grades],
+                   {str(n): np.concatenate([m.values[str(n)] for m in parts]) for n in names})
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A question's answer as the judges read it (None: no usable answer)."""
+
+    answer: str | None
+    contexts: Sequence[str]
+
+
+def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
+                 failed: Mapping[int, Score], names: Sequence[MetricName], cfg: RunConfig,
+                 docs: Mapping[str, Document]) -> tuple[list[_Answer], list[dict[str, Score]]]:
+    """Each question's usable answer and its answer metrics (missing with the reason
+    when the question failed, generation failed or was skipped)."""
+    answers: list[_Answer] = []
+    scores: list[dict[str, Score]] = []
+    for qi, (s, p) in enumerate(zip(samples, produced, strict=True)):
+        text = p.answer if isinstance(p.answer, str) and qi not in failed else None
+        answers.append(_Answer(text, list(p.contexts)))
+        if qi in failed:
+            scores.append({str(m): failed[qi] for m in names})
+        elif isinstance(p.answer, GenerationFailed):
+            scores.append({str(m): Score.missing(f"generation failed: {p.answer.reason}")
+                           for m in names})
+        elif p.answer is None:
+            scores.append({str(m): Score.missing(SKIPPED) for m in names})
+        else:
+            scores.append(_answer_scores(s, p.answer, p.contexts, _gold_context(s, docs),
+                                         names, cfg))
+    return answers, scores
+
+
+def judge_stage(samples: Sequence[Sample], answers: Sequence[_Answer],
+                failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
+                llm: LLMSettings | None, require_llm: bool, dry_run: bool,
+                ) -> tuple[list[dict[str, Score]], Stats]:
+    """Each question's judge scores (on the driver's LLM client), or in a dry run the
+    estimate of the calls (``Stats.llm["dry_run"]``)."""
+    ok = [qi for qi in range(len(samples)) if qi not in failed]
+    scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
+              for qi in range(len(samples))]
+    if not judge_names:
+        return scores, Stats()
+    if dry_run:
+        est = estimate([samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm)
+        for i in ok:
+            scores[i] = {n: Score.missing("dry run: not judged") for n in judge_names}
+        return scores, Stats(llm={"dry_run": est})
+    if not ok:
+        return scores, Stats()
+    t0 = time.perf_counter()
+    with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
+        got, notes, summary = judge([samples[i] for i in ok], [answers[i] for i in ok],
+                                    judge_names, llm, require=require_llm, advance=adv)
+    for i, sc in zip(ok, got, strict=True):
+        scores[i] = sc
+    return scores, Stats({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)
+
+
+def _retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],
+                      failed: Mapping[int, Score]) -> dict[str, Score]:
+    none = "no ground truth" if s.truth.kind == "none" else (
+        "no relevant target in the ground truth")
+    short = unmatchable(s.truth)
+    out = {}
+    for name, arr in values.items():
+        v = float(arr[qi])
+        out[name] = failed.get(qi) or (Score.missing(short) if short else (
+            Score(v) if not np.isnan(v) else Score.missing(none)))
+    return out
+
+
 def _score(
     dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
     names: Sequence[MetricName], judge_names: Sequence[str], *, prog: Progress,
     llm: LLMSettings | None, require_llm: bool, dry_run: bool, started: float,
 ) -> RunReport:
-    """The tail every source shares: match rankings against the ground truth, score the
-    answers, judge, compute the retrieval metrics and the aggregates. A question whose
-    source failed has every metric missing with the failure's reason."""
-    retrieval_names = [m for m in names if m.kind == "retrieval"]
-    answer_names = [m for m in names if m.kind == "answer"]
-    timings = dict(src.timings)
+    """The tail every source shares, as stages: match rankings against the ground truth
+    (with the retrieval metrics), score the answers, judge; then one reduce builds the
+    records and the aggregates. A question whose source failed has every metric missing
+    with the failure's reason."""
     unit = _unit(cfg, dataset)
-    docs_by_id = dataset.corpus.by_id()
     failed = {qi: Score.missing(p.failure, **p.details)
               for qi, p in enumerate(src.queries) if p.failure is not None}
-    records: list[QueryRecord] = []
-    rankings: list[list[JudgedItem]] = []
-    target_grades: list[dict[str, int]] = []
-    with prog.task("matching against the ground truth", len(samples)) as advance:
-        for s, p in zip(samples, src.queries, strict=True):
-            matcher = Matcher(s.truth)
-            ranking = judge_ranking(s.truth, p.chunks, p.scores, unit, matcher)
-            rankings.append(ranking)
-            target_grades.append(matcher.target_grades())
-            records.append(QueryRecord(
-                id=s.id, question=s.question, answer=None, metrics={}, sample=s,
-                contexts=list(p.contexts),
-                retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
-                                           it.match.grade if it.match else 0,
-                                           it.match.targets if it.match else (),
-                                           it.match.rule if it.match else None)
-                           for it in ranking],
-            ))
-            advance(1)
-    for qi, (s, rec, p) in enumerate(zip(samples, records, src.queries, strict=True)):
-        if qi in failed:
-            rec.metrics = {str(m): failed[qi] for m in answer_names}
-        elif isinstance(p.answer, GenerationFailed):
-            rec.metrics = {str(m): Score.missing(f"generation failed: {p.answer.reason}")
-                           for m in answer_names}
-        elif p.answer is None:
-            rec.metrics = {str(m): Score.missing(SKIPPED) for m in answer_names}
-        else:
-            rec.answer = p.answer
-            gold = _gold_context(s, docs_by_id)
-            rec.metrics = _answer_scores(s, p.answer, p.contexts, gold, answer_names, cfg)
-    llm_summary: dict[str, Any] = {}
-    notes = list(src.notes)
-    ok = [qi for qi in range(len(records)) if qi not in failed]
-    judged_scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
-                     for qi in range(len(records))]
-    if judge_names and dry_run:
-        llm_summary = {"dry_run": estimate([samples[i] for i in ok], [records[i] for i in ok],
-                                           judge_names, llm)}
-        for i in ok:
-            judged_scores[i] = {n: Score.missing("dry run: not judged") for n in judge_names}
-    elif judge_names and ok:
-        t0 = time.perf_counter()
-        with prog.task(f"judging ({', '.join(judge_names)})",
-                       len(ok) * len(judge_names)) as advance:
-            got, judge_notes, llm_summary = judge(
-                [samples[i] for i in ok], [records[i] for i in ok], judge_names, llm,
-                require=require_llm, advance=advance)
-        for i, sc in zip(ok, got, strict=True):
-            judged_scores[i] = sc
-        notes += judge_notes
-        timings["judge_s"] = time.perf_counter() - t0
-    timings["total_s"] = time.perf_counter() - started
+    matched = match_stage(samples, src.queries, unit,
+                          [m for m in names if m.kind == "retrieval"], prog)
+    answers, answer_scores = answer_stage(samples, src.queries, failed,
+                                          [m for m in names if m.kind == "answer"], cfg,
+                                          dataset.corpus.by_id())
+    judged, stats = judge_stage(samples, answers, failed, judge_names, prog=prog, llm=llm,
+                                require_llm=require_llm, dry_run=dry_run)
+    timings = {**src.timings, **stats.timings, "total_s": time.perf_counter() - started}
 
-    judged = to_judged([s.id for s in samples], target_grades, rankings)
-    values = compute_all(judged, retrieval_names)
-    for qi, (s, rec) in enumerate(zip(samples, records, strict=True)):
-        none = "no ground truth" if s.truth.kind == "none" else (
-            "no relevant target in the ground truth")
-        short = unmatchable(s.truth)
-        for name, arr in values.items():
-            v = float(arr[qi])
-            rec.metrics[name] = failed.get(qi) or (Score.missing(short) if short else (
-                Score(v) if not np.isnan(v) else Score.missing(none)))
-        # keep the metric order the user asked for
-        rec.metrics = {str(m): rec.metrics[str(m)] for m in names if str(m) in rec.metrics}
-        if judge_names:
-            rec.metrics.update(judged_scores[qi])
+    records = []
+    for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True)):
+        got = {**answer_scores[qi], **_retrieval_scores(s, qi, matched.values, failed)}
+        # the metric order the user asked for, then the judges
+        metrics = {str(m): got[str(m)] for m in names if str(m) in got} | judged[qi]
+        records.append(QueryRecord(
+            id=s.id, question=s.question, answer=answers[qi].answer, metrics=metrics,
+            sample=s, contexts=list(p.contexts),
+            retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
+                                       it.match.grade if it.match else 0,
+                                       it.match.targets if it.match else (),
+                                       it.match.rule if it.match else None)
+                       for it in matched.rankings[qi]]))
 
     all_names = [str(m) for m in names] + list(judge_names)
     aggregates = {m: Aggregate.of([r.metrics[m] for r in records]) for m in all_names}
@@ -270,7 +389,7 @@ def _score(
                  if r.metrics["groundedness"].ok else r.metrics["groundedness"] for r in records]
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
-    cfg_json = {**src.config, "unit": unit}
+    notes = list(src.notes) + list(stats.notes)
     info = {"name": dataset.name, "path": dataset.path, "format": dataset.format,
             "queries": len(samples), "documents": len(dataset.corpus.documents), **src.dataset,
             "hash": dataset_hash(dataset)}
@@ -278,8 +397,9 @@ def _score(
         info["warnings"] = list(dataset.warnings)
         notes = [f"data loaded with warnings: {w}" for w in dataset.warnings] + notes
     failures = Counter(p.failure for p in src.queries if p.failure is not None)
-    llm_all = {**llm_summary, **src.llm}
+    llm_all = {**stats.llm, **src.llm}
     if llm_all and "dry_run" not in llm_all:
         llm_all["total"] = llm_total(llm_all)
-    return RunReport(config=cfg_json, dataset=info, metrics=aggregates, queries=records,
-                     timings=timings, notes=notes, llm=llm_all, failures=dict(failures))
+    return RunReport(config={**src.config, "unit": unit}, dataset=info, metrics=aggregates,
+                     queries=records, timings=timings, notes=notes, llm=llm_all,
+                     failures=dict(failures))

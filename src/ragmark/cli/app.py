@@ -197,3 +197,26 @@ def latency_option(f: Callable[..., Any]) -> Callable[..., Any]:
                         show_default=True,
                         help="Questions retrieved one at a time to measure the per-question "
                              "latency; the rest are retrieved in batches.")(f)
+
+
+def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--executor local|ray`` and ``--address``: where the CPU-bound stages run."""
+    f = click.option("--address", metavar="ADDR",
+                     help="The Ray cluster for --executor ray: auto (the cluster this "
+                          "machine joined), HOST:PORT, or ray://HOST:PORT. Default: start a "
+                          "local Ray instance for the run.")(f)
+    return click.option("--executor", "executor_name", type=click.Choice(["local", "ray"]),
+                        default="local", show_default=True,
+                        help="Run embedding, retrieval and reranking here (local) or spread "
+                             "over a Ray cluster (ray; pip install 'ragmark[ray]'). LLM calls "
+                             "stay in this process either way; results are identical.")(f)
+
+
+def open_executor(name: str, address: str | None) -> Any:
+    """The executor the options name, closed when the command ends; connecting to Ray
+    happens here, so a wrong address fails before the data is read."""
+    from ragmark.executors import create
+
+    ex = create(name, address)
+    click.get_current_context().call_on_close(ex.close)
+    return ex

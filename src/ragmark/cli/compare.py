@@ -12,12 +12,14 @@ from ragmark.cli.app import (
     configs_options,
     consoles,
     data_options,
+    executor_options,
     format_option,
     gate_options,
     history_options,
     index_cache_option,
     latency_option,
     leniency,
+    open_executor,
     prepare_outputs,
     record_history,
     warn_data,
@@ -75,6 +77,7 @@ def default_configs() -> tuple[list[str], str | None]:
 @format_option("json,md")
 @index_cache_option
 @latency_option
+@executor_options
 @gate_options
 @click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
               help="Exit 1 when a config is significantly worse on a metric than its own "
@@ -99,7 +102,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 max_queries: int | None, skip_generation: bool, test: str, alpha: float,
                 correction: str, resamples: int, seed: int, output: str, quiet: bool,
                 include_details: bool, formats: str | None, no_index_cache: bool,
-                latency_sample: int,
+                latency_sample: int, executor_name: str, address: str | None,
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
                 against: str | None, margin: float, junit: str | None, strict: bool,
@@ -157,6 +160,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         judges += [m for m in parse_judge_metrics(
             [m for m in compared if m in JUDGE_METRICS]) if m not in judges]
         parse_metrics([m for m in compared if m not in JUDGE_METRICS])
+    ex = open_executor(executor_name, address)
     ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
     run_metrics = None
@@ -186,7 +190,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,
                      require_llm=require_llm, allow_short_rankings=allow_short_rankings,
-                     index_cache=not no_index_cache, latency_sample=latency_sample)
+                     index_cache=not no_index_cache, latency_sample=latency_sample,
+                     executor=ex)
     gates = regression_gates([(bases.get(n), r) for n, r in result.reports.items()],
                              regressed, alpha, margin)
     gate_md = gates_markdown(gates, alpha, margin)

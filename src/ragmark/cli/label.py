@@ -11,9 +11,11 @@ from ragmark.cli.app import (
     configs_options,
     consoles,
     data_options,
+    executor_options,
     format_option,
     history_options,
     leniency,
+    open_executor,
     prepare_outputs,
     record_history,
     warn_data,
@@ -58,13 +60,14 @@ def _read_template(path: str | None) -> str | None:
 @data_options
 @history_options
 @endpoint_options
+@executor_options
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
               plot: bool, dry_run: bool, quiet: bool, formats: str | None,
               allow_missing: bool, strict: bool,
               encoding: str | None, history: str | None, no_history: bool,
-              more_configs: tuple[str, ...]) -> None:
+              executor_name: str, address: str | None, more_configs: tuple[str, ...]) -> None:
     """Label each config's top K passages with an LLM judge (can an answer to the
     question be derived from the passage? YES/NO) and report, at every k from 1 to K,
     precision, recall, accuracy, number relevant and answer presence, averaged over the
@@ -107,9 +110,11 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     check_template(template, f"--prompt-template {prompt_template}")
     if plot and not dry_run:
         require_matplotlib()
+    ex = open_executor(executor_name, address)
     ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
-    top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress)
+    top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress,
+                         executor=ex)
     if dry_run:
         est = estimate(top, settings, template)
         out.print(dry_run_text({"label": est}, what="label"), highlight=False, soft_wrap=True)

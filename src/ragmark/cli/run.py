@@ -11,12 +11,14 @@ from ragmark.cli.app import (
     cli,
     consoles,
     data_options,
+    executor_options,
     format_option,
     gate_options,
     history_options,
     index_cache_option,
     latency_option,
     leniency,
+    open_executor,
     prepare_outputs,
     record_history,
     warn_data,
@@ -56,6 +58,7 @@ if TYPE_CHECKING:
 @format_option("json")
 @index_cache_option
 @latency_option
+@executor_options
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @gate_options
@@ -70,7 +73,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             formats: str | None, no_index_cache: bool,
-            latency_sample: int,
+            latency_sample: int, executor_name: str, address: str | None,
             verbose: bool, quiet: bool, fail_under: tuple[str, ...],
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
             baseline_ref: str | None, regression: str | None, margin: float,
@@ -115,6 +118,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
                                junit=junit, run_file=run_file)
     gated = regression_metrics(regression, baseline_ref)
     names = parse_metrics(metrics) if metrics else None
+    ex = open_executor(executor_name, address)
     judges = parse_judge_metrics(judge_metrics)
     under = parse_thresholds(fail_under, "--fail-under")
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)
@@ -161,7 +165,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
                  dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings,
-                 index_cache=not no_index_cache, latency_sample=latency_sample)
+                 index_cache=not no_index_cache, latency_sample=latency_sample, executor=ex)
     if dry_run:
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return

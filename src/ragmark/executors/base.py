@@ -35,6 +35,11 @@ class Executor(Protocol):
     name: str
     distributed: bool
 
+    @property
+    def slots(self) -> int:
+        """How many items can run at once (CPUs of the cluster; 1 here)."""
+        ...
+
     def map(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], *,
             on_done: Callable[[int, R], None] | None = None) -> list[R]: ...
 
@@ -48,6 +53,7 @@ class LocalExecutor:
 
     name = "local"
     distributed = False
+    slots = 1
 
     def map(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], *,
             on_done: Callable[[int, R], None] | None = None) -> list[R]:

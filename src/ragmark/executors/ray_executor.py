@@ -68,6 +68,12 @@ class RayExecutor:
         self._nodes: set[str] = set()
         self._workers: set[str] = set()
 
+    @property
+    def slots(self) -> int:
+        import ray
+
+        return max(int(ray.cluster_resources().get("CPU", 1)), 1)
+
     def map(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T], *,
             on_done: Callable[[int, R], None] | None = None) -> list[R]:
         import ray

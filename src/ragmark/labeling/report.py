@@ -71,6 +71,8 @@ def label_json(r: LabelRun, versions: dict[str, str] | None = None) -> dict[str,
     }
     if versions is not None:
         out["versions"] = versions
+    if r.executor:
+        out["executor"] = r.executor
     return out
 
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
+from ragmark.executors import Executor
 from ragmark.judges import JudgeCounts, relevance_label
 from ragmark.judges.prompt import is_reask
 from ragmark.judges.relevance import relevance_prompt
@@ -107,6 +108,8 @@ class LabelRun:
     agreement: Agreement | None
     llm: dict[str, Any]
     template: str | None
+    executor: dict[str, Any] = field(default_factory=dict)
+    """Where the retrieval ran (see :attr:`RunReport.executor`)."""
 
 
 NO_ENDPOINT = ("ragmark label needs an LLM endpoint to label passages: give --llm-base-url "
@@ -125,10 +128,11 @@ def check_template(template: str | None, source: str = "prompt template") -> Non
 def top_k_passages(
     dataset: Dataset, configs: Sequence[RunConfig], top_k: int, *,
     max_queries: int | None = None, progress: Progress | None = None,
+    executor: Executor | None = None,
 ) -> TopK:
     """Run every config's retrieval with ``top_k = top_n = K`` per chunk: each report's
     ``contexts`` are the texts of the top K chunks best first, ``retrieved`` the same
-    chunks with their ground-truth grades."""
+    chunks with their ground-truth grades. ``executor``: where the retrieval runs."""
     names = [c.name for c in configs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -137,7 +141,7 @@ def top_k_passages(
     for c in configs:
         cfg = c.model_copy(update={"top_k": top_k, "top_n": top_k, "unit": "chunk"})
         reports[c.name] = run(dataset, cfg, [f"recall@{top_k}"], max_queries=max_queries,
-                              skip_generation=True, progress=progress)
+                              skip_generation=True, progress=progress, executor=executor)
     samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
     return TopK(top_k, samples, reports)
 
@@ -259,5 +263,6 @@ def label(top: TopK, settings: LLMSettings | None, template: str | None = None,
                for (qid, text), t in truth_of.items()]
     first = next(iter(top.reports.values()))
     dataset = {k: v for k, v in first.dataset.items() if k != "chunks"}  # per config
+    last = list(top.reports.values())[-1]
     return LabelRun(top.top_k, dataset, configs,
-                    Agreement.of(overall) if overall else None, llm, template)
+                    Agreement.of(overall) if overall else None, llm, template, last.executor)

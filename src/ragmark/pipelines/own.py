@@ -269,32 +269,58 @@ def top_n_chunks(chunks: Sequence[Chunk], ranked: Ranked, top_n: int
     return out, tops
 
 
-def own(
+@dataclass(frozen=True)
+class Retrieval:
+    """The stages of ragmark's own pipeline up to the rankings: what ``own`` finishes
+    with generation (a compare on a cluster computes these for its configs side by
+    side)."""
+
+    parts: Components
+    chunks: list[Chunk]
+    ranked: Ranked
+    index_source: str
+    stats: Stats
+
+
+def retrieval(
     dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress, *,
     with_answers: bool, dry_run: bool, index_cache: bool = True,
     latency_sample: int = LATENCY_SAMPLE,
-) -> Sourced:
-    """ragmark's own pipeline: build the components, then chunk, index, retrieve (and
-    rerank), and generate from the top_n chunks."""
+) -> Retrieval:
+    """Build the components, chunk, index, retrieve (and rerank)."""
     parts = components(dataset, cfg, with_answers=with_answers, dry_run=dry_run)
-    questions = [s.question for s in samples]
     chunks, stats = chunk_stage(dataset, parts, prog)
     index_source, st = index_stage(parts, chunks, prog, cfg.retriever.name,
                                    use_cache=index_cache)
     stats = stats.merge(st)
     what = "retrieving" if cfg.reranker is None else (
         f"retrieving and reranking ({cfg.reranker.name})")
-    ranked, st = retrieve_stage(parts, chunks, questions, cfg.top_k, prog, what,
-                                latency_sample=latency_sample)
-    stats = stats.merge(st)
-    rankings, tops = top_n_chunks(chunks, ranked, cfg.top_n)
-    answers, st = generate_stage(parts, questions, tops, prog, cfg.generator.name)
-    stats = stats.merge(st)
+    ranked, st = retrieve_stage(parts, chunks, [s.question for s in samples], cfg.top_k, prog,
+                                what, latency_sample=latency_sample)
+    return Retrieval(parts, chunks, ranked, index_source, stats.merge(st))
+
+
+def own(
+    dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress, *,
+    with_answers: bool, dry_run: bool, index_cache: bool = True,
+    latency_sample: int = LATENCY_SAMPLE, done: Retrieval | None = None,
+) -> Sourced:
+    """ragmark's own pipeline: :func:`retrieval` (unless ``done`` holds it), then
+    generate from the top_n chunks."""
+    got = done or retrieval(dataset, samples, cfg, prog, with_answers=with_answers,
+                            dry_run=dry_run, index_cache=index_cache,
+                            latency_sample=latency_sample)
+    parts = got.parts
+    rankings, tops = top_n_chunks(got.chunks, got.ranked, cfg.top_n)
+    answers, st = generate_stage(parts, [s.question for s in samples], tops, prog,
+                                 cfg.generator.name)
+    stats = got.stats.merge(st)
     cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
     if cfg.llm is not None and cfg.llm.base_url:  # never a user:password in a results file
         cfg_json["llm"]["base_url"] = display_url(cfg.llm.base_url)
     cfg_json["chunker"] = {"name": parts.chunker_name, **parts.chunker_params}
-    produced = [Produced(got, sc, [c.text for c in top], ans)
-                for (got, sc), top, ans in zip(rankings, tops, answers, strict=True)]
+    produced = [Produced(g, sc, [c.text for c in top], ans)
+                for (g, sc), top, ans in zip(rankings, tops, answers, strict=True)]
     return Sourced(produced, stats.timings, cfg_json,
-                   {"chunks": len(chunks), "index": index_source}, list(stats.notes), stats.llm)
+                   {"chunks": len(got.chunks), "index": got.index_source}, list(stats.notes),
+                   stats.llm)

@@ -88,6 +88,8 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
         "notes": report.notes,
         "versions": versions(),
     }
+    if report.executor:
+        out["executor"] = report.executor
     if report.llm:
         out["llm"] = report.llm
     out.update(depth_json(report))
@@ -168,6 +170,7 @@ def comparison_json(c: Comparison, include_details: bool = False) -> dict[str, A
                            "n_resamples": st.n_resamples, "correction": st.correction,
                            "adjustment": "none" if st.correction == "none" else "holm"},
             "seed": st.seed,
+            **({"executor": c.executor} if c.executor else {}),
         },
     }
 

@@ -86,6 +86,9 @@ class RunReport:
     short_rankings: dict[int, int] = field(default_factory=dict)
     """Cutoff k -> number of questions whose ranking had fewer than k items (external
     pipelines and logged outputs, which return what they return); only k with some."""
+    executor: dict[str, Any] = field(default_factory=dict)
+    """Where the CPU-bound work ran: ``name`` (local, ray), and for Ray the address and
+    the nodes and worker processes that took part."""
 
     def value(self, name: str) -> float | None:
         agg = self.metrics.get(name)
