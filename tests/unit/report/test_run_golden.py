@@ -14,22 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.cli import run_cli
 
-from ragmark.cli import main
 from ragmark.demo.run import demo_path
 
 GOLDEN = Path(__file__).parent / "golden"
 VOLATILE = ("envelope", "timings", "versions", "executor")
 """Keys that change from run to run or machine to machine (dates, commits, timings,
 versions, where it ran)."""
-
-
-def _cli(args: list[str]) -> int:
-    try:
-        main(args)
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
 
 
 def _fixed(data: dict[str, Any]) -> dict[str, Any]:
@@ -39,16 +31,16 @@ def _fixed(data: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("config", ["sparse", "chunky"])
-def test_run_results_match_golden_file(tmp_path, config):
+def test_run_results_match_golden_file(tmp_path, capsys, config):
     cfg = config
     if config == "chunky":  # judged per chunk, several relevant chunks per file
         cfg = str(tmp_path / "chunky.toml")
         Path(cfg).write_text('name = "chunky"\nunit = "chunk"\n'
                              '[chunker]\nname = "fixed"\nsize = 120\noverlap = 0\n')
     out = tmp_path / "run.json"
-    code = _cli(["run", "--dataset", str(demo_path() / "questions.json"), "--corpus",
+    code, _, _ = run_cli(["run", "--dataset", str(demo_path() / "questions.json"), "--corpus",
                  str(demo_path() / "corpus"), "--config", cfg, "--include-details",
-                 "--latency-sample", "3", "--output", str(out), "--quiet"])
+                 "--latency-sample", "3", "--output", str(out), "--quiet"], capsys)
     assert code == 0
     got = _fixed(json.loads(out.read_text(encoding="utf-8")))
     golden = GOLDEN / f"run_demo_{config}.json"
