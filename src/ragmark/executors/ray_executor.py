@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -38,6 +39,24 @@ def display_address(address: str | None) -> str:
     return address
 
 
+def _reachable(address: str | None, timeout: float = 5.0) -> None:
+    """A ``HOST:PORT`` address must accept a connection (Ray itself would retry for
+    minutes)."""
+    if address is None or address == "auto" or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigError(f"--address {address!r}: expected auto, HOST:PORT or "
+                          "ray://HOST:PORT")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout).close()
+    except OSError as e:
+        raise ConfigError(
+            f"--executor ray: nothing answers at {address} ({e.strerror or e}). Start a "
+            "cluster with `ray start --head` and pass the address it prints, or leave "
+            "--address out for a local Ray instance") from None
+
+
 class RayExecutor:
     """Tasks on a Ray cluster; connects when created, so a wrong address fails before
     any work."""
@@ -51,9 +70,11 @@ class RayExecutor:
         except ImportError:
             raise MissingExtraError("ray", "ray") from None
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
         self.address = address
         self._owned = not ray.is_initialized()
         if self._owned:
+            _reachable(address)
             try:
                 ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                          include_dashboard=False, configure_logging=True)
