@@ -198,3 +198,56 @@ def test_home_from_env_or_default(tmp_path, monkeypatch):
         cache_path("..", "x")
     with pytest.raises(ValueError):
         cache_path("/etc/x")
+
+
+class PicklingExecutor:
+    """Spreads work like a cluster: shared values, items and results cross a pickle
+    boundary, and items complete out of order."""
+
+    name = "pickling"
+    distributed = True
+    slots = 2
+
+    def __init__(self) -> None:
+        self.items: list[object] = []
+
+    def map(self, fn, shared, items, *, on_done=None):
+        import pickle
+
+        self.items = list(items)
+        out = [None] * len(items)
+        for i in reversed(range(len(items))):
+            got = pickle.loads(pickle.dumps(fn(pickle.loads(pickle.dumps(shared)),
+                                               pickle.loads(pickle.dumps(items[i])))))
+            out[i] = got
+            if on_done is not None:
+                on_done(i, got)
+        return out
+
+    def info(self):
+        return {"name": self.name}
+
+    def close(self):
+        pass
+
+
+def test_spread_encoding_sends_the_same_batches_and_commits_them(tmp_path):
+    from ragmark.executors import using
+
+    texts = [f"text number {i} " + "x" * (i % 7) for i in range(20)]
+    local = CachedEmbedder(FakeEmbedder("spread@1"), path=tmp_path / "a.sqlite")
+    want = local.encode(texts)
+    ex = PicklingExecutor()
+    spread = CachedEmbedder(FakeEmbedder("spread@1"), path=tmp_path / "b.sqlite")
+    done: list[int] = []
+    with using(ex):
+        got = spread.encode(texts, progress=done.append)
+    np.testing.assert_array_equal(got, want)
+    # 7 batches of 3 (longest first, as locally), one per task for 2 slots x 4
+    batches = [b for group in ex.items for b in group]
+    assert batches == local.embedder.calls
+    assert [len(g) for g in ex.items] == [1] * 7
+    assert sum(done) == 20 and spread.stats["encoded"] == 20
+    again = CachedEmbedder(FakeEmbedder("spread@1"), path=tmp_path / "b.sqlite")
+    np.testing.assert_array_equal(again.encode(texts), want)
+    assert again.embedder.calls == []  # every vector was committed

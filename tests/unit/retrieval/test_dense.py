@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import pickle
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 
 from ragmark.errors import ConfigError, MissingExtraError
 from ragmark.registry import registry
+from ragmark.retrieval.base import prepare, retrieve_prepared, slice_prepared
 from ragmark.retrieval.dense import DenseRetriever
 from ragmark.retrieval.topk import exact_top_k, faiss_index, faiss_top_k
 from ragmark.types import Chunk
@@ -210,3 +212,24 @@ def test_non_finite_embeddings_are_refused():
 def test_registered_as_dense():
     r = registry("retriever").create("dense", embedder=LetterEmbedder(), cache=False)
     assert isinstance(r, DenseRetriever) and r.name == "dense"
+
+
+@pytest.mark.parametrize("index", ["exact", "faiss"])
+def test_pickled_dense_searches_prepared_shards_as_the_original(index, tmp_path):
+    """What a worker gets: the retriever pickled (FAISS index rebuilt), the query vectors
+    prepared on the driver, sliced per shard."""
+    if index == "faiss":
+        pytest.importorskip("faiss")
+    r = DenseRetriever(embedder=LetterEmbedder(), index=index, cache=False)
+    r.index(chunks(TEXTS))
+    queries = ["aab", "zy", "mn", "ab", "yz"]
+    ids, scores = r.retrieve(queries, 3)
+    prepared = prepare(r, queries)
+    assert prepared.shape == (5, 26)
+    copy = pickle.loads(pickle.dumps(r))
+    assert (copy._faiss is not None) == (index == "faiss")
+    parts = [retrieve_prepared(copy, queries[a:a + 2], slice_prepared(prepared, a, a + 2), 3)
+             for a in range(0, 5, 2)]
+    np.testing.assert_array_equal(np.concatenate([p[0] for p in parts]), ids)
+    np.testing.assert_array_equal(np.concatenate([p[1] for p in parts]), scores)
+    assert ids[0, 0] == 2 and ids[1, 0] == 5  # "aaab" for "aab", "zyzy" for "zy"
