@@ -39,11 +39,14 @@ def check_output(path: str | Path, option: str, *, overwrite: bool = True) -> Pa
 def output_stem(output: str, default_name: str) -> str:
     """The stem of a command's ``{stem}.json``/``{stem}.md`` files: ``DIR/`` (or an
     existing folder) means files named ``default_name`` inside it, never hidden files
-    named ``.json``."""
+    named ``.json``; ``eval.json`` (or ``eval.md``) is the stem ``eval``, not
+    ``eval.json.json``."""
     if not output.strip():
         raise ConfigError("--output: the path is empty")
     if output.endswith(("/", os.sep)) or Path(output).is_dir():
         return str(Path(output) / default_name)
+    if Path(output).suffix.lower() in (".json", ".md") and Path(output).stem:
+        return output[: -len(Path(output).suffix)]  # eval.json -> eval.json, eval.md
     return output
 
 

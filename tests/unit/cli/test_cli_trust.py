@@ -202,3 +202,10 @@ def test_compare_gates_per_config(tmp_path, capsys):
     assert code == 1 and len(err.splitlines()) == 2
     code, _, err = run_cli([*args, "--fail-under", "nope:mrr=0.1"], capsys)
     assert code == 2 and "no config named 'nope'; the configs: sparse, flat" in err
+
+
+def test_compare_output_with_json_suffix_is_the_stem(tmp_path, capsys):
+    code, _, _ = run_cli(["compare", *DEMO_ARGS, "--output", str(tmp_path / "cmp.json"),
+                          "--quiet"], capsys)
+    assert code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp.json", "cmp.md"]
