@@ -187,9 +187,10 @@ class CachedEmbedder:
         batches = [missing[s : s + self.batch_size]
                    for s in range(0, len(missing), self.batch_size)]
         ex = active()
-        # with workers: up to WORK_PER_TASK texts a task, and enough tasks for them all
+        # with workers: small tasks (one batch each, up to WORK_PER_TASK texts for a
+        # large corpus), so the last ones finish together on every worker
         per_task = 1 if not ex.distributed else max(1, min(
-            WORK_PER_TASK // self.batch_size, -(-len(batches) // (4 * ex.slots))))
+            WORK_PER_TASK // self.batch_size, -(-len(batches) // (64 * ex.slots))))
         groups = [[[texts[first[k]] for k in b] for b in batches[s : s + per_task]]
                   for s in range(0, len(batches), max(per_task, 1))]
         offsets = np.cumsum([0] + [len(g) for g in groups])

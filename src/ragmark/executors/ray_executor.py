@@ -70,7 +70,6 @@ class RayExecutor:
         except ImportError:
             raise MissingExtraError("ray", "ray") from None
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
         self.address = address
         self._owned = not ray.is_initialized()
         if self._owned:

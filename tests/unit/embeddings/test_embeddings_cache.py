@@ -243,7 +243,7 @@ def test_spread_encoding_sends_the_same_batches_and_commits_them(tmp_path):
     with using(ex):
         got = spread.encode(texts, progress=done.append)
     np.testing.assert_array_equal(got, want)
-    # 7 batches of 3 (longest first, as locally), one per task for 2 slots x 4
+    # 7 batches of 3 (longest first, as locally), one a task
     batches = [b for group in ex.items for b in group]
     assert batches == local.embedder.calls
     assert [len(g) for g in ex.items] == [1] * 7
