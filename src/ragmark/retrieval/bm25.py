@@ -1,4 +1,6 @@
-"""Sparse BM25 retrieval through bm25s (Lucene variant), English stemming, stop-words."""
+"""Sparse BM25 retrieval: bm25s's tokenizer and index (Lucene variant), English stemming,
+stop-words; ragmark's numpy scorer (:mod:`ragmark.retrieval.bm25_index`) with bm25s's
+exact scores."""
 
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
 from ragmark.retrieval.base import Progress
+from ragmark.retrieval.bm25_index import BM25Index
 from ragmark.types import Chunk
 
 _BATCH = 256
+FORMAT = 2
+"""The saved index's layout (2: ragmark's own arrays, see :mod:`bm25_index`)."""
 
 
 class BM25Retriever:
@@ -42,7 +47,8 @@ class BM25Retriever:
         # TOML has no null: "" or "none" switches stemming / stop-words off
         self.stemmer_name = None if (stemmer or "none").lower() == "none" else stemmer
         self.stopwords = None if (stopwords or "none").lower() == "none" else stopwords
-        self._model: object | None = None
+        self._index: BM25Index | None = None
+        self._vocab: dict[str, int] = {}
         self._n = 0
 
     def _stemmer(self) -> object | None:
@@ -58,7 +64,7 @@ class BM25Retriever:
                 f"known: {', '.join(Stemmer.algorithms())}"
             ) from None
 
-    def _tokenize(self, texts: Sequence[str]) -> object:
+    def _tokenize(self, texts: Sequence[str], ids: bool = True) -> Any:
         import bm25s
 
         return bm25s.tokenize(
@@ -66,9 +72,11 @@ class BM25Retriever:
             stopwords=self.stopwords or [],
             stemmer=self._stemmer_obj,
             show_progress=False,
+            return_ids=ids,
         )
 
     def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None:
+        """bm25s builds the score matrix; :class:`BM25Index` takes its arrays over."""
         import bm25s
 
         if not chunks:
@@ -76,7 +84,9 @@ class BM25Retriever:
         self._stemmer_obj = self._stemmer()
         model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method, backend="numpy")
         model.index(self._tokenize([c.text for c in chunks]), show_progress=False)
-        self._model, self._n = model, len(chunks)
+        self._index = BM25Index.from_bm25s(model.scores, model.nonoccurrence_array)
+        self._vocab = dict(model.vocab_dict)
+        self._n = len(chunks)
         if progress is not None:
             progress(len(chunks))
 
@@ -87,7 +97,7 @@ class BM25Retriever:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        if self._model is not None:
+        if self._index is not None:
             self._stemmer_obj = self._stemmer()
 
     def index_state(self) -> dict[str, Any]:
@@ -96,41 +106,39 @@ class BM25Retriever:
 
         return {"k1": self.k1, "b": self.b, "method": self.method,
                 "stemmer": self.stemmer_name, "stopwords": self.stopwords,
-                "bm25s": getattr(bm25s, "__version__", "?")}
+                "bm25s": getattr(bm25s, "__version__", "?"), "format": FORMAT}
 
     def save(self, folder: Path) -> None:
-        """The index as bm25s's plain files (sparse score arrays, vocabulary, params)."""
-        if self._model is None:
+        """The index as plain files: the score arrays (``.npy``) and the vocabulary."""
+        if self._index is None:
             raise RuntimeError("index() must be called before save()")
-        self._model.save(str(folder), show_progress=False)  # type: ignore[attr-defined]
-        (folder / "ragmark_bm25.json").write_text(json.dumps({"n": self._n}),
+        self._index.save(folder)
+        (folder / "vocab.json").write_text(json.dumps(self._vocab), encoding="utf-8")
+        (folder / "ragmark_bm25.json").write_text(json.dumps({"n": self._n,
+                                                              "format": FORMAT}),
                                                   encoding="utf-8")
 
     def load(self, folder: Path) -> None:
-        import bm25s
-
         self._stemmer_obj = self._stemmer()
-        self._model = bm25s.BM25.load(str(folder), mmap=False, show_progress=False)
         self._n = int(json.loads((folder / "ragmark_bm25.json").read_text("utf-8"))["n"])
+        self._vocab = json.loads((folder / "vocab.json").read_text("utf-8"))
+        self._index = BM25Index.load(folder, self._n)
 
     def retrieve(
         self, queries: Sequence[str], k: int, progress: Progress | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        if self._model is None:
+        """The k best chunks per query; like Lucene, a chunk that shares no term with
+        the query is not retrieved (``-1``/``-inf`` padded)."""
+        if self._index is None:
             raise RuntimeError("index() must be called before retrieve()")
-        k_eff = min(k, self._n)
         ids = np.full((len(queries), k), -1, dtype=np.int64)
         scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+        vocab = self._vocab
         for start in range(0, len(queries), _BATCH):
             batch = queries[start : start + _BATCH]
-            tokens = self._tokenize(batch)
-            docs, sc = self._model.retrieve(  # type: ignore[attr-defined]
-                tokens, k=k_eff, show_progress=False, n_threads=0, backend_selection="numpy"
-            )
-            # like Lucene, a chunk that shares no term with the query is not retrieved
-            hit = sc > 0
-            ids[start : start + len(batch), :k_eff] = np.where(hit, docs, -1)
-            scores[start : start + len(batch), :k_eff] = np.where(hit, sc, -np.inf)
+            for qi, tokens in enumerate(self._tokenize(batch, ids=False), start=start):
+                got, sc = self._index.top_k([vocab[t] for t in tokens if t in vocab], k)
+                ids[qi, : len(got)], scores[qi, : len(got)] = got, sc
             if progress is not None:
                 progress(len(batch))
         return ids, scores
