@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
+from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.judges import (
     JudgeCounts,
@@ -118,7 +119,24 @@ def judge(
     require: bool = False,
     advance: Callable[[int], None] = lambda n: None,
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
-    """Per-query judge scores, notes for the report, and the LLM accounting."""
+    """:func:`judge_async` from synchronous code (:func:`ragmark.aio.run_sync`: also
+    inside a running event loop)."""
+    return run_sync(judge_async(samples, records, names, settings, require=require,
+                                advance=advance))
+
+
+async def judge_async(
+    samples: Sequence[Sample],
+    records: Sequence[Answered],
+    names: Sequence[str],
+    settings: LLMSettings | None,
+    *,
+    require: bool = False,
+    advance: Callable[[int], None] = lambda n: None,
+) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
+    """Per-query judge scores, notes for the report, and the LLM accounting: every
+    (question, metric) judged concurrently on one client (its concurrency limit,
+    retries and call cache)."""
     if not names:
         return [{} for _ in records], [], {}
     if settings is None:
@@ -129,7 +147,7 @@ def judge(
     client = LLMClient(settings)
     counts = JudgeCounts()
     try:
-        scores = asyncio.run(_judge_all(client, samples, records, names, counts, advance))
+        scores = await _judge_all(client, samples, records, names, counts, advance)
     except _Unreachable as e:
         why = f"the LLM endpoint did not answer: {e}"
         if require:
@@ -230,5 +248,5 @@ def estimate(
                 except NotCached as e:
                     _follow_ups(dry, e, rec)
 
-    asyncio.run(walk())
+    run_sync(walk())
     return dry.summary()

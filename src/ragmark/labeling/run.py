@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmark.aio import run_sync
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor
@@ -164,7 +165,7 @@ def estimate(top: TopK, settings: LLMSettings | None, template: str | None = Non
                 if not e.shared and not is_reask(e.messages):
                     dry.follow(0, 1, estimate_tokens(e.messages) + 60)
 
-    asyncio.run(walk())
+    run_sync(walk())
     return dry.summary()
 
 
@@ -198,7 +199,7 @@ def label_pairs(pairs: Sequence[Pair], settings: LLMSettings | None,
     prog = progress or NullProgress()
     with prog.task(f"labelling {len(pairs):,} passages ({settings.model})",
                    len(pairs)) as advance:
-        scores = asyncio.run(_label_all(client, pairs, template, counts, advance))
+        scores = run_sync(_label_all(client, pairs, template, counts, advance))
     return dict(zip(pairs, scores, strict=True)), llm_summary(settings, client, counts)
 
 

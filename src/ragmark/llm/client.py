@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from ragmark.aio import run_sync
 from ragmark.llm.cache import LLMCache, cache_key
 from ragmark.llm.config import LLMSettings
 from ragmark.llm.protocol import (
@@ -287,7 +288,7 @@ class LLMClient:
             finally:
                 await self.aclose()
 
-        return asyncio.run(main())
+        return run_sync(main())
 
     async def probe(self, timeout: float = 5.0) -> tuple[bool, str]:
         """Whether the endpoint answers ``GET /models`` (OpenAI) or ``/api/tags``

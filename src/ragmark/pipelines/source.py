@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.pipelines.base import Output, Sourced, produced
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
@@ -64,7 +65,7 @@ def ask_all(cfg: PythonPipelineConfig | HttpPipelineConfig, questions: Sequence[
             fn: Callable[..., Any] | None = None) -> tuple[list[Output], int]:
     """Every question's :class:`Output` in order, and the number of retries made."""
     pipe = build(cfg, fn)
-    outs = asyncio.run(_ask_all(pipe, questions, cfg.concurrency, advance))
+    outs = run_sync(_ask_all(pipe, questions, cfg.concurrency, advance))
     return outs, int(getattr(pipe, "retries", 0))
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
+from ragmark.aio import run_sync
 from ragmark.chunking import Chunker
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts, JudgeFailure, Message, ask
@@ -243,12 +244,12 @@ def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
             break
         rounds += 1
         if not probed and client.estimate(round_messages(cands)).calls:
-            ok, why = asyncio.run(client.probe())
+            ok, why = run_sync(client.probe())
             if not ok:
                 raise ConfigError(f"the LLM endpoint did not answer: {why}")
             probed = True
         with prog.task(f"writing questions (round {rounds})", len(cands)) as advance:
-            answers = asyncio.run(_ask_round(client, cands, counts, advance))
+            answers = run_sync(_ask_round(client, cands, counts, advance))
         state.generated += len(cands)
         for c, got in zip(cands, answers, strict=True):
             check_candidate(state, c, got)

@@ -7,6 +7,7 @@ import asyncio
 import json
 
 import pytest
+from support.fake_llm_server import chat_reply
 
 import ragmark
 from ragmark.errors import ConfigError
@@ -90,3 +91,21 @@ def test_compare_pipelines(dataset, tmp_path):
     assert (row.config, row.metric, row.baseline_mean, row.value_mean) == (
         "second", "mrr", 1.0, 0.75)
     assert list_runs(store)[0].configs == ("good", "second")
+
+
+def test_the_api_works_inside_a_running_event_loop(dataset, server):
+    """A notebook or an async app: the sync API is called while a loop runs (the async
+    pipeline and the judges run on a loop of their own)."""
+    server.rule = lambda body: chat_reply("1")  # not a usable verdict: re-asked, missing
+
+    async def app() -> ragmark.RunReport:
+        await asyncio.sleep(0)
+        return ragmark.evaluate_pipeline(
+            slow_second, dataset, metrics=["mrr"], judge_metrics=["answer_relevance"],
+            llm={"base_url": server.url, "model": "m"}, history=False)
+
+    report = asyncio.run(app())
+    assert report.value("mrr") == pytest.approx((1 + 1 / 2) / 2)
+    agg = report.metrics["answer_relevance"]
+    assert agg.n == 0 and agg.missing == 2  # the judge's answers were unusable, not 0
+    assert report.llm["calls"] == 4  # each question asked, then re-asked once
