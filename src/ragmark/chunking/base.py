@@ -33,14 +33,21 @@ class Chunker(Protocol):
     def chunk(self, doc: Document) -> list[Chunk]: ...
 
 
+def _parts(doc: Document) -> list[tuple[int | None, str]]:
+    return list(enumerate(doc.sections)) if doc.sections else [(None, doc.text)]
+
+
+def section_texts(doc: Document) -> list[str]:
+    """The texts a chunker splits: each section, or the whole text."""
+    return [text for _, text in _parts(doc)]
+
+
 def chunks_from_spans(doc: Document, spans_of: Callable[[str], Spans]) -> list[Chunk]:
     """Chunks of ``doc`` from a function giving ``(start, end)`` spans of a text.
 
     Applies the section rule of :class:`Chunker` and numbers the chunks.
     """
-    parts: list[tuple[int | None, str]] = (
-        list(enumerate(doc.sections)) if doc.sections else [(None, doc.text)]
-    )
+    parts = _parts(doc)
     out: list[Chunk] = []
     for section, text in parts:
         for start, end in spans_of(text):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ragmark.chunking.base import ChunkerConfigError, Spans, chunks_from_spans
+from ragmark.chunking.base import ChunkerConfigError, Spans, chunks_from_spans, section_texts
 from ragmark.chunking.fixed import fixed_spans
 from ragmark.text import split_sentences
 from ragmark.types import Chunk, Document
@@ -161,6 +161,22 @@ class SemanticChunker:
         vectors = self.embedder.encode([text[s:e] for s, e in sentences])
         cuts = semantic_boundaries(vectors, self.threshold)
         return pack_sentences(text, sentences, cuts, self.max_chars, self.min_chars)
+
+    def warm(self, docs: Sequence[Document]) -> None:
+        """Embed the sentences of many documents at once (spread over the executor's
+        workers), into the cache that :meth:`chunk` then reads: the same vectors as
+        chunking them one by one."""
+        encode_groups = getattr(self.embedder, "encode_groups", None)
+        if encode_groups is None:
+            return
+        groups = []
+        for doc in docs:
+            for text in section_texts(doc):
+                sentences = split_sentences(text)
+                if len(sentences) >= 3:
+                    groups.append([text[s:e] for s, e in sentences])
+        if groups:
+            encode_groups(groups)
 
     def chunk(self, doc: Document) -> list[Chunk]:
         return chunks_from_spans(doc, self.spans)

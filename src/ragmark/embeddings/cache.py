@@ -130,28 +130,43 @@ class CachedEmbedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        keys = [text_key(t) for t in texts]
-        first: dict[bytes, int] = {}
-        for i, k in enumerate(keys):
-            first.setdefault(k, i)
+        return self.encode_groups([texts], progress)[0]
+
+    def encode_groups(self, groups: Sequence[Sequence[str]],
+                      progress: Progress | None = None) -> list[NDArray[np.float32]]:
+        """Each group's embeddings, as one :meth:`encode` call per group in turn would
+        give them (a text is encoded in the batches of the first group that has it), but
+        with every missing batch sent to the executor at once: a semantic chunker warms
+        the cache for many documents in one go."""
+        groups = [list(g) for g in groups]
+        keys = [[text_key(t) for t in g] for g in groups]
+        text_of: dict[bytes, str] = {}
+        for g, ks in zip(groups, keys, strict=True):
+            for t, k in zip(g, ks, strict=True):
+                text_of.setdefault(k, t)
         with self._connect() as con:
             model = self._find_model(con)
-            found = {} if model is None else self._lookup(con, model, list(first))
-            hits = sum(1 for k in keys if k in found)
+            found = {} if model is None else self._lookup(con, model, list(text_of))
+            hits = sum(1 for ks in keys for k in ks if k in found)
             self.stats["hits"] += hits
             if progress is not None and hits:
                 progress(hits)
-            missing = sorted(
-                (k for k in first if k not in found), key=lambda k: -len(texts[first[k]])
-            )
-            if missing:
-                model = self._encode_missing(con, model, texts, first, missing, found, keys,
+            batches: list[list[bytes]] = []
+            planned: set[bytes] = set()
+            for ks in keys:  # each group's missing texts, longest first, as encode() does
+                missing = sorted((k for k in dict.fromkeys(ks)
+                                  if k not in found and k not in planned),
+                                 key=lambda k: -len(text_of[k]))
+                planned.update(missing)
+                batches += [missing[s : s + self.batch_size]
+                            for s in range(0, len(missing), self.batch_size)]
+            if batches:
+                counts = Counter(k for ks in keys for k in ks)
+                model = self._encode_missing(con, model, text_of, batches, found, counts,
                                              progress)
         dim = model[1] if model is not None else 0
-        buf = bytearray(b"".join(found[k] for k in keys))
-        return (
-            np.frombuffer(buf, dtype=_F32).reshape(len(texts), dim).astype(np.float32, copy=False)
-        )
+        return [np.frombuffer(bytearray(b"".join(found[k] for k in ks)), dtype=_F32)
+                .reshape(len(ks), dim).astype(np.float32, copy=False) for ks in keys]
 
     def _lookup(
         self, con: sqlite3.Connection, model: tuple[int, int], keys: list[bytes]
@@ -173,25 +188,21 @@ class CachedEmbedder:
         self,
         con: sqlite3.Connection,
         model: tuple[int, int] | None,
-        texts: list[str],
-        first: dict[bytes, int],
-        missing: list[bytes],
+        text_of: dict[bytes, str],
+        batches: list[list[bytes]],
         found: dict[bytes, bytes],
-        keys: list[bytes],
+        counts: Counter[bytes],
         progress: Progress | None,
     ) -> tuple[int, int]:
-        """Encode the missing texts in batches of ``batch_size`` (the same batches
-        whichever executor runs them: with Ray, groups of batches go to the workers),
-        committing each group as it completes. Returns the model's ``(id, dim)``."""
-        counts = Counter(keys)
-        batches = [missing[s : s + self.batch_size]
-                   for s in range(0, len(missing), self.batch_size)]
+        """Encode the batches (the same ones whichever executor runs them: with Ray,
+        groups of batches go to the workers), committing each group as it completes.
+        Returns the model's ``(id, dim)``."""
         ex = active()
         # with workers: small tasks (one batch each, up to WORK_PER_TASK texts for a
         # large corpus), so the last ones finish together on every worker
         per_task = 1 if not ex.distributed else max(1, min(
             WORK_PER_TASK // self.batch_size, -(-len(batches) // (64 * ex.slots))))
-        groups = [[[texts[first[k]] for k in b] for b in batches[s : s + per_task]]
+        groups = [[[text_of[k] for k in b] for b in batches[s : s + per_task]]
                   for s in range(0, len(batches), max(per_task, 1))]
         offsets = np.cumsum([0] + [len(g) for g in groups])
         registered = model

@@ -109,7 +109,10 @@ def chunk_stage(dataset: Dataset, parts: Components, prog: Progress) -> tuple[li
     with prog.task("chunking", len(dataset.corpus.documents)) as advance:
         step = 500
         docs = dataset.corpus.documents
+        warm = getattr(parts.chunker, "warm", None) if active().distributed else None
         for i in range(0, len(docs), step):
+            if warm is not None:  # a semantic chunker's sentences, embedded on the workers
+                warm(docs[i : i + step])
             chunks.extend(chunk_corpus(docs[i : i + step], parts.chunker))
             advance(len(docs[i : i + step]))
     if not chunks:

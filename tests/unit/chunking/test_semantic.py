@@ -189,3 +189,33 @@ def test_real_model_splits_a_two_topic_text_between_the_topics():
     assert got[0].text.endswith("before erupting again.")
     assert got[1].text.startswith("Sourdough bread")
     assert got[1].start == TWO_TOPICS.index("Sourdough")
+
+
+def test_warming_on_workers_gives_the_chunks_of_one_by_one_chunking(tmp_path):
+    """Warm embeds every document's sentences in one go on the executor, in the batches
+    one-by-one chunking would use (this embedder's vectors depend on the batch)."""
+    from support.executors import PicklingExecutor
+
+    from ragmark.embeddings.cache import CachedEmbedder
+    from ragmark.executors import using
+
+    text = ("Rocks melt. Magma rises up. Lava cools down. "
+            "The bread rises. The bread bakes well. We eat bread.")
+    docs = [Document(id="d1", text=text), Document(id="d2", text="One. Two."),
+            Document(id="d3", text="", sections=(text + " Rocks again.", "A. B. C. bread."))]
+    local = SemanticChunker(threshold=1.0, min_chars=0, embedder=TopicEmbedder(), cache=False)
+    local.embedder = CachedEmbedder(TopicEmbedder(), path=tmp_path / "a.sqlite")
+    want = [c for d in docs for c in local.chunk(d)]
+    warmed = SemanticChunker(threshold=1.0, min_chars=0, embedder=TopicEmbedder(), cache=False)
+    warmed.embedder = CachedEmbedder(TopicEmbedder(), path=tmp_path / "b.sqlite")
+    ex = PicklingExecutor()
+    with using(ex):
+        warmed.warm(docs)
+    # d1's sentences, then the one new sentence of d3's first section (the rest are
+    # d1's, already planned); d2 and d3's second section are too short to embed
+    assert [b for item in ex.items for b in item] == [
+        ["The bread bakes well.", "Lava cools down.", "The bread rises.", "Magma rises up.",
+         "We eat bread.", "Rocks melt."], ["Rocks again."]]
+    got = [c for d in docs for c in warmed.chunk(d)]
+    assert warmed.embedder.embedder.calls == []  # chunking read everything from the cache
+    assert got == want and len(want) >= 4

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from support.executors import PicklingExecutor
 
 from ragmark.embeddings import CachedEmbedder, Embedder, text_key
 from ragmark.errors import RagmarkError
@@ -200,37 +201,6 @@ def test_home_from_env_or_default(tmp_path, monkeypatch):
         cache_path("/etc/x")
 
 
-class PicklingExecutor:
-    """Spreads work like a cluster: shared values, items and results cross a pickle
-    boundary, and items complete out of order."""
-
-    name = "pickling"
-    distributed = True
-    slots = 2
-
-    def __init__(self) -> None:
-        self.items: list[object] = []
-
-    def map(self, fn, shared, items, *, on_done=None):
-        import pickle
-
-        self.items = list(items)
-        out = [None] * len(items)
-        for i in reversed(range(len(items))):
-            got = pickle.loads(pickle.dumps(fn(pickle.loads(pickle.dumps(shared)),
-                                               pickle.loads(pickle.dumps(items[i])))))
-            out[i] = got
-            if on_done is not None:
-                on_done(i, got)
-        return out
-
-    def info(self):
-        return {"name": self.name}
-
-    def close(self):
-        pass
-
-
 def test_spread_encoding_sends_the_same_batches_and_commits_them(tmp_path):
     from ragmark.executors import using
 
@@ -251,3 +221,22 @@ def test_spread_encoding_sends_the_same_batches_and_commits_them(tmp_path):
     again = CachedEmbedder(FakeEmbedder("spread@1"), path=tmp_path / "b.sqlite")
     np.testing.assert_array_equal(again.encode(texts), want)
     assert again.embedder.calls == []  # every vector was committed
+
+
+def test_groups_are_encoded_as_one_call_per_group_would_encode_them(tmp_path):
+    from ragmark.executors import using
+
+    groups = [["alpha", "beta gamma", "d"], ["beta gamma", "epsilon zeta eta", "i"],
+              [], ["alpha", "k"]]
+    one_by_one = CachedEmbedder(FakeEmbedder("groups@1"), path=tmp_path / "a.sqlite")
+    want = [one_by_one.encode(g) for g in groups if g]
+    spread = CachedEmbedder(FakeEmbedder("groups@1"), path=tmp_path / "b.sqlite")
+    ex = PicklingExecutor()
+    with using(ex):
+        got = spread.encode_groups(groups)
+    assert [len(g) for g in got] == [3, 3, 0, 2]
+    for w, g in zip(want, [g for g in got if len(g)], strict=True):
+        np.testing.assert_array_equal(g, w)
+    # the same batches: each group's new texts, longest first, in group order
+    assert [b for item in ex.items for b in item] == one_by_one.embedder.calls == [
+        ["beta gamma", "alpha", "d"], ["epsilon zeta eta", "i"], ["k"]]
