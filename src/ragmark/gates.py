@@ -18,7 +18,7 @@ from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.report.model import Aggregate, RunReport
-from ragmark.runner import SKIPPED
+from ragmark.scoring import SKIPPED
 
 DERIVED = frozenset({"grounded_ratio"})
 """Aggregates derived from another metric; gated through that metric."""

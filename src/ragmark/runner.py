@@ -2,10 +2,11 @@
 
 One configuration over one dataset: the rankings and answers come from ragmark's own
 pipeline (:mod:`ragmark.pipelines.own`), an external system (a config's ``[pipeline]``,
-:mod:`ragmark.pipelines.source`) or its logged outputs; one tail (:func:`_score`)
-matches, scores and judges every source alike. Which metrics are computed is decided in
-:mod:`ragmark.metrics.selection`. Nothing here prints: progress goes through the ``progress`` object
-the caller passes (the CLI's shows rich bars).
+:mod:`ragmark.pipelines.source`) or its logged outputs; one tail (:func:`_score`, with
+the stages of :mod:`ragmark.scoring`) matches, scores and judges every source alike.
+Which metrics are computed is decided in :mod:`ragmark.metrics.selection`. Nothing here
+prints: progress goes through the ``progress`` object the caller passes (the CLI's shows
+rich bars).
 """
 
 from __future__ import annotations
@@ -13,21 +14,14 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
 
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
-from ragmark.executors import Executor, active, using
-from ragmark.generation.base import GenerationFailed
-from ragmark.judging import NEEDS_ANSWER, estimate, judge, llm_total, parse_judge_metrics
+from ragmark.executors import Executor, using
+from ragmark.judging import NEEDS_ANSWER, llm_total, parse_judge_metrics
 from ragmark.llm import LLMSettings
-from ragmark.metrics import answer as am
-from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's API)
     DEFAULT_RETRIEVAL,
@@ -37,63 +31,17 @@ from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's AP
     shorter_than,
     too_deep,
 )
-from ragmark.pipelines.base import Output, Produced, Sourced
-from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, Stats, own, retrieval
+from ragmark.pipelines.base import Output, Sourced
+from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, own, retrieval
 from ragmark.progress import NullProgress, Progress
-from ragmark.relevance import (
-    JudgedItem,
-    Matcher,
-    judge_ranking,
-    to_judged,
-    unmatchable,
-)
 from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
-from ragmark.types import Dataset, Document, Sample, Score
-
-SKIPPED = "generation skipped"
-"""The reason of answer metrics in a run told not to generate (--skip-generation)."""
-
-def _gold_context(sample: Sample, docs: Mapping[str, Document]) -> list[str]:
-    t = sample.truth
-    if t.passages:
-        return list(t.passages)
-    if t.sections:
-        out = []
-        for d, s in t.sections:
-            doc = docs.get(d)
-            if doc is not None and 0 <= s < len(doc.sections):
-                out.append(doc.sections[s])
-        return out
-    return [docs[d].text for d, g in t.doc_grades.items() if g > 0 and d in docs]
-
-
-def _answer_scores(
-    sample: Sample, answer: str, contexts: Sequence[str], gold: Sequence[str],
-    metrics: Sequence[MetricName], cfg: RunConfig,
-) -> dict[str, Score]:
-    out: dict[str, Score] = {}
-    wanted = {m.name for m in metrics}
-    cov = ovl = None
-    if wanted & {"keyword_coverage", "combined_score"}:
-        cov = (am.keyword_coverage(answer, sample.expected_keywords)
-               if sample.expected_keywords else Score.missing("no expected keywords"))
-    if wanted & {"context_overlap", "combined_score"}:
-        ovl = am.context_overlap(answer, list(gold)) if gold else Score.missing("no gold context")
-    for m in metrics:
-        n = m.name
-        if n == "keyword_coverage" and cov is not None:
-            out[n] = cov
-        elif n == "context_overlap" and ovl is not None:
-            out[n] = ovl
-        elif n == "combined_score" and cov is not None and ovl is not None:
-            out[n] = am.combined_score(cov, ovl, cfg.alpha)
-        elif n == "groundedness":
-            out[n] = am.groundedness(answer, list(contexts), cfg.grounded_threshold)
-        elif n == "exact_match":
-            out[n] = am.exact_match(answer, sample.expected_answer)
-        elif n == "token_f1":
-            out[n] = am.token_f1(answer, sample.expected_answer)
-    return out
+from ragmark.scoring import (
+    answer_stage,
+    judge_stage,
+    match_stage,
+    retrieval_scores,
+)
+from ragmark.types import Dataset, Sample, Score
 
 
 def _unit(cfg: RunConfig, dataset: Dataset) -> str:
@@ -232,121 +180,6 @@ def _run(
     return report
 
 
-MATCH_SHARD = 512
-"""Questions matched (and their retrieval metrics computed) per work item."""
-
-
-@dataclass(frozen=True)
-class Matched:
-    """Matching, columnar over questions: each judged ranking, each question's relevant
-    targets with their grades, and each retrieval metric's per-question values (NaN:
-    no relevant target)."""
-
-    rankings: list[list[JudgedItem]]
-    target_grades: list[dict[str, int]]
-    values: dict[str, NDArray[np.float64]]
-
-
-def match_shard(shared: tuple[str, Sequence[MetricName]],
-                item: tuple[Sequence[Sample], Sequence[Produced]]) -> Matched:
-    """One work item: match a shard of questions' rankings against their ground truth
-    and compute their retrieval metrics (each question's values depend on it alone)."""
-    unit, names = shared
-    samples, produced = item
-    rankings: list[list[JudgedItem]] = []
-    grades: list[dict[str, int]] = []
-    for s, p in zip(samples, produced, strict=True):
-        matcher = Matcher(s.truth)
-        rankings.append(judge_ranking(s.truth, p.chunks, p.scores, unit, matcher))
-        grades.append(matcher.target_grades())
-    values = compute_all(to_judged([s.id for s in samples], grades, rankings), names)
-    return Matched(rankings, grades, values)
-
-
-def match_stage(samples: Sequence[Sample], produced: Sequence[Produced], unit: str,
-                names: Sequence[MetricName], prog: Progress) -> Matched:
-    """:func:`match_shard` over every question, in shards on the active executor."""
-    items = [(samples[a : a + MATCH_SHARD], produced[a : a + MATCH_SHARD])
-             for a in range(0, len(samples), MATCH_SHARD)]
-    with prog.task("matching against the ground truth", len(samples)) as advance:
-        parts = active().map(match_shard, (unit, list(names)), items,
-                             on_done=lambda i, r: advance(len(items[i][0])))
-    return Matched([r for m in parts for r in m.rankings],
-                   [g for m in parts for g in m.target_grades],
-                   {str(n): np.concatenate([m.values[str(n)] for m in parts]) for n in names})
-
-
-@dataclass(frozen=True)
-class _Answer:
-    """A question's answer as the judges read it (None: no usable answer)."""
-
-    answer: str | None
-    contexts: Sequence[str]
-
-
-def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
-                 failed: Mapping[int, Score], names: Sequence[MetricName], cfg: RunConfig,
-                 docs: Mapping[str, Document]) -> tuple[list[_Answer], list[dict[str, Score]]]:
-    """Each question's usable answer and its answer metrics (missing with the reason
-    when the question failed, generation failed or was skipped)."""
-    answers: list[_Answer] = []
-    scores: list[dict[str, Score]] = []
-    for qi, (s, p) in enumerate(zip(samples, produced, strict=True)):
-        text = p.answer if isinstance(p.answer, str) and qi not in failed else None
-        answers.append(_Answer(text, list(p.contexts)))
-        if qi in failed:
-            scores.append({str(m): failed[qi] for m in names})
-        elif isinstance(p.answer, GenerationFailed):
-            scores.append({str(m): Score.missing(f"generation failed: {p.answer.reason}")
-                           for m in names})
-        elif p.answer is None:
-            scores.append({str(m): Score.missing(SKIPPED) for m in names})
-        else:
-            scores.append(_answer_scores(s, p.answer, p.contexts, _gold_context(s, docs),
-                                         names, cfg))
-    return answers, scores
-
-
-def judge_stage(samples: Sequence[Sample], answers: Sequence[_Answer],
-                failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
-                llm: LLMSettings | None, require_llm: bool, dry_run: bool,
-                ) -> tuple[list[dict[str, Score]], Stats]:
-    """Each question's judge scores (on the driver's LLM client), or in a dry run the
-    estimate of the calls (``Stats.llm["dry_run"]``)."""
-    ok = [qi for qi in range(len(samples)) if qi not in failed]
-    scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
-              for qi in range(len(samples))]
-    if not judge_names:
-        return scores, Stats()
-    if dry_run:
-        est = estimate([samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm)
-        for i in ok:
-            scores[i] = {n: Score.missing("dry run: not judged") for n in judge_names}
-        return scores, Stats(llm={"dry_run": est})
-    if not ok:
-        return scores, Stats()
-    t0 = time.perf_counter()
-    with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
-        got, notes, summary = judge([samples[i] for i in ok], [answers[i] for i in ok],
-                                    judge_names, llm, require=require_llm, advance=adv)
-    for i, sc in zip(ok, got, strict=True):
-        scores[i] = sc
-    return scores, Stats({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)
-
-
-def _retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],
-                      failed: Mapping[int, Score]) -> dict[str, Score]:
-    none = "no ground truth" if s.truth.kind == "none" else (
-        "no relevant target in the ground truth")
-    short = unmatchable(s.truth)
-    out = {}
-    for name, arr in values.items():
-        v = float(arr[qi])
-        out[name] = failed.get(qi) or (Score.missing(short) if short else (
-            Score(v) if not np.isnan(v) else Score.missing(none)))
-    return out
-
-
 def _score(
     dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
     names: Sequence[MetricName], judge_names: Sequence[str], *, prog: Progress,
@@ -370,7 +203,7 @@ def _score(
 
     records = []
     for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True)):
-        got = {**answer_scores[qi], **_retrieval_scores(s, qi, matched.values, failed)}
+        got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed)}
         # the metric order the user asked for, then the judges
         metrics = {str(m): got[str(m)] for m in names if str(m) in got} | judged[qi]
         records.append(QueryRecord(

@@ -6,12 +6,27 @@ Data flows one way: Corpus/Dataset (data) -> Chunk (chunking) -> Retrieved (retr
 
 from __future__ import annotations
 
+import copyreg
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+def read_only(d: dict[Any, Any]) -> Mapping[Any, Any]:
+    """``MappingProxyType(d)``: the name pickle rebuilds a read-only mapping with."""
+    return MappingProxyType(d)
+
+
+def _reduce_mappingproxy(m: MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
+    return read_only, (dict(m),)
+
+
+# The read-only mappings of these types pickle as copies (an executor's workers get
+# samples and chunks; the standard library cannot pickle a mappingproxy by itself).
+copyreg.pickle(MappingProxyType, _reduce_mappingproxy)
 
 
 @dataclass(frozen=True, slots=True)

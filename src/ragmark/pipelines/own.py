@@ -207,7 +207,7 @@ def retrieve_stage(parts: Components, chunks: Sequence[Chunk], questions: Sequen
                                  on_done=lambda i, r: advance(len(items[i][0])))
                 got.extend(r for r, _ in results)
                 rerank_s += sum(s for _, s in results)
-                if llm_rerank:
+                if llm_rerank and results:
                     rest = Ranked(np.concatenate([r.ids for r, _ in results]),
                                   np.concatenate([r.scores for r, _ in results]))
                     t_r = time.perf_counter()
