@@ -44,6 +44,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
         "md": "ragmark.report.writers:markdown_writer",
         "trec": "ragmark.report.writers:trec_writer",
         "csv": "ragmark.report.writers:csv_writer",
+        "html": "ragmark.report.writers:html_writer",
     },
 }
 

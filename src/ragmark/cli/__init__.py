@@ -16,6 +16,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     history,
     inspect,
     label,
+    report_cmd,
     review,
     run,
     testset,

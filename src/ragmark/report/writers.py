@@ -3,7 +3,8 @@
 A writer is a callable ``writer(out: Written) -> list[Path]`` that writes what
 ``out.result`` (a RunReport, Comparison or LabelRun) holds, in its format, next to
 ``out.stem``, and returns the paths written. Built-ins: ``json``, ``md``, ``trec``,
-``csv``; a plugin adds one with an entry point in the group ``ragmark.writer``.
+``csv``, ``html`` (one self-contained page, :mod:`ragmark.report.html`); a plugin adds
+one with an entry point in the group ``ragmark.writer``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from ragmark.errors import ConfigError
 
 DEFAULTS = {"run": ("json",), "compare": ("json", "md"), "label": ("json", "md")}
-SUFFIX = {"json": ".json", "md": ".md", "trec": ".trec", "csv": ".csv"}
+SUFFIX = {"json": ".json", "md": ".md", "trec": ".trec", "csv": ".csv", "html": ".html"}
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,31 @@ def trec_writer() -> Any:
                 for name, r in out.result.reports.items()]
 
     return write
+
+
+def html_writer() -> Any:
+    def write(out: Written) -> list[Path]:
+        from ragmark.report.html import render
+
+        p = _file(out, ".html")
+        p.write_text(render(detailed_json(out)), encoding="utf-8")
+        return [p]
+
+    return write
+
+
+def detailed_json(out: Written) -> dict[str, Any]:
+    """The results in their JSON form with every question's details (the HTML page
+    shows them whether or not the JSON file has them)."""
+    from ragmark.report.json_writer import comparison_json, report_json
+
+    if out.kind == "run":
+        return {**report_json(out.result, include_details=True),
+                "envelope": out.data["envelope"]}
+    if out.kind == "compare":
+        return {**comparison_json(out.result, include_details=True),
+                "envelope": out.data["envelope"]}
+    return out.data
 
 
 def csv_writer() -> Any:

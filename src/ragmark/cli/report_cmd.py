@@ -1,0 +1,50 @@
+"""``ragmark report``: one self-contained HTML page from results files or history ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ragmark.cli.app import cli
+from ragmark.errors import ConfigError
+
+
+def _load(ref: str, history: str | None) -> dict[str, Any]:
+    """A results file, or the results file a history id recorded."""
+    from ragmark.results import read_results
+
+    if Path(ref).exists():
+        return read_results(ref)[1]
+    if not ref.isdigit():
+        raise ConfigError(f"{ref!r} is neither a results file nor a history id")
+    from ragmark.history import history_path, run_row
+
+    row, _, _ = run_row(history_path(history), int(ref))
+    if not row.results_path:
+        raise ConfigError(f"run {ref} of the history recorded no results file to render")
+    if not Path(row.results_path).is_file():
+        raise ConfigError(f"run {ref}: its results file {row.results_path} is gone")
+    return read_results(row.results_path)[1]
+
+
+@cli.command("report")
+@click.argument("refs", nargs=-1, required=True, metavar="FILE_OR_ID...")
+@click.option("--output", default="report.html", show_default=True,
+              help="The HTML file to write.")
+@click.option("--history", metavar="PATH", help="The run history the ids refer to "
+              "(default: .ragmark/history.sqlite or RAGMARK_HISTORY).")
+def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
+    """Render results files (run, compare, label) or history ids as one HTML page that
+    works offline: inline CSS, SVG plots and a little JavaScript, no request of any
+    kind. A compare or run written with --include-details gets the question view."""
+    from ragmark.cli.paths import check_output
+    from ragmark.report.html import render
+
+    check_output(output, "--output")
+    files = [_load(r, history) for r in refs]
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(*files), encoding="utf-8")
+    click.echo(f"Report written to {path}")

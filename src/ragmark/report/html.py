@@ -1,0 +1,418 @@
+"""One self-contained HTML file from results files: inline CSS, inline SVG plots, a little
+inline JavaScript (sorting and filtering only), no request of any kind.
+
+The page is built from the results JSON (what the ``json`` writer writes; a ``run`` or
+``compare`` with ``--include-details`` gives the question view), so ``ragmark report``
+renders any file afterwards exactly as ``--format html`` does at run time. Everything is
+readable with JavaScript off: tables and plots are in the HTML, a question expands with
+``<details>``. A missing value is shown as missing (never as 0), and every mean says over
+how many questions it was taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from ragmark.report import svg
+
+MAX_DETAILED = 5000
+"""Above this many questions, the per-question details are left to ``ragmark inspect``."""
+BOOTSTRAP = 2000
+
+
+@dataclass
+class View:
+    """One config's results as the page reads them."""
+
+    name: str
+    metrics: dict[str, float | None]
+    counts: dict[str, Any]
+    intervals: dict[str, Any] = field(default_factory=dict)
+    per_query: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def views(data: Mapping[str, Any]) -> list[View]:
+    """The configs of a run or compare results file."""
+    kind = data.get("envelope", {}).get("kind")
+    if kind == "compare":
+        return [View(name, c.get("metrics", {}), c.get("counts", {}), c.get("intervals", {}),
+                     c.get("per_query", {}), c.get("queries", []), c.get("timings", {}),
+                     c.get("llm", {}), c.get("notes", []))
+                for name, c in data.get("configs", {}).items()]
+    name = str(data.get("config", {}).get("name", "run"))
+    return [View(name, data.get("metrics", {}), data.get("counts", {}), {},
+                 data.get("per_query", {}), data.get("queries", []), data.get("timings", {}),
+                 data.get("llm", {}), [])]
+
+
+def _num(v: float | None, digits: int = 4) -> str:
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def _covered(counts: Mapping[str, Any]) -> str:
+    n, missing = counts.get("n"), counts.get("missing", 0)
+    if n is None:
+        return ""
+    return f"n={n}" + (f", {missing} missing" if missing else "")
+
+
+def paired_difference(a: Mapping[str, Mapping[str, float | None]],
+                      b: Mapping[str, Mapping[str, float | None]], metric: str,
+                      seed: int = 0) -> tuple[float, float, float, int] | None:
+    """Mean of config a minus baseline b over the questions both have, and a percentile
+    bootstrap 95% interval: ``(low, mean, high, n)``; None without a common question."""
+    pairs = [(qa[metric], b[q][metric]) for q, qa in a.items()
+             if q in b and qa.get(metric) is not None and b[q].get(metric) is not None]
+    if not pairs:
+        return None
+    d = np.array([float(x) - float(y) for x, y in pairs])  # type: ignore[arg-type]
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(BOOTSTRAP, len(d)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(d.mean()), float(high), len(d)
+
+
+def _header(data: Mapping[str, Any], vs: Sequence[View]) -> str:
+    env = data.get("envelope", {})
+    ds = data.get("dataset") or data.get("run", {}).get("dataset", {})
+    executor = data.get("executor") or data.get("run", {}).get("executor") or {}
+    models = sorted({str(m) for v in vs for m in _models(v, data)})
+    rows = [("dataset", f"{ds.get('name', '?')} · {ds.get('queries', '?')} questions · "
+                        f"hash {str(env.get('dataset_hash', ''))[:12]}"),
+            ("configs", ", ".join(v.name for v in vs)),
+            ("ragmark", str(env.get("ragmark", "?"))),
+            ("date", str(env.get("created_at", "?"))),
+            ("git commit", str(env.get("git_commit") or "not recorded")),
+            ("executor", _executor(executor)),
+            ("LLM", ", ".join(models) or "none")]
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in rows)
+    notes = [n for v in vs for n in v.notes] + list(data.get("notes", []))
+    warn = [f"data loaded with warnings: {w}" for w in ds.get("warnings", [])]
+    shown = list(dict.fromkeys(warn + notes))
+    note_html = "" if not shown else (
+        '<section id="notes"><h2>Notes</h2><ul>'
+        + "".join(f"<li>{escape(n)}</li>" for n in shown) + "</ul></section>")
+    return f'<dl class="facts">{items}</dl>{note_html}'
+
+
+def _executor(e: Mapping[str, Any]) -> str:
+    if not e:
+        return "not recorded"
+    if e.get("name") == "ray":
+        return (f"ray at {e.get('address')}: {e.get('nodes')} nodes, {e.get('workers')} "
+                "workers took part")
+    return str(e.get("name"))
+
+
+def _models(v: View, data: Mapping[str, Any]) -> list[str]:
+    """LLM model names (never URLs or keys) the results mention."""
+    out = []
+    for block in [v.llm, *[b for b in v.llm.values() if isinstance(b, Mapping)]]:
+        if isinstance(block.get("model"), str):
+            out.append(block["model"])
+    cfg = data.get("config") or {}
+    if isinstance(cfg.get("llm"), Mapping) and cfg["llm"].get("model"):
+        out.append(str(cfg["llm"]["model"]))
+    return out
+
+
+def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]) -> str:
+    rows_by = {(r["config"], r["metric"]): r for r in data.get("comparisons", [])}
+    base = data.get("run", {}).get("baseline")
+    head = "".join(f'<th scope="col">{escape(m)}</th>' for m in metrics)
+    body = []
+    for v in vs:
+        cells = []
+        for m in metrics:
+            iv = v.intervals.get(m) or {}
+            text = _num(v.metrics.get(m))
+            if iv:
+                text += f' <span class="iv">[{iv["low"]:.3f}, {iv["high"]:.3f}]</span>'
+            row = rows_by.get((v.name, m))
+            if row and row.get("relative_change") is not None:
+                mark = "*" if row.get("significant") else ""
+                text += (f' <span class="chg">{row["relative_change"] * 100:+.1f}%'
+                         f"{mark}</span>")
+            cov = _covered(v.counts.get(m, {}))
+            mean = v.metrics.get(m)
+            cells.append(f'<td data-v="{"" if mean is None else mean}">{text}<br>'
+                         f"<small>{escape(cov)}</small></td>")
+        label = escape(v.name) + (" <small>(baseline)</small>" if v.name == base else "")
+        body.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
+    return (f'<table class="metrics"><thead><tr><th scope="col">config</th>{head}</tr>'
+            f'</thead><tbody>{"".join(body)}</tbody></table>'
+            '<p class="legend">Mean over the questions with a value (n); [95% bootstrap '
+            "interval]; change against the baseline, * where significant after Holm's "
+            "correction.</p>")
+
+
+def _forests(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]) -> str:
+    base_name = data.get("run", {}).get("baseline")
+    base = next((v for v in vs if v.name == base_name), None)
+    if base is None or len(vs) < 2:
+        return ""
+    rows_by = {(r["config"], r["metric"]): r for r in data.get("comparisons", [])}
+    out = ['<section id="differences"><h2>Differences to the baseline</h2>']
+    for m in metrics:
+        rows, table = [], []
+        for v in vs:
+            if v is base:
+                continue
+            got = paired_difference(v.per_query, base.per_query, m)
+            if got is None:
+                table.append(f"<tr><td>{escape(v.name)}</td><td colspan=4>no question "
+                             "with a value in both</td></tr>")
+                continue
+            low, mean, high, n = got
+            rows.append((v.name, low, mean, high))
+            r = rows_by.get((v.name, m), {})
+            p = r.get("p_adjusted")
+            table.append(f"<tr><td>{escape(v.name)}</td><td>{mean:+.4f}</td>"
+                         f"<td>[{low:+.4f}, {high:+.4f}]</td><td>{n}</td>"
+                         f"<td>{'—' if p is None else f'{p:.4f}'}"
+                         f"{' *' if r.get('significant') else ''}</td></tr>")
+        plot = svg.forest(f"{m}: difference to {base.name}", rows,
+                          f"{m}: mean difference of each config to {base.name} over the "
+                          "questions both have, with its 95% bootstrap interval") if rows else ""
+        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>'
+                   "<th>mean difference</th><th>95% interval</th><th>questions</th>"
+                   f"<th>p (Holm)</th></tr></thead><tbody>{''.join(table)}</tbody></table>"
+                   "</div>")
+    return "".join(out) + "</section>"
+
+
+def _distributions(vs: Sequence[View], metrics: Sequence[str]) -> str:
+    out = ['<section id="distributions"><h2>Per-question values</h2>']
+    for m in metrics:
+        series, rows = [], []
+        for v in vs:
+            vals = [float(x) for q in v.per_query.values() if (x := q.get(m)) is not None]
+            missing = sum(1 for q in v.per_query.values() if q.get(m) is None)
+            series.append((v.name, vals))
+            if vals:
+                a = np.array(vals)
+                rows.append(f"<tr><td>{escape(v.name)}</td><td>{len(vals)}</td>"
+                            f"<td>{missing}</td><td>{a.mean():.4f}</td><td>{a.min():.4f}"
+                            f"</td><td>{np.median(a):.4f}</td><td>{a.max():.4f}</td></tr>")
+            else:
+                rows.append(f"<tr><td>{escape(v.name)}</td><td>0</td><td>{missing}</td>"
+                            "<td colspan=4>no value</td></tr>")
+        hi = max([1.0] + [x for _, vals in series for x in vals])
+        lo = min([0.0] + [x for _, vals in series for x in vals])
+        plot = svg.strips(f"{m} per question", series,
+                          f"{m}: each dot one question's value, one row per config "
+                          "(missing values are not drawn)", lo, hi)
+        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th><th>n</th>'
+                   "<th>missing</th><th>mean</th><th>min</th><th>median</th><th>max</th>"
+                   f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+    return "".join(out) + "</section>"
+
+
+def _costs(vs: Sequence[View]) -> str:
+    rows = []
+    for v in vs:
+        t = v.timings
+        total = v.llm.get("total") or (v.llm if "calls" in v.llm else {})
+        tokens = int(total.get("prompt_tokens", 0)) + int(total.get("completion_tokens", 0))
+        cost = total.get("estimated_cost")
+        rows.append(
+            f"<tr><td>{escape(v.name)}</td><td>{_num(t.get('index_s'), 2)}</td>"
+            f"<td>{_num(t.get('latency_p50_ms'), 1)}</td>"
+            f"<td>{_num(t.get('latency_p95_ms'), 1)}</td>"
+            f"<td>{_num(t.get('questions_per_s'), 0)}</td>"
+            f"<td>{total.get('calls', 0)}</td><td>{total.get('cache_hits', 0)}</td>"
+            f"<td>{tokens}</td><td>{'—' if cost is None else f'{cost:.4f}'}</td>"
+            f"<td>{_num(t.get('total_s'), 2)}</td></tr>")
+    return ('<section id="costs"><h2>Latency and cost</h2><table><thead><tr><th>config</th>'
+            "<th>index s</th><th>latency p50 ms</th><th>latency p95 ms</th>"
+            "<th>questions/s</th><th>LLM calls</th><th>cached</th><th>tokens</th>"
+            "<th>estimated cost</th><th>total s</th></tr></thead><tbody>"
+            f"{''.join(rows)}</tbody></table></section>")
+
+
+def _value_cell(value: Any) -> tuple[str, str]:
+    """(sort key, shown text) of a metric value in a details record."""
+    if isinstance(value, Mapping):
+        if value.get("value") is None:
+            return "", f'<span class="missing">missing: {escape(str(value.get("reason")))}</span>'
+        value = value["value"]
+    if value is None:
+        return "", '<span class="missing">missing</span>'
+    return f"{float(value):.6f}", f"{float(value):.4f}"
+
+
+def _question_details(q: Mapping[str, Any]) -> str:
+    gt = q.get("ground_truth", {})
+    targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
+    items = "".join(
+        f"<tr class=\"{'hit' if r.get('grade') else ''}\"><td>{r['rank']}</td>"
+        f"<td>{r['score']:.4f}</td><td>{escape(str(r['id']))}</td>"
+        f"<td>{escape(str(r.get('doc_id')))}</td><td>{r.get('grade', 0)}</td>"
+        f"<td>{escape(str(r.get('rule') or ''))}</td></tr>" for r in q.get("retrieved", []))
+    metrics = "".join(f"<li>{escape(m)}: {_value_cell(v)[1]}</li>"
+                      for m, v in q.get("metrics", {}).items())
+    contexts = "".join(f"<li>{escape(c)}</li>" for c in q.get("contexts", []))
+    answer = q.get("answer")
+    return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
+            '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'
+            "<th>document</th><th>grade</th><th>matched by</th></tr></thead>"
+            f"<tbody>{items}</tbody></table>"
+            f"<p><b>Answer:</b> {escape(answer) if answer else '<i>none</i>'}</p>"
+            f"<details><summary>contexts the generator saw</summary><ol>{contexts}</ol>"
+            f"</details><ul class=\"qm\">{metrics}</ul>")
+
+
+def _questions(vs: Sequence[View], metric: str | None) -> str:
+    detailed = [v for v in vs if v.queries]
+    n = max((len(v.per_query) for v in vs), default=0)
+    if not detailed:
+        return ('<section id="questions"><h2>Questions</h2><p>The results file has no '
+                "per-question details: run with --include-details, or see "
+                "<code>ragmark inspect</code>.</p></section>")
+    if n > MAX_DETAILED:
+        return (f'<section id="questions"><h2>Questions</h2><p>{n:,} questions: more than '
+                f"{MAX_DETAILED:,}, so the details are left to <code>ragmark inspect FILE "
+                "QUERY_ID</code> (the page stays small).</p></section>")
+    first = detailed[0]
+    by_config = {v.name: {q["id"]: q for q in v.queries} for v in detailed}
+
+    def value(v: View, qid: str) -> float | None:
+        x = v.per_query.get(qid, {}).get(metric) if metric else None
+        return None if x is None else float(x)
+
+    rows = []
+    order = []
+    for q in first.queries:
+        vals = [value(v, q["id"]) for v in vs]
+        present = [x for x in vals if x is not None]
+        spread = (max(present) - min(present)) if len(present) > 1 else 0.0
+        order.append((-spread, q["id"], q, vals, spread))
+    order.sort(key=lambda t: (t[0], str(t[1])))
+    for _, qid, q, vals, spread in order:
+        cells = "".join(
+            f'<td data-v="{"" if x is None else f"{x:.6f}"}">{_num(x)}</td>' for x in vals)
+        details = "".join(
+            f"<h4>{escape(v.name)}</h4>{_question_details(by_config[v.name][qid])}"
+            for v in detailed if qid in by_config[v.name])
+        text = escape(str(q.get("question", "")))
+        rows.append(
+            f'<tbody class="q" data-text="{escape(str(qid)).lower()} {text.lower()}">'
+            f'<tr><td>{escape(str(qid))}</td><td class="qt">{text}</td>{cells}'
+            f'<td data-v="{spread:.6f}">{spread:.4f}</td></tr>'
+            f'<tr class="more"><td colspan="{len(vs) + 3}"><details><summary>details of '
+            f"{escape(str(qid))}</summary>{details}</details></td></tr></tbody>")
+    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{escape(v.name)}</th>'
+                    for i, v in enumerate(vs))
+    return (f'<section id="questions"><h2>Questions ({len(order)})</h2>'
+            f"<p>{escape(metric or 'no metric')} per config; the largest difference between "
+            "configs first. Click a column to sort, type to filter, open a row's details."
+            '</p><input id="filter" type="search" placeholder="filter questions" '
+            'aria-label="filter questions"><table id="qtable"><thead><tr>'
+            '<th scope="col" class="sort" data-col="0">id</th><th scope="col">question</th>'
+            f'{heads}<th scope="col" class="sort" data-col="{len(vs) + 2}">largest '
+            f'difference</th></tr></thead>{"".join(rows)}</table></section>')
+
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
+text-align:left;vertical-align:top}th.sort{cursor:pointer;text-decoration:underline dotted}
+.iv,.legend,small{color:#555}.chg{color:#0050a0}.missing{color:#a00}
+dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px}dt{font-weight:600}
+.pair{display:flex;gap:18px;flex-wrap:wrap;align-items:flex-start}figure{margin:4px}
+figcaption{font-size:12px;color:#444;max-width:560px}tr.hit td{background:#eaf4ff}
+td.qt{max-width:420px}#filter{margin:6px 0;padding:4px;width:320px}
+"""
+
+JS = """
+(function(){
+var t=document.getElementById('qtable');if(!t)return;
+var f=document.getElementById('filter');
+f.addEventListener('input',function(){var s=f.value.toLowerCase();
+t.querySelectorAll('tbody.q').forEach(function(b){
+b.style.display=b.getAttribute('data-text').indexOf(s)>=0?'':'none';});});
+t.querySelectorAll('th.sort').forEach(function(h){h.addEventListener('click',function(){
+var c=+h.getAttribute('data-col'),up=h.getAttribute('data-up')!=='1';
+h.setAttribute('data-up',up?'1':'0');
+var rows=Array.prototype.slice.call(t.querySelectorAll('tbody.q'));
+rows.sort(function(a,b){var x=a.rows[0].cells[c],y=b.rows[0].cells[c];
+var u=x.getAttribute('data-v'),v=y.getAttribute('data-v');
+if(u===null){u=x.textContent;v=y.textContent;return up?u.localeCompare(v):v.localeCompare(u);}
+if(u==='')return 1;if(v==='')return -1;return up?(+u)-(+v):(+v)-(+u);});
+rows.forEach(function(r){t.appendChild(r);});});});
+})();
+"""
+
+
+def _label_body(data: Mapping[str, Any]) -> list[str]:
+    """A label file: every metric at every k per config, and answer presence@k."""
+    k_max = int(data.get("top_k", 0))
+    names = list(data.get("metric_names", []))
+    configs = data.get("configs", {})
+    vs = [View(n, {}, {}) for n in configs]
+    out = [_header(data, vs), '<section id="summary"><h2>Metrics at every k</h2>']
+    series = []
+    for name, c in configs.items():
+        head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
+        rows = []
+        for m in names:
+            cells = []
+            for k in range(1, k_max + 1):
+                v = c.get("metrics", {}).get(f"{m}@{k}")
+                cov = _covered(c.get("counts", {}).get(f"{m}@{k}", {}))
+                cells.append(f"<td>{_num(v)}<br><small>{escape(cov)}</small></td>")
+            rows.append(f"<tr><th scope=\"row\">{escape(m)}</th>{''.join(cells)}</tr>")
+        out.append(f"<h3>{escape(name)}</h3><table><thead><tr><th>metric</th>{head}</tr>"
+                   f"</thead><tbody>{''.join(rows)}</tbody></table>")
+        series.append((name, [c.get("metrics", {}).get(f"answer_presence@{k}")
+                              for k in range(1, k_max + 1)]))
+    out.append(svg.curves("answer presence against k", series,
+                          "answer presence@k (share of questions with a passage labelled "
+                          "relevant in the top k), one line per config; the tables above "
+                          "give the values", "answer presence@k"))
+    return out + ["</section>"]
+
+
+def body(data: Mapping[str, Any]) -> str:
+    """The page content of one results file (run, compare or label)."""
+    kind = data.get("envelope", {}).get("kind", "run")
+    if kind == "label":
+        cfgs = ", ".join(data.get("configs", {}))
+        return (f"<h1>{escape(f'ragmark label: {cfgs}')}</h1>"
+                + "".join(_label_body(data)))
+    vs = views(data)
+    shown = list(data.get("run", {}).get("compared_metrics") or [])
+    if not shown:
+        shown = [m for m in (vs[0].metrics if vs else {}) if m != "grounded_ratio"]
+    all_metrics = list(vs[0].metrics) if vs else []
+    ds = data.get("dataset") or data.get("run", {}).get("dataset", {})
+    heading = f"ragmark {kind}: {', '.join(v.name for v in vs)} on {ds.get('name', '?')}"
+    return "".join([f"<h1>{escape(heading)}</h1>", _header(data, vs),
+                    '<section id="summary"><h2>Metrics</h2>',
+                    _metric_table(data, vs, all_metrics), "</section>",
+                    _forests(data, vs, shown), _costs(vs), _distributions(vs, shown),
+                    _questions(vs, shown[0] if shown else None)])
+
+
+def render(*files: Mapping[str, Any], title: str | None = None) -> str:
+    """One HTML page for one or more results files (their JSON form), in order."""
+    if not files:
+        raise ValueError("render needs at least one results file")
+    parts = [body(d) for d in files]
+    if len(parts) > 1:
+        parts = [f'<article class="file">{p}</article><hr>' for p in parts]
+    first = files[0].get("envelope", {}).get("kind", "run")
+    heading = title or f"ragmark {first} report"
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(heading)}</title><style>{CSS}</style></head><body>"
+            + "".join(parts) + f"<script>{JS}</script></body></html>\n")

@@ -1,0 +1,124 @@
+"""The HTML report from real runs on the demo set, checked by its parsed structure: the
+sections, the numbers (equal to the JSON's), missing values shown as missing, the
+question view, and no resource that would make a browser fetch anything."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support.cli import run_cli
+from support.html_dom import parse, resources
+
+from ragmark.demo.run import demo_path
+
+DEMO = ["--dataset", str(demo_path() / "questions.json"), "--corpus",
+        str(demo_path() / "corpus")]
+CHUNKY = 'name = "chunky"\nunit = "chunk"\n[chunker]\nname = "fixed"\nsize = 120\noverlap = 0\n'
+
+
+@pytest.fixture
+def compared(tmp_path, capsys):
+    chunky = tmp_path / "chunky.toml"
+    chunky.write_text(CHUNKY)
+    out = tmp_path / "res" / "eval"
+    code, stdout, err = run_cli(["compare", *DEMO, "--configs", "sparse", str(chunky),
+                                 "--format", "json,html", "--output", str(out), "--quiet",
+                                 "--no-history"], capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "res" / "eval.json").read_text(encoding="utf-8"))
+    doc = parse((tmp_path / "res" / "eval.html").read_text(encoding="utf-8"))
+    return data, doc, tmp_path
+
+
+def test_compare_page_has_every_section_and_the_json_numbers(compared):
+    data, doc, _ = compared
+    assert resources(doc) == []
+    ids = {s.attrs.get("id") for s in doc.all("section")}
+    assert {"summary", "differences", "costs", "distributions", "questions"} <= ids
+    table = doc.one("table", class_="metrics")
+    heads = [th.text() for th in table.one("thead").all("th")]
+    rows = {tr.one("th").text().split(" (")[0]: tr for tr in table.one("tbody").all("tr")}
+    assert set(rows) == {"sparse", "chunky"}
+    col = heads.index("ndcg@10") - 1
+    for name, tr in rows.items():
+        cell = tr.all("td")[col]
+        want = data["configs"][name]["metrics"]["ndcg@10"]
+        assert cell.text().startswith(f"{want:.4f}") and "n=8" in cell.text()
+    # the baseline is marked, the other row shows its change
+    assert "(baseline)" in rows["sparse"].one("th").text()
+    assert "%" in rows["chunky"].all("td")[col].text()
+
+
+def test_forest_table_gives_the_paired_difference(compared):
+    data, doc, _ = compared
+    sec = doc.one("section", id="differences")
+    assert len(sec.all("svg")) == len(data["run"]["compared_metrics"])
+    for svg in sec.all("svg"):
+        assert svg.attrs["role"] == "img" and svg.one("title").text()
+    pq = {n: data["configs"][n]["per_query"] for n in ("sparse", "chunky")}
+    m = data["run"]["compared_metrics"][0]
+    diffs = [pq["chunky"][q][m] - pq["sparse"][q][m] for q in pq["sparse"]]
+    first = sec.all("table")[0].one("tbody").one("tr").all("td")
+    assert first[0].text() == "chunky"
+    assert first[1].text() == f"{sum(diffs) / len(diffs):+.4f}" and first[3].text() == "8"
+
+
+def test_question_view_sorted_by_largest_difference_with_details(compared):
+    data, doc, _ = compared
+    table = doc.one("table", id="qtable")
+    bodies = table.all("tbody", class_="q")
+    assert len(bodies) == 8
+    spreads = [float(b.all("tr")[0].all("td")[-1].attrs["data-v"]) for b in bodies]
+    assert spreads == sorted(spreads, reverse=True)
+    first = bodies[0]
+    details = first.all("details")[0]  # the row's; each config's contexts nest inside
+    assert details.all("summary")[0].text().startswith("details of ")
+    assert [d.one("summary").text() for d in details.all("details")] == [
+        "contexts the generator saw"] * 2
+    items = [t for t in details.all("table") if "items" in t.attrs.get("class", "")]
+    assert len(items) == 2  # one ranking per config
+    ranks = [tr.all("td")[0].text() for tr in items[0].one("tbody").all("tr")]
+    assert ranks == [str(i) for i in range(1, len(ranks) + 1)] and len(ranks) >= 3
+
+
+def test_missing_values_are_shown_as_missing_never_zero(tmp_path, capsys, monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    out = tmp_path / "run.json"
+    code, _, err = run_cli(["run", *DEMO, "--judge-metrics", "faithfulness", "--allow-missing",
+                            "--format", "json,html", "--output", str(out), "--quiet",
+                            "--no-history"], capsys)
+    assert code == 0, err
+    doc = parse((tmp_path / "run.html").read_text(encoding="utf-8"))
+    table = doc.one("table", class_="metrics")
+    heads = [th.text() for th in table.one("thead").all("th")]
+    cell = table.one("tbody").one("tr").all("td")[heads.index("faithfulness") - 1]
+    assert cell.text().startswith("—") and "n=0, 8 missing" in cell.text()
+    reasons = [li.text() for li in doc.all("li") if li.text().startswith("faithfulness:")]
+    assert len(reasons) == 8 and all("missing: no LLM endpoint" in r for r in reasons)
+
+
+def test_report_command_renders_files_and_history_ids(compared, capsys):
+    data, doc, tmp_path = compared
+    page = tmp_path / "again.html"
+    code, stdout, _ = run_cli(["report", str(tmp_path / "res" / "eval.json"), "--output",
+                               str(page)], capsys)
+    assert code == 0 and f"Report written to {page}" in stdout
+    again = parse(page.read_text(encoding="utf-8"))
+    # the JSON has no details: the question view says where to find them
+    assert "--include-details" in again.one("section", id="questions").text()
+    assert again.one("table", class_="metrics").text() == doc.one(
+        "table", class_="metrics").text()
+    hist = tmp_path / "h.sqlite"
+    code, _, err = run_cli(["run", *DEMO, "--output", str(tmp_path / "r.json"), "--quiet",
+                            "--history", str(hist)], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["report", "1", "--history", str(hist), "--output",
+                            str(tmp_path / "h.html")], capsys)
+    assert code == 0, err
+    page = parse((tmp_path / "h.html").read_text(encoding="utf-8"))
+    assert "sparse" in page.one("table", class_="metrics").text()
+    code, _, err = run_cli(["report", "nothing-here", "--output", str(tmp_path / "x.html")],
+                           capsys)
+    assert code == 2 and "'nothing-here' is neither a results file nor a history id" in err
