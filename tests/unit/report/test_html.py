@@ -122,3 +122,30 @@ def test_report_command_renders_files_and_history_ids(compared, capsys):
     code, _, err = run_cli(["report", "nothing-here", "--output", str(tmp_path / "x.html")],
                            capsys)
     assert code == 2 and "'nothing-here' is neither a results file nor a history id" in err
+
+
+def test_label_page_has_metrics_at_every_k_and_the_presence_curve(tmp_path, capsys, server,
+                                                                   monkeypatch):
+    from support.fake_llm_server import chat_reply
+
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV"):
+        monkeypatch.delenv(var, raising=False)
+    server.rule = lambda body: chat_reply(
+        "YES" if "generator" in body["messages"][-1]["content"].lower() else "NO")
+    out = tmp_path / "label"
+    code, _, err = run_cli(["label", *DEMO, "--configs", "sparse", "--top-k", "3",
+                            "--llm-base-url", server.url, "--llm-model", "m", "--format",
+                            "json,html", "--output", str(out), "--quiet", "--no-history"],
+                           capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "label.json").read_text(encoding="utf-8"))
+    doc = parse((tmp_path / "label.html").read_text(encoding="utf-8"))
+    assert resources(doc) == []
+    table = doc.one("section", id="summary").all("table")[0]
+    row = next(tr for tr in table.one("tbody").all("tr")
+               if tr.one("th").text() == "answer_presence")
+    want = [data["configs"]["sparse"]["metrics"][f"answer_presence@{k}"] for k in (1, 2, 3)]
+    assert [td.text().split("n=")[0] for td in row.all("td")] == [f"{v:.4f}" for v in want]
+    svg = doc.one("section", id="summary").one("svg")
+    assert svg.one("title").text() == "answer presence against k"
+    assert len(svg.all("polyline")) == 1  # one config, no missing k
