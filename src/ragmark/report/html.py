@@ -239,6 +239,77 @@ def _costs(vs: Sequence[View]) -> str:
             f"{''.join(rows)}</tbody></table></section>")
 
 
+CURVE_METRICS = ("recall", "ndcg", "hit")
+
+
+def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any],
+               names: Sequence[str] = CURVE_METRICS, k_max: int | None = None,
+               ) -> dict[str, list[float | None]]:
+    """metric -> its mean at k = 1..K (default: the longest ranking) over the questions,
+    recomputed by ragmark's metric
+    engine from each question's ranking in the details (the values at the table's
+    cutoffs equal the table's). Questions whose retrieval metrics are all missing (a
+    failure, no ground truth) are left out, as in the table."""
+    from ragmark.metrics.evaluate import compute_all
+    from ragmark.relevance import JudgedItem, Match, to_judged
+
+    kept = [q for q in queries
+            if any(v is not None for m, v in per_query.get(q["id"], {}).items()
+                   if m.split("@")[0] in ("recall", "ndcg", "hit", "mrr", "map",
+                                          "precision"))]
+    k_max = k_max or max((len(q.get("retrieved", [])) for q in kept), default=0)
+    if not kept or k_max == 0:
+        return {}
+    grades, rankings = [], []
+    for q in kept:
+        targets = q.get("ground_truth", {}).get("targets", {})
+        grades.append({t: int(g) for t, g in targets.items() if g > 0})
+        seen: set[str] = set()
+        ranking = []
+        for r in q.get("retrieved", []):
+            match = None if r.get("rule") is None else Match(
+                tuple(r.get("targets", ())), int(r.get("grade", 0)), str(r["rule"]))
+            new = tuple(t for t in (match.targets if match else ()) if t not in seen)
+            seen.update(new)
+            ranking.append(JudgedItem(int(r["rank"]), str(r["id"]), str(r.get("doc_id")),
+                                      float(r["score"]), match, new))
+        rankings.append(ranking)
+    judged = to_judged([str(q["id"]) for q in kept], grades, rankings)
+    wanted = [f"{m}@{k}" for m in names for k in range(1, k_max + 1)]
+    values = compute_all(judged, wanted)
+    out: dict[str, list[float | None]] = {}
+    for m in names:
+        row: list[float | None] = []
+        for k in range(1, k_max + 1):
+            arr = values[f"{m}@{k}"]
+            ok = arr[~np.isnan(arr)]
+            row.append(float(ok.mean()) if len(ok) else None)
+        out[m] = row
+    return out
+
+
+def _curves(vs: Sequence[View]) -> str:
+    deepest = max((len(q.get("retrieved", [])) for v in vs for q in v.queries), default=0)
+    got = {v.name: at_every_k(v.queries, v.per_query, k_max=deepest)
+           for v in vs if v.queries}
+    got = {n: c for n, c in got.items() if c}
+    if not got:
+        return ""
+    out = ['<section id="curves"><h2>Metrics at every k</h2>']
+    for m in CURVE_METRICS:
+        series = [(n, c[m]) for n, c in got.items()]
+        k_max = max(len(v) for _, v in series)
+        head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
+        rows = "".join(f"<tr><td>{escape(n)}</td>"
+                       + "".join(f"<td>{_num(x)}</td>" for x in vals) + "</tr>"
+                       for n, vals in series)
+        plot = svg.curves(f"{m}@k", series, f"{m}@k for k = 1 to {k_max}, one line per "
+                          "config (the table gives the values)", f"{m}@k")
+        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>{head}</tr>'
+                   f"</thead><tbody>{rows}</tbody></table></div>")
+    return "".join(out) + "</section>"
+
+
 def _value_cell(value: Any) -> tuple[str, str]:
     """(sort key, shown text) of a metric value in a details record."""
     if isinstance(value, Mapping):
@@ -400,7 +471,8 @@ def body(data: Mapping[str, Any]) -> str:
     return "".join([f"<h1>{escape(heading)}</h1>", _header(data, vs),
                     '<section id="summary"><h2>Metrics</h2>',
                     _metric_table(data, vs, all_metrics), "</section>",
-                    _forests(data, vs, shown), _costs(vs), _distributions(vs, shown),
+                    _forests(data, vs, shown), _costs(vs), _curves(vs),
+                    _distributions(vs, shown),
                     _questions(vs, shown[0] if shown else None)])
 
 

@@ -149,3 +149,23 @@ def test_label_page_has_metrics_at_every_k_and_the_presence_curve(tmp_path, caps
     svg = doc.one("section", id="summary").one("svg")
     assert svg.one("title").text() == "answer presence against k"
     assert len(svg.all("polyline")) == 1  # one config, no missing k
+
+
+def test_curves_at_every_k_equal_the_table_at_its_cutoffs(compared):
+    data, doc, _ = compared
+    sec = doc.one("section", id="curves")
+    tables = sec.all("table")
+    assert len(sec.all("svg")) == 3  # recall, ndcg, hit
+    checked = 0
+    for metric, table in zip(("recall", "ndcg", "hit"), tables, strict=True):
+        heads = [th.text() for th in table.one("thead").all("th")]
+        for tr in table.one("tbody").all("tr"):
+            cells = tr.all("td")
+            name = cells[0].text()
+            for k in (5, 10):
+                key = f"{metric}@{k}"
+                if key in data["configs"][name]["metrics"] and f"@{k}" in heads:
+                    shown = cells[heads.index(f"@{k}")].text()
+                    assert shown == f"{data['configs'][name]['metrics'][key]:.4f}", key
+                    checked += 1
+    assert checked == 8  # recall@5, recall@10, ndcg@10, hit@5 of two configs
