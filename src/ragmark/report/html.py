@@ -12,33 +12,16 @@ how many questions it was taken.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 import numpy as np
 
 from ragmark.report import svg
+from ragmark.report.html_common import View, num
+from ragmark.report.html_questions import CSS, JS, questions
 
-MAX_DETAILED = 5000
-"""Above this many questions, the per-question details are left to ``ragmark inspect``."""
 BOOTSTRAP = 2000
-
-
-@dataclass
-class View:
-    """One config's results as the page reads them."""
-
-    name: str
-    metrics: dict[str, float | None]
-    counts: dict[str, Any]
-    intervals: dict[str, Any] = field(default_factory=dict)
-    per_query: dict[str, dict[str, float | None]] = field(default_factory=dict)
-    queries: list[dict[str, Any]] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    llm: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
 
 def views(data: Mapping[str, Any]) -> list[View]:
     """The configs of a run or compare results file."""
@@ -52,10 +35,6 @@ def views(data: Mapping[str, Any]) -> list[View]:
     return [View(name, data.get("metrics", {}), data.get("counts", {}), {},
                  data.get("per_query", {}), data.get("queries", []), data.get("timings", {}),
                  data.get("llm", {}), [])]
-
-
-def _num(v: float | None, digits: int = 4) -> str:
-    return "—" if v is None else f"{v:.{digits}f}"
 
 
 def _covered(counts: Mapping[str, Any]) -> str:
@@ -134,7 +113,7 @@ def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence
         cells = []
         for m in metrics:
             iv = v.intervals.get(m) or {}
-            text = _num(v.metrics.get(m))
+            text = num(v.metrics.get(m))
             if iv:
                 text += f' <span class="iv">[{iv["low"]:.3f}, {iv["high"]:.3f}]</span>'
             row = rows_by.get((v.name, m))
@@ -225,13 +204,13 @@ def _costs(vs: Sequence[View]) -> str:
         tokens = int(total.get("prompt_tokens", 0)) + int(total.get("completion_tokens", 0))
         cost = total.get("estimated_cost")
         rows.append(
-            f"<tr><td>{escape(v.name)}</td><td>{_num(t.get('index_s'), 2)}</td>"
-            f"<td>{_num(t.get('latency_p50_ms'), 1)}</td>"
-            f"<td>{_num(t.get('latency_p95_ms'), 1)}</td>"
-            f"<td>{_num(t.get('questions_per_s'), 0)}</td>"
+            f"<tr><td>{escape(v.name)}</td><td>{num(t.get('index_s'), 2)}</td>"
+            f"<td>{num(t.get('latency_p50_ms'), 1)}</td>"
+            f"<td>{num(t.get('latency_p95_ms'), 1)}</td>"
+            f"<td>{num(t.get('questions_per_s'), 0)}</td>"
             f"<td>{total.get('calls', 0)}</td><td>{total.get('cache_hits', 0)}</td>"
             f"<td>{tokens}</td><td>{'—' if cost is None else f'{cost:.4f}'}</td>"
-            f"<td>{_num(t.get('total_s'), 2)}</td></tr>")
+            f"<td>{num(t.get('total_s'), 2)}</td></tr>")
     return ('<section id="costs"><h2>Latency and cost</h2><table><thead><tr><th>config</th>'
             "<th>index s</th><th>latency p50 ms</th><th>latency p95 ms</th>"
             "<th>questions/s</th><th>LLM calls</th><th>cached</th><th>tokens</th>"
@@ -301,128 +280,13 @@ def _curves(vs: Sequence[View]) -> str:
         k_max = max(len(v) for _, v in series)
         head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
         rows = "".join(f"<tr><td>{escape(n)}</td>"
-                       + "".join(f"<td>{_num(x)}</td>" for x in vals) + "</tr>"
+                       + "".join(f"<td>{num(x)}</td>" for x in vals) + "</tr>"
                        for n, vals in series)
         plot = svg.curves(f"{m}@k", series, f"{m}@k for k = 1 to {k_max}, one line per "
                           "config (the table gives the values)", f"{m}@k")
         out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>{head}</tr>'
                    f"</thead><tbody>{rows}</tbody></table></div>")
     return "".join(out) + "</section>"
-
-
-def _value_cell(value: Any) -> tuple[str, str]:
-    """(sort key, shown text) of a metric value in a details record."""
-    if isinstance(value, Mapping):
-        if value.get("value") is None:
-            return "", f'<span class="missing">missing: {escape(str(value.get("reason")))}</span>'
-        value = value["value"]
-    if value is None:
-        return "", '<span class="missing">missing</span>'
-    return f"{float(value):.6f}", f"{float(value):.4f}"
-
-
-def _question_details(q: Mapping[str, Any]) -> str:
-    gt = q.get("ground_truth", {})
-    targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
-    items = "".join(
-        f"<tr class=\"{'hit' if r.get('grade') else ''}\"><td>{r['rank']}</td>"
-        f"<td>{r['score']:.4f}</td><td>{escape(str(r['id']))}</td>"
-        f"<td>{escape(str(r.get('doc_id')))}</td><td>{r.get('grade', 0)}</td>"
-        f"<td>{escape(str(r.get('rule') or ''))}</td></tr>" for r in q.get("retrieved", []))
-    metrics = "".join(f"<li>{escape(m)}: {_value_cell(v)[1]}</li>"
-                      for m, v in q.get("metrics", {}).items())
-    contexts = "".join(f"<li>{escape(c)}</li>" for c in q.get("contexts", []))
-    answer = q.get("answer")
-    return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
-            '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'
-            "<th>document</th><th>grade</th><th>matched by</th></tr></thead>"
-            f"<tbody>{items}</tbody></table>"
-            f"<p><b>Answer:</b> {escape(answer) if answer else '<i>none</i>'}</p>"
-            f"<details><summary>contexts the generator saw</summary><ol>{contexts}</ol>"
-            f"</details><ul class=\"qm\">{metrics}</ul>")
-
-
-def _questions(vs: Sequence[View], metric: str | None) -> str:
-    detailed = [v for v in vs if v.queries]
-    n = max((len(v.per_query) for v in vs), default=0)
-    if not detailed:
-        return ('<section id="questions"><h2>Questions</h2><p>The results file has no '
-                "per-question details: run with --include-details, or see "
-                "<code>ragmark inspect</code>.</p></section>")
-    if n > MAX_DETAILED:
-        return (f'<section id="questions"><h2>Questions</h2><p>{n:,} questions: more than '
-                f"{MAX_DETAILED:,}, so the details are left to <code>ragmark inspect FILE "
-                "QUERY_ID</code> (the page stays small).</p></section>")
-    first = detailed[0]
-    by_config = {v.name: {q["id"]: q for q in v.queries} for v in detailed}
-
-    def value(v: View, qid: str) -> float | None:
-        x = v.per_query.get(qid, {}).get(metric) if metric else None
-        return None if x is None else float(x)
-
-    rows = []
-    order = []
-    for q in first.queries:
-        vals = [value(v, q["id"]) for v in vs]
-        present = [x for x in vals if x is not None]
-        spread = (max(present) - min(present)) if len(present) > 1 else 0.0
-        order.append((-spread, q["id"], q, vals, spread))
-    order.sort(key=lambda t: (t[0], str(t[1])))
-    for _, qid, q, vals, spread in order:
-        cells = "".join(
-            f'<td data-v="{"" if x is None else f"{x:.6f}"}">{_num(x)}</td>' for x in vals)
-        details = "".join(
-            f"<h4>{escape(v.name)}</h4>{_question_details(by_config[v.name][qid])}"
-            for v in detailed if qid in by_config[v.name])
-        text = escape(str(q.get("question", "")))
-        rows.append(
-            f'<tbody class="q" data-text="{escape(str(qid)).lower()} {text.lower()}">'
-            f'<tr><td>{escape(str(qid))}</td><td class="qt">{text}</td>{cells}'
-            f'<td data-v="{spread:.6f}">{spread:.4f}</td></tr>'
-            f'<tr class="more"><td colspan="{len(vs) + 3}"><details><summary>details of '
-            f"{escape(str(qid))}</summary>{details}</details></td></tr></tbody>")
-    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{escape(v.name)}</th>'
-                    for i, v in enumerate(vs))
-    return (f'<section id="questions"><h2>Questions ({len(order)})</h2>'
-            f"<p>{escape(metric or 'no metric')} per config; the largest difference between "
-            "configs first. Click a column to sort, type to filter, open a row's details."
-            '</p><input id="filter" type="search" placeholder="filter questions" '
-            'aria-label="filter questions"><table id="qtable"><thead><tr>'
-            '<th scope="col" class="sort" data-col="0">id</th><th scope="col">question</th>'
-            f'{heads}<th scope="col" class="sort" data-col="{len(vs) + 2}">largest '
-            f'difference</th></tr></thead>{"".join(rows)}</table></section>')
-
-
-CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
-text-align:left;vertical-align:top}th.sort{cursor:pointer;text-decoration:underline dotted}
-.iv,.legend,small{color:#555}.chg{color:#0050a0}.missing{color:#a00}
-dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px}dt{font-weight:600}
-.pair{display:flex;gap:18px;flex-wrap:wrap;align-items:flex-start}figure{margin:4px}
-figcaption{font-size:12px;color:#444;max-width:560px}tr.hit td{background:#eaf4ff}
-td.qt{max-width:420px}#filter{margin:6px 0;padding:4px;width:320px}
-"""
-
-JS = """
-(function(){
-var t=document.getElementById('qtable');if(!t)return;
-var f=document.getElementById('filter');
-f.addEventListener('input',function(){var s=f.value.toLowerCase();
-t.querySelectorAll('tbody.q').forEach(function(b){
-b.style.display=b.getAttribute('data-text').indexOf(s)>=0?'':'none';});});
-t.querySelectorAll('th.sort').forEach(function(h){h.addEventListener('click',function(){
-var c=+h.getAttribute('data-col'),up=h.getAttribute('data-up')!=='1';
-h.setAttribute('data-up',up?'1':'0');
-var rows=Array.prototype.slice.call(t.querySelectorAll('tbody.q'));
-rows.sort(function(a,b){var x=a.rows[0].cells[c],y=b.rows[0].cells[c];
-var u=x.getAttribute('data-v'),v=y.getAttribute('data-v');
-if(u===null){u=x.textContent;v=y.textContent;return up?u.localeCompare(v):v.localeCompare(u);}
-if(u==='')return 1;if(v==='')return -1;return up?(+u)-(+v):(+v)-(+u);});
-rows.forEach(function(r){t.appendChild(r);});});});
-})();
-"""
 
 
 def _label_body(data: Mapping[str, Any]) -> list[str]:
@@ -441,7 +305,7 @@ def _label_body(data: Mapping[str, Any]) -> list[str]:
             for k in range(1, k_max + 1):
                 v = c.get("metrics", {}).get(f"{m}@{k}")
                 cov = _covered(c.get("counts", {}).get(f"{m}@{k}", {}))
-                cells.append(f"<td>{_num(v)}<br><small>{escape(cov)}</small></td>")
+                cells.append(f"<td>{num(v)}<br><small>{escape(cov)}</small></td>")
             rows.append(f"<tr><th scope=\"row\">{escape(m)}</th>{''.join(cells)}</tr>")
         out.append(f"<h3>{escape(name)}</h3><table><thead><tr><th>metric</th>{head}</tr>"
                    f"</thead><tbody>{''.join(rows)}</tbody></table>")
@@ -473,7 +337,7 @@ def body(data: Mapping[str, Any]) -> str:
                     _metric_table(data, vs, all_metrics), "</section>",
                     _forests(data, vs, shown), _costs(vs), _curves(vs),
                     _distributions(vs, shown),
-                    _questions(vs, shown[0] if shown else None)])
+                    questions(vs, shown[0] if shown else None)])
 
 
 def render(*files: Mapping[str, Any], title: str | None = None) -> str:

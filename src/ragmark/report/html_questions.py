@@ -1,0 +1,128 @@
+"""The question view of the HTML report (a sortable, filterable table whose rows expand
+to each question's ranking, answer, contexts and metrics) and the page's CSS and
+JavaScript."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from ragmark.report.html_common import MAX_DETAILED, View, num
+
+
+def value_cell(value: Any) -> tuple[str, str]:
+    """(sort key, shown text) of a metric value in a details record."""
+    if isinstance(value, Mapping):
+        if value.get("value") is None:
+            return "", f'<span class="missing">missing: {escape(str(value.get("reason")))}</span>'
+        value = value["value"]
+    if value is None:
+        return "", '<span class="missing">missing</span>'
+    return f"{float(value):.6f}", f"{float(value):.4f}"
+
+
+def question_details(q: Mapping[str, Any]) -> str:
+    gt = q.get("ground_truth", {})
+    targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
+    items = "".join(
+        f"<tr class=\"{'hit' if r.get('grade') else ''}\"><td>{r['rank']}</td>"
+        f"<td>{r['score']:.4f}</td><td>{escape(str(r['id']))}</td>"
+        f"<td>{escape(str(r.get('doc_id')))}</td><td>{r.get('grade', 0)}</td>"
+        f"<td>{escape(str(r.get('rule') or ''))}</td></tr>" for r in q.get("retrieved", []))
+    metrics = "".join(f"<li>{escape(m)}: {value_cell(v)[1]}</li>"
+                      for m, v in q.get("metrics", {}).items())
+    contexts = "".join(f"<li>{escape(c)}</li>" for c in q.get("contexts", []))
+    answer = q.get("answer")
+    return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
+            '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'
+            "<th>document</th><th>grade</th><th>matched by</th></tr></thead>"
+            f"<tbody>{items}</tbody></table>"
+            f"<p><b>Answer:</b> {escape(answer) if answer else '<i>none</i>'}</p>"
+            f"<details><summary>contexts the generator saw</summary><ol>{contexts}</ol>"
+            f"</details><ul class=\"qm\">{metrics}</ul>")
+
+
+def questions(vs: Sequence[View], metric: str | None) -> str:
+    detailed = [v for v in vs if v.queries]
+    n = max((len(v.per_query) for v in vs), default=0)
+    if not detailed:
+        return ('<section id="questions"><h2>Questions</h2><p>The results file has no '
+                "per-question details: run with --include-details, or see "
+                "<code>ragmark inspect</code>.</p></section>")
+    if n > MAX_DETAILED:
+        return (f'<section id="questions"><h2>Questions</h2><p>{n:,} questions: more than '
+                f"{MAX_DETAILED:,}, so the details are left to <code>ragmark inspect FILE "
+                "QUERY_ID</code> (the page stays small).</p></section>")
+    first = detailed[0]
+    by_config = {v.name: {q["id"]: q for q in v.queries} for v in detailed}
+
+    def value(v: View, qid: str) -> float | None:
+        x = v.per_query.get(qid, {}).get(metric) if metric else None
+        return None if x is None else float(x)
+
+    rows = []
+    order = []
+    for q in first.queries:
+        vals = [value(v, q["id"]) for v in vs]
+        present = [x for x in vals if x is not None]
+        spread = (max(present) - min(present)) if len(present) > 1 else 0.0
+        order.append((-spread, q["id"], q, vals, spread))
+    order.sort(key=lambda t: (t[0], str(t[1])))
+    for _, qid, q, vals, spread in order:
+        cells = "".join(
+            f'<td data-v="{"" if x is None else f"{x:.6f}"}">{num(x)}</td>' for x in vals)
+        details = "".join(
+            f"<h4>{escape(v.name)}</h4>{question_details(by_config[v.name][qid])}"
+            for v in detailed if qid in by_config[v.name])
+        text = escape(str(q.get("question", "")))
+        rows.append(
+            f'<tbody class="q" data-text="{escape(str(qid)).lower()} {text.lower()}">'
+            f'<tr><td>{escape(str(qid))}</td><td class="qt">{text}</td>{cells}'
+            f'<td data-v="{spread:.6f}">{spread:.4f}</td></tr>'
+            f'<tr class="more"><td colspan="{len(vs) + 3}"><details><summary>details of '
+            f"{escape(str(qid))}</summary>{details}</details></td></tr></tbody>")
+    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{escape(v.name)}</th>'
+                    for i, v in enumerate(vs))
+    return (f'<section id="questions"><h2>Questions ({len(order)})</h2>'
+            f"<p>{escape(metric or 'no metric')} per config; the largest difference between "
+            "configs first. Click a column to sort, type to filter, open a row's details."
+            '</p><input id="filter" type="search" placeholder="filter questions" '
+            'aria-label="filter questions"><table id="qtable"><thead><tr>'
+            '<th scope="col" class="sort" data-col="0">id</th><th scope="col">question</th>'
+            f'{heads}<th scope="col" class="sort" data-col="{len(vs) + 2}">largest '
+            f'difference</th></tr></thead>{"".join(rows)}</table></section>')
+
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
+h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 7px;
+text-align:left;vertical-align:top}th.sort{cursor:pointer;text-decoration:underline dotted}
+.iv,.legend,small{color:#555}.chg{color:#0050a0}.missing{color:#a00}
+dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px}dt{font-weight:600}
+.pair{display:flex;gap:18px;flex-wrap:wrap;align-items:flex-start}figure{margin:4px}
+figcaption{font-size:12px;color:#444;max-width:560px}tr.hit td{background:#eaf4ff}
+td.qt{max-width:420px}#filter{margin:6px 0;padding:4px;width:320px}
+"""
+
+JS = """
+(function(){
+var t=document.getElementById('qtable');if(!t)return;
+var f=document.getElementById('filter');
+f.addEventListener('input',function(){var s=f.value.toLowerCase();
+t.querySelectorAll('tbody.q').forEach(function(b){
+b.style.display=b.getAttribute('data-text').indexOf(s)>=0?'':'none';});});
+t.querySelectorAll('th.sort').forEach(function(h){h.addEventListener('click',function(){
+var c=+h.getAttribute('data-col'),up=h.getAttribute('data-up')!=='1';
+h.setAttribute('data-up',up?'1':'0');
+var rows=Array.prototype.slice.call(t.querySelectorAll('tbody.q'));
+rows.sort(function(a,b){var x=a.rows[0].cells[c],y=b.rows[0].cells[c];
+var u=x.getAttribute('data-v'),v=y.getAttribute('data-v');
+if(u===null){u=x.textContent;v=y.textContent;return up?u.localeCompare(v):v.localeCompare(u);}
+if(u==='')return 1;if(v==='')return -1;return up?(+u)-(+v):(+v)-(+u);});
+rows.forEach(function(r){t.appendChild(r);});});});
+})();
+"""
+
+
