@@ -1,0 +1,106 @@
+"""The HTML report in real headless Chromium (Debian's ``chromium``, driven by
+playwright): no console error, no request but the file itself, a quick first paint,
+sorting, filtering and row expansion work, it reads with JavaScript off, and a
+screenshot is taken."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ragmark.cli import main
+from ragmark.demo.run import demo_path
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (ragmark[dev])")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None,
+                                reason="needs Debian's chromium (apt-get install chromium)")
+
+CHUNKY = 'name = "chunky"\nunit = "chunk"\n[chunker]\nname = "fixed"\nsize = 120\noverlap = 0\n'
+
+
+@pytest.fixture(scope="module")
+def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("html")
+    (tmp / "chunky.toml").write_text(CHUNKY)
+    with pytest.raises(SystemExit) as e:
+        main(["compare", "--dataset", str(demo_path() / "questions.json"), "--corpus",
+              str(demo_path() / "corpus"), "--configs", "sparse", str(tmp / "chunky.toml"),
+              "--format", "html", "--output", str(tmp / "eval"), "--quiet", "--no-history"])
+    assert e.value.code == 0
+    return tmp / "eval.html"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _open(browser, path: Path, js: bool = True):
+    context = browser.new_context(java_script_enabled=js)
+    page = context.new_page()
+    seen = {"errors": [], "requests": []}
+    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
+    page.on("request", lambda r: seen["requests"].append(r.url))
+    page.goto(path.as_uri())
+    return context, page, seen
+
+
+def test_page_opens_offline_without_errors_and_paints_fast(browser, page_file, tmp_path):
+    context, page, seen = _open(browser, page_file)
+    assert seen["errors"] == []
+    assert seen["requests"] == [page_file.as_uri()]  # nothing but the file itself
+    fcp = "performance.getEntriesByName('first-contentful-paint')"
+    page.wait_for_function(f"() => {fcp}.length > 0", timeout=10_000)
+    paint = page.evaluate(f"() => {fcp}[0].startTime")
+    assert 0 < paint < 2000
+    shot = tmp_path / "page.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    context.close()
+
+
+def test_sort_filter_and_expand(browser, page_file):
+    context, page, seen = _open(browser, page_file)
+    rows = page.locator("#qtable tbody.q")
+    assert rows.count() == 8
+
+    def column(i: int) -> list[str]:
+        return [rows.nth(r).locator("tr").first.locator("td").nth(i).get_attribute("data-v")
+                or "" for r in range(rows.count())]
+
+    page.click("#qtable th.sort[data-col='2']")  # the first config's column, ascending
+    values = [float(v) for v in column(2) if v]
+    assert values == sorted(values) and len(values) == 8
+    page.click("#qtable th.sort[data-col='2']")  # again: descending
+    values = [float(v) for v in column(2) if v]
+    assert values == sorted(values, reverse=True)
+    page.fill("#filter", "recall")
+    visible = [rows.nth(r).is_visible() for r in range(rows.count())]
+    texts = [rows.nth(r).get_attribute("data-text") for r in range(rows.count())]
+    assert visible == ["recall" in t for t in texts] and 0 < sum(visible) < 8
+    page.fill("#filter", "")
+    first = rows.first.locator("details").first
+    assert first.get_attribute("open") is None
+    first.locator("summary").first.click()
+    assert first.get_attribute("open") == ""
+    assert first.locator("table.items").first.is_visible()
+    assert seen["errors"] == []
+    context.close()
+
+
+def test_readable_with_javascript_off(browser, page_file):
+    context, page, seen = _open(browser, page_file, js=False)
+    assert page.locator("table.metrics").is_visible()
+    assert page.locator("section#differences svg").first.is_visible()
+    details = page.locator("#qtable tbody.q details").first
+    details.locator("summary").first.click()  # native <details>: no script needed
+    assert details.get_attribute("open") == ""
+    assert seen["errors"] == []
+    context.close()
