@@ -22,6 +22,18 @@ def value_cell(value: Any) -> tuple[str, str]:
     return f"{float(value):.6f}", f"{float(value):.4f}"
 
 
+CONTEXT_CHARS = 600
+"""Characters of each context shown (the page stays small; ``ragmark inspect`` shows
+the whole text)."""
+
+
+def _clip(text: str) -> str:
+    if len(text) <= CONTEXT_CHARS:
+        return escape(text)
+    return (f"{escape(text[:CONTEXT_CHARS])}… <small>({len(text) - CONTEXT_CHARS:,} more "
+            "characters: <code>ragmark inspect</code> shows them)</small>")
+
+
 def question_details(q: Mapping[str, Any]) -> str:
     gt = q.get("ground_truth", {})
     targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
@@ -32,7 +44,7 @@ def question_details(q: Mapping[str, Any]) -> str:
         f"<td>{escape(str(r.get('rule') or ''))}</td></tr>" for r in q.get("retrieved", []))
     metrics = "".join(f"<li>{escape(m)}: {value_cell(v)[1]}</li>"
                       for m, v in q.get("metrics", {}).items())
-    contexts = "".join(f"<li>{escape(c)}</li>" for c in q.get("contexts", []))
+    contexts = "".join(f"<li>{_clip(c)}</li>" for c in q.get("contexts", []))
     answer = q.get("answer")
     return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
             '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'

@@ -169,3 +169,20 @@ def test_curves_at_every_k_equal_the_table_at_its_cutoffs(compared):
                     assert shown == f"{data['configs'][name]['metrics'][key]:.4f}", key
                     checked += 1
     assert checked == 8  # recall@5, recall@10, ndcg@10, hit@5 of two configs
+
+
+def test_failures_section_is_the_inspectors_view(compared):
+    from ragmark.failures import find_failures
+    from ragmark.inspection import results_from
+
+    data, doc, tmp_path = compared
+    sec = doc.one("section", id="failures")
+    assert [h.text() for h in sec.all("h3")] == ["sparse", "chunky"]
+    page = (tmp_path / "res" / "eval.html").read_text(encoding="utf-8")
+    assert page.count("no relevant item in the top") == 2
+    # the same counts as `ragmark inspect --failures` on the same results
+    for name, ul in zip(("sparse", "chunky"), sec.all("ul"), strict=True):
+        rep = find_failures(results_from("x", data, name))
+        first = ul.all("li")[0].text()
+        assert first.startswith(f"no relevant item in the top {rep.depth}: "
+                                f"{rep.count('no_hit')} of ")
