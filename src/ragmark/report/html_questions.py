@@ -34,6 +34,15 @@ def _clip(text: str) -> str:
             "characters: <code>ragmark inspect</code> shows them)</small>")
 
 
+def _unsupported(value: Any) -> str:
+    """The claims of the answer a judge found unsupported (faithfulness), as a list."""
+    claims = value.get("unsupported") if isinstance(value, Mapping) else None
+    if not claims:
+        return ""
+    return ("<br><small>unsupported claims:</small><ul class=\"claims\">"
+            + "".join(f"<li>{escape(str(c))}</li>" for c in claims) + "</ul>")
+
+
 def question_details(q: Mapping[str, Any]) -> str:
     gt = q.get("ground_truth", {})
     targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
@@ -42,7 +51,7 @@ def question_details(q: Mapping[str, Any]) -> str:
         f"<td>{r['score']:.4f}</td><td>{escape(str(r['id']))}</td>"
         f"<td>{escape(str(r.get('doc_id')))}</td><td>{r.get('grade', 0)}</td>"
         f"<td>{escape(str(r.get('rule') or ''))}</td></tr>" for r in q.get("retrieved", []))
-    metrics = "".join(f"<li>{escape(m)}: {value_cell(v)[1]}</li>"
+    metrics = "".join(f"<li>{escape(m)}: {value_cell(v)[1]}{_unsupported(v)}</li>"
                       for m, v in q.get("metrics", {}).items())
     contexts = "".join(f"<li>{_clip(c)}</li>" for c in q.get("contexts", []))
     answer = q.get("answer")

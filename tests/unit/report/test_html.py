@@ -186,3 +186,15 @@ def test_failures_section_is_the_inspectors_view(compared):
         first = ul.all("li")[0].text()
         assert first.startswith(f"no relevant item in the top {rep.depth}: "
                                 f"{rep.count('no_hit')} of ")
+
+
+def test_unsupported_claims_are_listed_under_their_metric():
+    from ragmark.report.html_questions import question_details
+
+    q = {"id": "q1", "retrieved": [], "metrics": {
+        "faithfulness": {"value": 0.5, "claims": ["A", "B"], "unsupported": ["B <i>"]},
+        "mrr": {"value": None, "reason": "no ground truth"}}}
+    doc = parse(question_details(q))
+    claims = doc.one("ul", class_="claims")
+    assert [li.text() for li in claims.all("li")] == ["B <i>"]  # escaped, not markup
+    assert "missing: no ground truth" in doc.one("ul", class_="qm").text()
