@@ -43,9 +43,9 @@ def test_run_writes_every_format_asked(tmp_path, capsys):
 def test_unknown_formats_are_refused_before_any_work(tmp_path, capsys):
     code, _, err = run_cli(["run", *ARGS, "--format", "json,pdf", "--output",
                             str(tmp_path / "r.json")], capsys)
-    assert code == 2 and "unknown writer 'pdf'; known: csv, json, md, trec" in err
+    assert code == 2 and "unknown writer 'pdf'; known: csv, html, json, md, trec" in err
     assert not (tmp_path / "r.json").exists()
-    assert sorted(registry("writer").names())[:4] == ["csv", "json", "md", "trec"]
+    assert sorted(registry("writer").names())[:5] == ["csv", "html", "json", "md", "trec"]
 
 
 def test_compare_formats_and_details_for_inspect(tmp_path, capsys):
