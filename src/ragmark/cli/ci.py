@@ -86,6 +86,26 @@ def regression_gates(gated_runs: Sequence[tuple[Any, Any]], gated: Sequence[str]
     return out
 
 
+def gates_json(gates: Sequence[Gated], metrics: Sequence[str], history: Any,
+               dataset_hash: str) -> dict[str, Any]:
+    """``gates`` (per config: its baseline and every gated metric's verdict) and
+    ``trend`` (per config and gated metric, the recorded runs on this dataset, oldest
+    first) for the results file; empty without a regression gate."""
+    if not gates:
+        return {}
+    out: dict[str, Any] = {"gates": [
+        {"config": g.now.config, "baseline": None if g.base is None else g.base.label,
+         "rows": [r.to_json() for r in g.rows]} for g in gates]}
+    if history is not None and Path(history).is_file():
+        from ragmark.history.store import trend
+
+        out["trend"] = {g.now.config: {m: [
+            {"run": r.id, "created_at": r.created_at, "value": a.value, "n": a.n}
+            for r, a in trend(history, g.now.config, m, dataset=dataset_hash)]
+            for m in metrics} for g in gates}
+    return out
+
+
 def gates_markdown(gates: Sequence[Gated], alpha: float, margin: float) -> str:
     from ragmark.regression import gate_markdown
 

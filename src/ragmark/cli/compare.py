@@ -119,6 +119,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     from ragmark.cli.ci import (
         base_of,
         finish,
+        gates_json,
         gates_markdown,
         regression_gates,
         regression_metrics,
@@ -198,6 +199,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     md = comparison_markdown(result) + gate_md
     out.print(md, markup=False, highlight=False, soft_wrap=True)
     data = comparison_json(result, include_details)
+    data.update(gates_json(gates, regressed, hist, result.dataset_hash))
     written = write_all(fmts, Written("compare", result, data, Path(stem),
                                       markdown_extra=gate_md))
     out.print(written_text(written))

@@ -87,6 +87,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     value at all), 2 on bad input or usage."""
     from ragmark.cli.ci import (
         finish,
+        gates_json,
         gates_markdown,
         regression_gates,
         regression_metrics,
@@ -173,6 +174,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     gates = regression_gates([(base, report)], gated, gate_alpha, margin)
     gate_md = gates_markdown(gates, gate_alpha, margin)
     data = report_json(report, include_details)
+    data.update(gates_json(gates, gated, hist, str(report.dataset.get("hash", ""))))
     written = write_all(fmts, Written("run", report, data, stem, json_path, gate_md))
     out.print(written_text(written))
     path = json_path if "json" in fmts else (written[0] if written else None)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ragmark.report import svg
+from ragmark.report.html_checks import failures, history
 from ragmark.report.html_common import View, num
 from ragmark.report.html_questions import CSS, JS, questions
 
@@ -289,36 +290,6 @@ def _curves(vs: Sequence[View]) -> str:
     return "".join(out) + "</section>"
 
 
-def _failures(data: Mapping[str, Any], vs: Sequence[View]) -> str:
-    """``ragmark inspect --failures`` per config: each failing question, what was seen,
-    the likely cause and what to do; and what could not be checked."""
-    from ragmark.errors import RagmarkError
-    from ragmark.failures import KINDS, find_failures
-    from ragmark.inspection import results_from
-
-    out = ['<section id="failures"><h2>Failures</h2>']
-    for v in vs:
-        try:
-            rep = find_failures(results_from("report", data, v.name if len(vs) > 1 else None))
-        except RagmarkError as e:  # a file the inspector cannot read: say so, go on
-            out.append(f"<h3>{escape(v.name)}</h3><p>not checked: {escape(str(e))}</p>")
-            continue
-        counts = "".join(
-            f"<li>{escape(rep.label(k))}: {rep.count(k)} of {rep.checked.get(k, 0)} checked"
-            "</li>" if k not in rep.unchecked else
-            f"<li>{escape(rep.label(k))}: not checked ({escape(rep.unchecked[k])})</li>"
-            for k in KINDS)
-        rows = "".join(f"<tr><td>{escape(f.query)}</td><td>{escape(f.kind)}</td>"
-                       f"<td>{escape(f.fact)}</td><td>{escape(f.cause)}</td>"
-                       f"<td>{escape(f.diagnosis)}</td></tr>" for f in rep.failures)
-        table = ("<p>No failing question.</p>" if not rep.failures else
-                 "<table><thead><tr><th>question</th><th>failure</th><th>seen</th>"
-                 f"<th>likely cause</th><th>what to do</th></tr></thead><tbody>{rows}"
-                 "</tbody></table>")
-        out.append(f"<h3>{escape(v.name)}</h3><ul>{counts}</ul>{table}")
-    return "".join(out) + "</section>"
-
-
 def _label_body(data: Mapping[str, Any]) -> list[str]:
     """A label file: every metric at every k per config, and answer presence@k."""
     k_max = int(data.get("top_k", 0))
@@ -367,7 +338,8 @@ def body(data: Mapping[str, Any]) -> str:
                     _metric_table(data, vs, all_metrics), "</section>",
                     _forests(data, vs, shown), _costs(vs), _curves(vs),
                     _distributions(vs, shown),
-                    questions(vs, shown[0] if shown else None), _failures(data, vs)])
+                    questions(vs, shown[0] if shown else None), failures(data, vs),
+                    history(data)])
 
 
 def render(*files: Mapping[str, Any], title: str | None = None) -> str:

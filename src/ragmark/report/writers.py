@@ -129,16 +129,14 @@ def html_writer() -> Any:
 
 
 def detailed_json(out: Written) -> dict[str, Any]:
-    """The results in their JSON form with every question's details (the HTML page
-    shows them whether or not the JSON file has them)."""
-    from ragmark.report.json_writer import comparison_json, report_json
+    """The results in their JSON form (gates and trend included) with every question's
+    details (the HTML page shows them whether or not the JSON file has them)."""
+    from ragmark.report.json_writer import comparison_json, queries_json
 
     if out.kind == "run":
-        return {**report_json(out.result, include_details=True),
-                "envelope": out.data["envelope"]}
+        return {**out.data, "queries": queries_json(out.result)}
     if out.kind == "compare":
-        return {**comparison_json(out.result, include_details=True),
-                "envelope": out.data["envelope"]}
+        return {**out.data, "configs": comparison_json(out.result, True)["configs"]}
     return out.data
 
 

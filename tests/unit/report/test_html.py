@@ -198,3 +198,32 @@ def test_unsupported_claims_are_listed_under_their_metric():
     claims = doc.one("ul", class_="claims")
     assert [li.text() for li in claims.all("li")] == ["B <i>"]  # escaped, not markup
     assert "missing: no ground truth" in doc.one("ul", class_="qm").text()
+
+
+def test_gate_verdicts_and_history_trend_in_json_and_page(tmp_path, capsys):
+    chunky = tmp_path / "chunky.toml"  # same name, judged per chunk: precision@5 higher
+    chunky.write_text('name = "sparse"\nunit = "chunk"\n[chunker]\nname = "fixed"\n'
+                      'size = 120\noverlap = 0\n')
+    hist = tmp_path / "h.sqlite"
+    args = ["run", *DEMO, "--quiet", "--history", str(hist)]
+    for _ in range(2):
+        code, _, err = run_cli([*args, "--config", str(chunky), "--output",
+                                str(tmp_path / "old.json")], capsys)
+        assert code == 0, err
+    code, _, _ = run_cli([*args, "--fail-on-regression", "P@5", "--format", "json,html",
+                          "--output", str(tmp_path / "r.json")], capsys)
+    assert code == 1  # precision@5 fell: the gate fails, the files are written
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    (gate,) = data["gates"]
+    assert gate["config"] == "sparse" and gate["baseline"] == "run 2 (sparse)"
+    assert [(r["metric"], r["verdict"]) for r in gate["rows"]] == [("precision@5", "FAIL")]
+    runs = data["trend"]["sparse"]["precision@5"]
+    assert [r["run"] for r in runs] == [1, 2] and runs[0]["value"] == pytest.approx(0.675)
+    doc = parse((tmp_path / "r.html").read_text(encoding="utf-8"))
+    sec = doc.one("section", id="history")
+    verdict = sec.all("table")[0].one("tbody").one("tr").all("td")
+    assert verdict[0].text() == "precision@5" and verdict[6].text() == "FAIL"
+    trend = sec.all("table")[1].one("tbody").all("tr")
+    assert [tr.all("td")[0].text()[:5] for tr in trend] == ["run 1", "run 2", "this "]
+    assert trend[-1].all("td")[1].text() == f"{data['metrics']['precision@5']:.4f}"
+    assert sec.one("svg").one("title").text() == "precision@5 over the runs of sparse"
