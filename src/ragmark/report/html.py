@@ -265,6 +265,7 @@ def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any
             ok = arr[~np.isnan(arr)]
             row.append(float(ok.mean()) if len(ok) else None)
         out[m] = row
+        out[f"{m}:n"] = [float((~np.isnan(values[f"{m}@1"])).sum())]
     return out
 
 
@@ -280,13 +281,13 @@ def _curves(vs: Sequence[View]) -> str:
         series = [(n, c[m]) for n, c in got.items()]
         k_max = max(len(v) for _, v in series)
         head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
-        rows = "".join(f"<tr><td>{escape(n)}</td>"
+        rows = "".join(f"<tr><td>{escape(n)}</td><td>{int(got[n][f'{m}:n'][0] or 0)}</td>"
                        + "".join(f"<td>{num(x)}</td>" for x in vals) + "</tr>"
                        for n, vals in series)
         plot = svg.curves(f"{m}@k", series, f"{m}@k for k = 1 to {k_max}, one line per "
                           "config (the table gives the values)", f"{m}@k")
-        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>{head}</tr>'
-                   f"</thead><tbody>{rows}</tbody></table></div>")
+        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>'
+                   f"<th>questions</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(out) + "</section>"
 
 

@@ -162,6 +162,7 @@ def test_curves_at_every_k_equal_the_table_at_its_cutoffs(compared):
         for tr in table.one("tbody").all("tr"):
             cells = tr.all("td")
             name = cells[0].text()
+            assert cells[heads.index("questions")].text() == "8"  # the count under the means
             for k in (5, 10):
                 key = f"{metric}@{k}"
                 if key in data["configs"][name]["metrics"] and f"@{k}" in heads:
