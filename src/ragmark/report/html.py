@@ -339,7 +339,7 @@ def body(data: Mapping[str, Any]) -> str:
                     _metric_table(data, vs, all_metrics), "</section>",
                     _forests(data, vs, shown), _costs(vs), _curves(vs),
                     _distributions(vs, shown),
-                    questions(vs, shown[0] if shown else None), failures(data, vs),
+                    questions(vs, shown), failures(data, vs),
                     history(data)])
 
 

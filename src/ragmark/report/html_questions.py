@@ -64,7 +64,10 @@ def question_details(q: Mapping[str, Any]) -> str:
             f"</details><ul class=\"qm\">{metrics}</ul>")
 
 
-def questions(vs: Sequence[View], metric: str | None) -> str:
+def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:
+    """Every question with each metric per config (columns ``metric · config``), the
+    largest difference between configs in the first metric first; each row expands to
+    every config's details."""
     detailed = [v for v in vs if v.queries]
     n = max((len(v.per_query) for v in vs), default=0)
     if not detailed:
@@ -77,42 +80,44 @@ def questions(vs: Sequence[View], metric: str | None) -> str:
                 "QUERY_ID</code> (the page stays small).</p></section>")
     first = detailed[0]
     by_config = {v.name: {q["id"]: q for q in v.queries} for v in detailed}
+    columns = [(m, v) for m in metrics for v in vs]
 
-    def value(v: View, qid: str) -> float | None:
-        x = v.per_query.get(qid, {}).get(metric) if metric else None
+    def value(v: View, qid: str, metric: str) -> float | None:
+        x = v.per_query.get(qid, {}).get(metric)
         return None if x is None else float(x)
 
-    rows = []
     order = []
     for q in first.queries:
-        vals = [value(v, q["id"]) for v in vs]
-        present = [x for x in vals if x is not None]
+        vals = [value(v, q["id"], m) for m, v in columns]
+        present = [x for x in vals[: len(vs)] if x is not None]  # the first metric
         spread = (max(present) - min(present)) if len(present) > 1 else 0.0
-        order.append((-spread, q["id"], q, vals, spread))
-    order.sort(key=lambda t: (t[0], str(t[1])))
+        order.append((-spread, str(q["id"]), q, vals, spread))
+    order.sort(key=lambda t: (t[0], t[1]))
+    rows = []
     for _, qid, q, vals, spread in order:
         cells = "".join(
             f'<td data-v="{"" if x is None else f"{x:.6f}"}">{num(x)}</td>' for x in vals)
         details = "".join(
-            f"<h4>{escape(v.name)}</h4>{question_details(by_config[v.name][qid])}"
-            for v in detailed if qid in by_config[v.name])
+            f"<h4>{escape(v.name)}</h4>{question_details(by_config[v.name][q['id']])}"
+            for v in detailed if q["id"] in by_config[v.name])
         text = escape(str(q.get("question", "")))
         rows.append(
-            f'<tbody class="q" data-text="{escape(str(qid)).lower()} {text.lower()}">'
-            f'<tr><td>{escape(str(qid))}</td><td class="qt">{text}</td>{cells}'
+            f'<tbody class="q" data-text="{escape(qid).lower()} {text.lower()}">'
+            f'<tr><td>{escape(qid)}</td><td class="qt">{text}</td>{cells}'
             f'<td data-v="{spread:.6f}">{spread:.4f}</td></tr>'
-            f'<tr class="more"><td colspan="{len(vs) + 3}"><details><summary>details of '
-            f"{escape(str(qid))}</summary>{details}</details></td></tr></tbody>")
-    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{escape(v.name)}</th>'
-                    for i, v in enumerate(vs))
+            f'<tr class="more"><td colspan="{len(columns) + 3}"><details><summary>details '
+            f"of {escape(qid)}</summary>{details}</details></td></tr></tbody>")
+    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{escape(m)} · '
+                    f"{escape(v.name)}</th>" for i, (m, v) in enumerate(columns))
+    lead = metrics[0] if metrics else "no metric"
     return (f'<section id="questions"><h2>Questions ({len(order)})</h2>'
-            f"<p>{escape(metric or 'no metric')} per config; the largest difference between "
-            "configs first. Click a column to sort, type to filter, open a row's details."
-            '</p><input id="filter" type="search" placeholder="filter questions" '
+            f"<p>Each metric per config; the largest difference between configs in "
+            f"{escape(lead)} first. Click a column to sort, type to filter, open a row's "
+            'details.</p><input id="filter" type="search" placeholder="filter questions" '
             'aria-label="filter questions"><table id="qtable"><thead><tr>'
             '<th scope="col" class="sort" data-col="0">id</th><th scope="col">question</th>'
-            f'{heads}<th scope="col" class="sort" data-col="{len(vs) + 2}">largest '
-            f'difference</th></tr></thead>{"".join(rows)}</table></section>')
+            f'{heads}<th scope="col" class="sort" data-col="{len(columns) + 2}">largest '
+            f'difference ({escape(lead)})</th></tr></thead>{"".join(rows)}</table></section>')
 
 
 CSS = """

@@ -67,8 +67,16 @@ def test_forest_table_gives_the_paired_difference(compared):
 def test_question_view_sorted_by_largest_difference_with_details(compared):
     data, doc, _ = compared
     table = doc.one("table", id="qtable")
+    heads = [th.text() for th in table.all("thead")[0].all("th")]  # (rows nest tables)
+    compared = data["run"]["compared_metrics"]
+    assert heads[2:-1] == [f"{m} · {c}" for m in compared for c in ("sparse", "chunky")]
     bodies = table.all("tbody", class_="q")
     assert len(bodies) == 8
+    first_row = bodies[0].all("tr")[0].all("td")
+    qid = first_row[0].text()
+    for i, (m, c) in enumerate((m, c) for m in compared for c in ("sparse", "chunky")):
+        want = data["configs"][c]["per_query"][qid][m]
+        assert first_row[2 + i].text() == ("—" if want is None else f"{want:.4f}")
     spreads = [float(b.all("tr")[0].all("td")[-1].attrs["data-v"]) for b in bodies]
     assert spreads == sorted(spreads, reverse=True)
     first = bodies[0]
