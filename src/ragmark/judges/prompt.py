@@ -117,6 +117,15 @@ class Prompt(Generic[In, Out]):
     output: OutputKind = "json"
     template: str | None = None
     check: Callable[[In, Out], str | None] | None = field(default=None, compare=False)
+    max_tokens: int | None = None
+    """The cap on the judge's answer (default: JSON_MAX_TOKENS, or YES_NO_MAX_TOKENS for a
+    yes/no prompt); sent with every call, so part of the call cache's key."""
+
+    @property
+    def token_cap(self) -> int:
+        if self.max_tokens is not None:
+            return self.max_tokens
+        return YES_NO_MAX_TOKENS if self.output == "yes_no" else JSON_MAX_TOKENS
 
     def __post_init__(self) -> None:
         if self.output == "yes_no":
@@ -207,6 +216,13 @@ class ChatClient(Protocol):
     async def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> Any: ...
 
 
+JSON_MAX_TOKENS = 1024
+"""A JSON judge answer's token cap: room for the claims of a long answer and a verdict
+with a reason for each, while a small model that rambles stops there (it used to spend
+its whole context) and is re-asked."""
+YES_NO_MAX_TOKENS = 16
+"""A yes/no judge answer's token cap."""
+
 REASK = "That answer could not be used: "
 """How a re-ask begins (the user turn after the unusable answer)."""
 
@@ -242,9 +258,11 @@ async def ask(
 ) -> Out | JudgeFailure:
     """Ask the judge once; on invalid output ask ONE more time (the bad answer and the
     error appended); then give up with a :class:`JudgeFailure` (counted in ``counts``).
+    The answer is capped at the prompt's ``token_cap`` unless ``params`` say otherwise.
     ``client`` is an :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
     counts = counts if counts is not None else JudgeCounts()
     counts.asked += 1
+    params.setdefault("max_tokens", prompt.token_cap)
     messages = prompt.render(item)
     raw: str | None = None
     for attempt in (1, 2):

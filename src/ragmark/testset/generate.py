@@ -224,6 +224,13 @@ def round_messages(cands: Sequence[Candidate]) -> list[list[Message]]:
     return [prompts[c.qtype].render(c.input()) for c in cands]
 
 
+def round_params(cands: Sequence[Candidate]) -> dict[str, Any]:
+    """The parameters :func:`ask` sends with those calls (the answer's token cap), which
+    the cache key includes."""
+    caps = {question_prompt(t).token_cap for t in {c.qtype for c in cands}}
+    return {"max_tokens": caps.pop()} if len(caps) == 1 else {}
+
+
 def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
                      client: LLMClient, progress: Any = None) -> TestsetResult:
     """Generate a context set from ``corpus`` (passages cut by ``chunker``) through
@@ -243,7 +250,7 @@ def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
         if not cands:
             break
         rounds += 1
-        if not probed and client.estimate(round_messages(cands)).calls:
+        if not probed and client.estimate(round_messages(cands), **round_params(cands)).calls:
             ok, why = run_sync(client.probe())
             if not ok:
                 raise ConfigError(f"the LLM endpoint did not answer: {why}")
@@ -308,7 +315,7 @@ def estimate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
     state = _State(quota=quotas(options.size, options.types))
     cands = plan_round(sampler, state, options.types, options.cap, 1)
     messages = round_messages(cands)
-    est = client.estimate(messages)
+    est = client.estimate(messages, **round_params(cands))
     per_call = sum(map(estimate_tokens, messages)) / len(messages) if messages else 0.0
     s = client.settings
     return {

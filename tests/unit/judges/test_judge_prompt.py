@@ -181,3 +181,31 @@ def test_ask_call_failure_is_a_failure(server: FakeLLMServer, client: LLMClient)
     assert "judge call failed" in out.reason and "400" in out.reason
     assert out.raw is None
     assert counts.failed == 1
+
+
+def test_judge_answers_are_capped_and_the_cap_is_in_the_cache_key(server: FakeLLMServer
+                                                                   ) -> None:
+    """1,024 tokens for a JSON answer, 16 for YES/NO, a prompt's own cap when it has one,
+    and a caller's max_tokens wins; the cap is part of the call cache's key."""
+    from ragmark.judges.prompt import JSON_MAX_TOKENS, YES_NO_MAX_TOKENS
+    from ragmark.judges.relevance import relevance_label
+    from ragmark.llm import LLMSettings
+
+    settings = LLMSettings(base_url=server.url, model="m", max_retries=0)
+    server.rule = lambda body: as_json({"score": 1, "reason": "r"})
+    first = LLMClient(settings)
+    run(first, ask(first, PROMPT, ITEM))
+    short = Prompt(name="short", instruction=PROMPT.instruction, input_model=QA,
+                   output_model=Verdict, max_tokens=64)
+    again = LLMClient(settings)
+    run(again, ask(again, short, ITEM))
+    run(again, ask(again, PROMPT, ITEM, max_tokens=200))
+    assert [r.body["max_tokens"] for r in server.requests] == [JSON_MAX_TOKENS, 64, 200]
+    # the same prompt with the same cap again: from the cache, no request
+    third = LLMClient(settings)
+    assert run(third, ask(third, PROMPT, ITEM)) == Verdict(score=1, reason="r")
+    assert len(server.requests) == 3
+    server.rule = lambda body: reply("YES")
+    label = LLMClient(settings)
+    assert run(label, relevance_label(label, "q?", "a passage")).value == 1.0
+    assert server.requests[-1].body["max_tokens"] == YES_NO_MAX_TOKENS == 16
