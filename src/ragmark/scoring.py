@@ -21,8 +21,7 @@ from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
-from ragmark.pipelines.base import Produced
-from ragmark.pipelines.own import Stats
+from ragmark.pipelines.base import Produced, Stats
 from ragmark.progress import Progress
 from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, unmatchable
 from ragmark.types import Document, Sample, Score

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.llm.config import display_url
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -31,12 +32,7 @@ def _call(fn: Callable[[Any, Any], Any], shared: Any, item: Any) -> tuple[Any, s
 
 def display_address(address: str | None) -> str:
     """The address as recorded: never credentials (a ``ray://user:pw@host`` URL)."""
-    if address is None:
-        return "local instance"
-    if "@" in address:
-        scheme, _, rest = address.partition("://")
-        return f"{scheme}://{rest.rpartition('@')[2]}" if rest else address.rpartition("@")[2]
-    return address
+    return "local instance" if address is None else display_url(address)
 
 
 def _reachable(address: str | None, timeout: float = 5.0) -> None:

@@ -86,6 +86,20 @@ class Produced:
     details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
 
+@dataclass(frozen=True)
+class Stats:
+    """What a stage adds to the report: timings, notes, LLM accounting by part (every
+    source's stages and the scoring stages merge them)."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    llm: dict[str, Any] = field(default_factory=dict)
+
+    def merge(self, other: Stats) -> Stats:
+        return Stats({**self.timings, **other.timings}, self.notes + other.notes,
+                     {**self.llm, **other.llm})
+
+
 @dataclass(slots=True)
 class Sourced:
     """Every question's :class:`Produced`, with what the source adds to the report:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from ragmark.errors import ConfigError
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
 from ragmark.llm.config import display_url
-from ragmark.pipelines.base import Produced, Sourced
+from ragmark.pipelines.base import Produced, Sourced, Stats
 from ragmark.progress import Progress
 from ragmark.registry import registry
 from ragmark.relevance import trec_order
@@ -41,19 +41,6 @@ RETRIEVE_BATCH = 1024
 SHARD = 256
 """Questions per work item when an executor spreads retrieval: a multiple of the dense
 search's query block, so a shard is searched exactly as the local run searches it."""
-
-
-@dataclass(frozen=True)
-class Stats:
-    """What a stage adds to the report: timings, notes, LLM accounting by part."""
-
-    timings: dict[str, float] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    llm: dict[str, Any] = field(default_factory=dict)
-
-    def merge(self, other: Stats) -> Stats:
-        return Stats({**self.timings, **other.timings}, self.notes + other.notes,
-                     {**self.llm, **other.llm})
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
 from ragmark.report.html_common import View, num
 from ragmark.report.html_questions import CSS, JS, questions
+from ragmark.stats import bootstrap_ci
 
 BOOTSTRAP = 2000
 
@@ -48,17 +49,13 @@ def _covered(counts: Mapping[str, Any]) -> str:
 def paired_difference(a: Mapping[str, Mapping[str, float | None]],
                       b: Mapping[str, Mapping[str, float | None]], metric: str,
                       seed: int = 0) -> tuple[float, float, float, int] | None:
-    """Mean of config a minus baseline b over the questions both have, and a percentile
-    bootstrap 95% interval: ``(low, mean, high, n)``; None without a common question."""
-    pairs = [(qa[metric], b[q][metric]) for q, qa in a.items()
-             if q in b and qa.get(metric) is not None and b[q].get(metric) is not None]
-    if not pairs:
-        return None
-    d = np.array([float(x) - float(y) for x, y in pairs])  # type: ignore[arg-type]
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(BOOTSTRAP, len(d)))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(low), float(d.mean()), float(high), len(d)
+    """Mean of config a minus baseline b over the questions both have, and its percentile
+    bootstrap 95% interval (:func:`ragmark.stats.bootstrap_ci` of the differences):
+    ``(low, mean, high, n)``; None without a common question."""
+    d = [float(x) - float(y) for q, qa in a.items()  # type: ignore[arg-type]
+         if q in b and (x := qa.get(metric)) is not None and (y := b[q].get(metric)) is not None]
+    iv = bootstrap_ci(d, 0.95, BOOTSTRAP, seed)
+    return None if iv is None else (iv.low, iv.mean, iv.high, iv.n)
 
 
 def _header(data: Mapping[str, Any], vs: Sequence[View]) -> str:
