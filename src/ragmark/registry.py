@@ -33,6 +33,7 @@ _BUILTINS: dict[str, dict[str, str]] = {
     "reranker": {
         "cross-encoder": "ragmark.retrieval.rerank:CrossEncoderReranker",
         "llm": "ragmark.retrieval.llm_rerank:LLMReranker",
+        "api": "ragmark.retrieval.api_rerank:APIReranker",
     },
     "generator": {
         "top1": "ragmark.generation.extractive:Top1Generator",

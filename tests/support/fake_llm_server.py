@@ -1,11 +1,14 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions protocol (or
-Ollama's native /api/chat), scripted per test."""
+Ollama's native /api/chat), embeddings (``/embeddings``, Ollama's ``/api/embed``) and the
+Cohere/Jina rerank protocol (``/rerank``), scripted per test."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -42,6 +45,26 @@ def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 3) -
                   "total_tokens": prompt_tokens + completion_tokens}})
 
 
+def fake_vector(text: str, dim: int = 8) -> list[float]:
+    """The scripted server's embedding of ``text``: ``dim`` numbers from its sha256, not
+    unit length (the client must normalise). Equal texts get equal vectors."""
+    digest = hashlib.sha256(text.encode()).digest()
+    return [(digest[i] - 127.5) / 10.0 for i in range(dim)]
+
+
+def fake_relevance(query: str, document: str) -> float:
+    """The scripted server's rerank score: the share of the query's words in the document
+    (ties broken by shorter documents)."""
+    words = set(re.findall(r"\w+", query.lower()))
+    found = set(re.findall(r"\w+", document.lower()))
+    return len(words & found) / max(len(words), 1) + 1.0 / (10 + len(document))
+
+
+def embed_tokens(text: str) -> int:
+    """Tokens the scripted server reports for an embedded text: its words."""
+    return len(text.split())
+
+
 @dataclass
 class Seen:
     path: str
@@ -62,6 +85,7 @@ class FakeLLMServer:
         self.requests: list[Seen] = []
         self.gets: list[Seen] = []
         self.models = ["test-model", "other-model"]
+        self.dim = 8
         self.active = 0
         self.max_active = 0
         self._lock = threading.Lock()
@@ -83,7 +107,26 @@ class FakeLLMServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def default_answer(self, body: Any) -> Any:
+    def default_answer(self, body: Any, path: str = "/v1/chat/completions") -> Any:
+        if path.endswith("/embeddings"):
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            dim = int(body.get("dimensions") or self.dim)
+            data = [{"object": "embedding", "index": i, "embedding": fake_vector(t, dim)}
+                    for i, t in enumerate(texts)]
+            tokens = sum(embed_tokens(t) for t in texts)
+            return {"object": "list", "model": body["model"], "data": data,
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        if path == "/api/embed":
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            return {"model": body["model"], "embeddings": [fake_vector(t) for t in texts],
+                    "prompt_eval_count": sum(embed_tokens(t) for t in texts)}
+        if path.endswith("/rerank"):
+            docs = body["documents"]
+            scored = sorted(((fake_relevance(body["query"], d), i) for i, d in enumerate(docs)),
+                            reverse=True)[: body.get("top_n") or len(docs)]
+            tokens = sum(embed_tokens(body["query"]) + embed_tokens(d) for d in docs)
+            return {"model": body["model"], "usage": {"total_tokens": tokens},
+                    "results": [{"index": i, "relevance_score": sc} for sc, i in scored]}
         text = "echo: " + str(body["messages"][-1]["content"])
         if self.provider == "ollama":
             return {
@@ -168,7 +211,8 @@ class FakeLLMServer:
                 finally:
                     with server._lock:  # before answering: the client may send the next at once
                         server.active -= 1
-                out = server.default_answer(body) if reply.body is None else reply.body
+                out = (server.default_answer(body, self.path) if reply.body is None
+                       else reply.body)
                 self._send(reply.status, out, reply.headers)
 
         return Handler

@@ -8,7 +8,8 @@ import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -30,6 +31,18 @@ Progress = Callable[[int], None]
 """Called with the number of calls just finished (drives a progress bar)."""
 
 _BODY_SNIPPET = 200
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Posted(Generic[T]):
+    """What :meth:`LLMClient.post` got: the parsed value, the tokens, the HTTP requests it
+    took, and the seconds of the last one."""
+
+    value: T
+    usage: Usage
+    attempts: int
+    seconds: float
 
 
 class _Retry(Exception):
@@ -168,9 +181,38 @@ class LLMClient:
         params: dict[str, Any],
     ) -> LLMResult:
         s = self.settings
-        headers = self._headers()
-        url = s.base_url + chat_path(s.provider)
         body = request_body(s.provider, s.model, messages, params)
+        got = await self._post(http, sem, chat_path(s.provider), body,
+                               lambda data: parse_response(s.provider, data))
+        text = got.value
+        if self.cache is not None:
+            self.cache.put(
+                key,
+                provider=s.provider,
+                model=s.model,
+                text=text,
+                prompt_tokens=got.usage.prompt_tokens,
+                completion_tokens=got.usage.completion_tokens,
+                seconds=got.seconds,
+            )
+        return LLMResult(text, got.usage, cached=False, attempts=got.attempts)
+
+    async def post(self, path: str, body: dict[str, Any],
+                   parse: Callable[[Any], tuple[T, Usage]]) -> Posted[T]:
+        """One POST of ``body`` to ``base_url + path`` under the same concurrency limit,
+        retries, backoff and accounting as a chat call (``calls``, ``retries`` and the
+        tokens ``parse`` reports); ``parse`` turns the 200 response's JSON into (value,
+        usage) and raises ValueError when it is unusable (retried like a bad answer).
+        Not cached here: the caller keys its own cache entries. Raises LLMCallFailed."""
+        http, sem = self._client()
+        self._headers()  # a missing key variable is a ConfigError, not a failed call
+        return await self._post(http, sem, path, body, parse)
+
+    async def _post(self, http: httpx.AsyncClient, sem: asyncio.Semaphore, path: str,
+                    body: dict[str, Any], parse: Callable[[Any], tuple[T, Usage]]
+                    ) -> Posted[T]:
+        s = self.settings
+        headers = self._headers()
         self.stats.calls += 1
         attempt = 0
         while True:
@@ -178,7 +220,7 @@ class LLMClient:
             started = time.monotonic()
             try:
                 async with sem:
-                    text, usage = await self._attempt(http, url, headers, body)
+                    value, usage = await self._attempt(http, path, headers, body, parse)
             except _Retry as r:
                 if attempt > s.max_retries:
                     raise LLMCallFailed(
@@ -190,20 +232,9 @@ class LLMClient:
             except LLMCallFailed as e:
                 e.attempts = attempt
                 raise
-            seconds = time.monotonic() - started
             self.stats.prompt_tokens += usage.prompt_tokens
             self.stats.completion_tokens += usage.completion_tokens
-            if self.cache is not None:
-                self.cache.put(
-                    key,
-                    provider=s.provider,
-                    model=s.model,
-                    text=text,
-                    prompt_tokens=usage.prompt_tokens,
-                    completion_tokens=usage.completion_tokens,
-                    seconds=seconds,
-                )
-            return LLMResult(text, usage, cached=False, attempts=attempt)
+            return Posted(value, usage, attempt, time.monotonic() - started)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         """Exponential backoff with full jitter; at least a (capped) Retry-After."""
@@ -214,12 +245,14 @@ class LLMClient:
         return delay
 
     async def _attempt(
-        self, http: httpx.AsyncClient, url: str, headers: dict[str, str], body: dict[str, Any]
-    ) -> tuple[str, Usage]:
+        self, http: httpx.AsyncClient, path: str, headers: dict[str, str],
+        body: dict[str, Any], parse: Callable[[Any], tuple[T, Usage]],
+    ) -> tuple[T, Usage]:
         s = self.settings
         try:
             async with asyncio.timeout(s.timeout):
-                resp = await http.post(url, json=body, headers=headers, timeout=s.timeout)
+                resp = await http.post(s.base_url + path, json=body, headers=headers,
+                                       timeout=s.timeout)
         except (TimeoutError, httpx.TimeoutException):
             raise _Retry(
                 f"timeout: no answer from {s.display_url} within {s.timeout:g} s"
@@ -229,11 +262,11 @@ class LLMClient:
         status = resp.status_code
         if status == 200:
             try:
-                return parse_response(s.provider, resp.json())
+                return parse(resp.json())
             except ValueError as e:  # includes ResponseError and bad JSON
                 reason = str(e) if isinstance(e, ResponseError) else "response is not JSON"
                 raise _Retry(f"unreadable answer: {reason}: {self._snippet(resp)}") from None
-        reason = f"HTTP {status} from {s.display_url}{chat_path(s.provider)}: {self._snippet(resp)}"
+        reason = f"HTTP {status} from {s.display_url}{path}: {self._snippet(resp)}"
         if status == 429 or status >= 500:
             raise _Retry(reason, parse_retry_after(resp.headers.get("retry-after")))
         raise LLMCallFailed(reason, retryable=False)

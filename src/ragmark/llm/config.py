@@ -146,6 +146,31 @@ def component_settings(component: str, **given: object) -> LLMSettings:
         raise ConfigError(f"{component}: {e}") from None
 
 
+def endpoint_settings(component: str, **given: object) -> LLMSettings:
+    """Settings of a component that calls a model behind an API other than the chat LLM
+    (an embedding or rerank endpoint): ``base_url`` and ``model`` must be in its own
+    config table (``RAGMARK_LLM_*`` names the chat model, not this one)."""
+    given = {k: v for k, v in given.items() if v is not None}
+    for key in ("base_url", "model"):
+        if key not in given:
+            raise ConfigError(f"the {component} needs '{key}' in its config table")
+    try:
+        return LLMSettings.model_validate(given)
+    except ValueError as e:
+        raise ConfigError(f"{component}: {_first_error(e)}") from None
+
+
+def _first_error(e: ValueError) -> str:
+    errors = getattr(e, "errors", None)
+    if errors is None:
+        return str(e)
+    parts = []
+    for err in errors():
+        where = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{where}: {str(err['msg']).removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
 def display_url(url: str) -> str:
     """``url`` without any user:password part, for messages and results files."""
     parts = urlsplit(url)

@@ -81,3 +81,77 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
         content = m.get("content", "")
         chars += len(content) if isinstance(content, str) else len(str(content))
     return -(-chars // 4) + 4 * len(messages)
+
+
+def embed_path(provider: str) -> str:
+    return "/api/embed" if provider == "ollama" else "/embeddings"
+
+
+def embed_body(provider: str, model: str, texts: Sequence[str],
+               dimensions: int | None) -> dict[str, Any]:
+    """The JSON body of an embedding request for a batch of texts."""
+    body: dict[str, Any] = {"model": model, "input": list(texts)}
+    if dimensions is not None:
+        body["dimensions"] = dimensions
+    if provider != "ollama":
+        body["encoding_format"] = "float"
+    return body
+
+
+def parse_embeddings(provider: str, data: Any, n: int) -> tuple[list[list[float]], Usage]:
+    """The ``n`` vectors of an embedding response, in input order (OpenAI's ``data`` is
+    put in order by each item's ``index``), and its prompt tokens; ResponseError when the
+    shape is wrong or a vector is missing."""
+    try:
+        if provider == "ollama":
+            vectors = [list(v) for v in data["embeddings"]]
+            usage = Usage(int(data.get("prompt_eval_count") or 0))
+        else:
+            items = data["data"]
+            by_index = {int(it.get("index", i)): it["embedding"] for i, it in enumerate(items)}
+            if sorted(by_index) != list(range(len(items))):
+                raise ResponseError("the embeddings' indexes are not 0..n-1")
+            vectors = [list(by_index[i]) for i in range(len(items))]
+            u = data.get("usage") or {}
+            usage = Usage(int(u.get("prompt_tokens") or u.get("total_tokens") or 0))
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        if isinstance(e, ResponseError):
+            raise
+        raise ResponseError(f"unexpected embedding response ({type(e).__name__}: {e})") from None
+    if len(vectors) != n:
+        raise ResponseError(f"{len(vectors)} vectors for {n} texts")
+    dims = {len(v) for v in vectors}
+    if len(dims) != 1 or 0 in dims:
+        raise ResponseError(f"vectors of lengths {sorted(dims)} in one answer")
+    return vectors, usage
+
+
+def rerank_body(model: str, query: str, documents: Sequence[str]) -> dict[str, Any]:
+    """The JSON body of a Cohere/Jina-style rerank request that asks for every score."""
+    return {"model": model, "query": query, "documents": list(documents),
+            "top_n": len(documents), "return_documents": False}
+
+
+def parse_rerank(data: Any, n: int) -> tuple[list[float], Usage]:
+    """The score of each of the ``n`` documents, in input order, from ``results[].index``
+    and ``relevance_score`` (``score`` is accepted too; a bare list of results is
+    text-embeddings-inference's own shape); ResponseError when one is missing."""
+    try:
+        results = data if isinstance(data, list) else data["results"]
+        scores: dict[int, float] = {}
+        for r in results:
+            value = r["relevance_score"] if "relevance_score" in r else r["score"]
+            scores[int(r["index"])] = float(value)
+        u = {} if isinstance(data, list) else (data.get("usage") or {})
+        billed = {} if isinstance(data, list) else (
+            (data.get("meta") or {}).get("billed_units") or {})
+        tokens = int(u.get("total_tokens") or u.get("prompt_tokens")
+                     or billed.get("input_tokens") or 0)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ResponseError(f"unexpected rerank response ({type(e).__name__}: {e})") from None
+    missing = [i for i in range(n) if i not in scores]
+    if missing:
+        raise ResponseError(f"no score for {len(missing)} of {n} documents")
+    if any(s != s for s in scores.values()):
+        raise ResponseError("a score is NaN")
+    return [scores[i] for i in range(n)], Usage(tokens)

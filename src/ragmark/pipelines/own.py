@@ -77,7 +77,7 @@ def components(dataset: Dataset, cfg: RunConfig, *, with_answers: bool,
         cfg.reranker.name, **cfg.llm_params(cfg.reranker))
     if dry_run and reranker is not None and hasattr(reranker, "summary"):
         raise ConfigError(f"--dry-run cannot run reranker {cfg.reranker.name!r}: its "  # type: ignore[union-attr]
-                          "scores need LLM calls")
+                          "scores need calls to a model's endpoint")
     generator = None if not with_answers else registry("generator").create(
         cfg.generator.name, **cfg.llm_params(cfg.generator))
     if dry_run and hasattr(generator, "generate_many"):
@@ -131,6 +131,26 @@ def _rerank(reranker: Any, question: str, ids: NDArray[np.int64], scores: NDArra
     return out
 
 
+def rerank_block(reranker: Any, questions: Sequence[str], ranked: Ranked,
+                 texts: Sequence[str]) -> NDArray[np.float32]:
+    """The scores of a block of questions after reranking: through the reranker's
+    ``score_many`` when it has one (its calls for the block then go out concurrently),
+    else one question at a time."""
+    if not len(questions):
+        return ranked.scores
+    many = getattr(reranker, "score_many", None)
+    if many is None:
+        return np.stack([_rerank(reranker, q, ranked.ids[i], ranked.scores[i], texts)
+                         for i, q in enumerate(questions)])
+    keep = ranked.ids >= 0
+    got = many(questions, [[texts[j] for j in ranked.ids[i][keep[i]]]
+                           for i in range(len(questions))])
+    out = ranked.scores.copy()
+    for i, scores in enumerate(got):
+        out[i][keep[i]] = scores
+    return out
+
+
 def retrieve_shard(shared: tuple[Any, Any, Sequence[str], int],
                    item: tuple[Sequence[str], object]) -> tuple[Ranked, float]:
     """One executor work item: retrieve (and rerank, unless the reranker calls an LLM)
@@ -141,8 +161,7 @@ def retrieve_shard(shared: tuple[Any, Any, Sequence[str], int],
     ids, scores = retrieve_prepared(retriever, questions, prepared, top_k)
     t0 = time.perf_counter()
     if reranker is not None:
-        scores = np.stack([_rerank(reranker, q, ids[i], scores[i], texts)
-                           for i, q in enumerate(questions)]) if len(questions) else scores
+        scores = rerank_block(reranker, questions, Ranked(ids, scores), texts)
     return Ranked(ids, scores), time.perf_counter() - t0
 
 
@@ -198,9 +217,7 @@ def retrieve_stage(parts: Components, chunks: Sequence[Chunk], questions: Sequen
                     rest = Ranked(np.concatenate([r.ids for r, _ in results]),
                                   np.concatenate([r.scores for r, _ in results]))
                     t_r = time.perf_counter()
-                    scores = np.stack([
-                        _rerank(parts.reranker, questions[n_timed + i], rest.ids[i],
-                                rest.scores[i], texts) for i in range(len(rest.ids))])
+                    scores = rerank_block(parts.reranker, questions[n_timed:], rest, texts)
                     rerank_s += time.perf_counter() - t_r
                     got = got[:n_timed] + [Ranked(rest.ids, scores)]
     finally:

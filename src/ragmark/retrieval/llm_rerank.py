@@ -84,7 +84,7 @@ class LLMReranker:
         self._loop = LoopThread()
         self._probed = False
 
-    async def _grade_all(self, query: str, texts: Sequence[str]) -> list[Score]:
+    async def _probe(self) -> None:
         if not self._probed:
             ok, why = await self.client.probe()
             if not ok:
@@ -92,6 +92,8 @@ class LLMReranker:
                     f"the llm reranker's endpoint {self.settings.display_url} did not "
                     f"answer: {why}")
             self._probed = True
+
+    async def _grade_all(self, query: str, texts: Sequence[str]) -> list[Score]:
         if self.scale == "binary":
             jobs = [relevance_label(self.client, query, t, template=self.template,
                                     counts=self.counts) for t in texts]
@@ -100,9 +102,22 @@ class LLMReranker:
         return list(await asyncio.gather(*jobs))
 
     def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
-        if not texts:
-            return np.zeros(0, dtype=np.float32)
-        got = self._loop.run(self._grade_all(query, texts))
+        return self.score_many([query], [texts])[0]
+
+    def score_many(self, queries: Sequence[str],
+                   text_lists: Sequence[Sequence[str]]) -> list[NDArray[np.float32]]:
+        """:meth:`score` of many questions, their calls made concurrently."""
+
+        async def grade() -> list[list[Score]]:
+            await self._probe()
+            return list(await asyncio.gather(*(self._grade_all(q, ts) for q, ts in
+                                               zip(queries, text_lists, strict=True) if ts)))
+
+        got = iter(self._loop.run(grade()) if any(text_lists) else [])
+        return [self._order(next(got)) if ts else np.zeros(0, dtype=np.float32)
+                for ts in text_lists]
+
+    def _order(self, got: Sequence[Score]) -> NDArray[np.float32]:
         grades: list[float | None] = []
         for s in got:
             if s.ok:
