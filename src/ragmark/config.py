@@ -64,6 +64,10 @@ from ragmark.retrieval.rerank import RERANKER_ENV
 
 LLM_URL_ENV = "RAGMARK_LLM_BASE_URL"
 LLM_MODEL_ENV = "RAGMARK_LLM_MODEL"
+EMBEDDING_ENV = {"base_url": "RAGMARK_EMBEDDING_BASE_URL", "model": "RAGMARK_EMBEDDING_MODEL",
+                 "provider": "RAGMARK_EMBEDDING_PROVIDER",
+                 "api_key_env": "RAGMARK_EMBEDDING_API_KEY_ENV"}
+"""Where ``provider = "env"`` (the built-in ``dense-api`` config) finds its endpoint."""
 KINDS = ("chunker", "retriever", "reranker", "generator")
 
 
@@ -134,6 +138,7 @@ _HYBRID: dict[str, Any] = {
 BUILTINS: dict[str, dict[str, Any]] = {
     "sparse": {"name": "sparse"},
     "dense": {"name": "dense", "retriever": {"name": "dense"}},
+    "dense-api": {"name": "dense-api", "retriever": {"name": "dense", "provider": "env"}},
     "hybrid": {"name": "hybrid", "retriever": _HYBRID},
     "hybrid-rerank": {"name": "hybrid-rerank", "retriever": _HYBRID,
                       "reranker": {"name": "auto"}},
@@ -161,6 +166,30 @@ def _format_validation(err: ValidationError, source: str) -> str:
             msg = f"expected {' or '.join(map(repr, PIPELINE_MODELS))}"
         lines.append(f"{source}, key '{key}': {msg}")
     return "\n".join(lines)
+
+
+def _resolve_embedding_env(data: dict[str, Any], source: str) -> None:
+    """``provider = "env"`` in a retriever or chunker table: the embedding endpoint from
+    ``RAGMARK_EMBEDDING_*`` (provider ``openai`` unless set), written into the config so
+    the results file records it."""
+    tables = [data.get("chunker"), data.get("retriever")]
+    tables += list(data["retriever"].get("retrievers") or []) if isinstance(
+        data.get("retriever"), dict) else []
+    for kind, table in zip(["chunker", "retriever"] + ["retriever"] * (len(tables) - 2),
+                           tables, strict=True):
+        if not isinstance(table, dict) or table.get("provider") != "env":
+            continue
+        got = {k: os.environ.get(v, "").strip() for k, v in EMBEDDING_ENV.items()}
+        if not got["base_url"] or not got["model"]:
+            raise ConfigError(
+                f"{source}, key '{kind}': provider = \"env\" takes the embedding endpoint "
+                f"from {EMBEDDING_ENV['base_url']} and {EMBEDDING_ENV['model']} (and "
+                f"optionally {EMBEDDING_ENV['provider']}, {EMBEDDING_ENV['api_key_env']}); "
+                "set them, or give provider, base_url and model in a TOML config")
+        table.update({k: v for k, v in got.items() if v})
+        table.setdefault("provider", "openai")
+        if table["provider"] == "env":
+            table["provider"] = "openai"
 
 
 def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
@@ -247,6 +276,7 @@ def _pipeline_checks(data: dict[str, Any], source: str) -> None:
 def _validate(data: dict[str, Any], source: str) -> RunConfig:
     _pipeline_checks(data, source)
     _resolve_auto_reranker(data, source)
+    _resolve_embedding_env(data, source)
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as e:

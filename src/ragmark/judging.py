@@ -27,6 +27,7 @@ from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
+from ragmark.report.model import COMPONENTS
 from ragmark.types import Sample, Score
 
 
@@ -173,9 +174,6 @@ def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts | 
     return out
 
 
-COMPONENTS = ("generator", "reranker")
-"""The report's ``llm`` block holds the judges' accounting at its top level and each of
-these components' in a block of its own."""
 
 
 def llm_total(llm: dict[str, Any]) -> dict[str, Any]:

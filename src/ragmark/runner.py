@@ -231,6 +231,8 @@ def _score(
         notes = [f"data loaded with warnings: {w}" for w in dataset.warnings] + notes
     failures = Counter(p.failure for p in src.queries if p.failure is not None)
     llm_all = {**stats.llm, **src.llm}
+    if "dry_run" in llm_all and "embeddings" in llm_all:  # one estimate of every call
+        llm_all["dry_run"] = {**llm_all["dry_run"], "embeddings": llm_all.pop("embeddings")}
     if llm_all and "dry_run" not in llm_all:
         llm_all["total"] = llm_total(llm_all)
     return RunReport(config={**src.config, "unit": unit}, dataset=info, metrics=aggregates,

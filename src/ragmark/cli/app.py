@@ -56,7 +56,7 @@ def configs_options(f: Callable[..., Any], default: tuple[str, ...] = ("sparse",
         click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'."),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--configs", "configs", multiple=True, default=list(default),
-                     help="Config names (sparse, dense, hybrid, hybrid-rerank) or TOML "
+                     help="Config names (sparse, dense, dense-api, hybrid, hybrid-rerank) or TOML "
                           f"files; repeat, or list them after the flag. [default: "
                           f"{default_help}]"),
     ]

@@ -179,33 +179,50 @@ def settings_error(e: ValidationError, origin: dict[str, str]) -> str:
 
 def dry_run_text(estimates: dict[str, dict[str, Any]], what: str = "judge") -> str:
     """What a dry run found, for the console: one line per config (the config name is
-    left out when there is one), and the total when there are several."""
-    first = next(iter(estimates.values()))
-    if first.get("endpoint") is None:
-        return f"dry run: {first['note']}"
+    left out when there is one) for its embedding endpoint, if any, and its judge calls,
+    and the total when there are several."""
     lines = []
     for name, est in estimates.items():
         who = f"{name}: " if len(estimates) > 1 else ""
-        most = est.get("at_most", est["calls"])
-        lines.append(
-            f"dry run: {who}{est['calls']} {what} calls"
-            + (f" (at most {most} with re-asks)" if most != est["calls"] else "")
-            + f" to {est['model']} at {est['endpoint']}, {est['cached']} more served from "
-            f"the cache; about {est['estimated_prompt_tokens']:,} prompt tokens"
-            + _at_most(est, "at_most_prompt_tokens", "estimated_prompt_tokens", "{:,}")
-            + f" (characters / 4); estimated cost {_cost(est['estimated_cost'])}"
-            + (_at_most(est, "at_most_cost", "estimated_cost", "${:.4f}")
-               if est["estimated_cost"] is not None else "") + ".")
-    if len(estimates) > 1:
-        costs = [e["estimated_cost"] for e in estimates.values()]
+        emb = est.get("embeddings") or {}
+        if emb:
+            lines.append(
+                f"dry run: {who}embeddings: {emb['calls']} calls for {emb['texts']:,} texts "
+                f"to {emb['model']} at {emb['endpoint']}, {emb['cached']:,} more texts in "
+                f"the cache; about {emb['estimated_prompt_tokens']:,} tokens (characters / "
+                f"4); estimated cost {_cost(emb['estimated_cost'], 'input tokens')}.")
+        if emb.get("calls"):
+            lines.append(f"dry run: {who}{what} calls: not estimated until the embeddings "
+                         "are in the cache (the contexts they judge depend on them).")
+        elif est.get("endpoint") is None:
+            lines.append(f"dry run: {who}{est['note']}")
+        else:
+            lines.append(_calls_line(who, est, what))
+    judged = [e for e in estimates.values()
+              if e.get("endpoint") is not None and not (e.get("embeddings") or {}).get("calls")]
+    if len(judged) > 1:
+        costs = [e["estimated_cost"] for e in judged]
         total = None if any(c is None for c in costs) else sum(costs)
         lines.append(
-            f"dry run: all configs: {sum(e['calls'] for e in estimates.values())} calls, about "
-            f"{sum(e['estimated_prompt_tokens'] for e in estimates.values()):,} prompt tokens, "
+            f"dry run: all configs: {sum(e['calls'] for e in judged)} calls, about "
+            f"{sum(e['estimated_prompt_tokens'] for e in judged):,} prompt tokens, "
             f"estimated cost {_cost(total)} (calls the configs share are counted for each, "
             "so this is an upper bound).")
     lines.append("Nothing was called and no results were written.")
     return "\n".join(lines)
+
+
+def _calls_line(who: str, est: dict[str, Any], what: str) -> str:
+    most = est.get("at_most", est["calls"])
+    return (
+        f"dry run: {who}{est['calls']} {what} calls"
+        + (f" (at most {most} with re-asks)" if most != est["calls"] else "")
+        + f" to {est['model']} at {est['endpoint']}, {est['cached']} more served from "
+        f"the cache; about {est['estimated_prompt_tokens']:,} prompt tokens"
+        + _at_most(est, "at_most_prompt_tokens", "estimated_prompt_tokens", "{:,}")
+        + f" (characters / 4); estimated cost {_cost(est['estimated_cost'])}"
+        + (_at_most(est, "at_most_cost", "estimated_cost", "${:.4f}")
+           if est["estimated_cost"] is not None else "") + ".")
 
 
 def _at_most(est: dict[str, Any], most: str, sure: str, fmt: str) -> str:
@@ -214,5 +231,5 @@ def _at_most(est: dict[str, Any], most: str, sure: str, fmt: str) -> str:
     return f" (at most {fmt.format(est[most])})"
 
 
-def _cost(cost: float | None) -> str:
-    return "unknown (give --llm-prices)" if cost is None else f"${cost:.4f} (prompt tokens)"
+def _cost(cost: float | None, of: str = "prompt tokens") -> str:
+    return "unknown (give --llm-prices)" if cost is None else f"${cost:.4f} ({of})"

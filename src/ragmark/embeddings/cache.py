@@ -84,6 +84,20 @@ class CachedEmbedder:
         return self.embedder.model_id
 
     @property
+    def remote(self) -> bool:
+        """Whether the inner embedder asks an API (its batches then go out concurrently
+        from this process, never to an executor's workers)."""
+        return bool(getattr(self.embedder, "remote", False))
+
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` that the cache does not hold for this model."""
+        by_key = {text_key(t): t for t in texts}
+        with self._connect() as con:
+            model = self._find_model(con)
+            found = {} if model is None else self._lookup(con, model, list(by_key))
+        return [t for k, t in by_key.items() if k not in found]
+
+    @property
     def dim(self) -> int:
         """The dimension, from the cache when known (so the model need not load)."""
         with self._connect() as con:
@@ -198,9 +212,10 @@ class CachedEmbedder:
         groups of batches go to the workers), committing each group as it completes.
         Returns the model's ``(id, dim)``."""
         ex = active()
+        remote = getattr(self.embedder, "encode_concurrent", None)
         # with workers: small tasks (one batch each, up to WORK_PER_TASK texts for a
         # large corpus), so the last ones finish together on every worker
-        per_task = 1 if not ex.distributed else max(1, min(
+        per_task = 1 if not ex.distributed or remote else max(1, min(
             WORK_PER_TASK // self.batch_size, -(-len(batches) // (64 * ex.slots))))
         groups = [[[text_of[k] for k in b] for b in batches[s : s + per_task]]
                   for s in range(0, len(batches), max(per_task, 1))]
@@ -230,7 +245,10 @@ class CachedEmbedder:
                 if progress is not None:
                     progress(sum(counts[k] for k in batch))
 
-        ex.map(encode_batches, (self.embedder, ex.distributed), groups, on_done=done)
+        if remote is not None:  # an API: its requests go out concurrently from here
+            remote([g[0] for g in groups], lambda i, vecs: done(i, [vecs]))
+        else:
+            ex.map(encode_batches, (self.embedder, ex.distributed), groups, on_done=done)
         if registered is None:  # pragma: no cover - missing is never empty here
             raise RagmarkError(f"embedder {self.model_id!r} encoded nothing")
         return registered

@@ -8,6 +8,7 @@ its coroutines to one loop that lives as long as the component instead.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -39,7 +40,11 @@ class LoopThread:
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """The coroutine's result (its exception is raised here)."""
-        return asyncio.run_coroutine_threadsafe(coro, self._start()).result()
+        return self.submit(coro).result()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start the coroutine on the loop; its future, to wait on from this thread."""
+        return asyncio.run_coroutine_threadsafe(coro, self._start())
 
     def close(self) -> None:
         """Stop the loop and its thread; a later ``run`` starts a new one."""

@@ -98,32 +98,41 @@ def embed_body(provider: str, model: str, texts: Sequence[str],
     return body
 
 
-def parse_embeddings(provider: str, data: Any, n: int) -> tuple[list[list[float]], Usage]:
+def parse_embeddings(provider: str, data: Any, n: int
+                     ) -> tuple[tuple[list[list[float]], int], Usage]:
     """The ``n`` vectors of an embedding response, in input order (OpenAI's ``data`` is
-    put in order by each item's ``index``), and its prompt tokens; ResponseError when the
-    shape is wrong or a vector is missing."""
+    put in order by each item's ``index``), how many of them were mean-pooled from one
+    vector per token (llama.cpp's server without pooling answers so), and the prompt
+    tokens; ResponseError when the shape is wrong or a vector is missing."""
     try:
         if provider == "ollama":
-            vectors = [list(v) for v in data["embeddings"]]
+            raw = list(data["embeddings"])
             usage = Usage(int(data.get("prompt_eval_count") or 0))
         else:
             items = data["data"]
             by_index = {int(it.get("index", i)): it["embedding"] for i, it in enumerate(items)}
             if sorted(by_index) != list(range(len(items))):
                 raise ResponseError("the embeddings' indexes are not 0..n-1")
-            vectors = [list(by_index[i]) for i in range(len(items))]
+            raw = [by_index[i] for i in range(len(items))]
             u = data.get("usage") or {}
             usage = Usage(int(u.get("prompt_tokens") or u.get("total_tokens") or 0))
+        vectors, pooled = [], 0
+        for v in raw:
+            if v and isinstance(v[0], list):  # one vector per token: their mean
+                vectors.append([sum(col) / len(v) for col in zip(*v, strict=True)])
+                pooled += 1
+            else:
+                vectors.append([float(x) for x in v])
+    except ResponseError:
+        raise
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-        if isinstance(e, ResponseError):
-            raise
         raise ResponseError(f"unexpected embedding response ({type(e).__name__}: {e})") from None
     if len(vectors) != n:
         raise ResponseError(f"{len(vectors)} vectors for {n} texts")
     dims = {len(v) for v in vectors}
     if len(dims) != 1 or 0 in dims:
         raise ResponseError(f"vectors of lengths {sorted(dims)} in one answer")
-    return vectors, usage
+    return (vectors, pooled), usage
 
 
 def rerank_body(model: str, query: str, documents: Sequence[str]) -> dict[str, Any]:

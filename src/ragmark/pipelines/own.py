@@ -22,6 +22,13 @@ from numpy.typing import NDArray
 
 from ragmark.chunking import chunk_corpus
 from ragmark.config import RunConfig
+from ragmark.embeddings.usage import (
+    api_embedders,
+    dry_estimate,
+    embedding_notes,
+    embedding_usage,
+    sentence_texts,
+)
 from ragmark.errors import ConfigError
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
@@ -96,9 +103,11 @@ def chunk_stage(dataset: Dataset, parts: Components, prog: Progress) -> tuple[li
     with prog.task("chunking", len(dataset.corpus.documents)) as advance:
         step = 500
         docs = dataset.corpus.documents
-        warm = getattr(parts.chunker, "warm", None) if active().distributed else None
+        remote = getattr(getattr(parts.chunker, "embedder", None), "remote", False)
+        warm = getattr(parts.chunker, "warm", None) if active().distributed or remote else None
         for i in range(0, len(docs), step):
             if warm is not None:  # a semantic chunker's sentences, embedded on the workers
+                # (or by an embedding API, many requests at once)
                 warm(docs[i : i + step])
             chunks.extend(chunk_corpus(docs[i : i + step], parts.chunker))
             advance(len(docs[i : i + step]))
@@ -287,6 +296,27 @@ class Retrieval:
     ranked: Ranked
     index_source: str
     stats: Stats
+    stopped: str | None = None
+    """Set when a dry run stopped before retrieval (embeddings not cached): why."""
+
+
+def _dry_embeddings(dataset: Dataset, samples: Sequence[Sample], parts: Components,
+                    prog: Progress) -> tuple[list[Chunk], Stats, str | None]:
+    """A dry run's chunking when an embedding API is involved: what the chunker's and
+    the retriever's embeddings would need. Stops (the reason) at the first that is not
+    all cached, since what follows depends on those vectors."""
+    docs = dataset.corpus.documents
+    est = dry_estimate([parts.chunker], sentence_texts(parts.chunker, docs))
+    why = ("dry run: the embeddings are not in the cache yet, so nothing after them "
+           "(retrieval, answers, judge calls) can be estimated")
+    if est.get("calls"):
+        return [], Stats(llm={"embeddings": est}), why
+    chunks, stats = chunk_stage(dataset, parts, prog)
+    texts = [c.text for c in chunks] + [s.question for s in samples]
+    more = dry_estimate([parts.retriever], texts)
+    if more.get("calls"):
+        return chunks, stats.merge(Stats(llm={"embeddings": more})), why
+    return chunks, stats.merge(Stats(llm={"embeddings": more or est})), None
 
 
 def retrieval(
@@ -296,7 +326,14 @@ def retrieval(
 ) -> Retrieval:
     """Build the components, chunk, index, retrieve (and rerank)."""
     parts = components(dataset, cfg, with_answers=with_answers, dry_run=dry_run)
-    chunks, stats = chunk_stage(dataset, parts, prog)
+    if dry_run and any(api_embedders(parts.chunker, parts.retriever)):
+        chunks, stats, stopped = _dry_embeddings(dataset, samples, parts, prog)
+        if stopped:
+            ranked = Ranked(np.full((len(samples), 1), -1, dtype=np.int64),
+                            np.zeros((len(samples), 1), dtype=np.float32))
+            return Retrieval(parts, chunks, ranked, "not built", stats, stopped)
+    else:
+        chunks, stats = chunk_stage(dataset, parts, prog)
     index_source, st = index_stage(parts, chunks, prog, cfg.retriever.name,
                                    use_cache=index_cache)
     stats = stats.merge(st)
@@ -304,7 +341,11 @@ def retrieval(
         f"retrieving and reranking ({cfg.reranker.name})")
     ranked, st = retrieve_stage(parts, chunks, [s.question for s in samples], cfg.top_k, prog,
                                 what, latency_sample=latency_sample)
-    return Retrieval(parts, chunks, ranked, index_source, stats.merge(st))
+    stats = stats.merge(st)
+    used = embedding_usage(parts.chunker, parts.retriever)
+    if used and not dry_run:
+        stats = stats.merge(Stats({}, tuple(embedding_notes(used)), {"embeddings": used}))
+    return Retrieval(parts, chunks, ranked, index_source, stats)
 
 
 def own(
@@ -318,16 +359,29 @@ def own(
                             dry_run=dry_run, index_cache=index_cache,
                             latency_sample=latency_sample)
     parts = got.parts
+    cfg_json = without_credentials(cfg.model_dump(mode="json", exclude={"pipeline"}))
+    cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
+                                               **parts.chunker_params})
+    facts = {"chunks": len(got.chunks), "index": got.index_source}
+    if got.stopped:
+        return Sourced([Produced([], [], [], None, failure=got.stopped) for _ in samples],
+                       got.stats.timings, cfg_json, facts, list(got.stats.notes),
+                       got.stats.llm)
     rankings, tops = top_n_chunks(got.chunks, got.ranked, cfg.top_n)
     answers, st = generate_stage(parts, [s.question for s in samples], tops, prog,
                                  cfg.generator.name)
     stats = got.stats.merge(st)
-    cfg_json: dict[str, Any] = cfg.model_dump(mode="json", exclude={"pipeline"})
-    if cfg.llm is not None and cfg.llm.base_url:  # never a user:password in a results file
-        cfg_json["llm"]["base_url"] = display_url(cfg.llm.base_url)
-    cfg_json["chunker"] = {"name": parts.chunker_name, **parts.chunker_params}
     produced = [Produced(g, sc, [c.text for c in top], ans)
                 for (g, sc), top, ans in zip(rankings, tops, answers, strict=True)]
-    return Sourced(produced, stats.timings, cfg_json,
-                   {"chunks": len(got.chunks), "index": got.index_source}, list(stats.notes),
-                   stats.llm)
+    return Sourced(produced, stats.timings, cfg_json, facts, list(stats.notes), stats.llm)
+
+
+def without_credentials(value: Any) -> Any:
+    """A config as recorded: every ``base_url`` (the [llm] table's, an embedding or
+    rerank endpoint's) without a user:password part."""
+    if isinstance(value, dict):
+        return {k: display_url(v) if k == "base_url" and isinstance(v, str)
+                else without_credentials(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_credentials(v) for v in value]
+    return value

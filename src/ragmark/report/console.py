@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ragmark.report.model import Aggregate, RunReport
+from ragmark.report.model import COMPONENTS, Aggregate, RunReport
 
 _BASE_LABELS = {
     "recall": "Recall", "precision": "Precision", "hit": "Hit", "mrr": "MRR",
@@ -82,7 +82,7 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
         )
     if "calls" in report.llm:
         console.print(llm_line("judges", report.llm), highlight=False, soft_wrap=True)
-    for part in ("generator", "reranker"):
+    for part in COMPONENTS:
         if report.llm.get(part):
             console.print(llm_line(part, report.llm[part]), highlight=False, soft_wrap=True)
     for note in report.notes:
@@ -118,6 +118,12 @@ def llm_line(role: str, m: dict[str, Any]) -> str:
     items left without a verdict (a failed call or unusable output after the re-ask),
     tokens, estimated cost."""
     cost = m.get("estimated_cost")
+    if "texts_embedded" in m:  # an embedding endpoint: no answers to judge
+        return (f"Embedding endpoint ({m.get('model')}): {m.get('calls', 0)} calls for "
+                f"{m['texts_embedded']:,} texts, {m.get('cache_hits', 0):,} texts from the "
+                f"cache, {m.get('retries', 0)} retries, {m.get('failures', 0)} failed calls; "
+                f"{m.get('prompt_tokens', 0):,} tokens"
+                + ("" if cost is None else f"; estimated cost ${cost:.4f}"))
     reasks = m.get("judge_reasks", m.get("reasks", 0))
     unusable = m.get("judge_failures", m.get("passages_failed", 0))
     return (

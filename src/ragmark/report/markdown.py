@@ -6,7 +6,7 @@ from typing import Any
 
 from ragmark.compare import Comparison, change_sentence
 from ragmark.report.console import ReasonKeys, label
-from ragmark.report.model import RunReport
+from ragmark.report.model import COMPONENTS, RunReport
 
 TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
 
@@ -36,7 +36,7 @@ def llm_parts(llm: dict[str, Any]) -> list[str]:
     """``judges 3 calls (+3 cached), 90 + 15 tokens, $0.0001`` for each part that asked
     a model."""
     parts = [("judges", llm)] if "calls" in llm else []
-    parts += [(p, llm[p]) for p in ("generator", "reranker") if llm.get(p)]
+    parts += [(p, llm[p]) for p in COMPONENTS if llm.get(p)]
     out = []
     for name, m in parts:
         cost = m.get("estimated_cost")

@@ -63,6 +63,14 @@ class DenseRetriever:
         block_size: int = 4096,
         cache: bool = True,
         embedder: Embedder | None = None,
+        provider: str = "local",
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        dimensions: int | None = None,
+        concurrency: int | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
         if index not in INDEXES:
             raise ConfigError(f"dense: unknown index {index!r}; choices: {', '.join(INDEXES)}")
@@ -73,9 +81,11 @@ class DenseRetriever:
         if index == "faiss" and importlib.util.find_spec("faiss") is None:
             raise MissingExtraError("faiss-cpu", "faiss")
         if embedder is None:
-            from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
+            from ragmark.embeddings.api import make_embedder
 
-            embedder = SentenceTransformerEmbedder(model, batch_size=batch_size, threads=threads)
+            embedder = make_embedder(model, batch_size, threads, provider, base_url,
+                                     api_key_env, dimensions, concurrency, max_retries,
+                                     timeout, prices)
         self.embedder: Embedder = CachedEmbedder(embedder) if cache else embedder
         self.index_kind = index
         self.block_size = block_size

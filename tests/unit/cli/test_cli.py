@@ -75,7 +75,8 @@ def test_unknown_metric_and_config_are_usage_errors(tmp_path, capsys):
     assert code == 2 and "unknown metric 'ndgc@10'; known:" in err
     code, _, err = run_cli(["run", "--dataset", str(ds), "--config", "nope"], capsys)
     assert code == 2
-    assert "config 'nope' is neither a built-in (sparse, dense, hybrid, hybrid-rerank)" in err
+    assert ("config 'nope' is neither a built-in (sparse, dense, dense-api, hybrid, "
+            "hybrid-rerank)") in err
     toml = tmp_path / "c.toml"
     toml.write_text('top_k = 0\nretreiver = "bm25"\n')
     code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(toml)], capsys)

@@ -1,0 +1,126 @@
+"""Structured output: send a judge's output schema in the form the endpoint accepts.
+
+Servers differ. OpenAI and vLLM take ``response_format = {"type": "json_schema",
+"json_schema": {"name", "schema", "strict"}}``; llama.cpp's Python server rejects that
+and takes ``{"type": "json_object", "schema": ...}`` (both enforce it with a grammar);
+Ollama takes the schema as ``format``. :class:`Forms` tries the forms of a provider in
+order, and when the endpoint rejects one (HTTP 400 or 422 naming the response format or
+the schema) moves to the next, down to none (today's tolerant parsing). The form found
+is remembered per (provider, base URL, model) in ``$RAGMARK_HOME/llm/structured.json``,
+so later runs send it at once and find their calls in the cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragmark.home import cache_path
+from ragmark.llm.config import LLMSettings
+
+OPENAI_FORMS = ("json_schema", "json_object", "off")
+OLLAMA_FORMS = ("format", "off")
+
+_REJECTED = re.compile(r"response_format|json_schema|schema|grammar|format", re.IGNORECASE)
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a pydantic JSON schema in the shape strict structured-output modes take:
+    every object lists all its properties as required and allows no others; titles and
+    defaults are dropped.
+
+    >>> strict_schema({"type": "object", "title": "T",
+    ...                "properties": {"a": {"type": "integer", "default": 1}}})
+    {'type': 'object', 'properties': {'a': {'type': 'integer'}}, 'required': ['a'], \
+'additionalProperties': False}
+    """
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: fix(v) for k, v in node.items() if k not in ("title", "default")}
+            if out.get("type") == "object" and isinstance(out.get("properties"), dict):
+                out["required"] = list(out["properties"])
+                out["additionalProperties"] = False
+            return out
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    return fix(copy.deepcopy(schema))  # type: ignore[no-any-return]
+
+
+def wire(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The request parameters that carry ``schema`` in ``form`` (``{}`` for ``off``)."""
+    if form == "json_schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {
+            "name": name, "schema": schema, "strict": True}}}
+    if form == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if form == "format":  # Ollama: request_body maps it to "format"
+        return {"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}}
+    return {}
+
+
+def rejected(reason: str) -> bool:
+    """Whether a failed call's reason reads as the endpoint refusing the output format
+    (a 400/422 that names it), not as a failure of the call itself."""
+    return bool(re.search(r"HTTP (400|422)\b", reason)) and bool(_REJECTED.search(
+        reason.split(":", 1)[-1]))
+
+
+class Forms:
+    """The structured-output form to send to each endpoint, learnt and remembered."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self._path = path
+        self._known: dict[str, str] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = cache_path("llm", "structured.json")
+        return self._path
+
+    @staticmethod
+    def _key(s: LLMSettings) -> str:
+        return f"{s.provider} {s.display_url} {s.model}"
+
+    def _load(self) -> dict[str, str]:
+        if self._known is None:
+            try:
+                data = json.loads(self.path.read_text("utf-8"))
+                self._known = {str(k): str(v) for k, v in data.items()} if isinstance(
+                    data, dict) else {}
+            except (OSError, ValueError):
+                self._known = {}
+        return self._known
+
+    def current(self, s: LLMSettings) -> str:
+        """The form to send now (the first of the provider's forms until one is
+        rejected; ``off`` when the settings turn structured output off)."""
+        if s.structured == "off":
+            return "off"
+        forms = OLLAMA_FORMS if s.provider == "ollama" else OPENAI_FORMS
+        with self._lock:
+            form = self._load().get(self._key(s), forms[0])
+        return form if form in forms else forms[0]
+
+    def reject(self, s: LLMSettings, form: str) -> str:
+        """Record that the endpoint refused ``form``; the next form to try."""
+        forms = OLLAMA_FORMS if s.provider == "ollama" else OPENAI_FORMS
+        nxt = forms[min(forms.index(form) + 1, len(forms) - 1)] if form in forms else "off"
+        with self._lock:
+            known = self._load()
+            known[self._key(s)] = nxt
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(known, indent=1, sort_keys=True), "utf-8")
+                tmp.replace(self.path)
+            except OSError:
+                pass  # remembered for this process only
+        return nxt
