@@ -97,10 +97,16 @@ class LLMTable(BaseModel):
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
     prices: dict[str, tuple[float, float]] | None = None
+    structured: Literal["auto", "off"] | None = None
+    batch: bool | None = None
+    batch_discount: float | None = Field(None, ge=0, le=1)
+    batch_poll: float | None = Field(None, gt=0)
 
     def endpoint(self) -> dict[str, Any]:
-        """The fields that are set (the ``llm`` components' parameters)."""
-        return {k: v for k, v in self.model_dump().items() if v is not None}
+        """The fields that are set (the ``llm`` components' parameters; the batch
+        settings are the judges' alone: the generator and rerankers stay interactive)."""
+        return {k: v for k, v in self.model_dump().items()
+                if v is not None and not k.startswith("batch")}
 
 
 class RunConfig(BaseModel):

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from support.fake_batches import FakeBatches
+
 
 class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: when more clients connect at once than
@@ -86,6 +88,7 @@ class FakeLLMServer:
         self.gets: list[Seen] = []
         self.models = ["test-model", "other-model"]
         self.dim = 8
+        self.batches = FakeBatches(self)
         self.active = 0
         self.max_active = 0
         self._lock = threading.Lock()
@@ -187,7 +190,12 @@ class FakeLLMServer:
             def do_GET(self) -> None:  # noqa: N802
                 seen = Seen(self.path, dict(self.headers), None, time.monotonic())
                 server.gets.append(seen)
-                if self.path == "/api/tags":
+                if self.path.startswith("/v1/batches/"):
+                    self._send(*server.batches.get(self.path.rsplit("/", 1)[1]), {})
+                elif self.path.startswith("/v1/files/") and self.path.endswith("/content"):
+                    status, text = server.batches.content(self.path.split("/")[3])
+                    self._send(status, text, {})
+                elif self.path == "/api/tags":
                     self._send(200, {"models": [{"name": m} for m in server.models]}, {})
                 elif self.path == "/v1/models":
                     data = [{"id": m, "object": "model"} for m in server.models]
@@ -197,7 +205,18 @@ class FakeLLMServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 n = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(n) or b"null")
+                raw = self.rfile.read(n)
+                if self.path == "/v1/files":
+                    server.requests.append(Seen(self.path, dict(self.headers), None,
+                                                time.monotonic()))
+                    self._send(*server.batches.upload(self.headers["Content-Type"], raw), {})
+                    return
+                body = json.loads(raw or b"null")
+                if self.path == "/v1/batches":
+                    server.requests.append(Seen(self.path, dict(self.headers), body,
+                                                time.monotonic()))
+                    self._send(*server.batches.create(body), {})
+                    return
                 with server._lock:
                     server.requests.append(
                         Seen(self.path, dict(self.headers), body, time.monotonic())

@@ -21,11 +21,12 @@ _META = "ragmark.llm_flags"
 _FLAGS = {"llm_base_url": "base_url", "llm_model": "model", "llm_api_key_env": "api_key_env",
           "llm_provider": "provider", "llm_concurrency": "concurrency",
           "llm_timeout": "timeout", "llm_max_retries": "max_retries",
-          "llm_prices": "prices"}
+          "llm_prices": "prices", "llm_structured": "structured", "llm_batch": "batch"}
 _ENV = {"base_url": "RAGMARK_LLM_BASE_URL", "model": "RAGMARK_LLM_MODEL",
         "api_key_env": "RAGMARK_LLM_API_KEY_ENV", "provider": "RAGMARK_LLM_PROVIDER",
         "concurrency": "RAGMARK_LLM_CONCURRENCY", "timeout": "RAGMARK_LLM_TIMEOUT",
-        "max_retries": "RAGMARK_LLM_MAX_RETRIES"}
+        "max_retries": "RAGMARK_LLM_MAX_RETRIES", "structured": "RAGMARK_LLM_STRUCTURED",
+        "batch_poll": "RAGMARK_LLM_BATCH_POLL"}
 
 
 def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -74,8 +75,15 @@ def _endpoint_opts() -> list[Callable[..., Any]]:
             help="Seconds per call before it is retried (default: 60)."),
         opt("--llm-max-retries", type=click.IntRange(min=0),
             help="Retries of a call after a timeout, 429 or 5xx (default: 4)."),
-        opt("--llm-prices", help="'PROMPT,COMPLETION': $ per million tokens of the model, "
-            "for the cost estimate."),
+        opt("--llm-prices", help="'PROMPT,COMPLETION[,BATCH_DISCOUNT]': $ per million "
+            "tokens of the model, for the cost estimate, and the share a provider batch "
+            "job takes off (default 0.5)."),
+        opt("--llm-batch", is_flag=True, default=None,
+            help="Send the judge calls not in the cache as OpenAI Batch API jobs (about "
+            "half the price, answers within 24 h); stop and rerun to pick a job up."),
+        opt("--llm-structured", type=click.Choice(["auto", "off"]),
+            help="Send the judges' output schema in the form the endpoint takes, falling "
+            "back when it refuses (auto, the default), or never (off)."),
     ]
 
 
@@ -85,9 +93,9 @@ def _env_values() -> dict[str, Any]:
         raw = os.environ.get(var, "").strip()
         if not raw:
             continue
-        if field in ("concurrency", "max_retries", "timeout"):
+        if field in ("concurrency", "max_retries", "timeout", "batch_poll"):
             try:
-                out[field] = (float if field == "timeout" else int)(raw)
+                out[field] = (float if field in ("timeout", "batch_poll") else int)(raw)
             except ValueError:
                 raise ConfigError(f"{var}: expected a number, got {raw!r}") from None
         else:
@@ -95,13 +103,18 @@ def _env_values() -> dict[str, Any]:
     return out
 
 
-def _prices(text: str, model: str | None) -> dict[str, tuple[float, float]]:
+def _prices(text: str, model: str | None
+            ) -> tuple[dict[str, tuple[float, float]], float | None]:
+    """The prices of ``--llm-prices`` and its batch discount, when given."""
     try:
-        a, b = (float(x) for x in text.split(","))
+        values = [float(x) for x in text.split(",")]
+        if len(values) not in (2, 3) or (len(values) == 3 and not 0 <= values[2] <= 1):
+            raise ValueError
     except ValueError:
         raise ConfigError(f"--llm-prices: expected 'PROMPT,COMPLETION' dollars per million "
-                          f"tokens, e.g. '0.15,0.60'; got {text!r}") from None
-    return {model or "": (a, b)}
+                          f"tokens, e.g. '0.15,0.60', optionally with the batch discount "
+                          f"(0 to 1), e.g. '0.15,0.60,0.5'; got {text!r}") from None
+    return {model or "": (values[0], values[1])}, values[2] if len(values) == 3 else None
 
 
 def resolve_llm(configs: Sequence[RunConfig], need: bool = True
@@ -130,8 +143,10 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
     if price_flag:  # into the table, so the llm generator and reranker are priced too
         model = flags.get("model") or (table.model if table else None) or _env_values().get(
             "model")
-        flags["prices"] = {**((table.prices or {}) if table else {}),
-                           **_prices(price_flag, model)}
+        prices, discount = _prices(price_flag, model)
+        flags["prices"] = {**((table.prices or {}) if table else {}), **prices}
+        if discount is not None:
+            flags["batch_discount"] = discount
     env = _env_values() if need else {}
     origin = {**{f: _ENV[f] for f in env}, **{f: f"[llm] {f}" for f in (
         table.model_dump(exclude_none=True) if table else {})},

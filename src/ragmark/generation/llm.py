@@ -68,13 +68,14 @@ class LLMGenerator:
         max_retries: int | None = None,
         timeout: float | None = None,
         prices: dict[str, tuple[float, float]] | None = None,
+        structured: str | None = None,
     ) -> None:
         check_positive("max_context_tokens", max_context_tokens)
         check_positive("max_tokens", max_tokens)
         self.settings = component_settings(
             "llm generator", base_url=base_url, model=model, api_key_env=api_key_env,
             provider=provider, concurrency=concurrency, max_retries=max_retries,
-            timeout=timeout, prices=prices)
+            timeout=timeout, prices=prices, structured=structured)
         self.max_chars = max_context_tokens * 4
         self.max_tokens = max_tokens
 

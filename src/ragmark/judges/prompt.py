@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from ragmark.errors import ConfigError
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
+from ragmark.llm.structured import strict_schema
 from ragmark.types import Score
 
 In = TypeVar("In", bound=BaseModel)
@@ -98,6 +99,12 @@ def _schema_text(model: type[BaseModel]) -> str:
     return json.dumps(model.model_json_schema(), ensure_ascii=False)
 
 
+@functools.cache
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The output model's JSON schema in the strict shape structured output takes."""
+    return strict_schema(model.model_json_schema())
+
+
 @dataclass(frozen=True)
 class Prompt(Generic[In, Out]):
     """A typed judge prompt.
@@ -126,6 +133,11 @@ class Prompt(Generic[In, Out]):
         if self.max_tokens is not None:
             return self.max_tokens
         return YES_NO_MAX_TOKENS if self.output == "yes_no" else JSON_MAX_TOKENS
+
+    def schema(self) -> tuple[str, dict[str, Any]]:
+        """(name, JSON schema) of the answer, for structured output: :func:`ask` sends it
+        with every call (the client turns it into the endpoint's form)."""
+        return self.output_model.__name__, output_schema(self.output_model)
 
     def __post_init__(self) -> None:
         if self.output == "yes_no":
@@ -263,6 +275,7 @@ async def ask(
     counts = counts if counts is not None else JudgeCounts()
     counts.asked += 1
     params.setdefault("max_tokens", prompt.token_cap)
+    params.setdefault("schema", prompt.schema())
     messages = prompt.render(item)
     raw: str | None = None
     for attempt in (1, 2):

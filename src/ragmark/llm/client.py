@@ -4,12 +4,10 @@ Ollama, with an on-disk cache, a concurrency limit, and retries with backoff."""
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
@@ -26,48 +24,14 @@ from ragmark.llm.protocol import (
     request_body,
 )
 from ragmark.llm.results import Estimate, LLMCallFailed, LLMResult, Stats, Usage
+from ragmark.llm.structured import Forms, rejected, wire
+from ragmark.llm.transport import Posted, Request, Retry, parse_retry_after
 
 Progress = Callable[[int], None]
 """Called with the number of calls just finished (drives a progress bar)."""
 
 _BODY_SNIPPET = 200
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Posted(Generic[T]):
-    """What :meth:`LLMClient.post` got: the parsed value, the tokens, the HTTP requests it
-    took, and the seconds of the last one."""
-
-    value: T
-    usage: Usage
-    attempts: int
-    seconds: float
-
-
-class _Retry(Exception):
-    """One attempt failed in a way a retry may fix."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class LLMClient:
@@ -84,11 +48,22 @@ class LLMClient:
     ) -> None:
         self.settings = settings
         self.cache = (cache if cache is not None else LLMCache()) if use_cache else None
-        self.stats = Stats(model=settings.model, prices=settings.prices)
+        self.stats = Stats(model=settings.model, prices=settings.prices,
+                           batch_discount=settings.batch_discount)
         self._http: httpx.AsyncClient | None = None
         self._sem: asyncio.Semaphore | None = None
+        self._form_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, asyncio.Future[LLMResult]] = {}
+        self.batcher: Any = None
+        """With ``settings.batch``: a :class:`~ragmark.llm.batch.Batcher` that sends the
+        calls not in the cache as provider batch jobs."""
+        if settings.batch and self.cache is not None:
+            from ragmark.llm.batch import Batcher
+
+            self.batcher = Batcher(self)
+        self.forms = Forms()
+        """The structured-output form each endpoint takes, learnt and remembered."""
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -110,6 +85,7 @@ class LLMClient:
                 limits=httpx.Limits(max_connections=self.settings.concurrency)
             )
             self._sem = asyncio.Semaphore(self.settings.concurrency)
+            self._form_lock = asyncio.Lock()
             self._loop = loop
             self._inflight = {}
         return self._http, self._sem
@@ -125,10 +101,20 @@ class LLMClient:
         merged.update(params)
         return {k: v for k, v in merged.items() if v is not None}
 
+    def _with_schema(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` with a ``schema`` (name, JSON schema) turned into the request
+        parameters of the form this endpoint takes now."""
+        out = dict(params)
+        schema = out.pop("schema", None)
+        if schema is not None:
+            out.update(wire(self.forms.current(self.settings), *schema))
+        return out
+
     def key_of(self, messages: Sequence[Message], **params: Any) -> str:
         """The cache key of a call."""
         s = self.settings
-        return cache_key(s.provider, s.base_url, s.model, messages, self._params(params))
+        return cache_key(s.provider, s.base_url, s.model, messages,
+                         self._params(self._with_schema(params)))
 
     async def chat(self, messages: Sequence[Message], **params: Any) -> LLMResult:
         """One chat call, from the cache when possible; raises LLMCallFailed when the
@@ -136,12 +122,40 @@ class LLMClient:
 
         ``params`` use OpenAI names (``max_tokens``, ``response_format``, ...) and
         override the settings' ``temperature`` and ``seed``; all are part of the cache key.
+        ``schema=(name, json_schema)`` asks for structured output: sent in the form the
+        endpoint takes; when it rejects that form the call is made again with the next
+        one, down to none, and the endpoint's form is remembered.
         """
         try:
-            return await self._chat(messages, params)
+            if ("schema" not in params or self.forms.known(self.settings)
+                    or self.batcher is not None):  # a batch job cannot wait for one call
+                return await self._structured(messages, params)
+            # the endpoint's form is not known yet: the first call finds it, the rest wait
+            self._client()
+            assert self._form_lock is not None
+            async with self._form_lock:
+                if not self.forms.known(self.settings):
+                    return await self._structured(messages, params)
+            return await self._structured(messages, params)
         except LLMCallFailed:
             self.stats.failures += 1
             raise
+
+    async def _structured(self, messages: Sequence[Message], params: Mapping[str, Any]
+                          ) -> LLMResult:
+        while True:
+            form = self.forms.current(self.settings)
+            try:
+                result = await self._chat(messages, self._with_schema(params))
+            except LLMCallFailed as e:
+                if ("schema" not in params or form == "off" or e.retryable
+                        or not rejected(e.reason)):
+                    raise
+                self.forms.reject(self.settings, form)
+                continue
+            if "schema" in params:
+                self.forms.confirm(self.settings, form)
+            return result
 
     async def _chat(self, messages: Sequence[Message], params: Mapping[str, Any]) -> LLMResult:
         s = self.settings
@@ -182,7 +196,9 @@ class LLMClient:
     ) -> LLMResult:
         s = self.settings
         body = request_body(s.provider, s.model, messages, params)
-        got = await self._post(http, sem, chat_path(s.provider), body,
+        if self.batcher is not None:  # into the next provider batch; cached when it ends
+            return await self.batcher.submit(key, body)
+        got = await self._send(http, sem, Request("POST", chat_path(s.provider), body),
                                lambda data: parse_response(s.provider, data))
         text = got.value
         if self.cache is not None:
@@ -204,24 +220,31 @@ class LLMClient:
         tokens ``parse`` reports); ``parse`` turns the 200 response's JSON into (value,
         usage) and raises ValueError when it is unusable (retried like a bad answer).
         Not cached here: the caller keys its own cache entries. Raises LLMCallFailed."""
+        return await self.request(Request("POST", path, body), parse)
+
+    async def request(self, req: Request, parse: Callable[[Any], tuple[T, Usage]], *,
+                      count: bool = True) -> Posted[T]:
+        """:meth:`post` for any :class:`Request` (a GET, a file upload, a text answer);
+        ``count=False`` leaves it out of ``calls`` (a batch job's bookkeeping)."""
         http, sem = self._client()
         self._headers()  # a missing key variable is a ConfigError, not a failed call
-        return await self._post(http, sem, path, body, parse)
+        return await self._send(http, sem, req, parse, count=count)
 
-    async def _post(self, http: httpx.AsyncClient, sem: asyncio.Semaphore, path: str,
-                    body: dict[str, Any], parse: Callable[[Any], tuple[T, Usage]]
+    async def _send(self, http: httpx.AsyncClient, sem: asyncio.Semaphore, req: Request,
+                    parse: Callable[[Any], tuple[T, Usage]], *, count: bool = True
                     ) -> Posted[T]:
         s = self.settings
         headers = self._headers()
-        self.stats.calls += 1
+        if count:
+            self.stats.calls += 1
         attempt = 0
         while True:
             attempt += 1
             started = time.monotonic()
             try:
                 async with sem:
-                    value, usage = await self._attempt(http, path, headers, body, parse)
-            except _Retry as r:
+                    value, usage = await self._attempt(http, req, headers, parse)
+            except Retry as r:
                 if attempt > s.max_retries:
                     raise LLMCallFailed(
                         f"{r.reason} (gave up after {attempt} attempts)", attempts=attempt
@@ -245,30 +268,34 @@ class LLMClient:
         return delay
 
     async def _attempt(
-        self, http: httpx.AsyncClient, path: str, headers: dict[str, str],
-        body: dict[str, Any], parse: Callable[[Any], tuple[T, Usage]],
+        self, http: httpx.AsyncClient, req: Request, headers: dict[str, str],
+        parse: Callable[[Any], tuple[T, Usage]],
     ) -> tuple[T, Usage]:
         s = self.settings
+        path = req.path
         try:
             async with asyncio.timeout(s.timeout):
-                resp = await http.post(s.base_url + path, json=body, headers=headers,
-                                       timeout=s.timeout)
+                resp = await http.request(req.method, s.base_url + path, json=req.json,
+                                          files=req.files, data=req.data, headers=headers,
+                                          timeout=s.timeout)
         except (TimeoutError, httpx.TimeoutException):
-            raise _Retry(
+            raise Retry(
                 f"timeout: no answer from {s.display_url} within {s.timeout:g} s"
             ) from None
         except httpx.TransportError as e:
-            raise _Retry(f"connection error to {s.display_url}: {self._redact(str(e))}") from None
+            raise Retry(f"connection error to {s.display_url}: {self._redact(str(e))}") from None
         status = resp.status_code
         if status == 200:
             try:
-                return parse(resp.json())
+                return parse(resp.text if req.text else resp.json())
             except ValueError as e:  # includes ResponseError and bad JSON
                 reason = str(e) if isinstance(e, ResponseError) else "response is not JSON"
-                raise _Retry(f"unreadable answer: {reason}: {self._snippet(resp)}") from None
+                raise Retry(f"unreadable answer: {reason}: {self._snippet(resp)}") from None
         reason = f"HTTP {status} from {s.display_url}{path}: {self._snippet(resp)}"
+        if isinstance(req.json, dict) and "response_format" in req.json and rejected(reason):
+            raise LLMCallFailed(reason, retryable=False)  # refused, even as a 500: no retry
         if status == 429 or status >= 500:
-            raise _Retry(reason, parse_retry_after(resp.headers.get("retry-after")))
+            raise Retry(reason, parse_retry_after(resp.headers.get("retry-after")))
         raise LLMCallFailed(reason, retryable=False)
 
     def _redact(self, text: str) -> str:

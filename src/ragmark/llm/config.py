@@ -29,7 +29,11 @@ class LLMSettings(BaseModel):
     ``"ollama"`` is Ollama's native API (``POST {base_url}/api/chat``). ``prices`` maps a
     model name to (prompt $, completion $) per million tokens. ``backoff_base`` and
     ``backoff_max`` (s) shape the exponential backoff with full jitter; a ``Retry-After``
-    is honoured up to ``retry_after_max`` seconds.
+    is honoured up to ``retry_after_max`` seconds. ``structured="auto"`` sends a judge's
+    output schema in the form the endpoint accepts (:mod:`ragmark.llm.structured`);
+    ``"off"`` never sends one. ``batch``: calls not in the cache go out as OpenAI Batch
+    API jobs (:mod:`ragmark.llm.batch`), priced at ``1 - batch_discount`` of the
+    interactive price, their status polled every ``batch_poll`` seconds.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
@@ -47,6 +51,10 @@ class LLMSettings(BaseModel):
     backoff_base: float = Field(default=1.0, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
     retry_after_max: float = Field(default=60.0, ge=0)
+    structured: Literal["auto", "off"] = "auto"
+    batch: bool = False
+    batch_discount: float = Field(default=0.5, ge=0, le=1)
+    batch_poll: float = Field(default=30.0, gt=0)
 
     @field_validator("base_url")
     @classmethod

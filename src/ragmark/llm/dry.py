@@ -83,8 +83,10 @@ class DryClient:
         price = s.price()
         c = self.counts
 
+        share = 1 - s.batch_discount if s.batch else 1.0  # a provider batch's price
+
         def cost(tokens: int) -> float | None:
-            return None if price is None else tokens * price[0] / 1e6
+            return None if price is None else tokens * price[0] / 1e6 * share
 
         return {"endpoint": s.display_url, "model": s.model, "calls": c.calls,
                 "at_most": c.calls + c.more, "cached": c.cached,

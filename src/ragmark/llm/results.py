@@ -62,13 +62,23 @@ class Stats:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    batch_discount: float = 0.5
+    batch_calls: int = 0
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
+    """Of the calls and tokens above, those of provider batch jobs (priced at ``1 -
+    batch_discount`` of the interactive price)."""
 
     def estimated_cost(self) -> float | None:
         """Dollars spent on the calls made, from ``prices[model]``; None when unknown."""
         price = (self.prices or {}).get(self.model)
         if price is None:
             return None
-        return (self.prompt_tokens * price[0] + self.completion_tokens * price[1]) / 1e6
+        full = ((self.prompt_tokens - self.batch_prompt_tokens) * price[0]
+                + (self.completion_tokens - self.batch_completion_tokens) * price[1])
+        batch = (self.batch_prompt_tokens * price[0]
+                 + self.batch_completion_tokens * price[1]) * (1 - self.batch_discount)
+        return (full + batch) / 1e6
 
 
 class Estimate(NamedTuple):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -26,6 +27,7 @@ OPENAI_FORMS = ("json_schema", "json_object", "off")
 OLLAMA_FORMS = ("format", "off")
 
 _REJECTED = re.compile(r"response_format|json_schema|schema|grammar|format", re.IGNORECASE)
+_NAMED = re.compile(r"response_format|json_schema")
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -65,10 +67,16 @@ def wire(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def rejected(reason: str) -> bool:
-    """Whether a failed call's reason reads as the endpoint refusing the output format
-    (a 400/422 that names it), not as a failure of the call itself."""
-    return bool(re.search(r"HTTP (400|422)\b", reason)) and bool(_REJECTED.search(
-        reason.split(":", 1)[-1]))
+    """Whether a failed call's reason reads as the endpoint refusing the output format:
+    a 400 or 422 that names it, or a 500 that names ``response_format`` or
+    ``json_schema`` (llama.cpp's Python server answers its validation error so), not a
+    failure of the call itself."""
+    m = re.search(r"HTTP (400|422|500)\b", reason)
+    if m is None:
+        return False
+    body = reason[m.end():]
+    pattern = _REJECTED if m.group(1) != "500" else _NAMED
+    return bool(pattern.search(body))
 
 
 class Forms:
@@ -109,18 +117,33 @@ class Forms:
             form = self._load().get(self._key(s), forms[0])
         return form if form in forms else forms[0]
 
+    def known(self, s: LLMSettings) -> bool:
+        """Whether this endpoint's form is settled (it answered one, or it is off)."""
+        if s.structured == "off":
+            return True
+        with self._lock:
+            return self._key(s) in self._load()
+
+    def confirm(self, s: LLMSettings, form: str) -> None:
+        """The endpoint answered a call sent with ``form``: remember it."""
+        if s.structured != "off" and not self.known(s):
+            self._store(s, form)
+
     def reject(self, s: LLMSettings, form: str) -> str:
         """Record that the endpoint refused ``form``; the next form to try."""
         forms = OLLAMA_FORMS if s.provider == "ollama" else OPENAI_FORMS
         nxt = forms[min(forms.index(form) + 1, len(forms) - 1)] if form in forms else "off"
+        self._store(s, nxt)
+        return nxt
+
+    def _store(self, s: LLMSettings, form: str) -> None:
         with self._lock:
             known = self._load()
-            known[self._key(s)] = nxt
+            known[self._key(s)] = form
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = self.path.with_suffix(".tmp")
+                tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(json.dumps(known, indent=1, sort_keys=True), "utf-8")
                 tmp.replace(self.path)
             except OSError:
                 pass  # remembered for this process only
-        return nxt

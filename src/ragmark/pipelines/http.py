@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from ragmark.errors import ConfigError
-from ragmark.llm.client import parse_retry_after
+from ragmark.llm.transport import parse_retry_after
 from ragmark.pipelines.base import Output, ShapeError, parse_answer, parse_contexts
 from ragmark.pipelines.config import HttpPipelineConfig
 from ragmark.pipelines.jsonpath import JsonPath, PathError

@@ -131,4 +131,6 @@ def llm_line(role: str, m: dict[str, Any]) -> str:
         f"cache hits, {reasks} re-asks, {m.get('retries', 0)} retries, "
         f"{m.get('failures', 0)} failed calls, {unusable} without a verdict; tokens "
         f"{m.get('prompt_tokens', 0):,} prompt + {m.get('completion_tokens', 0):,} completion"
-        + ("" if cost is None else f"; estimated cost ${cost:.4f}"))
+        + ("" if cost is None else f"; estimated cost ${cost:.4f}")
+        + (f"; {m.get('batch_calls', 0)} calls in provider batch jobs "
+           f"{', '.join(m['batch_jobs'])}" if m.get("batch_jobs") else ""))

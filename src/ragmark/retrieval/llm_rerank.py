@@ -65,6 +65,7 @@ class LLMReranker:
         max_retries: int | None = None,
         timeout: float | None = None,
         prices: dict[str, tuple[float, float]] | None = None,
+        structured: str | None = None,
         template: str | None = None,
     ) -> None:
         if scale not in ("graded", "binary"):
@@ -74,7 +75,7 @@ class LLMReranker:
         self.settings = component_settings(
             "llm reranker", base_url=base_url, model=model, api_key_env=api_key_env,
             provider=provider, concurrency=concurrency, max_retries=max_retries,
-            timeout=timeout, prices=prices)
+            timeout=timeout, prices=prices, structured=structured)
         self.scale = scale
         self.template = template
         self.client = LLMClient(self.settings)

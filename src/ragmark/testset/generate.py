@@ -11,6 +11,7 @@ been generated (default twice the size), or when the corpus has no more passages
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -225,10 +226,15 @@ def round_messages(cands: Sequence[Candidate]) -> list[list[Message]]:
 
 
 def round_params(cands: Sequence[Candidate]) -> dict[str, Any]:
-    """The parameters :func:`ask` sends with those calls (the answer's token cap), which
-    the cache key includes."""
-    caps = {question_prompt(t).token_cap for t in {c.qtype for c in cands}}
-    return {"max_tokens": caps.pop()} if len(caps) == 1 else {}
+    """The parameters :func:`ask` sends with those calls (the answer's token cap and
+    schema), which the cache key includes."""
+    prompts = [question_prompt(t) for t in {c.qtype for c in cands}]
+    caps = {p.token_cap for p in prompts}
+    schemas = {json.dumps(p.schema(), sort_keys=True) for p in prompts}
+    out: dict[str, Any] = {"max_tokens": caps.pop()} if len(caps) == 1 else {}
+    if len(schemas) == 1:
+        out["schema"] = prompts[0].schema()
+    return out
 
 
 def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,

@@ -267,3 +267,24 @@ def test_plot_without_matplotlib_names_the_extra_before_any_work(demo_args, tmp_
     assert code == 2
     assert "needs the optional package 'matplotlib': pip install 'ragmark[plot]'" in err
     assert server.requests == [] and not (tmp_path / "lab.json").exists()
+
+
+def test_labels_from_a_provider_batch_equal_the_interactive_ones(demo_args, tmp_path, capsys,
+                                                                  server, monkeypatch):
+    server.rule = judge_rule("rank", garbage=GARBAGE)
+    args = [*demo_args, "--max-queries", "3", *llm(server)]
+    code, _, err = run_cli([*args, "--output", str(tmp_path / "i")], capsys)
+    assert code == 0, err
+    asked = len(server.requests)
+    monkeypatch.setenv("RAGMARK_HOME", str(tmp_path / "batch-home"))
+    monkeypatch.setenv("RAGMARK_LLM_BATCH_POLL", "0.01")
+    code, _, err = run_cli([*args, "--llm-batch", "--output", str(tmp_path / "b")], capsys)
+    assert code == 0, err
+    chats = [r for r in server.requests[asked:] if r.path.endswith("/chat/completions")]
+    assert chats == [] and len(server.batches.created) == 2  # the labels, then re-asks
+    lines = sum(len(server.batches.jobs[b].lines) for b in server.batches.created)
+    assert lines == asked  # the same calls (GETs are not in server.requests)
+    i, b = (json.loads((tmp_path / f"{n}.json").read_text())["configs"] for n in "ib")
+    for name in ("sparse", "whole"):  # the same labels; the config records the batch mode
+        assert b[name]["config"].pop("llm") == {**i[name]["config"].pop("llm"), "batch": True}
+    assert b == i

@@ -290,3 +290,18 @@ def test_passages_are_cut_by_the_configs_chunker_so_run_with_it_finds_every_quot
     code, _, _ = run_cli(cmd(long, tmp_path / "d.json", server, "--size", "2", "--types",
                              "factual", "--unit", "document"), capsys)
     assert code == 0 and read(tmp_path / "d.report.json")["chunker"] == "whole"
+
+
+def test_a_provider_batch_writes_the_same_set(corpus, tmp_path, capsys, server, monkeypatch):
+    server.rule = writer()
+    code, _, _ = run_cli(cmd(corpus, tmp_path / "i.json", server, "--size", "6"), capsys)
+    assert code == 0
+    asked = len(server.requests)
+    monkeypatch.setenv("RAGMARK_HOME", str(tmp_path / "batch-home"))
+    monkeypatch.setenv("RAGMARK_LLM_BATCH_POLL", "0.01")
+    code, _, err = run_cli(cmd(corpus, tmp_path / "b.json", server, "--size", "6",
+                               "--llm-batch"), capsys)
+    assert code == 0, err
+    assert [r.path for r in server.requests[asked:]] == ["/v1/files", "/v1/batches"]
+    assert (tmp_path / "b.json").read_bytes() == (tmp_path / "i.json").read_bytes()
+    assert read(tmp_path / "b.report.json")["llm"]["batch_calls"] == asked

