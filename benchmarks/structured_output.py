@@ -98,9 +98,10 @@ def main() -> None:
         "A *judge item* is one judge prompt asked (a claims extraction, a claims check, a "
         "relevance rating, ...): calls = items + re-asks (+ refused requests). An item "
         "without a verdict is one whose answer was unusable after its re-ask, or failed.",
-        "With `auto`, this server refused OpenAI's `json_schema` form once (HTTP 422, "
-        "counted in the calls); ragmark then sent `json_object` with the schema, which "
-        "the server enforces with a grammar, and remembered that for the endpoint.",
+        "With `auto`, this server refused OpenAI's `json_schema` form once (an HTTP 500 "
+        "naming response_format, counted in the calls and so in the percentages' "
+        "denominator); ragmark then sent `json_object` with the schema, which the server "
+        "enforces with a grammar, and remembered that for the endpoint.",
         "",
         f"Re-asks: {off['reasks']} -> {auto['reasks']}; items without a verdict: "
         f"{off['no_verdict']} -> {auto['no_verdict']}; metric values: "
