@@ -171,6 +171,8 @@ def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts | 
     }
     if counts is not None:
         out.update(judge_reasks=counts.reasked, judge_failures=counts.failed)
+    if st.format_refusals:
+        out["format_refusals"] = st.format_refusals
     if client.batcher is not None:
         out.update(batch_calls=st.batch_calls, batch_jobs=list(client.batcher.jobs),
                    batch_jobs_resumed=client.batcher.resumed,

@@ -152,6 +152,7 @@ class LLMClient:
                         or not rejected(e.reason)):
                     raise
                 self.forms.reject(self.settings, form)
+                self.stats.format_refusals += 1
                 continue
             if "schema" in params:
                 self.forms.confirm(self.settings, form)

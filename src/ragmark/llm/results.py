@@ -62,6 +62,9 @@ class Stats:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    format_refusals: int = 0
+    """Of the calls above, those the endpoint refused for their structured-output form
+    (each was made again in the next form)."""
     batch_discount: float = 0.5
     batch_calls: int = 0
     batch_prompt_tokens: int = 0

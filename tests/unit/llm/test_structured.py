@@ -63,7 +63,7 @@ def test_a_refused_form_falls_back_and_is_remembered(server):
     assert [r.body["response_format"]["type"] for r in server.requests] == [
         "json_schema", "json_object"]
     assert server.requests[1].body["response_format"]["schema"] == SCHEMA
-    assert c.stats.calls == 2 and c.stats.failures == 0
+    assert c.stats.calls == 2 and c.stats.failures == 0 and c.stats.format_refusals == 1
     remembered = json.loads(c.forms.path.read_text())
     assert remembered == {f"openai {server.url} test-model": "json_object"}
     # a new client sends the remembered form at once, and finds the answer cached
