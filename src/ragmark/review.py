@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -242,28 +242,36 @@ class Agreement:
 
 def parse_label(cell: str, threshold: float) -> bool | None:
     """A cell as a binary label (None when empty); ValueError says what was expected."""
+    value = parse_value(cell)
+    return None if value is None else value >= threshold
+
+
+def parse_value(cell: str) -> float | None:
+    """A cell as a number in [0, 1]: yes = 1, no = 0, or the score itself (None when
+    empty); ValueError says what was expected."""
     text = cell.strip()
     if not text:
         return None
     low = text.lower()
     if low in YES:
-        return True
+        return 1.0
     if low in NO:
-        return False
+        return 0.0
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if math.isfinite(value) and 0.0 <= value <= 1.0:
-        return value >= threshold
+        return value
     raise ValueError(f"expected yes/no ({', '.join(sorted(YES))} or {', '.join(sorted(NO))})"
                      f" or a score between 0 and 1, got {quote(text)}")
 
 
-def read_agreement(path: str | Path, threshold: float = THRESHOLD) -> Agreement:
-    """Agreement of the ``human`` and ``judge`` columns of a review CSV."""
-    if not 0.0 <= threshold <= 1.0:
-        raise ConfigError(f"the threshold must be between 0 and 1, got {threshold}")
+def review_rows(path: str | Path, needed: Sequence[str]
+                ) -> Iterator[tuple[int, int, dict[str, str]]]:
+    """Each non-empty row of a review CSV as ``(row number, line, cells by column)``;
+    DataError (file, line, column) when a ``needed`` column is missing, a row has the
+    wrong number of cells, or the CSV is malformed."""
     file = str(path)
     reader = csv.reader(io.StringIO(read_text(Path(path)), newline=""), strict=True)
     try:
@@ -271,14 +279,11 @@ def read_agreement(path: str | Path, threshold: float = THRESHOLD) -> Agreement:
         if header is None:
             raise DataError("the file is empty; expected a CSV with a header row", file=file)
         header = [h.strip() for h in header]
-        for col in ("human", "judge"):
+        for col in needed:
             if col not in header:
                 raise DataError(f"no {col!r} column; expected a CSV with the columns "
                                 f"{', '.join(COLUMNS)} (as `ragmark review export` writes)",
                                 file=file, line=1, field=col)
-        out = Agreement(file, threshold, [])
-        human: list[str] = []
-        judge: list[str] = []
         line = reader.line_num
         for row_no, row in enumerate(reader, start=1):
             start, line = line + 1, reader.line_num
@@ -287,26 +292,40 @@ def read_agreement(path: str | Path, threshold: float = THRESHOLD) -> Agreement:
             if len(row) != len(header):
                 raise DataError(f"row {row_no} has {len(row)} cells, the header has "
                                 f"{len(header)}", file=file, line=start)
-            cells = dict(zip(header, row, strict=True))
-            labels = []
-            for col in ("human", "judge"):
-                try:
-                    labels.append(parse_label(cells[col], threshold))
-                except ValueError as e:
-                    rid = f" (id {quote(cells['id'])})" if cells.get("id") else ""
-                    raise DataError(f"row {row_no}{rid}: {e}", file=file, line=start,
-                                    field=col) from None
-            if labels[0] is None:
-                out.skipped_no_human += 1
-            elif labels[1] is None:
-                out.skipped_no_judge += 1
-            else:
-                human.append("yes" if labels[0] else "no")
-                judge.append("yes" if labels[1] else "no")
-                if cells.get("metric") and cells["metric"] not in out.metrics:
-                    out.metrics.append(cells["metric"])
+            yield row_no, start, dict(zip(header, row, strict=True))
     except csv.Error as e:
         raise DataError(f"not a valid CSV: {e}", file=file, line=reader.line_num) from None
+
+
+def cell_error(path: str | Path, row_no: int, start: int, cells: dict[str, str], col: str,
+               e: ValueError) -> DataError:
+    rid = f" (id {quote(cells['id'])})" if cells.get("id") else ""
+    return DataError(f"row {row_no}{rid}: {e}", file=str(path), line=start, field=col)
+
+
+def read_agreement(path: str | Path, threshold: float = THRESHOLD) -> Agreement:
+    """Agreement of the ``human`` and ``judge`` columns of a review CSV."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ConfigError(f"the threshold must be between 0 and 1, got {threshold}")
+    out = Agreement(str(path), threshold, [])
+    human: list[str] = []
+    judge: list[str] = []
+    for row_no, start, cells in review_rows(path, ("human", "judge")):
+        labels = []
+        for col in ("human", "judge"):
+            try:
+                labels.append(parse_label(cells[col], threshold))
+            except ValueError as e:
+                raise cell_error(path, row_no, start, cells, col, e) from None
+        if labels[0] is None:
+            out.skipped_no_human += 1
+        elif labels[1] is None:
+            out.skipped_no_judge += 1
+        else:
+            human.append("yes" if labels[0] else "no")
+            judge.append("yes" if labels[1] else "no")
+            if cells.get("metric") and cells["metric"] not in out.metrics:
+                out.metrics.append(cells["metric"])
     out.n = len(human)
     out.agree = sum(h == j for h, j in zip(human, judge, strict=True))
     out.kappa = cohen_kappa(human, judge)

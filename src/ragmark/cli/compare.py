@@ -25,7 +25,7 @@ from ragmark.cli.app import (
     warn_data,
     written_text,
 )
-from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
+from ragmark.cli.llm_opts import dry_run_text, labelled_judges, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
 DEFAULT_CONFIGS = ("dense", "sparse", "hybrid")
@@ -107,7 +107,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
                 against: str | None, margin: float, junit: str | None, strict: bool,
                 encoding: str | None, history: str | None, no_history: bool,
-                judge_metrics: str | None, require_llm: bool,
+                judge_metrics: str | None, require_llm: bool, human_labels: str | None,
                 dry_run: bool, more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
 
@@ -155,7 +155,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
     gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"] + regressed
     compared = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
-    judges = parse_judge_metrics(judge_metrics)
+    human, judges = labelled_judges(human_labels, parse_judge_metrics(judge_metrics))
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
         judges += [m for m in parse_judge_metrics(
@@ -198,6 +198,13 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     gate_md = gates_markdown(gates, alpha, margin)
     md = comparison_markdown(result) + gate_md
     out.print(md, markup=False, highlight=False, soft_wrap=True)
+    if human is not None:
+        from ragmark.human_labels import corrected, corrected_lines
+
+        for name, rep in result.reports.items():
+            rep.corrected = corrected(rep, human)
+            for line in corrected_lines(rep.corrected):
+                out.print(f"{name}: {line}", highlight=False, soft_wrap=True)
     data = comparison_json(result, include_details)
     data.update(gates_json(gates, regressed, hist, result.dataset_hash))
     written = write_all(fmts, Written("compare", result, data, Path(stem),

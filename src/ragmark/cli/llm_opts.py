@@ -51,10 +51,27 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
         *_endpoint_opts(),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),
+        click.option("--human-labels", type=click.Path(exists=True, dir_okay=False),
+                     help="A review CSV with people's labels of some answers (`ragmark "
+                     "review export`, 'human' column filled in): report the judge metrics "
+                     "they label corrected by them (PPI++, with a 95% interval)."),
     ]
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+def labelled_judges(path: str | None, judges: list[str]) -> tuple[Any, list[str]]:
+    """The human labels of ``--human-labels`` (read now, before any work) and the judge
+    metrics with those the labels cover added."""
+    if path is None:
+        return None, judges
+    from ragmark.human_labels import read_human_labels
+    from ragmark.judging import JUDGE_METRICS
+
+    human = read_human_labels(path)
+    return human, judges + [m for m in human.metrics if m in JUDGE_METRICS
+                            and m not in judges]
 
 
 def _endpoint_opts() -> list[Callable[..., Any]]:

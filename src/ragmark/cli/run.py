@@ -25,7 +25,7 @@ from ragmark.cli.app import (
     written_text,
 )
 from ragmark.cli.ci import regression_options
-from ragmark.cli.llm_opts import dry_run_text, llm_options, resolve_llm
+from ragmark.cli.llm_opts import dry_run_text, labelled_judges, llm_options, resolve_llm
 from ragmark.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -79,7 +79,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             baseline_ref: str | None, regression: str | None, margin: float,
             gate_alpha: float, junit: str | None,
             strict: bool, encoding: str | None, history: str | None, no_history: bool,
-            judge_metrics: str | None, require_llm: bool, dry_run: bool) -> None:
+            judge_metrics: str | None, require_llm: bool, human_labels: str | None,
+            dry_run: bool) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs.
 
     Exit 0 when every metric asked for got a value for at least one question, 1 when a
@@ -120,7 +121,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     gated = regression_metrics(regression, baseline_ref)
     names = parse_metrics(metrics) if metrics else None
     ex = open_executor(executor_name, address)
-    judges = parse_judge_metrics(judge_metrics)
+    human, judges = labelled_judges(human_labels, parse_judge_metrics(judge_metrics))
     under = parse_thresholds(fail_under, "--fail-under")
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)
     for t in (*under, *most):
@@ -170,7 +171,14 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     if dry_run:
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return
+    if human is not None:
+        from ragmark.human_labels import corrected, corrected_lines
+
+        report.corrected = corrected(report, human)
     print_report(report, out, verbose=verbose)
+    if human is not None:
+        for line in corrected_lines(report.corrected):
+            out.print(line, highlight=False, soft_wrap=True)
     gates = regression_gates([(base, report)], gated, gate_alpha, margin)
     gate_md = gates_markdown(gates, gate_alpha, margin)
     data = report_json(report, include_details)

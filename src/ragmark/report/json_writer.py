@@ -92,6 +92,8 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
         out["executor"] = report.executor
     if report.llm:
         out["llm"] = report.llm
+    if report.corrected:
+        out["corrected"] = report.corrected
     out.update(depth_json(report))
     if include_details:
         out["queries"] = queries_json(report)
@@ -142,6 +144,7 @@ def comparison_json(c: Comparison, include_details: bool = False) -> dict[str, A
             "config": r.config,
             "notes": r.notes,
             "llm": r.llm,
+            **({"corrected": r.corrected} if r.corrected else {}),
             **depth_json(r),
             **({"queries": queries_json(r)} if include_details else {}),
         }
