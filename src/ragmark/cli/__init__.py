@@ -15,6 +15,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     demo,
     history,
     inspect,
+    judge_eval,
     label,
     report_cmd,
     review,

@@ -1,0 +1,99 @@
+"""`ragmark judge-eval`: measure a judge against people's labels."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ragmark.cli.app import cli, consoles
+from ragmark.cli.llm_opts import endpoint_options, resolve_llm
+from ragmark.errors import ConfigError
+
+
+def _stat(name: str, s: dict[str, Any]) -> str:
+    if s.get("value") is None:
+        return f"{name}: none ({s['reason']})"
+    return f"{name} {s['value']:.3f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
+
+
+def report_lines(r: dict[str, Any]) -> list[str]:
+    """The console summary of a judge-eval report."""
+    lines = [f"judge {r['model']} at {r['endpoint']}, metric {r['metric']} (unsupported "
+             f"below {r['threshold']:g}): {r['judged']} of {r['items']} items judged "
+             f"({r['labels']['unsupported']} labelled unsupported, "
+             f"{r['labels']['supported']} supported)"]
+    fails = r["items"] - r["judged"]
+    lines.append(f"failure rate {r['failure_rate']:.1%} ({fails} items without a verdict, "
+                 "left out of the statistics)"
+                 + ("; " + "; ".join(f"{k} ({v})" for k, v in list(r["failures"].items())[:3])
+                    if fails else ""))
+    if "reason" in r:
+        lines.append(f"no statistics: {r['reason']}")
+    else:
+        lines.append("; ".join(_stat(n, r[n]) for n in ("balanced_accuracy", "kappa")))
+        lines.append("unsupported class: " + "; ".join(
+            _stat(n, r[n]) for n in ("precision", "recall", "f1")) + " (95% bootstrap)")
+        c = r["confusion"]
+        lines.append(f"confusion: labels unsupported -> judge unsupported "
+                     f"{c['labels unsupported']['judge unsupported']}, supported "
+                     f"{c['labels unsupported']['judge supported']}; labels supported -> "
+                     f"judge unsupported {c['labels supported']['judge unsupported']}, "
+                     f"supported {c['labels supported']['judge supported']}")
+    if "consistency" in r:
+        k = r["consistency"]
+        lines.append(f"self-consistency over {k['repeats']} repeats: " + (
+            k["reason"] if "reason" in k else
+            f"{k['flip_rate']:.1%} of {k['items']} items flip their verdict; score spread "
+            f"{k['score_spread']:.3f}, standard deviation {k['score_std']:.3f}"))
+    return lines
+
+
+@cli.command("judge-eval")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--metric", help="The judge to measure: faithfulness (default), "
+              "answer_relevance, context_relevance, answer_correctness; a review CSV's own "
+              "metric when it names one.")
+@click.option("--threshold", type=click.FloatRange(0, 1),
+              help="Scores below it are 'unsupported' [default: 1.0 for faithfulness, every "
+              "claim supported; 0.5 otherwise].")
+@click.option("--label-map", help="LABEL=supported|unsupported pairs, comma-separated, over "
+              "the defaults (e.g. '1=unsupported,0=supported' for hallucination labels).")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Judge every item N times (other seeds) to measure self-consistency.")
+@click.option("--temperature", type=click.FloatRange(min=0),
+              help="Sampling temperature of the judge [default: the endpoint's, 0].")
+@click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap resamples of the intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--output", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress bars.")
+@endpoint_options
+def judge_eval_cmd(file: str, metric: str | None, threshold: float | None,
+                   label_map: str | None, repeats: int, temperature: float | None,
+                   resamples: int, seed: int, output: str | None, quiet: bool) -> None:
+    """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
+    JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
+    from ragmark.cli.paths import check_output
+    from ragmark.judge_eval import judge_eval, read_items
+    from ragmark.report.json_writer import write_json
+
+    out, progress = consoles(quiet)
+    if output is not None:
+        check_output(output, "--output")
+    items, named = read_items(file, metric, label_map)
+    metric = metric or named or "faithfulness"
+    settings, _ = resolve_llm([])
+    if settings is None:
+        raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
+                          "or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
+    with progress.task(f"judging {len(items):,} items x {repeats} ({settings.model})",
+                       len(items) * repeats) as advance:
+        report = judge_eval(items, settings, metric, threshold=threshold, repeats=repeats,
+                            temperature=temperature, n_resamples=resamples, seed=seed,
+                            advance=advance)
+    report["file"] = file
+    for line in report_lines(report):
+        out.print(line, highlight=False, soft_wrap=True)
+    if output is not None:
+        out.print(f"Report written to {write_json(report, output)}")

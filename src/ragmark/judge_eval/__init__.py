@@ -1,0 +1,9 @@
+"""Measure a judge (endpoint, model, prompt) against people's labels: ``ragmark
+judge-eval``. Statistics in :mod:`.stats`, inputs in :mod:`.items`, the run in
+:mod:`.run`."""
+
+from ragmark.judge_eval.items import Item, read_items
+from ragmark.judge_eval.run import judge_eval
+from ragmark.judge_eval.stats import evaluate
+
+__all__ = ["Item", "evaluate", "judge_eval", "read_items"]

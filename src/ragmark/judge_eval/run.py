@@ -1,0 +1,131 @@
+"""Run a judge over labelled items and measure it (``ragmark judge-eval``).
+
+Each item is judged with the metric's judge (faithfulness by default) through the
+cached LLM client; its score becomes a verdict: *unsupported* when it is below the
+threshold (faithfulness: 1.0, every claim supported; the others: 0.5). An item whose
+judge gave no verdict (a failed call, unusable output after the re-ask) is left out of
+the statistics and counted in the failure rate, never scored. With ``repeats`` > 1 the
+items are judged again with other seeds (at ``temperature``, which should be above 0):
+the share of items whose verdict flips between repeats and the spread of their scores
+measure the judge's self-consistency; the statistics are those of the first repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragmark.aio import run_sync
+from ragmark.errors import ConfigError
+from ragmark.judge_eval.items import Item
+from ragmark.judge_eval.stats import evaluate
+from ragmark.judges import answer_correctness, answer_relevance, context_relevance
+from ragmark.judges import faithfulness as faithfulness_judge
+from ragmark.judges.prompt import JudgeCounts
+from ragmark.judging import llm_summary
+from ragmark.llm import LLMClient, LLMSettings
+from ragmark.types import Score
+
+METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness")
+THRESHOLDS = {"faithfulness": 1.0}
+"""The score below which a verdict is *unsupported* (0.5 for metrics not named)."""
+
+
+def threshold_of(metric: str, given: float | None) -> float:
+    return given if given is not None else THRESHOLDS.get(metric, 0.5)
+
+
+async def _judge(client: LLMClient, metric: str, it: Item, counts: JudgeCounts) -> Score:
+    if metric == "faithfulness":
+        return await faithfulness_judge(client, it.question, it.answer, it.contexts,
+                                        counts=counts)
+    if metric == "answer_relevance":
+        return await answer_relevance(client, it.question, it.answer, counts=counts)
+    if metric == "context_relevance":
+        return await context_relevance(client, it.question, it.contexts, counts=counts)
+    return await answer_correctness(client, it.question, it.answer, it.expected_answer,
+                                    counts=counts)
+
+
+async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
+                     advance: Callable[[int], None]) -> tuple[list[Score], dict[str, Any]]:
+    client = LLMClient(settings)
+    counts = JudgeCounts()
+    ok, why = await client.probe()
+    if not ok:
+        raise ConfigError(f"the judge's endpoint {settings.display_url} did not answer: {why}")
+
+    async def one(it: Item) -> Score:
+        try:
+            return await _judge(client, metric, it, counts)
+        finally:
+            advance(1)
+
+    try:
+        scores = list(await asyncio.gather(*(one(it) for it in items)))
+    finally:
+        await client.aclose()
+    return scores, llm_summary(settings, client, counts)
+
+
+def judge_eval(items: Sequence[Item], settings: LLMSettings, metric: str = "faithfulness", *,
+               threshold: float | None = None, repeats: int = 1,
+               temperature: float | None = None, n_resamples: int = 2000, seed: int = 0,
+               advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """The report of the module docstring, as a JSON-ready dict."""
+    if metric not in METRICS:
+        raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if metric == "answer_correctness" and any(it.expected_answer is None for it in items):
+        raise ConfigError("answer_correctness needs an expected_answer for every item")
+    cut = threshold_of(metric, threshold)
+    runs: list[list[Score]] = []
+    llm: list[dict[str, Any]] = []
+    for r in range(repeats):
+        s = settings.model_copy(update={
+            "seed": (settings.seed or 0) + r,
+            **({"temperature": temperature} if temperature is not None else {})})
+        scores, acct = run_sync(_judge_all(s, metric, items, advance))
+        runs.append(scores)
+        llm.append(acct)
+    first = runs[0]
+    kept = [i for i, s in enumerate(first) if s.ok]
+    failures = Counter(s.reason or "unknown" for s in first if not s.ok)
+    truth = [items[i].unsupported for i in kept]
+    pred = [float(first[i].value) < cut for i in kept]  # type: ignore[arg-type]
+    out: dict[str, Any] = {
+        "metric": metric, "threshold": cut, "items": len(items),
+        "judged": len(kept), "labels": {"unsupported": sum(it.unsupported for it in items),
+                                        "supported": sum(not it.unsupported for it in items)},
+        "failure_rate": (len(items) - len(kept)) / len(items) if items else None,
+        "failures": dict(failures.most_common()),
+        "model": settings.model, "endpoint": settings.display_url,
+        "temperature": temperature if temperature is not None else settings.temperature,
+    }
+    if len(kept) >= 2:
+        out.update(evaluate(truth, pred, n_resamples=n_resamples, seed=seed))
+    else:
+        out["reason"] = f"{len(kept)} item(s) got a verdict; the statistics need at least 2"
+    if repeats > 1:
+        out["consistency"] = consistency(runs, cut)
+    out["llm"] = llm[0] if repeats == 1 else {"repeats": llm}
+    return out
+
+
+def consistency(runs: Sequence[Sequence[Score]], cut: float) -> dict[str, Any]:
+    """Over the items with a verdict in every repeat: the share whose verdict flips
+    between repeats, and the mean spread (max - min) and standard deviation of their
+    scores."""
+    both = [i for i in range(len(runs[0])) if all(r[i].ok for r in runs)]
+    if not both:
+        return {"repeats": len(runs), "items": 0, "reason": "no item got a verdict in "
+                "every repeat"}
+    scores = np.array([[float(r[i].value) for r in runs] for i in both])  # type: ignore[arg-type]
+    verdicts = scores < cut
+    flips = verdicts.any(axis=1) & ~verdicts.all(axis=1)
+    return {"repeats": len(runs), "items": len(both), "flip_rate": float(flips.mean()),
+            "score_spread": float((scores.max(axis=1) - scores.min(axis=1)).mean()),
+            "score_std": float(scores.std(axis=1, ddof=1).mean())}

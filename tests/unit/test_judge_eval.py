@@ -1,0 +1,153 @@
+"""`ragmark judge-eval`: the statistics equal scikit-learn's, the bootstrap intervals
+cover by simulation, and the command end to end against the scripted server (JSONL and
+review CSV inputs, the label map, failures kept out of the statistics, repeats)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    balanced_accuracy_score,
+    cohen_kappa_score,
+    confusion_matrix,
+    precision_recall_fscore_support,
+)
+from support.cli import run_cli
+from support.fake_llm_server import chat_reply
+
+from ragmark.judge_eval.items import label_map, split_contexts
+from ragmark.judge_eval.stats import evaluate, statistics
+from ragmark.review import join_contexts
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_statistics_equal_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    truth = rng.random(60) < 0.4
+    pred = np.where(rng.random(60) < 0.75, truth, ~truth)
+    got = evaluate(truth, pred, n_resamples=200)
+    p, r, f, _ = precision_recall_fscore_support(truth, pred, pos_label=True,
+                                                 average="binary", zero_division=np.nan)
+    assert got["balanced_accuracy"]["value"] == pytest.approx(
+        balanced_accuracy_score(truth, pred), abs=1e-12)
+    assert got["precision"]["value"] == pytest.approx(p, abs=1e-12)
+    assert got["recall"]["value"] == pytest.approx(r, abs=1e-12)
+    assert got["f1"]["value"] == pytest.approx(f, abs=1e-12)
+    assert got["kappa"]["value"] == pytest.approx(cohen_kappa_score(truth, pred), abs=1e-12)
+    (tn, fp), (fn, tp) = confusion_matrix(truth, pred, labels=[False, True])
+    assert got["confusion"] == {
+        "labels unsupported": {"judge unsupported": tp, "judge supported": fn},
+        "labels supported": {"judge unsupported": fp, "judge supported": tn}}
+    for k in ("balanced_accuracy", "precision", "recall", "f1", "kappa"):
+        assert got[k]["ci_low"] <= got[k]["value"] <= got[k]["ci_high"]
+
+
+def test_undefined_statistics_say_why():
+    got = evaluate([False, False, True], [False, False, False], n_resamples=100)
+    assert got["precision"] == {"value": None,
+                                "reason": "the judge called no item unsupported"}
+    assert got["recall"]["value"] == 0.0
+    one_class = statistics(np.array([False, False]), np.array([False, True]))
+    assert np.isnan(one_class["kappa"]) or one_class["kappa"] == 0.0
+
+
+def test_bootstrap_intervals_cover_the_population_value():
+    """A judge with sensitivity 0.8 and specificity 0.7 on items that are unsupported with
+    probability 0.3: the true balanced accuracy is 0.75."""
+    rng = np.random.default_rng(11)
+    covered, draws = 0, 300
+    for i in range(draws):
+        truth = rng.random(200) < 0.3
+        pred = np.where(truth, rng.random(200) < 0.8, rng.random(200) < 0.3)
+        ba = evaluate(truth, pred, n_resamples=500, seed=i)["balanced_accuracy"]
+        covered += ba["ci_low"] <= 0.75 <= ba["ci_high"]
+    assert 0.91 <= covered / draws <= 0.98
+
+
+def test_label_map_and_contexts():
+    m = label_map("1=unsupported,0=supported,maybe=unsupported")
+    assert m["1"] is True and m["0"] is False and m["maybe"] is True and m["yes"] is False
+    assert m["hallucinated"] is True
+    assert split_contexts(join_contexts(["first one", "second\nline"])) == (
+        "first one", "second line")
+
+
+def rating_rule(body):
+    """answer_relevance: rating 1 for answers that say 'wrong', 'garbage' for 'broken',
+    else 5."""
+    users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    item = users[-2] if "could not be used" in users[-1] else users[-1]
+    if "broken" in item:
+        return chat_reply("I'd rather not.")
+    return chat_reply(json.dumps({"rating": 1 if "wrong" in item else 5, "reason": "r"}))
+
+
+ITEMS = [  # (answer, label: 1 = hallucinated in this set)
+    ("Paris is the capital.", 0), ("The capital is wrong here.", 1), ("Lyon, wrong.", 1),
+    ("It is Paris.", 1), ("Paris.", 0), ("A broken answer.", 0), ("wrong again", 0),
+]
+
+
+def write_items(path):
+    path.write_text("\n".join(json.dumps({"id": f"i{i}", "question": "Capital of France?",
+                                          "context": "Paris is the capital of France.",
+                                          "answer": a, "label": lab})
+                              for i, (a, lab) in enumerate(ITEMS)) + "\n")
+
+
+def test_judge_eval_end_to_end(server, tmp_path, capsys):
+    server.rule = rating_rule
+    items = tmp_path / "items.jsonl"
+    write_items(items)
+    out = tmp_path / "report.json"
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported", "--llm-base-url",
+                                 server.url, "--llm-model", "test-model", "--output", str(out),
+                                 "--quiet"], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    # judged: 6 (the broken one has no verdict); judge says unsupported for the 3 'wrong'
+    assert (r["items"], r["judged"]) == (7, 6)
+    assert r["failure_rate"] == pytest.approx(1 / 7)
+    assert r["confusion"] == {"labels unsupported": {"judge unsupported": 2,
+                                                     "judge supported": 1},
+                              "labels supported": {"judge unsupported": 1,
+                                                   "judge supported": 2}}
+    assert r["precision"]["value"] == pytest.approx(2 / 3)
+    assert r["balanced_accuracy"]["value"] == pytest.approx((2 / 3 + 2 / 3) / 2)
+    assert r["threshold"] == 0.5 and r["llm"]["judge_failures"] == 1
+    assert "failure rate 14.3% (1 items without a verdict" in stdout
+    assert "balanced_accuracy 0.667 [" in stdout
+
+    # repeats at a temperature: this server is deterministic, so nothing flips
+    code, stdout, _ = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                               "--label-map", "1=unsupported,0=supported", "--repeats", "2",
+                               "--temperature", "0.7", "--llm-base-url", server.url,
+                               "--llm-model", "test-model", "--quiet"], capsys)
+    assert code == 0
+    assert "self-consistency over 2 repeats: 0.0% of 6 items flip their verdict" in stdout
+    temps = {r.body.get("temperature") for r in server.requests[-14:]}
+    seeds = {r.body.get("seed") for r in server.requests[-14:]}
+    assert temps == {0.7} and seeds == {0, 1}
+
+
+def test_a_review_csv_and_bad_inputs(server, tmp_path, capsys):
+    server.rule = rating_rule
+    csv_path = tmp_path / "review.csv"
+    csv_path.write_text(
+        "id,question,answer,contexts,expected_answer,metric,judge,human\n"
+        "q1,Capital?,Paris.,[1] Paris is the capital.,,answer_relevance,1,yes\n"
+        "q2,Capital?,wrong,[1] Paris is the capital.,,answer_relevance,0,no\n"
+        "q3,Capital?,Paris!,[1] Paris is the capital.,,answer_relevance,1,\n", "utf-8")
+    code, stdout, err = run_cli(["judge-eval", str(csv_path), "--llm-base-url", server.url,
+                                 "--llm-model", "test-model", "--quiet"], capsys)
+    assert code == 0, err
+    assert "metric answer_relevance" in stdout and "2 of 2 items judged" in stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"answer": "a", "context": "c", "label": "perhaps"}\n', "utf-8")
+    code, _, err = run_cli(["judge-eval", str(bad), "--llm-base-url", server.url,
+                            "--llm-model", "test-model"], capsys)
+    assert code == 2 and "line 1" in err and "label 'perhaps'" in err
+    assert "--label-map" in err
