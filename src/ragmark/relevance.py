@@ -177,18 +177,29 @@ def to_judged(
     qids: Sequence[str],
     target_grades: Sequence[dict[str, int]],
     rankings: Sequence[Sequence[JudgedItem]],
+    truths: Sequence[GroundTruth] | None = None,
 ) -> Judged:
-    """Flatten judged rankings into the arrays the metric engine works on."""
+    """Flatten judged rankings into the arrays the metric engine works on (with the
+    ground truths, also the retrieved items their qrels judge not relevant)."""
     hq: list[int] = []
     hr: list[int] = []
     hn: list[int] = []
     hg: list[float] = []
+    nq: list[int] = []
+    nr: list[int] = []
+    n_nonrel: list[int] = []
     for qi, (grades, ranking) in enumerate(zip(target_grades, rankings, strict=True)):
+        judged = truths[qi].doc_grades if truths is not None else {}
+        n_nonrel.append(sum(1 for g in judged.values() if g == 0))
         for it in ranking:
             if it.match is None:
+                if judged.get(it.doc_id) == 0:  # judged not relevant (negative: unjudged)
+                    nq.append(qi)
+                    nr.append(it.rank)
                 continue
             hq.append(qi)
             hr.append(it.rank)
             hn.append(len(it.new_targets))
             hg.append(float(sum(grades.get(t, 0) for t in it.new_targets)))
-    return Judged.build(qids, [list(g.values()) for g in target_grades], hq, hr, hn, hg)
+    return Judged.build(qids, [list(g.values()) for g in target_grades], hq, hr, hn, hg,
+                        nq, nr, n_nonrel)

@@ -100,7 +100,8 @@ def match_shard(shared: tuple[str, Sequence[MetricName]],
         matcher = Matcher(s.truth)
         rankings.append(judge_ranking(s.truth, p.chunks, p.scores, unit, matcher))
         grades.append(matcher.target_grades())
-    values = compute_all(to_judged([s.id for s in samples], grades, rankings), names)
+    values = compute_all(to_judged([s.id for s in samples], grades, rankings,
+                                   [s.truth for s in samples]), names)
     return Matched(rankings, grades, values)
 
 
@@ -184,7 +185,14 @@ def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64
     for name, arr in values.items():
         v = float(arr[qi])
         out[name] = failed.get(qi) or (Score.missing(short) if short else (
-            Score(v) if not np.isnan(v) else Score.missing(none)))
+            Score.missing(NEEDS_QRELS) if name.startswith(QRELS_ONLY) and s.truth.kind != "ids"
+            else Score(v) if not np.isnan(v) else Score.missing(none)))
     return out
+
+
+QRELS_ONLY = ("bpref", "judged@")
+"""Metrics that need documents judged not relevant (qrels), not passages or sections."""
+NEEDS_QRELS = ("needs judged documents (qrels); this ground truth names relevant passages "
+               "or sections only")
 
 

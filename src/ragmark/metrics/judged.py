@@ -9,7 +9,7 @@ objects, and metrics become a few vectorised numpy passes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,6 +32,10 @@ class Judged:
     - ``hit_new``: how many targets that item reaches for the first time in its ranking
       (1 or 0 when items are documents; a chunk may reach a target already found).
     - ``hit_gain``: the summed grades of those newly reached targets.
+    - ``nonrel_q``, ``nonrel_rank``: the retrieved items judged *not* relevant (a qrels
+      grade of 0; a negative grade is not a judgment, as in trec_eval), for bpref and
+      judged@k; ``n_nonrel``: per query, the judged
+      non-relevant documents of its qrels.
     """
 
     qids: tuple[str, ...]
@@ -42,6 +46,9 @@ class Judged:
     hit_rank: IntArray
     hit_new: IntArray
     hit_gain: FloatArray
+    nonrel_q: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    nonrel_rank: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
+    n_nonrel: IntArray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     @property
     def n_queries(self) -> int:
@@ -56,8 +63,12 @@ class Judged:
         hit_rank: Sequence[int] | IntArray,
         hit_new: Sequence[int] | IntArray,
         hit_gain: Sequence[float] | FloatArray,
+        nonrel_q: Sequence[int] | IntArray = (),
+        nonrel_rank: Sequence[int] | IntArray = (),
+        n_nonrel: Sequence[int] | IntArray | None = None,
     ) -> Judged:
-        """Build from per-query target grades and the hit arrays (in any order)."""
+        """Build from per-query target grades and the hit arrays (in any order), and
+        the judged non-relevant retrieved items with each query's count of them."""
         n_q = len(qids)
         grades = [np.asarray(g, dtype=np.float64) for g in target_grades]
         grades = [np.sort(g[g > 0])[::-1] for g in grades]
@@ -67,6 +78,9 @@ class Judged:
         hq = np.asarray(hit_q, dtype=np.int64)
         hr = np.asarray(hit_rank, dtype=np.int64)
         order = np.lexsort((hr, hq))
+        nq = np.asarray(nonrel_q, dtype=np.int64)
+        nr = np.asarray(nonrel_rank, dtype=np.int64)
+        n_order = np.lexsort((nr, nq))
         return cls(
             qids=tuple(qids),
             n_rel=n_rel,
@@ -76,6 +90,10 @@ class Judged:
             hit_rank=hr[order],
             hit_new=np.asarray(hit_new, dtype=np.int64)[order],
             hit_gain=np.asarray(hit_gain, dtype=np.float64)[order],
+            nonrel_q=nq[n_order],
+            nonrel_rank=nr[n_order],
+            n_nonrel=(np.zeros(n_q, np.int64) if n_nonrel is None
+                      else np.asarray(n_nonrel, dtype=np.int64)),
         )
 
     @classmethod

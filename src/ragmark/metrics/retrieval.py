@@ -112,6 +112,35 @@ def r_precision(j: Judged) -> FloatArray:
     return _with_skips(j, _safe_div(found, j.n_rel))
 
 
+def judged(j: Judged, k: int) -> FloatArray:
+    """judged@k = items in the top k that have a judgment (relevant, or judged not
+    relevant: a qrels grade of 0) / k: how much of a ranking the qrels can score."""
+    n = _per_query_sum(j, np.ones(len(j.hit_q)), j.hit_rank <= k)
+    keep = j.nonrel_rank <= k
+    n += np.bincount(j.nonrel_q[keep], minlength=j.n_queries).astype(np.float64)
+    return _with_skips(j, n / k)
+
+
+def bpref(j: Judged) -> FloatArray:
+    """bpref (trec_eval): (1/R) * sum over the relevant retrieved of
+    (1 - min(judged non-relevant ranked above it, R) / min(R, N)), a term of 1 when none
+    is above; R, N = judged relevant and non-relevant documents of the query. Unjudged
+    documents are ignored, so it holds up when judgments are incomplete."""
+    new = j.hit_new > 0
+    q, rank = j.hit_q[new], j.hit_rank[new]
+    width = int(max(j.hit_rank.max(initial=0), j.nonrel_rank.max(initial=0))) + 1
+    keys = j.nonrel_q * width + j.nonrel_rank  # sorted: nonrel is in (query, rank) order
+    above = (np.searchsorted(keys, q * width + rank, side="left")
+             - np.searchsorted(keys, q * width, side="left"))
+    r = j.n_rel[q].astype(np.float64)
+    denom = np.minimum(r, j.n_nonrel[q].astype(np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(above > 0, 1 - np.minimum(above, r) / np.where(denom > 0, denom, 1),
+                        1.0)
+    total = np.bincount(q, weights=term * j.hit_new[new], minlength=j.n_queries)
+    return _with_skips(j, _safe_div(total.astype(np.float64), j.n_rel))
+
+
 def compute(j: Judged, metric: MetricName | str) -> FloatArray:
     """Per-query values of one retrieval metric (NaN where the query has no target)."""
     m = parse_metric(metric)
@@ -129,4 +158,8 @@ def compute(j: Judged, metric: MetricName | str) -> FloatArray:
         return average_precision(j, m.k)
     if m.name == "r_precision":
         return r_precision(j)
+    if m.name == "bpref":
+        return bpref(j)
+    if m.name == "judged":
+        return judged(j, m.k or 0)
     raise ValueError(f"{m} is not a retrieval metric")

@@ -23,6 +23,8 @@ def default_metrics(dataset: Dataset) -> list[MetricName]:
     keywords = [bool(s.expected_keywords) for s in dataset.samples]
     if any(truth):
         names += DEFAULT_RETRIEVAL
+    if dataset.format == "beir" and any(truth):  # qrels: how much of the top 10 is judged
+        names.append("judged@10")
     if any(keywords):
         names.append("keyword_coverage")
     if any(truth):

@@ -75,36 +75,48 @@ def judge_run(qrels: Qrels, run: Run) -> Judged:
         raise DataError(f"run scores must be numbers ({e})") from None
 
     grades: list[list[int]] = []
-    rel_q: list[int] = []
-    rel_doc: list[str] = []
-    rel_score: list[float] = []
-    rel_grade: list[int] = []
+    n_nonrel: list[int] = []
+    found: dict[bool, tuple[list[int], list[str], list[float], list[int]]] = {
+        True: ([], [], [], []), False: ([], [], [], [])}
     for qi, (q, r) in enumerate(zip(qids, runs, strict=True)):
         g_q = []
+        nonrel = 0
         for d, g in qrels[q].items():
             if g > 0:
                 g_q.append(g)
-                s = r.get(d)
-                if s is not None:
-                    rel_q.append(qi)
-                    rel_doc.append(d)
-                    rel_score.append(s)
-                    rel_grade.append(g)
+            elif g == 0:  # judged not relevant (a negative grade: not judged, as trec_eval)
+                nonrel += 1
+            else:
+                continue
+            s = r.get(d)
+            if s is not None:  # a judged document retrieved: relevant or not
+                part = found[g > 0]
+                part[0].append(qi)
+                part[1].append(d)
+                part[2].append(s)
+                part[3].append(g)
         grades.append(g_q)
+        n_nonrel.append(nonrel)
 
-    rq = np.asarray(rel_q, dtype=np.int64)
-    thr = np.asarray(rel_score, dtype=np.float32)
-    gt, eq = _count_beating(scores, starts[rq], lens[rq], thr)
-    ranks = gt + 1
-    keys: dict[int, list[str]] = {}
-    for i in np.flatnonzero(eq > 1):  # float32 ties: higher document id ranks first
-        qn = int(rq[i])
-        ids = keys.get(qn)
-        if ids is None:
-            ids = keys[qn] = list(runs[qn])
-        start = int(starts[qn])
-        tied = np.flatnonzero(scores[start : start + int(lens[qn])] == thr[i])
-        d = rel_doc[i]
-        ranks[i] += sum(1 for p in tied.tolist() if ids[p] > d)
-    n = len(rq)
-    return Judged.build(qids, grades, rq, ranks, np.ones(n, np.int64), rel_grade)
+    def ranks(rel: bool) -> tuple[np.ndarray, np.ndarray]:
+        q_of, docs, values, _ = found[rel]
+        rq = np.asarray(q_of, dtype=np.int64)
+        thr = np.asarray(values, dtype=np.float32)
+        gt, eq = _count_beating(scores, starts[rq], lens[rq], thr)
+        out = gt + 1
+        keys: dict[int, list[str]] = {}
+        for i in np.flatnonzero(eq > 1):  # float32 ties: higher document id ranks first
+            qn = int(rq[i])
+            ids = keys.get(qn)
+            if ids is None:
+                ids = keys[qn] = list(runs[qn])
+            start = int(starts[qn])
+            tied = np.flatnonzero(scores[start : start + int(lens[qn])] == thr[i])
+            d = docs[i]
+            out[i] += sum(1 for p in tied.tolist() if ids[p] > d)
+        return rq, out
+
+    rq, rel_ranks = ranks(True)
+    nq, nonrel_ranks = ranks(False)
+    return Judged.build(qids, grades, rq, rel_ranks, np.ones(len(rq), np.int64),
+                        found[True][3], nq, nonrel_ranks, n_nonrel)

@@ -190,3 +190,34 @@ def test_perfect_ranking_scores_one(rel):
     assert all(v == pytest.approx(1.0) for v in got.values()), got
     got = ragmark.evaluate({"q": rel}, {"q": run}, [f"recall@{len(rel)}", "hit@1"])
     assert all(v == 1.0 for v in got.values())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bpref_agrees_with_trec_eval(seed):
+    qrels, run = random_cases(seed, 2000)
+    assert_agrees(qrels, run, {"bpref": ("bpref", "bpref")})
+
+
+def test_bpref_hand_worked():
+    # R = 2 (a, b), N = 2 (x, y); ranking x a y b: a has 1 judged non-relevant above
+    # (1 - 1/2), b has 2 (1 - 2/2); unjudged u is ignored
+    qrels = {"q": {"a": 1, "b": 1, "x": 0, "y": 0}}
+    run = {"q": {"u": 0.99, "x": 0.9, "a": 0.8, "y": 0.7, "b": 0.6}}
+    assert ragmark.evaluate(qrels, run, ["bpref"])["bpref"] == pytest.approx(0.25)
+    assert_agrees(qrels, run, {"bpref": ("bpref", "bpref")})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_judged_at_k_is_precision_over_every_judged_document(seed):
+    """judged@k against trec_eval's P@k on the qrels with every judged document (grade
+    0 or more; a negative grade is no judgment) made relevant."""
+    qrels, run = random_cases(seed, 1000)
+    ours = ragmark.evaluate(qrels, run, ["judged@5", "judged@10"], per_query=True)
+    every = {q: {d: 1 for d, g in j.items() if g >= 0} for q, j in qrels.items()}
+    theirs = trec_eval(every, run, {"judged@5": ("P.5", "P_5"), "judged@10": ("P.10", "P_10")})
+    checked = 0
+    for q, vals in ours.items():
+        for name, key in (("judged@5", "P_5"), ("judged@10", "P_10")):
+            assert vals[name] == pytest.approx(theirs[q][key], abs=1e-9), (q, name)
+            checked += 1
+    assert checked > 500

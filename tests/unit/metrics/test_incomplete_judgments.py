@@ -1,0 +1,84 @@
+"""bpref and judged@k through `ragmark run` on a BEIR folder whose qrels judge some
+documents not relevant (grade 0): the values equal trec_eval's on the run file ragmark
+writes; a context set (passages, no judgments) records them as missing with the reason."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from support.cli import run_cli
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega rho tau "
+         "phi chi psi").split()
+
+
+def beir_folder(root: Path, seed: int = 3) -> tuple[Path, dict[str, dict[str, int]]]:
+    rng = random.Random(seed)
+    docs = {f"d{i}": " ".join(rng.choices(WORDS, k=30)) for i in range(60)}
+    queries = {f"q{i}": " ".join(rng.choices(WORDS, k=4)) for i in range(25)}
+    qrels: dict[str, dict[str, int]] = {}
+    for q in queries:
+        judged = rng.sample(sorted(docs), 8)
+        qrels[q] = {d: (rng.choice([1, 2]) if i < 2 else 0) for i, d in enumerate(judged)}
+    root.mkdir(parents=True)
+    (root / "corpus.jsonl").write_text("\n".join(
+        json.dumps({"_id": d, "title": "", "text": t}) for d, t in docs.items()) + "\n")
+    (root / "queries.jsonl").write_text("\n".join(
+        json.dumps({"_id": q, "text": t}) for q, t in queries.items()) + "\n")
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{g}\n" for q, j in qrels.items() for d, g in j.items()))
+    return root, qrels
+
+
+def test_bpref_and_judged_through_a_run_equal_trec_eval(tmp_path, capsys):
+    folder, qrels = beir_folder(tmp_path / "set")
+    out, trec = tmp_path / "r.json", tmp_path / "run.trec"
+    code, _, err = run_cli(["run", "--dataset", str(folder), "--metrics",
+                            "bpref,judged@5,judged@10,map", "--top-k", "20",
+                            "--skip-generation", "--output", str(out), "--run-file", str(trec),
+                            "--quiet"], capsys)
+    assert code == 0, err
+    run: dict[str, dict[str, float]] = {}
+    for line in trec.read_text().splitlines():
+        q, _, d, _, score, _ = line.split()
+        run.setdefault(q, {})[d] = float(score)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"bpref", "map"}).evaluate(run)
+    every = {q: {d: 1 for d in j} for q, j in qrels.items()}
+    judged = pytrec_eval.RelevanceEvaluator(every, {"P.5", "P.10"}).evaluate(run)
+    per_query = json.loads(out.read_text())["per_query"]
+    assert len(per_query) == 25
+    nonzero = 0  # queries where the judged non-relevant documents change bpref
+    for q, vals in per_query.items():
+        assert vals["bpref"] == pytest.approx(theirs[q]["bpref"], abs=1e-9), q
+        assert vals["map"] == pytest.approx(theirs[q]["map"], abs=1e-9), q
+        assert vals["judged@5"] == pytest.approx(judged[q]["P_5"], abs=1e-9), q
+        assert vals["judged@10"] == pytest.approx(judged[q]["P_10"], abs=1e-9), q
+        nonzero += 0 < vals["bpref"] < 1  # a judged non-relevant document ranked above
+    assert nonzero >= 3
+
+
+def test_without_judgments_they_are_missing_with_the_reason(tmp_path, capsys):
+    ds = tmp_path / "ctx.json"
+    ds.write_text(json.dumps([{"question": "What is alpha?",
+                               "ground_truth_contexts": ["alpha is the first letter"]}]))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("alpha is the first letter of the Greek alphabet.\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(corpus), "--metrics",
+                            "bpref,judged@5,mrr", "--skip-generation", "--output", str(out),
+                            "--allow-missing", "--quiet"], capsys)
+    assert code == 0, err
+    counts = json.loads(out.read_text())["counts"]
+    assert counts["mrr"]["n"] == 1
+    for name in ("bpref", "judged@5"):
+        assert counts[name]["n"] == 0
+        assert list(counts[name]["reasons"]) == [
+            "needs judged documents (qrels); this ground truth names relevant passages or "
+            "sections only"]
