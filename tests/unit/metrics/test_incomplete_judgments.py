@@ -13,8 +13,8 @@ from support.cli import run_cli
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
-WORDS = ("alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega rho tau "
-         "phi chi psi").split()
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda",
+         "sigma", "omega", "rho", "tau", "phi", "chi", "psi"]
 
 
 def beir_folder(root: Path, seed: int = 3) -> tuple[Path, dict[str, dict[str, int]]]:
