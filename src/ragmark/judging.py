@@ -24,6 +24,7 @@ from ragmark.judges import (
 )
 from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput
 from ragmark.judges.prompt import is_reask
+from ragmark.judges.reference import citation_correctness, context_precision, context_recall
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
@@ -41,8 +42,10 @@ class Answered(Protocol):
     @property
     def contexts(self) -> Sequence[str]: ...
 
-JUDGE_METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness")
-NEEDS_ANSWER = {"faithfulness", "answer_relevance", "answer_correctness"}
+JUDGE_METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness",
+                 "context_recall", "context_precision", "citation_correctness")
+NEEDS_ANSWER = {"faithfulness", "answer_relevance", "answer_correctness",
+                "citation_correctness"}
 
 
 def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
@@ -71,6 +74,14 @@ def _job(
         return answer_relevance(client, s.question, answer, counts=counts)
     if name == "context_relevance":
         return context_relevance(client, s.question, rec.contexts, counts=counts)
+    if name == "context_recall":
+        return context_recall(client, s.question, s.expected_answer, rec.contexts,
+                              counts=counts)
+    if name == "context_precision":
+        return context_precision(client, s.question, s.expected_answer, rec.contexts,
+                                 counts=counts)
+    if name == "citation_correctness":
+        return citation_correctness(client, answer, rec.contexts, counts=counts)
     return answer_correctness(client, s.question, answer, s.expected_answer, counts=counts)
 
 

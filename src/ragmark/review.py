@@ -41,6 +41,9 @@ ASKS = {
     "answer_relevance": "does the answer address the question?",
     "context_relevance": "do the contexts help to answer the question?",
     "answer_correctness": "does the answer agree with the expected answer?",
+    "context_recall": "do the contexts contain everything the expected answer states?",
+    "context_precision": "are the contexts that help reach the expected answer ranked first?",
+    "citation_correctness": "does every cited context support the sentence citing it?",
     LABEL_METRIC: "can an answer to the question be derived from the passage?",
 }
 """What an annotator answers yes or no to, per judge metric."""

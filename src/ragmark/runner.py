@@ -146,6 +146,10 @@ def _run(
     names = run_metrics(dataset, metrics)
     if outputs is None:
         check_depth([cfg], names, allow_short_rankings)
+    if any(m.name == "answer_similarity" for m in names):
+        from ragmark.metrics.similarity import similarity_embedder
+
+        similarity_embedder()  # the dense extra is there, or an error before any work
     samples = _samples(dataset, max_queries)
     started = time.perf_counter()
     if outputs is not None or cfg.pipeline is not None:

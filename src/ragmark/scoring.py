@@ -21,6 +21,7 @@ from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
+from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import Produced, Stats
 from ragmark.progress import Progress
 from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, unmatchable
@@ -41,6 +42,9 @@ def _gold_context(sample: Sample, docs: Mapping[str, Document]) -> list[str]:
                 out.append(doc.sections[s])
         return out
     return [docs[d].text for d, g in t.doc_grades.items() if g > 0 and d in docs]
+
+
+SIMILARITY = "answer_similarity"
 
 
 def _answer_scores(
@@ -146,6 +150,12 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
         else:
             scores.append(_answer_scores(s, p.answer, p.contexts, _gold_context(s, docs),
                                          names, cfg))
+    if any(m.name == SIMILARITY for m in names):  # one batch of embeddings for all
+        todo = [qi for qi, sc in enumerate(scores) if SIMILARITY not in sc]
+        got = answer_similarity([answers[qi].answer for qi in todo],
+                                [samples[qi].expected_answer for qi in todo])
+        for qi, score in zip(todo, got, strict=True):
+            scores[qi][SIMILARITY] = score
     return answers, scores
 
 

@@ -47,7 +47,8 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Judge metrics, ``--require-llm`` and the LLM endpoint flags."""
     opts = [
         click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
-                     "answer_relevance, context_relevance, answer_correctness."),
+                     "answer_relevance, context_relevance, answer_correctness, context_recall, "
+                     "context_precision, citation_correctness."),
         *_endpoint_opts(),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),

@@ -46,6 +46,8 @@ SPECS: dict[str, MetricSpec] = {
         MetricSpec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap"),
         MetricSpec("exact_match", "answer", "none", "normalised answer == expected answer"),
         MetricSpec("token_f1", "answer", "none", "token F1 of answer against expected answer"),
+        MetricSpec("answer_similarity", "answer", "none",
+                   "cosine of answer and expected answer embeddings (MiniLM)"),
     )
 }
 

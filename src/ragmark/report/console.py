@@ -15,7 +15,10 @@ _BASE_LABELS = {
 }
 _LABELS = {"groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio",
            "faithfulness": "Faithfulness", "answer_relevance": "Answer relevance",
-           "context_relevance": "Context relevance", "answer_correctness": "Answer correctness"}
+           "context_relevance": "Context relevance", "answer_correctness": "Answer correctness",
+           "context_recall": "Context recall", "context_precision": "Context precision",
+           "citation_correctness": "Citation correctness",
+           "answer_similarity": "Answer similarity"}
 
 
 def label(name: str) -> str:

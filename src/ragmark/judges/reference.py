@@ -1,0 +1,248 @@
+"""Judges that need a reference: context recall and context precision (against the
+expected answer), and citation correctness (the LLM generator's ``[n]`` citations).
+
+- ``context_recall`` = statements of the expected answer attributable to the retrieved
+  contexts / statements of the expected answer. One call: the judge splits the expected
+  answer into statements and marks each attributable or not.
+- ``context_precision`` = sum over k of (precision@k * v_k) / (useful contexts in the top
+  K), with v_k = 1 when the context at rank k is useful for arriving at the expected
+  answer (rank-weighted: useful contexts ranked first score higher). 0 when none is
+  useful. One call: a verdict per context.
+- ``citation_correctness`` = cited sentences whose cited contexts support them / cited
+  sentences. The sentences of the answer that cite ``[n]`` are found here (no model);
+  one call checks each against the contexts it cites.
+
+Worked examples in the tests: expected answer with statements [attributable, not] ->
+context_recall 0.5; verdicts [useful, not, useful] -> context_precision
+(1/1 + 2/3) / 2 = 0.8333; two cited sentences, one supported -> citation_correctness 0.5.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+from ragmark.judges.prompt import (
+    ChatClient,
+    JudgeCounts,
+    JudgeFailure,
+    Prompt,
+    ask,
+    one_verdict_each,
+)
+from ragmark.types import Score
+
+NO_REFERENCE = "no expected_answer for this question"
+
+# ---------------------------------------------------------------- context recall
+
+
+class RecallInput(BaseModel):
+    question: str
+    expected_answer: str
+    context: list[str]
+
+
+class Attribution(BaseModel):
+    statement: str
+    attributed: bool
+
+
+class RecallOutput(BaseModel):
+    statements: list[Attribution]
+
+
+CONTEXT_RECALL_PROMPT: Prompt[RecallInput, RecallOutput] = Prompt(
+    name="context_recall",
+    instruction=(
+        "Split the expected answer into its statements (short, self-contained facts). For "
+        "each, decide whether it can be attributed to the numbered context passages "
+        "(attributed: true: a passage states it or it follows directly from them) or not "
+        "(attributed: false). Judge only against the passages, not your own knowledge."
+    ),
+    input_model=RecallInput,
+    output_model=RecallOutput,
+    examples=(
+        (
+            RecallInput(
+                question="Where and when was Marie Curie born?",
+                expected_answer="Marie Curie was born in Warsaw in 1867.",
+                context=["Marie Sklodowska Curie was born in Warsaw, then part of Russia."],
+            ),
+            RecallOutput(statements=[
+                Attribution(statement="Marie Curie was born in Warsaw.", attributed=True),
+                Attribution(statement="Marie Curie was born in 1867.", attributed=False)]),
+        ),
+    ),
+)
+
+
+async def context_recall(client: ChatClient, question: str, expected_answer: str | None,
+                         contexts: Sequence[str], *,
+                         counts: JudgeCounts | None = None) -> Score:
+    """Share of the expected answer's statements the contexts support (``details``:
+    ``unattributed`` statements). Missing without an expected answer or contexts, when
+    the judge finds no statement, or on judge failure."""
+    if expected_answer is None or not expected_answer.strip():
+        return Score.missing(NO_REFERENCE)
+    if not contexts:
+        return Score.missing("no retrieved context")
+    out = await ask(client, CONTEXT_RECALL_PROMPT,
+                    RecallInput(question=question, expected_answer=expected_answer,
+                                context=list(contexts)), counts=counts)
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    if not out.statements:
+        return Score.missing("the judge found no statement in the expected answer")
+    hits = sum(s.attributed for s in out.statements)
+    return Score(hits / len(out.statements), details={
+        "statements": len(out.statements),
+        "unattributed": [s.statement for s in out.statements if not s.attributed]})
+
+
+# ---------------------------------------------------------------- context precision
+
+
+class PrecisionInput(BaseModel):
+    question: str
+    expected_answer: str
+    context: list[str]
+
+
+class Usefulness(BaseModel):
+    passage: int = Field(description="the number of the passage, from 1")
+    useful: bool
+
+
+class PrecisionOutput(BaseModel):
+    verdicts: list[Usefulness]
+
+
+def _check_useful(item: PrecisionInput, out: PrecisionOutput) -> str | None:
+    return one_verdict_each([v.passage for v in out.verdicts], len(item.context), "passage")
+
+
+CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(
+    name="context_precision",
+    instruction=(
+        "For each numbered context passage, decide whether it was useful for arriving at "
+        "the expected answer to the question (useful: true) or not (useful: false). Give "
+        "one verdict per passage, with the passage's number."
+    ),
+    input_model=PrecisionInput,
+    output_model=PrecisionOutput,
+    check=_check_useful,
+)
+
+
+def rank_weighted_precision(useful: Sequence[bool]) -> float:
+    """sum_k precision@k * v_k / (number useful); 0 when none is.
+
+    >>> round(rank_weighted_precision([True, False, True]), 4)
+    0.8333
+    """
+    total, found = 0.0, 0
+    for k, v in enumerate(useful, start=1):
+        if v:
+            found += 1
+            total += found / k
+    return total / found if found else 0.0
+
+
+async def context_precision(client: ChatClient, question: str, expected_answer: str | None,
+                            contexts: Sequence[str], *,
+                            counts: JudgeCounts | None = None) -> Score:
+    """Rank-weighted precision of the contexts useful for the expected answer
+    (``details``: ``useful`` passage numbers, from 1)."""
+    if expected_answer is None or not expected_answer.strip():
+        return Score.missing(NO_REFERENCE)
+    if not contexts:
+        return Score.missing("no retrieved context")
+    out = await ask(client, CONTEXT_PRECISION_PROMPT,
+                    PrecisionInput(question=question, expected_answer=expected_answer,
+                                   context=list(contexts)), counts=counts)
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    flags = {v.passage: v.useful for v in out.verdicts}
+    ordered = [flags[i] for i in range(1, len(contexts) + 1)]
+    return Score(rank_weighted_precision(ordered),
+                 details={"useful": [i for i, u in enumerate(ordered, start=1) if u]})
+
+
+# ---------------------------------------------------------------- citation correctness
+
+_CITE = re.compile(r"\[(\d+)\]")
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?:\s*\[\d+\])*|$)")
+
+
+def cited_sentences(answer: str, n_contexts: int) -> list[tuple[str, list[int]]]:
+    """The answer's sentences that cite a context, with the numbers they cite (those
+    within 1..n_contexts), markers removed from the text.
+
+    >>> cited_sentences("Paris is big [1]. It is old [2][3]. No cite.", 2)
+    [('Paris is big.', [1]), ('It is old.', [2])]
+    """
+    out = []
+    for m in _SENTENCE.finditer(answer):
+        sentence = m.group(0).strip()
+        cites = [int(c) for c in _CITE.findall(sentence) if 1 <= int(c) <= n_contexts]
+        text = " ".join(_CITE.sub("", sentence).split()).replace(" .", ".")
+        if cites and text:
+            out.append((text, list(dict.fromkeys(cites))))
+    return out
+
+
+class CitationInput(BaseModel):
+    context: list[str]
+    cited: list[str] = Field(description="each statement with the passages it cites")
+
+
+class CitationVerdict(BaseModel):
+    statement: int = Field(description="the number of the statement, from 1")
+    supported: bool
+
+
+class CitationOutput(BaseModel):
+    verdicts: list[CitationVerdict]
+
+
+def _check_cited(item: CitationInput, out: CitationOutput) -> str | None:
+    return one_verdict_each([v.statement for v in out.verdicts], len(item.cited), "statement")
+
+
+CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
+    name="citation_correctness",
+    instruction=(
+        "Each numbered statement cites some of the numbered context passages (after "
+        "'cites'). Decide for each statement whether the passages it cites support it "
+        "(supported: true) or not (supported: false): only the cited passages count, not "
+        "the others and not your own knowledge. One verdict per statement, with its number."
+    ),
+    input_model=CitationInput,
+    output_model=CitationOutput,
+    check=_check_cited,
+)
+
+
+async def citation_correctness(client: ChatClient, answer: str, contexts: Sequence[str], *,
+                               counts: JudgeCounts | None = None) -> Score:
+    """Share of the answer's cited sentences that their cited contexts support
+    (``details``: ``unsupported`` sentences). Missing when the answer cites nothing."""
+    if not contexts:
+        return Score.missing("no retrieved context")
+    cited = cited_sentences(answer, len(contexts))
+    if not cited:
+        return Score.missing("the answer cites no context ([n])")
+    out = await ask(client, CITATION_PROMPT, CitationInput(
+        context=list(contexts),
+        cited=[f"{text} (cites {', '.join(map(str, nums))})" for text, nums in cited]),
+        counts=counts)
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    flags = {v.statement: v.supported for v in out.verdicts}
+    ordered = [flags[i] for i in range(1, len(cited) + 1)]
+    return Score(sum(ordered) / len(ordered), details={
+        "cited": len(cited),
+        "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok]})

@@ -1,0 +1,114 @@
+"""The reference-based judges on hand-worked cases through the scripted server:
+context_recall, context_precision, citation_correctness (and when each is missing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from judges_support import as_json, reply, run
+from support.cli import run_cli
+
+from ragmark.judges.reference import (
+    citation_correctness,
+    cited_sentences,
+    context_precision,
+    context_recall,
+    rank_weighted_precision,
+)
+
+CONTEXTS = ["Marie Curie was born in Warsaw.", "She won two Nobel prizes.",
+            "Warsaw is the capital of Poland."]
+
+
+def last_user(server) -> str:
+    return [m["content"] for m in server.requests[-1].body["messages"]
+            if m["role"] == "user"][-1]
+
+
+def test_context_recall_is_the_share_of_attributed_statements(client, server):
+    server.queue.append(as_json({"statements": [
+        {"statement": "Curie was born in Warsaw.", "attributed": True},
+        {"statement": "Curie was born in 1867.", "attributed": False}]}))
+    s = run(client, context_recall(client, "Where and when?", "Warsaw, 1867.", CONTEXTS))
+    assert s.value == 0.5
+    assert s.details["unattributed"] == ["Curie was born in 1867."]
+    user = last_user(server)
+    assert '<data name="expected_answer">\nWarsaw, 1867.\n</data>' in user
+    assert '<data name="context" index="3">' in user
+
+
+def test_context_recall_missing_cases(client, server):
+    s = run(client, context_recall(client, "q", None, CONTEXTS))
+    assert s.reason == "no expected_answer for this question"
+    assert run(client, context_recall(client, "q", "a", [])).reason == "no retrieved context"
+    server.queue.append(as_json({"statements": []}))
+    s = run(client, context_recall(client, "q", "Nothing.", CONTEXTS))
+    assert s.reason == "the judge found no statement in the expected answer"
+    assert len(server.requests) == 1
+
+
+def test_context_precision_weighs_by_rank(client, server):
+    server.queue.append(as_json({"verdicts": [
+        {"passage": 1, "useful": True}, {"passage": 2, "useful": False},
+        {"passage": 3, "useful": True}]}))
+    s = run(client, context_precision(client, "Where?", "Warsaw.", CONTEXTS))
+    assert s.value == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert s.details["useful"] == [1, 3]
+    assert rank_weighted_precision([False, True]) == 0.5
+    assert rank_weighted_precision([False, False]) == 0.0
+
+
+def test_context_precision_re_asks_when_a_verdict_is_missing(client, server):
+    server.queue.extend([as_json({"verdicts": [{"passage": 1, "useful": True}]}),
+                         as_json({"verdicts": [{"passage": i, "useful": i == 2}
+                                               for i in (1, 2, 3)]})])
+    s = run(client, context_precision(client, "Where?", "Warsaw.", CONTEXTS))
+    assert s.value == 0.5 and len(server.requests) == 2
+
+
+def test_citation_correctness_checks_each_cited_sentence(client, server):
+    answer = "Curie was born in Warsaw [1]. She won three Nobel prizes [2]. Poland is big."
+    assert cited_sentences(answer, 3) == [("Curie was born in Warsaw.", [1]),
+                                          ("She won three Nobel prizes.", [2])]
+    server.queue.append(as_json({"verdicts": [{"statement": 1, "supported": True},
+                                              {"statement": 2, "supported": False}]}))
+    s = run(client, citation_correctness(client, answer, CONTEXTS))
+    assert s.value == 0.5
+    assert s.details == {"cited": 2, "unsupported": ["She won three Nobel prizes."]}
+    user = last_user(server)
+    assert "Curie was born in Warsaw. (cites 1)" in user
+    s = run(client, citation_correctness(client, "No citation here.", CONTEXTS))
+    assert s.reason == "the answer cites no context ([n])" and len(server.requests) == 1
+
+
+def test_a_run_reports_them(server, tmp_path, capsys):
+    def rule(body):
+        system = body["messages"][0]["content"]
+        if "expected answer into its statements" in system:
+            return as_json({"statements": [{"statement": "s", "attributed": True}]})
+        if "useful for arriving" in system:
+            n = last_item(body).count('<data name="context" index=')
+            return as_json({"verdicts": [{"passage": i, "useful": i == 1}
+                                         for i in range(1, n + 1)]})
+        return reply("?")
+
+    server.rule = rule
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{"question": "What is a RAG pipeline made of?",
+                               "expected_answer": "A retriever and a generator.",
+                               "ground_truth_contexts": ["a retriever finds the passages"]}]))
+    demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo" / "corpus"
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(demo),
+                            "--judge-metrics", "context_recall,context_precision",
+                            "--llm-base-url", server.url, "--llm-model", "test-model",
+                            "--output", str(out), "--allow-missing", "--quiet"], capsys)
+    assert code == 0, err
+    metrics = json.loads(out.read_text())["metrics"]
+    assert metrics["context_recall"] == 1.0 and metrics["context_precision"] == 1.0
+
+
+def last_item(body) -> str:
+    return [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
