@@ -25,8 +25,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _env import RESULTS, header_lines, load_average, machine_info, md_table  # noqa: E402
-from _env import write_results  # noqa: E402
+from _env import (  # noqa: E402
+    RESULTS,
+    header_lines,
+    load_average,
+    machine_info,
+    md_table,
+    write_results,
+)
 from support.fake_llm_server import FakeLLMServer, Reply, chat_reply  # noqa: E402
 
 PRICES = {"gpt-4.1-mini": (0.40, 1.60)}

@@ -29,8 +29,14 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _env import RESULTS, header_lines, load_average, machine_info, md_table  # noqa: E402
-from _env import write_results  # noqa: E402
+from _env import (  # noqa: E402
+    RESULTS,
+    header_lines,
+    load_average,
+    machine_info,
+    md_table,
+    write_results,
+)
 from support.llama import MISSING, WHY_MISSING, llama_server  # noqa: E402
 
 DEMO = ROOT / "src" / "ragmark" / "demo"
