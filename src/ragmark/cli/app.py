@@ -104,6 +104,25 @@ def data_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def qrels_extra_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--qrels-extra FILE``: LLM judgments of an extended qrels file (``label --pool``)
+    added where the dataset's qrels have none."""
+    return click.option(
+        "--qrels-extra", type=click.Path(exists=True, dir_okay=False),
+        help="An extended qrels file from `ragmark label --pool`: its LLM judgments are "
+             "added for the documents the dataset's qrels do not judge.")(f)
+
+
+def with_qrels_extra(ds: Any, path: str | None) -> tuple[Any, dict[str, Any] | None]:
+    """The dataset with ``--qrels-extra`` applied (read before any work), and what was
+    added."""
+    if path is None:
+        return ds, None
+    from ragmark.pooling import read_extra, with_extra
+
+    return with_extra(ds, read_extra(path), path)
+
+
 def leniency(strict: bool, encoding: str | None) -> Any:
     from ragmark.data.leniency import Leniency
 

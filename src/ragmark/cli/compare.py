@@ -21,8 +21,10 @@ from ragmark.cli.app import (
     leniency,
     open_executor,
     prepare_outputs,
+    qrels_extra_option,
     record_history,
     warn_data,
+    with_qrels_extra,
     written_text,
 )
 from ragmark.cli.llm_opts import dry_run_text, labelled_judges, llm_options, resolve_llm
@@ -92,6 +94,7 @@ def default_configs() -> tuple[list[str], str | None]:
 @click.option("--junit", "junit", metavar="FILE",
               help="Write every gate condition as JUnit XML (one test case each).")
 @data_options
+@qrels_extra_option
 @history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
@@ -106,7 +109,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
                 against: str | None, margin: float, junit: str | None, strict: bool,
-                encoding: str | None, history: str | None, no_history: bool,
+                encoding: str | None, qrels_extra: str | None, history: str | None,
+                no_history: bool,
                 judge_metrics: str | None, require_llm: bool, human_labels: str | None,
                 dry_run: bool, more_configs: tuple[str, ...]) -> None:
     """Run several configurations on the same questions and compare them.
@@ -164,6 +168,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     ex = open_executor(executor_name, address)
     ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
+    ds, pooled = with_qrels_extra(ds, qrels_extra)
     run_metrics = None
     extra = [*(compared or []), *gated]
     if extra:  # the dataset's default metrics, plus whatever the user compares or gates
@@ -198,6 +203,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     gate_md = gates_markdown(gates, alpha, margin)
     md = comparison_markdown(result) + gate_md
     out.print(md, markup=False, highlight=False, soft_wrap=True)
+    for rep in result.reports.values() if pooled is not None else ():
+        rep.dataset["qrels_extra"] = pooled
     if human is not None:
         from ragmark.human_labels import corrected, corrected_lines
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,6 +38,33 @@ def _read_template(path: str | None) -> str | None:
         raise ConfigError(f"--prompt-template {path}: cannot be read: {e.strerror}") from None
 
 
+def _pool(out: Any, ds: Any, top: Any, settings: Any, template: str | None, progress: Any,
+          dry_run: bool, path: str) -> None:
+    """``label --pool``: judge the unjudged documents of every config's top K."""
+    from ragmark.labeling import estimate
+    from ragmark.labeling.run import label_pairs
+    from ragmark.pooling import pool, write_extended_qrels
+
+    items = pool(ds, top.reports, top.top_k)
+    pairs = [(it.question, it.text) for it in items]
+    if dry_run:
+        est = estimate(pairs, settings, template)
+        out.print(f"{len(items):,} unjudged documents in the top {top.top_k} of "
+                  f"{len(top.reports)} configs.", highlight=False)
+        out.print(dry_run_text({"pool": est}, what="label"), highlight=False, soft_wrap=True)
+        return
+    labels, llm = label_pairs(pairs, settings, template, progress)
+    counts = write_extended_qrels(path, ds, items, [labels[p] for p in pairs],
+                                  settings.model)
+    out.print(f"Pooled {len(items):,} unjudged documents of the top {top.top_k} of "
+              f"{len(top.reports)} configs: {counts['llm_relevant']} judged relevant, "
+              f"{counts['llm_not_relevant']} not, {counts['unlabelled']} without a label; "
+              f"{counts['original']:,} original judgments kept.", highlight=False)
+    out.print(llm_line("labels", llm), highlight=False, soft_wrap=True)
+    out.print(f"Extended qrels written to {path} (use: ragmark run --qrels-extra {path})",
+              highlight=False)
+
+
 @cli.command("label")
 @configs_options
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -53,6 +81,10 @@ def _read_template(path: str | None) -> str | None:
                    "ragmark[plot]).")
 @click.option("--dry-run", is_flag=True,
               help="Count the label calls, tokens and cost without calling anything.")
+@click.option("--pool", is_flag=True,
+              help="Judge the documents of every config's top K that the qrels do not "
+                   "judge, and write {output}.qrels.tsv: the qrels extended with the LLM's "
+                   "judgments, marked (for run/compare --qrels-extra).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @format_option("json,md")
 @click.option("--allow-missing", is_flag=True,
@@ -64,7 +96,7 @@ def _read_template(path: str | None) -> str | None:
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
-              plot: bool, dry_run: bool, quiet: bool, formats: str | None,
+              plot: bool, dry_run: bool, pool: bool, quiet: bool, formats: str | None,
               allow_missing: bool, strict: bool,
               encoding: str | None, history: str | None, no_history: bool,
               executor_name: str, address: str | None, more_configs: tuple[str, ...]) -> None:
@@ -99,7 +131,11 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     output = output_stem(output, "label")
     fmts = parse_formats(formats, "label")
     hist = None
-    if not dry_run:  # before any data is read
+    if pool and not dry_run:
+        from ragmark.cli.paths import check_output
+
+        check_output(f"{output}.qrels.tsv", "--output")
+    elif not dry_run:  # before any data is read
         plots = [f"{output}{suffix}" for suffix in ((".png", ".svg") if plot else ())]
         hist = prepare_outputs([*paths_of(fmts, Path(output)), *plots], history, no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
@@ -115,8 +151,11 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     warn_data(ds.warnings)
     top = top_k_passages(ds, cfgs, top_k, max_queries=max_queries, progress=progress,
                          executor=ex)
+    if pool:
+        _pool(out, ds, top, settings, template, progress, dry_run, f"{output}.qrels.tsv")
+        return
     if dry_run:
-        est = estimate(top, settings, template)
+        est = estimate(top.pairs(), settings, template)
         out.print(dry_run_text({"label": est}, what="label"), highlight=False, soft_wrap=True)
         return
     result = label(top, settings, template, progress)

@@ -20,8 +20,10 @@ from ragmark.cli.app import (
     leniency,
     open_executor,
     prepare_outputs,
+    qrels_extra_option,
     record_history,
     warn_data,
+    with_qrels_extra,
     written_text,
 )
 from ragmark.cli.ci import regression_options
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 @gate_options
 @regression_options
 @data_options
+@qrels_extra_option
 @history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
@@ -78,7 +81,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
             baseline_ref: str | None, regression: str | None, margin: float,
             gate_alpha: float, junit: str | None,
-            strict: bool, encoding: str | None, history: str | None, no_history: bool,
+            strict: bool, encoding: str | None, qrels_extra: str | None,
+            history: str | None, no_history: bool,
             judge_metrics: str | None, require_llm: bool, human_labels: str | None,
             dry_run: bool) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs.
@@ -152,6 +156,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
                 cfg = cfg.model_copy(update={"top_k": deepest})
         ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
+    ds, pooled = with_qrels_extra(ds, qrels_extra)
     names, judges = _with_gated(run_metrics(ds, names), judges,
                                 [t.metric for t in (*under, *most)] + gated)
     base = None
@@ -171,6 +176,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     if dry_run:
         out.print(dry_run_text({"run": report.llm["dry_run"]}), highlight=False, soft_wrap=True)
         return
+    if pooled is not None:
+        report.dataset["qrels_extra"] = pooled
     if human is not None:
         from ragmark.human_labels import corrected, corrected_lines
 

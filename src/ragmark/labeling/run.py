@@ -147,8 +147,8 @@ def top_k_passages(
     return TopK(top_k, samples, reports)
 
 
-def estimate(top: TopK, settings: LLMSettings | None, template: str | None = None
-             ) -> dict[str, Any]:
+def estimate(pairs: Sequence[Pair], settings: LLMSettings | None,
+             template: str | None = None) -> dict[str, Any]:
     """A dry run: the label calls not in the cache yet (``calls``; ``at_most`` adds a
     re-ask for each, made only after an unusable answer), the cached ones, their prompt
     tokens (characters / 4) and cost (prompt tokens, with prices); nothing is called.
@@ -158,7 +158,7 @@ def estimate(top: TopK, settings: LLMSettings | None, template: str | None = Non
     dry = DryClient(LLMClient(settings))
 
     async def walk() -> None:
-        for q, p in top.pairs():
+        for q, p in pairs:
             try:
                 await relevance_label(dry, q, p, template=template)
             except NotCached as e:

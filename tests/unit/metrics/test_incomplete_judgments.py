@@ -5,36 +5,12 @@ writes; a context set (passages, no judgments) records them as missing with the 
 from __future__ import annotations
 
 import json
-import random
-from pathlib import Path
 
 import pytest
+from support.beir import beir_folder
 from support.cli import run_cli
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
-
-WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "theta", "kappa", "lambda",
-         "sigma", "omega", "rho", "tau", "phi", "chi", "psi"]
-
-
-def beir_folder(root: Path, seed: int = 3) -> tuple[Path, dict[str, dict[str, int]]]:
-    rng = random.Random(seed)
-    docs = {f"d{i}": " ".join(rng.choices(WORDS, k=30)) for i in range(60)}
-    queries = {f"q{i}": " ".join(rng.choices(WORDS, k=4)) for i in range(25)}
-    qrels: dict[str, dict[str, int]] = {}
-    for q in queries:
-        judged = rng.sample(sorted(docs), 8)
-        qrels[q] = {d: (rng.choice([1, 2]) if i < 2 else 0) for i, d in enumerate(judged)}
-    root.mkdir(parents=True)
-    (root / "corpus.jsonl").write_text("\n".join(
-        json.dumps({"_id": d, "title": "", "text": t}) for d, t in docs.items()) + "\n")
-    (root / "queries.jsonl").write_text("\n".join(
-        json.dumps({"_id": q, "text": t}) for q, t in queries.items()) + "\n")
-    (root / "qrels").mkdir()
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t{g}\n" for q, j in qrels.items() for d, g in j.items()))
-    return root, qrels
-
 
 def test_bpref_and_judged_through_a_run_equal_trec_eval(tmp_path, capsys):
     folder, qrels = beir_folder(tmp_path / "set")
