@@ -151,3 +151,34 @@ def test_a_review_csv_and_bad_inputs(server, tmp_path, capsys):
                             "--llm-model", "test-model"], capsys)
     assert code == 2 and "line 1" in err and "label 'perhaps'" in err
     assert "--label-map" in err
+
+
+def test_two_judges_side_by_side(server, tmp_path, capsys):
+    """'strict-model' calls an answer unsupported only when it says 'wrong'; 'lenient'
+    never does: their agreement and McNemar's test on the same items."""
+    def rule(body):
+        if body["model"] == "lenient":
+            return chat_reply(json.dumps({"rating": 5, "reason": "r"}))
+        return rating_rule(body)
+
+    server.rule = rule
+    items = tmp_path / "items.jsonl"
+    write_items(items)
+    out = tmp_path / "two.json"
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported",
+                                 "--judge-model", "strict-model", "--judge-model", "lenient",
+                                 "--llm-base-url", server.url, "--output", str(out),
+                                 "--quiet"], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert set(r["judges"]) == {"strict-model", "lenient"}
+    assert r["judges"]["lenient"]["confusion"]["labels unsupported"]["judge supported"] == 3
+    (pair,) = r["pairs"]
+    # both judged the 6 usable items; they disagree on the 3 'wrong' answers
+    assert pair["items"] == 6 and pair["raw_agreement"] == pytest.approx(0.5)
+    # strict is right where lenient is wrong on 2 (truly unsupported 'wrong' answers),
+    # lenient where strict is wrong on 1 ('wrong again', labelled supported)
+    assert (pair["paired"]["only_first_right"], pair["paired"]["only_second_right"]) == (2, 1)
+    assert pair["paired"]["p_value"] == pytest.approx(1.0)
+    assert "strict-model vs lenient on 6 items both judged: agree on 50.0%" in stdout

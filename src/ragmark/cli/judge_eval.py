@@ -49,6 +49,19 @@ def report_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def pair_line(p: dict[str, Any]) -> str:
+    """One line on how two judges compare."""
+    head = f"{p['first']} vs {p['second']} on {p['items']} items both judged"
+    if "kappa" not in p:
+        return f"{head}: too few to compare"
+    k, t = p["kappa"], p["paired"]
+    kappa = (f"kappa {k['value']:.3f} [{k['ci_low']:.3f}, {k['ci_high']:.3f}]"
+             if k.get("value") is not None else f"kappa none ({k['reason']})")
+    return (f"{head}: agree on {p['raw_agreement']:.1%}, {kappa}; right where the other "
+            f"is wrong: {t['only_first_right']} vs {t['only_second_right']} (McNemar exact "
+            f"p = {t['p_value']:.3g})")
+
+
 @cli.command("judge-eval")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--metric", help="The judge to measure: faithfulness (default), "
@@ -66,16 +79,22 @@ def report_lines(r: dict[str, Any]) -> list[str]:
 @click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Bootstrap resamples of the intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--judge-model", "judge_models", multiple=True,
+              help="A judge model at the endpoint; repeat it to measure several side by "
+              "side (their agreement with each other and a paired test) [default: "
+              "--llm-model].")
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @endpoint_options
 def judge_eval_cmd(file: str, metric: str | None, threshold: float | None,
                    label_map: str | None, repeats: int, temperature: float | None,
-                   resamples: int, seed: int, output: str | None, quiet: bool) -> None:
+                   resamples: int, seed: int, judge_models: tuple[str, ...],
+                   output: str | None, quiet: bool) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
     from ragmark.cli.paths import check_output
     from ragmark.judge_eval import judge_eval, read_items
+    from ragmark.judge_eval.run import compare_judges
     from ragmark.report.json_writer import write_json
 
     out, progress = consoles(quiet)
@@ -83,17 +102,32 @@ def judge_eval_cmd(file: str, metric: str | None, threshold: float | None,
         check_output(output, "--output")
     items, named = read_items(file, metric, label_map)
     metric = metric or named or "faithfulness"
+    if judge_models:  # the endpoint's model need not be set when the judges are named
+        import os
+
+        from ragmark.llm.config import MODEL_ENV
+        os.environ.setdefault(MODEL_ENV, judge_models[0])
     settings, _ = resolve_llm([])
     if settings is None:
         raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
                           "or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
-    with progress.task(f"judging {len(items):,} items x {repeats} ({settings.model})",
-                       len(items) * repeats) as advance:
-        report = judge_eval(items, settings, metric, threshold=threshold, repeats=repeats,
-                            temperature=temperature, n_resamples=resamples, seed=seed,
-                            advance=advance)
+    judges = [settings.model_copy(update={"model": m}) for m in judge_models] or [settings]
+    kw: dict[str, Any] = {"threshold": threshold, "repeats": repeats, "temperature": temperature,
+          "n_resamples": resamples, "seed": seed}
+    with progress.task(f"judging {len(items):,} items x {repeats} x {len(judges)} judges",
+                       len(items) * repeats * len(judges)) as advance:
+        if len(judges) == 1:
+            report = judge_eval(items, judges[0], metric, advance=advance, **kw)
+        else:
+            report = compare_judges(items, judges, metric, advance=advance, **kw)
     report["file"] = file
-    for line in report_lines(report):
+    if len(judges) == 1:
+        lines = report_lines(report)
+    else:
+        lines = [f"[{name}] {line}" for name, r in report["judges"].items()
+                 for line in report_lines(r)]
+        lines += [pair_line(p) for p in report["pairs"]]
+    for line in lines:
         out.print(line, highlight=False, soft_wrap=True)
     if output is not None:
         out.print(f"Report written to {write_json(report, output)}")

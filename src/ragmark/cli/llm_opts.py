@@ -135,7 +135,7 @@ def _prices(text: str, model: str | None
     return {model or "": (values[0], values[1])}, values[2] if len(values) == 3 else None
 
 
-def resolve_llm(configs: Sequence[RunConfig], need: bool = True
+def resolve_llm(configs: Sequence[RunConfig], need: bool = True, model: str | None = None
                 ) -> tuple[LLMSettings | None, list[RunConfig]]:
     """The judges' endpoint and the configs with the flags folded into their ``[llm]``
     tables (so an ``llm`` generator or reranker uses them too).
@@ -143,7 +143,7 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
     Per field: the flag, else the configs' ``[llm]`` table (configs compared together
     must not disagree), else ``RAGMARK_LLM_*``. The settings are None when no base URL is
     set anywhere, or when ``need`` is false (nothing asks a judge): then an incomplete
-    environment is not an error.
+    environment is not an error. ``model`` is used when nothing else names one.
     """
     from ragmark.config import LLMTable
     from ragmark.llm import LLMSettings
@@ -179,6 +179,8 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True
     if not need:
         return None, list(configs)
     values = {**env, **(table.model_dump(exclude_none=True) if table else {})}
+    if model and not values.get("model"):  # a model the command names (judge-eval's)
+        values["model"] = model
     if not values.get("base_url"):
         return None, list(configs)
     if not values.get("model"):

@@ -22,7 +22,7 @@ import numpy as np
 from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
-from ragmark.judge_eval.stats import evaluate
+from ragmark.judge_eval.stats import evaluate, mcnemar
 from ragmark.judges import answer_correctness, answer_relevance, context_relevance
 from ragmark.judges import faithfulness as faithfulness_judge
 from ragmark.judges.prompt import JudgeCounts
@@ -77,6 +77,54 @@ def judge_eval(items: Sequence[Item], settings: LLMSettings, metric: str = "fait
                temperature: float | None = None, n_resamples: int = 2000, seed: int = 0,
                advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
     """The report of the module docstring, as a JSON-ready dict."""
+    return _one(items, settings, metric, threshold=threshold, repeats=repeats,
+                temperature=temperature, n_resamples=n_resamples, seed=seed,
+                advance=advance)[0]
+
+
+def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
+                   metric: str = "faithfulness", *, threshold: float | None = None,
+                   repeats: int = 1, temperature: float | None = None,
+                   n_resamples: int = 2000, seed: int = 0,
+                   advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+    """Several judges (models or endpoints) on the same items: each one's report, and
+    for every pair, their agreement (Cohen's kappa with a bootstrap interval, on the
+    items both judged) and McNemar's exact test of which one agrees with the labels
+    more often."""
+    reports: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, list[bool | None]] = {}
+    for s in judges:
+        name = f"{s.model} at {s.display_url}" if len({j.model for j in judges}) < len(
+            judges) else s.model
+        reports[name], verdicts[name] = _one(
+            items, s, metric, threshold=threshold, repeats=repeats, temperature=temperature,
+            n_resamples=n_resamples, seed=seed, advance=advance)
+    pairs = []
+    names = list(reports)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            both = [k for k in range(len(items))
+                    if verdicts[a][k] is not None and verdicts[b][k] is not None]
+            entry: dict[str, Any] = {"first": a, "second": b, "items": len(both)}
+            if len(both) >= 2:
+                va = [bool(verdicts[a][k]) for k in both]
+                vb = [bool(verdicts[b][k]) for k in both]
+                entry["kappa"] = evaluate(va, vb, n_resamples=n_resamples, seed=seed)["kappa"]
+                entry["raw_agreement"] = sum(x == y for x, y in zip(va, vb, strict=True)) / len(
+                    both)
+                truth = [items[k].unsupported for k in both]
+                entry["paired"] = mcnemar([x == t for x, t in zip(va, truth, strict=True)],
+                                          [y == t for y, t in zip(vb, truth, strict=True)])
+            pairs.append(entry)
+    return {"metric": metric, "items": len(items), "judges": reports, "pairs": pairs}
+
+
+def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
+         threshold: float | None, repeats: int, temperature: float | None,
+         n_resamples: int, seed: int, advance: Callable[[int], None]
+         ) -> tuple[dict[str, Any], list[bool | None]]:
+    """One judge's report, and its verdict per item (True = unsupported; None = no
+    verdict) from the first repeat."""
     if metric not in METRICS:
         raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if metric == "answer_correctness" and any(it.expected_answer is None for it in items):
@@ -112,7 +160,9 @@ def judge_eval(items: Sequence[Item], settings: LLMSettings, metric: str = "fait
     if repeats > 1:
         out["consistency"] = consistency(runs, cut)
     out["llm"] = llm[0] if repeats == 1 else {"repeats": llm}
-    return out
+    verdict: list[bool | None] = [float(sc.value) < cut if sc.ok else None  # type: ignore[arg-type]
+                                  for sc in first]
+    return out, verdict
 
 
 def consistency(runs: Sequence[Sequence[Score]], cut: float) -> dict[str, Any]:

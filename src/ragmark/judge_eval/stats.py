@@ -17,6 +17,7 @@ the reason.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -99,3 +100,19 @@ def evaluate(truth: Sequence[bool], pred: Sequence[bool], *, n_resamples: int = 
     out["confusion"] = {"labels unsupported": {"judge unsupported": tp, "judge supported": fn},
                         "labels supported": {"judge unsupported": fp, "judge supported": tn}}
     return out
+
+
+def mcnemar(a_right: Sequence[bool], b_right: Sequence[bool]) -> dict[str, Any]:
+    """McNemar's exact test of two judges on the same items: ``b`` items only judge A
+    got right, ``c`` only judge B; two-sided p = P(Binomial(b + c, 1/2) as or more
+    uneven), 1 when they never differ.
+
+    >>> mcnemar([True, True, True, False], [False, False, True, False])["p_value"]
+    0.5
+    """
+    b = sum(1 for x, y in zip(a_right, b_right, strict=True) if x and not y)
+    c = sum(1 for x, y in zip(a_right, b_right, strict=True) if y and not x)
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n if n else 1.0
+    return {"test": "McNemar exact (two-sided)", "only_first_right": b,
+            "only_second_right": c, "p_value": min(1.0, 2 * tail) if n else 1.0}
