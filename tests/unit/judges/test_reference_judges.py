@@ -102,12 +102,13 @@ def test_a_run_reports_them(server, tmp_path, capsys):
     demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo" / "corpus"
     out = tmp_path / "r.json"
     code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(demo),
-                            "--judge-metrics", "context_recall,context_precision",
+                            "--metrics", "mrr,context_recall,context_precision",
                             "--llm-base-url", server.url, "--llm-model", "test-model",
                             "--output", str(out), "--allow-missing", "--quiet"], capsys)
     assert code == 0, err
-    metrics = json.loads(out.read_text())["metrics"]
+    metrics = json.loads(out.read_text())["metrics"]  # judge metrics asked with --metrics
     assert metrics["context_recall"] == 1.0 and metrics["context_precision"] == 1.0
+    assert "mrr" in metrics
 
 
 def last_item(body) -> str:
