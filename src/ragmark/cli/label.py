@@ -65,6 +65,36 @@ def _pool(out: Any, ds: Any, top: Any, settings: Any, template: str | None, prog
               highlight=False)
 
 
+def _side_by_side(out: Any, top: Any, judges: list[Any], template: str | None,
+                  progress: Any, output: str, fmts: Any) -> None:
+    """``label --judge-model A --judge-model B``: each judge's files, and the summary."""
+    import re
+
+    from ragmark.cli.paths import check_output
+    from ragmark.labeling import label_json, label_markdown
+    from ragmark.labeling.judges import side_by_side, summary_lines
+    from ragmark.report.json_writer import write_json
+    from ragmark.report.writers import Written, write_all
+    from ragmark.versions import versions
+
+    stems = {s.model: f"{output}.{re.sub(r'[^A-Za-z0-9_.-]+', '_', s.model)}" for s in judges}
+    for stem in [*stems.values(), f"{output}.judges"]:
+        for suffix in (".json", ".md"):
+            check_output(stem + suffix, "--output")
+    runs, summary = side_by_side(top, judges, template, progress)
+    written = []
+    for model, result in runs.items():
+        out.print(f"## judge {model}", highlight=False)
+        out.print(label_markdown(result), markup=False, highlight=False, soft_wrap=True)
+        out.print(llm_line("labels", result.llm), highlight=False, soft_wrap=True)
+        written += write_all(fmts, Written("label", result, label_json(result, versions()),
+                                           Path(stems[model])))
+    for line in summary_lines(summary):
+        out.print(line, highlight=False, soft_wrap=True)
+    written.append(write_json(summary, f"{output}.judges.json"))
+    out.print("Results written to " + ", ".join(str(p) for p in written))
+
+
 @cli.command("label")
 @configs_options
 @click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
@@ -85,6 +115,10 @@ def _pool(out: Any, ds: Any, top: Any, settings: Any, template: str | None, prog
               help="Judge the documents of every config's top K that the qrels do not "
                    "judge, and write {output}.qrels.tsv: the qrels extended with the LLM's "
                    "judgments, marked (for run/compare --qrels-extra).")
+@click.option("--judge-model", "judge_models", multiple=True,
+              help="A label judge model at the endpoint; repeat it to compare judges side "
+                   "by side (each writes {output}.MODEL.json/.md; their agreement is "
+                   "printed and written to {output}.judges.json).")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @format_option("json,md")
 @click.option("--allow-missing", is_flag=True,
@@ -96,7 +130,8 @@ def _pool(out: Any, ds: Any, top: Any, settings: Any, template: str | None, prog
 @click.argument("more_configs", nargs=-1)
 def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, ...],
               top_k: int, max_queries: int | None, prompt_template: str | None, output: str,
-              plot: bool, dry_run: bool, pool: bool, quiet: bool, formats: str | None,
+              plot: bool, dry_run: bool, pool: bool, judge_models: tuple[str, ...],
+              quiet: bool, formats: str | None,
               allow_missing: bool, strict: bool,
               encoding: str | None, history: str | None, no_history: bool,
               executor_name: str, address: str | None, more_configs: tuple[str, ...]) -> None:
@@ -139,7 +174,8 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
         plots = [f"{output}{suffix}" for suffix in ((".png", ".svg") if plot else ())]
         hist = prepare_outputs([*paths_of(fmts, Path(output)), *plots], history, no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
-    settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)])
+    settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)],
+                                 model=judge_models[0] if judge_models else None)
     if settings is None:
         raise ConfigError(NO_ENDPOINT)
     template = _read_template(prompt_template)
@@ -154,6 +190,19 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     if pool:
         _pool(out, ds, top, settings, template, progress, dry_run, f"{output}.qrels.tsv")
         return
+    if len(judge_models) > 1:
+        if dry_run:
+            for m in judge_models:
+                est = estimate(top.pairs(), settings.model_copy(update={"model": m}),
+                               template)
+                out.print(dry_run_text({m: est}, what="label"), highlight=False,
+                          soft_wrap=True)
+            return
+        _side_by_side(out, top, [settings.model_copy(update={"model": m})
+                                 for m in judge_models], template, progress, output, fmts)
+        return
+    if judge_models:
+        settings = settings.model_copy(update={"model": judge_models[0]})
     if dry_run:
         est = estimate(top.pairs(), settings, template)
         out.print(dry_run_text({"label": est}, what="label"), highlight=False, soft_wrap=True)

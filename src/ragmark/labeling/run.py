@@ -254,6 +254,12 @@ def label(top: TopK, settings: LLMSettings | None, template: str | None = None,
     """Label every distinct (question, passage) of ``top`` and compute, per config, the
     metrics at every k averaged over the queries."""
     labels, llm = label_pairs(top.pairs(), settings, template, progress)
+    return labelled(top, labels, llm, template)
+
+
+def labelled(top: TopK, labels: dict[Pair, Score], llm: dict[str, Any],
+             template: str | None = None) -> LabelRun:
+    """The :class:`LabelRun` of ``top`` from labels already asked for."""
     configs: dict[str, ConfigLabels] = {}
     truth_of: dict[Pair, bool] = {}
     for name, report in top.reports.items():

@@ -288,3 +288,37 @@ def test_labels_from_a_provider_batch_equal_the_interactive_ones(demo_args, tmp_
     for name in ("sparse", "whole"):  # the same labels; the config records the batch mode
         assert b[name]["config"].pop("llm") == {**i[name]["config"].pop("llm"), "batch": True}
     assert b == i
+
+
+def test_two_label_judges_side_by_side(demo_args, tmp_path, capsys, server):
+    def rule(body):
+        word = "rank" if body["model"] == "judge-a" else "chunk"
+        return judge_rule(word)(body)
+
+    server.rule = rule
+    args = [*demo_args, "--max-queries", "3", "--llm-base-url", server.url,
+            "--judge-model", "judge-a", "--judge-model", "judge-b"]
+    code, out, err = run_cli([*args, "--output", str(tmp_path / "lab")], capsys)
+    assert code == 0, err
+    summary = json.loads((tmp_path / "lab.judges.json").read_text())
+    assert summary["judges"] == ["judge-a", "judge-b"]
+    a = json.loads((tmp_path / "lab.judge-a.json").read_text())
+    b = json.loads((tmp_path / "lab.judge-b.json").read_text())
+    # each judge's file is an ordinary label file, with its own labels
+    for name in ("sparse", "whole"):
+        cell = summary["configs"][name]
+        assert cell["judge-a"]["answer_presence@3"] == pytest.approx(
+            a["configs"][name]["metrics"]["answer_presence@3"], abs=1e-9)
+        assert cell["judge-b"]["precision@3"] == pytest.approx(
+            b["configs"][name]["metrics"]["precision@3"], abs=1e-9)
+    (pair,) = summary["pairs"]
+    label_a = {(q["id"], p["text"]): p["label"] for c in a["configs"].values()
+               for q in c["queries"] for p in q["passages"]}
+    label_b = {(q["id"], p["text"]): p["label"] for c in b["configs"].values()
+               for q in c["queries"] for p in q["passages"]}
+    same = sum(label_a[k] == label_b[k] for k in label_a) / len(label_a)
+    assert pair["passages"] == len({(q, t) for q, t in label_a})
+    assert pair["raw_agreement"] == pytest.approx(same)
+    assert "judge-a vs judge-b on" in out and "kappa" in out
+    models = {r.body["model"] for r in server.requests}
+    assert models == {"judge-a", "judge-b"}
