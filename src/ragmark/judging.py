@@ -28,6 +28,7 @@ from ragmark.judges.reference import citation_correctness, context_precision, co
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
+from ragmark.metrics.names import SPECS
 from ragmark.report.model import COMPONENTS
 from ragmark.types import Sample, Score
 
@@ -42,10 +43,9 @@ class Answered(Protocol):
     @property
     def contexts(self) -> Sequence[str]: ...
 
-JUDGE_METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness",
-                 "context_recall", "context_precision", "citation_correctness")
-NEEDS_ANSWER = {"faithfulness", "answer_relevance", "answer_correctness",
-                "citation_correctness"}
+JUDGE_METRICS = tuple(n for n, s in SPECS.items() if s.kind == "judge")
+"""The judge metrics of the catalogue (:data:`ragmark.metrics.names.SPECS`), in order."""
+NEEDS_ANSWER = {n for n in JUDGE_METRICS if "answer" in SPECS[n].needs}
 
 
 def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:

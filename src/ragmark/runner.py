@@ -24,7 +24,6 @@ from ragmark.judging import NEEDS_ANSWER, llm_total, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's API)
-    DEFAULT_RETRIEVAL,
     check_depth,
     default_metrics,
     run_metrics,
@@ -144,6 +143,9 @@ def _run(
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
     names = run_metrics(dataset, metrics)
+    # judge metrics may come in ``metrics`` too: the catalogue knows them
+    judge_names += [str(m) for m in names if m.kind == "judge" and str(m) not in judge_names]
+    names = [m for m in names if m.kind != "judge"]
     if outputs is None:
         check_depth([cfg], names, allow_short_rankings)
     if any(m.name == "answer_similarity" for m in names):

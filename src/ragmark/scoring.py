@@ -73,6 +73,8 @@ def _answer_scores(
             out[n] = am.exact_match(answer, sample.expected_answer)
         elif n == "token_f1":
             out[n] = am.token_f1(answer, sample.expected_answer)
+        elif m.spec.compute is not None:  # a plugin's answer metric
+            out[n] = m.spec.compute(sample, answer, contexts)
     return out
 
 

@@ -17,6 +17,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     inspect,
     judge_eval,
     label,
+    metrics_cmd,
     report_cmd,
     review,
     run,

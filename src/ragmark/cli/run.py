@@ -123,14 +123,12 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         hist = prepare_outputs(paths_of(fmts, stem, json_path), history, no_history,
                                junit=junit, run_file=run_file)
     gated = regression_metrics(regression, baseline_ref)
-    from ragmark.judging import JUDGE_METRICS
-
-    asked = [m.strip() for m in (metrics or "").split(",") if m.strip()]
-    names = parse_metrics([m for m in asked if m not in JUDGE_METRICS]) or None
+    parsed = parse_metrics(metrics) if metrics else []  # once, at the edge: the catalogue
+    names = [m for m in parsed if m.kind != "judge"] or None
     ex = open_executor(executor_name, address)
     # judge metrics may be asked for with --metrics too (--judge-metrics is the old way)
     judges = parse_judge_metrics(judge_metrics)
-    judges += [m for m in asked if m in JUDGE_METRICS and m not in judges]
+    judges += [str(m) for m in parsed if m.kind == "judge" and str(m) not in judges]
     human, judges = labelled_judges(human_labels, judges)
     under = parse_thresholds(fail_under, "--fail-under")
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)

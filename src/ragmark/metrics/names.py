@@ -10,46 +10,142 @@ returns a :class:`MetricName` whose ``str()`` is canonical. An unknown name rais
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
 from ragmark.errors import UnknownComponentError
+
+NEEDS = ("ground_truth", "qrels", "keywords", "gold_context", "expected_answer", "answer",
+         "contexts", "llm", "embeddings")
+"""What a metric can need from a question or a run: a ground truth (any kind), judged
+documents (qrels), expected keywords, a gold context, an expected answer, an answer, the
+retrieved contexts, an LLM endpoint, an embedding model."""
 
 
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
-    """What a metric family is: its kind, whether it takes a cutoff, one line on it."""
+    """One metric of the catalogue: canonical ``name``, ``kind`` (retrieval, answer,
+    judge), ``cutoff`` rule (required, optional, none), a one-line ``summary`` (its
+    formula), the console ``label`` (the name when empty), what it ``needs`` (see
+    :data:`NEEDS`), the cutoffs it is computed at by ``default`` (``None`` for no cutoff;
+    empty: only when asked for), and for a plugin answer metric ``compute``, the function
+    that computes it: ``compute(sample, answer, contexts) -> Score``."""
 
     name: str
-    kind: str  # "retrieval" | "answer"
+    kind: str  # "retrieval" | "answer" | "judge"
     cutoff: str  # "required" | "optional" | "none"
     summary: str
+    label: str = ""
+    needs: tuple[str, ...] = ()
+    default: tuple[int | None, ...] = ()
+    compute: Callable[..., Any] | None = field(default=None, compare=False)
+
+    def title(self, k: int | None = None) -> str:
+        """The console label, with the cutoff: ``nDCG@10``."""
+        base = self.label or self.name
+        return base if k is None else f"{base}@{k}"
 
 
-SPECS: dict[str, MetricSpec] = {
-    s.name: s
-    for s in (
-        MetricSpec("precision", "retrieval", "required", "relevant items in the top k / k"),
-        MetricSpec("recall", "retrieval", "required", "distinct targets found in the top k / all"),
-        MetricSpec("hit", "retrieval", "required", "1 if any relevant item is in the top k"),
-        MetricSpec("mrr", "retrieval", "optional", "1 / rank of the first relevant item"),
-        MetricSpec("ndcg", "retrieval", "optional", "normalised DCG, linear gain (trec_eval)"),
-        MetricSpec("map", "retrieval", "optional", "average precision over all targets"),
-        MetricSpec("r_precision", "retrieval", "none", "precision at R = number of targets"),
-        MetricSpec("bpref", "retrieval", "none",
-                   "relevant ranked above judged non-relevant (trec_eval bpref)"),
-        MetricSpec("judged", "retrieval", "required",
-                   "items in the top k with a qrels judgment / k"),
-        MetricSpec("keyword_coverage", "answer", "none", "share of expected keywords in answer"),
-        MetricSpec("context_overlap", "answer", "none", "share of answer tokens in gold context"),
-        MetricSpec("groundedness", "answer", "none", "share of content tokens in retrieved text"),
-        MetricSpec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap"),
-        MetricSpec("exact_match", "answer", "none", "normalised answer == expected answer"),
-        MetricSpec("token_f1", "answer", "none", "token F1 of answer against expected answer"),
-        MetricSpec("answer_similarity", "answer", "none",
-                   "cosine of answer and expected answer embeddings (MiniLM)"),
-    )
-}
+def _spec(name: str, kind: str, cutoff: str, summary: str, label: str = "",
+          needs: tuple[str, ...] = (), default: tuple[int | None, ...] = ()) -> MetricSpec:
+    return MetricSpec(name, kind, cutoff, summary, label, needs, default)
+
+
+_RET = ("ground_truth",)
+_JUDGE_SPECS = (
+    _spec("faithfulness", "judge", "none", "claims of the answer supported by the contexts "
+          "/ claims", "Faithfulness", ("answer", "contexts", "llm")),
+    _spec("answer_relevance", "judge", "none", "(rating 1-5 of how directly the answer "
+          "addresses the question - 1) / 4", "Answer relevance", ("answer", "llm")),
+    _spec("context_relevance", "judge", "none", "retrieved passages that help answer the "
+          "question / passages", "Context relevance", ("contexts", "llm")),
+    _spec("answer_correctness", "judge", "none", "1 / 0.5 / 0 for a correct / partially "
+          "correct / incorrect answer against the expected answer", "Answer correctness",
+          ("answer", "expected_answer", "llm")),
+    _spec("context_recall", "judge", "none", "statements of the expected answer the "
+          "contexts support / statements", "Context recall",
+          ("contexts", "expected_answer", "llm")),
+    _spec("context_precision", "judge", "none", "sum over ranks of precision@k for each "
+          "context useful for the expected answer / useful contexts", "Context precision",
+          ("contexts", "expected_answer", "llm")),
+    _spec("citation_correctness", "judge", "none", "[n]-citing sentences their cited "
+          "contexts support / citing sentences", "Citation correctness",
+          ("answer", "contexts", "llm")),
+)
+_BUILTIN_SPECS = (
+    _spec("recall", "retrieval", "required", "distinct targets found in the top k / all",
+          "Recall", _RET, (3, 5, 10)),
+    _spec("precision", "retrieval", "required", "relevant items in the top k / k",
+          "Precision", _RET, (5,)),
+    _spec("hit", "retrieval", "required", "1 if any relevant item is in the top k", "Hit",
+          _RET, (5,)),
+    _spec("mrr", "retrieval", "optional", "1 / rank of the first relevant item", "MRR", _RET,
+          (None,)),
+    _spec("ndcg", "retrieval", "optional", "normalised DCG, linear gain (trec_eval)", "nDCG",
+          _RET, (10,)),
+    _spec("map", "retrieval", "optional", "average precision over all targets", "MAP", _RET,
+          (None,)),
+    _spec("r_precision", "retrieval", "none", "precision at R = number of targets",
+          "R-Precision", _RET),
+    _spec("bpref", "retrieval", "none",
+          "relevant ranked above judged non-relevant (trec_eval bpref)", "", ("qrels",)),
+    _spec("judged", "retrieval", "required", "items in the top k with a qrels judgment / k",
+          "", ("qrels",), (10,)),
+    _spec("keyword_coverage", "answer", "none", "share of expected keywords in answer", "",
+          ("keywords", "answer"), (None,)),
+    _spec("context_overlap", "answer", "none", "share of answer tokens in gold context", "",
+          ("gold_context", "answer"), (None,)),
+    _spec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap", "",
+          ("keywords", "gold_context", "answer"), (None,)),
+    _spec("groundedness", "answer", "none", "share of content tokens in retrieved text",
+          "Groundedness (avg)", ("answer", "contexts"), (None,)),
+    _spec("exact_match", "answer", "none", "normalised answer == expected answer", "",
+          ("expected_answer", "answer"), (None,)),
+    _spec("token_f1", "answer", "none", "token F1 of answer against expected answer", "",
+          ("expected_answer", "answer"), (None,)),
+    _spec("answer_similarity", "answer", "none",
+          "cosine of answer and expected answer embeddings (MiniLM)", "Answer similarity",
+          ("expected_answer", "answer", "embeddings")),
+    *_JUDGE_SPECS,
+)
+
+SPECS: dict[str, MetricSpec] = {s.name: s for s in _BUILTIN_SPECS}
+"""The metric catalogue, in the order the defaults are computed and reported; plugins
+(the ``ragmark.metric`` entry-point group) join it on first use (:func:`catalogue`)."""
+_plugins_loaded = False
+
+
+def catalogue() -> dict[str, MetricSpec]:
+    """Every metric, the built-ins and those plugins add through the ``ragmark.metric``
+    entry-point group (each a :class:`MetricSpec` of kind ``answer`` with ``compute``,
+    or a callable returning one); loaded once, on first use, never at import."""
+    global _plugins_loaded
+    if not _plugins_loaded:
+        _plugins_loaded = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group="ragmark.metric"):
+            try:
+                spec = ep.load()
+                spec = spec() if not isinstance(spec, MetricSpec) else spec
+            except Exception as e:  # a broken plugin must not break every command
+                raise UnknownComponentError(
+                    f"metric plugin {ep.name!r} ({ep.value}) cannot be loaded: {e}") from None
+            register(spec)
+    return SPECS
+
+
+def register(spec: MetricSpec) -> None:
+    """Add a metric to the catalogue (a plugin's answer metric, with ``compute``)."""
+    if spec.name in SPECS and SPECS[spec.name] is not spec:
+        raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
+    if spec.kind != "answer" or spec.compute is None:
+        raise UnknownComponentError(f"metric plugin {spec.name!r}: only answer metrics "
+                                    "with a compute(sample, answer, contexts) function can "
+                                    "be added")
+    SPECS[spec.name] = spec
+
 
 ALIASES = {
     "p": "precision",
@@ -77,17 +173,17 @@ class MetricName:
 
     @property
     def spec(self) -> MetricSpec:
-        return SPECS[self.name]
+        return catalogue()[self.name]
 
     @property
     def kind(self) -> str:
-        return SPECS[self.name].kind
+        return self.spec.kind
 
 
 def known_metrics() -> str:
     """The known metric names, for error messages and ``--help``."""
     parts = []
-    for s in SPECS.values():
+    for s in catalogue().values():
         suffix = {"required": "@k", "optional": "[@k]", "none": ""}[s.cutoff]
         parts.append(s.name + suffix)
     return ", ".join(parts)
@@ -108,7 +204,7 @@ def parse_metric(text: str | MetricName) -> MetricName:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
     base, k_text = m.group(1), m.group(2)
     base = ALIASES.get(base, base)
-    spec = SPECS.get(base)
+    spec = catalogue().get(base)
     if spec is None:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
     k = int(k_text) if k_text is not None else None

@@ -7,34 +7,38 @@ from collections.abc import Sequence
 
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
-from ragmark.metrics.names import MetricName, parse_metrics
-from ragmark.types import Dataset
+from ragmark.metrics.names import MetricName, catalogue, parse_metrics
+from ragmark.types import Dataset, Sample
 
-DEFAULT_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
-                     "ndcg@10", "map"]
+
+def _abilities(dataset: Dataset, s: Sample) -> set[str]:
+    """What one question offers the metrics (see :data:`~ragmark.metrics.names.NEEDS`);
+    an answer and contexts are always assumed (a run makes them), a model never."""
+    have = {"answer", "contexts"}
+    if s.truth.kind != "none":
+        have |= {"ground_truth", "gold_context"}
+        if dataset.format == "beir" and s.truth.kind == "ids":
+            have.add("qrels")
+    if s.expected_keywords:
+        have.add("keywords")
+    if s.expected_answer:
+        have.add("expected_answer")
+    return have
 
 
 def default_metrics(dataset: Dataset) -> list[MetricName]:
-    """The metrics the dataset's references allow: retrieval metrics when some question
-    has a ground truth, and the answer metrics its gold context, keywords and expected
-    answers allow; so a default metric can get a value for some question."""
-    names: list[str] = []
-    truth = [s.truth.kind != "none" for s in dataset.samples]
-    keywords = [bool(s.expected_keywords) for s in dataset.samples]
-    if any(truth):
-        names += DEFAULT_RETRIEVAL
-    if dataset.format == "beir" and any(truth):  # qrels: how much of the top 10 is judged
-        names.append("judged@10")
-    if any(keywords):
-        names.append("keyword_coverage")
-    if any(truth):
-        names.append("context_overlap")
-    if any(t and k for t, k in zip(truth, keywords, strict=True)):
-        names.append("combined_score")
-    names.append("groundedness")
-    if any(s.expected_answer for s in dataset.samples):
-        names += ["exact_match", "token_f1"]
-    return parse_metrics(names)
+    """Every metric of the catalogue with default cutoffs whose needs some question of
+    the dataset meets (so a default metric can get a value for some question), in
+    catalogue order. Metrics that need a model (the judges, answer_similarity) are only
+    computed when asked for: they cost calls or a model load."""
+    offered = [_abilities(dataset, s) for s in dataset.samples]
+    names: list[MetricName] = []
+    for spec in catalogue().values():
+        if not spec.default or {"llm", "embeddings"} & set(spec.needs):
+            continue
+        if any(set(spec.needs) <= have for have in offered):
+            names += [MetricName(spec.name, k) for k in spec.default]
+    return names
 
 
 def too_deep(cfg: RunConfig, names: Sequence[MetricName]) -> list[MetricName]:

@@ -7,26 +7,18 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragmark.metrics.names import catalogue
 from ragmark.report.model import COMPONENTS, Aggregate, RunReport
-
-_BASE_LABELS = {
-    "recall": "Recall", "precision": "Precision", "hit": "Hit", "mrr": "MRR",
-    "ndcg": "nDCG", "map": "MAP", "r_precision": "R-Precision",
-}
-_LABELS = {"groundedness": "Groundedness (avg)", "grounded_ratio": "Grounded ratio",
-           "faithfulness": "Faithfulness", "answer_relevance": "Answer relevance",
-           "context_relevance": "Context relevance", "answer_correctness": "Answer correctness",
-           "context_recall": "Context recall", "context_precision": "Context precision",
-           "citation_correctness": "Citation correctness",
-           "answer_similarity": "Answer similarity"}
 
 
 def label(name: str) -> str:
-    """``ndcg@10`` -> ``nDCG@10``; names without a label stay as they are."""
-    if name in _LABELS:
-        return _LABELS[name]
+    """``ndcg@10`` -> ``nDCG@10``, from the metric catalogue; names it does not know stay
+    as they are."""
+    if name == "grounded_ratio":
+        return "Grounded ratio"
     base, at, k = name.partition("@")
-    return _BASE_LABELS.get(base, base) + at + k
+    spec = catalogue().get(base)
+    return (spec.label or base) + at + k if spec is not None else name
 
 
 def _fmt(a: Aggregate) -> str:

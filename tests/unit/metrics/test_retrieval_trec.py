@@ -114,7 +114,8 @@ def test_metric_names_parse_in_one_place():
     assert str(parse_metric("Rprec")) == "r_precision"
     assert str(parse_metric("token_f1")) == "token_f1"
     assert str(parse_metric("map_cut.5")) == "map@5"
-    with pytest.raises(UnknownComponentError, match="unknown metric 'ndgc@10'; known: precision@k"):
+    with pytest.raises(UnknownComponentError,
+                       match="unknown metric 'ndgc@10'; known: recall@k, precision@k"):
         parse_metric("ndgc@10")
     with pytest.raises(UnknownComponentError, match="needs a cutoff"):
         parse_metric("recall")

@@ -1,0 +1,31 @@
+"""`ragmark metrics`: the metric catalogue."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ragmark.cli.app import cli
+
+
+@cli.command("metrics")
+@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+def metrics_cmd(as_json: bool) -> None:
+    """List every metric: name (with its cutoff rule), kind, what it needs, the cutoffs
+    it is computed at by default, and its formula. Plugins (the ``ragmark.metric``
+    entry-point group) are listed too."""
+    from ragmark.metrics.names import catalogue
+
+    specs = list(catalogue().values())
+    if as_json:
+        click.echo(json.dumps([{"name": s.name, "kind": s.kind, "cutoff": s.cutoff,
+                                "needs": list(s.needs), "default": list(s.default),
+                                "formula": s.summary, "label": s.label or s.name}
+                               for s in specs], indent=1))
+        return
+    for s in specs:
+        suffix = {"required": "@k", "optional": "[@k]", "none": ""}[s.cutoff]
+        default = ", ".join("-" if k is None else f"@{k}" for k in s.default) or "asked for"
+        click.echo(f"{s.name + suffix:<24} {s.kind:<9} needs {', '.join(s.needs) or '-'}; "
+                   f"default: {default}\n{'':<24} {s.summary}")

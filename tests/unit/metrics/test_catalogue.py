@@ -1,0 +1,84 @@
+"""The metric catalogue: one place for every metric (retrieval, answer, judge) with its
+kind, cutoff rule, needs, formula and label; defaults from the needs the dataset meets
+(the same lists as before); judge names parsed with the others; console labels from it;
+a plugin metric through the ``ragmark.metric`` entry-point group."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import run_cli
+
+from ragmark.data import load_dataset
+from ragmark.judging import JUDGE_METRICS
+from ragmark.metrics import names
+from ragmark.metrics.names import SPECS, parse_metric, parse_metrics
+from ragmark.metrics.selection import default_metrics
+from ragmark.report.console import label
+
+DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+OLD_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",
+                 "ndcg@10", "map"]
+
+
+def test_every_metric_is_one_kind_of_object():
+    assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge"}
+    assert tuple(n for n, s in SPECS.items() if s.kind == "judge") == JUDGE_METRICS
+    for s in SPECS.values():
+        assert s.summary and set(s.needs) <= set(names.NEEDS), s.name
+    assert parse_metric("faithfulness").kind == "judge"
+    assert [str(m) for m in parse_metrics("ndcg@10,context_recall")] == [
+        "ndcg@10", "context_recall"]
+    assert label("ndcg@10") == "nDCG@10" and label("faithfulness") == "Faithfulness"
+    assert label("keyword_coverage") == "keyword_coverage"  # unchanged outputs
+    assert label("grounded_ratio") == "Grounded ratio" and label("nope@3") == "nope@3"
+
+
+def test_defaults_are_the_metrics_whose_needs_the_dataset_meets(tmp_path):
+    demo = load_dataset(str(DEMO / "questions.json"), str(DEMO / "corpus"))
+    assert [str(m) for m in default_metrics(demo)] == [
+        *OLD_RETRIEVAL, "keyword_coverage", "context_overlap", "combined_score",
+        "groundedness"]
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text(json.dumps([{"question": "q?", "expected_answer": "a",
+                                "ground_truth_contexts": ["a passage long enough here"]}]))
+    ds = load_dataset(str(ctx), str(DEMO / "corpus"))
+    assert [str(m) for m in default_metrics(ds)] == [
+        *OLD_RETRIEVAL, "context_overlap", "groundedness", "exact_match", "token_f1"]
+
+
+def test_a_plugin_metric_joins_the_catalogue(monkeypatch, tmp_path, capsys):
+    ep = importlib.metadata.EntryPoint("short_answer", "support.metric_plugin:SHORT_ANSWER",
+                                       "ragmark.metric")
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None, **kw: [ep] if group == "ragmark.metric"
+                        else real(group=group, **kw))
+    monkeypatch.setattr(names, "_plugins_loaded", False)
+    monkeypatch.setattr(names, "SPECS", dict(SPECS))
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                                 str(DEMO / "corpus"), "--metrics", "mrr,short_answer",
+                                 "--output", str(out), "--include-details"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    for q in data["queries"]:
+        words = len(q["answer"].split())
+        assert q["metrics"]["short_answer"]["value"] == (1.0 if words <= 20 else 0.0)
+    assert "Short answer" in stdout
+    with pytest.raises(Exception, match="only answer metrics"):
+        names.register(names.MetricSpec("bad", "retrieval", "none", "x"))
+
+
+def test_the_metrics_command_lists_the_catalogue(capsys):
+    code, out, _ = run_cli(["metrics", "--json"], capsys)
+    assert code == 0
+    listed = json.loads(out)
+    assert [m["name"] for m in listed] == list(SPECS)
+    bpref = next(m for m in listed if m["name"] == "bpref")
+    assert bpref["needs"] == ["qrels"] and bpref["kind"] == "retrieval"
+    code, out, _ = run_cli(["metrics"], capsys)
+    assert code == 0 and "ndcg[@k]" in out and "context_recall" in out
