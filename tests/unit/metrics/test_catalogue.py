@@ -6,6 +6,7 @@ a plugin metric through the ``ragmark.metric`` entry-point group."""
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 from pathlib import Path
 
@@ -82,3 +83,30 @@ def test_the_metrics_command_lists_the_catalogue(capsys):
     assert bpref["needs"] == ["qrels"] and bpref["kind"] == "retrieval"
     code, out, _ = run_cli(["metrics"], capsys)
     assert code == 0 and "ndcg[@k]" in out and "context_recall" in out
+
+
+def test_metrics_all_is_every_metric_whose_needs_are_met(server, tmp_path, capsys,
+                                                          monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    ctx = tmp_path / "ctx.json"
+    ctx.write_text(json.dumps([{"question": "What does a retriever do?",
+                                "expected_answer": "It finds passages.",
+                                "ground_truth_contexts": ["retrieval finds the passages"]}]))
+    base = ["run", "--dataset", str(ctx), "--corpus", str(DEMO / "corpus"), "--metrics",
+            "all", "--quiet", "--allow-missing"]
+    out = tmp_path / "plain.json"
+    code, _, err = run_cli([*base, "--output", str(out)], capsys)
+    assert code == 0, err
+    got = list(json.loads(out.read_text())["metrics"])
+    assert not set(got) & set(JUDGE_METRICS)  # no endpoint: no judge
+    dense = importlib.util.find_spec("sentence_transformers") is not None
+    assert ("answer_similarity" in got) == dense
+    assert {"r_precision", "exact_match", "token_f1", "groundedness"} <= set(got)
+    assert "bpref" not in got  # a context set has no qrels
+    out = tmp_path / "judged.json"
+    code, _, err = run_cli([*base, "--llm-base-url", server.url, "--llm-model", "m",
+                            "--output", str(out)], capsys)
+    assert code == 0, err
+    got = list(json.loads(out.read_text())["metrics"])
+    assert set(JUDGE_METRICS) <= set(got)
