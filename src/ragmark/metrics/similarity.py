@@ -1,8 +1,11 @@
 """``answer_similarity``: the cosine of the answer's and the expected answer's
 embeddings (RAGAS's semantic similarity), with the packaged all-MiniLM-L6-v2 through the
-embedding cache, offline. Vectors are unit length, so the cosine is their dot product;
-it lies in [-1, 1] (near 1 for paraphrases). Missing without an expected answer or for
-an empty answer, never 0."""
+embedding cache, offline; or, when ``RAGMARK_SIMILARITY_BASE_URL`` and
+``RAGMARK_SIMILARITY_MODEL`` are set (optionally ``RAGMARK_SIMILARITY_PROVIDER``, default
+openai, and ``RAGMARK_SIMILARITY_API_KEY_ENV``), with that embedding endpoint. Vectors are
+unit length, so the cosine is their dot product; it lies in [-1, 1] (near 1 for
+paraphrases). Each value's details name the model. Missing without an expected answer or
+for an empty answer, never 0."""
 
 from __future__ import annotations
 
@@ -20,9 +23,17 @@ def similarity_embedder() -> Any:
     """The embedder of answer_similarity (the packaged MiniLM, cached); a
     MissingExtraError naming the ``dense`` extra when it is not installed (raised before
     any work when the metric is asked for)."""
+    import os
+
+    from ragmark.embeddings.api import APIEmbedder
     from ragmark.embeddings.cache import CachedEmbedder
     from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
 
+    env = {k: os.environ.get(f"RAGMARK_SIMILARITY_{k.upper()}", "").strip() or None
+           for k in ("base_url", "model", "provider", "api_key_env")}
+    if env["base_url"] or env["model"]:
+        return CachedEmbedder(APIEmbedder(env["provider"] or "openai", env["base_url"],
+                                          env["model"], env["api_key_env"]))
     return CachedEmbedder(SentenceTransformerEmbedder())
 
 
@@ -46,5 +57,5 @@ def answer_similarity(answers: Sequence[str | None], expected: Sequence[str | No
         cos = np.clip((np.asarray(va, np.float64) * np.asarray(vb, np.float64)).sum(axis=1),
                       -1.0, 1.0)
         for i, c in zip(todo, cos, strict=True):
-            out[i] = Score(float(c))
+            out[i] = Score(float(c), details={"model": emb.model_id})
     return out

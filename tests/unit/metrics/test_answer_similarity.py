@@ -53,3 +53,16 @@ def test_a_run_reports_it(tmp_path, capsys):
     assert -1.0 <= data["metrics"]["answer_similarity"] <= 1.0
     assert list(data["counts"]["answer_similarity"]["reasons"]) == [
         "no expected_answer for this question"]
+
+
+def test_an_embedding_endpoint_can_be_the_model(server, monkeypatch):
+    from support.fake_llm_server import fake_vector
+
+    monkeypatch.setenv("RAGMARK_SIMILARITY_BASE_URL", server.url)
+    monkeypatch.setenv("RAGMARK_SIMILARITY_MODEL", "emb-model")
+    got = answer_similarity(["an answer"], ["the reference"])
+    a, b = (np.asarray(fake_vector(t)) for t in ("an answer", "the reference"))
+    want = float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
+    assert got[0].value == pytest.approx(want, abs=1e-6)
+    assert got[0].details["model"] == f"openai:{server.url}:emb-model"
+    assert {r.path for r in server.requests} == {"/v1/embeddings"}
