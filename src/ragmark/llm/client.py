@@ -18,7 +18,6 @@ from ragmark.llm.protocol import (
     Message,
     ResponseError,
     chat_path,
-    estimate_tokens,
     models_path,
     parse_response,
     request_body,
@@ -386,20 +385,7 @@ class LLMClient:
             return None
 
     def estimate(self, message_lists: Sequence[Sequence[Message]], **params: Any) -> Estimate:
-        """A dry run: how many distinct calls are not in the cache yet (``cached`` counts
-        the others), and their prompt tokens
-        estimated as characters / 4 (+4 a message) — not a real tokenizer; the cost is that
-        of the prompt tokens only (completion length is unknown), None without prices."""
-        calls = cached = tokens = 0
-        seen: set[str] = set()
-        for messages in message_lists:
-            key = self.key_of(messages, **params)
-            if key in seen or (self.cache is not None and self.cache.get(key)):
-                cached += 1
-                continue
-            seen.add(key)
-            calls += 1
-            tokens += estimate_tokens(messages)
-        price = self.settings.price()
-        cost = None if price is None else tokens * price[0] / 1e6
-        return Estimate(calls=calls, prompt_tokens=tokens, cost=cost, cached=cached)
+        """A dry run of the calls (see :func:`ragmark.llm.dry.estimate_calls`)."""
+        from ragmark.llm.dry import estimate_calls
+
+        return estimate_calls(self, message_lists, **params)

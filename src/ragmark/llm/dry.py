@@ -18,7 +18,7 @@ from typing import Any
 
 from ragmark.llm.client import LLMClient
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.llm.results import LLMResult, Usage
+from ragmark.llm.results import Estimate, LLMResult, Usage
 
 
 class NotCached(Exception):
@@ -93,3 +93,24 @@ class DryClient:
                 "estimated_prompt_tokens": c.tokens,
                 "at_most_prompt_tokens": c.tokens + c.more_tokens,
                 "estimated_cost": cost(c.tokens), "at_most_cost": cost(c.tokens + c.more_tokens)}
+
+
+def estimate_calls(client: LLMClient, message_lists: Sequence[Sequence[Mapping[str, Any]]],
+                   **params: Any) -> Estimate:
+    """A dry run: how many distinct calls are not in the client's cache yet (``cached``
+    counts the others), and their prompt tokens estimated as characters / 4 (+4 a
+    message), not a real tokenizer; the cost is that of the prompt tokens only (the
+    completion length is unknown), None without prices."""
+    calls = cached = tokens = 0
+    seen: set[str] = set()
+    for messages in message_lists:
+        key = client.key_of(messages, **params)  # type: ignore[arg-type]
+        if key in seen or (client.cache is not None and client.cache.get(key)):
+            cached += 1
+            continue
+        seen.add(key)
+        calls += 1
+        tokens += estimate_tokens(messages)  # type: ignore[arg-type]
+    price = client.settings.price()
+    cost = None if price is None else tokens * price[0] / 1e6
+    return Estimate(calls=calls, prompt_tokens=tokens, cost=cost, cached=cached)
