@@ -24,7 +24,12 @@ from ragmark.judges import (
 )
 from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput
 from ragmark.judges.prompt import is_reask
-from ragmark.judges.reference import citation_correctness, context_precision, context_recall
+from ragmark.judges.reference import (
+    citation_correctness,
+    context_entity_recall,
+    context_precision,
+    context_recall,
+)
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
@@ -77,6 +82,8 @@ def _job(
     if name == "context_recall":
         return context_recall(client, s.question, s.expected_answer, rec.contexts,
                               counts=counts)
+    if name == "context_entity_recall":
+        return context_entity_recall(client, s.expected_answer, rec.contexts, counts=counts)
     if name == "context_precision":
         return context_precision(client, s.question, s.expected_answer, rec.contexts,
                                  counts=counts)

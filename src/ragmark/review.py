@@ -42,6 +42,7 @@ ASKS = {
     "context_relevance": "do the contexts help to answer the question?",
     "answer_correctness": "does the answer agree with the expected answer?",
     "context_recall": "do the contexts contain everything the expected answer states?",
+    "context_entity_recall": "do the contexts mention every entity of the expected answer?",
     "context_precision": "are the contexts that help reach the expected answer ranked first?",
     "citation_correctness": "does every cited context support the sentence citing it?",
     LABEL_METRIC: "can an answer to the question be derived from the passage?",

@@ -48,7 +48,7 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     opts = [
         click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
                      "answer_relevance, context_relevance, answer_correctness, context_recall, "
-                     "context_precision, citation_correctness."),
+                     "context_entity_recall, context_precision, citation_correctness."),
         *_endpoint_opts(),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),

@@ -4,6 +4,9 @@ expected answer), and citation correctness (the LLM generator's ``[n]`` citation
 - ``context_recall`` = statements of the expected answer attributable to the retrieved
   contexts / statements of the expected answer. One call: the judge splits the expected
   answer into statements and marks each attributable or not.
+- ``context_entity_recall`` = named entities of the expected answer the contexts mention
+  / entities of the expected answer (RAGAS's entity recall; one call lists the entities
+  and marks each, duplicates counted once).
 - ``context_precision`` = sum over k of (precision@k * v_k) / (useful contexts in the top
   K), with v_k = 1 when the context at rank k is useful for arriving at the expected
   answer (rank-weighted: useful contexts ranked first score higher). 0 when none is
@@ -100,6 +103,70 @@ async def context_recall(client: ChatClient, question: str, expected_answer: str
     return Score(hits / len(out.statements), details={
         "statements": len(out.statements),
         "unattributed": [s.statement for s in out.statements if not s.attributed]})
+
+
+# ---------------------------------------------------------------- context entity recall
+
+
+class EntityInput(BaseModel):
+    expected_answer: str
+    context: list[str]
+
+
+class EntityPresence(BaseModel):
+    entity: str
+    in_context: bool
+
+
+class EntityOutput(BaseModel):
+    entities: list[EntityPresence]
+
+
+CONTEXT_ENTITY_RECALL_PROMPT: Prompt[EntityInput, EntityOutput] = Prompt(
+    name="context_entity_recall",
+    instruction=(
+        "List the named entities of the expected answer (people, places, organisations, "
+        "dates, numbers with units, named things), each once. For each, decide whether the "
+        "numbered context passages mention it (in_context: true; another wording of the "
+        "same entity counts) or not (in_context: false)."
+    ),
+    input_model=EntityInput,
+    output_model=EntityOutput,
+    examples=(
+        (
+            EntityInput(expected_answer="The Eiffel Tower was finished in 1889 in Paris.",
+                        context=["Gustave Eiffel's tower in Paris opened to visitors."]),
+            EntityOutput(entities=[
+                EntityPresence(entity="Eiffel Tower", in_context=True),
+                EntityPresence(entity="1889", in_context=False),
+                EntityPresence(entity="Paris", in_context=True)]),
+        ),
+    ),
+)
+
+
+async def context_entity_recall(client: ChatClient, expected_answer: str | None,
+                                contexts: Sequence[str], *,
+                                counts: JudgeCounts | None = None) -> Score:
+    """Share of the expected answer's entities the contexts mention (``details``:
+    ``missing`` entities). Missing without an expected answer or contexts, or when the
+    judge finds no entity in the expected answer."""
+    if expected_answer is None or not expected_answer.strip():
+        return Score.missing(NO_REFERENCE)
+    if not contexts:
+        return Score.missing("no retrieved context")
+    out = await ask(client, CONTEXT_ENTITY_RECALL_PROMPT,
+                    EntityInput(expected_answer=expected_answer, context=list(contexts)),
+                    counts=counts)
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    entities = {e.entity.strip().lower(): e for e in out.entities if e.entity.strip()}
+    if not entities:
+        return Score.missing("the judge found no entity in the expected answer")
+    found = sum(e.in_context for e in entities.values())
+    return Score(found / len(entities), details={
+        "entities": len(entities),
+        "missing": [e.entity for e in entities.values() if not e.in_context]})
 
 
 # ---------------------------------------------------------------- context precision

@@ -66,6 +66,9 @@ _JUDGE_SPECS = (
     _spec("context_recall", "judge", "none", "statements of the expected answer the "
           "contexts support / statements", "Context recall",
           ("contexts", "expected_answer", "llm")),
+    _spec("context_entity_recall", "judge", "none", "named entities of the expected answer "
+          "the contexts mention / entities", "Context entity recall",
+          ("contexts", "expected_answer", "llm")),
     _spec("context_precision", "judge", "none", "sum over ranks of precision@k for each "
           "context useful for the expected answer / useful contexts", "Context precision",
           ("contexts", "expected_answer", "llm")),

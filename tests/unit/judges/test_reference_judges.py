@@ -113,3 +113,21 @@ def test_a_run_reports_them(server, tmp_path, capsys):
 
 def last_item(body) -> str:
     return [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+
+
+def test_context_entity_recall_counts_each_entity_once(client, server):
+    from ragmark.judges.reference import context_entity_recall
+
+    server.queue.append(as_json({"entities": [
+        {"entity": "Marie Curie", "in_context": True},
+        {"entity": "Warsaw", "in_context": True},
+        {"entity": "warsaw", "in_context": True},
+        {"entity": "1867", "in_context": False}]}))
+    s = run(client, context_entity_recall(client, "Marie Curie, Warsaw, 1867.", CONTEXTS))
+    assert s.value == pytest.approx(2 / 3)
+    assert s.details == {"entities": 3, "missing": ["1867"]}
+    server.queue.append(as_json({"entities": []}))
+    s = run(client, context_entity_recall(client, "yes", CONTEXTS))
+    assert s.reason == "the judge found no entity in the expected answer"
+    assert run(client, context_entity_recall(client, None, CONTEXTS)).reason == (
+        "no expected_answer for this question")
