@@ -53,7 +53,8 @@ def default_configs() -> tuple[list[str], str | None]:
                    "sparse without the dense extra")
 @click.option("--baseline", help="Config the others are compared against (default: first).")
 @click.option("--metrics", help="Comma-separated metrics to compare (default: MRR, Recall@5, "
-                                "Hit@5, Precision@5, nDCG@10).")
+              "Hit@5, Precision@5, nDCG@10), or 'all': every metric whose needs are met is "
+              "computed, the default ones compared.")
 @click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
 @click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
 @click.option("--skip-generation", is_flag=True, help="Retrieval only: no answers.")
@@ -158,7 +159,9 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
     gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"] + regressed
-    compared = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    every = (metrics or "").strip().lower() == "all"
+    compared = ([m.strip() for m in metrics.split(",") if m.strip()]
+                if metrics and not every else None)
     human, judges = labelled_judges(human_labels, parse_judge_metrics(judge_metrics))
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
@@ -175,6 +178,15 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         have = [str(m) for m in default_metrics(ds)]
         asked = [str(m) for m in parse_metrics([m for m in extra if m not in JUDGE_METRICS])]
         run_metrics = have + [m for m in asked if m not in have]
+    if every:  # every metric whose needs the data, the endpoint and the extras meet
+        from ragmark.metrics.selection import every_metric
+
+        endpoint, _ = resolve_llm(cfgs, need=True)
+        all_names, more = every_metric(ds, llm=endpoint is not None,
+                                       answers=not skip_generation)
+        have = [str(m) for m in all_names]
+        run_metrics = have + [m for m in (run_metrics or []) if m not in have]
+        judges += [j for j in more if j not in judges]
     llm, cfgs = resolve_llm(cfgs, need=bool(judges or require_llm))
     if dry_run:
         if not judges:

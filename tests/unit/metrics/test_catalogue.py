@@ -110,3 +110,16 @@ def test_metrics_all_is_every_metric_whose_needs_are_met(server, tmp_path, capsy
     assert code == 0, err
     got = list(json.loads(out.read_text())["metrics"])
     assert set(JUDGE_METRICS) <= set(got)
+
+
+def test_compare_metrics_all(tmp_path, capsys, monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    out = tmp_path / "c"
+    code, _, err = run_cli(["compare", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--configs", "sparse", "--metrics", "all",
+                            "--output", str(out), "--quiet"], capsys)
+    assert code == 0, err
+    got = json.loads((tmp_path / "c.json").read_text())["configs"]["sparse"]["metrics"]
+    assert {"r_precision", "keyword_coverage", "groundedness", "mrr"} <= set(got)
+    assert not set(got) & set(JUDGE_METRICS)
