@@ -67,9 +67,11 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _job(
+def judge_call(
     client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts
 ) -> Awaitable[Score] | Score:
+    """The judge of metric ``name`` for one question's answer and contexts (a Score at
+    once when it cannot be asked)."""
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
     answer = rec.answer or ""
@@ -112,7 +114,7 @@ async def _judge_all(
     tasks = []
     for i, (s, rec) in enumerate(zip(samples, records, strict=True)):
         for name in names:
-            job = _job(client, name, s, rec, counts)
+            job = judge_call(client, name, s, rec, counts)
             if isinstance(job, Score):
                 out[i][name] = job
                 advance(1)
@@ -206,9 +208,14 @@ def llm_total(llm: dict[str, Any]) -> dict[str, Any]:
     price)."""
     parts = [llm] if "calls" in llm else []
     parts += [llm[c] for c in COMPONENTS if isinstance(llm.get(c), dict) and llm[c]]
-    total: dict[str, Any] = {k: sum(int(p.get(k, 0)) for p in parts)
-                             for k in ("calls", "cache_hits", "prompt_tokens",
-                                       "completion_tokens")}
+    return sum_accounting(parts, ("calls", "cache_hits", "prompt_tokens",
+                                  "completion_tokens"))
+
+
+def sum_accounting(parts: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
+    """LLM accounting blocks added up: each count in ``keys``, and the estimated cost
+    (None when a part that made calls has no price)."""
+    total: dict[str, Any] = {k: sum(int(p.get(k, 0)) for p in parts) for k in keys}
     costs = [p.get("estimated_cost") for p in parts if p.get("calls")]
     total["estimated_cost"] = (None if any(c is None for c in costs)
                                else float(sum(c for c in costs if c is not None)))
@@ -262,7 +269,7 @@ def estimate(
     async def walk() -> None:  # one at a time, so repeats are found in a fixed order
         for s, rec in zip(samples, records, strict=True):
             for name in names:
-                job = _job(dry, name, s, rec, JudgeCounts())  # type: ignore[arg-type]
+                job = judge_call(dry, name, s, rec, JudgeCounts())  # type: ignore[arg-type]
                 if isinstance(job, Score):
                     continue
                 try:

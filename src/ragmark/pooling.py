@@ -52,10 +52,7 @@ def pool(dataset: Dataset, reports: Mapping[str, Any], top_k: int) -> list[PoolI
     for report in reports.values():
         for q in report.queries:
             judged = truth.get(q.id, {})
-            ranked: list[str] = []
-            for r in q.retrieved:
-                if r.doc_id not in ranked:
-                    ranked.append(r.doc_id)
+            ranked = list(dict.fromkeys(r.doc_id for r in q.retrieved))  # best chunk first
             for d in ranked[:top_k]:
                 if d in judged or (q.id, d) in seen or d not in docs:
                     continue

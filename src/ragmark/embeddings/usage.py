@@ -34,12 +34,11 @@ def api_embedders(*components: Any) -> Iterator[tuple[APIEmbedder, CachedEmbedde
 def _merge(blocks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if len(blocks) == 1:
         return blocks[0]
-    out: dict[str, Any] = {k: sum(int(b.get(k, 0)) for b in blocks) for k in _SUMMED}
+    from ragmark.judging import sum_accounting
+
+    out = sum_accounting(blocks, _SUMMED)
     out["endpoint"] = ", ".join(dict.fromkeys(b["endpoint"] for b in blocks))
     out["model"] = ", ".join(dict.fromkeys(b["model"] for b in blocks))
-    costs = [b.get("estimated_cost") for b in blocks if b.get("calls")]
-    out["estimated_cost"] = (None if any(c is None for c in costs)
-                             else float(sum(c for c in costs if c is not None)))
     return out
 
 

@@ -23,32 +23,20 @@ from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.stats import evaluate, mcnemar
-from ragmark.judges import answer_correctness, answer_relevance, context_relevance
-from ragmark.judges import faithfulness as faithfulness_judge
 from ragmark.judges.prompt import JudgeCounts
-from ragmark.judging import llm_summary
+from ragmark.judging import JUDGE_METRICS, judge_call, llm_summary
 from ragmark.llm import LLMClient, LLMSettings
-from ragmark.types import Score
+from ragmark.metrics.names import SPECS
+from ragmark.scoring import Answer
+from ragmark.types import Sample, Score
 
-METRICS = ("faithfulness", "answer_relevance", "context_relevance", "answer_correctness")
+METRICS = JUDGE_METRICS
 THRESHOLDS = {"faithfulness": 1.0}
 """The score below which a verdict is *unsupported* (0.5 for metrics not named)."""
 
 
 def threshold_of(metric: str, given: float | None) -> float:
     return given if given is not None else THRESHOLDS.get(metric, 0.5)
-
-
-async def _judge(client: LLMClient, metric: str, it: Item, counts: JudgeCounts) -> Score:
-    if metric == "faithfulness":
-        return await faithfulness_judge(client, it.question, it.answer, it.contexts,
-                                        counts=counts)
-    if metric == "answer_relevance":
-        return await answer_relevance(client, it.question, it.answer, counts=counts)
-    if metric == "context_relevance":
-        return await context_relevance(client, it.question, it.contexts, counts=counts)
-    return await answer_correctness(client, it.question, it.answer, it.expected_answer,
-                                    counts=counts)
 
 
 async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
@@ -61,7 +49,9 @@ async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
 
     async def one(it: Item) -> Score:
         try:
-            return await _judge(client, metric, it, counts)
+            sample = Sample(it.id, it.question, expected_answer=it.expected_answer)
+            got = judge_call(client, metric, sample, Answer(it.answer, it.contexts), counts)
+            return got if isinstance(got, Score) else await got
         finally:
             advance(1)
 
@@ -127,8 +117,9 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
     verdict) from the first repeat."""
     if metric not in METRICS:
         raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if metric == "answer_correctness" and any(it.expected_answer is None for it in items):
-        raise ConfigError("answer_correctness needs an expected_answer for every item")
+    if "expected_answer" in SPECS[metric].needs and any(
+            it.expected_answer is None for it in items):
+        raise ConfigError(f"{metric} needs an expected_answer for every item")
     cut = threshold_of(metric, threshold)
     runs: list[list[Score]] = []
     llm: list[dict[str, Any]] = []

@@ -15,6 +15,7 @@ from ragmark.judges.prompt import (
     JudgeFailure,
     Prompt,
     ask,
+    in_order,
     one_verdict_each,
 )
 from ragmark.types import Score
@@ -136,8 +137,7 @@ async def context_relevance(
     )
     if isinstance(out, JudgeFailure):
         return out.missing()
-    flags = {v.passage: v.relevant for v in out.verdicts}
-    ordered = [flags[i] for i in range(1, len(contexts) + 1)]
+    ordered = in_order({v.passage: v.relevant for v in out.verdicts}, len(contexts))
     return Score(
         supported_share(ordered),
         details={"irrelevant": [i for i, ok in enumerate(ordered, start=1) if not ok]},

@@ -83,6 +83,11 @@ def one_verdict_each(got: Sequence[int], n: int, what: str) -> str | None:
     return None
 
 
+def in_order(flags: Mapping[int, bool], n: int) -> list[bool]:
+    """The verdicts numbered 1..n (checked by :func:`one_verdict_each`), in order."""
+    return [flags[i] for i in range(1, n + 1)]
+
+
 @dataclass
 class JudgeCounts:
     """Running counts of judge calls: ``asked`` items, ``reasked`` (second tries),

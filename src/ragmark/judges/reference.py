@@ -33,6 +33,7 @@ from ragmark.judges.prompt import (
     JudgeFailure,
     Prompt,
     ask,
+    in_order,
     one_verdict_each,
 )
 from ragmark.types import Score
@@ -232,8 +233,7 @@ async def context_precision(client: ChatClient, question: str, expected_answer: 
                                    context=list(contexts)), counts=counts)
     if isinstance(out, JudgeFailure):
         return out.missing()
-    flags = {v.passage: v.useful for v in out.verdicts}
-    ordered = [flags[i] for i in range(1, len(contexts) + 1)]
+    ordered = in_order({v.passage: v.useful for v in out.verdicts}, len(contexts))
     return Score(rank_weighted_precision(ordered),
                  details={"useful": [i for i, u in enumerate(ordered, start=1) if u]})
 
@@ -308,8 +308,7 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
         counts=counts)
     if isinstance(out, JudgeFailure):
         return out.missing()
-    flags = {v.statement: v.supported for v in out.verdicts}
-    ordered = [flags[i] for i in range(1, len(cited) + 1)]
+    ordered = in_order({v.statement: v.supported for v in out.verdicts}, len(cited))
     return Score(sum(ordered) / len(ordered), details={
         "cited": len(cited),
         "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok]})

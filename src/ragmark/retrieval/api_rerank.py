@@ -28,6 +28,7 @@ from ragmark.llm.cache import cache_key
 from ragmark.llm.config import endpoint_settings
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import parse_rerank, rerank_body
+from ragmark.retrieval.rerank import unscored_notes
 
 RERANK_PATH = "/rerank"
 
@@ -147,12 +148,8 @@ class APIReranker:
     def summary(self) -> tuple[list[str], dict[str, Any]]:
         """Notes (passages without a score) and the accounting of the reranking."""
         failed = sum(self.failures.values())
-        notes = []
-        if failed:
-            why = "; ".join(f"{r} ({n})" for r, n in self.failures.most_common(3))
-            notes.append(
-                f"api reranker: {failed} of {failed + self.scored} passages got no score "
-                f"({why}); they keep their retrieval order below the scored ones")
+        notes = unscored_notes("api reranker", self.failures, self.scored, "got no score",
+                               "scored")
         return notes, {**llm_summary(self.settings, self.client), "protocol": "rerank",
                        "passages_scored": self.scored, "passages_failed": failed}
 

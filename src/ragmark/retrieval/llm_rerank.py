@@ -26,6 +26,7 @@ from ragmark.judging import llm_summary
 from ragmark.llm import LLMClient
 from ragmark.llm.config import component_settings
 from ragmark.llm.loop import LoopThread
+from ragmark.retrieval.rerank import unscored_notes
 from ragmark.types import Score
 
 
@@ -132,12 +133,8 @@ class LLMReranker:
     def summary(self) -> tuple[list[str], dict[str, Any]]:
         """Notes for the report (failures) and the LLM accounting of the reranking."""
         failed = sum(self.failures.values())
-        notes = []
-        if failed:
-            why = "; ".join(f"{r} ({n})" for r, n in self.failures.most_common(3))
-            notes.append(
-                f"llm reranker: {failed} of {failed + self.graded} passages could not be "
-                f"graded ({why}); they keep their retrieval order below the graded ones")
+        notes = unscored_notes("llm reranker", self.failures, self.graded,
+                               "could not be graded", "graded")
         return notes, {**llm_summary(self.settings, self.client, self.counts),
                        "scale": self.scale, "passages_graded": self.graded,
                        "passages_failed": failed}

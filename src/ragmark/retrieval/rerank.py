@@ -9,6 +9,7 @@ reranker plugs in through the same ``score`` method.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +39,19 @@ class Reranker(Protocol):
     name: str
 
     def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]: ...
+
+
+def unscored_notes(who: str, failures: Counter[str], done: int, what: str, kept: str
+                   ) -> list[str]:
+    """The run's note on the passages a reranker could not score: how many of all, the
+    three commonest reasons, and where they went (``what``: "could not be graded";
+    ``kept``: "graded")."""
+    failed = sum(failures.values())
+    if not failed:
+        return []
+    why = "; ".join(f"{r} ({n})" for r, n in failures.most_common(3))
+    return [f"{who}: {failed} of {failed + done} passages {what} ({why}); they keep their "
+            f"retrieval order below the {kept} ones"]
 
 
 class CrossEncoderReranker:
