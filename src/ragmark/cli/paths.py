@@ -30,10 +30,22 @@ def check_output(path: str | Path, option: str, *, overwrite: bool = True) -> Pa
         parent = parent.parent
     if not parent.is_dir():
         raise ConfigError(f"{option} {text}: {_shown(parent)} is a file, not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not os.access(parent, os.W_OK | os.X_OK) or not _can_create_in(parent):
         raise ConfigError(f"{option} {text}: cannot write in the folder {_shown(parent)} "
                           "(permission denied)")
     return p
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can really be made in ``folder`` (a temporary one, removed at
+    once): ``os.access`` says yes to root on pseudo file systems such as /proc."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def output_stem(output: str, default_name: str) -> str:

@@ -147,6 +147,24 @@ def test_output_paths_are_checked_before_any_data_is_read(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_a_folder_where_no_file_can_be_made_is_refused_before_work(tmp_path, capsys,
+                                                                    monkeypatch):
+    """``os.access`` may say yes where nothing can be created (root on /proc): the check
+    makes a temporary file to be sure."""
+    import tempfile
+
+    def refuse(*a, **kw):
+        raise PermissionError("no")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    out = tmp_path / "sub" / "r.json"
+    code, _, err = run_cli(["run", *DEMO_ARGS, "--output", str(out)], capsys)
+    assert code == 2
+    assert err == (f"error: --output {out}: cannot write in the folder {tmp_path} "
+                   "(permission denied)\n")
+    assert not (tmp_path / "sub").exists()
+
+
 def test_compare_output_dir_writes_files_inside_it(tmp_path, capsys):
     out_dir = tmp_path / "results"
     code, stdout, _ = run_cli(["compare", *DEMO_ARGS, "--output", f"{out_dir}/", "--quiet"],
