@@ -22,7 +22,7 @@ from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
-from ragmark.metrics.selection import check_depth, run_metrics
+from ragmark.metrics.selection import default_metrics, fit_to_depth, select
 from ragmark.pipelines.own import Retrieval
 from ragmark.progress import Progress
 from ragmark.report.model import RunReport
@@ -143,6 +143,7 @@ def compare(
     metrics: Sequence[str | MetricName] | None = None,
     baseline: str | None = None,
     *,
+    also: Sequence[str | MetricName] = (),
     compared: Sequence[str] | None = None,
     settings: StatSettings | None = None,
     max_queries: int | None = None,
@@ -159,15 +160,18 @@ def compare(
 ) -> Comparison:
     """Run every config on the same questions and compare each with the baseline.
 
-    ``metrics``: what each run computes (default: the runner's defaults, which include
-    the table metrics). ``compared``: the metrics shown and tested (default: the table
-    metrics the runs have, else all of ``metrics``). ``executor``: where the CPU-bound
-    stages run (default: the active one); on one that spreads work, the retrieval stages
-    of the configs run side by side, and the LLM calls (generators, judges) still one
-    config after the other.
+    ``metrics``: what each run computes (default: the runner's defaults, fitted to each
+    config's ``top_k``, and the table metrics at the shallowest config's depth);
+    ``also``: computed besides them (gated metrics). ``compared``: the metrics shown and
+    tested, computed by every config (default: the table metrics the runs have, else all
+    of ``metrics``). A metric named in ``metrics``, ``also`` or ``compared`` that cuts
+    deeper than a config retrieves is a ConfigError before the first config runs.
+    ``executor``: where the CPU-bound stages run (default: the active one); on one that
+    spreads work, the retrieval stages of the configs run side by side, and the LLM
+    calls (generators, judges) still one config after the other.
     """
     with using(executor) as ex:
-        return _compare(dataset, configs, metrics, baseline, compared=compared,
+        return _compare(dataset, configs, metrics, baseline, also=also, compared=compared,
                         settings=settings, max_queries=max_queries,
                         skip_generation=skip_generation, progress=progress,
                         judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
@@ -175,7 +179,23 @@ def compare(
                         index_cache=index_cache, latency_sample=latency_sample, ex=ex)
 
 
-def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any, *,
+def _table(dataset: Dataset, configs: Sequence[RunConfig],
+           metrics: Sequence[str | MetricName] | None) -> list[str]:
+    """With the default metrics, the table metrics every config computes: those of
+    :data:`TABLE_METRICS` the dataset's defaults have, their cutoffs fitted to the
+    shallowest config of ragmark's own pipeline (nDCG@5 when one retrieves 5 items)."""
+    if metrics:
+        return []
+    depths = [c.top_k for c in configs if c.pipeline is None]
+    names = parse_metrics(TABLE_METRICS)
+    if depths:
+        names, _ = fit_to_depth(names, min(depths))
+    offered = {m.name for m in default_metrics(dataset)}
+    return [str(m) for m in names if m.name in offered]
+
+
+def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any,
+                  also: Sequence[str | MetricName], *,
                   max_queries: int | None, skip_generation: bool, progress: Progress | None,
                   judge_metrics: Sequence[str], index_cache: bool,
                   latency_sample: int) -> dict[str, Retrieval]:
@@ -189,7 +209,7 @@ def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any, 
         return {}
 
     def one(c: RunConfig) -> Retrieval:
-        return retrieval_of(dataset, c, metrics, max_queries=max_queries,
+        return retrieval_of(dataset, c, metrics, also=also, max_queries=max_queries,
                             skip_generation=skip_generation, progress=progress,
                             judge_metrics=judge_metrics, index_cache=index_cache,
                             latency_sample=latency_sample)
@@ -201,7 +221,8 @@ def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any, 
 
 def _compare(
     dataset: Dataset, configs: Sequence[RunConfig], metrics: Sequence[str | MetricName] | None,
-    baseline: str | None, *, compared: Sequence[str] | None, settings: StatSettings | None,
+    baseline: str | None, *, also: Sequence[str | MetricName],
+    compared: Sequence[str] | None, settings: StatSettings | None,
     max_queries: int | None, skip_generation: bool, progress: Progress | None,
     judge_metrics: Sequence[str], llm: Any, require_llm: bool, allow_short_rankings: bool,
     pipeline_fns: Mapping[str, Callable[..., Any]] | None, index_cache: bool,
@@ -216,16 +237,18 @@ def _compare(
     base = baseline or names[0]
     if base not in names:
         raise ConfigError(f"baseline {base!r} is not one of the configs: {', '.join(names)}")
-    # every config's depth is checked before the first one runs
-    check_depth(configs, run_metrics(dataset, metrics),
-                allow_short_rankings)
+    table = _table(dataset, configs, metrics) if compared is None else []
+    also = [*also, *(compared or ()), *table]
+    for c in configs:  # every config's metrics are chosen before the first one runs
+        select(dataset, c, metrics, also, allow_short_rankings=allow_short_rankings)
     done = {} if not ex.distributed else _side_by_side(
-        dataset, configs, metrics, max_queries=max_queries, skip_generation=skip_generation,
+        dataset, configs, metrics, also, max_queries=max_queries,
+        skip_generation=skip_generation,
         progress=progress, judge_metrics=judge_metrics, index_cache=index_cache,
         latency_sample=latency_sample)
     reports: dict[str, RunReport] = {}
     for c in configs:
-        reports[c.name] = run(dataset, c, metrics, max_queries=max_queries,
+        reports[c.name] = run(dataset, c, metrics, also=also, max_queries=max_queries,
                               skip_generation=skip_generation, progress=progress,
                               judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                               allow_short_rankings=allow_short_rankings,
@@ -234,7 +257,7 @@ def _compare(
                               done=done.get(c.name))
     first = reports[names[0]]
     if compared is None:
-        shown = [m for m in TABLE_METRICS if m in first.metrics]
+        shown = [m for m in table or TABLE_METRICS if m in first.metrics]
         compared = shown or [m for m in first.metrics if m != "grounded_ratio"]
     else:
         from ragmark.judging import JUDGE_METRICS
@@ -254,6 +277,7 @@ def estimate_compare(
     configs: Sequence[RunConfig],
     metrics: Sequence[str | MetricName] | None = None,
     *,
+    also: Sequence[str | MetricName] = (),
     max_queries: int | None = None,
     skip_generation: bool = False,
     progress: Progress | None = None,
@@ -266,8 +290,9 @@ def estimate_compare(
     (a real run makes it once): the sum is an upper bound."""
     if not configs:
         raise ConfigError("no configs to compare")
-    check_depth(configs, run_metrics(dataset, metrics))
-    return {c.name: run(dataset, c, metrics, max_queries=max_queries,
+    for c in configs:
+        select(dataset, c, metrics, also)
+    return {c.name: run(dataset, c, metrics, also=also, max_queries=max_queries,
                         skip_generation=skip_generation, progress=progress,
                         judge_metrics=judge_metrics, llm=llm, dry_run=True).llm["dry_run"]
             for c in configs}

@@ -34,6 +34,9 @@ class Side:
     dataset_hash: str
     questions: dict[str, str]
     values: dict[str, dict[str, float | None]]
+    note: str = ""
+    """Set when the side was taken for a system of another name (see
+    :func:`ragmark.cli.ci.resolve_baseline`)."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """The failing questions of a results file, each with a one-line diagnosis.
 
-Four kinds of failure, checked per question:
+Five kinds of failure, checked per question:
 
+- ``empty_ranking``: the question retrieved nothing at all (BM25: no query term is in
+  the index; an external system: no contexts), with the cause the run recorded;
 - ``no_hit``: no relevant item in the top k (questions without a relevant target in
   the ground truth are not checked);
 - ``ungrounded``: the answer's groundedness is below the run's threshold (0.10 unless
@@ -24,7 +26,7 @@ from typing import Any
 
 from ragmark.inspection import QueryResult, Results
 
-KINDS = ("no_hit", "ungrounded", "low_faithfulness", "judge_failure")
+KINDS = ("empty_ranking", "no_hit", "ungrounded", "low_faithfulness", "judge_failure")
 DEFAULT_K = 10
 FAITHFULNESS_BELOW = 0.5
 
@@ -74,6 +76,7 @@ class FailureReport:
 
     def label(self, kind: str) -> str:
         return {
+            "empty_ranking": "retrieved nothing",
             "no_hit": f"no relevant item in the top {self.depth}",
             "ungrounded": f"ungrounded answer (groundedness below {self.grounded_threshold:g})",
             "low_faithfulness": f"low faithfulness (below {self.faithfulness_below:g})",
@@ -146,10 +149,22 @@ def find_failures(results: Results, k: int = DEFAULT_K,
     if not any("groundedness" in q.metrics for q in results.queries):
         rep.unchecked["ungrounded"] = ("no groundedness in the file (run without "
                                        "--skip-generation)")
+    empty = results.empty
+    if empty is None and results.detailed:  # an older file: its rankings tell
+        empty = {q.id: "the file does not record why" for q in results.queries
+                 if q.retrieved == () and any(m.value is not None for m in q.metrics.values())}
+    if empty is None:
+        rep.unchecked["empty_ranking"] = ("the file does not record empty rankings (a "
+                                          "comparison written by an older ragmark)")
     top_n = results.settings.get("top_n")
     for q in results.queries:
+        nothing = empty is not None and q.id in empty
+        if empty is not None:
+            rep.checked["empty_ranking"] += 1
+            if nothing:
+                rep.failures.append(_empty_ranking(q, empty[q.id]))
         ret = _Retrieval(results, q)
-        hit = ret.hit(depth)
+        hit = None if nothing else ret.hit(depth)  # said once, as an empty ranking
         if "no_hit" not in rep.unchecked and hit is not None:
             rep.checked["no_hit"] += 1
             if not hit:
@@ -177,6 +192,17 @@ def find_failures(results: Results, k: int = DEFAULT_K,
     if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
         rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
     return rep
+
+
+def _empty_ranking(q: QueryResult, cause: str) -> Failure:
+    if cause == "no query term in the index":
+        advice = ("the question shares no term with the indexed text: check its wording "
+                  "and the tokenizer (stemming, stop-words), or use a dense or hybrid "
+                  "retriever, which finds passages by meaning")
+    else:
+        advice = "the system returned no contexts: check its retriever and what it logs"
+    return Failure(q.id, "empty_ranking", f"retrieved nothing ({cause})", "retrieval",
+                   advice)
 
 
 def _no_hit(q: QueryResult, ret: _Retrieval) -> Failure:

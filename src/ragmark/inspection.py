@@ -90,6 +90,9 @@ class Results:
     details: bool | None = None
     """Whether the questions carry their texts and rankings (a run file, or a compare
     file written with --include-details); None: as the kind says."""
+    empty: Mapping[str, str] | None = None
+    """Question id -> why its ranking is empty, for the questions that retrieved nothing
+    (the file's ``empty_rankings``); None when the file does not record them."""
 
     @property
     def detailed(self) -> bool:
@@ -172,7 +175,20 @@ def _run(file: str, data: dict[str, Any], config: str | None) -> Results:
     parsed = tuple(_query(file, i, q) for i, q in enumerate(queries))
     notes = data.get("notes") or []
     return Results(file, "run", name, (name,), None, settings, parsed,
-                   tuple(str(n) for n in notes) if isinstance(notes, list) else ())
+                   tuple(str(n) for n in notes) if isinstance(notes, list) else (),
+                   empty=_empty(data.get("empty_rankings"), Where(file)))
+
+
+def _empty(block: Any, where: Where) -> dict[str, str] | None:
+    """The ``empty_rankings`` block as question id -> cause (None when absent)."""
+    if block is None:
+        return None
+    if not isinstance(block, dict) or not isinstance(block.get("questions"), list):
+        raise where.error(f"expected an object with a list 'questions', got "
+                          f"{describe(block)}", field="empty_rankings")
+    cause = block.get("cause")
+    return {str(q): cause if isinstance(cause, str) else "unknown"
+            for q in block["questions"]}
 
 
 def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
@@ -191,10 +207,12 @@ def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
     settings = entry.get("config") if isinstance(entry.get("config"), dict) else {}
     notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
     details = entry.get("queries")
+    empty = _empty(entry.get("empty_rankings"), where)
     if isinstance(details, list):  # compare --include-details: as full as a run's
         parsed = tuple(_query(file, i, q) for i, q in enumerate(details))
         return Results(file, "compare", name, tuple(configs), baseline, settings or {},
-                       parsed, tuple(str(n) for n in notes or []), details=True)
+                       parsed, tuple(str(n) for n in notes or []), details=True,
+                       empty=empty)
     per_query = entry.get("per_query")
     if not isinstance(per_query, dict):
         raise where.error(f"expected an object of per-query metric values, got "
@@ -209,7 +227,7 @@ def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
     settings = entry.get("config") if isinstance(entry.get("config"), dict) else {}
     notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
     return Results(file, "compare", name, tuple(configs), baseline, settings or {},
-                   tuple(queries), tuple(str(n) for n in notes or []))
+                   tuple(queries), tuple(str(n) for n in notes or []), empty=empty)
 
 
 def _number(value: Any) -> bool:

@@ -27,13 +27,20 @@ from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's AP
     check_depth,
     default_metrics,
     run_metrics,
+    select,
     shorter_than,
     too_deep,
 )
 from ragmark.pipelines.base import Output, Sourced
 from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, own, retrieval
 from ragmark.progress import NullProgress, Progress
-from ragmark.report.model import Aggregate, QueryRecord, RetrievedRecord, RunReport
+from ragmark.report.model import (
+    Aggregate,
+    EmptyRankings,
+    QueryRecord,
+    RetrievedRecord,
+    RunReport,
+)
 from ragmark.scoring import (
     answer_stage,
     judge_stage,
@@ -55,6 +62,7 @@ def run(
     cfg: RunConfig,
     metrics: Sequence[str | MetricName] | None = None,
     *,
+    also: Sequence[str | MetricName] = (),
     max_queries: int | None = None,
     skip_generation: bool = False,
     progress: Progress | None = None,
@@ -81,20 +89,23 @@ def run(
     ``require_llm``). With ``dry_run`` nothing is asked: ``report.llm`` holds the number
     of calls the judges would make and their estimated tokens and cost.
 
-    A metric whose cutoff exceeds ``cfg.top_k`` is a ConfigError before any work unless
-    ``allow_short_rankings``; then ``report.short_metrics`` marks it. ``pipeline_fn`` is
-    the callable of a ``python`` ``[pipeline]`` that lives in memory (the Python API).
-    The index is loaded from ``RAGMARK_HOME/indexes`` when this corpus, chunker and
-    retriever were indexed before (``index_cache=False`` rebuilds it and saves nothing);
-    ``report.dataset["index"]`` says which. The first ``latency_sample`` questions are
-    retrieved one at a time (their latency is reported), the rest in batches
-    (``timings["questions_per_s"]`` is the throughput over all). ``executor`` spreads the
-    CPU-bound stages (default: the active one, local unless set; see
-    :mod:`ragmark.executors`); ``report.executor`` records it. ``done``: this config's
-    retrieval already computed (:func:`retrieval_of`).
+    ``metrics`` None computes the dataset's defaults, their cutoffs fitted to
+    ``cfg.top_k`` (a deeper one is taken at ``top_k`` or left out, with a note);
+    ``also``: metrics computed besides them (gated or compared ones). A metric named in
+    ``metrics`` or ``also`` whose cutoff exceeds ``cfg.top_k`` is a ConfigError before
+    any work unless ``allow_short_rankings``; then ``report.short_metrics`` marks it.
+    ``pipeline_fn`` is the callable of a ``python`` ``[pipeline]`` that lives in memory
+    (the Python API). The index is loaded from ``RAGMARK_HOME/indexes`` when this
+    corpus, chunker and retriever were indexed before (``index_cache=False`` rebuilds it
+    and saves nothing); ``report.dataset["index"]`` says which. The first
+    ``latency_sample`` questions are retrieved one at a time (their latency is
+    reported), the rest in batches (``timings["questions_per_s"]`` is the throughput
+    over all). ``executor`` spreads the CPU-bound stages (default: the active one, local
+    unless set; see :mod:`ragmark.executors`); ``report.executor`` records it. ``done``:
+    this config's retrieval already computed (:func:`retrieval_of`).
     """
     with using(executor) as ex:
-        report = _run(dataset, cfg, metrics, max_queries=max_queries,
+        report = _run(dataset, cfg, metrics, also=also, max_queries=max_queries,
                       skip_generation=skip_generation, progress=progress,
                       judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                       dry_run=dry_run, outputs=outputs,
@@ -119,13 +130,14 @@ def _samples(dataset: Dataset, max_queries: int | None) -> list[Sample]:
 
 def retrieval_of(
     dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None = None, *,
-    max_queries: int | None = None, skip_generation: bool = False,
+    also: Sequence[str | MetricName] = (), max_queries: int | None = None,
+    skip_generation: bool = False,
     progress: Progress | None = None, judge_metrics: Sequence[str] = (),
     dry_run: bool = False, index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
 ) -> Retrieval:
     """The retrieval stages of ``cfg``'s own pipeline, as :func:`run` would compute them
     with the same arguments (pass the result to it as ``done``)."""
-    names = run_metrics(dataset, metrics)
+    names = run_metrics(dataset, metrics, also)
     return retrieval(dataset, _samples(dataset, max_queries), cfg, progress or NullProgress(),
                      with_answers=_needs_answers(names, parse_judge_metrics(judge_metrics),
                                                  skip_generation),
@@ -134,7 +146,8 @@ def retrieval_of(
 
 def _run(
     dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None, *,
-    max_queries: int | None, skip_generation: bool, progress: Progress | None,
+    also: Sequence[str | MetricName], max_queries: int | None, skip_generation: bool,
+    progress: Progress | None,
     judge_metrics: Sequence[str], llm: LLMSettings | None, require_llm: bool, dry_run: bool,
     outputs: Mapping[str, Output] | None, allow_short_rankings: bool,
     pipeline_fn: Callable[..., Any] | None, index_cache: bool, latency_sample: int,
@@ -142,12 +155,12 @@ def _run(
 ) -> RunReport:
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
-    names = run_metrics(dataset, metrics)
+    names, chosen = select(dataset, cfg, metrics, also,
+                           allow_short_rankings=allow_short_rankings,
+                           ranked_here=outputs is None)
     # judge metrics may come in ``metrics`` too: the catalogue knows them
     judge_names += [str(m) for m in names if m.kind == "judge" and str(m) not in judge_names]
     names = [m for m in names if m.kind != "judge"]
-    if outputs is None:
-        check_depth([cfg], names, allow_short_rankings)
     if any(m.name == "answer_similarity" for m in names):
         from ragmark.metrics.similarity import similarity_embedder
 
@@ -166,6 +179,7 @@ def _run(
                   done=done)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
                     require_llm=require_llm, dry_run=dry_run, started=started)
+    report.notes[:0] = chosen
     if outputs is None:
         report.short_metrics = {str(m): cfg.top_k for m in too_deep(cfg, names)}
     if report.short_metrics:
@@ -229,6 +243,10 @@ def _score(
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
     notes = list(src.notes) + list(stats.notes)
+    empty = _empty_rankings(src, samples, records,
+                            [str(m) for m in names if m.kind == "retrieval"], cfg)
+    if empty is not None and empty.ids:
+        notes.append(empty.note())
     info = {"name": dataset.name, "path": dataset.path, "format": dataset.format,
             "queries": len(samples), "documents": len(dataset.corpus.documents), **src.dataset,
             "hash": dataset_hash(dataset)}
@@ -243,4 +261,38 @@ def _score(
         llm_all["total"] = llm_total(llm_all)
     return RunReport(config={**src.config, "unit": unit}, dataset=info, metrics=aggregates,
                      queries=records, timings=timings, notes=notes, llm=llm_all,
-                     failures=dict(failures))
+                     failures=dict(failures), empty=empty)
+
+
+def empty_cause(cfg: RunConfig, source: str) -> str:
+    """Why a question's ranking can be empty, from where it came: ``own`` (ragmark's
+    retriever: BM25 finds nothing when no query term is in the index), ``pipeline`` or
+    ``outputs``."""
+    if source == "outputs":
+        return "the logged output has no contexts"
+    if source == "pipeline":
+        return "the pipeline returned no contexts"
+    names = {cfg.retriever.name, *(r.get("name") for r in
+                                   cfg.retriever.params.get("retrievers") or [])}
+    if names <= {"bm25"}:
+        return "no query term in the index"
+    return "the retriever returned nothing"
+
+
+def _empty_rankings(src: Sourced, samples: Sequence[Sample], records: Sequence[QueryRecord],
+                    retrieval_names: Sequence[str], cfg: RunConfig) -> EmptyRankings | None:
+    """The questions whose source did not fail but ranked nothing, and each retrieval
+    metric's mean over all questions and over those that retrieved something."""
+    if not retrieval_names:
+        return None
+    empty = [qi for qi, p in enumerate(src.queries) if p.failure is None and not p.chunks]
+    gone = set(empty)
+    kept = [r for qi, r in enumerate(records) if qi not in gone]
+    return EmptyRankings(
+        ids=tuple(samples[qi].id for qi in empty),
+        cause=empty_cause(cfg, "outputs" if src.config.get("source") == "outputs" else
+                          "pipeline" if cfg.pipeline is not None else "own"),
+        of=len(samples),
+        over_all={m: Aggregate.of([r.metrics[m] for r in records]) for m in retrieval_names},
+        over_retrieved={m: Aggregate.of([r.metrics[m] for r in kept])
+                        for m in retrieval_names})

@@ -51,11 +51,36 @@ def regression_metrics(text: str | None, baseline_ref: str | None) -> list[str]:
 
 def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
     """The baseline side (default ``last``: the newest recorded run of the config on the
-    dataset), resolved before the run starts."""
+    dataset), resolved before the run starts. A file or history id named explicitly may
+    hold another name (yesterday's log file): a run file, or a compare of one config, is
+    then taken as the baseline of this system, and the side's ``note`` names both."""
     from ragmark.diff import resolve_side
     from ragmark.history import history_path
 
-    return resolve_side(ref or "last", config, history_path(history), dataset_hash)
+    path = history_path(history)
+    try:
+        return resolve_side(ref or "last", config, path, dataset_hash)
+    except ConfigError as e:
+        if ref is None or ref == "last" or not ("is of config" in str(e) or "no config" in str(
+                e)):
+            raise
+        if _configs_in(ref, path) != 1:  # which of several systems would be a guess
+            raise
+        side = resolve_side(ref, None, path, dataset_hash)
+        side.note = (f"the baseline {ref} is of {side.config!r} and this run of {config!r}: "
+                     "gated as the same system")
+        return side
+
+
+def _configs_in(ref: str, history: Path) -> int:
+    """How many configs the results file or history run ``ref`` holds."""
+    from ragmark.history import run_row
+    from ragmark.results import read_results
+
+    if Path(ref).exists():
+        kind, data = read_results(Path(ref))
+        return len(data.get("configs") or {}) if kind == "compare" else 1
+    return len(run_row(history, int(ref))[2]) if ref.isdigit() else 0
 
 
 @dataclass

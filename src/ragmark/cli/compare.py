@@ -136,7 +136,6 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     from ragmark.gates import check_names, conditions, parse_thresholds
     from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
-    from ragmark.metrics.selection import default_metrics
     from ragmark.report.json_writer import comparison_json
     from ragmark.report.markdown import comparison_markdown
 
@@ -172,26 +171,23 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
     warn_data(ds.warnings)
     ds, pooled = with_qrels_extra(ds, qrels_extra)
-    run_metrics = None
-    extra = [*(compared or []), *gated]
-    if extra:  # the dataset's default metrics, plus whatever the user compares or gates
-        have = [str(m) for m in default_metrics(ds)]
-        asked = [str(m) for m in parse_metrics([m for m in extra if m not in JUDGE_METRICS])]
-        run_metrics = have + [m for m in asked if m not in have]
+    run_metrics = None  # the defaults (fitted to each config's top_k), and besides them
+    also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
+        [m for m in (*(compared or []), *gated) if m not in JUDGE_METRICS])]
     if every:  # every metric whose needs the data, the endpoint and the extras meet
         from ragmark.metrics.selection import every_metric
 
         endpoint, _ = resolve_llm(cfgs, need=True)
         all_names, more = every_metric(ds, llm=endpoint is not None,
                                        answers=not skip_generation)
-        have = [str(m) for m in all_names]
-        run_metrics = have + [m for m in (run_metrics or []) if m not in have]
+        run_metrics = [str(m) for m in all_names]
         judges += [j for j in more if j not in judges]
     llm, cfgs = resolve_llm(cfgs, need=bool(judges or require_llm))
     if dry_run:
         if not judges:
             raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
-        estimates = estimate_compare(ds, cfgs, run_metrics, max_queries=max_queries,
+        estimates = estimate_compare(ds, cfgs, run_metrics, also=also,
+                                     max_queries=max_queries,
                                      skip_generation=skip_generation, progress=progress,
                                      judge_metrics=judges, llm=llm)
         out.print(dry_run_text(estimates), highlight=False, soft_wrap=True)
@@ -204,7 +200,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         bases = {c.name: base_of(against, c.name, ds_hash, history) for c in cfgs}
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed,
                             correction=correction)
-    result = compare(ds, cfgs, run_metrics, baseline, compared=compared, settings=settings,
+    result = compare(ds, cfgs, run_metrics, baseline, also=also, compared=compared,
+                     settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,
                      require_llm=require_llm, allow_short_rankings=allow_short_rankings,

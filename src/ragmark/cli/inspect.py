@@ -204,8 +204,8 @@ def _print_metrics(res: Results, q: QueryResult, out: Console) -> None:
     out.print(table)
 
 
-SHORT = {"no_hit": "no hit", "ungrounded": "ungrounded", "low_faithfulness": "unfaithful",
-         "judge_failure": "judge failure"}
+SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "ungrounded": "ungrounded",
+         "low_faithfulness": "unfaithful", "judge_failure": "judge failure"}
 
 
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:

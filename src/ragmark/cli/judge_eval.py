@@ -19,8 +19,8 @@ def _stat(name: str, s: dict[str, Any]) -> str:
 
 def report_lines(r: dict[str, Any]) -> list[str]:
     """The console summary of a judge-eval report."""
-    lines = [f"judge {r['model']} at {r['endpoint']}, metric {r['metric']} (unsupported "
-             f"below {r['threshold']:g}): {r['judged']} of {r['items']} items judged "
+    lines = [f"judge {r['model']} at {r['endpoint']}, metric {r['metric']} (rule: "
+             f"{r['rule']}): {r['judged']} of {r['items']} items judged "
              f"({r['labels']['unsupported']} labelled unsupported, "
              f"{r['labels']['supported']} supported)"]
     fails = r["items"] - r["judged"]
@@ -40,12 +40,41 @@ def report_lines(r: dict[str, Any]) -> list[str]:
                      f"{c['labels unsupported']['judge supported']}; labels supported -> "
                      f"judge unsupported {c['labels supported']['judge unsupported']}, "
                      f"supported {c['labels supported']['judge supported']}")
+    if "scores" in r:
+        lines += score_lines(r["scores"], r["metric"])
     if "consistency" in r:
         k = r["consistency"]
         lines.append(f"self-consistency over {k['repeats']} repeats: " + (
             k["reason"] if "reason" in k else
             f"{k['flip_rate']:.1%} of {k['items']} items flip their verdict; score spread "
             f"{k['score_spread']:.3f}, standard deviation {k['score_std']:.3f}"))
+    return lines
+
+
+def score_lines(s: dict[str, Any], metric: str) -> list[str]:
+    """What the score says, whatever the threshold: ROC AUC, balanced accuracy at each
+    threshold, and the cross-validated threshold."""
+    lines = [_stat("score: ROC AUC", s["roc_auc"]) + f" over {s['items']} items "
+             f"({s['distinct_scores']} distinct scores; 0.5 = no better than chance)"]
+    rows = s["by_threshold"]
+    if rows:
+        shown = rows if len(rows) <= 8 else sorted(
+            rows, key=lambda x: -x["balanced_accuracy"])[:8]
+        lines.append("balanced accuracy by threshold (unsupported below t): " + ", ".join(
+            f"t={x['threshold']:.3g} {x['balanced_accuracy']:.3f}"
+            for x in sorted(shown, key=lambda x: x["threshold"]))
+            + ("" if len(rows) <= 8 else f" (the best 8 of {len(rows)})"))
+    cv = s["cross_validated"]
+    if cv.get("value", 0) is None:
+        lines.append(f"cross-validated threshold: none ({cv['reason']})")
+    else:
+        chosen = ", ".join("-" if t is None else f"{t:.3g}" for t in cv["fold_thresholds"])
+        lines.append(_stat(f"cross-validated threshold ({cv['folds']} folds, each chosen on "
+                           f"the others: {chosen}): balanced accuracy",
+                           cv["balanced_accuracy"])
+                     + ("" if cv["threshold"] is None else
+                        f"; on new items use --threshold {cv['threshold']:.3g} "
+                        f"(chosen on all items; its accuracy is the cross-validated one)"))
     return lines
 
 
@@ -68,8 +97,9 @@ def pair_line(p: dict[str, Any]) -> str:
               "answer_relevance, context_relevance, answer_correctness; a review CSV's own "
               "metric when it names one.")
 @click.option("--threshold", type=click.FloatRange(0, 1),
-              help="Scores below it are 'unsupported' [default: 1.0 for faithfulness, every "
-              "claim supported; 0.5 otherwise].")
+              help="The label rule: scores below it are 'unsupported' [default: 1.0 for "
+              "faithfulness, every claim supported; 0.5 otherwise]. The report also gives "
+              "the score's ROC AUC and a cross-validated threshold.")
 @click.option("--label-map", help="LABEL=supported|unsupported pairs, comma-separated, over "
               "the defaults (e.g. '1=unsupported,0=supported' for hallucination labels).")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,

@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--config", "config",
               help="Built-in config name or a TOML file (default: sparse).")
+@click.option("--name", "system_name", metavar="NAME",
+              help="The system's name in the results and the history (default: the "
+              "outputs file's stem, or the config's name): today's log named as "
+              "yesterday's is gated and diffed against it.")
 @click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
 @click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
@@ -74,7 +78,7 @@ if TYPE_CHECKING:
 @click.option("--dry-run", is_flag=True,
               help="Count the judge calls, tokens and cost without calling anything.")
 def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, split: str,
-            config: str | None, top_k: int | None,
+            config: str | None, system_name: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
             formats: str | None, no_index_cache: bool,
@@ -107,7 +111,6 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     from ragmark.gates import conditions, parse_thresholds
     from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
-    from ragmark.metrics.selection import run_metrics
     from ragmark.report.console import print_report
     from ragmark.report.json_writer import report_json
     from ragmark.report.trec_run import check_trec_ids, write_trec_run
@@ -162,6 +165,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             if deepest > cfg.top_k:
                 cfg = cfg.model_copy(update={"top_k": deepest})
         ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
+    if system_name is not None:
+        cfg = cfg.model_copy(update={"name": _name(system_name)})
     warn_data(ds.warnings)
     ds, pooled = with_qrels_extra(ds, qrels_extra)
     if every:  # every metric whose needs the data, the endpoint and the extras meet
@@ -171,8 +176,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         names, more = every_metric(ds, llm=endpoint is not None,
                                    answers=not skip_generation)
         judges += [j for j in more if j not in judges]
-    names, judges = _with_gated(run_metrics(ds, names), judges,
-                                [t.metric for t in (*under, *most)] + gated)
+    also, judges = _gated(judges, [t.metric for t in (*under, *most)] + gated)
     base = None
     if gated and not dry_run:  # the baseline is found before the run starts
         from ragmark.data.fingerprint import dataset_hash
@@ -183,7 +187,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         if outputs is None and cfg.pipeline is None:
             check_trec_ids((d.id for d in ds.corpus.documents), "document")
     llm, (cfg,) = resolve_llm([cfg], need=bool(judges or require_llm))
-    report = run(ds, cfg, names, max_queries=max_queries, skip_generation=skip_generation,
+    report = run(ds, cfg, names, also=also, max_queries=max_queries,
+                 skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
                  dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings,
                  index_cache=not no_index_cache, latency_sample=latency_sample, executor=ex)
@@ -192,6 +197,8 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         return
     if pooled is not None:
         report.dataset["qrels_extra"] = pooled
+    if base is not None and base.note:
+        report.notes.append(base.note)
     if human is not None:
         from ragmark.human_labels import corrected, corrected_lines
 
@@ -217,21 +224,28 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     finish(out, conds, gates=gates, junit=junit, summary=run_markdown(report) + gate_md)
 
 
-def _with_gated(names: list[MetricName], judges: list[str], gated: list[str]
-                ) -> tuple[list[MetricName], list[str]]:
-    """The metrics to compute: those asked for (or the defaults) and every gated one."""
+def _name(text: str) -> str:
+    name = text.strip()
+    if not name or any(c in name for c in "\n\r\t"):
+        raise ConfigError(f"--name: expected a non-empty name on one line, got {text!r}")
+    return name
+
+
+def _gated(judges: list[str], gated: list[str]) -> tuple[list[MetricName], list[str]]:
+    """What the gates need besides the metrics asked for (or the defaults): the gated
+    metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
     from ragmark.gates import DERIVED
     from ragmark.judging import JUDGE_METRICS
     from ragmark.metrics.names import parse_metric
 
-    names, judges = list(names), list(judges)
+    also: list[MetricName] = []
+    judges = list(judges)
     for m in dict.fromkeys(gated):
         if m in JUDGE_METRICS:
             if m not in judges:
                 judges.append(m)
-        elif m in DERIVED:
-            if parse_metric("groundedness") not in names:
-                names.append(parse_metric("groundedness"))
-        elif parse_metric(m) not in names:
-            names.append(parse_metric(m))
-    return names, judges
+        else:
+            name = parse_metric("groundedness" if m in DERIVED else m)
+            if name not in also:
+                also.append(name)
+    return also, judges

@@ -9,7 +9,10 @@ from ragmark.types import Dataset
 
 def dataset_hash(dataset: Dataset) -> str:
     """SHA-256 over the corpus (ids, titles, texts) and the questions with their ground
-    truth: two results files with the same hash were computed on the same data."""
+    truth: two results files with the same hash were computed on the same data. The
+    "corpus" of logged outputs is the contexts the system retrieved, not data: their
+    identity is the questions and ground truth alone, so two days of logs over the same
+    questions are one dataset."""
     h = hashlib.sha256()
 
     def put(*parts: object) -> None:
@@ -18,7 +21,7 @@ def dataset_hash(dataset: Dataset) -> str:
             h.update(len(b).to_bytes(8, "little"))
             h.update(b)
 
-    for d in dataset.corpus.documents:
+    for d in dataset.corpus.documents if dataset.format != "outputs" else ():
         put("doc", d.id, d.title, d.text)
     for s in dataset.samples:
         t = s.truth

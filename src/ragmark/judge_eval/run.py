@@ -2,7 +2,10 @@
 
 Each item is judged with the metric's judge (faithfulness by default) through the
 cached LLM client; its score becomes a verdict: *unsupported* when it is below the
-threshold (faithfulness: 1.0, every claim supported; the others: 0.5). An item whose
+threshold (faithfulness: 1.0, every claim supported; the others: 0.5; ``threshold``
+sets another, and the report's ``rule`` says which was used). The score itself is
+measured too (:mod:`ragmark.judge_eval.scores`): ROC AUC against the labels, balanced
+accuracy at each threshold, and a threshold chosen by cross-validation. An item whose
 judge gave no verdict (a failed call, unusable output after the re-ask) is left out of
 the statistics and counted in the failure rate, never scored. With ``repeats`` > 1 the
 items are judged again with other seeds (at ``temperature``, which should be above 0):
@@ -22,6 +25,7 @@ import numpy as np
 from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
+from ragmark.judge_eval.scores import score_report
 from ragmark.judge_eval.stats import evaluate, mcnemar
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judging import JUDGE_METRICS, judge_call, llm_summary
@@ -144,8 +148,13 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
         "model": settings.model, "endpoint": settings.display_url,
         "temperature": temperature if temperature is not None else settings.temperature,
     }
+    out["rule"] = (f"unsupported when {metric} < {cut:g} "
+                   + ("(--threshold)" if threshold is not None else
+                      f"(the default for {metric}; --threshold sets another)"))
     if len(kept) >= 2:
         out.update(evaluate(truth, pred, n_resamples=n_resamples, seed=seed))
+        out["scores"] = score_report(truth, [float(first[i].value) for i in kept],  # type: ignore[arg-type]
+                                     n_resamples=n_resamples, seed=seed)
     else:
         out["reason"] = f"{len(kept)} item(s) got a verdict; the statistics need at least 2"
     if repeats > 1:

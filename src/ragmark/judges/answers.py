@@ -13,6 +13,7 @@ from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
+    Numbered,
     Prompt,
     ask,
     in_order,
@@ -115,6 +116,7 @@ CONTEXT_RELEVANCE_PROMPT: Prompt[ContextRelevanceInput, ContextRelevanceOutput] 
     input_model=ContextRelevanceInput,
     output_model=ContextRelevanceOutput,
     check=_check_passages,
+    numbered=Numbered("verdicts", "passage", "context"),
 )
 
 

@@ -11,6 +11,7 @@ from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
+    Numbered,
     Prompt,
     ask,
     one_verdict_each,
@@ -95,6 +96,7 @@ VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
         ),
     ),
     check=_check_verdicts,
+    numbered=Numbered("verdicts", "claim", "claim"),
 )
 
 

@@ -5,6 +5,7 @@ one re-ask on invalid output.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -110,6 +111,46 @@ def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     return strict_schema(model.model_json_schema())
 
 
+@dataclass(frozen=True, slots=True)
+class Numbered:
+    """How a judge's answer numbers the items of its input: the output's list field
+    (``verdicts``), the number field of each entry (``claim``), and the input's list
+    field it counts (``claim``). The per-call schema then allows exactly one entry per
+    input item, numbered 1..n."""
+
+    output_list: str
+    number: str
+    input_list: str
+
+
+def exact_count(schema: dict[str, Any], numbered: Numbered, n: int) -> dict[str, Any]:
+    """``schema`` with the numbered list held to exactly ``n`` entries (``minItems`` =
+    ``maxItems`` = n) and each entry's number one of 1..n (an ``enum``), so a grammar
+    that enforces the schema cannot give the wrong count or a number out of range.
+
+    >>> s = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {
+    ...     "type": "object", "properties": {"claim": {"type": "integer"}}}}}}
+    >>> v = exact_count(s, Numbered("verdicts", "claim", "claim"), 2)["properties"]["verdicts"]
+    >>> v["minItems"], v["maxItems"], v["items"]["properties"]["claim"]
+    (2, 2, {'type': 'integer', 'enum': [1, 2]})
+    """
+    out = copy.deepcopy(schema)
+    defs = out.get("$defs", {})
+    lst = out["properties"][numbered.output_list]
+    lst.update(minItems=n, maxItems=n)
+    entry = lst["items"]
+    if "$ref" in entry:  # inline the entry so that its number can be held to 1..n
+        entry = copy.deepcopy(defs[entry["$ref"].rsplit("/", 1)[-1]])
+        lst["items"] = entry
+    entry["properties"][numbered.number] = {"type": "integer", "enum": list(range(1, n + 1))}
+    used = json.dumps({k: v for k, v in out.items() if k != "$defs"})
+    if defs:
+        out["$defs"] = {k: v for k, v in defs.items() if f"#/$defs/{k}" in used}
+        if not out["$defs"]:
+            del out["$defs"]
+    return out
+
+
 @dataclass(frozen=True)
 class Prompt(Generic[In, Out]):
     """A typed judge prompt.
@@ -132,6 +173,9 @@ class Prompt(Generic[In, Out]):
     max_tokens: int | None = None
     """The cap on the judge's answer (default: JSON_MAX_TOKENS, or YES_NO_MAX_TOKENS for a
     yes/no prompt); sent with every call, so part of the call cache's key."""
+    numbered: Numbered | None = None
+    """Set when the answer numbers the items of the input (one verdict per claim,
+    passage, statement): each call's schema then holds the count exactly."""
 
     @property
     def token_cap(self) -> int:
@@ -139,10 +183,17 @@ class Prompt(Generic[In, Out]):
             return self.max_tokens
         return YES_NO_MAX_TOKENS if self.output == "yes_no" else JSON_MAX_TOKENS
 
-    def schema(self) -> tuple[str, dict[str, Any]]:
-        """(name, JSON schema) of the answer, for structured output: :func:`ask` sends it
-        with every call (the client turns it into the endpoint's form)."""
-        return self.output_model.__name__, output_schema(self.output_model)
+    def schema(self, item: In | None = None) -> tuple[str, dict[str, Any]]:
+        """(name, JSON schema) of the answer to ``item``, for structured output: :func:`ask`
+        sends it with every call (the client turns it into the endpoint's form). For a
+        :attr:`numbered` prompt, exactly one entry per item of the input, numbered 1..n
+        (:func:`exact_count`); the :attr:`check` stays, for servers that ignore schemas."""
+        schema = output_schema(self.output_model)
+        if self.numbered is not None and item is not None:
+            n = len(getattr(item, self.numbered.input_list))
+            if n:
+                schema = exact_count(schema, self.numbered, n)
+        return self.output_model.__name__, schema
 
     def __post_init__(self) -> None:
         if self.output == "yes_no":
@@ -280,7 +331,7 @@ async def ask(
     counts = counts if counts is not None else JudgeCounts()
     counts.asked += 1
     params.setdefault("max_tokens", prompt.token_cap)
-    params.setdefault("schema", prompt.schema())
+    params.setdefault("schema", prompt.schema(item))
     messages = prompt.render(item)
     raw: str | None = None
     for attempt in (1, 2):

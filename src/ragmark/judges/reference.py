@@ -31,6 +31,7 @@ from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
+    Numbered,
     Prompt,
     ask,
     in_order,
@@ -202,6 +203,7 @@ CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(
     input_model=PrecisionInput,
     output_model=PrecisionOutput,
     check=_check_useful,
+    numbered=Numbered("verdicts", "passage", "context"),
 )
 
 
@@ -290,6 +292,7 @@ CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
     input_model=CitationInput,
     output_model=CitationOutput,
     check=_check_cited,
+    numbered=Numbered("verdicts", "statement", "cited"),
 )
 
 

@@ -110,9 +110,74 @@ def shorter_than(lengths: Sequence[int], names: Sequence[MetricName]) -> dict[in
     return {k: c for k, c in counts.items() if c}
 
 
-def run_metrics(dataset: Dataset, metrics: Sequence[str | MetricName] | None
-                ) -> list[MetricName]:
-    """The metrics a run computes: those asked for, else the dataset's defaults."""
-    return parse_metrics(metrics) if metrics else default_metrics(dataset)
+def run_metrics(dataset: Dataset, metrics: Sequence[str | MetricName] | None,
+                also: Sequence[str | MetricName] = ()) -> list[MetricName]:
+    """The metrics a run computes: those asked for, else the dataset's defaults; and
+    ``also`` (gated or compared metrics), once each. Cutoffs as given (see
+    :func:`select` for the defaults fitted to a config's depth)."""
+    names = parse_metrics(metrics) if metrics else default_metrics(dataset)
+    return names + [m for m in parse_metrics(also) if m not in names]
+
+
+def fit_to_depth(names: Sequence[MetricName], top_k: int
+                 ) -> tuple[list[MetricName], dict[MetricName, MetricName | None]]:
+    """``names`` with every retrieval cutoff deeper than ``top_k`` taken at ``top_k``, or
+    left out when that metric is in the list already (recall@10 at top_k = 5 when
+    recall@5 is there). Returns the fitted list, in order, and what became of each
+    changed metric (its replacement, or None when left out)."""
+    fitted: list[MetricName] = []
+    changed: dict[MetricName, MetricName | None] = {}
+    shallow = {m for m in names if not (m.kind == "retrieval" and m.k is not None
+                                        and m.k > top_k)}
+    for m in names:
+        if m in shallow:
+            fitted.append(m)
+            continue
+        at = MetricName(m.name, top_k)
+        if at in shallow or at in fitted:
+            changed[m] = None
+        else:
+            changed[m] = at
+            fitted.append(at)
+    return fitted, changed
+
+
+def fitted_note(cfg_name: str, top_k: int, changed: dict[MetricName, MetricName | None]
+                ) -> str:
+    """The one note that says which default metrics were taken at ``top_k`` and which
+    were left out."""
+    taken = [f"{m} as {at}" for m, at in changed.items() if at is not None]
+    left = [str(m) for m, at in changed.items() if at is None]
+    parts = ([f"taken at {top_k}: {', '.join(taken)}"] if taken else []) + (
+        [f"left out: {', '.join(left)} (the same metric at {top_k} or less is computed)"]
+        if left else [])
+    return (f"config {cfg_name!r} retrieves top_k = {top_k} items, so the default metrics "
+            f"deeper than that are {'; '.join(parts)}. Name a cutoff with --metrics (and "
+            "--top-k) to get it")
+
+
+def select(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None,
+           also: Sequence[str | MetricName] = (), *, allow_short_rankings: bool = False,
+           ranked_here: bool = True) -> tuple[list[MetricName], list[str]]:
+    """The metrics ``cfg`` computes on ``dataset`` and the notes that say how they were
+    chosen. Named metrics (``metrics``, and ``also``: gated or compared ones) keep their
+    cutoffs and a cutoff past ``cfg.top_k`` is a ConfigError before any work (unless
+    ``allow_short_rankings``); the defaults (``metrics`` None) follow ``cfg.top_k``
+    instead (:func:`fit_to_depth`), so they never refuse. ``ranked_here``: the ranking
+    is ragmark's own (not logged outputs), so ``top_k`` is its depth."""
+    named = parse_metrics(also)
+    if metrics:
+        named = parse_metrics(metrics) + [m for m in named if m not in parse_metrics(metrics)]
+        base: list[MetricName] = []
+    else:
+        base = default_metrics(dataset)
+    if ranked_here:
+        check_depth([cfg], named, allow_short_rankings)
+    notes = []
+    if base and ranked_here and cfg.pipeline is None:
+        base, changed = fit_to_depth(base, cfg.top_k)
+        if changed:
+            notes.append(fitted_note(cfg.name, cfg.top_k, changed))
+    return base + [m for m in named if m not in base], notes
 
 

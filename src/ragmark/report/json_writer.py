@@ -102,8 +102,13 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
 
 def depth_json(report: RunReport) -> dict[str, Any]:
     """``short_metrics`` (metric -> the shorter ranking depth it was computed on) and
-    ``short_rankings`` (cutoff -> questions with fewer items), when there are any."""
+    ``short_rankings`` (cutoff -> questions with fewer items), when there are any; and
+    ``empty_rankings`` (the questions that retrieved nothing, why, and each retrieval
+    metric's mean over all questions and over those that retrieved something) whenever
+    retrieval metrics were computed."""
     out: dict[str, Any] = {}
+    if report.empty is not None:
+        out["empty_rankings"] = report.empty.to_json()
     if report.short_metrics:
         out["short_metrics"] = dict(report.short_metrics)
     if report.short_rankings:

@@ -69,6 +69,41 @@ class Aggregate:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class EmptyRankings:
+    """The questions that retrieved nothing (their source did not fail: the ranking is
+    empty), why, and each retrieval metric's mean over the questions that retrieved
+    something (``over_retrieved``), beside the run's mean over all (``over_all``, as
+    ``trec_eval -c``: an empty ranking scores 0)."""
+
+    ids: tuple[str, ...]
+    cause: str
+    of: int
+    """Questions in the run."""
+    over_all: dict[str, Aggregate]
+    over_retrieved: dict[str, Aggregate]
+
+    def note(self) -> str:
+        n = len(self.ids)
+        covered = next(iter(self.over_retrieved.values()), None)
+        where = (f"tools that average only over the questions in the run (pytrec_eval, "
+                 f"BEIR) report over {covered.n}" if covered is not None else
+                 "tools that average only over the questions in the run report without them")
+        return (f"{n} of {self.of} question{'s' if self.of != 1 else ''} retrieved nothing "
+                f"({self.cause}): they score 0, as trec_eval -c; {where} "
+                "(both means: empty_rankings.means in the JSON)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": len(self.ids), "of": self.of, "cause": self.cause,
+            "questions": list(self.ids),
+            "means": {m: {"over_all": a.value, "n_all": a.n,
+                          "over_retrieved": self.over_retrieved[m].value,
+                          "n_retrieved": self.over_retrieved[m].n}
+                      for m, a in self.over_all.items()},
+        }
+
+
 @dataclass(slots=True)
 class RunReport:
     """One configuration over one dataset: per-query records and aggregates."""
@@ -96,6 +131,9 @@ class RunReport:
     executor: dict[str, Any] = field(default_factory=dict)
     """Where the CPU-bound work ran: ``name`` (local, ray), and for Ray the address and
     the nodes and worker processes that took part."""
+    empty: EmptyRankings | None = None
+    """The questions that retrieved nothing, with the retrieval metrics' means both ways
+    (None when the run computed no retrieval metric)."""
 
     def value(self, name: str) -> float | None:
         agg = self.metrics.get(name)

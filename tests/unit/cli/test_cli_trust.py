@@ -15,12 +15,13 @@ DEMO_ARGS = ["--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "
 
 def test_a_cutoff_deeper_than_top_k_is_refused_before_any_work(tmp_path, capsys):
     out = tmp_path / "r.json"
-    code, stdout, err = run_cli(["run", *DEMO_ARGS, "--top-k", "3", "--output", str(out),
+    code, stdout, err = run_cli(["run", *DEMO_ARGS, "--top-k", "3", "--metrics",
+                                 "recall@3,recall@5,ndcg@10,mrr", "--output", str(out),
                                  "--quiet"], capsys)
     assert code == 2 and stdout == "" and not out.exists()
     assert err == (
-        "error: config 'sparse' retrieves top_k = 3 items, but recall@5, recall@10, "
-        "precision@5, hit@5, ndcg@10 cut at 5, 10\n"
+        "error: config 'sparse' retrieves top_k = 3 items, but recall@5, ndcg@10 cut at 5, "
+        "10\n"
         "such a metric would be computed on a ranking shorter than its cutoff and silently "
         "equal a shallower one. Fix: retrieve deeper (--top-k 10, or top_k = 10 in the "
         "config), ask for cutoffs within top_k (--metrics), or pass --allow-short-rankings to "
@@ -47,22 +48,21 @@ def test_allow_short_rankings_marks_the_metrics_everywhere(tmp_path, capsys):
 def test_a_grid_with_a_short_top_k_is_refused_before_the_first_config_runs(tmp_path, capsys):
     grid = tmp_path / "grid.toml"
     grid.write_text('name = "bm25"\n[grid]\ntop_k = [5, 10]\n')
-    code, _, err = run_cli(["compare", *DEMO_ARGS, "--configs", str(grid), "--output",
-                            str(tmp_path / "c"), "--quiet"], capsys)
+    args = ["compare", *DEMO_ARGS, "--configs", str(grid), "--metrics", "mrr,ndcg@10",
+            "--output", str(tmp_path / "c"), "--quiet"]
+    code, _, err = run_cli(args, capsys)
     assert code == 2 and not (tmp_path / "c.json").exists()
     assert err.startswith("error: config 'bm25[top_k=5]' retrieves top_k = 5 items, but "
-                          "recall@10, ndcg@10 cut at 10\n")
-    code, stdout, _ = run_cli(["compare", *DEMO_ARGS, "--configs", str(grid), "--output",
-                               str(tmp_path / "c"), "--allow-short-rankings", "--quiet"],
-                              capsys)
+                          "ndcg@10 cuts at 10\n")
+    code, stdout, _ = run_cli([*args, "--allow-short-rankings"], capsys)
     assert code == 0
     md = (tmp_path / "c.md").read_text()
     row = next(ln for ln in md.splitlines() if ln.startswith("| bm25[top_k=5] (baseline)"))
-    assert row.split("|")[6].strip().endswith("†")  # nDCG@10, the fifth metric
+    assert row.split("|")[3].strip().endswith("†")  # nDCG@10, the second metric
     assert "`†` computed on rankings shorter than the cutoff (--allow-short-rankings; " \
            "bm25[top_k=5]: top_k = 5)." in md
     data = json.loads((tmp_path / "c.json").read_text())
-    assert data["configs"]["bm25[top_k=5]"]["short_metrics"] == {"recall@10": 5, "ndcg@10": 5}
+    assert data["configs"]["bm25[top_k=5]"]["short_metrics"] == {"ndcg@10": 5}
     assert "short_metrics" not in data["configs"]["bm25[top_k=10]"]
 
 

@@ -192,9 +192,10 @@ def test_failures_section_is_the_inspectors_view(compared):
     # the same counts as `ragmark inspect --failures` on the same results
     for name, ul in zip(("sparse", "chunky"), sec.all("ul"), strict=True):
         rep = find_failures(results_from("x", data, name))
-        first = ul.all("li")[0].text()
-        assert first.startswith(f"no relevant item in the top {rep.depth}: "
-                                f"{rep.count('no_hit')} of ")
+        first, second = (li.text() for li in ul.all("li")[:2])
+        assert first.startswith(f"retrieved nothing: {rep.count('empty_ranking')} of ")
+        assert second.startswith(f"no relevant item in the top {rep.depth}: "
+                                 f"{rep.count('no_hit')} of ")
 
 
 def test_unsupported_claims_are_listed_under_their_metric():

@@ -1,0 +1,130 @@
+"""judge-eval sees the score, not only the label (issue 20 item 4): ROC AUC against the
+labels (equal to scikit-learn's), balanced accuracy at each threshold, and a threshold
+chosen by cross-validation that is never tuned on the items it is measured on."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+from support.cli import run_cli
+
+from ragmark.judge_eval.scores import (
+    auc,
+    best_threshold,
+    by_threshold,
+    cross_validated,
+    folds_of,
+    score_report,
+)
+
+
+def test_auc_hand_worked():
+    # supported items score 1.0 and 0.5, unsupported 0.0 and 0.5: of the 4 pairs, 3 are
+    # ordered right and 1 is a tie -> (3 + 0.5) / 4
+    truth = np.array([True, False, True, False])
+    assert float(auc(truth, np.array([0.0, 1.0, 0.5, 0.5]))) == 0.875
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_auc_equals_scikit_learn_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    truth = rng.random(50) < 0.4
+    score = np.round(np.clip(np.where(truth, 0.4, 0.7) + rng.normal(0, 0.3, 50), 0, 1), 1)
+    ours = float(auc(truth, score))
+    assert ours == pytest.approx(roc_auc_score(~truth, score), abs=1e-12)
+    # the block form (bootstrap rows) gives the same value row by row
+    rows = rng.integers(0, 50, size=(4, 50))
+    block = auc(truth[rows], score[rows])
+    for r, got in zip(rows, block, strict=True):
+        if truth[r].all() or (~truth[r]).all():
+            assert np.isnan(got)
+        else:
+            assert got == pytest.approx(roc_auc_score(~truth[r], score[r]), abs=1e-12)
+
+
+def test_balanced_accuracy_at_each_threshold():
+    truth = np.array([True, True, False, False, True])
+    score = np.array([0.0, 0.5, 0.5, 1.0, 1.0])
+    rows = by_threshold(truth, score)
+    assert [r["threshold"] for r in rows] == [0.5, 1.0]
+    for r in rows:
+        assert r["balanced_accuracy"] == pytest.approx(
+            balanced_accuracy_score(truth, score < r["threshold"]), abs=1e-12)
+    # below 0.5: one of 3 unsupported caught, both supported right -> (1/3 + 1) / 2
+    assert rows[0]["balanced_accuracy"] == pytest.approx(2 / 3)
+    assert rows[0]["called_unsupported"] == 1
+    assert best_threshold(truth, score) == 0.5
+
+
+def test_cross_validation_never_tunes_on_the_fold_it_judges():
+    rng = np.random.default_rng(4)
+    truth = rng.random(40) < 0.5
+    score = np.round(rng.random(40), 2)
+    got = cross_validated(truth, score, folds=5, seed=3, n_resamples=200)
+    folds = folds_of(truth, 5, 3)
+    assert sorted(np.concatenate(folds).tolist()) == list(range(40))
+    pred = np.zeros(40, dtype=bool)
+    for test, t in zip(folds, got["fold_thresholds"], strict=True):
+        train = np.setdiff1d(np.arange(40), test)
+        assert t == best_threshold(truth[train], score[train])
+        pred[test] = score[test] < t
+        # stratified: each fold has both classes
+        assert truth[test].any() and (~truth[test]).any()
+    assert got["balanced_accuracy"]["value"] == pytest.approx(
+        balanced_accuracy_score(truth, pred), abs=1e-12)
+    assert got["threshold"] == best_threshold(truth, score)
+
+
+def test_on_noise_the_tuned_threshold_looks_good_and_the_cross_validated_one_does_not():
+    inside, held = [], []
+    for seed in range(30):
+        rng = np.random.default_rng(100 + seed)
+        truth = rng.random(40) < 0.5
+        score = rng.random(40)
+        best = best_threshold(truth, score)
+        inside.append(balanced_accuracy_score(truth, score < best))
+        held.append(cross_validated(truth, score, seed=seed, n_resamples=100)
+                    ["balanced_accuracy"]["value"])
+    # tuned and reported on the same items: optimistic; cross-validated: chance
+    assert np.mean(inside) > 0.56 and abs(np.mean(held) - 0.5) < 0.04
+    assert np.mean(inside) - np.mean(held) > 0.06
+
+
+def test_one_class_or_one_score_say_why():
+    got = score_report([True, True, True], [0.1, 0.5, 0.9], n_resamples=100)
+    assert got["roc_auc"] == {"value": None, "reason": "the labels hold only one class"}
+    assert got["cross_validated"]["value"] is None
+    same = score_report([True, False, True, False], [1.0] * 4, n_resamples=100)
+    assert same["roc_auc"]["value"] == 0.5 and same["by_threshold"] == []
+
+
+def test_the_command_reports_the_score_and_the_rule(server, tmp_path, capsys):
+    from test_judge_eval import rating_rule, write_items
+
+    server.rule = rating_rule
+    items = tmp_path / "items.jsonl"
+    write_items(items)
+    out = tmp_path / "report.json"
+    args = ["judge-eval", str(items), "--metric", "answer_relevance", "--label-map",
+            "1=unsupported,0=supported", "--llm-base-url", server.url, "--llm-model",
+            "test-model", "--quiet"]
+    code, stdout, err = run_cli([*args, "--output", str(out)], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert r["rule"] == ("unsupported when answer_relevance < 0.5 (the default for "
+                         "answer_relevance; --threshold sets another)")
+    # 6 judged: supported items score 1, 1, 0; unsupported 0, 0, 1 -> of 9 pairs 4 right
+    # and 4 ties -> (4 + 2) / 9
+    s = r["scores"]
+    assert s["items"] == 6 and s["distinct_scores"] == 2
+    assert s["roc_auc"]["value"] == pytest.approx(6 / 9)
+    assert s["roc_auc"]["ci_low"] <= 6 / 9 <= s["roc_auc"]["ci_high"]
+    assert [x["threshold"] for x in s["by_threshold"]] == [1.0]
+    assert "score: ROC AUC 0.667 [" in stdout
+    assert "rule: unsupported when answer_relevance < 0.5" in stdout
+    assert "cross-validated threshold (" in stdout
+    code, stdout, _ = run_cli([*args, "--threshold", "0.9"], capsys)
+    assert "rule: unsupported when answer_relevance < 0.9 (--threshold)" in stdout
