@@ -178,8 +178,13 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         from ragmark.metrics.selection import every_metric
 
         endpoint, _ = resolve_llm(cfgs, need=True)
-        all_names, more = every_metric(ds, llm=endpoint is not None,
-                                       answers=not skip_generation)
+        depths = {c.top_k: c.name for c in cfgs if c.pipeline is None}
+        depth = min(depths) if depths else None
+        all_names, more, fit_notes = every_metric(
+            ds, llm=endpoint is not None, answers=not skip_generation, depth=depth,
+            name=depths.get(depth or 0, ""))
+        for note in fit_notes:
+            click.echo(f"note: {note}", err=True)
         run_metrics = [str(m) for m in all_names]
         judges += [j for j in more if j not in judges]
     llm, cfgs = resolve_llm(cfgs, need=bool(judges or require_llm))

@@ -169,12 +169,15 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         cfg = cfg.model_copy(update={"name": _name(system_name)})
     warn_data(ds.warnings)
     ds, pooled = with_qrels_extra(ds, qrels_extra)
+    fit_notes: list[str] = []
     if every:  # every metric whose needs the data, the endpoint and the extras meet
         from ragmark.metrics.selection import every_metric
 
         endpoint, _ = resolve_llm([cfg], need=True)
-        names, more = every_metric(ds, llm=endpoint is not None,
-                                   answers=not skip_generation)
+        own = outputs is None and cfg.pipeline is None  # whose top_k is the depth
+        names, more, fit_notes = every_metric(ds, llm=endpoint is not None,
+                                              answers=not skip_generation,
+                                              depth=cfg.top_k if own else None, name=cfg.name)
         judges += [j for j in more if j not in judges]
     also, judges = _gated(judges, [t.metric for t in (*under, *most)] + gated)
     base = None
@@ -199,6 +202,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         report.dataset["qrels_extra"] = pooled
     if base is not None and base.note:
         report.notes.append(base.note)
+    report.notes[:0] = fit_notes
     if human is not None:
         from ragmark.human_labels import corrected, corrected_lines
 

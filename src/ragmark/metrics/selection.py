@@ -41,12 +41,13 @@ def default_metrics(dataset: Dataset) -> list[MetricName]:
     return names
 
 
-def every_metric(dataset: Dataset, *, llm: bool, answers: bool) -> tuple[list[MetricName],
-                                                                          list[str]]:
+def every_metric(dataset: Dataset, *, llm: bool, answers: bool, depth: int | None = None,
+                 name: str = "") -> tuple[list[MetricName], list[str], list[str]]:
     """``--metrics all``: every metric of the catalogue whose needs some question meets,
     counting an LLM endpoint (``llm``), generated answers (``answers``) and an embedding
-    model when the dense extra is installed; at its default cutoffs, or without one.
-    Returns the metrics and, apart, the judge metrics."""
+    model when the dense extra is installed; at its default cutoffs, or without one,
+    fitted to ``depth`` (the top_k of config ``name``; :func:`fit_to_depth`) as the
+    defaults are. Returns the metrics, apart the judge metrics, and the notes."""
     import importlib.util
 
     extra = {"embeddings"} if importlib.util.find_spec("sentence_transformers") and (
@@ -66,7 +67,10 @@ def every_metric(dataset: Dataset, *, llm: bool, answers: bool) -> tuple[list[Me
             names += [MetricName(spec.name, k) for k in spec.default]
         elif spec.cutoff != "required":
             names.append(MetricName(spec.name))
-    return names, judges
+    if depth is None:
+        return names, judges, []
+    names, changed = fit_to_depth(names, depth)
+    return names, judges, [fitted_note(name, depth, changed)] if changed else []
 
 
 def too_deep(cfg: RunConfig, names: Sequence[MetricName]) -> list[MetricName]:

@@ -57,6 +57,19 @@ def test_top_k_three_keeps_every_family_at_three(tmp_path, capsys):
                                                         "ndcg@3"]
 
 
+def test_metrics_all_follows_top_k_too(tmp_path, capsys):
+    data, _ = _demo_run(tmp_path, capsys, "--top-k", "5", "--metrics", "all")
+    assert "ndcg@5" in data["metrics"] and "recall@10" not in data["metrics"]
+    assert "keyword_coverage" in data["metrics"]
+    assert any(n.startswith("config 'sparse' retrieves top_k = 5 items, so the default "
+                            "metrics deeper than that are taken at 5") for n in data["notes"])
+    code, _, err = run_cli(["compare", *DEMO_ARGS, "--configs", "sparse", "--top-k", "5",
+                            "--metrics", "all", "--output", str(tmp_path / "c"), "--quiet"],
+                           capsys)
+    assert code == 0, err
+    assert "note: config 'sparse' retrieves top_k = 5 items" in err
+
+
 def test_compare_computes_defaults_at_each_configs_depth(tmp_path, capsys):
     # issue 25 item 7: the user asked for mrr and recall@5 only
     code, stdout, err = run_cli(["compare", *DEMO_ARGS, "--configs", "sparse", "--top-k", "5",
