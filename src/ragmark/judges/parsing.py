@@ -93,6 +93,11 @@ def _loads(candidate: str) -> tuple[bool, Any]:
             return True, json.loads(t)
         except ValueError:
             pass
+    for t in tries:  # a raw newline or tab inside a string (a grammar allows it)
+        try:
+            return True, json.loads(t, strict=False)
+        except ValueError:
+            pass
     # Python-literal style ({'a': True}) is common from small models; literal_eval is safe
     for t in tries:
         try:

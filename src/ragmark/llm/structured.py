@@ -54,13 +54,50 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return fix(copy.deepcopy(schema))  # type: ignore[no-any-return]
 
 
+def pinned(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every list held to exactly n entries numbered 1..n (``minItems`` =
+    ``maxItems`` = n, an entry property with ``enum`` [1..n]; see
+    :func:`ragmark.judges.prompt.exact_count`) written as a tuple (``prefixItems``) whose
+    i-th entry is numbered i: a grammar built from it cannot repeat a number. For
+    servers that turn the schema into a grammar (llama.cpp's ``json_object`` form);
+    OpenAI's strict mode takes the portable form.
+
+    >>> s = {"type": "array", "minItems": 2, "maxItems": 2, "items": {"type": "object",
+    ...      "properties": {"n": {"type": "integer", "enum": [1, 2]}}}}
+    >>> [e["properties"]["n"]["enum"] for e in pinned(s)["prefixItems"]]
+    [[1], [2]]
+    """
+    def fix(node: Any) -> Any:
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        out = {k: fix(v) for k, v in node.items()}
+        n = out.get("minItems")
+        entry = out.get("items")
+        if (out.get("type") == "array" and isinstance(n, int) and n == out.get("maxItems")
+                and isinstance(entry, dict) and isinstance(entry.get("properties"), dict)):
+            nums = [k for k, p in entry["properties"].items()
+                    if isinstance(p, dict) and p.get("enum") == list(range(1, n + 1))]
+            if len(nums) == 1:
+                tuple_ = []
+                for i in range(1, n + 1):
+                    one = copy.deepcopy(entry)
+                    one["properties"][nums[0]] = {"type": "integer", "enum": [i]}
+                    tuple_.append(one)
+                out = {k: v for k, v in out.items() if k != "items"} | {"prefixItems": tuple_}
+        return out
+
+    return fix(schema)  # type: ignore[no-any-return]
+
+
 def wire(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """The request parameters that carry ``schema`` in ``form`` (``{}`` for ``off``)."""
     if form == "json_schema":
         return {"response_format": {"type": "json_schema", "json_schema": {
             "name": name, "schema": schema, "strict": True}}}
     if form == "json_object":
-        return {"response_format": {"type": "json_object", "schema": schema}}
+        return {"response_format": {"type": "json_object", "schema": pinned(schema)}}
     if form == "format":  # Ollama: request_body maps it to "format"
         return {"response_format": {"type": "json_schema", "json_schema": {"schema": schema}}}
     return {}

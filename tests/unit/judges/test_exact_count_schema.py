@@ -21,6 +21,7 @@ from ragmark.judges.reference import (
     PrecisionInput,
 )
 from ragmark.llm import LLMClient
+from ragmark.llm.structured import pinned, wire
 
 
 def _verdicts(schema: dict) -> dict:
@@ -83,7 +84,7 @@ def test_a_server_that_ignores_the_schema_still_meets_the_check(
 
 def test_llama_cpp_turns_the_schema_into_a_grammar_of_exactly_n():
     """llama.cpp's own converter (the Python server's) takes the schema, and the grammar
-    it builds repeats the entry exactly n times."""
+    it builds repeats the entry exactly n times, numbered 1..n."""
     grammar = pytest.importorskip("llama_cpp.llama_grammar")
     _, schema = VERIFY_PROMPT.schema(VerifyInput(context=["c"], claim=["a", "b", "c"]))
     gbnf = grammar.json_schema_to_gbnf(json.dumps(schema))
@@ -91,3 +92,21 @@ def test_llama_cpp_turns_the_schema_into_a_grammar_of_exactly_n():
     assert rules["verdicts-item-claim"] == '"1" | "2" | "3"'
     assert rules["verdicts"] == ('"[" space verdicts-item "," space verdicts-item "," space '
                                  'verdicts-item "]" space')
+    # the json_object form (llama.cpp's) goes as a tuple: the i-th verdict is numbered i
+    sent = wire("json_object", "VerifyOutput", schema)["response_format"]["schema"]
+    assert sent == pinned(schema) and "items" not in sent["properties"]["verdicts"]
+    gbnf = grammar.json_schema_to_gbnf(json.dumps(sent))
+    rules = dict(ln.split(" ::= ", 1) for ln in gbnf.splitlines() if " ::= " in ln)
+    assert rules["verdicts"] == ('"[" space verdicts-tuple-0 "," space verdicts-tuple-1 "," '
+                                 'space verdicts-tuple-2 "]" space')
+    assert [rules[f"verdicts-tuple-{i}-claim"] for i in range(3)] == ['"1"', '"2"', '"3"']
+    # OpenAI's strict form keeps the portable schema
+    strict = wire("json_schema", "VerifyOutput", schema)["response_format"]["json_schema"]
+    assert strict["schema"] == schema
+
+
+def test_pinning_leaves_other_schemas_alone():
+    plain = output_schema(VERIFY_PROMPT.output_model)
+    assert pinned(plain) == plain
+    _, claims = CONTEXT_RELEVANCE_PROMPT.schema()
+    assert pinned(claims) == claims

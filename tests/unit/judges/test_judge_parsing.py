@@ -148,3 +148,13 @@ def test_words_containing_yes_or_no_are_not_tokens() -> None:
     with pytest.raises(ParseError):
         parse_yes_no("Nothing noted; eyes only; known unknowns")
     assert parse_yes_no("Nobody knows, but no.") is False
+
+
+def test_extract_json_reads_a_raw_newline_inside_a_string() -> None:
+    # SmolLM2 under llama.cpp's grammar wrote this (the grammar's strings allow any
+    # character but the quote); strict JSON refuses the control character
+    raw = ('{"verdicts":[{"claim":1,"supported":true,"reason":"stated"} , {"claim":2,'
+           '"supported":false,"reason":"they control everything}}}\n<data name="}] }')
+    got = extract_json(raw)
+    assert [v["claim"] for v in got["verdicts"]] == [1, 2]
+    assert got["verdicts"][1]["reason"] == 'they control everything}}}\n<data name='
