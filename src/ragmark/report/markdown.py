@@ -166,4 +166,6 @@ def run_markdown(report: RunReport) -> str:
         short = " †" if name in report.short_metrics else ""
         lines.append(f"| {label(name)}{short} | {value} | {agg.n} | {keys.cell(agg)} |")
     notes = keys.footnotes()
-    return "\n".join(lines + ([""] + [f"- {n}" for n in notes] if notes else [])) + "\n\n"
+    lines += ([""] + [f"- {n}" for n in notes] if notes else [])
+    lines += ([""] + [f"Note: {n}" for n in report.notes] if report.notes else [])
+    return "\n".join(lines) + "\n\n"

@@ -131,6 +131,11 @@ def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
             "(pytrec_eval, BEIR) report over 3 (both means: empty_rankings.means in the JSON)")
     assert note in data["notes"]
     assert "1 of 4 questions retrieved nothing" in stdout
+    code, _, _ = run_cli(["run", "--dataset", str(ds), "--skip-generation", "--metrics",
+                          "mrr", "--format", "md,html", "--output", str(tmp_path / "m.json"),
+                          "--quiet"], capsys)
+    assert f"Note: {note}" in (tmp_path / "m.md").read_text()
+    assert "1 of 4 questions retrieved nothing" in (tmp_path / "m.html").read_text()
     block = data["empty_rankings"]
     assert block["count"] == 1 and block["of"] == 4 and block["questions"] == ["q4"]
     assert block["cause"] == "no query term in the index"
