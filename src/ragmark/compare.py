@@ -144,6 +144,7 @@ def compare(
     baseline: str | None = None,
     *,
     also: Sequence[str | MetricName] = (),
+    mean: str = "relevant",
     compared: Sequence[str] | None = None,
     settings: StatSettings | None = None,
     max_queries: int | None = None,
@@ -171,7 +172,8 @@ def compare(
     calls (generators, judges) still one config after the other.
     """
     with using(executor) as ex:
-        return _compare(dataset, configs, metrics, baseline, also=also, compared=compared,
+        return _compare(dataset, configs, metrics, baseline, also=also, mean=mean,
+                        compared=compared,
                         settings=settings, max_queries=max_queries,
                         skip_generation=skip_generation, progress=progress,
                         judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
@@ -221,7 +223,7 @@ def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any,
 
 def _compare(
     dataset: Dataset, configs: Sequence[RunConfig], metrics: Sequence[str | MetricName] | None,
-    baseline: str | None, *, also: Sequence[str | MetricName],
+    baseline: str | None, *, also: Sequence[str | MetricName], mean: str,
     compared: Sequence[str] | None, settings: StatSettings | None,
     max_queries: int | None, skip_generation: bool, progress: Progress | None,
     judge_metrics: Sequence[str], llm: Any, require_llm: bool, allow_short_rankings: bool,
@@ -248,7 +250,8 @@ def _compare(
         latency_sample=latency_sample)
     reports: dict[str, RunReport] = {}
     for c in configs:
-        reports[c.name] = run(dataset, c, metrics, also=also, max_queries=max_queries,
+        reports[c.name] = run(dataset, c, metrics, also=also, mean=mean,
+                              max_queries=max_queries,
                               skip_generation=skip_generation, progress=progress,
                               judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                               allow_short_rankings=allow_short_rankings,

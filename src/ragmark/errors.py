@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+class RagmarkWarning(UserWarning):
+    """Something the library computed as documented but a caller may not expect (NaN
+    scores ranked last, queries left out of a mean); the message counts them."""
+
+
 class RagmarkError(Exception):
     """Base of every error ragmark raises on purpose."""
 

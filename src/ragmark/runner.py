@@ -63,6 +63,7 @@ def run(
     metrics: Sequence[str | MetricName] | None = None,
     *,
     also: Sequence[str | MetricName] = (),
+    mean: str = "relevant",
     max_queries: int | None = None,
     skip_generation: bool = False,
     progress: Progress | None = None,
@@ -105,7 +106,7 @@ def run(
     this config's retrieval already computed (:func:`retrieval_of`).
     """
     with using(executor) as ex:
-        report = _run(dataset, cfg, metrics, also=also, max_queries=max_queries,
+        report = _run(dataset, cfg, metrics, also=also, mean=mean, max_queries=max_queries,
                       skip_generation=skip_generation, progress=progress,
                       judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
                       dry_run=dry_run, outputs=outputs,
@@ -146,8 +147,8 @@ def retrieval_of(
 
 def _run(
     dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None, *,
-    also: Sequence[str | MetricName], max_queries: int | None, skip_generation: bool,
-    progress: Progress | None,
+    also: Sequence[str | MetricName], mean: str, max_queries: int | None,
+    skip_generation: bool, progress: Progress | None,
     judge_metrics: Sequence[str], llm: LLMSettings | None, require_llm: bool, dry_run: bool,
     outputs: Mapping[str, Output] | None, allow_short_rankings: bool,
     pipeline_fn: Callable[..., Any] | None, index_cache: bool, latency_sample: int,
@@ -178,7 +179,7 @@ def _run(
                   dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample,
                   done=done)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
-                    require_llm=require_llm, dry_run=dry_run, started=started)
+                    require_llm=require_llm, dry_run=dry_run, started=started, mean=mean)
     report.notes[:0] = chosen
     if outputs is None:
         report.short_metrics = {str(m): cfg.top_k for m in too_deep(cfg, names)}
@@ -204,6 +205,7 @@ def _score(
     dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
     names: Sequence[MetricName], judge_names: Sequence[str], *, prog: Progress,
     llm: LLMSettings | None, require_llm: bool, dry_run: bool, started: float,
+    mean: str = "relevant",
 ) -> RunReport:
     """The tail every source shares, as stages: match rankings against the ground truth
     (with the retrieval metrics), score the answers, judge; then one reduce builds the
@@ -223,7 +225,7 @@ def _score(
 
     records = []
     for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True)):
-        got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed)}
+        got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed, mean)}
         # the metric order the user asked for, then the judges
         metrics = {str(m): got[str(m)] for m in names if str(m) in got} | judged[qi]
         records.append(QueryRecord(
@@ -243,6 +245,13 @@ def _score(
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
     notes = list(src.notes) + list(stats.notes)
+    if mean == "trec_eval" and any(m.kind == "retrieval" for m in names):
+        zeros = sum(1 for qi, s in enumerate(samples) if qi not in failed
+                    and s.truth.kind == "ids" and s.truth.doc_grades
+                    and not any(g > 0 for g in s.truth.doc_grades.values()))
+        notes.append(f"--mean trec_eval: {zeros} question{'s' if zeros != 1 else ''} with "
+                     "judged documents but none relevant score 0 on the retrieval metrics "
+                     "and count in their means, as trec_eval counts them")
     empty = _empty_rankings(src, samples, records,
                             [str(m) for m in names if m.kind == "retrieval"], cfg)
     if empty is not None and empty.ids:
@@ -259,7 +268,8 @@ def _score(
         llm_all["dry_run"] = {**llm_all["dry_run"], "embeddings": llm_all.pop("embeddings")}
     if llm_all and "dry_run" not in llm_all:
         llm_all["total"] = llm_total(llm_all)
-    return RunReport(config={**src.config, "unit": unit}, dataset=info, metrics=aggregates,
+    conv = {"mean": mean} if mean != "relevant" else {}
+    return RunReport(config={**src.config, "unit": unit, **conv}, dataset=info, metrics=aggregates,
                      queries=records, timings=timings, notes=notes, llm=llm_all,
                      failures=dict(failures), empty=empty)
 

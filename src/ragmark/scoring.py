@@ -189,16 +189,21 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
 
 
 def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],
-                      failed: Mapping[int, Score]) -> dict[str, Score]:
+                      failed: Mapping[int, Score], mean: str = "relevant") -> dict[str, Score]:
+    """A question's retrieval metrics. Without a relevant target a value is missing with
+    the reason, unless ``mean`` is ``trec_eval`` and the qrels judge the question (some
+    document judged, none relevant): then it is 0, as trec_eval counts it."""
     none = "no ground truth" if s.truth.kind == "none" else (
         "no relevant target in the ground truth")
+    zero = mean == "trec_eval" and s.truth.kind == "ids" and bool(s.truth.doc_grades)
     short = unmatchable(s.truth)
     out = {}
     for name, arr in values.items():
         v = float(arr[qi])
         out[name] = failed.get(qi) or (Score.missing(short) if short else (
             Score.missing(NEEDS_QRELS) if name.startswith(QRELS_ONLY) and s.truth.kind != "ids"
-            else Score(v) if not np.isnan(v) else Score.missing(none)))
+            else Score(v) if not np.isnan(v) else Score(0.0) if zero
+            else Score.missing(none)))
     return out
 
 

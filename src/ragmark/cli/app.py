@@ -104,6 +104,16 @@ def data_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--mean relevant|trec_eval``: which questions a retrieval metric's mean is over."""
+    return click.option(
+        "--mean", "mean", type=click.Choice(["relevant", "trec_eval"]), default="relevant",
+        show_default=True,
+        help="Retrieval means over the questions with a relevant document (relevant; the "
+             "others are counted as missing), or, as trec_eval, over every question the "
+             "qrels judge, one without a relevant document scoring 0.")(f)
+
+
 def qrels_extra_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--qrels-extra FILE``: LLM judgments of an extended qrels file (``label --pool``)
     added where the dataset's qrels have none."""

@@ -19,6 +19,7 @@ from ragmark.cli.app import (
     index_cache_option,
     latency_option,
     leniency,
+    mean_option,
     open_executor,
     prepare_outputs,
     qrels_extra_option,
@@ -96,6 +97,7 @@ def default_configs() -> tuple[list[str], str | None]:
               help="Write every gate condition as JUnit XML (one test case each).")
 @data_options
 @qrels_extra_option
+@mean_option
 @history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
@@ -110,7 +112,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                 fail_under: tuple[str, ...], max_missing: tuple[str, ...],
                 allow_missing: bool, allow_short_rankings: bool, regression: str | None,
                 against: str | None, margin: float, junit: str | None, strict: bool,
-                encoding: str | None, qrels_extra: str | None, history: str | None,
+                encoding: str | None, qrels_extra: str | None, mean: str,
+                history: str | None,
                 no_history: bool,
                 judge_metrics: str | None, require_llm: bool, human_labels: str | None,
                 dry_run: bool, more_configs: tuple[str, ...]) -> None:
@@ -205,7 +208,8 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         bases = {c.name: base_of(against, c.name, ds_hash, history) for c in cfgs}
     settings = StatSettings(test=test, alpha=alpha, n_resamples=resamples, seed=seed,
                             correction=correction)
-    result = compare(ds, cfgs, run_metrics, baseline, also=also, compared=compared,
+    result = compare(ds, cfgs, run_metrics, baseline, also=also, mean=mean,
+                     compared=compared,
                      settings=settings,
                      max_queries=max_queries, skip_generation=skip_generation,
                      progress=progress, judge_metrics=judges, llm=llm,

@@ -18,6 +18,7 @@ from ragmark.cli.app import (
     index_cache_option,
     latency_option,
     leniency,
+    mean_option,
     open_executor,
     prepare_outputs,
     qrels_extra_option,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 @regression_options
 @data_options
 @qrels_extra_option
+@mean_option
 @history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,
@@ -87,7 +89,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
             max_missing: tuple[str, ...], allow_missing: bool, allow_short_rankings: bool,
             baseline_ref: str | None, regression: str | None, margin: float,
             gate_alpha: float, junit: str | None,
-            strict: bool, encoding: str | None, qrels_extra: str | None,
+            strict: bool, encoding: str | None, qrels_extra: str | None, mean: str,
             history: str | None, no_history: bool,
             judge_metrics: str | None, require_llm: bool, human_labels: str | None,
             dry_run: bool) -> None:
@@ -190,7 +192,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         if outputs is None and cfg.pipeline is None:
             check_trec_ids((d.id for d in ds.corpus.documents), "document")
     llm, (cfg,) = resolve_llm([cfg], need=bool(judges or require_llm))
-    report = run(ds, cfg, names, also=also, max_queries=max_queries,
+    report = run(ds, cfg, names, also=also, mean=mean, max_queries=max_queries,
                  skip_generation=skip_generation,
                  progress=progress, judge_metrics=judges, llm=llm, require_llm=require_llm,
                  dry_run=dry_run, outputs=outputs, allow_short_rankings=allow_short_rankings,

@@ -55,8 +55,24 @@ def _count_beating(
     return gt, eq
 
 
+def _warn_nan(qids: list[str], runs: list[Mapping[str, float]], n: int) -> None:
+    import warnings
+
+    from ragmark.errors import RagmarkWarning
+
+    q, d = next((q, d) for q, r in zip(qids, runs, strict=True) for d, s in r.items()
+                if s != s)
+    warnings.warn(f"{n} run score{'s are' if n != 1 else ' is'} NaN (the first: query {q!r}, "
+                  f"document {d!r}): ranked last in their query, as pytrec_eval ranks them",
+                  RagmarkWarning, stacklevel=4)
+
+
 def judge_run(qrels: Qrels, run: Run) -> Judged:
     """Reduce a run to :class:`Judged` arrays, ranking as trec_eval does.
+
+    A NaN score ranks last in its query (as -inf; pytrec_eval ranks it so too), with a
+    :class:`~ragmark.errors.RagmarkWarning` that counts them; +inf and -inf rank as the
+    values they are.
 
     The queries are those of ``qrels`` (in its order). A query of the qrels that the run
     lacks counts as an empty ranking (its metrics are 0, as ``trec_eval -c`` reports);
@@ -73,6 +89,10 @@ def judge_run(qrels: Qrels, run: Run) -> Judged:
         )
     except (TypeError, ValueError) as e:
         raise DataError(f"run scores must be numbers ({e})") from None
+    nan = np.isnan(scores)
+    if nan.any():  # NaN compares false with everything: it would rank first
+        scores[nan] = -np.inf
+        _warn_nan(qids, runs, int(nan.sum()))
 
     grades: list[list[int]] = []
     n_nonrel: list[int] = []
@@ -89,6 +109,8 @@ def judge_run(qrels: Qrels, run: Run) -> Judged:
             else:
                 continue
             s = r.get(d)
+            if s is not None and s != s:  # NaN: ranked last, as above
+                s = -np.inf
             if s is not None:  # a judged document retrieved: relevant or not
                 part = found[g > 0]
                 part[0].append(qi)

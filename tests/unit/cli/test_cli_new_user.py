@@ -1,0 +1,59 @@
+"""What a new user found (issue 25): trec_eval's mean on the command line, ..."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import run_cli
+
+
+def _beir(root: Path) -> Path:
+    """Three questions; q2's only judged document is not relevant."""
+    docs = {"d1": "apples grow in the orchard", "d2": "pears ripen in autumn",
+            "d3": "bananas are yellow"}
+    queries = {"q1": "apples orchard", "q2": "pears autumn", "q3": "yellow bananas"}
+    root.mkdir()
+    (root / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items()))
+    (root / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\nq3\td3\t1\n")
+    return root
+
+
+def test_mean_trec_eval_counts_a_question_without_a_relevant_document_as_zero(
+        tmp_path, capsys):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ds = _beir(tmp_path / "beir")
+    args = ["run", "--dataset", str(ds), "--skip-generation", "--metrics", "mrr,map"]
+    code, stdout, err = run_cli([*args, "--output", str(tmp_path / "a.json"),
+                                 "--run-file", str(tmp_path / "run.trec"), "--quiet"], capsys)
+    assert code == 0, err
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert a["metrics"]["map"] == 1.0
+    assert a["counts"]["map"] == {"n": 2, "missing": 1,
+                                  "reasons": {"no relevant target in the ground truth": 1}}
+    code, stdout, err = run_cli([*args, "--mean", "trec_eval", "--output",
+                                 str(tmp_path / "b.json"), "--quiet"], capsys)
+    assert code == 0, err
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert b["counts"]["map"] == {"n": 3, "missing": 0}
+    assert b["config"]["mean"] == "trec_eval" and "mean" not in a["config"]
+    # trec_eval's mean over the three judged questions, as pytrec_eval gives it
+    run: dict[str, dict[str, float]] = {}
+    for line in (tmp_path / "run.trec").read_text().splitlines():
+        q, _, d, _, score, _ = line.split()
+        run.setdefault(q, {})[d] = float(score)
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 0}, "q3": {"d3": 1}}
+    per = pytrec_eval.RelevanceEvaluator(qrels, {"map", "recip_rank"}).evaluate(run)
+    assert set(per) == {"q1", "q2", "q3"}
+    assert b["metrics"]["map"] == pytest.approx(sum(v["map"] for v in per.values()) / 3)
+    assert b["metrics"]["mrr"] == pytest.approx(
+        sum(v["recip_rank"] for v in per.values()) / 3)
+    assert b["metrics"]["map"] == pytest.approx(2 / 3)
+    assert ("--mean trec_eval: 1 question with judged documents but none relevant score 0 "
+            "on the retrieval metrics and count in their means") in " ".join(stdout.split())
