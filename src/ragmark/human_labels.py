@@ -118,5 +118,5 @@ def corrected_lines(corr: dict[str, dict[str, Any]]) -> Sequence[str]:
             f"{metric}: judge mean {c['judge_mean']:.3f}; corrected (PPI++, "
             f"{c['n_labelled']} human labels, {c['n_unlabelled']} more judged) "
             f"{c['estimate']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]; the labels "
-            f"alone {c['human_mean']:.3f}")
+            f"alone {c['human_mean']:.3f}" + (f" ({c['note']})" if c.get("note") else ""))
     return lines

@@ -12,9 +12,11 @@ ones. PPI++ (Angelopoulos, Duchi and Zrnic, 2023) weighs the judge by a tuned
     lam = cov(y, f) / ((1 + n / N) * var(f)), clipped to [0, 1]
 
 with ``f`` the judge's value and ``y`` the person's label (yes = 1, no = 0, or a score in
-[0, 1]); the interval is estimate +- z * sqrt(variance). It is valid when the labelled
-questions are a random sample of the questions (``ragmark review export`` samples them
-so).
+[0, 1]); the interval is estimate +- z * sqrt(variance), and the estimate and the
+interval are clipped to [0, 1], the range of every judge metric (``clipped`` says when).
+It is valid when the labelled questions are a random sample of the questions (``ragmark
+review export`` samples them so); below :data:`FEW_LABELS` labels the normal
+approximation behind it is rough, and ``note`` says so.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from typing import Any
 import numpy as np
 
 Z95 = 1.959963984540054
+FEW_LABELS = 30
+"""Below this many human labels the interval's normal approximation is a rough guide."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +45,36 @@ class Corrected:
     n_unlabelled: int
     judge_mean: float
     human_mean: float
+    clipped: bool = False
+
+    @property
+    def note(self) -> str | None:
+        """Why the interval should be read with care, if it should."""
+        parts = []
+        if self.n_labelled < FEW_LABELS:
+            parts.append(f"only {self.n_labelled} human labels: below {FEW_LABELS} the "
+                         "interval is a rough guide (label more questions to trust it)")
+        if self.clipped:
+            parts.append("clipped to [0, 1], the metric's range")
+        return "; ".join(parts) or None
 
     def to_json(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "ci_low": self.low, "ci_high": self.high,
-                "lambda": self.lam, "n_labelled": self.n_labelled,
-                "n_unlabelled": self.n_unlabelled, "judge_mean": self.judge_mean,
-                "human_mean": self.human_mean, "method": "PPI++"}
+        out = {"estimate": self.estimate, "ci_low": self.low, "ci_high": self.high,
+               "lambda": self.lam, "n_labelled": self.n_labelled,
+               "n_unlabelled": self.n_unlabelled, "judge_mean": self.judge_mean,
+               "human_mean": self.human_mean, "method": "PPI++"}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def _in_range(c: Corrected) -> Corrected:
+    """``c`` with its estimate and interval clipped to [0, 1]."""
+    lo, est, hi = (min(1.0, max(0.0, v)) for v in (c.low, c.estimate, c.high))
+    if (lo, est, hi) == (c.low, c.estimate, c.high):
+        return c
+    return Corrected(est, lo, hi, c.lam, c.n_labelled, c.n_unlabelled, c.judge_mean,
+                     c.human_mean, clipped=True)
 
 
 def ppi_mean(f_unlabelled: Sequence[float], f_labelled: Sequence[float],
@@ -69,7 +97,7 @@ def ppi_mean(f_unlabelled: Sequence[float], f_labelled: Sequence[float],
     if big_n == 0:
         se = float(np.std(y, ddof=1)) / math.sqrt(n)
         m = float(np.mean(y))
-        return Corrected(m, m - z * se, m + z * se, 0.0, n, 0, judge_mean, m)
+        return _in_range(Corrected(m, m - z * se, m + z * se, 0.0, n, 0, judge_mean, m))
     lam = 1.0
     if tune:
         f_all = np.concatenate([fu, fl])
@@ -81,5 +109,5 @@ def ppi_mean(f_unlabelled: Sequence[float], f_labelled: Sequence[float],
     var_u = float(np.var(fu, ddof=1)) if big_n > 1 else 0.0
     var = lam * lam * var_u / big_n + float(np.var(resid, ddof=1)) / n
     se = math.sqrt(max(var, 0.0))
-    return Corrected(est, est - z * se, est + z * se, lam, n, big_n, judge_mean,
-                     float(np.mean(y)))
+    return _in_range(Corrected(est, est - z * se, est + z * se, lam, n, big_n, judge_mean,
+                               float(np.mean(y))))

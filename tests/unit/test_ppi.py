@@ -57,7 +57,9 @@ def test_a_hand_worked_case():
     c = ppi_mean([0.9, 0.8, 1.0, 0.7], [0.9, 0.6], [1.0, 0.0], tune=False)
     assert c.estimate == pytest.approx(0.6)
     var = np.var([0.9, 0.8, 1.0, 0.7], ddof=1) / 4 + np.var([0.1, -0.6], ddof=1) / 2
-    assert c.high - c.estimate == pytest.approx(Z95 * math.sqrt(var))
+    half = Z95 * math.sqrt(var)  # 1.02: the interval is clipped to [0, 1]
+    assert (c.low, c.high) == (pytest.approx(max(0.0, 0.6 - half)), min(1.0, 0.6 + half))
+    assert c.clipped
     assert (c.n_labelled, c.n_unlabelled, c.lam) == (2, 4, 1.0)
     assert c.judge_mean == pytest.approx(np.mean([0.9, 0.8, 1.0, 0.7, 0.9, 0.6]))
     assert c.human_mean == 0.5
@@ -68,3 +70,17 @@ def test_everything_labelled_is_the_labels_mean_and_too_few_labels_is_an_error()
     assert c.estimate == pytest.approx(2 / 3) and c.n_unlabelled == 0
     with pytest.raises(ValueError, match="at least two labelled"):
         ppi_mean([0.5], [0.5], [1.0])
+
+
+def test_the_interval_stays_in_the_metrics_range_and_says_when_labels_are_few():
+    """Issue 25 item 5: five labels gave "0.600 [0.166, 1.034]"."""
+    from ragmark.ppi import ppi_mean
+
+    c = ppi_mean([0.9] * 20, [0.9, 0.9, 0.2, 0.9, 0.9], [1, 1, 0, 1, 0])
+    assert c.lam == 1.0 and c.estimate == pytest.approx(0.74)  # 0.9 + mean(y - f) = 0.9 - 0.16
+    assert c.high == 1.0 and 0.0 < c.low < c.estimate and c.clipped
+    assert c.to_json()["note"] == ("only 5 human labels: below 30 the interval is a rough "
+                                   "guide (label more questions to trust it); clipped to "
+                                   "[0, 1], the metric's range")
+    many = ppi_mean([0.5] * 200, [0.5] * 40, [0, 1] * 20)
+    assert not many.clipped and "note" not in many.to_json()
