@@ -178,7 +178,8 @@ _LAST = re.compile(r"^last(?:~(\d+))?$")
 def resolve_side(ref: str, config: str | None, history: Path,
                  dataset_hash: str | None = None) -> Side:
     """A side from a results file, a history id, or ``last`` / ``last~N`` (the newest
-    runs and compares of ``config``, on ``dataset_hash`` when given)."""
+    runs and compares of ``config`` that did not fail their gates, on ``dataset_hash``
+    when given; a failed run counts again once accepted)."""
     from ragmark.history import list_runs, run_row, values
     from ragmark.results import read_results
 
@@ -190,7 +191,8 @@ def resolve_side(ref: str, config: str | None, history: Path,
     if m:
         back = int(m.group(1) or 0)
         runs = [r for r in list_runs(history, config=config) if r.kind in ("run", "compare")
-                and (dataset_hash is None or r.dataset_hash == dataset_hash)]
+                and (dataset_hash is None or r.dataset_hash == dataset_hash)
+                and r.verdict != "failed"]  # a run that failed its gates is no baseline
         if config is None:
             names = {c for r in runs for c in r.configs}
             if len(names) > 1:

@@ -188,13 +188,14 @@ def prepare_outputs(paths: Any, history: str | None, no_history: bool, *,
     return hist
 
 
-def record_history(out: Console, path: Any, envelope: Any, result: Any, written: Any) -> None:
-    """Record a completed run in the history and say so."""
+def record_history(out: Console, path: Any, envelope: Any, result: Any, written: Any,
+                   verdict: str | None = None) -> None:
+    """Record a completed run in the history, with its gates' verdict, and say so."""
     if path is None:
         return
     from ragmark.history import record_results
 
-    run_id = record_results(path, envelope, result, written)
+    run_id = record_results(path, envelope, result, written, verdict)
     out.print(f"Recorded in the run history as {run_id} ({path})", highlight=False)
 
 

@@ -138,6 +138,13 @@ def gates_markdown(gates: Sequence[Gated], alpha: float, margin: float) -> str:
                    for g in gates if g.base is not None)
 
 
+def verdict_of(conditions: Sequence[Any], gates: Sequence[Gated]) -> str:
+    """``failed`` when a gate condition or a regression gate failed (the run exits 1),
+    else ``passed``: recorded in the history, where ``last`` skips failed runs."""
+    ok = all(c.passed for c in conditions) and all(r.passed for g in gates for r in g.rows)
+    return "passed" if ok else "failed"
+
+
 def finish(out: Console, conditions: list[Any], *, gates: Sequence[Gated] = (),
            junit: str | None = None, summary: str = "") -> None:
     """Print the regression gates, add them to the conditions, write JUnit and the step

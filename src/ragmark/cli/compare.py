@@ -131,6 +131,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
         gates_markdown,
         regression_gates,
         regression_metrics,
+        verdict_of,
     )
     from ragmark.cli.paths import output_stem
     from ragmark.compare import StatSettings, compare, estimate_compare
@@ -236,7 +237,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
                                       markdown_extra=gate_md))
     out.print(written_text(written))
     json_path = Path(f"{stem}.json") if "json" in fmts else (written[0] if written else None)
-    record_history(out, hist, data["envelope"], result, json_path)
     conds = conditions(result.reports, fail_under=under, max_missing=most,
                        allow_missing=allow_missing)
+    record_history(out, hist, data["envelope"], result, json_path, verdict_of(conds, gates))
     finish(out, conds, gates=gates, junit=junit, summary=md)

@@ -45,7 +45,8 @@ def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
                 "id": r.id, "kind": r.kind, "created_at": r.created_at,
                 "dataset": r.dataset_name, "dataset_hash": r.dataset_hash,
                 "questions": r.questions, "configs": list(r.configs),
-                "git_commit": r.git_commit, "results": r.results_path}
+                "git_commit": r.git_commit, "results": r.results_path,
+                "verdict": r.verdict}
             if name:
                 aggs = aggregates(path, r.id)
                 row[name] = {c: aggs[c][name].value for c in r.configs
@@ -57,14 +58,15 @@ def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
         out.print(f"No recorded run matches (history: {path}).", highlight=False)
         return
     table = Table(show_header=True, header_style="bold")
-    for col in ("id", "created (UTC)", "kind", "dataset", "questions", "configs", "commit"):
+    for col in ("id", "created (UTC)", "kind", "dataset", "questions", "configs", "commit",
+                "gates"):
         table.add_column(col, justify="right" if col in ("id", "questions") else "left")
     if name:
         table.add_column(name, justify="right")
     for r in runs:
         cells = [str(r.id), r.created_at.replace("T", " ")[:19], r.kind,
                  f"{r.dataset_name} ({r.dataset_hash[:8]})", str(r.questions),
-                 ", ".join(r.configs), (r.git_commit or "")[:12]]
+                 ", ".join(r.configs), (r.git_commit or "")[:12], r.verdict or "-"]
         if name:
             aggs = aggregates(path, r.id)
             cells.append(", ".join(_value(aggs[c][name]) for c in r.configs
@@ -99,6 +101,22 @@ def history_show(ctx: click.Context, run_id: int) -> None:
             table.add_row(metric, _value(a), str(a.n), f"{a.missing}" + (f": {why}" if why
                                                                         else ""))
         out.print(table)
+
+
+@history_cmd.command("accept")
+@click.argument("run_id", type=int)
+@click.pass_context
+def history_accept(ctx: click.Context, run_id: int) -> None:
+    """Accept a run whose gates failed: it may then be the baseline (last) of later runs.
+    A failed run is never a baseline otherwise, so a regression cannot become the new
+    normal by being run twice."""
+    from ragmark.history import history_path
+    from ragmark.history.store import accept
+
+    path = history_path(ctx.obj["history"])
+    row = accept(path, run_id)
+    click.echo(f"run {row.id} ({', '.join(row.configs)}) accepted: it may now be the "
+               f"baseline of later runs on {row.dataset_name} ({path})")
 
 
 @history_cmd.command("trend")

@@ -105,6 +105,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         regression_gates,
         regression_metrics,
         resolve_baseline,
+        verdict_of,
     )
     from ragmark.cli.paths import check_output
     from ragmark.config import RunConfig, load_config
@@ -186,7 +187,12 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     if gated and not dry_run:  # the baseline is found before the run starts
         from ragmark.data.fingerprint import dataset_hash
 
-        base = resolve_baseline(baseline_ref, cfg.name, dataset_hash(ds), history)
+        if baseline_ref in (None, "last"):  # the first run has none: not gated, as compare
+            from ragmark.cli.ci import base_of
+
+            base = base_of(None, cfg.name, dataset_hash(ds), history)
+        else:
+            base = resolve_baseline(baseline_ref, cfg.name, dataset_hash(ds), history)
     if run_file:  # ids a TREC line cannot hold fail now, not after the run
         check_trec_ids((s.id for s in ds.samples), "question")
         if outputs is None and cfg.pipeline is None:
@@ -222,9 +228,9 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     path = json_path if "json" in fmts else (written[0] if written else None)
     if run_file:
         out.print(f"TREC run written to {write_trec_run(report, run_file)}")
-    record_history(out, hist, data["envelope"], report, path)
     conds = conditions({cfg.name: report}, fail_under=under, max_missing=most,
                        allow_missing=allow_missing)
+    record_history(out, hist, data["envelope"], report, path, verdict_of(conds, gates))
     from ragmark.report.markdown import run_markdown
 
     finish(out, conds, gates=gates, junit=junit, summary=run_markdown(report) + gate_md)

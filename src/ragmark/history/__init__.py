@@ -35,7 +35,7 @@ def _from_report(report: RunReport) -> ConfigResult:
 
 def record_results(path: str | Path, envelope: Mapping[str, Any],
                    result: RunReport | Comparison | LabelRun,
-                   results_path: str | Path | None = None) -> int:
+                   results_path: str | Path | None = None, verdict: str | None = None) -> int:
     """Record what a run, compare or label computed (``envelope`` as written in its
     results file); returns the run's id in the history."""
     from ragmark.compare import Comparison
@@ -49,10 +49,10 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
         first = next(iter(result.configs.values()))
         questions = [(q.id, q.question) for q in first.queries]
         return record(path, envelope, str(result.dataset.get("name", "")), questions,
-                      configs, shown)
+                      configs, shown, verdict)
     reports = result.reports if isinstance(result, Comparison) else {
         str(result.config.get("name")): result}
     first_report = next(iter(reports.values()))
     questions = [(q.id, q.question) for q in first_report.queries]
     return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
-                  {name: _from_report(r) for name, r in reports.items()}, shown)
+                  {name: _from_report(r) for name, r in reports.items()}, shown, verdict)

@@ -63,6 +63,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (run_id, config, metric, query_id)
         ) WITHOUT ROWID;
     """),
+    (3, "the gates' verdict of each run", """
+        ALTER TABLE runs ADD COLUMN verdict TEXT;
+    """),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -58,6 +58,9 @@ class RunRow:
     questions: int
     configs: tuple[str, ...]
     results_path: str | None
+    verdict: str | None = None
+    """``passed`` or ``failed`` (its gates, exit 0 or 1), ``accepted`` (failed, then
+    accepted with ``ragmark history accept``), None for runs recorded before verdicts."""
 
 
 @contextmanager
@@ -89,19 +92,20 @@ def connect(path: str | Path, *, create: bool = True) -> Iterator[sqlite3.Connec
 
 def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
            questions: Sequence[tuple[str, str]], configs: Mapping[str, ConfigResult],
-           results_path: str | None = None) -> int:
-    """Record one completed run, compare or label; returns its id."""
+           results_path: str | None = None, verdict: str | None = None) -> int:
+    """Record one completed run, compare or label, with its gates' ``verdict`` (passed
+    or failed); returns its id."""
     with connect(path) as con:
         con.execute("BEGIN IMMEDIATE")
         try:
             cur = con.execute(
                 "INSERT INTO runs (kind, created_at, ragmark, git_commit, dataset_name, "
-                "dataset_hash, config_hash, questions, envelope, results_path) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "dataset_hash, config_hash, questions, envelope, results_path, verdict) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (envelope["kind"], envelope["created_at"], envelope["ragmark"],
                  envelope.get("git_commit"), dataset_name, envelope["dataset_hash"],
                  envelope["config_hash"], len(questions), json.dumps(dict(envelope)),
-                 results_path))
+                 results_path, verdict))
             run_id = int(cur.lastrowid or 0)
             con.executemany("INSERT INTO questions VALUES (?, ?, ?, ?)",
                             [(run_id, i, qid, text) for i, (qid, text) in enumerate(questions)])
@@ -154,13 +158,28 @@ def list_runs(path: str | Path, *, dataset: str | None = None, config: str | Non
         args.append(metric)
     sql = ("SELECT r.id, r.kind, r.created_at, r.dataset_name, r.dataset_hash, r.git_commit, "
            "r.questions, r.results_path, (SELECT group_concat(name, char(31)) FROM "
-           "(SELECT name FROM run_configs c WHERE c.run_id = r.id ORDER BY position)) "
-           "FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
+           "(SELECT name FROM run_configs c WHERE c.run_id = r.id ORDER BY position)), "
+           "r.verdict FROM runs r" + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY r.id DESC" + (f" LIMIT {int(limit)}" if limit else ""))
     with connect(path, create=False) as con:
         rows = con.execute(sql, args).fetchall()
     return [RunRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6],
-                   tuple((r[8] or "").split("\x1f")) if r[8] else (), r[7]) for r in rows]
+                   tuple((r[8] or "").split("\x1f")) if r[8] else (), r[7], r[9])
+            for r in rows]
+
+
+def accept(path: str | Path, run_id: int) -> RunRow:
+    """Mark a run whose gates failed as accepted: ``last`` may then be it."""
+    rows = list_runs(path, run_id=run_id)
+    if not rows:
+        raise ConfigError(f"no run {run_id} in the history ({path})")
+    if rows[0].verdict != "failed":
+        raise ConfigError(f"run {run_id} did not fail its gates (verdict: "
+                          f"{rows[0].verdict or 'none recorded'}); only a failed run is "
+                          "accepted")
+    with connect(path) as con:
+        con.execute("UPDATE runs SET verdict = 'accepted' WHERE id = ?", (run_id,))
+    return list_runs(path, run_id=run_id)[0]
 
 
 def aggregates(path: str | Path, run_id: int) -> dict[str, dict[str, Aggregate]]:

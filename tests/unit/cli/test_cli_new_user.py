@@ -57,3 +57,42 @@ def test_mean_trec_eval_counts_a_question_without_a_relevant_document_as_zero(
     assert b["metrics"]["map"] == pytest.approx(2 / 3)
     assert ("--mean trec_eval: 1 question with judged documents but none relevant score 0 "
             "on the retrieval metrics and count in their means") in " ".join(stdout.split())
+
+
+def _log(path: Path, hit: bool, n: int = 12) -> Path:
+    gold = [f"Fact number {i} says the answer to question {i} is {i * 7}." for i in range(n)]
+    other = "Bananas are yellow when they are ripe and ready to eat."
+    path.write_text("".join(json.dumps({
+        "id": f"q{i}", "question": f"What is the answer to question {i}?",
+        "answer": str(i * 7), "contexts": [g if hit else other],
+        "ground_truth_contexts": [g]}) + "\n" for i, g in enumerate(gold)))
+    return path
+
+
+def test_the_regression_gate_does_not_ratchet_down(tmp_path, capsys):
+    """Issue 25 item 6: a run that fails its gate is recorded as failed and is never
+    `last`; running the same regressed system again fails again, until accepted."""
+    good = _log(tmp_path / "good.jsonl", True)
+    bad = _log(tmp_path / "bad.jsonl", False)
+    gate = ["--name", "bot", "--fail-on-regression", "mrr", "--quiet"]
+    code, _, err = run_cli(["run", "--outputs", str(good), *gate, "--output",
+                            str(tmp_path / "1.json")], capsys)
+    assert code == 0, err  # no baseline yet: not gated
+    for i in (2, 3):  # the regressed system, twice: both fail against run 1
+        code, stdout, _ = run_cli(["run", "--outputs", str(bad), *gate, "--output",
+                                   str(tmp_path / f"{i}.json")], capsys)
+        assert code == 1
+        assert "FAIL mrr vs run 1 (bot): 1.0000 -> 0.0000" in stdout
+    code, stdout, _ = run_cli(["history", "--json"], capsys)
+    assert [(r["id"], r["verdict"]) for r in json.loads(stdout)] == [
+        (3, "failed"), (2, "failed"), (1, "passed")]
+    code, stdout, _ = run_cli(["history"], capsys)
+    assert "failed" in stdout and "passed" in stdout
+    # accepting a failed run makes it the baseline: the same system then passes
+    code, stdout, err = run_cli(["history", "accept", "3"], capsys)
+    assert code == 0 and stdout.startswith("run 3 (bot) accepted"), err
+    code, stdout, _ = run_cli(["run", "--outputs", str(bad), *gate, "--output",
+                               str(tmp_path / "4.json")], capsys)
+    assert code == 0 and "PASS mrr vs run 3 (bot): 0.0000 -> 0.0000" in stdout
+    code, _, err = run_cli(["history", "accept", "1"], capsys)
+    assert code == 2 and "run 1 did not fail its gates (verdict: passed)" in err
