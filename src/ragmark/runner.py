@@ -31,7 +31,7 @@ from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's AP
     shorter_than,
     too_deep,
 )
-from ragmark.pipelines.base import Output, Sourced
+from ragmark.pipelines.base import Output, Sourced, corpus_ids
 from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, own, retrieval
 from ragmark.progress import NullProgress, Progress
 from ragmark.report.model import (
@@ -171,8 +171,10 @@ def _run(
     if outputs is not None or cfg.pipeline is not None:
         from ragmark.pipelines.source import external
 
+        by_id = outputs is None and any(s.truth.kind == "ids" for s in samples)
         src = external(samples, cfg, prog, outputs=outputs, with_answers=not skip_generation,
-                       dry_run=dry_run, fn=pipeline_fn)
+                       dry_run=dry_run, fn=pipeline_fn,
+                       resolve=corpus_ids(dataset.corpus.documents) if by_id else None)
     else:
         src = own(dataset, samples, cfg, prog,
                   with_answers=_needs_answers(names, judge_names, skip_generation),
@@ -214,6 +216,9 @@ def _score(
     unit = _unit(cfg, dataset)
     failed = {qi: Score.missing(p.failure, **p.details)
               for qi, p in enumerate(src.queries) if p.failure is not None}
+    # contexts without ids, none found in the corpus, cannot be judged by document id
+    unjudged = {qi for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True))
+                if s.truth.kind == "ids" and p.chunks and p.anonymous == len(p.chunks)}
     matched = match_stage(samples, src.queries, unit,
                           [m for m in names if m.kind == "retrieval"], prog)
     answers, answer_scores = answer_stage(samples, src.queries, failed,
@@ -225,7 +230,8 @@ def _score(
 
     records = []
     for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True)):
-        got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed, mean)}
+        got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed, mean,
+                                                       qi in unjudged)}
         # the metric order the user asked for, then the judges
         metrics = {str(m): got[str(m)] for m in names if str(m) in got} | judged[qi]
         records.append(QueryRecord(

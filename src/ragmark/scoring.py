@@ -189,14 +189,17 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
 
 
 def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],
-                      failed: Mapping[int, Score], mean: str = "relevant") -> dict[str, Score]:
+                      failed: Mapping[int, Score], mean: str = "relevant",
+                      unjudged: bool = False) -> dict[str, Score]:
     """A question's retrieval metrics. Without a relevant target a value is missing with
     the reason, unless ``mean`` is ``trec_eval`` and the qrels judge the question (some
-    document judged, none relevant): then it is 0, as trec_eval counts it."""
+    document judged, none relevant): then it is 0, as trec_eval counts it. ``unjudged``:
+    the question's contexts carry no ids and none is a corpus document's text, so a
+    ground truth by id cannot judge them: every value is missing with that reason."""
     none = "no ground truth" if s.truth.kind == "none" else (
         "no relevant target in the ground truth")
     zero = mean == "trec_eval" and s.truth.kind == "ids" and bool(s.truth.doc_grades)
-    short = unmatchable(s.truth)
+    short = unmatchable(s.truth) or (UNJUDGED if unjudged else None)
     out = {}
     for name, arr in values.items():
         v = float(arr[qi])
@@ -207,6 +210,8 @@ def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64
     return out
 
 
+UNJUDGED = ("contexts carry no ids and the ground truth is by id (no context's text is a "
+            "corpus document's)")
 QRELS_ONLY = ("bpref", "judged@")
 """Metrics that need documents judged not relevant (qrels), not passages or sections."""
 NEEDS_QRELS = ("needs judged documents (qrels); this ground truth names relevant passages "

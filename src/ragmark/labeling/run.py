@@ -220,7 +220,7 @@ def _config_labels(name: str, report: RunReport, samples: Sequence[Sample], top_
         # ragmark's own pipeline, and an external one (its contexts in the order given),
         # rank the contexts' own chunks best first: their ids and grades go with them
         aligned = len(ranked) == len(texts)
-        has_truth = s.truth.kind != "none" and aligned
+        has_truth = s.truth.kind != "none" and aligned and not _unjudged(q, top_k)
         items = [LabelledItem(i + 1, ranked[i].id if aligned else f"ctx{i + 1}",
                               ranked[i].doc_id if aligned else "", text,
                               labels[(q.question, text)],
@@ -246,7 +246,17 @@ def _failure(s: Sample, q: QueryRecord, top_k: int) -> str | None:
     recall = q.metrics.get(f"recall@{top_k}")
     if recall is None or recall.ok or s.truth.n_targets == 0 or unmatchable(s.truth):
         return None
+    if _unjudged(q, top_k):  # passages without ids: labelled, not compared with the truth
+        return None
     return recall.reason or "the pipeline gave no passages"
+
+
+def _unjudged(q: QueryRecord, top_k: int) -> bool:
+    """The question's passages carry no ids the ground truth could judge them by."""
+    from ragmark.scoring import UNJUDGED
+
+    recall = q.metrics.get(f"recall@{top_k}")
+    return recall is not None and recall.reason == UNJUDGED
 
 
 def label(top: TopK, settings: LLMSettings | None, template: str | None = None,

@@ -8,7 +8,7 @@ ranking, in the order given: the first is rank 1.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -84,6 +84,31 @@ class Produced:
     answer: str | GenerationFailed | None
     failure: str | None = None
     details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    by_text: int = 0
+    """Contexts without an id that were given a corpus document's id by their text."""
+    anonymous: int = 0
+    """Contexts with neither an id nor a corpus document of the same text."""
+
+
+Resolve = Callable[[str], "str | None"]
+"""A context's text -> the id of the corpus document with that text, or None."""
+
+
+def corpus_ids(documents: Sequence[Any]) -> Resolve:
+    """Look a context's text up in the corpus: the document whose text (or title and
+    text) equals it after lower-casing and collapsing white space, when exactly one
+    document has that text."""
+    from ragmark.text import normalise
+
+    seen: dict[str, str | None] = {}
+    for d in documents:
+        keys = {normalise(d.text)}
+        if getattr(d, "title", ""):
+            keys.add(normalise(f"{d.title} {d.text}"))
+        for k in keys:
+            if k:
+                seen[k] = d.id if seen.get(k, d.id) == d.id else None  # ambiguous: None
+    return lambda text: seen.get(normalise(text))
 
 
 @dataclass(frozen=True)
@@ -183,27 +208,36 @@ def parse_result(value: Any) -> tuple[str, tuple[Context, ...]]:
                      f"(answer, contexts), got {kind_of(value)}")
 
 
-def to_ranking(contexts: Sequence[Context]) -> tuple[list[Chunk], list[float]]:
+def to_ranking(contexts: Sequence[Context], resolve: Resolve | None = None
+               ) -> tuple[list[Chunk], list[float]]:
     """Chunks and scores that rank the contexts in the order given.
 
-    A context without an id is ``ctx<rank>``; ids that repeat get ``#<rank>`` so every
-    chunk id is distinct. The score is ``n - rank + 1``: exact in float32, so trec_eval's
-    order (score descending) is the given order.
+    A context without an id takes the id of the corpus document of the same text
+    (``resolve``, see :func:`corpus_ids`), else it is ``ctx<rank>``; ids that repeat get
+    ``#<rank>`` so every chunk id is distinct. The score is ``n - rank + 1``: exact in
+    float32, so trec_eval's order (score descending) is the given order.
     """
     n = len(contexts)
-    seen = Counter(c.id for c in contexts)
+    ids = [c.id if c.id is not None or resolve is None else resolve(c.text)
+           for c in contexts]
+    seen = Counter(ids)
     chunks = []
-    for rank, c in enumerate(contexts, start=1):
-        cid = c.id if c.id is not None and seen[c.id] == 1 else (
-            f"ctx{rank}" if c.id is None else f"{c.id}#{rank}")
-        chunks.append(Chunk(id=cid, doc_id=c.doc_id or c.id or cid, text=c.text))
+    for rank, (c, given) in enumerate(zip(contexts, ids, strict=True), start=1):
+        cid = given if given is not None and seen[given] == 1 else (
+            f"ctx{rank}" if given is None else f"{given}#{rank}")
+        chunks.append(Chunk(id=cid, doc_id=c.doc_id or given or cid, text=c.text))
     return chunks, [float(n - i) for i in range(n)]
 
 
-def produced(out: Output, with_answer: bool = True) -> Produced:
-    """The :class:`Produced` of one external output (the answer dropped unless asked)."""
+def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = None
+             ) -> Produced:
+    """The :class:`Produced` of one external output (the answer dropped unless asked);
+    contexts without an id are looked up in the corpus by their text with ``resolve``."""
     if out.error is not None:
         return Produced((), (), (), None, out.error, out.details)
-    chunks, scores = to_ranking(out.contexts)
+    chunks, scores = to_ranking(out.contexts, resolve)
     answer = (out.answer or "") if with_answer else None
-    return Produced(chunks, scores, [c.text for c in out.contexts], answer)
+    bare = [c for c in out.contexts if c.id is None and c.doc_id is None]
+    found = sum(1 for c in bare if resolve is not None and resolve(c.text) is not None)
+    return Produced(chunks, scores, [c.text for c in out.contexts], answer,
+                    by_text=found, anonymous=len(bare) - found)

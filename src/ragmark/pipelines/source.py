@@ -19,7 +19,7 @@ import numpy as np
 
 from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
-from ragmark.pipelines.base import Output, Sourced, produced
+from ragmark.pipelines.base import Output, Resolve, Sourced, produced
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
 from ragmark.types import Sample
 
@@ -111,6 +111,7 @@ def external(
     with_answers: bool = True,
     dry_run: bool = False,
     fn: Callable[..., Any] | None = None,
+    resolve: Resolve | None = None,
 ) -> Sourced:
     """Each question's answer and contexts from the config's pipeline (``fn`` is its
     callable when it lives in memory), or from ``outputs`` (sample id -> logged output)
@@ -145,4 +146,15 @@ def external(
         notes = _failure_note(name, outs, retries)
         config = {"name": cfg.name, "pipeline": pipeline_json(pipe)}
     extra["chunks"] = sum(len(o.contexts) for o in outs)
-    return Sourced([produced(o, with_answers) for o in outs], timings, config, extra, notes)
+    made = [produced(o, with_answers, resolve) for o in outs]
+    by_text, anonymous = sum(p.by_text for p in made), sum(p.anonymous for p in made)
+    if by_text:
+        notes.append(f"{by_text} context{'s' if by_text != 1 else ''} without an id took "
+                     "the id of the corpus document with the same text (lower-cased, white "
+                     "space collapsed)")
+    if anonymous and resolve is not None:
+        notes.append(f"{anonymous} context{'s' if anonymous != 1 else ''} without an id "
+                     "matched no corpus document's text; the ground truth is by document "
+                     "id, so they count as not relevant (a question with only such contexts "
+                     "has its retrieval metrics missing)")
+    return Sourced(made, timings, config, extra, notes)

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 
+import ragmark
+
 
 def _beir(root: Path) -> Path:
     """Three questions; q2's only judged document is not relevant."""
@@ -96,3 +98,44 @@ def test_the_regression_gate_does_not_ratchet_down(tmp_path, capsys):
     assert code == 0 and "PASS mrr vs run 3 (bot): 0.0000 -> 0.0000" in stdout
     code, _, err = run_cli(["history", "accept", "1"], capsys)
     assert code == 2 and "run 1 did not fail its gates (verdict: passed)" in err
+
+
+DOCS = {"d1": "apples grow in the orchard", "d2": "pears ripen in autumn",
+        "d3": "bananas are yellow"}
+
+
+def test_contexts_without_ids_are_found_in_the_corpus_by_their_text(tmp_path):
+    """Issue 25 item 1: a pipeline returning the corpus texts verbatim, without ids, on
+    an id-judged dataset scored 0.0 everywhere; now each text takes its document's id,
+    and texts the corpus does not hold leave the metrics missing with the reason."""
+    ds = _beir(tmp_path / "beir")
+    ranked = {"apples orchard": ["d1", "d2"], "pears autumn": ["d3", "d2"],
+              "yellow bananas": ["d2", "d3"]}
+
+    def with_ids(q):
+        return {"answer": "x", "contexts": [{"text": DOCS[d], "id": d} for d in ranked[q]]}
+
+    def texts_only(q):  # verbatim, white space and case changed, no ids
+        return {"answer": "x", "contexts": ["  " + DOCS[d].upper() + "\n" for d in ranked[q]]}
+
+    def paraphrased(q):
+        return {"answer": "x", "contexts": [f"something about {d}" for d in ranked[q]]}
+
+    kw = {"metrics": ["mrr", "recall@1"], "history": False}
+    a = ragmark.evaluate_pipeline(with_ids, ds, **kw)
+    b = ragmark.evaluate_pipeline(texts_only, ds, **kw)
+    # hand-worked: q1 finds d1 at 1; q3's relevant d3 is second; q2 has no relevant
+    assert a.value("mrr") == pytest.approx((1 + 0.5) / 2)
+    assert (b.value("mrr"), b.value("recall@1")) == (a.value("mrr"), a.value("recall@1"))
+    assert [q.retrieved[0].doc_id for q in b.queries] == ["d1", "d3", "d2"]
+    assert any(n.startswith("6 contexts without an id took the id of the corpus document")
+               for n in b.notes)
+    c = ragmark.evaluate_pipeline(paraphrased, ds, **kw)
+    assert c.value("mrr") is None
+    assert c.metrics["mrr"].reasons == {
+        "contexts carry no ids and the ground truth is by id (no context's text is a corpus "
+        "document's)": 3}
+    compared = ragmark.compare_pipelines({"ids": with_ids, "paraphrased": paraphrased}, ds,
+                                         compared=["mrr"], history=False)
+    (row,) = compared.rows
+    assert row.p_adjusted is None  # no question has both values: not a -100%

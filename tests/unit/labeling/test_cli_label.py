@@ -237,9 +237,9 @@ def test_a_question_an_external_pipeline_failed_on_is_missing_not_zero(
                    'python_path = ["."]\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     args = [a for a in demo_args if a != str(tmp_path / "whole.toml")]
-    code, stdout, _ = run_cli([*args, str(ext), "--max-queries", "3", "--output",
-                               str(tmp_path / "lab"), *llm(server)], capsys)
-    assert code == 0
+    code, stdout, err = run_cli([*args, str(ext), "--max-queries", "3", "--output",
+                                 str(tmp_path / "lab"), *llm(server)], capsys)
+    assert code == 0, stdout + err
     ext_json = json.loads((tmp_path / "lab.json").read_text())["configs"]["ext"]
     q1, q2, q3 = ext_json["queries"]
     assert [p["label"] for p in q1["passages"]] == [1, 0] and q1["metrics"][
