@@ -26,6 +26,7 @@ from ragmark.data._read import Where, describe, quote, read_text
 from ragmark.errors import ConfigError, DataError
 from ragmark.inspection import Results, is_label_file, results_from
 from ragmark.stats import cohen_kappa
+from ragmark.text import article
 from ragmark.types import Score
 
 COLUMNS = ("id", "question", "answer", "contexts", "expected_answer", "metric", "judge",
@@ -110,7 +111,8 @@ def export_sample(results: Results, n: int, seed: int = 0,
         pool.append(ReviewRow(q.id, q.question or "", q.answer, q.contexts, metric, value,
                               expected if isinstance(expected, str) else ""))
     if not pool:
-        raise DataError(f"no question has both an answer and a {metric} value", file=results.path)
+        raise DataError(f"no question has both an answer and {article(metric)} value",
+                        file=results.path)
     return Sampled(_draw(pool, n, seed), metric, len(pool), left_out, results.describe())
 
 

@@ -66,6 +66,15 @@ _BLANK_LINE_RE = re.compile(r"\n[^\S\n]*\n")
 _OPENERS = frozenset("\"'\u201c\u2018([")
 
 
+def article(word: str) -> str:
+    """``word`` with its indefinite article, by its first letter.
+
+    >>> article("answer_correctness"), article("faithfulness")
+    ('an answer_correctness', 'a faithfulness')
+    """
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def normalise(s: str) -> str:
     """Lower-case ``s``, collapse all white space to single spaces, strip the ends.
 

@@ -47,12 +47,14 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
                           "--output or pass --overwrite")
     check_output(output, "--output")
     got = sample_for_review(results, n, seed, metric, config)
+    from ragmark.text import article
+
     path = write_review_csv(got.rows, output)
     out, _ = consoles(quiet=True)
     left = "".join(f"; left out: {k} {v}" for k, v in got.left_out.items())
     out.print(f"Wrote {len(got.rows)} {got.unit} to {path} (judge column: {got.metric}, "
               f"{got.source}; drawn with seed {seed} from the {got.eligible} {got.unit} "
-              f"with a {got.metric} value{left}).", soft_wrap=True, markup=False)
+              f"with {article(got.metric)} value{left}).", soft_wrap=True, markup=False)
     question = ASKS.get(got.metric, f"your own verdict on what {got.metric} measures")
     out.print(f"Fill in the `human` column with yes or no ({question}) without looking at "
               f"the `judge` column, then run: ragmark review agreement {path}",

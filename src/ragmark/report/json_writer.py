@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -117,10 +116,15 @@ def depth_json(report: RunReport) -> dict[str, Any]:
 
 
 def write_json(data: Any, path: str | Path) -> Path:
-    """Write JSON atomically (temp file + rename), creating parent folders."""
+    """Write JSON atomically (temp file + rename), creating parent folders. The file gets
+    the permissions of any other file written (0666 less the umask), not a temp file's
+    0600."""
+    import uuid
+
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
+    tmp = p.parent / f".{p.name}.{uuid.uuid4().hex}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=2, ensure_ascii=False, allow_nan=False)

@@ -39,6 +39,13 @@ def test_a_planted_regression(ragmark_run, tmp_path):
     now.assert_no_regression("last", metrics=["precision@5"])
 
 
+def test_the_first_run_is_not_gated(ragmark_run, tmp_path):
+    other = tmp_path / "other.toml"
+    other.write_text('name = "first-of-its-kind"\\n')
+    report = ragmark_run(dataset=DATASET, corpus=CORPUS, config=str(other))
+    report.assert_no_regression("last", metrics=["mrr"])
+
+
 def test_an_in_memory_pipeline(ragmark_run):
     def answer(question):
         return {{"answer": "retriever and generator", "contexts": ["A RAG pipeline has a "
@@ -52,8 +59,9 @@ def test_an_in_memory_pipeline(ragmark_run):
 def test_the_fixture_in_a_users_test_suite(pytester, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGMARK_HISTORY", str(tmp_path / "history.sqlite"))
     pytester.makepyfile(test_rag=USER_TESTS)
-    result = pytester.runpytest("-q", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, failed=2)
+    result = pytester.runpytest("-q", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=2, skipped=1)  # issue 25: the first run skips
+    assert "no earlier run of 'first-of-its-kind' on this dataset" in result.stdout.str()
     text = result.stdout.str()
     assert "ragmark: precision@5 = 0.2250 < 0.9 over 8 questions; worst: q1 " in text
     assert "FAIL precision@5 vs run" in text and "0.6750 -> 0.2250" in text

@@ -139,3 +139,27 @@ def test_contexts_without_ids_are_found_in_the_corpus_by_their_text(tmp_path):
                                          compared=["mrr"], history=False)
     (row,) = compared.rows
     assert row.p_adjusted is None  # no question has both values: not a -100%
+
+
+def test_small_things(tmp_path, capsys, server):
+    """Issue 25 item 13: the results JSON is written with the other files' permissions;
+    a base URL without /v1 gets a hint with its 404; 'an answer_correctness'."""
+    import os
+
+    from ragmark.text import article
+
+    demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+    args = ["run", "--dataset", str(demo / "questions.json"), "--corpus", str(demo / "corpus"),
+            "--quiet", "--format", "json,md", "--output", str(tmp_path / "r.json")]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    mode = os.stat(tmp_path / "r.json").st_mode & 0o777
+    assert mode == os.stat(tmp_path / "r.md").st_mode & 0o777 and mode != 0o600
+    bare = server.url.removesuffix("/v1")
+    code, _, err = run_cli([*args[:-2], "--output", str(tmp_path / "j.json"), "--metrics",
+                            "faithfulness", "--llm-base-url", bare, "--llm-model", "test-model",
+                            "--require-llm"], capsys)
+    assert code == 2
+    assert (f"HTTP 404 from {bare}/models" in err and "OpenAI-compatible servers usually serve "
+            f"the API under /v1 (try --llm-base-url {bare}/v1)" in " ".join(err.split()))
+    assert article("answer_correctness") == "an answer_correctness"
