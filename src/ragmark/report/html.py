@@ -117,8 +117,13 @@ def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence
             row = rows_by.get((v.name, m))
             if row and row.get("relative_change") is not None:
                 mark = "*" if row.get("significant") else ""
+                n, own = row.get("n"), (v.counts.get(m) or {}).get("n")
+                base_n = next(((x.counts.get(m) or {}).get("n") for x in vs if x.name == base),
+                              None)
+                paired = "" if n == own == base_n else (
+                    f" on the {n} question{'s' if n != 1 else ''} both have")
                 text += (f' <span class="chg">{row["relative_change"] * 100:+.1f}%'
-                         f"{mark}</span>")
+                         f"{mark}{paired}</span>")
             cov = _covered(v.counts.get(m, {}))
             mean = v.metrics.get(m)
             cells.append(f'<td data-v="{"" if mean is None else mean}">{text}<br>'

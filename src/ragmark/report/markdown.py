@@ -26,7 +26,11 @@ def _cell(c: Comparison, config: str, metric: str, keys: ReasonKeys) -> str:
         text += f" (n={agg.n}/{total}){refs}"
     row = c.row(config, metric)
     if row is not None and row.relative_change is not None:
-        text += f" ({row.relative_change * 100:+.1f}%)"
+        base = c.reports[c.baseline].metrics.get(metric)
+        # the change pairs the questions both have: say so when the means shown differ
+        paired = "" if base is not None and row.n == agg.n == base.n else (
+            f" on the {row.n} question{'s' if row.n != 1 else ''} both have")
+        text += f" ({row.relative_change * 100:+.1f}%{paired})"
     if row is not None and row.significant:
         text += "*"
     return text

@@ -163,3 +163,28 @@ def test_small_things(tmp_path, capsys, server):
     assert (f"HTTP 404 from {bare}/models" in err and "OpenAI-compatible servers usually serve "
             f"the API under /v1 (try --llm-base-url {bare}/v1)" in " ".join(err.split()))
     assert article("answer_correctness") == "an answer_correctness"
+
+
+def test_a_change_on_fewer_questions_than_the_means_says_so(tmp_path):
+    """Issue 25 item 11: '0.7244 | 0.3167 (n=5/28) (+0.0%)' showed a change computed on
+    the paired questions beside means over different ones."""
+    from ragmark.report.markdown import comparison_markdown
+
+    ds = _beir(tmp_path / "beir")
+
+    def full(q):
+        return {"answer": "x", "contexts": [{"text": DOCS[d], "id": d}
+                                            for d in ("d1", "d3", "d2")]}
+
+    def flaky(q):
+        if q.startswith("apples"):
+            raise RuntimeError("down")
+        return full(q)
+
+    c = ragmark.compare_pipelines({"full": full, "flaky": flaky}, ds, compared=["mrr"],
+                                  history=False)
+    md = comparison_markdown(c)
+    row = next(ln for ln in md.splitlines() if ln.startswith("| flaky"))
+    # full: q1 1.0, q3 0.5 (0.75 over 2 of 3); flaky: q3 0.5 over 1; paired on q3: +0.0%
+    assert "0.5000 (n=1/3)" in row and "(+0.0% on the 1 question both have)" in row
+    assert "both have" not in next(ln for ln in md.splitlines() if ln.startswith("| full"))
