@@ -128,3 +128,38 @@ def test_the_command_reports_the_score_and_the_rule(server, tmp_path, capsys):
     assert "cross-validated threshold (" in stdout
     code, stdout, _ = run_cli([*args, "--threshold", "0.9"], capsys)
     assert "rule: unsupported when answer_relevance < 0.9 (--threshold)" in stdout
+
+
+def test_a_review_csv_exported_from_label_is_measured(server, tmp_path, capsys):
+    """Issue 25 item 10: judge-eval refused the review CSV of a label file ('--metric must
+    be one of ..., got relevance_label') though no --metric was passed."""
+    import csv
+
+    from support.fake_llm_server import chat_reply
+
+    from ragmark.review import COLUMNS
+
+    def rule(body):
+        user = body["messages"][-1]["content"]
+        return chat_reply("YES" if "Paris" in user.split("passage")[-1] else "NO")
+
+    server.rule = rule
+    rows = [("q1@1", "Paris is the capital of France.", "yes"),
+            ("q1@2", "Lyon has a large old town.", "no"),
+            ("q2@1", "Paris lies on the Seine.", "yes"),
+            ("q2@2", "Bananas are yellow.", "no")]
+    path = tmp_path / "labels.csv"
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        for rid, passage, human in rows:
+            w.writerow([rid, "What is the capital of France?", "", f"[1] {passage}", "",
+                        "relevance_label", "1", human])
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["judge-eval", str(path), "--llm-base-url", server.url,
+                                 "--llm-model", "test-model", "--output", str(out), "--quiet"],
+                                capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert r["metric"] == "relevance_label" and (r["items"], r["judged"]) == (4, 4)
+    assert r["balanced_accuracy"]["value"] == 1.0 and r["scores"]["roc_auc"]["value"] == 1.0

@@ -28,13 +28,17 @@ from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.scores import score_report
 from ragmark.judge_eval.stats import evaluate, mcnemar
 from ragmark.judges.prompt import JudgeCounts
+from ragmark.judges.relevance import relevance_label
 from ragmark.judging import JUDGE_METRICS, judge_call, llm_summary
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.metrics.names import SPECS
+from ragmark.review import LABEL_METRIC
 from ragmark.scoring import Answer
 from ragmark.types import Sample, Score
 
-METRICS = JUDGE_METRICS
+METRICS = (*JUDGE_METRICS, LABEL_METRIC)
+"""The judges judge-eval measures: every judge metric, and ``ragmark label``'s passage
+relevance label (a review CSV exported from a label file names it)."""
 THRESHOLDS = {"faithfulness": 1.0}
 """The score below which a verdict is *unsupported* (0.5 for metrics not named)."""
 
@@ -53,6 +57,9 @@ async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
 
     async def one(it: Item) -> Score:
         try:
+            if metric == LABEL_METRIC:  # the passage's relevance to the question, YES/NO
+                return await relevance_label(client, it.question, "\n\n".join(it.contexts),
+                                             counts=counts)
             sample = Sample(it.id, it.question, expected_answer=it.expected_answer)
             got = judge_call(client, metric, sample, Answer(it.answer, it.contexts), counts)
             return got if isinstance(got, Score) else await got
@@ -121,7 +128,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
     verdict) from the first repeat."""
     if metric not in METRICS:
         raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if "expected_answer" in SPECS[metric].needs and any(
+    if metric in SPECS and "expected_answer" in SPECS[metric].needs and any(
             it.expected_answer is None for it in items):
         raise ConfigError(f"{metric} needs an expected_answer for every item")
     cut = threshold_of(metric, threshold)
