@@ -251,6 +251,10 @@ def _score(
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
     notes = list(src.notes) + list(stats.notes)
+    if judge_names and not dry_run:
+        from ragmark.judge_checks import degenerate_notes
+
+        notes += degenerate_notes([r.metrics for r in records], judge_names)
     if mean == "trec_eval" and any(m.kind == "retrieval" for m in names):
         zeros = sum(1 for qi, s in enumerate(samples) if qi not in failed
                     and s.truth.kind == "ids" and s.truth.doc_grades

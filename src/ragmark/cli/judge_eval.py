@@ -42,6 +42,7 @@ def report_lines(r: dict[str, Any]) -> list[str]:
                      f"supported {c['labels supported']['judge supported']}")
     if "scores" in r:
         lines += score_lines(r["scores"], r["metric"])
+    lines += [f"warning: {w}" for w in r.get("warnings", [])]
     if "consistency" in r:
         k = r["consistency"]
         lines.append(f"self-consistency over {k['repeats']} repeats: " + (

@@ -158,6 +158,13 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
     out["rule"] = (f"unsupported when {metric} < {cut:g} "
                    + ("(--threshold)" if threshold is not None else
                       f"(the default for {metric}; --threshold sets another)"))
+    from ragmark.judge_checks import one_value
+
+    warnings = [w for w in (
+        one_value(metric, [float(first[i].value) for i in kept]),  # type: ignore[arg-type]
+        _one_verdict(pred)) if w]
+    if warnings:
+        out["warnings"] = warnings
     if len(kept) >= 2:
         out.update(evaluate(truth, pred, n_resamples=n_resamples, seed=seed))
         out["scores"] = score_report(truth, [float(first[i].value) for i in kept],  # type: ignore[arg-type]
@@ -170,6 +177,18 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
     verdict: list[bool | None] = [float(sc.value) < cut if sc.ok else None  # type: ignore[arg-type]
                                   for sc in first]
     return out, verdict
+
+
+def _one_verdict(pred: Sequence[bool]) -> str | None:
+    """A warning when the judge gave every item (of at least a few) one verdict."""
+    from ragmark.judge_checks import MIN_ITEMS
+
+    if len(pred) < MIN_ITEMS or len(set(pred)) != 1:
+        return None
+    which = "unsupported" if pred[0] else "supported"
+    return (f"the judge called all {len(pred)} items {which}: its agreement with the labels "
+            "(kappa) is 0 by construction; a different --threshold, prompt or model may "
+            "separate them (see the score's ROC AUC)")
 
 
 def consistency(runs: Sequence[Sequence[Score]], cut: float) -> dict[str, Any]:

@@ -68,6 +68,7 @@ def label_json(r: LabelRun, versions: dict[str, str] | None = None) -> dict[str,
         "configs": {name: _config_json(c) for name, c in r.configs.items()},
         "agreement": None if r.agreement is None else r.agreement.to_json(),
         "llm": r.llm,
+        "notes": list(r.notes),
     }
     if versions is not None:
         out["versions"] = versions
@@ -122,6 +123,7 @@ def label_markdown(r: LabelRun) -> str:
                      for m in shown]
             lines.append(f"| {k} | " + " | ".join(cells) + " |")
     lines += ["", "### Labels", ""]
+    lines += [f"Note: {n}" for n in r.notes] + ([""] if r.notes else [])
     for name, c in r.configs.items():
         failed = sum(1 for q in c.queries if q.failure is not None)
         lines.append(f"- {name}: {c.count(1.0)} relevant, {c.count(0.0)} not relevant, "

@@ -111,6 +111,8 @@ class LabelRun:
     template: str | None
     executor: dict[str, Any] = field(default_factory=dict)
     """Where the retrieval ran (see :attr:`RunReport.executor`)."""
+    notes: list[str] = field(default_factory=list)
+    """A judge that gave one label to (nearly) every passage, said here."""
 
 
 NO_ENDPOINT = ("ragmark label needs an LLM endpoint to label passages: give --llm-base-url "
@@ -281,5 +283,10 @@ def labelled(top: TopK, labels: dict[Pair, Score], llm: dict[str, Any],
     first = next(iter(top.reports.values()))
     dataset = {k: v for k, v in first.dataset.items() if k != "chunks"}  # per config
     last = list(top.reports.values())[-1]
+    from ragmark.judge_checks import one_value
+
+    given = [float(s.value) for s in labels.values() if s.value is not None]
+    same = one_value("the relevance judge", given, "distinct passages")
     return LabelRun(top.top_k, dataset, configs,
-                    Agreement.of(overall) if overall else None, llm, template, last.executor)
+                    Agreement.of(overall) if overall else None, llm, template, last.executor,
+                    [same] if same else [])
