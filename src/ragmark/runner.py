@@ -290,6 +290,8 @@ def empty_cause(cfg: RunConfig, source: str) -> str:
     ``outputs``."""
     if source == "outputs":
         return "the logged output has no contexts"
+    if source == "run_file":
+        return "the run file has no line for it"
     if source == "pipeline":
         return "the pipeline returned no contexts"
     names = {cfg.retriever.name, *(r.get("name") for r in
@@ -310,7 +312,7 @@ def _empty_rankings(src: Sourced, samples: Sequence[Sample], records: Sequence[Q
     kept = [r for qi, r in enumerate(records) if qi not in gone]
     return EmptyRankings(
         ids=tuple(samples[qi].id for qi in empty),
-        cause=empty_cause(cfg, "outputs" if src.config.get("source") == "outputs" else
+        cause=empty_cause(cfg, str(src.config["source"]) if "source" in src.config else
                           "pipeline" if cfg.pipeline is not None else "own"),
         of=len(samples),
         over_all={m: Aggregate.of([r.metrics[m] for r in records]) for m in retrieval_names},

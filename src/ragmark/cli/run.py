@@ -42,6 +42,9 @@ if TYPE_CHECKING:
               help="Score a system's logged outputs instead: JSONL of {question, answer, "
                    "contexts, ground_truth_contexts?, expected_answer?, ...}. Not with "
                    "--dataset or --config.")
+@click.option("--run-file-in", "run_file_in", type=click.Path(exists=True, dir_okay=False),
+              help="Score a TREC run file (qid Q0 docid rank score tag) against --dataset's "
+                   "ground truth, as trec_eval would; retrieval metrics only.")
 @click.option("--corpus", type=click.Path(exists=True),
               help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
@@ -79,7 +82,8 @@ if TYPE_CHECKING:
 @llm_options
 @click.option("--dry-run", is_flag=True,
               help="Count the judge calls, tokens and cost without calling anything.")
-def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, split: str,
+def run_cmd(dataset: str | None, outputs_path: str | None, run_file_in: str | None,
+            corpus: str | None, split: str,
             config: str | None, system_name: str | None, top_k: int | None,
             top_n: int | None, unit: str | None, metrics: str | None, max_queries: int | None,
             skip_generation: bool, output: str, run_file: str | None, include_details: bool,
@@ -148,7 +152,23 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
     if dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     outputs = None
-    if outputs_path is not None:
+    left_of_run = 0
+    if run_file_in is not None:
+        given = [flag for flag, v in (("--outputs", outputs_path), ("--config", config),
+                                      ("--top-k", top_k), ("--top-n", top_n)) if v is not None]
+        if given or dataset is None:
+            raise ConfigError("--run-file-in scores a TREC run against a dataset's ground "
+                              "truth: give --dataset (and --corpus if it needs one), not "
+                              + (", ".join(given) if given else "without --dataset"))
+        from ragmark.data.trec_run import read_trec_run, run_outputs
+
+        trec = read_trec_run(run_file_in)
+        ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
+        outputs, left_of_run = run_outputs(trec, ds)
+        cfg = RunConfig.model_validate({"name": Path(run_file_in).stem,
+                                        "unit": unit or "document"})
+        skip_generation = True
+    elif outputs_path is not None:
         given = [flag for flag, v in (("--dataset", dataset), ("--config", config),
                                       ("--corpus", corpus), ("--top-k", top_k),
                                       ("--top-n", top_n)) if v is not None]
@@ -210,6 +230,10 @@ def run_cmd(dataset: str | None, outputs_path: str | None, corpus: str | None, s
         report.dataset["qrels_extra"] = pooled
     if base is not None and base.note:
         report.notes.append(base.note)
+    if left_of_run:
+        report.notes.append(f"{left_of_run} question{'s' if left_of_run != 1 else ''} of the "
+                            "run file are not in the dataset: left out, as trec_eval leaves "
+                            "them")
     report.notes[:0] = fit_notes
     if human is not None:
         from ragmark.human_labels import corrected, corrected_lines

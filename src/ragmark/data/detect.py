@@ -20,6 +20,22 @@ FORMATS = (
 )
 
 
+def _hint(path: Path) -> str:
+    """What a file that is not a dataset may be: a qrels file, or a TREC run file."""
+    try:
+        first = next((ln.split() for ln in path.read_text("utf-8", "replace").splitlines()
+                      if ln.strip()), [])
+    except OSError:
+        return ""
+    if len(first) == 6 and first[1] == "Q0":
+        return ("; this looks like a TREC run file: score it against a dataset with "
+                "--run-file-in FILE --dataset DATASET")
+    if len(first) in (3, 4) and path.suffix.lower() in (".tsv", ".txt", ".qrels"):
+        return ("; this looks like a qrels file: it belongs in a BEIR folder as "
+                "qrels/<split>.tsv, beside corpus.jsonl and queries.jsonl")
+    return ""
+
+
 def load_dataset(
     path: str | Path, corpus: str | Path | None = None, split: str = "test",
     lenient: Leniency | None = None,
@@ -46,7 +62,7 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if not path.exists():
         raise missing_error(path)
     if base_suffix(path) not in (".json", ".jsonl"):
-        raise DataError(f"not a dataset; {FORMATS}", file=str(path))
+        raise DataError(f"not a dataset; {FORMATS}{_hint(path)}", file=str(path))
     items = read_items(path, lenient.encoding)
     if set_format(items, str(path)) == "keyword":
         return load_keyword_set(path, items, corpus, lenient)

@@ -61,9 +61,15 @@ def set_format(items: list[tuple[Where, Any]], file: str) -> str:
         return "context"
     if any("expected_keywords" in v or "must_be_grounded_in" in v for v in objects):
         return "keyword"
+    answered = any("answer" in v and "contexts" in v for v in objects)
     raise DataError(
         "cannot tell the set's format: no item has 'expected_keywords' (keyword set) "
-        "or 'ground_truth_contexts' (context set)",
+        "or 'ground_truth_contexts' (context set)"
+        + ("; its items have 'answer' and 'contexts': score them as logged outputs with "
+           "--outputs" if answered else "")
+        + ". The formats --dataset reads: a keyword set, a context set, a BEIR folder, an "
+        "Open RAG Benchmark folder; --outputs reads logged outputs ({question, answer, "
+        "contexts}), --run-file-in a TREC run file (with --dataset)",
         file=file,
     )
 

@@ -67,6 +67,15 @@ class Output:
         return cls(None, (), latency_s, error, shape, MappingProxyType(details))
 
 
+class Logged(dict[str, Output]):
+    """Outputs by sample id, with where they came from (``source``: ``outputs`` for a
+    logged outputs file, ``run_file`` for a TREC run file), as the results record it."""
+
+    def __init__(self, items: Mapping[str, Output], source: str = "outputs") -> None:
+        super().__init__(items)
+        self.source = source
+
+
 @dataclass(frozen=True, slots=True)
 class Produced:
     """What any source (ragmark's own retriever and generator, an external system, an

@@ -121,7 +121,8 @@ def external(
     extra: dict[str, Any] = {}
     if outputs is not None:
         outs = [outputs[s.id] for s in samples]
-        config: dict[str, Any] = {"name": cfg.name, "source": "outputs"}
+        config: dict[str, Any] = {"name": cfg.name,
+                                  "source": getattr(outputs, "source", "outputs")}
         extra["outputs_hash"] = _outputs_hash(samples, outs)
     else:
         pipe = cfg.pipeline

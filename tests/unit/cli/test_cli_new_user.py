@@ -188,3 +188,53 @@ def test_a_change_on_fewer_questions_than_the_means_says_so(tmp_path):
     # full: q1 1.0, q3 0.5 (0.75 over 2 of 3); flaky: q3 0.5 over 1; paired on q3: +0.0%
     assert "0.5000 (n=1/3)" in row and "(+0.0% on the 1 question both have)" in row
     assert "both have" not in next(ln for ln in md.splitlines() if ln.startswith("| full"))
+
+
+def test_a_trec_run_file_is_scored_against_the_datasets_qrels(tmp_path, capsys):
+    """Issue 25 item 12: score a TREC run file against qrels from the CLI."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ds = _beir(tmp_path / "beir")
+    lines = ["q1 Q0 d2 1 0.5 sys", "q1 Q0 d1 2 0.5 sys",  # a tie: d2 > d1 ranks first
+             "q3 Q0 d2 1 2.0 sys", "q3 Q0 d3 2 1.0 sys", "q9 Q0 d1 1 1.0 sys"]
+    run_file = tmp_path / "bm25.trec"
+    run_file.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["run", "--run-file-in", str(run_file), "--dataset", str(ds),
+                                 "--metrics", "mrr,ndcg@10,recall@1", "--output", str(out),
+                                 "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["config"]["name"] == "bm25" and data["config"]["source"] == "run_file"
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 0}, "q3": {"d3": 1}}
+    run = {"q1": {"d2": 0.5, "d1": 0.5}, "q3": {"d2": 2.0, "d3": 1.0}}
+    per = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg_cut_10", "recall_1"}
+                                         ).evaluate(run)
+    for name, key in (("mrr", "recip_rank"), ("ndcg@10", "ndcg_cut_10"),
+                      ("recall@1", "recall_1")):
+        assert data["per_query"]["q1"][name] == pytest.approx(per["q1"][key], abs=1e-12)
+        assert data["per_query"]["q3"][name] == pytest.approx(per["q3"][key], abs=1e-12)
+    assert data["metrics"]["mrr"] == pytest.approx(0.5)  # q1 and q3 each 1/2
+    notes = " ".join(data["notes"])
+    assert "1 question of the run file are not in the dataset" in notes
+    assert "1 of 3 questions retrieved nothing (the run file has no line for it)" in notes
+    # bad lines name the file and line
+    run_file.write_text("q1 Q0 d1 1 high sys\n")
+    code, _, err = run_cli(["run", "--run-file-in", str(run_file), "--dataset", str(ds),
+                            "--output", str(out), "--quiet"], capsys)
+    assert code == 2 and f"{run_file}, line 1, field 'score': expected a number" in err
+    code, _, err = run_cli(["run", "--run-file-in", str(run_file), "--output", str(out)],
+                           capsys)
+    assert code == 2 and "give --dataset" in err
+
+
+def test_a_file_of_another_shape_is_named(tmp_path, capsys):
+    run_file = tmp_path / "r.trec"
+    run_file.write_text("q1 Q0 d1 1 1.0 x\n")
+    code, _, err = run_cli(["run", "--dataset", str(run_file)], capsys)
+    assert code == 2 and "this looks like a TREC run file: score it against a dataset with " \
+        "--run-file-in FILE --dataset DATASET" in err
+    logged = tmp_path / "log.jsonl"
+    logged.write_text(json.dumps({"question": "q", "answer": "a", "contexts": ["c"]}) + "\n")
+    code, _, err = run_cli(["run", "--dataset", str(logged)], capsys)
+    assert code == 2 and "score them as logged outputs with --outputs" in err
+    assert "--run-file-in a TREC run file (with --dataset)" in err
