@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.report.model import Aggregate, RunReport
+from ragmark.report.model import Aggregate, RunReport, grouped_reasons, reason_text
 from ragmark.scoring import SKIPPED
 
 DERIVED = frozenset({"grounded_ratio"})
@@ -82,8 +82,9 @@ def check_names(thresholds: Sequence[Threshold], configs: Sequence[str], option:
 
 def top_reasons(agg: Aggregate, n: int = 3) -> str:
     """``reason (N questions); ...`` for the ``n`` most frequent reasons."""
-    items = sorted(agg.reasons.items(), key=lambda kv: -kv[1])
-    shown = [f"{r} ({k} question{'' if k == 1 else 's'})" for r, k in items[:n]]
+    items = list(grouped_reasons(agg.reasons).items())  # most frequent first
+    shown = [f"{reason_text(r, v)} ({k} question{'' if k == 1 else 's'})"
+             for r, (k, v) in items[:n]]
     more = len(items) - n
     return "; ".join(shown) + (f"; and {more} other reason{'s' * (more > 1)}" if more > 0
                                else "")

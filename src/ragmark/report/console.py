@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmark.metrics.names import catalogue
-from ragmark.report.model import COMPONENTS, Aggregate, RunReport
+from ragmark.report.model import COMPONENTS, Aggregate, RunReport, grouped_reasons, reason_text
 
 
 def label(name: str) -> str:
@@ -94,7 +94,8 @@ class ReasonKeys:
     def cell(self, agg: Aggregate) -> str:
         if not agg.missing:
             return "0"
-        refs = [self._key(r, n) for r, n in agg.reasons.items()]
+        refs = [self._key(reason_text(r, v), n)
+                for r, (n, v) in grouped_reasons(agg.reasons).items()]
         return f"{agg.missing} " + "".join(f"[{k}]" for k in refs)
 
     def _key(self, reason: str, n: int) -> int:

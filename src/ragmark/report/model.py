@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,37 @@ class QueryRecord:
     contexts: list[str] = field(default_factory=list)
     sample: Sample | None = None
     """The evaluation item answered: its ground truth, expected answer and keywords."""
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def grouped_reasons(reasons: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """Reasons that differ only in their numbers (an HTTP 400 that quotes each prompt's
+    token count) as one: the first such reason -> (questions, variants), most frequent
+    first.
+
+    >>> grouped_reasons({"needs 2100 tokens": 1, "needs 2300 tokens": 2, "no answer": 1})
+    {'needs 2100 tokens': (3, 2), 'no answer': (1, 1)}
+    """
+    groups: dict[str, list[Any]] = {}
+    for reason, n in reasons.items():
+        g = groups.setdefault(_NUMBER.sub("#", reason), [reason, 0, 0])
+        g[1] += n
+        g[2] += 1
+    ordered = sorted(groups.values(), key=lambda g: -g[1])
+    return {g[0]: (g[1], g[2]) for g in ordered}
+
+
+def reason_text(reason: str, variants: int) -> str:
+    """A grouped reason as shown: the first one, and how many differ from it only in
+    their numbers."""
+    if variants == 1:
+        return reason
+    more = variants - 1
+    return (f"{reason} [and {more} more reason{'s' if more > 1 else ''} that "
+            f"differ{'' if more > 1 else 's'} only in {'their' if more > 1 else 'its'} "
+            "numbers]")
 
 
 @dataclass(frozen=True, slots=True)
