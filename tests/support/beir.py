@@ -28,3 +28,22 @@ def beir_folder(root: Path, seed: int = 3) -> tuple[Path, dict[str, dict[str, in
     (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
         f"{q}\t{d}\t{g}\n" for q, j in qrels.items() for d, g in j.items()))
     return root, qrels
+
+
+FRUIT = {"d1": "apples grow in the orchard", "d2": "pears ripen in autumn",
+         "d3": "bananas are yellow"}
+
+
+def tiny_beir(root: Path, queries: dict[str, str], qrels: dict[str, dict[str, int]],
+              docs: dict[str, str] = FRUIT) -> Path:
+    """A hand-made BEIR folder: ``docs`` (id -> text), ``queries`` (id -> text) and
+    ``qrels`` (query -> document -> grade), for hand-worked values."""
+    root.mkdir()
+    (root / "corpus.jsonl").write_text("".join(
+        json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items()))
+    (root / "queries.jsonl").write_text("".join(
+        json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t{g}\n" for q, j in qrels.items() for d, g in j.items()))
+    return root

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -14,7 +13,7 @@ import httpx
 
 from ragmark.aio import run_sync
 from ragmark.llm.cache import LLMCache, cache_key
-from ragmark.llm.config import LLMSettings
+from ragmark.llm.config import LLMSettings, v1_hint
 from ragmark.llm.protocol import (
     Message,
     ResponseError,
@@ -293,7 +292,7 @@ class LLMClient:
                 reason = str(e) if isinstance(e, ResponseError) else "response is not JSON"
                 raise Retry(f"unreadable answer: {reason}: {self._snippet(resp)}") from None
         reason = (f"HTTP {status} from {s.display_url}{path}: {self._snippet(resp)}"
-                  + self._v1_hint(status))
+                  + v1_hint(self.settings, status))
         if isinstance(req.json, dict) and "response_format" in req.json and rejected(reason):
             raise LLMCallFailed(reason, retryable=False)  # refused, even as a 500: no retry
         if status == 429 or status >= 500:
@@ -352,20 +351,6 @@ class LLMClient:
 
         return run_sync(main())
 
-    def _v1_hint(self, status: int) -> str:
-        """For a 404 from an OpenAI-compatible base URL with no version in its path: the
-        likely fix (most servers serve the API under ``/v1``)."""
-        s = self.settings
-        if status != 404 or s.provider == "ollama":
-            return ""
-        from urllib.parse import urlsplit
-
-        path = urlsplit(s.base_url).path.rstrip("/")
-        if re.search(r"/v\d+[a-z]*$", path):
-            return ""
-        return (f"; the base URL has no version path: OpenAI-compatible servers usually "
-                f"serve the API under /v1 (try --llm-base-url {s.display_url.rstrip('/')}/v1)")
-
     async def probe(self, timeout: float = 5.0) -> tuple[bool, str]:
         """Whether the endpoint answers ``GET /models`` (OpenAI) or ``/api/tags``
         (Ollama): ``(ok, reason)``; never raises for network trouble."""
@@ -385,7 +370,7 @@ class LLMClient:
             return False, f"cannot reach {shown}: {type(e).__name__}: {self._redact(str(e))}"
         if resp.status_code != 200:
             return False, (f"HTTP {resp.status_code} from {shown}: {self._snippet(resp)}"
-                           + self._v1_hint(resp.status_code))
+                           + v1_hint(self.settings, resp.status_code))
         names = self._model_names(resp)
         if names is None:
             return True, f"{shown} answered"

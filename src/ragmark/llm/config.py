@@ -184,3 +184,14 @@ def display_url(url: str) -> str:
     parts = urlsplit(url)
     host = parts.netloc.rsplit("@", 1)[-1]
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def v1_hint(s: LLMSettings, status: int) -> str:
+    """For a 404 from an OpenAI-compatible base URL with no version in its path: the
+    likely fix (most servers serve the API under ``/v1``), else nothing."""
+    if status != 404 or s.provider == "ollama":
+        return ""
+    if re.search(r"/v\d+[a-z]*$", urlsplit(s.base_url).path.rstrip("/")):
+        return ""
+    return (f"; the base URL has no version path: OpenAI-compatible servers usually "
+            f"serve the API under /v1 (try --llm-base-url {s.display_url.rstrip('/')}/v1)")

@@ -171,7 +171,8 @@ def select(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName]
     is ragmark's own (not logged outputs), so ``top_k`` is its depth."""
     named = parse_metrics(also)
     if metrics:
-        named = parse_metrics(metrics) + [m for m in named if m not in parse_metrics(metrics)]
+        asked = parse_metrics(metrics)
+        named = asked + [m for m in named if m not in asked]
         base: list[MetricName] = []
     else:
         base = default_metrics(dataset)

@@ -244,9 +244,11 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     contexts without an id are looked up in the corpus by their text with ``resolve``."""
     if out.error is not None:
         return Produced((), (), (), None, out.error, out.details)
-    chunks, scores = to_ranking(out.contexts, resolve)
-    answer = (out.answer or "") if with_answer else None
     bare = [c for c in out.contexts if c.id is None and c.doc_id is None]
-    found = sum(1 for c in bare if resolve is not None and resolve(c.text) is not None)
+    found_ids = ({c.text: resolve(c.text) for c in out.contexts if c.id is None}
+                 if resolve is not None else {})  # each text looked up once
+    chunks, scores = to_ranking(out.contexts, found_ids.get if resolve is not None else None)
+    answer = (out.answer or "") if with_answer else None
+    found = sum(1 for c in bare if found_ids.get(c.text) is not None)
     return Produced(chunks, scores, [c.text for c in out.contexts], answer,
                     by_text=found, anonymous=len(bare) - found)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.beir import FRUIT, tiny_beir
 from support.cli import run_cli
 
 import ragmark
@@ -13,18 +14,9 @@ import ragmark
 
 def _beir(root: Path) -> Path:
     """Three questions; q2's only judged document is not relevant."""
-    docs = {"d1": "apples grow in the orchard", "d2": "pears ripen in autumn",
-            "d3": "bananas are yellow"}
-    queries = {"q1": "apples orchard", "q2": "pears autumn", "q3": "yellow bananas"}
-    root.mkdir()
-    (root / "corpus.jsonl").write_text("".join(
-        json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items()))
-    (root / "queries.jsonl").write_text("".join(
-        json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
-    (root / "qrels").mkdir()
-    (root / "qrels" / "test.tsv").write_text(
-        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t0\nq3\td3\t1\n")
-    return root
+    return tiny_beir(root, {"q1": "apples orchard", "q2": "pears autumn",
+                            "q3": "yellow bananas"},
+                     {"q1": {"d1": 1}, "q2": {"d2": 0}, "q3": {"d3": 1}})
 
 
 def test_mean_trec_eval_counts_a_question_without_a_relevant_document_as_zero(
@@ -100,8 +92,7 @@ def test_the_regression_gate_does_not_ratchet_down(tmp_path, capsys):
     assert code == 2 and "run 1 did not fail its gates (verdict: passed)" in err
 
 
-DOCS = {"d1": "apples grow in the orchard", "d2": "pears ripen in autumn",
-        "d3": "bananas are yellow"}
+DOCS = FRUIT
 
 
 def test_contexts_without_ids_are_found_in_the_corpus_by_their_text(tmp_path):

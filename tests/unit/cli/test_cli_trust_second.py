@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from support.beir import tiny_beir
 from support.cli import run_cli
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
@@ -101,20 +102,9 @@ def test_a_grid_of_depths_compares_at_the_shallowest(tmp_path, capsys):
 # 2. Empty rankings ------------------------------------------------------------------
 
 def _beir(root: Path) -> Path:
-    docs = {"d1": "apples grow in the orchard", "d2": "pears ripen in autumn",
-            "d3": "bananas are yellow"}
-    queries = {"q1": "apples orchard", "q2": "pears autumn", "q3": "yellow bananas",
-               "q4": "eggnog"}
-    qrels = {"q1": "d1", "q2": "d3", "q3": "d1", "q4": "d3"}
-    root.mkdir()
-    (root / "corpus.jsonl").write_text("".join(
-        json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in docs.items()))
-    (root / "queries.jsonl").write_text("".join(
-        json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
-    (root / "qrels").mkdir()
-    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t1\n" for q, d in qrels.items()))
-    return root
+    return tiny_beir(root, {"q1": "apples orchard", "q2": "pears autumn",
+                            "q3": "yellow bananas", "q4": "eggnog"},
+                     {"q1": {"d1": 1}, "q2": {"d3": 1}, "q3": {"d1": 1}, "q4": {"d3": 1}})
 
 
 def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
