@@ -13,7 +13,7 @@ recorded in the run history like a CLI run unless ``history=False``::
         return {"answer": my_llm(question, hits), "contexts": [h.text for h in hits]}
 
     report = ragmark.evaluate_pipeline(answer, "eval/questions.json")
-    print(report.value("recall@5"), report.metrics["mrr"].n)
+    print(report.value("recall@5"), report.metrics[report.key("mrr")].n)
 """
 
 from __future__ import annotations

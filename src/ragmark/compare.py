@@ -22,7 +22,13 @@ from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
-from ragmark.metrics.selection import default_metrics, fit_to_depth, select
+from ragmark.metrics.selection import (
+    default_metrics,
+    fit_to_depth,
+    select,
+    uncut_at,
+    uncut_note,
+)
 from ragmark.pipelines.own import Retrieval
 from ragmark.progress import Progress
 from ragmark.report.model import RunReport
@@ -192,8 +198,41 @@ def _table(dataset: Dataset, configs: Sequence[RunConfig],
     names = parse_metrics(TABLE_METRICS)
     if depths:
         names, _ = fit_to_depth(names, min(depths))
+        names, _ = uncut_at(names, min(depths))
     offered = {m.name for m in default_metrics(dataset)}
     return [str(m) for m in names if m.name in offered]
+
+
+def _at_shallowest(configs: Sequence[RunConfig], metrics: Sequence[str | MetricName] | None,
+                   also: Sequence[str | MetricName]
+                   ) -> tuple[list[str] | None, list[str], dict[str, str], str]:
+    """``metrics`` and ``also`` with every retrieval metric without a cutoff named at the
+    depth of the shallowest config of ragmark's own pipeline, so that every config
+    computes it alike (``map`` -> ``map@5`` when one retrieves 5 items); with the renamed
+    ones (asked -> computed) and the note that says so. Unchanged without such a config."""
+    depths: dict[int, str] = {}
+    for c in configs:
+        if c.pipeline is None:
+            depths.setdefault(c.top_k, c.name)
+    if not depths:
+        return (None if not metrics else [str(m) for m in metrics]), [str(m) for m in also], (
+            {}), ""
+    depth = min(depths)
+    renamed: dict[MetricName, MetricName] = {}
+
+    def at(names: Sequence[str | MetricName]) -> list[str]:
+        cut, more = uncut_at(parse_metrics(names), depth)
+        renamed.update(more)
+        return [str(m) for m in cut]
+
+    new_metrics = at(metrics) if metrics else None
+    new_also = at(also)
+    own = [c.name for c in configs if c.pipeline is None]
+    where = (f"config {own[0]!r} ranks {depth} items" if len(own) == 1 else
+             f"every config ranks {depth} items" if len(depths) == 1 else
+             f"the shallowest config ({depths[depth]!r}) ranks {depth} items")
+    note = uncut_note(where, depth, renamed) if renamed else ""
+    return new_metrics, new_also, {str(m): str(a) for m, a in renamed.items()}, note
 
 
 def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any,
@@ -241,6 +280,7 @@ def _compare(
         raise ConfigError(f"baseline {base!r} is not one of the configs: {', '.join(names)}")
     table = _table(dataset, configs, metrics) if compared is None else []
     also = [*also, *(compared or ()), *table]
+    metrics, also, at_depth, note = _at_shallowest(configs, metrics, also)
     for c in configs:  # every config's metrics are chosen before the first one runs
         select(dataset, c, metrics, also, allow_short_rankings=allow_short_rankings)
     done = {} if not ex.distributed else _side_by_side(
@@ -258,6 +298,8 @@ def _compare(
                               pipeline_fn=(pipeline_fns or {}).get(c.name),
                               index_cache=index_cache, latency_sample=latency_sample,
                               done=done.get(c.name))
+        reports[c.name].at_depth.update(at_depth)
+        reports[c.name].notes[:0] = [note] if note else []
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in table or TABLE_METRICS if m in first.metrics]
@@ -266,6 +308,7 @@ def _compare(
         from ragmark.judging import JUDGE_METRICS
 
         compared = [m if m in JUDGE_METRICS else str(parse_metrics([m])[0]) for m in compared]
+        compared = [first.key(m) for m in compared]
         missing = [m for m in compared if m not in first.metrics]
         if missing:
             raise ConfigError(f"compared metrics not computed: {', '.join(missing)}")

@@ -102,8 +102,9 @@ class _Retrieval:
             self.has_targets = any(x.value is not None for x in scored)
         if results.detailed:
             self.first = q.first_relevant()
-        elif "mrr" in m and m["mrr"].value is not None:
-            mrr = m["mrr"].value  # 1 / rank of the first relevant item, 0 without one
+        elif (rr := next((x for n, x in m.items() if n == "mrr" or n.startswith("mrr@")),
+                         None)) is not None and rr.value is not None:
+            mrr = rr.value  # 1 / rank of the first relevant item, 0 without one (in the top k)
             self.first = round(1 / mrr) if mrr > 0 else None
         else:
             self.searched = False
@@ -123,7 +124,8 @@ class _Retrieval:
 
 def _checkable_at(results: Results, depth: int) -> bool:
     names = {n for q in results.queries for n in q.metrics}
-    return results.detailed or bool({f"hit@{depth}", f"recall@{depth}", "mrr"} & names)
+    return results.detailed or bool({f"hit@{depth}", f"recall@{depth}"} & names) or any(
+        n == "mrr" or n.startswith("mrr@") for n in names)
 
 
 def find_failures(results: Results, k: int = DEFAULT_K,

@@ -138,29 +138,31 @@ def threshold_conditions(reports: Mapping[str, RunReport], fail_under: Sequence[
         for t in fail_under:
             if not t.applies(name):
                 continue
-            agg = r.metrics.get(t.metric)
-            what = f"{name}: {t.metric} >= {t.value:g}"
+            key = r.key(t.metric)
+            agg = r.metrics.get(key)
+            what = f"{name}: {key} >= {t.value:g}"
             if agg is None or agg.value is None:
                 why = "" if agg is None else f": {top_reasons(agg)}"
-                out.append(Condition(what, False, f"{who}{t.metric} has no value "
+                out.append(Condition(what, False, f"{who}{key} has no value "
                                                   f"(--fail-under {t.value:g}){why}"))
             else:
                 ok = agg.value >= t.value
-                out.append(Condition(what, ok, f"{who}{t.metric} = {agg.value:.4f} "
+                out.append(Condition(what, ok, f"{who}{key} = {agg.value:.4f} "
                                                f"{'>=' if ok else '<'} {t.value:g} "
                                                f"(--fail-under; over {agg.n} questions)"))
         for t in max_missing:
             if not t.applies(name):
                 continue
-            agg = r.metrics.get(t.metric)
+            key = r.key(t.metric)
+            agg = r.metrics.get(key)
             if agg is None:
                 continue
             total = agg.n + agg.missing
             share = agg.missing / total if total else 0.0
             ok = share <= t.value
             out.append(Condition(
-                f"{name}: {t.metric} missing <= {t.value:.1%}", ok,
-                f"{who}{t.metric} is missing for {agg.missing} of {total} questions "
+                f"{name}: {key} missing <= {t.value:.1%}", ok,
+                f"{who}{key} is missing for {agg.missing} of {total} questions "
                 f"({share:.1%} {'<=' if ok else '>'} {t.value:.1%}, --max-missing)"
                 + ("" if ok else f": {top_reasons(agg)}")))
     return out

@@ -95,6 +95,9 @@ def run(
     ``also``: metrics computed besides them (gated or compared ones). A metric named in
     ``metrics`` or ``also`` whose cutoff exceeds ``cfg.top_k`` is a ConfigError before
     any work unless ``allow_short_rankings``; then ``report.short_metrics`` marks it.
+    On ragmark's own pipeline a retrieval metric without a cutoff is computed over the
+    ``top_k`` retrieved items and named so (``map`` -> ``map@10``; ``report.at_depth``
+    maps the names asked for to those computed, and ``report.value`` accepts either).
     ``pipeline_fn`` is the callable of a ``python`` ``[pipeline]`` that lives in memory
     (the Python API). The index is loaded from ``RAGMARK_HOME/indexes`` when this
     corpus, chunker and retriever were indexed before (``index_cache=False`` rebuilds it
@@ -156,7 +159,7 @@ def _run(
 ) -> RunReport:
     prog = progress or NullProgress()
     judge_names = parse_judge_metrics(judge_metrics)
-    names, chosen = select(dataset, cfg, metrics, also,
+    names, chosen, at_depth = select(dataset, cfg, metrics, also,
                            allow_short_rankings=allow_short_rankings,
                            ranked_here=outputs is None)
     # judge metrics may come in ``metrics`` too: the catalogue knows them
@@ -183,6 +186,7 @@ def _run(
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
                     require_llm=require_llm, dry_run=dry_run, started=started, mean=mean)
     report.notes[:0] = chosen
+    report.at_depth = at_depth
     if outputs is None:
         report.short_metrics = {str(m): cfg.top_k for m in too_deep(cfg, names)}
     if report.short_metrics:

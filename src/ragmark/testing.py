@@ -44,7 +44,7 @@ class Evaluated:
 
     def worst(self, metric: str, n: int = 3) -> list[tuple[str, str, float]]:
         """The ``n`` questions with the lowest value: (id, question, value)."""
-        key = metric_key(metric)
+        key = self.report.key(metric_key(metric))
         got = [(q.id, q.question, s.value) for q in self.report.queries
                if (s := q.metrics.get(key)) is not None and s.value is not None]
         return sorted(got, key=lambda t: (t[2], t[0]))[:n]
@@ -59,7 +59,7 @@ class Evaluated:
         mrr=0.5)`` (or a dict with ``"ndcg@10"`` keys)."""
         failed = []
         for name, floor in {**(thresholds or {}), **kw}.items():
-            key = metric_key(name)
+            key = self.report.key(metric_key(name))
             agg = self.report.metrics.get(key)
             if agg is None:
                 failed.append(f"{key} was not computed; computed: "
@@ -99,7 +99,7 @@ class Evaluated:
                             f"{hist} to compare with (the first run): not gated")
             ref = str(earlier[0].id)
         base = resolve_side(ref, now.config, hist, now.dataset_hash)
-        names = [metric_key(m) for m in metrics] or [
+        names = [self.report.key(metric_key(m)) for m in metrics] or [
             m for m in self.report.metrics if m in now.values and m in base.values]
         rows = regression_gate(base, now, names, alpha=alpha, margin=margin)
         failed = [(r, line) for r, line in zip(rows, gate_lines(rows, base.label), strict=True)

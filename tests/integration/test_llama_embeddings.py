@@ -58,7 +58,7 @@ def test_run_dense_api_on_llama_cpp(llama_embeddings, tmp_path, capsys, monkeypa
     block = data["llm"]["embeddings"]
     assert block["texts_embedded"] == data["dataset"]["chunks"] + 4
     assert block["calls"] >= 1 and block["failures"] == 0 and block["prompt_tokens"] > 0
-    assert data["counts"]["mrr"]["n"] == 4
+    assert data["counts"]["mrr@10"]["n"] == 4
     assert any("mean-pooled" in n for n in data["notes"])
     code, _, _ = run_cli([*args, "--no-index-cache"], capsys)
     assert code == 0

@@ -106,7 +106,8 @@ def regression_gates(gated_runs: Sequence[tuple[Any, Any]], gated: Sequence[str]
         if base is None:
             out.append(Gated(now, None, [], []))
             continue
-        rows = regression_gate(base, now, gated, alpha=alpha, margin=margin)
+        names = list(dict.fromkeys(report.key(m) for m in gated))  # map -> map@10
+        rows = regression_gate(base, now, names, alpha=alpha, margin=margin)
         out.append(Gated(now, base, rows, gate_lines(rows, base.label)))
     return out
 
@@ -127,7 +128,7 @@ def gates_json(gates: Sequence[Gated], metrics: Sequence[str], history: Any,
         out["trend"] = {g.now.config: {m: [
             {"run": r.id, "created_at": r.created_at, "value": a.value, "n": a.n}
             for r, a in trend(history, g.now.config, m, dataset=dataset_hash)]
-            for m in metrics} for g in gates}
+            for m in ([r.metric for r in g.rows] or metrics)} for g in gates}
     return out
 
 

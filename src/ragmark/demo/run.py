@@ -23,7 +23,7 @@ DEMO_CONFIG = RunConfig.model_validate({
     "top_n": 1,
 })
 DEMO_METRICS = ["keyword_coverage", "context_overlap", "combined_score", "groundedness",
-                "recall@3", "mrr"]
+                "recall@3", "mrr@3"]
 
 
 def demo_report(progress: Progress | None = None) -> RunReport:
@@ -60,7 +60,7 @@ def run_demo(output: Path, out: Console, progress: Progress | None = None) -> Ru
     summary = {k: a.value for k, a in report.metrics.items()}
     out.print("\nSummary (mean over questions):")
     for k in ("combined_score", "keyword_coverage", "context_overlap", "groundedness",
-              "grounded_ratio", "recall@3", "mrr"):
+              "grounded_ratio", "recall@3", "mrr@3"):
         a = report.metrics[k]
         out.print(f"  {k:<17} {_fmt(a.value)}  ({a.n} of {len(report.queries)} questions)")
     path = write_json({"summary": summary, "questions": rows,

@@ -9,6 +9,10 @@ value (NaN here; the runner records it as skipped).
 Worked example: one query, targets a (grade 2) and b (grade 1), ranking [x, a, y, b]:
 precision@2 = 1/2; recall@2 = 1/2; hit@1 = 0; mrr = 1/2; map = (1/2 + 2/4) / 2 = 0.5;
 ndcg@4 = (2/log2(3) + 1/log2(5)) / (2 + 1/log2(3)) = 0.6806...; r_precision = 1/2.
+
+A metric without a cutoff covers the whole ranking it is given. ragmark's own pipeline
+retrieves ``top_k`` items, so there such a metric is named with that depth (``map@10``:
+trec_eval's ``map_cut.10``; ``bpref@10``: trec_eval's bpref of the run cut at 10).
 """
 
 from __future__ import annotations
@@ -105,9 +109,12 @@ def average_precision(j: Judged, k: int | None = None) -> FloatArray:
     return _with_skips(j, _safe_div(s, j.n_rel))
 
 
-def r_precision(j: Judged) -> FloatArray:
-    """r_precision = targets reached in the top R / R, R = number of targets (``Rprec``)."""
+def r_precision(j: Judged, k: int | None = None) -> FloatArray:
+    """r_precision = targets reached in the top R / R, R = number of targets (``Rprec``);
+    with k, on the ranking cut at k (targets in the top min(R, k) / R)."""
     r_of_hit = j.n_rel[j.hit_q]
+    if k is not None:
+        r_of_hit = np.minimum(r_of_hit, k)
     found = _per_query_sum(j, j.hit_new.astype(np.float64), j.hit_rank <= r_of_hit)
     return _with_skips(j, _safe_div(found, j.n_rel))
 
@@ -121,12 +128,15 @@ def judged(j: Judged, k: int) -> FloatArray:
     return _with_skips(j, n / k)
 
 
-def bpref(j: Judged) -> FloatArray:
+def bpref(j: Judged, k: int | None = None) -> FloatArray:
     """bpref (trec_eval): (1/R) * sum over the relevant retrieved of
     (1 - min(judged non-relevant ranked above it, R) / min(R, N)), a term of 1 when none
     is above; R, N = judged relevant and non-relevant documents of the query. Unjudged
-    documents are ignored, so it holds up when judgments are incomplete."""
+    documents are ignored, so it holds up when judgments are incomplete. With k, on the
+    ranking cut at k (trec_eval's bpref of a run holding the top k only)."""
     new = j.hit_new > 0
+    if k is not None:
+        new &= j.hit_rank <= k
     q, rank = j.hit_q[new], j.hit_rank[new]
     width = int(max(j.hit_rank.max(initial=0), j.nonrel_rank.max(initial=0))) + 1
     keys = j.nonrel_q * width + j.nonrel_rank  # sorted: nonrel is in (query, rank) order
@@ -157,9 +167,9 @@ def compute(j: Judged, metric: MetricName | str) -> FloatArray:
     if m.name == "map":
         return average_precision(j, m.k)
     if m.name == "r_precision":
-        return r_precision(j)
+        return r_precision(j, m.k)
     if m.name == "bpref":
-        return bpref(j)
+        return bpref(j, m.k)
     if m.name == "judged":
         return judged(j, m.k or 0)
     raise ValueError(f"{m} is not a retrieval metric")

@@ -3,7 +3,7 @@ whether the rankings are deep enough for their cutoffs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
@@ -160,15 +160,44 @@ def fitted_note(cfg_name: str, top_k: int, changed: dict[MetricName, MetricName 
             "--top-k) to get it")
 
 
+def uncut_at(names: Sequence[MetricName], depth: int
+             ) -> tuple[list[MetricName], dict[MetricName, MetricName]]:
+    """``names`` with every retrieval metric that has no cutoff (``map``, ``mrr``,
+    ``ndcg``, ``bpref``, ``r_precision``) named at ``depth``, the length of the ranking
+    it is computed on (``map`` -> ``map@10``), once each. Returns the list, in order, and
+    the renamed metrics (asked -> computed)."""
+    out: list[MetricName] = []
+    renamed: dict[MetricName, MetricName] = {}
+    for m in names:
+        if m.kind == "retrieval" and m.k is None:
+            renamed[m] = m = MetricName(m.name, depth)
+        if m not in out:
+            out.append(m)
+    return out, renamed
+
+
+def uncut_note(where: str, depth: int, renamed: Mapping[MetricName, MetricName]) -> str:
+    """The note that says which named metrics without a cutoff were named at ``depth``;
+    ``where`` says whose depth it is (``config 'bm25' ranks 10 items``)."""
+    pairs = ", ".join(f"{m} as {at}" for m, at in renamed.items())
+    return (f"{where}, so the metrics without a cutoff are "
+            f"computed over those {depth} and named so: {pairs} (trec_eval's map_cut, "
+            f"ndcg_cut; bpref and R-precision of the ranking cut at {depth}). For the "
+            "whole-ranking values trec_eval reports on a 1000-deep run, retrieve deeper "
+            "(--top-k 1000)")
+
+
 def select(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None,
            also: Sequence[str | MetricName] = (), *, allow_short_rankings: bool = False,
-           ranked_here: bool = True) -> tuple[list[MetricName], list[str]]:
-    """The metrics ``cfg`` computes on ``dataset`` and the notes that say how they were
-    chosen. Named metrics (``metrics``, and ``also``: gated or compared ones) keep their
+           ranked_here: bool = True) -> tuple[list[MetricName], list[str], dict[str, str]]:
+    """The metrics ``cfg`` computes on ``dataset``, the notes that say how they were
+    chosen, and the named metrics renamed with their depth (asked -> computed name).
+    Named metrics (``metrics``, and ``also``: gated or compared ones) keep their
     cutoffs and a cutoff past ``cfg.top_k`` is a ConfigError before any work (unless
     ``allow_short_rankings``); the defaults (``metrics`` None) follow ``cfg.top_k``
     instead (:func:`fit_to_depth`), so they never refuse. ``ranked_here``: the ranking
-    is ragmark's own (not logged outputs), so ``top_k`` is its depth."""
+    is ragmark's own (not logged outputs), so ``top_k`` is its depth, and a retrieval
+    metric without a cutoff is named at it (:func:`uncut_at`)."""
     named = parse_metrics(also)
     if metrics:
         asked = parse_metrics(metrics)
@@ -179,10 +208,20 @@ def select(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName]
     if ranked_here:
         check_depth([cfg], named, allow_short_rankings)
     notes = []
-    if base and ranked_here and cfg.pipeline is None:
-        base, changed = fit_to_depth(base, cfg.top_k)
-        if changed:
-            notes.append(fitted_note(cfg.name, cfg.top_k, changed))
-    return base + [m for m in named if m not in base], notes
+    renamed: dict[MetricName, MetricName] = {}
+    quiet: dict[MetricName, MetricName] = {}
+    if ranked_here and cfg.pipeline is None:
+        if base:
+            base, changed = fit_to_depth(base, cfg.top_k)
+            if changed:
+                notes.append(fitted_note(cfg.name, cfg.top_k, changed))
+            base, quiet = uncut_at(base, cfg.top_k)  # the names say it: no note
+        named, renamed = uncut_at(named, cfg.top_k)
+        if renamed:
+            notes.append(uncut_note(f"config {cfg.name!r} ranks {cfg.top_k} items",
+                                    cfg.top_k, renamed))
+        renamed = {**quiet, **renamed}
+    return (base + [m for m in named if m not in base], notes,
+            {str(m): str(at) for m, at in renamed.items()})
 
 

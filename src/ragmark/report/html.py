@@ -19,7 +19,7 @@ import numpy as np
 
 from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
-from ragmark.report.html_common import View, num
+from ragmark.report.html_common import View, breakable, num
 from ragmark.report.html_questions import CSS, JS, questions
 from ragmark.stats import bootstrap_ci
 
@@ -105,7 +105,7 @@ def _models(v: View, data: Mapping[str, Any]) -> list[str]:
 def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]) -> str:
     rows_by = {(r["config"], r["metric"]): r for r in data.get("comparisons", [])}
     base = data.get("run", {}).get("baseline")
-    head = "".join(f'<th scope="col">{escape(m)}</th>' for m in metrics)
+    head = "".join(f'<th scope="col">{breakable(m)}</th>' for m in metrics)
     body = []
     for v in vs:
         cells = []
@@ -130,11 +130,15 @@ def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence
                          f"<small>{escape(cov)}</small></td>")
         label = escape(v.name) + (" <small>(baseline)</small>" if v.name == base else "")
         body.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
-    return (f'<table class="metrics"><thead><tr><th scope="col">config</th>{head}</tr>'
-            f'</thead><tbody>{"".join(body)}</tbody></table>'
-            '<p class="legend">Mean over the questions with a value (n); [95% bootstrap '
-            "interval]; change against the baseline, * where significant after Holm's "
-            "correction.</p>")
+    legend = ["Mean over the questions with a value (n)"]
+    if any(v.intervals.get(m) for v in vs for m in metrics):
+        legend.append("[95% bootstrap interval]")
+    if any(r.get("relative_change") is not None for r in rows_by.values()):
+        legend.append("change against the baseline, * where significant after Holm's "
+                      "correction")
+    return (f'<div class="wide"><table class="metrics"><thead><tr><th scope="col">config</th>'
+            f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+            f'<p class="legend">{"; ".join(legend)}.</p>')
 
 
 def _forests(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from html import escape
 from typing import Any
 
 MAX_DETAILED = 5000
@@ -28,3 +29,7 @@ def num(v: float | None, digits: int = 4) -> str:
     return "—" if v is None else f"{v:.{digits}f}"
 
 
+def breakable(name: str) -> str:
+    """A metric or config name, escaped, that a narrow column may wrap after an
+    underscore or before an ``@`` (never inside a word)."""
+    return escape(name).replace("_", "_<wbr>").replace("@", "<wbr>@")

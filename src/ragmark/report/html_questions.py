@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ragmark.report.html_common import MAX_DETAILED, View, num
+from ragmark.report.html_common import MAX_DETAILED, View, breakable, num
 
 
 def value_cell(value: Any) -> tuple[str, str]:
@@ -107,17 +107,17 @@ def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:
             f'<td data-v="{spread:.6f}">{spread:.4f}</td></tr>'
             f'<tr class="more"><td colspan="{len(columns) + 3}"><details><summary>details '
             f"of {escape(qid)}</summary>{details}</details></td></tr></tbody>")
-    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{escape(m)} · '
-                    f"{escape(v.name)}</th>" for i, (m, v) in enumerate(columns))
+    heads = "".join(f'<th scope="col" class="sort" data-col="{i + 2}">{breakable(m)} · '
+                    f"{breakable(v.name)}</th>" for i, (m, v) in enumerate(columns))
     lead = metrics[0] if metrics else "no metric"
     return (f'<section id="questions"><h2>Questions ({len(order)})</h2>'
             f"<p>Each metric per config; the largest difference between configs in "
             f"{escape(lead)} first. Click a column to sort, type to filter, open a row's "
             'details.</p><input id="filter" type="search" placeholder="filter questions" '
-            'aria-label="filter questions"><table id="qtable"><thead><tr>'
+            'aria-label="filter questions"><div class="wide"><table id="qtable"><thead><tr>'
             '<th scope="col" class="sort" data-col="0">id</th><th scope="col">question</th>'
             f'{heads}<th scope="col" class="sort" data-col="{len(columns) + 2}">largest '
-            f'difference ({escape(lead)})</th></tr></thead>{"".join(rows)}</table></section>')
+            f'difference ({escape(lead)})</th></tr></thead>{"".join(rows)}</table></div></section>')
 
 
 CSS = """
@@ -130,6 +130,7 @@ dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px}dt{fon
 .pair{display:flex;gap:18px;flex-wrap:wrap;align-items:flex-start}figure{margin:4px}
 figcaption{font-size:12px;color:#444;max-width:560px}tr.hit td{background:#eaf4ff}
 td.qt{max-width:420px}#filter{margin:6px 0;padding:4px;width:320px}
+.wide{overflow-x:auto;max-width:100%}.wide td{overflow-wrap:break-word}
 """
 
 JS = """

@@ -100,7 +100,9 @@ def report_json(report: RunReport, include_details: bool = False) -> dict[str, A
 
 
 def depth_json(report: RunReport) -> dict[str, Any]:
-    """``short_metrics`` (metric -> the shorter ranking depth it was computed on) and
+    """``short_metrics`` (metric -> the shorter ranking depth it was computed on),
+    ``at_depth`` (a metric asked for without a cutoff -> its name at the ranking's depth)
+    and
     ``short_rankings`` (cutoff -> questions with fewer items), when there are any; and
     ``empty_rankings`` (the questions that retrieved nothing, why, and each retrieval
     metric's mean over all questions and over those that retrieved something) whenever
@@ -110,6 +112,8 @@ def depth_json(report: RunReport) -> dict[str, Any]:
         out["empty_rankings"] = report.empty.to_json()
     if report.short_metrics:
         out["short_metrics"] = dict(report.short_metrics)
+    if report.at_depth:
+        out["at_depth"] = dict(report.at_depth)
     if report.short_rankings:
         out["short_rankings"] = {str(k): n for k, n in report.short_rankings.items()}
     return out

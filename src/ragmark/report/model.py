@@ -166,7 +166,15 @@ class RunReport:
     empty: EmptyRankings | None = None
     """The questions that retrieved nothing, with the retrieval metrics' means both ways
     (None when the run computed no retrieval metric)."""
+    at_depth: dict[str, str] = field(default_factory=dict)
+    """A retrieval metric asked for without a cutoff -> the name it was computed under,
+    the depth of ragmark's own ranking (``map`` -> ``map@10``)."""
+
+    def key(self, name: str) -> str:
+        """The name under which metric ``name`` was computed (``map`` -> ``map@10`` when
+        it was asked for without a cutoff on a ranking of 10)."""
+        return self.at_depth.get(name, name)
 
     def value(self, name: str) -> float | None:
-        agg = self.metrics.get(name)
+        agg = self.metrics.get(self.key(name))
         return agg.value if agg else None

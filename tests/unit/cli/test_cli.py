@@ -111,13 +111,13 @@ def test_compare_writes_json_and_markdown_with_changes(tmp_path, capsys):
     assert code == 0
     data = json.loads((tmp_path / "res" / "eval.json").read_text())
     assert set(data["configs"]) == {"sparse", "bm25-b0"}
-    assert data["configs"]["sparse"]["metrics"]["mrr"] == 1.0
-    assert {c["metric"] for c in data["comparisons"]} >= {"mrr", "ndcg@10"}
+    assert data["configs"]["sparse"]["metrics"]["mrr@10"] == 1.0
+    assert {c["metric"] for c in data["comparisons"]} >= {"mrr@10", "ndcg@10"}
     md = (tmp_path / "res" / "eval.md").read_text()
-    header = "| Config | MRR | Recall@5 | Hit@5 | Precision@5 | nDCG@10 | Queries |"
+    header = "| Config | MRR@10 | Recall@5 | Hit@5 | Precision@5 | nDCG@10 | Queries |"
     assert header in md.splitlines()
     assert "| sparse (baseline) | 1.0000 | 1.0000 | 1.0000 | 0.2000 | 1.0000 | 2 |" in md
-    assert "- bm25-b0: MRR +0.0% vs sparse (p = 1.0000 after Holm, not significant" in md
+    assert "- bm25-b0: MRR@10 +0.0% vs sparse (p = 1.0000 after Holm, not significant" in md
 
 
 def test_run_on_an_open_rag_benchmark_folder_judges_sections(tmp_path, capsys):
@@ -150,7 +150,7 @@ def test_run_on_an_open_rag_benchmark_folder_judges_sections(tmp_path, capsys):
     q1 = data["queries"][0]
     assert q1["retrieved"][0]["targets"] == ["2401.00001v1 section 1"]
     assert q1["retrieved"][0]["rule"] == "section"
-    assert data["metrics"]["mrr"] == 1.0
+    assert data["metrics"]["mrr@10"] == 1.0
     assert data["counts"]["token_f1"]["n"] == 2
 
 

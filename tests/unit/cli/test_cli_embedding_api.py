@@ -46,7 +46,7 @@ def test_run_dense_api_accounts_and_reruns_from_the_cache(endpoint, tmp_path, ca
     assert block["model"] == "emb-model" and block["endpoint"] == endpoint.url
     assert data["config"]["retriever"]["provider"] == "openai"
     assert data["config"]["retriever"]["base_url"] == endpoint.url
-    assert data["counts"]["mrr"]["n"] == 5 and data["metrics"]["mrr"] > 0
+    assert data["counts"]["mrr@10"]["n"] == 5 and data["metrics"]["mrr@10"] > 0
     assert f"Embedding endpoint (emb-model): {len(endpoint.requests)} calls for " in stdout
     assert data["llm"]["total"]["calls"] == len(endpoint.requests)
 
@@ -56,7 +56,7 @@ def test_run_dense_api_accounts_and_reruns_from_the_cache(endpoint, tmp_path, ca
     assert code == 0 and len(endpoint.requests) == n  # every vector from the cache
     again = json.loads(out.read_text())
     assert again["llm"]["embeddings"]["cache_hits"] == len(texts)
-    assert again["metrics"]["mrr"] == data["metrics"]["mrr"]
+    assert again["metrics"]["mrr@10"] == data["metrics"]["mrr@10"]
 
 
 def test_dry_run_estimates_the_embeddings_and_calls_nothing(endpoint, tmp_path, capsys):
@@ -122,5 +122,5 @@ def test_compare_local_minilm_with_an_api_model(endpoint, tmp_path, capsys):
     runs = data["configs"]
     assert set(runs) == {"dense", "dense-api"}
     assert "embeddings" not in runs["dense"].get("llm", {})
-    assert runs["dense"]["counts"]["mrr"]["n"] == runs["dense-api"]["counts"]["mrr"]["n"] == 5
+    assert runs["dense"]["counts"]["mrr@10"]["n"] == runs["dense-api"]["counts"]["mrr@10"]["n"] == 5
     assert runs["dense-api"]["llm"]["embeddings"]["calls"] == len(endpoint.requests) > 0

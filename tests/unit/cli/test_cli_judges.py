@@ -93,7 +93,7 @@ def test_compare_tests_a_judge_metric_like_any_other(dataset, tmp_path, capsys, 
                                "--llm-base-url", server.url, "--llm-model", "test-model",
                                "--output", str(tmp_path / "cmp"), "--quiet"], capsys)
     assert code == 0
-    assert "| Config | MRR | Answer relevance | Queries |" in stdout
+    assert "| Config | MRR@10 | Answer relevance | Queries |" in stdout
     data = json.loads((tmp_path / "cmp.json").read_text())
     assert data["configs"]["sparse"]["metrics"]["answer_relevance"] == 1.0
     row = next(c for c in data["comparisons"] if c["metric"] == "answer_relevance")

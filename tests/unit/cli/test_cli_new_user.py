@@ -28,14 +28,14 @@ def test_mean_trec_eval_counts_a_question_without_a_relevant_document_as_zero(
                                  "--run-file", str(tmp_path / "run.trec"), "--quiet"], capsys)
     assert code == 0, err
     a = json.loads((tmp_path / "a.json").read_text())
-    assert a["metrics"]["map"] == 1.0
-    assert a["counts"]["map"] == {"n": 2, "missing": 1,
+    assert a["metrics"]["map@10"] == 1.0  # the corpus has 3 documents: map@10 is map
+    assert a["counts"]["map@10"] == {"n": 2, "missing": 1,
                                   "reasons": {"no relevant target in the ground truth": 1}}
     code, stdout, err = run_cli([*args, "--mean", "trec_eval", "--output",
                                  str(tmp_path / "b.json"), "--quiet"], capsys)
     assert code == 0, err
     b = json.loads((tmp_path / "b.json").read_text())
-    assert b["counts"]["map"] == {"n": 3, "missing": 0}
+    assert b["counts"]["map@10"] == {"n": 3, "missing": 0}
     assert b["config"]["mean"] == "trec_eval" and "mean" not in a["config"]
     # trec_eval's mean over the three judged questions, as pytrec_eval gives it
     run: dict[str, dict[str, float]] = {}
@@ -45,10 +45,10 @@ def test_mean_trec_eval_counts_a_question_without_a_relevant_document_as_zero(
     qrels = {"q1": {"d1": 1}, "q2": {"d2": 0}, "q3": {"d3": 1}}
     per = pytrec_eval.RelevanceEvaluator(qrels, {"map", "recip_rank"}).evaluate(run)
     assert set(per) == {"q1", "q2", "q3"}
-    assert b["metrics"]["map"] == pytest.approx(sum(v["map"] for v in per.values()) / 3)
-    assert b["metrics"]["mrr"] == pytest.approx(
+    assert b["metrics"]["map@10"] == pytest.approx(sum(v["map"] for v in per.values()) / 3)
+    assert b["metrics"]["mrr@10"] == pytest.approx(
         sum(v["recip_rank"] for v in per.values()) / 3)
-    assert b["metrics"]["map"] == pytest.approx(2 / 3)
+    assert b["metrics"]["map@10"] == pytest.approx(2 / 3)
     assert ("--mean trec_eval: 1 question with judged documents but none relevant score 0 "
             "on the retrieval metrics and count in their means") in " ".join(stdout.split())
 

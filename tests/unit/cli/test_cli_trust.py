@@ -87,9 +87,9 @@ def test_passages_too_short_to_match_warn_and_leave_retrieval_missing(tmp_path, 
     why = ("every ground-truth passage is under 20 characters, so none can match (the "
            "containment rule needs 20)")
     q = {x["id"]: x["metrics"] for x in data["queries"]}
-    assert q["tiny"]["mrr"] == {"value": None, "reason": why}
-    assert q["mixed"]["mrr"] == 1.0 and q["mixed"]["recall@10"] == 0.5  # "E11" never found
-    assert data["counts"]["mrr"] == {"n": 2, "missing": 1, "reasons": {why: 1}}
+    assert q["tiny"]["mrr@10"] == {"value": None, "reason": why}
+    assert q["mixed"]["mrr@10"] == 1.0 and q["mixed"]["recall@10"] == 0.5  # "E11" never found
+    assert data["counts"]["mrr@10"] == {"n": 2, "missing": 1, "reasons": {why: 1}}
     assert data["dataset"]["warnings"] == [warning]
     code, _, err = run_cli(["run", "--dataset", str(ds), "--strict", "--quiet"], capsys)
     assert code == 2 and err == (
@@ -214,7 +214,7 @@ def test_compare_gates_per_config(tmp_path, capsys):
             str(tmp_path / "c"), "--quiet"]
     code, _, err = run_cli([*args, "--fail-under", "flat:mrr=1.01"], capsys)
     assert code == 1 and (tmp_path / "c.json").exists()
-    assert err.startswith("gate failed: config 'flat': mrr = ")
+    assert err.startswith("gate failed: config 'flat': mrr@10 = ")
     assert len(err.splitlines()) == 1  # the gate named one config only
     code, _, err = run_cli([*args, "--fail-under", "mrr=1.01"], capsys)
     assert code == 1 and len(err.splitlines()) == 2

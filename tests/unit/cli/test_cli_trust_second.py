@@ -30,7 +30,7 @@ def test_default_metrics_follow_top_k_instead_of_refusing(tmp_path, capsys):
     data, stdout = _demo_run(tmp_path, capsys, "--top-k", "5")
     # recall@10 is left out (recall@5 is there), ndcg@10 taken at 5; nothing cuts past 5
     assert list(data["metrics"])[:6] == ["recall@3", "recall@5", "precision@5", "hit@5",
-                                         "mrr", "ndcg@5"]
+                                         "mrr@5", "ndcg@5"]
     assert "recall@10" not in data["metrics"] and "ndcg@10" not in data["metrics"]
     note = ("config 'sparse' retrieves top_k = 5 items, so the default metrics deeper than "
             "that are taken at 5: ndcg@10 as ndcg@5; left out: recall@10 (the same metric at "
@@ -55,7 +55,8 @@ def test_a_cutoff_the_user_names_is_still_refused(tmp_path, capsys):
 def test_top_k_three_keeps_every_family_at_three(tmp_path, capsys):
     data, _ = _demo_run(tmp_path, capsys, "--top-k", "3")
     assert [m for m in data["metrics"] if "@" in m] == ["recall@3", "precision@3", "hit@3",
-                                                        "ndcg@3"]
+                                                        "mrr@3", "ndcg@3", "map@3"]
+    assert data["at_depth"] == {"mrr": "mrr@3", "map": "map@3"}  # named with their depth
 
 
 def test_metrics_all_follows_top_k_too(tmp_path, capsys):
@@ -78,7 +79,7 @@ def test_compare_computes_defaults_at_each_configs_depth(tmp_path, capsys):
                                  str(tmp_path / "c"), "--quiet"], capsys)
     assert code == 0, err
     data = json.loads((tmp_path / "c.json").read_text())
-    assert data["run"]["compared_metrics"] == ["mrr", "recall@5"]
+    assert data["run"]["compared_metrics"] == ["mrr@5", "recall@5"]
     assert "ndcg@5" in data["configs"]["sparse"]["metrics"]
     assert "recall@10" not in data["configs"]["sparse"]["metrics"]
 
@@ -91,7 +92,7 @@ def test_a_grid_of_depths_compares_at_the_shallowest(tmp_path, capsys):
     assert code == 0, err
     data = json.loads((tmp_path / "c.json").read_text())
     five, ten = data["configs"]["bm25[top_k=5]"], data["configs"]["bm25[top_k=10]"]
-    assert data["run"]["compared_metrics"] == ["mrr", "recall@5", "hit@5", "precision@5",
+    assert data["run"]["compared_metrics"] == ["mrr@5", "recall@5", "hit@5", "precision@5",
                                                "ndcg@5"]
     assert "ndcg@10" in ten["metrics"] and "ndcg@5" in ten["metrics"]
     assert "ndcg@10" not in five["metrics"] and "recall@10" not in five["metrics"]
@@ -130,10 +131,10 @@ def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
     assert block["count"] == 1 and block["of"] == 4 and block["questions"] == ["q4"]
     assert block["cause"] == "no query term in the index"
     # hand-worked: q1 finds d1 first (1), q2 and q3 find nothing relevant (0), q4 nothing
-    mrr = block["means"]["mrr"]
+    mrr = block["means"]["mrr@10"]
     assert mrr == {"over_all": 0.25, "n_all": 4, "over_retrieved": pytest.approx(1 / 3),
                    "n_retrieved": 3}
-    assert data["metrics"]["mrr"] == 0.25
+    assert data["metrics"]["mrr@10"] == 0.25
     # the run file has no line for q4; pytrec_eval averages over the 3 it has
     qrels = {q: {d: 1} for q, d in {"q1": "d1", "q2": "d3", "q3": "d1", "q4": "d3"}.items()}
     run: dict[str, dict[str, float]] = {}
@@ -142,7 +143,7 @@ def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
         run.setdefault(q, {})[d] = float(score)
     assert sorted(run) == ["q1", "q2", "q3"]
     per = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "recall_3"}).evaluate(run)
-    for name, key in (("mrr", "recip_rank"), ("recall@3", "recall_3")):
+    for name, key in (("mrr@10", "recip_rank"), ("recall@3", "recall_3")):
         ref = sum(v[key] for v in per.values()) / len(per)
         assert block["means"][name]["over_retrieved"] == pytest.approx(ref, abs=1e-12)
     # inspect --failures lists it with the cause
@@ -163,7 +164,7 @@ def test_no_empty_ranking_no_note_but_the_means_are_there(tmp_path, capsys):
     data = json.loads(out.read_text())
     block = data["empty_rankings"]
     assert block["count"] == 0 and block["questions"] == []
-    assert block["means"]["mrr"]["over_all"] == block["means"]["mrr"]["over_retrieved"]
+    assert block["means"]["mrr@10"]["over_all"] == block["means"]["mrr@10"]["over_retrieved"]
     assert not any("retrieved nothing" in n for n in data["notes"])
 
 

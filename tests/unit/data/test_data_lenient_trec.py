@@ -14,7 +14,7 @@ from support.cli import run_cli
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 TREC = {"recall@3": "recall_3", "recall@10": "recall_10", "precision@5": "P_5",
-        "mrr": "recip_rank", "ndcg@10": "ndcg_cut_10", "map": "map"}
+        "mrr@10": "recip_rank", "ndcg@10": "ndcg_cut_10", "map@10": "map"}  # a 10-deep run
 MEASURES = {"recall.3,10", "P.5", "recip_rank", "ndcg_cut.10", "map"}
 
 DOCS = {

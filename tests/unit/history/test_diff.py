@@ -100,22 +100,22 @@ def test_history_commands(tmp_path, capsys):
     code, out, _ = run_cli(["compare", *args, "--configs", "sparse", "--output",
                             str(tmp_path / "c")], capsys)
     assert code == 0 and "Recorded in the run history as 3" in out
-    code, out, _ = run_cli(["history", "--metric", "MRR"], capsys)
+    code, out, _ = run_cli(["history", "--metric", "MRR@10"], capsys)
     assert code == 0
     lines = [ln for ln in out.splitlines() if ln.startswith("│") and ln[1:5].strip().isdigit()]
     assert [ln[1:5].strip() for ln in lines] == ["3", "2", "1"] and "mrr" in out
-    code, out, _ = run_cli(["history", "--metric", "mrr", "--json"], capsys)
+    code, out, _ = run_cli(["history", "--metric", "mrr@10", "--json"], capsys)
     rows = json.loads(out)
     assert [r["id"] for r in rows] == [3, 2, 1] and rows[0]["kind"] == "compare"
-    assert rows[0]["mrr"] == {"sparse": pytest.approx(1.0)} and rows[2]["questions"] == 8
+    assert rows[0]["mrr@10"] == {"sparse": pytest.approx(1.0)} and rows[2]["questions"] == 8
     code, out, _ = run_cli(["history", "--kind", "compare"], capsys)
     assert "compare" in out and " 1 │" not in out
     code, out, _ = run_cli(["history", "show", "1"], capsys)
     assert code == 0 and "run 1: run on questions (8 questions)" in out and "ndcg@10" in out
     pytest.importorskip("matplotlib")
-    code, out, _ = run_cli(["history", "trend", "--config", "sparse", "--metric", "mrr",
+    code, out, _ = run_cli(["history", "trend", "--config", "sparse", "--metric", "mrr@10",
                             "--plot", str(tmp_path / "trend")], capsys)
     assert code == 0 and (tmp_path / "trend.svg").exists() and (tmp_path / "trend.png").exists()
-    assert "mrr of sparse on questions" in out
+    assert "mrr@10 of sparse on questions" in out
     code, _, err = run_cli(["history", "--history", str(tmp_path / "none.sqlite")], capsys)
     assert code == 2 and "no run history at" in err

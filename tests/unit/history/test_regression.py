@@ -82,14 +82,14 @@ def test_run_fails_on_regression_writes_junit_and_the_step_summary(tmp_path, cap
     assert code == 1
     assert "FAIL precision@5 vs run 1 (sparse): 0.6750 -> 0.2250 (-0.4500" in " ".join(
         out.split())
-    assert "PASS mrr vs run 1 (sparse)" in " ".join(out.split())
+    assert "PASS mrr@10 vs run 1 (sparse)" in " ".join(out.split())
     assert err.startswith("gate failed: FAIL precision@5 vs run 1 (sparse)")
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert cases["sparse: no regression in precision@5"].find("failure") is not None
-    assert cases["sparse: no regression in mrr"].find("failure") is None
-    assert cases["sparse: mrr has a value"].find("failure") is None
+    assert cases["sparse: no regression in mrr@10"].find("failure") is None
+    assert cases["sparse: mrr@10 has a value"].find("failure") is None
     md = summary.read_text()
     assert "### Regression gate against run 1 (sparse)" in md
     assert "| precision@5 | 8 | 0.6750 | 0.2250 |" in md and "| FAIL |" in md

@@ -154,7 +154,7 @@ def test_compare_file_defaults_to_its_baseline_and_says_so(compare_file, capsys)
     code, out, _ = run_cli(["inspect", str(compare_file), "q3", "--json"], capsys)
     data = json.loads(out)
     assert data["source"] == "config 'sparse' of a comparison of sparse (baseline), weak"
-    assert data["metrics"]["mrr"] == 1.0
+    assert data["metrics"]["mrr@10"] == 1.0
     assert "--include-details" in data["note"] and "question" not in data
 
 

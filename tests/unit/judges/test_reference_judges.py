@@ -108,7 +108,7 @@ def test_a_run_reports_them(server, tmp_path, capsys):
     assert code == 0, err
     metrics = json.loads(out.read_text())["metrics"]  # judge metrics asked with --metrics
     assert metrics["context_recall"] == 1.0 and metrics["context_precision"] == 1.0
-    assert "mrr" in metrics
+    assert "mrr@10" in metrics
 
 
 def last_item(body) -> str:

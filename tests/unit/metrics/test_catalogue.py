@@ -102,8 +102,8 @@ def test_metrics_all_is_every_metric_whose_needs_are_met(server, tmp_path, capsy
     assert not set(got) & set(JUDGE_METRICS)  # no endpoint: no judge
     dense = importlib.util.find_spec("sentence_transformers") is not None
     assert ("answer_similarity" in got) == dense
-    assert {"r_precision", "exact_match", "token_f1", "groundedness"} <= set(got)
-    assert "bpref" not in got  # a context set has no qrels
+    assert {"r_precision@10", "exact_match", "token_f1", "groundedness"} <= set(got)
+    assert "bpref@10" not in got  # a context set has no qrels
     out = tmp_path / "judged.json"
     code, _, err = run_cli([*base, "--llm-base-url", server.url, "--llm-model", "m",
                             "--output", str(out)], capsys)
@@ -121,5 +121,5 @@ def test_compare_metrics_all(tmp_path, capsys, monkeypatch):
                             "--output", str(out), "--quiet"], capsys)
     assert code == 0, err
     got = json.loads((tmp_path / "c.json").read_text())["configs"]["sparse"]["metrics"]
-    assert {"r_precision", "keyword_coverage", "groundedness", "mrr"} <= set(got)
+    assert {"r_precision@10", "keyword_coverage", "groundedness", "mrr@10"} <= set(got)
     assert not set(got) & set(JUDGE_METRICS)

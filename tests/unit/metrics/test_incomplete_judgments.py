@@ -31,11 +31,12 @@ def test_bpref_and_judged_through_a_run_equal_trec_eval(tmp_path, capsys):
     assert len(per_query) == 25
     nonzero = 0  # queries where the judged non-relevant documents change bpref
     for q, vals in per_query.items():
-        assert vals["bpref"] == pytest.approx(theirs[q]["bpref"], abs=1e-9), q
-        assert vals["map"] == pytest.approx(theirs[q]["map"], abs=1e-9), q
+        # the run file holds the top 20: bpref@20 and map@20 are trec_eval's bpref and map
+        assert vals["bpref@20"] == pytest.approx(theirs[q]["bpref"], abs=1e-9), q
+        assert vals["map@20"] == pytest.approx(theirs[q]["map"], abs=1e-9), q
         assert vals["judged@5"] == pytest.approx(judged[q]["P_5"], abs=1e-9), q
         assert vals["judged@10"] == pytest.approx(judged[q]["P_10"], abs=1e-9), q
-        nonzero += 0 < vals["bpref"] < 1  # a judged non-relevant document ranked above
+        nonzero += 0 < vals["bpref@20"] < 1  # a judged non-relevant document ranked above
     assert nonzero >= 3
 
 
@@ -52,8 +53,8 @@ def test_without_judgments_they_are_missing_with_the_reason(tmp_path, capsys):
                             "--allow-missing", "--quiet"], capsys)
     assert code == 0, err
     counts = json.loads(out.read_text())["counts"]
-    assert counts["mrr"]["n"] == 1
-    for name in ("bpref", "judged@5"):
+    assert counts["mrr@10"]["n"] == 1
+    for name in ("bpref@10", "judged@5"):
         assert counts[name]["n"] == 0
         assert list(counts[name]["reasons"]) == [
             "needs judged documents (qrels); this ground truth names relevant passages or "

@@ -120,7 +120,8 @@ def test_metric_names_parse_in_one_place():
     with pytest.raises(UnknownComponentError, match="needs a cutoff"):
         parse_metric("recall")
     with pytest.raises(UnknownComponentError, match="takes no cutoff"):
-        parse_metric("r_precision@3")
+        parse_metric("exact_match@3")
+    assert str(parse_metric("Rprec@3")) == "r_precision@3"  # on the ranking cut at 3
 
 
 doc_ids = st.sampled_from([f"d{i}" for i in range(12)])

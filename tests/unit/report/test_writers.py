@@ -29,11 +29,11 @@ def test_run_writes_every_format_asked(tmp_path, capsys):
     assert data["envelope"]["kind"] == "run" and len(data["envelope"]["config_hash"]) == 64
     md = (tmp_path / "res" / "run.md").read_text()
     assert md.startswith("### ragmark run: sparse on questions (8 questions)")
-    assert f"| MRR | {data['metrics']['mrr']:.4f} | 8 | 0 |" in md
+    assert f"| MRR@10 | {data['metrics']['mrr@10']:.4f} | 8 | 0 |" in md
     rows = list(csv.DictReader((tmp_path / "res" / "run.csv").open()))
     assert len(rows) == 8 * len(data["per_query"]["q1"])
-    mrr = {r["question_id"]: float(r["value"]) for r in rows if r["metric"] == "mrr"}
-    assert mrr == {q: v["mrr"] for q, v in data["per_query"].items()}
+    mrr = {r["question_id"]: float(r["value"]) for r in rows if r["metric"] == "mrr@10"}
+    assert mrr == {q: v["mrr@10"] for q, v in data["per_query"].items()}
     with (tmp_path / "res" / "run.trec").open() as f:
         run = pytrec_eval.parse_run(f)
     assert set(run) == set(data["per_query"])

@@ -69,7 +69,7 @@ def test_a_generated_set_validates_and_round_trips_through_run(corpus, tmp_path,
                           str(results), "--include-details", "--quiet"], capsys)
     assert code == 0
     data = read(results)
-    for metric in ("recall@10", "mrr", "ndcg@10", "hit@5"):
+    for metric in ("recall@10", "mrr@10", "ndcg@10", "hit@5"):
         assert data["counts"][metric] == {"n": 4, "missing": 0}
     # 8 one-chunk documents, top 10: every quote is matched by the chunk it came from
     assert data["metrics"]["recall@10"] == 1.0
