@@ -101,12 +101,16 @@ class LLMTable(BaseModel):
     batch: bool | None = None
     batch_discount: float | None = Field(None, ge=0, le=1)
     batch_poll: float | None = Field(None, gt=0)
+    context_window: int | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
 
     def endpoint(self) -> dict[str, Any]:
         """The fields that are set (the ``llm`` components' parameters; the batch
-        settings are the judges' alone: the generator and rerankers stay interactive)."""
+        settings, the judges' answer cap and the window they are fitted in are the
+        judges' alone: the generator and rerankers stay interactive)."""
         return {k: v for k, v in self.model_dump().items()
-                if v is not None and not k.startswith("batch")}
+                if v is not None and not k.startswith("batch")
+                and k not in ("max_tokens", "context_window")}
 
 
 class RunConfig(BaseModel):

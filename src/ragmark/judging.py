@@ -174,7 +174,18 @@ async def judge_async(
         if require:
             raise ConfigError(f"--require-llm: {why}") from None
         return _skipped(records, names, why)
-    return scores, [], llm_summary(settings, client, counts)
+    return scores, cut_notes(counts), llm_summary(settings, client, counts)
+
+
+def cut_notes(counts: JudgeCounts) -> list[str]:
+    """The note that says how many judge calls had their texts cut to fit the window."""
+    if not counts.cut:
+        return []
+    return [f"{counts.cut} of {counts.asked} judge calls did not fit the model's context "
+            f"window of {counts.window:,} tokens with their whole texts: the texts they judge "
+            "were cut to fit (marked in the prompt), so those verdicts saw less than was "
+            "retrieved. A model with a larger window (or --llm-context-window, when the "
+            "server has one) judges them whole"]
 
 
 def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts | None = None
@@ -191,6 +202,8 @@ def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts | 
     }
     if counts is not None:
         out.update(judge_reasks=counts.reasked, judge_failures=counts.failed)
+        if counts.cut:
+            out.update(judge_cut_to_fit=counts.cut, context_window=counts.window)
     if st.format_refusals:
         out["format_refusals"] = st.format_refusals
     if client.batcher is not None:

@@ -174,7 +174,10 @@ def _run(
     if outputs is not None or cfg.pipeline is not None:
         from ragmark.pipelines.source import external
 
-        by_id = outputs is None and any(s.truth.kind == "ids" for s in samples)
+        # contexts without ids take a corpus document's id by their text: a pipeline's,
+        # and logged outputs joined to a dataset (not a log scored on its own)
+        by_id = (outputs is None or dataset.format != "outputs") and any(
+            s.truth.kind == "ids" for s in samples)
         src = external(samples, cfg, prog, outputs=outputs, with_answers=not skip_generation,
                        dry_run=dry_run, fn=pipeline_fn,
                        resolve=corpus_ids(dataset.corpus.documents) if by_id else None)

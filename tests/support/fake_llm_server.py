@@ -99,6 +99,16 @@ class FakeLLMServer:
         self.batches = FakeBatches(self)
         self.active = 0
         self.max_active = 0
+        self.n_ctx: int | None = None
+        """A context window the server enforces (characters / 4 a token): a chat call
+        whose prompt and max_tokens exceed it is refused with HTTP 400, as vLLM words it."""
+        self.refused = 0
+        self.model_meta: dict[str, Any] = {}
+        """Extra keys of every /v1/models entry (``max_model_len`` as vLLM)."""
+        self.props: dict[str, Any] | None = None
+        """The body of GET /props (llama.cpp), when set."""
+        self.show: dict[str, Any] | None = None
+        """The body of POST /api/show (Ollama), when set."""
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(
@@ -154,6 +164,17 @@ class FakeLLMServer:
             "usage": {"prompt_tokens": 11, "completion_tokens": 3, "total_tokens": 14},
         }
 
+    def _too_long(self, body: Any, path: str) -> str | None:
+        if self.n_ctx is None or not path.endswith("/chat/completions"):
+            return None
+        prompt = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
+        asked = int(body.get("max_tokens") or 0)
+        if prompt + asked <= self.n_ctx:
+            return None
+        return (f"This model's maximum context length is {self.n_ctx} tokens. However, you "
+                f"requested {prompt + asked} tokens ({prompt} in the messages, {asked} in "
+                "the completion). Please reduce the length of the messages or completion.")
+
     def _pick(self, body: Any) -> Reply:
         with self._lock:
             if self.queue:
@@ -205,8 +226,11 @@ class FakeLLMServer:
                     self._send(status, text, {})
                 elif self.path == "/api/tags":
                     self._send(200, {"models": [{"name": m} for m in server.models]}, {})
+                elif self.path == "/props" and server.props is not None:
+                    self._send(200, server.props, {})
                 elif self.path == "/v1/models":
-                    data = [{"id": m, "object": "model"} for m in server.models]
+                    data = [{"id": m, "object": "model", **server.model_meta}
+                            for m in server.models]
                     self._send(200, {"object": "list", "data": data}, {})
                 else:
                     self._send(404, {"error": "not found"}, {})
@@ -220,6 +244,20 @@ class FakeLLMServer:
                     self._send(*server.batches.upload(self.headers["Content-Type"], raw), {})
                     return
                 body = json.loads(raw or b"null")
+                if self.path == "/api/show":  # Ollama's model facts: not a chat call
+                    server.gets.append(Seen(self.path, dict(self.headers), body,
+                                            time.monotonic()))
+                    self._send(*((200, server.show) if server.show is not None
+                                 else (404, {"error": "not found"})), {})
+                    return
+                too_long = server._too_long(body, self.path)
+                if too_long is not None:
+                    with server._lock:
+                        server.refused += 1
+                        server.requests.append(Seen(self.path, dict(self.headers), body,
+                                                    time.monotonic()))
+                    self._send(400, {"error": {"message": too_long, "type": "invalid"}}, {})
+                    return
                 if self.path == "/v1/batches":
                     server.requests.append(Seen(self.path, dict(self.headers), body,
                                                 time.monotonic()))

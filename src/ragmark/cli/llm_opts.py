@@ -21,12 +21,14 @@ _META = "ragmark.llm_flags"
 _FLAGS = {"llm_base_url": "base_url", "llm_model": "model", "llm_api_key_env": "api_key_env",
           "llm_provider": "provider", "llm_concurrency": "concurrency",
           "llm_timeout": "timeout", "llm_max_retries": "max_retries",
-          "llm_prices": "prices", "llm_structured": "structured", "llm_batch": "batch"}
+          "llm_prices": "prices", "llm_structured": "structured", "llm_batch": "batch",
+          "llm_max_tokens": "max_tokens", "llm_context_window": "context_window"}
 _ENV = {"base_url": "RAGMARK_LLM_BASE_URL", "model": "RAGMARK_LLM_MODEL",
         "api_key_env": "RAGMARK_LLM_API_KEY_ENV", "provider": "RAGMARK_LLM_PROVIDER",
         "concurrency": "RAGMARK_LLM_CONCURRENCY", "timeout": "RAGMARK_LLM_TIMEOUT",
         "max_retries": "RAGMARK_LLM_MAX_RETRIES", "structured": "RAGMARK_LLM_STRUCTURED",
-        "batch_poll": "RAGMARK_LLM_BATCH_POLL"}
+        "batch_poll": "RAGMARK_LLM_BATCH_POLL", "max_tokens": "RAGMARK_LLM_MAX_TOKENS",
+        "context_window": "RAGMARK_LLM_CONTEXT_WINDOW"}
 
 
 def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> None:
@@ -99,6 +101,13 @@ def _endpoint_opts() -> list[Callable[..., Any]]:
         opt("--llm-batch", is_flag=True, default=None,
             help="Send the judge calls not in the cache as OpenAI Batch API jobs (about "
             "half the price, answers within 24 h); stop and rerun to pick a job up."),
+        opt("--llm-max-tokens", type=click.IntRange(min=1),
+            help="Cap on each judge's JSON answer, in tokens (default: 1024; lowered to "
+            "what the context window leaves after the prompt)."),
+        opt("--llm-context-window", type=click.IntRange(min=1),
+            help="The model's context window in tokens, when the server does not say it "
+            "(/models, /props, Ollama's num_ctx); judge calls are fitted in it, their "
+            "texts cut when needed (counted in a note)."),
         opt("--llm-structured", type=click.Choice(["auto", "off"]),
             help="Send the judges' output schema in the form the endpoint takes, falling "
             "back when it refuses (auto, the default), or never (off)."),
@@ -111,7 +120,8 @@ def _env_values() -> dict[str, Any]:
         raw = os.environ.get(var, "").strip()
         if not raw:
             continue
-        if field in ("concurrency", "max_retries", "timeout", "batch_poll"):
+        if field in ("concurrency", "max_retries", "timeout", "batch_poll", "max_tokens",
+                     "context_window"):
             try:
                 out[field] = (float if field in ("timeout", "batch_poll") else int)(raw)
             except ValueError:
@@ -257,7 +267,10 @@ def _calls_line(who: str, est: dict[str, Any], what: str) -> str:
         + _at_most(est, "at_most_prompt_tokens", "estimated_prompt_tokens", "{:,}")
         + f" (characters / 4); estimated cost {_cost(est['estimated_cost'])}"
         + (_at_most(est, "at_most_cost", "estimated_cost", "${:.4f}")
-           if est["estimated_cost"] is not None else "") + ".")
+           if est["estimated_cost"] is not None else "") + "."
+        + (f"\nwarning: {est['cut_to_fit']} of those prompts do not fit the model's context "
+           f"window of {est['context_window']:,} tokens with their whole texts: the run will "
+           "cut the texts they judge to fit" if est.get("cut_to_fit") else ""))
 
 
 def _at_most(est: dict[str, Any], most: str, sure: str, fmt: str) -> str:

@@ -40,8 +40,9 @@ if TYPE_CHECKING:
               help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
 @click.option("--outputs", "outputs_path", type=click.Path(exists=True, dir_okay=False),
               help="Score a system's logged outputs instead: JSONL of {question, answer, "
-                   "contexts, ground_truth_contexts?, expected_answer?, ...}. Not with "
-                   "--dataset or --config.")
+                   "contexts, ground_truth_contexts?, expected_answer?, ...}; with "
+                   "--dataset, the dataset's ground truth scores them (joined by id, else "
+                   "question text). Not with --config.")
 @click.option("--run-file-in", "run_file_in", type=click.Path(exists=True, dir_okay=False),
               help="Score a TREC run file (qid Q0 docid rank score tag) against --dataset's "
                    "ground truth, as trec_eval would; retrieval metrics only.")
@@ -153,6 +154,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, run_file_in: str | No
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     outputs = None
     left_of_run = 0
+    join_notes: list[str] = []
     if run_file_in is not None:
         given = [flag for flag, v in (("--outputs", outputs_path), ("--config", config),
                                       ("--top-k", top_k), ("--top-n", top_n)) if v is not None]
@@ -169,15 +171,20 @@ def run_cmd(dataset: str | None, outputs_path: str | None, run_file_in: str | No
                                         "unit": unit or "document"})
         skip_generation = True
     elif outputs_path is not None:
-        given = [flag for flag, v in (("--dataset", dataset), ("--config", config),
-                                      ("--corpus", corpus), ("--top-k", top_k),
-                                      ("--top-n", top_n)) if v is not None]
+        given = [flag for flag, v in (("--config", config), ("--top-k", top_k),
+                                      ("--top-n", top_n)) if v is not None] + (
+            ["--corpus without --dataset"] if corpus is not None and dataset is None else [])
         if given:
             raise ConfigError(f"--outputs scores logged answers and contexts as they are; it "
                               f"cannot be combined with {', '.join(given)}")
         oset = load_outputs(outputs_path, leniency(strict, encoding))
         ds, outputs = oset.dataset, oset.outputs
         cfg = RunConfig.model_validate({"name": ds.name, "unit": unit or "auto"})
+        if dataset is not None:  # the ground truth is the dataset's: join the log to it
+            from ragmark.data.outputs import join_outputs
+
+            ds = load_dataset(dataset, corpus, split, leniency(strict, encoding))
+            outputs, join_notes = join_outputs(oset, ds)
     elif dataset is None:
         raise ConfigError("give --dataset PATH (a dataset to run a config on) or --outputs "
                           "FILE (a system's logged outputs to score)")
@@ -234,7 +241,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, run_file_in: str | No
         report.notes.append(f"{left_of_run} question{'s' if left_of_run != 1 else ''} of the "
                             "run file are not in the dataset: left out, as trec_eval leaves "
                             "them")
-    report.notes[:0] = fit_notes
+    report.notes[:0] = fit_notes + join_notes
     if human is not None:
         from ragmark.human_labels import corrected, corrected_lines
 

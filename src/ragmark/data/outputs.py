@@ -25,7 +25,7 @@ from ragmark.data._read import Where, base_suffix, missing_error
 from ragmark.data.leniency import Leniency
 from ragmark.data.sets import _samples, read_items, set_name
 from ragmark.errors import DataError
-from ragmark.pipelines.base import Output, ShapeError, parse_contexts
+from ragmark.pipelines.base import Logged, Output, ShapeError, parse_contexts
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
@@ -39,6 +39,8 @@ class OutputsSet:
 
     dataset: Dataset
     outputs: dict[str, Output]
+    given_ids: frozenset[str] = frozenset()
+    """The ids the file gave (the others are positional: q1, q2, ...)."""
 
 
 NULL_ANSWERS = "null answers, scored as empty answers (their answer metrics are missing)"
@@ -75,10 +77,12 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
         raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list",
                         file=str(path))
     outputs: list[Output] = []
+    given: list[bool] = []
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
         outputs.append(_output(obj, where, lenient))
+        given.append(obj.get("id") is not None)
         passages = get_optional_strings(obj, "ground_truth_contexts", where)
         optional = {
             "expected_answer": get_optional_string(obj, "expected_answer", where),
@@ -92,4 +96,66 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
                     source=f"contexts of {path}")
     dataset = Dataset(set_name(path), str(path), "outputs", samples, corpus, "whole",
                       warnings=tuple(lenient.messages()))
-    return OutputsSet(dataset, {s.id: o for s, o in zip(samples, outputs, strict=True)})
+    return OutputsSet(dataset, {s.id: o for s, o in zip(samples, outputs, strict=True)},
+                      frozenset(s.id for s, g in zip(samples, given, strict=True) if g))
+
+
+NO_OUTPUT = "the log has no output for this question"
+
+
+def _question_key(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip("?.! ")
+
+
+def join_outputs(oset: OutputsSet, dataset: Dataset) -> tuple[Logged, list[str]]:
+    """The logged outputs of ``oset`` as outputs of ``dataset``'s questions, whose ground
+    truth then scores them (``--outputs LOG --dataset SET``), and the notes that say how
+    they were joined. A line joins the question with its id when the file gave one that
+    the dataset has, else the question of the same text (case and white space aside; a
+    text two questions share joins neither). A question without a line has its metrics
+    missing with :data:`NO_OUTPUT`; lines that join no question are left out, counted; a
+    DataError when none joins."""
+    ids = {s.id for s in dataset.samples}
+    texts: dict[str, list[str]] = {}
+    for s in dataset.samples:
+        texts.setdefault(_question_key(s.question), []).append(s.id)
+    joined: dict[str, Output] = {}
+    by_text = unmatched = twice = shared = 0
+    for s in oset.dataset.samples:
+        if s.id in oset.given_ids and s.id in ids:
+            target: str | None = s.id
+        else:
+            found = texts.get(_question_key(s.question), [])
+            target = found[0] if len(found) == 1 else None
+            shared += len(found) > 1
+            by_text += target is not None
+        if target is None:
+            unmatched += 1
+        elif target in joined:
+            twice += 1
+        else:
+            joined[target] = oset.outputs[s.id]
+    if not joined:
+        raise DataError(
+            f"no line of the log joins a question of the dataset {dataset.name!r}: a line "
+            "joins by its 'id' when the dataset has it, else by the text of its 'question' "
+            f"(the dataset's first question: {dataset.samples[0].question[:80]!r}; the "
+            f"log's: {oset.dataset.samples[0].question[:80]!r})", file=oset.dataset.path)
+    lacking = [s.id for s in dataset.samples if s.id not in joined]
+    out = {s.id: joined.get(s.id) or Output.failed(NO_OUTPUT) for s in dataset.samples}
+    n = len(oset.dataset.samples)
+    notes = [f"{len(joined)} of {n} logged outputs joined the dataset's questions"
+             + (f" ({by_text} by their question text, the rest by id)" if by_text else
+                " by id")
+             + "; the dataset's ground truth scores them"]
+    if lacking:
+        notes.append(f"{len(lacking)} of {len(dataset.samples)} questions of the dataset have "
+                     f"no logged output (the first: {lacking[0]!r}): their metrics are "
+                     f"missing ({NO_OUTPUT})")
+    if unmatched or twice:
+        parts = ([f"{unmatched} join no question of the dataset"] if unmatched else []) + (
+            [f"{twice} join a question an earlier line joined"] if twice else [])
+        notes.append(f"{unmatched + twice} logged outputs are left out: {'; '.join(parts)}"
+                     + (f" ({shared} of them by a question text the dataset has more than "
+                        "once: give the lines ids)" if shared else ""))
+    return Logged(out, source="outputs"), notes

@@ -16,9 +16,11 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ragmark.errors import ConfigError
+from ragmark.judges.fit import Fitted, fit
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import strict_schema
+from ragmark.llm.window import known_window, learn, window_in_refusal
 from ragmark.types import Score
 
 In = TypeVar("In", bound=BaseModel)
@@ -92,11 +94,16 @@ def in_order(flags: Mapping[int, bool], n: int) -> list[bool]:
 @dataclass
 class JudgeCounts:
     """Running counts of judge calls: ``asked`` items, ``reasked`` (second tries),
-    ``failed`` (items that ended in a JudgeFailure)."""
+    ``failed`` (items that ended in a JudgeFailure), ``cut`` (calls whose texts were cut
+    to fit the context ``window``)."""
 
     asked: int = 0
     reasked: int = 0
     failed: int = 0
+    cut: int = 0
+    """Calls whose texts were cut to fit the model's context window."""
+    window: int | None = None
+    """That window, when some were."""
 
 
 @functools.cache
@@ -316,6 +323,36 @@ def _kept(raw: str) -> str:
     return raw if len(raw) <= _RAW_KEPT else raw[:_RAW_KEPT] + "..."
 
 
+def _cap(client: Any, prompt: Prompt[Any, Any]) -> int:
+    """The answer's cap: the prompt's, or ``max_tokens`` of the client's settings
+    (``--llm-max-tokens``) for a JSON answer (a yes/no answer keeps its smaller cap)."""
+    most = getattr(getattr(client, "settings", None), "max_tokens", None)
+    if not most:
+        return prompt.token_cap
+    return int(most) if prompt.output == "json" else min(prompt.token_cap, int(most))
+
+
+async def _chat(client: ChatClient, messages: Sequence[Message], params: Mapping[str, Any]
+                ) -> Any:
+    """The call's result, or the LLMCallFailed it raised."""
+    try:
+        return await client.chat(messages, **params)
+    except LLMCallFailed as e:
+        return e
+
+
+def _fitted(client: Any, prompt: Prompt[Any, Any], item: Any, cap: int, window: int | None,
+            counts: JudgeCounts) -> Fitted:
+    fitted = fit(prompt, item, cap, window)
+    if fitted.cut:
+        counts.cut += 1
+        counts.window = window
+        seen = getattr(client, "saw_cut", None)  # a dry run counts them
+        if seen is not None:
+            seen()
+    return fitted
+
+
 async def ask(
     client: ChatClient,
     prompt: Prompt[In, Out],
@@ -330,17 +367,31 @@ async def ask(
     ``client`` is an :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
     counts = counts if counts is not None else JudgeCounts()
     counts.asked += 1
-    params.setdefault("max_tokens", prompt.token_cap)
     params.setdefault("schema", prompt.schema(item))
-    messages = prompt.render(item)
+    cap = int(params.pop("max_tokens", None) or _cap(client, prompt))
+    window = known_window(client)
+    fitted = _fitted(client, prompt, item, cap, window, counts)
+    if fitted.problem is not None:
+        counts.failed += 1
+        return JudgeFailure(fitted.problem, None, 0)
+    messages = fitted.messages
+    params["max_tokens"] = fitted.max_tokens
     raw: str | None = None
     for attempt in (1, 2):
-        try:
-            result = await client.chat(messages, **params)
-        except LLMCallFailed as e:
+        result = await _chat(client, messages, params)
+        if isinstance(result, LLMCallFailed):
+            learnt = window_in_refusal(result.reason)
+            if attempt == 1 and learnt and (window is None or learnt < window):
+                learn(client, learnt)  # the refusal named the window: fit, and once more
+                window = learnt
+                fitted = _fitted(client, prompt, item, cap, window, counts)
+                if fitted.problem is None:
+                    messages, params["max_tokens"] = fitted.messages, fitted.max_tokens
+                    result = await _chat(client, messages, params)
+        if isinstance(result, LLMCallFailed):
             counts.failed += 1
             return JudgeFailure(
-                f"{prompt.name}: judge call failed: {e.reason}",
+                f"{prompt.name}: judge call failed: {result.reason}",
                 None if raw is None else _kept(raw),
                 attempt,
             )

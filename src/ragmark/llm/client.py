@@ -25,6 +25,7 @@ from ragmark.llm.protocol import (
 from ragmark.llm.results import Estimate, LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
 from ragmark.llm.transport import Posted, Request, Retry, parse_retry_after
+from ragmark.llm.window import from_probe
 
 Progress = Callable[[int], None]
 """Called with the number of calls just finished (drives a progress bar)."""
@@ -54,6 +55,7 @@ class LLMClient:
         self._form_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._inflight: dict[str, asyncio.Future[LLMResult]] = {}
+        self.window: int | None = None  # the context window, once known (llm/window.py)
         self.batcher: Any = None
         """With ``settings.batch``: a :class:`~ragmark.llm.batch.Batcher` that sends the
         calls not in the cache as provider batch jobs."""
@@ -372,6 +374,8 @@ class LLMClient:
             return False, (f"HTTP {resp.status_code} from {shown}: {self._snippet(resp)}"
                            + v1_hint(self.settings, resp.status_code))
         names = self._model_names(resp)
+        await from_probe(self, resp.json() if "json" in resp.headers.get("content-type", "")
+                         else None)  # the context window, where the server says it
         if names is None:
             return True, f"{shown} answered"
         if s.model in names:

@@ -34,6 +34,9 @@ class LLMSettings(BaseModel):
     ``"off"`` never sends one. ``batch``: calls not in the cache go out as OpenAI Batch
     API jobs (:mod:`ragmark.llm.batch`), priced at ``1 - batch_discount`` of the
     interactive price, their status polled every ``batch_poll`` seconds.
+    ``context_window`` (tokens) is the model's window when the server does not say it
+    (:mod:`ragmark.llm.window`); ``max_tokens`` caps every JSON judge answer (default
+    1,024; a yes/no answer keeps its cap of 16). Judge calls are fitted in the window.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
@@ -55,6 +58,8 @@ class LLMSettings(BaseModel):
     batch: bool = False
     batch_discount: float = Field(default=0.5, ge=0, le=1)
     batch_poll: float = Field(default=30.0, gt=0)
+    context_window: int | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
 
     @field_validator("base_url")
     @classmethod

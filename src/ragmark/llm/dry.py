@@ -43,6 +43,8 @@ class DryCounts:
     cached: int = 0
     tokens: int = 0
     more_tokens: int = 0
+    cut: int = 0
+    """Calls whose texts will be cut to fit the model's context window."""
 
 
 class DryClient:
@@ -52,6 +54,19 @@ class DryClient:
         self.client = client
         self.counts = DryCounts()
         self._seen: set[str] = set()
+
+    @property
+    def settings(self) -> Any:
+        return self.client.settings
+
+    @property
+    def window(self) -> int | None:
+        """The context window known without a call (``[llm] context_window``)."""
+        return self.client.window
+
+    def saw_cut(self) -> None:
+        """A call whose texts the run will cut to fit the context window."""
+        self.counts.cut += 1
 
     async def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> LLMResult:
         key = self.client.key_of(messages, **params)  # type: ignore[arg-type]
@@ -92,7 +107,8 @@ class DryClient:
                 "at_most": c.calls + c.more, "cached": c.cached,
                 "estimated_prompt_tokens": c.tokens,
                 "at_most_prompt_tokens": c.tokens + c.more_tokens,
-                "estimated_cost": cost(c.tokens), "at_most_cost": cost(c.tokens + c.more_tokens)}
+                "estimated_cost": cost(c.tokens), "at_most_cost": cost(c.tokens + c.more_tokens),
+                **({"cut_to_fit": c.cut, "context_window": s.context_window} if c.cut else {})}
 
 
 def estimate_calls(client: LLMClient, message_lists: Sequence[Sequence[Mapping[str, Any]]],

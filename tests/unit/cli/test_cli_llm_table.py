@@ -94,7 +94,7 @@ def test_bad_tables_are_named(dataset, tmp_path, capsys):
     assert code == 2 and err == (
         f"error: {p}, key 'llm.modle': unknown key; known keys of [llm]: base_url, model, "
         "api_key_env, provider, concurrency, timeout, max_retries, prices, structured, batch, "
-            "batch_discount, batch_poll\n")
+            "batch_discount, batch_poll, context_window, max_tokens\n")
 
 
 def test_bad_endpoint_values_get_one_line_naming_their_source(dataset, tmp_path, capsys,

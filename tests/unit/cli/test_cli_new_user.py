@@ -229,3 +229,46 @@ def test_a_file_of_another_shape_is_named(tmp_path, capsys):
     code, _, err = run_cli(["run", "--dataset", str(logged)], capsys)
     assert code == 2 and "score them as logged outputs with --outputs" in err
     assert "--run-file-in a TREC run file (with --dataset)" in err
+
+
+def test_logged_outputs_are_scored_against_a_datasets_ground_truth(tmp_path, capsys):
+    """Issue 25 item 12: `--outputs LOG --dataset SET` joins the log to the set's
+    questions (by id, else question text) and scores it with the set's qrels."""
+    ds = tiny_beir(tmp_path / "beir", {"q1": "apples orchard", "q2": "pears autumn",
+                                       "q3": "yellow bananas"},
+                   {"q1": {"d1": 1}, "q2": {"d2": 1}, "q3": {"d3": 1, "d1": 0}})
+    log = tmp_path / "today.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in [
+        {"id": "q1", "question": "what grows in the orchard", "answer": "apples",
+         "contexts": [{"text": "pears", "id": "d2"}, {"text": "apples", "id": "d1"}]},
+        {"question": "  Yellow   BANANAS? ", "answer": "bananas",  # no id: by its text
+         "contexts": [FRUIT["d1"], FRUIT["d3"]]},  # no ids: the corpus's, by their text
+        {"question": "what is eggnog", "answer": "a drink", "contexts": []},
+    ]))
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["run", "--outputs", str(log), "--dataset", str(ds),
+                                 "--metrics", "mrr,recall@1", "--output", str(out),
+                                 "--include-details", "--quiet", "--allow-missing"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["per_query"]["q1"]["mrr"] == 0.5  # d1 second
+    assert data["per_query"]["q3"]["mrr"] == 0.5  # d3 second, found by its text
+    assert data["per_query"]["q2"]["mrr"] is None
+    assert data["counts"]["mrr"] == {"n": 2, "missing": 1, "reasons": {
+        "the log has no output for this question": 1}}
+    assert data["config"]["name"] == "today" and data["dataset"]["format"] == "beir"
+    notes = " ".join(data["notes"])
+    assert ("2 of 3 logged outputs joined the dataset's questions (1 by their question "
+            "text, the rest by id); the dataset's ground truth scores them") in notes
+    assert ("1 of 3 questions of the dataset have no logged output (the first: 'q2')"
+            in notes)
+    assert "1 logged outputs are left out: 1 join no question of the dataset" in notes
+    assert "2 contexts without an id took the id of the corpus document" in notes
+    # a log that joins nothing names the first question of each
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"question": "what is eggnog", "answer": "", "contexts": []})
+                     + "\n")
+    code, _, err = run_cli(["run", "--outputs", str(other), "--dataset", str(ds),
+                            "--output", str(out), "--quiet"], capsys)
+    assert code == 2 and "no line of the log joins a question of the dataset" in err
+    assert "'apples orchard'" in err and "'what is eggnog'" in err

@@ -1,0 +1,151 @@
+"""The model's context window: where it comes from, and what fits in it.
+
+A judge call asks for a completion of up to ``max_tokens`` tokens on top of its prompt,
+and a server refuses (HTTP 400) a call whose prompt and completion do not fit the
+model's window. The window comes, in this order, from ``[llm] context_window``
+(``--llm-context-window``); from what the server says about itself when the endpoint is
+probed before the first call: an OpenAI-compatible ``/models`` entry's
+``max_model_len`` (vLLM), ``context_length`` (OpenRouter, LM Studio) or
+``context_window``, llama.cpp's ``/props`` (``n_ctx``) when the models list is
+llama.cpp's, Ollama's ``/api/show`` (the model's ``num_ctx`` parameter); and
+last from the refusal itself, whose text names the window on vLLM and OpenAI ("maximum
+context length is 2048 tokens"), llama-cpp-python ("exceed context window of 2048") and
+llama.cpp ("available context size (2048 tokens)").
+
+Tokens are estimated without the model's tokenizer, on the safe side: characters / 3
+(+4 a message). English runs at about 4 characters a token, so the estimate leaves room.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+CHARS_PER_TOKEN = 3
+"""Characters per token of the safe estimate (English is about 4)."""
+
+_REFUSALS = (
+    re.compile(r"maximum context length is (\d+)", re.I),  # OpenAI, vLLM
+    re.compile(r"context window of (\d+)", re.I),  # llama-cpp-python
+    re.compile(r"context size \((\d+) tokens\)", re.I),  # llama.cpp server
+    re.compile(r"context length of (?:only )?(\d+)", re.I),
+    re.compile(r"\bn_ctx(?:_slot)?\s*[=:]\s*(\d+)", re.I),
+)
+_MODEL_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
+_UNKNOWN = -1
+
+
+def prompt_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The safe estimate of a prompt's tokens: characters / 3, plus 4 per message."""
+    chars = sum(len(str(m.get("content", ""))) for m in messages)
+    return -(-chars // CHARS_PER_TOKEN) + 4 * len(messages)
+
+
+def window_in_refusal(text: str) -> int | None:
+    """The context window a server's refusal names ("maximum context length is 2048
+    tokens"), or None."""
+    for pattern in _REFUSALS:
+        m = pattern.search(text)
+        if m and int(m.group(1)) > 0:
+            return int(m.group(1))
+    return None
+
+
+def known_window(client: Any) -> int | None:
+    """The window the client has now, without asking the server: the settings', else
+    one learnt earlier (from the server or a refusal)."""
+    settings = getattr(client, "settings", None)
+    if settings is not None and getattr(settings, "context_window", None):
+        return int(settings.context_window)
+    got = getattr(client, "window", None)
+    return got if isinstance(got, int) and got > 0 else None
+
+
+def learn(client: Any, window: int) -> None:
+    """Remember ``window`` on the client (a refusal named it)."""
+    client.window = window
+
+
+async def from_probe(client: Any, models: Any) -> None:
+    """Learn the window when the probe of the endpoint found it answering: from its
+    models list (``models``, the JSON of ``/models``), else llama.cpp's ``/props`` when
+    the list is llama.cpp's, or Ollama's ``/api/show``; unknown (None) otherwise."""
+    settings = client.settings
+    if known_window(client) is not None:
+        return
+    try:
+        found = await _ask_server(settings, client._headers(), models)
+    except Exception:  # a server that says nothing useful: the window stays unknown
+        found = None
+    if found and getattr(client, "window", None) is None:
+        client.window = found
+
+
+async def _ask_server(settings: Any, headers: Mapping[str, str], models: Any) -> int | None:
+    if settings.provider != "ollama":
+        got = _from_models(models, settings.model)
+        items = models.get("data") if isinstance(models, Mapping) else None
+        llama_cpp = isinstance(items, list) and any(
+            isinstance(m, Mapping) and m.get("owned_by") == "llamacpp" for m in items)
+        if got or not llama_cpp:
+            return got
+    async with httpx.AsyncClient(timeout=5.0, headers=dict(headers)) as http:
+        if settings.provider == "ollama":
+            resp = await http.post(settings.base_url + "/api/show",
+                                   json={"model": settings.model})
+            return _ollama_num_ctx(resp.json()) if resp.status_code == 200 else None
+        resp = await http.get(_root(settings.base_url) + "/props")
+        return _from_props(resp.json()) if resp.status_code == 200 else None
+
+
+def _root(url: str) -> str:
+    """``url`` without a trailing API version path (``/v1``)."""
+    parts = urlsplit(url)
+    path = re.sub(r"/v\d+[a-z]*/?$", "", parts.path)
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _positive(value: Any) -> int | None:
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        return None
+    return n if n > 0 else None
+
+
+def _from_models(data: Any, model: str) -> int | None:
+    items = data.get("data") if isinstance(data, Mapping) else None
+    if not isinstance(items, list):
+        return None
+    entries = [m for m in items if isinstance(m, Mapping)]
+    mine = [m for m in entries if m.get("id") == model] or (entries if len(entries) == 1
+                                                              else [])
+    for m in mine:
+        for key in _MODEL_KEYS:
+            got = _positive(m.get(key))
+            if got:
+                return got
+        meta = m.get("meta")
+        if isinstance(meta, Mapping) and _positive(meta.get("n_ctx")):
+            return _positive(meta.get("n_ctx"))
+    return None
+
+
+def _from_props(data: Any) -> int | None:
+    if not isinstance(data, Mapping):
+        return None
+    settings = data.get("default_generation_settings")
+    if isinstance(settings, Mapping) and _positive(settings.get("n_ctx")):
+        return _positive(settings.get("n_ctx"))
+    return _positive(data.get("n_ctx"))
+
+
+def _ollama_num_ctx(data: Any) -> int | None:
+    if not isinstance(data, Mapping):
+        return None
+    m = re.search(r"(?m)^\s*num_ctx\s+(\d+)", str(data.get("parameters") or ""))
+    return _positive(m.group(1)) if m else None
