@@ -225,13 +225,15 @@ def test_a_bad_outputs_file_exits_2_without_a_traceback(tmp_path):
                         "(the system's answer)\n")
 
 
-def test_outputs_excludes_dataset_and_config_and_one_of_them_is_needed(tmp_path, capsys):
+def test_outputs_excludes_config_and_one_of_them_is_needed(tmp_path, capsys):
     src = write_jsonl(tmp_path / "o.jsonl", LINES)
     code, _, err = run_cli(["run", "--outputs", str(src), "--dataset", str(src),
-                            "--config", "sparse"], capsys)
-    assert code == 2
+                            "--config", "sparse", "--top-k", "3"], capsys)
+    assert code == 2  # with --dataset, the dataset's ground truth scores the log
     assert err == ("error: --outputs scores logged answers and contexts as they are; it "
-                   "cannot be combined with --dataset, --config\n")
+                   "cannot be combined with --config, --top-k\n")
+    code, _, err = run_cli(["run", "--outputs", str(src), "--corpus", str(src)], capsys)
+    assert code == 2 and "--corpus without --dataset" in err
     code, _, err = run_cli(["run", "--quiet"], capsys)
     assert code == 2
     assert err.startswith("error: give --dataset PATH (a dataset to run a config on) or "

@@ -305,3 +305,21 @@ def test_a_provider_batch_writes_the_same_set(corpus, tmp_path, capsys, server, 
     assert [r.path for r in server.requests[asked:]] == ["/v1/files", "/v1/batches"]
     assert (tmp_path / "b.json").read_bytes() == (tmp_path / "i.json").read_bytes()
     assert read(tmp_path / "b.report.json")["llm"]["batch_calls"] == asked
+
+
+def test_a_small_context_window_is_fitted(corpus, tmp_path, capsys, server):
+    """Issue 25 item 8: testset's calls fit the model's window (here learnt from the
+    server's refusal) instead of being refused."""
+    server.rule = writer()
+    server.n_ctx = 1400
+    out = tmp_path / "testset.json"
+    code, _, err = run_cli(cmd(corpus, out, server, "--size", "4", "--types", "factual"),
+                           capsys)
+    assert code == 0, err
+    assert len(read(out)) == 4
+    assert server.refused >= 1  # the first call taught the window
+    fitted = [r for r in server.requests if r.body and r.body.get("max_tokens")
+              and sum(len(str(m["content"])) for m in r.body["messages"]) // 4
+              + r.body["max_tokens"] <= 1400]
+    assert len(fitted) == len(server.requests) - server.refused
+    assert {r.body["max_tokens"] for r in fitted} != {1024}
