@@ -55,7 +55,8 @@ def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
         click.echo(json.dumps(rows, indent=2))
         return
     if not runs:
-        out.print(f"No recorded run matches (history: {path}).", highlight=False)
+        out.print(f"No recorded run matches (history: {path}).{_depth_hint(path, name)}",
+                  highlight=False)
         return
     table = Table(show_header=True, header_style="bold")
     for col in ("id", "created (UTC)", "kind", "dataset", "questions", "configs", "commit",
@@ -142,7 +143,8 @@ def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | N
     out, _ = consoles(quiet=True)
     if not points:
         raise ConfigError(f"no recorded run of config {config!r} computed {name}"
-                          + (f" on dataset {dataset!r}" if dataset else ""))
+                          + (f" on dataset {dataset!r}" if dataset else "")
+                          + _depth_hint(path, name))
     table = Table(title=f"{name} of {config} on {points[0][0].dataset_name}",
                   show_header=True, header_style="bold")
     for col in ("run", "created (UTC)", "commit", name, "questions"):
@@ -159,6 +161,18 @@ def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | N
                               plot, title=f"{name} of {config} over runs", ylabel=name,
                               xlabel="run")
         out.print("Plot written to " + ", ".join(str(p) for p in written), highlight=False)
+
+
+def _depth_hint(path: Any, name: str | None) -> str:
+    """For a metric without a cutoff that runs recorded at a depth: the names to ask for."""
+    from ragmark.history.store import at_depths
+
+    found = at_depths(path, name) if name else []
+    if not found:
+        return ""
+    return (f" Runs of ragmark's own pipeline name {name} with the depth it covers: "
+            f"try --metric {found[0]}" + (f" (also recorded: {', '.join(found[1:4])})"
+                                          if len(found) > 1 else ""))
 
 
 def _value(a: Any) -> str:

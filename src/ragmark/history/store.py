@@ -193,6 +193,18 @@ def aggregates(path: str | Path, run_id: int) -> dict[str, dict[str, Aggregate]]
     return out
 
 
+def at_depths(path: str | Path, metric: str) -> list[str]:
+    """The recorded names of ``metric`` at a depth (``mrr`` -> ``mrr@10``, ``mrr@5``), the
+    names a metric without a cutoff gets on ragmark's own ranking; most recorded first."""
+    if "@" in metric or not Path(path).is_file():
+        return []
+    with connect(path, create=False) as con:
+        rows = con.execute("SELECT metric, COUNT(*) FROM aggregates WHERE metric LIKE ? "
+                           "GROUP BY metric ORDER BY COUNT(*) DESC, metric",
+                           (metric + "@%",)).fetchall()
+    return [m for m, _ in rows]
+
+
 def run_row(path: str | Path, run_id: int) -> tuple[RunRow, dict[str, Any], dict[str, Any]]:
     """A run's row, its envelope and its configs (name -> config as recorded)."""
     matches = list_runs(path, run_id=run_id)

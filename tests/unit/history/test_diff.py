@@ -104,6 +104,10 @@ def test_history_commands(tmp_path, capsys):
     assert code == 0
     lines = [ln for ln in out.splitlines() if ln.startswith("│") and ln[1:5].strip().isdigit()]
     assert [ln[1:5].strip() for ln in lines] == ["3", "2", "1"] and "mrr" in out
+    code, out, _ = run_cli(["history", "--metric", "mrr"], capsys)  # named with its depth
+    assert "No recorded run matches" in out
+    assert ("Runs of ragmark's own pipeline name mrr with the depth it covers: try --metric "
+            "mrr@10") in " ".join(out.split())
     code, out, _ = run_cli(["history", "--metric", "mrr@10", "--json"], capsys)
     rows = json.loads(out)
     assert [r["id"] for r in rows] == [3, 2, 1] and rows[0]["kind"] == "compare"
