@@ -30,7 +30,7 @@ from ragmark.judges.reference import (
     context_precision,
     context_recall,
 )
-from ragmark.llm import LLMClient, LLMSettings
+from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.metrics.names import SPECS
@@ -165,7 +165,7 @@ async def judge_async(
         if require:
             raise ConfigError(f"--require-llm: {why}")
         return _skipped(records, names, why)
-    client = LLMClient(settings)
+    client = open_client(settings)
     counts = JudgeCounts()
     try:
         scores = await _judge_all(client, samples, records, names, counts, advance)

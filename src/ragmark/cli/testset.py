@@ -99,7 +99,7 @@ def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrit
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
     from ragmark.cli.paths import check_output
     from ragmark.data.corpus import open_corpus
-    from ragmark.llm import LLMClient
+    from ragmark.llm import open_client
     from ragmark.report.json_writer import write_json
     from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
 
@@ -122,7 +122,7 @@ def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrit
     documents, default_chunker = open_corpus(corpus, lenient)
     warn_data(lenient.messages())
     chunker = _chunker(unit, cfg, default_chunker)
-    client = LLMClient(settings)
+    client = open_client(settings)
     if dry_run:
         _print_dry_run(out, estimate_testset(documents, chunker, options, client))
         return

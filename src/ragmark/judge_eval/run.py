@@ -30,7 +30,7 @@ from ragmark.judge_eval.stats import evaluate, mcnemar
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
 from ragmark.judging import JUDGE_METRICS, judge_call, llm_summary
-from ragmark.llm import LLMClient, LLMSettings
+from ragmark.llm import LLMSettings, open_client
 from ragmark.metrics.names import SPECS
 from ragmark.review import LABEL_METRIC
 from ragmark.scoring import Answer
@@ -49,7 +49,7 @@ def threshold_of(metric: str, given: float | None) -> float:
 
 async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
                      advance: Callable[[int], None]) -> tuple[list[Score], dict[str, Any]]:
-    client = LLMClient(settings)
+    client = open_client(settings)
     counts = JudgeCounts()
     ok, why = await client.probe()
     if not ok:

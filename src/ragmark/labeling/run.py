@@ -25,7 +25,7 @@ from ragmark.judges.prompt import is_reask
 from ragmark.judges.relevance import relevance_prompt
 from ragmark.judging import llm_summary
 from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
-from ragmark.llm import LLMClient, LLMSettings
+from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.progress import NullProgress, Progress
@@ -196,7 +196,7 @@ def label_pairs(pairs: Sequence[Pair], settings: LLMSettings | None,
     command)."""
     if settings is None:
         raise ConfigError(NO_ENDPOINT)
-    client = LLMClient(settings)
+    client = open_client(settings)
     counts = JudgeCounts()
     prog = progress or NullProgress()
     with prog.task(f"labelling {len(pairs):,} passages ({settings.model})",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ragmark.llm.cache import LLMCache, cache_key
 from ragmark.llm.client import LLMClient
 from ragmark.llm.config import LLMSettings
+from ragmark.llm.factory import open_client
 from ragmark.llm.results import Estimate, LLMCallFailed, LLMResult, Stats, Usage
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "Stats",
     "Usage",
     "cache_key",
+    "open_client",
 ]

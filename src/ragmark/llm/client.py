@@ -22,7 +22,7 @@ from ragmark.llm.protocol import (
     parse_response,
     request_body,
 )
-from ragmark.llm.results import Estimate, LLMCallFailed, LLMResult, Stats, Usage
+from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
 from ragmark.llm.transport import Posted, Request, Retry, parse_retry_after
 from ragmark.llm.window import from_probe
@@ -58,11 +58,8 @@ class LLMClient:
         self.window: int | None = None  # the context window, once known (llm/window.py)
         self.batcher: Any = None
         """With ``settings.batch``: a :class:`~ragmark.llm.batch.Batcher` that sends the
-        calls not in the cache as provider batch jobs."""
-        if settings.batch and self.cache is not None:
-            from ragmark.llm.batch import Batcher
-
-            self.batcher = Batcher(self)
+        calls not in the cache as provider batch jobs (:func:`ragmark.llm.open_client`
+        attaches it)."""
         self.forms = Forms()
         """The structured-output form each endpoint takes, learnt and remembered."""
 
@@ -389,9 +386,3 @@ class LLMClient:
             return {str(m.get("id") or m.get("name") or m.get("model")) for m in items}
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
-
-    def estimate(self, message_lists: Sequence[Sequence[Message]], **params: Any) -> Estimate:
-        """A dry run of the calls (see :func:`ragmark.llm.dry.estimate_calls`)."""
-        from ragmark.llm.dry import estimate_calls
-
-        return estimate_calls(self, message_lists, **params)

@@ -23,6 +23,7 @@ from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts, JudgeFailure, Message, ask
 from ragmark.judging import llm_summary
 from ragmark.llm import LLMClient
+from ragmark.llm.dry import estimate_calls
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.testset.checks import (
     DUPLICATE_JACCARD,
@@ -256,7 +257,8 @@ def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
         if not cands:
             break
         rounds += 1
-        if not probed and client.estimate(round_messages(cands), **round_params(cands)).calls:
+        if not probed and estimate_calls(client, round_messages(cands),
+                                         **round_params(cands)).calls:
             ok, why = run_sync(client.probe())
             if not ok:
                 raise ConfigError(f"the LLM endpoint did not answer: {why}")
@@ -321,7 +323,7 @@ def estimate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
     state = _State(quota=quotas(options.size, options.types))
     cands = plan_round(sampler, state, options.types, options.cap, 1)
     messages = round_messages(cands)
-    est = client.estimate(messages, **round_params(cands))
+    est = estimate_calls(client, messages, **round_params(cands))
     per_call = sum(map(estimate_tokens, messages)) / len(messages) if messages else 0.0
     s = client.settings
     return {

@@ -20,15 +20,15 @@ import pytest
 from support.cli import run_cli
 from support.fake_llm_server import Reply, chat_reply
 
-from ragmark.llm import LLMCallFailed, LLMClient, LLMSettings
+from ragmark.llm import LLMCallFailed, LLMClient, LLMSettings, open_client
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "src" / "ragmark" / "demo"
 
 
 def client(url: str, **kw) -> LLMClient:
-    return LLMClient(LLMSettings(base_url=url, model="test-model", batch=True, batch_poll=0.01,
-                                 **kw))
+    return open_client(LLMSettings(base_url=url, model="test-model", batch=True,
+                                   batch_poll=0.01, **kw))
 
 
 def ask_all(c: LLMClient, texts: list[str]):

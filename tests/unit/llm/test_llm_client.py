@@ -18,6 +18,7 @@ from support.fake_llm_server import FakeLLMServer, Reply, chat_reply
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMCache, LLMCallFailed, LLMClient, LLMResult, LLMSettings, Usage
 from ragmark.llm.client import parse_retry_after
+from ragmark.llm.dry import estimate_calls
 
 T = TypeVar("T")
 KEY = "sk-test-SECRET-0123456789"
@@ -309,14 +310,14 @@ def test_estimate_and_cost(server: FakeLLMServer) -> None:
     prices = {"test-model": (2.0, 8.0)}
     client = LLMClient(settings(server.url, prices=prices))
     lists = [msgs("a" * 40), msgs("b" * 80), msgs("a" * 40)]
-    est = client.estimate(lists)
+    est = estimate_calls(client, lists)
     # (8 + 40) / 4 + 2 * 4 = 20 and (8 + 80) / 4 + 8 = 30; the duplicate is one call
     assert (est.calls, est.prompt_tokens, est.cached) == (2, 50, 1)
     assert est.cost == pytest.approx(50 * 2.0 / 1e6)
     run(many(client, lists[:1]))
-    assert client.estimate(lists)[:2] == (1, 30)
+    assert estimate_calls(client, lists)[:2] == (1, 30)
     assert client.stats.estimated_cost() == pytest.approx((11 * 2.0 + 3 * 8.0) / 1e6)
-    assert LLMClient(settings(server.url)).estimate(lists).cost is None
+    assert estimate_calls(LLMClient(settings(server.url)), lists).cost is None
 
 
 def test_sync_wrapper_runs_twice(server: FakeLLMServer) -> None:
