@@ -28,7 +28,7 @@ from ragmark.errors import ConfigError
 if TYPE_CHECKING:
     from ragmark.compare import Comparison, StatSettings
     from ragmark.llm import LLMSettings
-    from ragmark.report.model import RunReport
+    from ragmark.results.model import RunReport
     from ragmark.types import Dataset
 
 Pipeline = Callable[[str], Any]

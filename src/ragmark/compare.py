@@ -31,7 +31,7 @@ from ragmark.metrics.selection import (
 )
 from ragmark.pipelines.own import Retrieval
 from ragmark.progress import Progress
-from ragmark.report.model import RunReport
+from ragmark.results.model import RunReport
 from ragmark.runner import retrieval_of, run
 from ragmark.stats import (
     CORRECTIONS,

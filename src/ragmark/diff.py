@@ -21,7 +21,7 @@ from ragmark.errors import ConfigError
 from ragmark.stats import bootstrap_ci, paired_permutation_test
 
 if TYPE_CHECKING:
-    from ragmark.report.model import RunReport
+    from ragmark.results.model import RunReport
 
 
 @dataclass

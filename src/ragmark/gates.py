@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.report.model import Aggregate, RunReport, grouped_reasons, reason_text
+from ragmark.results.model import Aggregate, RunReport, grouped_reasons, reason_text
 from ragmark.scoring import SKIPPED
 
 DERIVED = frozenset({"grounded_ratio"})

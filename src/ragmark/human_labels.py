@@ -19,7 +19,7 @@ from typing import Any
 
 from ragmark.errors import DataError
 from ragmark.ppi import ppi_mean
-from ragmark.report.model import RunReport
+from ragmark.results.model import RunReport
 from ragmark.review import cell_error, join_contexts, parse_value, review_rows
 
 

@@ -31,10 +31,10 @@ from ragmark.judges.reference import (
     context_recall,
 )
 from ragmark.llm import LLMClient, LLMSettings, open_client
+from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.metrics.names import SPECS
-from ragmark.report.model import COMPONENTS
 from ragmark.types import Sample, Score
 
 
@@ -186,53 +186,6 @@ def cut_notes(counts: JudgeCounts) -> list[str]:
             "were cut to fit (marked in the prompt), so those verdicts saw less than was "
             "retrieved. A model with a larger window (or --llm-context-window, when the "
             "server has one) judges them whole"]
-
-
-def llm_summary(settings: LLMSettings, client: LLMClient, counts: JudgeCounts | None = None
-                ) -> dict[str, Any]:
-    """The LLM accounting of one component, for reports: endpoint, model, calls, cache
-    hits, retries, failures, tokens, estimated cost, and (for judges) re-asks and items
-    without a verdict."""
-    st = client.stats
-    out = {
-        "endpoint": settings.display_url, "model": settings.model,
-        "calls": st.calls, "cache_hits": st.cache_hits, "retries": st.retries,
-        "failures": st.failures, "prompt_tokens": st.prompt_tokens,
-        "completion_tokens": st.completion_tokens, "estimated_cost": st.estimated_cost(),
-    }
-    if counts is not None:
-        out.update(judge_reasks=counts.reasked, judge_failures=counts.failed)
-        if counts.cut:
-            out.update(judge_cut_to_fit=counts.cut, context_window=counts.window)
-    if st.format_refusals:
-        out["format_refusals"] = st.format_refusals
-    if client.batcher is not None:
-        out.update(batch_calls=st.batch_calls, batch_jobs=list(client.batcher.jobs),
-                   batch_jobs_resumed=client.batcher.resumed,
-                   batch_discount=settings.batch_discount)
-    return out
-
-
-
-
-def llm_total(llm: dict[str, Any]) -> dict[str, Any]:
-    """Every LLM call of a run summed over the judges and the components: calls, cache
-    hits, tokens, and the estimated cost (None when a part that made calls has no
-    price)."""
-    parts = [llm] if "calls" in llm else []
-    parts += [llm[c] for c in COMPONENTS if isinstance(llm.get(c), dict) and llm[c]]
-    return sum_accounting(parts, ("calls", "cache_hits", "prompt_tokens",
-                                  "completion_tokens"))
-
-
-def sum_accounting(parts: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
-    """LLM accounting blocks added up: each count in ``keys``, and the estimated cost
-    (None when a part that made calls has no price)."""
-    total: dict[str, Any] = {k: sum(int(p.get(k, 0)) for p in parts) for k in keys}
-    costs = [p.get("estimated_cost") for p in parts if p.get("calls")]
-    total["estimated_cost"] = (None if any(c is None for c in costs)
-                               else float(sum(c for c in costs if c is not None)))
-    return total
 
 
 def _skipped(

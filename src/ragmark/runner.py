@@ -20,8 +20,9 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
-from ragmark.judging import NEEDS_ANSWER, llm_total, parse_judge_metrics
+from ragmark.judging import NEEDS_ANSWER, parse_judge_metrics
 from ragmark.llm import LLMSettings
+from ragmark.llm.accounting import llm_total
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's API)
     check_depth,
@@ -34,7 +35,7 @@ from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's AP
 from ragmark.pipelines.base import Output, Sourced, corpus_ids
 from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, own, retrieval
 from ragmark.progress import NullProgress, Progress
-from ragmark.report.model import (
+from ragmark.results.model import (
     Aggregate,
     EmptyRankings,
     QueryRecord,

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmark.report.model import RunReport
+from ragmark.results.model import RunReport
 
 _CUTOFF = re.compile(r"^(.*?)_(\d+)$")
 

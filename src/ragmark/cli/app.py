@@ -9,8 +9,8 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ragmark import __version__
 from ragmark.errors import ConfigError
+from ragmark.versions import VERSION as __version__
 
 PROGRESS_EVERY = "RAGMARK_PROGRESS_EVERY"
 """Seconds between plain progress lines when stderr is not a terminal (default 5)."""

@@ -23,9 +23,9 @@ from typing import Any
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
 from ragmark.data._read import Where, base_suffix, missing_error
 from ragmark.data.leniency import Leniency
+from ragmark.data.logged import Logged, Output, ShapeError, parse_contexts
 from ragmark.data.sets import _samples, read_items, set_name
 from ragmark.errors import DataError
-from ragmark.pipelines.base import Logged, Output, ShapeError, parse_contexts
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",

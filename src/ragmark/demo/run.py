@@ -12,7 +12,7 @@ from ragmark.data import load_dataset
 from ragmark.demo import demo_path
 from ragmark.progress import Progress
 from ragmark.report.json_writer import score_json, write_json
-from ragmark.report.model import RunReport
+from ragmark.results.model import RunReport
 from ragmark.runner import run
 
 DEMO_CONFIG = RunConfig.model_validate({

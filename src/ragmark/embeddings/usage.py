@@ -34,7 +34,7 @@ def api_embedders(*components: Any) -> Iterator[tuple[APIEmbedder, CachedEmbedde
 def _merge(blocks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if len(blocks) == 1:
         return blocks[0]
-    from ragmark.judging import sum_accounting
+    from ragmark.llm.accounting import sum_accounting
 
     out = sum_accounting(blocks, _SUMMED)
     out["endpoint"] = ", ".join(dict.fromkeys(b["endpoint"] for b in blocks))

@@ -104,7 +104,7 @@ class LLMGenerator:
 
     def summary(self) -> tuple[list[str], dict[str, Any]]:
         """Notes for the report (failed answers) and the LLM accounting of generating."""
-        from ragmark.judging import llm_summary
+        from ragmark.llm.accounting import llm_summary
 
         if not hasattr(self, "_client"):
             return [], {}

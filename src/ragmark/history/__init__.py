@@ -22,7 +22,7 @@ from ragmark.history.store import (
 if TYPE_CHECKING:
     from ragmark.compare import Comparison
     from ragmark.labeling.run import LabelRun
-    from ragmark.report.model import RunReport
+    from ragmark.results.model import RunReport
 
 __all__ = ["ConfigResult", "RunRow", "aggregates", "history_path", "list_runs",
            "record", "record_results", "run_row", "trend", "values"]

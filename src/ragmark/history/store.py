@@ -19,9 +19,9 @@ from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.history.migrations import LATEST, migrate, version
-from ragmark.report.model import Aggregate
-from ragmark.results import canonical_hash
+from ragmark.results.model import Aggregate
 from ragmark.types import Score
+from ragmark.versions import canonical_hash
 
 HISTORY_ENV = "RAGMARK_HISTORY"
 DEFAULT_PATH = Path(".ragmark") / "history.sqlite"

@@ -29,8 +29,9 @@ from ragmark.judge_eval.scores import score_report
 from ragmark.judge_eval.stats import evaluate, mcnemar
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
-from ragmark.judging import JUDGE_METRICS, judge_call, llm_summary
+from ragmark.judging import JUDGE_METRICS, judge_call
 from ragmark.llm import LLMSettings, open_client
+from ragmark.llm.accounting import llm_summary
 from ragmark.metrics.names import SPECS
 from ragmark.review import LABEL_METRIC
 from ragmark.scoring import Answer

@@ -7,8 +7,8 @@ from typing import Any
 
 from ragmark.labeling.metrics import LABELS, METRICS, Agreement
 from ragmark.labeling.run import ConfigLabels, LabelRun
-from ragmark.report.model import Aggregate
 from ragmark.results import envelope
+from ragmark.results.model import Aggregate
 from ragmark.types import Score
 
 DEFAULT_PROMPT = "default: can an answer to the question be derived from the passage? YES/NO"

@@ -23,14 +23,14 @@ from ragmark.executors import Executor
 from ragmark.judges import JudgeCounts, relevance_label
 from ragmark.judges.prompt import is_reask
 from ragmark.judges.relevance import relevance_prompt
-from ragmark.judging import llm_summary
 from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.llm import LLMClient, LLMSettings, open_client
+from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import unmatchable
-from ragmark.report.model import Aggregate, QueryRecord, RunReport
+from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.runner import run
 from ragmark.types import Dataset, Sample, Score
 

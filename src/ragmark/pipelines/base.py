@@ -10,70 +10,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-from ragmark.data._read import kind_of
+from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
+    _EMPTY,
+    CONTEXT_ITEM,
+    Context,
+    Logged,
+    Output,
+    ShapeError,
+    parse_answer,
+    parse_context,
+    parse_contexts,
+    parse_result,
+)
 from ragmark.generation.base import GenerationFailed
 from ragmark.types import Chunk
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-CONTEXT_ITEM = "a non-empty string or an object with a non-empty string 'text'"
-
-
-class ShapeError(ValueError):
-    """A value that does not have the shape of an answer or of its contexts.
-
-    ``field`` is where in the value (``contexts[2].text``), for error messages.
-    """
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message if field is None else f"{field}: {message}")
-        self.message = message
-        self.field = field
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """One context as the system returned it. ``doc_id`` defaults to ``id``; ``score``
-    is kept as given but does not change the order (the position is the rank)."""
-
-    text: str
-    id: str | None = None
-    doc_id: str | None = None
-    score: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    """The system's answer to one question, or why there is none.
-
-    ``error`` set: the question failed (timeout, HTTP error, exception, bad shape) and
-    ``details`` may hold the response that caused it; ``shape_error`` tells a response
-    of the wrong shape from a call that failed. ``latency_s`` is the time the answer took
-    (None when not measured).
-    """
-
-    answer: str | None = None
-    contexts: tuple[Context, ...] = ()
-    latency_s: float | None = None
-    error: str | None = None
-    shape_error: bool = False
-    details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-
-    @classmethod
-    def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
-               **details: Any) -> Output:
-        return cls(None, (), latency_s, error, shape, MappingProxyType(details))
-
-
-class Logged(dict[str, Output]):
-    """Outputs by sample id, with where they came from (``source``: ``outputs`` for a
-    logged outputs file, ``run_file`` for a TREC run file), as the results record it."""
-
-    def __init__(self, items: Mapping[str, Output], source: str = "outputs") -> None:
-        super().__init__(items)
-        self.source = source
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,75 +98,6 @@ class Sourced:
     dataset: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     llm: dict[str, Any] = field(default_factory=dict)
-
-
-def _text(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ShapeError(f"expected {CONTEXT_ITEM}, got {kind_of(value)}", where)
-    return value
-
-
-def _ident(value: Any, where: str) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    raise ShapeError(f"expected a non-empty string or an integer, got {kind_of(value)}", where)
-
-
-def parse_context(value: Any, where: str) -> Context:
-    """A context from a string, or from an object with ``text`` (and optionally ``id``,
-    ``doc_id``, ``score``)."""
-    if isinstance(value, str):
-        return Context(_text(value, where))
-    if not isinstance(value, Mapping):
-        raise ShapeError(f"expected {CONTEXT_ITEM}, got {kind_of(value)}", where)
-    if "text" not in value:
-        keys = ", ".join(repr(k) for k in value) or "none"
-        raise ShapeError(f"an object context needs a 'text'; its keys: {keys}", where)
-    score = value.get("score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-        raise ShapeError(f"expected a number, got {kind_of(score)}", f"{where}.score")
-    return Context(
-        _text(value["text"], f"{where}.text"),
-        _ident(value.get("id"), f"{where}.id"),
-        _ident(value.get("doc_id"), f"{where}.doc_id"),
-        None if score is None else float(score),
-    )
-
-
-def parse_contexts(value: Any, where: str = "contexts") -> tuple[Context, ...]:
-    """A list (possibly empty) of contexts; each a string or an object with ``text``."""
-    if not isinstance(value, list | tuple):
-        raise ShapeError(f"expected a list of contexts, got {kind_of(value)}", where)
-    return tuple(parse_context(v, f"{where}[{i}]") for i, v in enumerate(value))
-
-
-def parse_answer(value: Any, where: str = "answer") -> str:
-    """The answer: a string; null counts as an empty answer (its metrics are missing)."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ShapeError(f"expected a string, got {kind_of(value)}", where)
-    return value
-
-
-def parse_result(value: Any) -> tuple[str, tuple[Context, ...]]:
-    """(answer, contexts) from what a Python pipeline returned: a mapping
-    ``{"answer": ..., "contexts": [...]}`` or a pair ``(answer, contexts)``."""
-    if isinstance(value, Mapping):
-        missing = [k for k in ("answer", "contexts") if k not in value]
-        if missing:
-            keys = ", ".join(repr(k) for k in value) or "none"
-            raise ShapeError(f"the returned mapping has no {' and no '.join(map(repr, missing))}"
-                             f" (its keys: {keys}); expected {{'answer': str, 'contexts': list}}")
-        return parse_answer(value["answer"]), parse_contexts(value["contexts"])
-    if isinstance(value, tuple | list) and len(value) == 2:
-        return parse_answer(value[0], "[0] (answer)"), parse_contexts(value[1], "[1] (contexts)")
-    raise ShapeError("expected a mapping {'answer': str, 'contexts': [...]} or a pair "
-                     f"(answer, contexts), got {kind_of(value)}")
 
 
 def to_ranking(contexts: Sequence[Context], resolve: Resolve | None = None

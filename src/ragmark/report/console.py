@@ -7,8 +7,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from ragmark.llm.accounting import COMPONENTS
 from ragmark.metrics.names import catalogue
-from ragmark.report.model import COMPONENTS, Aggregate, RunReport, grouped_reasons, reason_text
+from ragmark.results.model import Aggregate, RunReport, grouped_reasons, reason_text
 
 
 def label(name: str) -> str:

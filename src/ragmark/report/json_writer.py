@@ -10,8 +10,8 @@ from typing import Any
 
 from ragmark.compare import Comparison
 from ragmark.relevance import Matcher
-from ragmark.report.model import RunReport
 from ragmark.results import envelope
+from ragmark.results.model import RunReport
 from ragmark.stats import Interval
 from ragmark.types import Sample, Score
 from ragmark.versions import versions

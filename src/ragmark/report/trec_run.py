@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ragmark.errors import DataError
-from ragmark.report.model import RunReport
+from ragmark.results.model import RunReport
 
 
 def check_trec_ids(ids: Iterable[str], what: str) -> None:

@@ -22,8 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
-from ragmark.judging import llm_summary
 from ragmark.llm import LLMCallFailed, LLMClient
+from ragmark.llm.accounting import llm_summary
 from ragmark.llm.cache import cache_key
 from ragmark.llm.config import endpoint_settings
 from ragmark.llm.loop import LoopThread

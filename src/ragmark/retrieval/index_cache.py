@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.home import cache_path
-from ragmark.results import canonical_hash
 from ragmark.types import Chunk
+from ragmark.versions import canonical_hash
 
 FORMAT = 1
 DONE = "index.json"

@@ -22,8 +22,8 @@ from numpy.typing import NDArray
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_grade, relevance_label
-from ragmark.judging import llm_summary
 from ragmark.llm import LLMClient
+from ragmark.llm.accounting import llm_summary
 from ragmark.llm.config import component_settings
 from ragmark.llm.loop import LoopThread
 from ragmark.retrieval.rerank import unscored_notes

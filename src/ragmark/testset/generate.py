@@ -21,8 +21,8 @@ from ragmark.aio import run_sync
 from ragmark.chunking import Chunker
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts, JudgeFailure, Message, ask
-from ragmark.judging import llm_summary
 from ragmark.llm import LLMClient
+from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import estimate_calls
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.testset.checks import (

@@ -11,7 +11,7 @@ from ragmark.errors import ConfigError
 from ragmark.history import ConfigResult, aggregates, list_runs, record, run_row, trend, values
 from ragmark.history.migrations import LATEST, MIGRATIONS, migrate, version
 from ragmark.history.store import connect
-from ragmark.report.model import Aggregate
+from ragmark.results.model import Aggregate
 from ragmark.types import Score
 
 ENV = {"kind": "run", "schema": 1, "ragmark": "0.1.0", "created_at": "2026-11-20T10:00:00+00:00",
@@ -133,7 +133,7 @@ def test_a_newer_store_is_refused(tmp_path):
 WRITER = """
 import sys
 from ragmark.history import ConfigResult, record
-from ragmark.report.model import Aggregate
+from ragmark.results.model import Aggregate
 from ragmark.types import Score
 questions = [(f"q{i}", f"question {i}?") for i in range(3000)]
 env = {"kind": "run", "schema": 1, "ragmark": "x", "created_at": "2026-11-23T00:00:00+00:00",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ragmark.gates import top_reasons
 from ragmark.report.console import ReasonKeys
-from ragmark.report.model import Aggregate
+from ragmark.results.model import Aggregate
 
 
 def test_reasons_that_differ_only_in_numbers_are_one_footnote():

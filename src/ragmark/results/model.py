@@ -11,7 +11,6 @@ from typing import Any
 
 from ragmark.types import Sample, Score
 
-COMPONENTS = ("generator", "reranker", "embeddings")
 """The report's ``llm`` block holds the judges' accounting at its top level and each of
 these components' in a block of its own."""
 

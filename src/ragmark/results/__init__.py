@@ -11,25 +11,17 @@ schema 0, their kind told from their fields.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragmark import __version__
 from ragmark.errors import DataError
+from ragmark.versions import VERSION as __version__
+from ragmark.versions import canonical_hash
 
 SCHEMA = 1
 KINDS = ("run", "compare", "label")
-
-
-def canonical_hash(value: Any) -> str:
-    """sha256 of the canonical JSON (sorted keys, no spaces) of ``value``."""
-    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def git_commit(folder: str | Path = ".") -> str | None:

@@ -1,0 +1,55 @@
+"""The shape of the house (issue 21), measured on every run of the suite with the import
+graph of src/ragmark (tests/support/import_graph.py): no import circle; the imports that
+run up a layer and the package pairs that import each other may only get fewer (the
+bounds below are today's counts: one import up, metrics.selection -> config, and one
+pair, config <-> pipelines; issue 21 asks for at most 5 and none)."""
+
+from __future__ import annotations
+
+from support import import_graph as ig
+
+UPWARD_AT_MOST = 1
+MUTUAL_AT_MOST = 1
+
+
+def test_every_module_has_a_layer():
+    for module in ig.modules():
+        assert ig.layer(module) in range(6), module
+
+
+def test_no_import_circle():
+    assert ig.circles(ig.edges()) == []
+
+
+def test_imports_that_run_up_only_get_fewer():
+    up = ig.upward(ig.edges())
+    assert len(up) <= UPWARD_AT_MOST, "\n".join(f"{a} -> {b}" for a, b in up)
+
+
+def test_packages_that_import_each_other_only_get_fewer():
+    assert len(ig.mutual_packages(ig.edges())) <= MUTUAL_AT_MOST
+
+
+def test_the_graph_reads_every_kind_of_import(tmp_path, monkeypatch):
+    """A hand-made package: a top-level, a relative, a lazy and a type-checking import,
+    and a circle between two modules."""
+    pkg = tmp_path / "ragmark"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "errors.py").write_text("from ragmark.types import X\n")
+    (pkg / "types.py").write_text("def f():\n    from ragmark import errors\n"
+                                  "    import ragmark\n")
+    (pkg / "sub" / "__init__.py").write_text("from typing import TYPE_CHECKING\n"
+                                             "if TYPE_CHECKING:\n    from ragmark.cli import y\n")
+    (pkg / "sub" / "a.py").write_text("from . import b\nfrom ..errors import E\n")
+    (pkg / "sub" / "b.py").write_text("")
+    (pkg / "cli.py").write_text("")
+    monkeypatch.setattr(ig, "SRC", tmp_path)
+    monkeypatch.setattr(ig, "LAYERS", {"ragmark": 5, "ragmark.errors": 0, "ragmark.types": 0,
+                                       "ragmark.sub": 1, "ragmark.cli": 5})
+    g = ig.edges()
+    assert g == {("ragmark.errors", "ragmark.types"), ("ragmark.types", "ragmark.errors"),
+                 ("ragmark.types", "ragmark"), ("ragmark.sub", "ragmark.cli"),
+                 ("ragmark.sub.a", "ragmark.sub.b"), ("ragmark.sub.a", "ragmark.errors")}
+    assert ig.circles(g) == [["ragmark.errors", "ragmark.types"]]
+    assert ig.upward(g) == [("ragmark.sub", "ragmark.cli"), ("ragmark.types", "ragmark")]
