@@ -11,6 +11,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Protocol
 
+Advance = Callable[[int], None]
+"""The counter a task hands out: ``advance(n)`` says n more items are done."""
+
 
 class Progress(Protocol):
     """``with progress.task("indexing", total) as advance: advance(n)``."""

@@ -22,7 +22,7 @@ from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.similarity import answer_similarity
-from ragmark.pipelines.base import Produced, Stats
+from ragmark.pipelines.base import Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, unmatchable
 from ragmark.types import Document, Sample, Score
@@ -164,28 +164,28 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
 def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
                 failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
                 llm: LLMSettings | None, require_llm: bool, dry_run: bool,
-                ) -> tuple[list[dict[str, Score]], Stats]:
+                ) -> tuple[list[dict[str, Score]], StageReport]:
     """Each question's judge scores (on the driver's LLM client), or in a dry run the
-    estimate of the calls (``Stats.llm["dry_run"]``)."""
+    estimate of the calls (``StageReport.llm["dry_run"]``)."""
     ok = [qi for qi in range(len(samples)) if qi not in failed]
     scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
               for qi in range(len(samples))]
     if not judge_names:
-        return scores, Stats()
+        return scores, StageReport()
     if dry_run:
         est = estimate([samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm)
         for i in ok:
             scores[i] = {n: Score.missing("dry run: not judged") for n in judge_names}
-        return scores, Stats(llm={"dry_run": est})
+        return scores, StageReport(llm={"dry_run": est})
     if not ok:
-        return scores, Stats()
+        return scores, StageReport()
     t0 = time.perf_counter()
     with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
         got, notes, summary = judge([samples[i] for i in ok], [answers[i] for i in ok],
                                     judge_names, llm, require=require_llm, advance=adv)
     for i, sc in zip(ok, got, strict=True):
         scores[i] = sc
-    return scores, Stats({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)
+    return scores, StageReport({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)
 
 
 def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],

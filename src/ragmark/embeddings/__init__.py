@@ -4,7 +4,7 @@ all-MiniLM-L6-v2 by default) and an on-disk cache of vectors under ``RAGMARK_HOM
 Importing this package imports neither torch nor sentence-transformers.
 """
 
-from ragmark.embeddings.base import Embedder, Progress
+from ragmark.embeddings.base import Embedder
 from ragmark.embeddings.cache import CachedEmbedder, text_key
 from ragmark.embeddings.sentence_transformer import (
     DEFAULT_MODEL_NAME,
@@ -17,7 +17,7 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "CachedEmbedder",
     "Embedder",
-    "Progress",
+    "Advance",
     "SentenceTransformerEmbedder",
     "model_fingerprint",
     "resolve_model",

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.embeddings.base import Progress
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.llm import LLMCallFailed, LLMClient
 from ragmark.llm.config import endpoint_settings
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import embed_body, embed_path, estimate_tokens, parse_embeddings
+from ragmark.progress import Advance
 
 PROVIDERS = ("local", "openai", "ollama")
 
@@ -146,7 +146,7 @@ class APIEmbedder:
                 f"{len(failed)} of {len(batches)} batches failed: {failed[0]}; the vectors "
                 "received are kept in the embedding cache, so a rerun sends only the rest")
 
-    def encode(self, texts: Sequence[str], progress: Progress | None = None
+    def encode(self, texts: Sequence[str], progress: Advance | None = None
                ) -> NDArray[np.float32]:
         """Unit-norm vectors of ``texts`` in order (batches sent concurrently)."""
         texts = list(texts)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
 
-Progress = Callable[[int], None]
+from ragmark.progress import Advance
+
 """Called with the number of texts just finished (drives a progress bar)."""
 
 
@@ -30,5 +31,5 @@ class Embedder(Protocol):
     def dim(self) -> int: ...
 
     def encode(
-        self, texts: Sequence[str], progress: Progress | None = None
+        self, texts: Sequence[str], progress: Advance | None = None
     ) -> NDArray[np.float32]: ...

@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.embeddings.base import Embedder, Progress
+from ragmark.embeddings.base import Embedder
 from ragmark.errors import RagmarkError
 from ragmark.executors import active
 from ragmark.home import cache_path
+from ragmark.progress import Advance
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS models (
@@ -139,7 +140,7 @@ class CachedEmbedder:
             raise RagmarkError(f"cannot register model {self.model_id!r} in {self.path}")
         return model
 
-    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> NDArray[np.float32]:
+    def encode(self, texts: Sequence[str], progress: Advance | None = None) -> NDArray[np.float32]:
         """Unit-norm embeddings of ``texts``, in order, from the cache where possible."""
         texts = list(texts)
         if not texts:
@@ -147,7 +148,7 @@ class CachedEmbedder:
         return self.encode_groups([texts], progress)[0]
 
     def encode_groups(self, groups: Sequence[Sequence[str]],
-                      progress: Progress | None = None) -> list[NDArray[np.float32]]:
+                      progress: Advance | None = None) -> list[NDArray[np.float32]]:
         """Each group's embeddings, as one :meth:`encode` call per group in turn would
         give them (a text is encoded in the batches of the first group that has it), but
         with every missing batch sent to the executor at once: a semantic chunker warms
@@ -206,7 +207,7 @@ class CachedEmbedder:
         batches: list[list[bytes]],
         found: dict[bytes, bytes],
         counts: Counter[bytes],
-        progress: Progress | None,
+        progress: Advance | None,
     ) -> tuple[int, int]:
         """Encode the batches (the same ones whichever executor runs them: with Ray,
         groups of batches go to the workers), committing each group as it completes.

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.embeddings.base import Progress
 from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.progress import Advance
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -216,7 +216,7 @@ class SentenceTransformerEmbedder:
         self._model = model
         return model
 
-    def encode(self, texts: Sequence[str], progress: Progress | None = None) -> NDArray[np.float32]:
+    def encode(self, texts: Sequence[str], progress: Advance | None = None) -> NDArray[np.float32]:
         """Unit-norm embeddings of ``texts`` in order. Texts are encoded longest first in
         batches of ``batch_size`` (less padding), and ``progress`` is called per batch."""
         texts = list(texts)

@@ -26,8 +26,8 @@ from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
 from ragmark.llm.transport import Posted, Request, Retry, parse_retry_after
 from ragmark.llm.window import from_probe
+from ragmark.progress import Advance
 
-Progress = Callable[[int], None]
 """Called with the number of calls just finished (drives a progress bar)."""
 
 _BODY_SNIPPET = 200
@@ -311,7 +311,7 @@ class LLMClient:
     async def run_many(
         self,
         message_lists: Sequence[Sequence[Message]],
-        progress: Progress | None = None,
+        progress: Advance | None = None,
         **params: Any,
     ) -> list[LLMResult | LLMCallFailed]:
         """Every call concurrently (up to ``concurrency``), in input order; a failed item
@@ -337,7 +337,7 @@ class LLMClient:
     def run_many_sync(
         self,
         message_lists: Sequence[Sequence[Message]],
-        progress: Progress | None = None,
+        progress: Advance | None = None,
         **params: Any,
     ) -> list[LLMResult | LLMCallFailed]:
         """:meth:`run_many` from synchronous code (runs its own event loop)."""

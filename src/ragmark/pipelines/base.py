@@ -73,7 +73,7 @@ def corpus_ids(documents: Sequence[Any]) -> Resolve:
 
 
 @dataclass(frozen=True)
-class Stats:
+class StageReport:
     """What a stage adds to the report: timings, notes, LLM accounting by part (every
     source's stages and the scoring stages merge them)."""
 
@@ -81,8 +81,8 @@ class Stats:
     notes: tuple[str, ...] = ()
     llm: dict[str, Any] = field(default_factory=dict)
 
-    def merge(self, other: Stats) -> Stats:
-        return Stats({**self.timings, **other.timings}, self.notes + other.notes,
+    def merge(self, other: StageReport) -> StageReport:
+        return StageReport({**self.timings, **other.timings}, self.notes + other.notes,
                      {**self.llm, **other.llm})
 
 

@@ -1,7 +1,7 @@
 """ragmark's own pipeline as a source: a plan of batch stages.
 
 Components are built from the config once (:func:`components`); then each stage takes
-columnar inputs and returns a new value plus its :class:`Stats`, and changes nothing it
+columnar inputs and returns a new value plus its :class:`StageReport`, and changes nothing it
 was given: chunk -> index -> retrieve (and rerank) -> generate. The retrieval stage
 times the first ``latency_sample`` questions one at a time (a service's latency), and
 retrieves the rest in blocks, spread over the active executor's workers in shards
@@ -33,7 +33,7 @@ from ragmark.errors import ConfigError
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
 from ragmark.llm.config import display_url
-from ragmark.pipelines.base import Produced, Sourced, Stats
+from ragmark.pipelines.base import Produced, Sourced, StageReport
 from ragmark.progress import Progress
 from ragmark.registry import registry
 from ragmark.relevance import trec_order
@@ -97,7 +97,8 @@ def components(dataset: Dataset, cfg: RunConfig, *, with_answers: bool,
     return Components(chunker_name, chunker_params, chunker, retriever, reranker, generator)
 
 
-def chunk_stage(dataset: Dataset, parts: Components, prog: Progress) -> tuple[list[Chunk], Stats]:
+def chunk_stage(dataset: Dataset, parts: Components, prog: Progress
+                ) -> tuple[list[Chunk], StageReport]:
     t0 = time.perf_counter()
     chunks: list[Chunk] = []
     with prog.task("chunking", len(dataset.corpus.documents)) as advance:
@@ -113,18 +114,18 @@ def chunk_stage(dataset: Dataset, parts: Components, prog: Progress) -> tuple[li
             advance(len(docs[i : i + step]))
     if not chunks:
         raise ConfigError(f"chunker {parts.chunker_name!r} produced no chunks from the corpus")
-    return chunks, Stats({"chunk_s": time.perf_counter() - t0})
+    return chunks, StageReport({"chunk_s": time.perf_counter() - t0})
 
 
 def index_stage(parts: Components, chunks: Sequence[Chunk], prog: Progress, name: str, *,
-                use_cache: bool) -> tuple[str, Stats]:
+                use_cache: bool) -> tuple[str, StageReport]:
     """Index the chunks (or load the saved index): ``"loaded"``, ``"built"`` or ``"not
     cached"``."""
     t0 = time.perf_counter()
     passes = int(getattr(parts.retriever, "index_passes", 1))
     with prog.task(f"indexing {len(chunks):,} chunks ({name})", len(chunks) * passes) as adv:
         source = build_index(parts.retriever, chunks, adv, use_cache=use_cache)
-    return source, Stats({"index_s": time.perf_counter() - t0})
+    return source, StageReport({"index_s": time.perf_counter() - t0})
 
 
 def _llm_reranker(reranker: Any) -> bool:
@@ -176,7 +177,7 @@ def retrieve_shard(shared: tuple[Any, Any, Sequence[str], int],
 
 def retrieve_stage(parts: Components, chunks: Sequence[Chunk], questions: Sequence[str],
                    top_k: int, prog: Progress, what: str, *,
-                   latency_sample: int) -> tuple[Ranked, Stats]:
+                   latency_sample: int) -> tuple[Ranked, StageReport]:
     """Every question's ranking. The first ``latency_sample`` questions are retrieved
     (and reranked) one at a time and timed; the rest in blocks of RETRIEVE_BATCH, in
     shards of SHARD questions on the executor's workers when it spreads work (an LLM
@@ -243,16 +244,17 @@ def retrieve_stage(parts: Components, chunks: Sequence[Chunk], questions: Sequen
     timings["latency_p95_ms"] = float(np.percentile(latency, 95)) * 1000
     timings["latency_sample"] = float(n_timed)
     timings["questions_per_s"] = n / max(timings["retrieve_s"], 1e-9)
-    return ranked, Stats(timings, notes, llm)
+    return ranked, StageReport(timings, notes, llm)
 
 
 def generate_stage(parts: Components, questions: Sequence[str], tops: Sequence[list[Chunk]],
-                   prog: Progress, name: str) -> tuple[list[str | GenerationFailed | None], Stats]:
+                   prog: Progress, name: str
+                   ) -> tuple[list[str | GenerationFailed | None], StageReport]:
     """One answer per question (None when generation is skipped); a generator with
     ``generate_many`` (the LLM one) answers all questions concurrently."""
     generator = parts.generator
     if generator is None:
-        return [None] * len(questions), Stats({"answer_s": 0.0})
+        return [None] * len(questions), StageReport({"answer_s": 0.0})
     t0 = time.perf_counter()
     with prog.task(f"answering ({name})", len(questions)) as advance:
         many = getattr(generator, "generate_many", None)
@@ -263,10 +265,11 @@ def generate_stage(parts: Components, questions: Sequence[str], tops: Sequence[l
             for q, top in zip(questions, tops, strict=True):
                 answers.append(generator.generate(q, top))
                 advance(1)
-    stats = Stats({"answer_s": time.perf_counter() - t0})
+    stats = StageReport({"answer_s": time.perf_counter() - t0})
     if hasattr(generator, "summary"):  # the LLM generator: its accounting and notes
         gen_notes, gen_llm = generator.summary()
-        stats = stats.merge(Stats({}, tuple(gen_notes), {"generator": gen_llm} if gen_llm else {}))
+        stats = stats.merge(StageReport({}, tuple(gen_notes),
+                                        {"generator": gen_llm} if gen_llm else {}))
     return answers, stats
 
 
@@ -295,13 +298,13 @@ class Retrieval:
     chunks: list[Chunk]
     ranked: Ranked
     index_source: str
-    stats: Stats
+    stats: StageReport
     stopped: str | None = None
     """Set when a dry run stopped before retrieval (embeddings not cached): why."""
 
 
 def _dry_embeddings(dataset: Dataset, samples: Sequence[Sample], parts: Components,
-                    prog: Progress) -> tuple[list[Chunk], Stats, str | None]:
+                    prog: Progress) -> tuple[list[Chunk], StageReport, str | None]:
     """A dry run's chunking when an embedding API is involved: what the chunker's and
     the retriever's embeddings would need. Stops (the reason) at the first that is not
     all cached, since what follows depends on those vectors."""
@@ -310,13 +313,13 @@ def _dry_embeddings(dataset: Dataset, samples: Sequence[Sample], parts: Componen
     why = ("dry run: the embeddings are not in the cache yet, so nothing after them "
            "(retrieval, answers, judge calls) can be estimated")
     if est.get("calls"):
-        return [], Stats(llm={"embeddings": est}), why
+        return [], StageReport(llm={"embeddings": est}), why
     chunks, stats = chunk_stage(dataset, parts, prog)
     texts = [c.text for c in chunks] + [s.question for s in samples]
     more = dry_estimate([parts.retriever], texts)
     if more.get("calls"):
-        return chunks, stats.merge(Stats(llm={"embeddings": more})), why
-    return chunks, stats.merge(Stats(llm={"embeddings": more or est})), None
+        return chunks, stats.merge(StageReport(llm={"embeddings": more})), why
+    return chunks, stats.merge(StageReport(llm={"embeddings": more or est})), None
 
 
 def retrieval(
@@ -344,7 +347,7 @@ def retrieval(
     stats = stats.merge(st)
     used = embedding_usage(parts.chunker, parts.retriever)
     if used and not dry_run:
-        stats = stats.merge(Stats({}, tuple(embedding_notes(used)), {"embeddings": used}))
+        stats = stats.merge(StageReport({}, tuple(embedding_notes(used)), {"embeddings": used}))
     return Retrieval(parts, chunks, ranked, index_source, stats)
 
 

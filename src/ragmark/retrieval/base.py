@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmark.progress import Advance
 from ragmark.types import Chunk
 
-Progress = Callable[[int], None]
 """Called with the number of items just finished (drives a progress bar)."""
 
 
@@ -24,10 +24,10 @@ class Retriever(Protocol):
 
     name: str
 
-    def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None: ...
+    def index(self, chunks: Sequence[Chunk], progress: Advance | None = None) -> None: ...
 
     def retrieve(
-        self, queries: Sequence[str], k: int, progress: Progress | None = None
+        self, queries: Sequence[str], k: int, progress: Advance | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]: ...
 
 

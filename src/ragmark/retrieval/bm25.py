@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
-from ragmark.retrieval.base import Progress
+from ragmark.progress import Advance
 from ragmark.retrieval.bm25_index import BM25Index
 from ragmark.types import Chunk
 
@@ -75,7 +75,7 @@ class BM25Retriever:
             return_ids=ids,
         )
 
-    def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None:
+    def index(self, chunks: Sequence[Chunk], progress: Advance | None = None) -> None:
         """bm25s builds the score matrix; :class:`BM25Index` takes its arrays over."""
         import bm25s
 
@@ -125,7 +125,7 @@ class BM25Retriever:
         self._index = BM25Index.load(folder, self._n)
 
     def retrieve(
-        self, queries: Sequence[str], k: int, progress: Progress | None = None
+        self, queries: Sequence[str], k: int, progress: Advance | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """The k best chunks per query; like Lucene, a chunk that shares no term with
         the query is not retrieved (``-1``/``-inf`` padded)."""

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from ragmark.embeddings.base import Embedder
 from ragmark.embeddings.cache import CachedEmbedder
 from ragmark.errors import ConfigError, MissingExtraError, RagmarkError
-from ragmark.retrieval.base import Progress
+from ragmark.progress import Advance
 from ragmark.retrieval.topk import QUERY_BLOCK, exact_top_k, faiss_index, faiss_top_k
 from ragmark.types import Chunk
 
@@ -94,7 +94,7 @@ class DenseRetriever:
         self._vectors: NDArray[np.float32] | None = None
         self._faiss: Any = None
 
-    def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None:
+    def index(self, chunks: Sequence[Chunk], progress: Advance | None = None) -> None:
         """Embed every chunk's text (``progress`` counts chunks)."""
         if not chunks:
             raise ConfigError("dense: nothing to index (no chunks)")
@@ -117,7 +117,7 @@ class DenseRetriever:
         self._vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self._faiss = faiss_index(self._vectors) if self.index_kind == "faiss" else None
 
-    def _embed(self, texts: list[str], progress: Progress | None = None) -> NDArray[np.float32]:
+    def _embed(self, texts: list[str], progress: Advance | None = None) -> NDArray[np.float32]:
         vectors = np.ascontiguousarray(self.embedder.encode(texts, progress), dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(texts) or not np.isfinite(vectors).all():
             raise RagmarkError(
@@ -142,7 +142,7 @@ class DenseRetriever:
         return self._embed(list(queries))
 
     def retrieve(
-        self, queries: Sequence[str], k: int, progress: Progress | None = None
+        self, queries: Sequence[str], k: int, progress: Advance | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """Top ``k`` chunk indices and cosine scores per query (``-1``/``-inf`` padded
         when fewer than k chunks are indexed); ``progress`` counts queries."""
@@ -156,7 +156,7 @@ class DenseRetriever:
 
     def retrieve_prepared(
         self, queries: Sequence[str], q: NDArray[np.float32], k: int,
-        progress: Progress | None = None,
+        progress: Advance | None = None,
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         """:meth:`retrieve` from the query vectors ``q`` (what :meth:`prepare` gave)."""
         if self._vectors is None:

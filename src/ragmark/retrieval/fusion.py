@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ragmark.errors import ConfigError
+from ragmark.relevance import trec_order
 
 Run = dict[str, dict[str, float]]
 """query id -> {item id -> score}."""
@@ -26,20 +27,6 @@ RunLike = Mapping[str, Mapping[str, float]]
 
 NORMS = ("minmax", "zscore", "max", "none")
 DEFAULT_K = 60
-
-
-def trec_rank_order(ids: Sequence[str], scores: ArrayLike) -> NDArray[np.intp]:
-    """Positions of ``ids`` in trec_eval order: float32 score descending, then id descending.
-
-    >>> trec_rank_order(["a", "b", "c"], [1.0, 2.0, 1.0]).tolist()
-    [1, 2, 0]
-    """
-    if len(ids) == 0:
-        return np.zeros(0, dtype=np.intp)
-    s32 = np.asarray(scores, dtype=np.float32)
-    # ids are distinct, so reversing the ascending (score, id) order is exactly the
-    # descending (score, id) order.
-    return np.lexsort((np.asarray(ids, dtype=str), s32))[::-1]
 
 
 def normalise_scores(scores: ArrayLike, method: str = "minmax") -> NDArray[np.float64]:
@@ -95,7 +82,7 @@ def rrf(
 
     def reciprocal_ranks(ids: list[str], scores: list[float]) -> NDArray[np.float64]:
         ranks = np.empty(len(ids), dtype=np.float64)
-        ranks[trec_rank_order(ids, scores)] = np.arange(1, len(ids) + 1)
+        ranks[trec_order(ids, scores)] = np.arange(1, len(ids) + 1)
         return 1.0 / (k + ranks)
 
     return _fuse_runs(runs, w, depth, reciprocal_ranks)
@@ -237,7 +224,7 @@ def _fuse_runs(
 
 def _ranked(acc: dict[str, float], depth: int | None) -> dict[str, float]:
     ids = list(acc)
-    order = trec_rank_order(ids, [acc[i] for i in ids])
+    order = trec_order(ids, [acc[i] for i in ids])
     if depth is not None:
         order = order[:depth]
     return {ids[p]: acc[ids[p]] for p in order.tolist()}

@@ -16,7 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
-from ragmark.retrieval.base import Progress, Retriever, prepare, retrieve_prepared
+from ragmark.progress import Advance
+from ragmark.retrieval.base import Retriever, prepare, retrieve_prepared
 from ragmark.retrieval.fusion import DEFAULT_K, NORMS, rrf_arrays, weighted_sum_arrays
 from ragmark.types import Chunk
 
@@ -75,7 +76,7 @@ class HybridRetriever:
         """How many times ``index`` reports each chunk to ``progress``."""
         self._n = 0
 
-    def index(self, chunks: Sequence[Chunk], progress: Progress | None = None) -> None:
+    def index(self, chunks: Sequence[Chunk], progress: Advance | None = None) -> None:
         for r in self.retrievers:
             r.index(chunks, progress=progress)
         self._n = len(chunks)
@@ -109,13 +110,13 @@ class HybridRetriever:
         return [prepare(r, queries) for r in self.retrievers]
 
     def retrieve(
-        self, queries: Sequence[str], k: int, progress: Progress | None = None
+        self, queries: Sequence[str], k: int, progress: Advance | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         return self.retrieve_prepared(queries, self.prepare(queries), k, progress)
 
     def retrieve_prepared(
         self, queries: Sequence[str], prepared: Sequence[object], k: int,
-        progress: Progress | None = None,
+        progress: Advance | None = None,
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
         depth = max(k, self.candidates)
         indices, scores = [], []

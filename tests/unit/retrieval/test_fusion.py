@@ -16,7 +16,6 @@ from ragmark.retrieval.fusion import (
     normalise_scores,
     rrf,
     rrf_arrays,
-    trec_rank_order,
     weighted_sum,
     weighted_sum_arrays,
 )
@@ -168,9 +167,14 @@ run_st = st.dictionaries(st.sampled_from(["q1", "q2", "q3"]), query_st, min_size
 
 @settings(max_examples=60, deadline=None)
 @given(ids=st.lists(st.sampled_from(IDS), unique=True), data=st.data())
-def test_trec_rank_order_agrees_with_relevance(ids: list[str], data: st.DataObject) -> None:
+def test_trec_order_is_trec_evals(ids: list[str], data: st.DataObject) -> None:
+    """The one trec_order (matching, fusion, TREC files) against the rule written out:
+    float32 score descending, then document id descending."""
     scores = data.draw(st.lists(scores_st, min_size=len(ids), max_size=len(ids)))
-    assert trec_rank_order(ids, scores).tolist() == trec_order(ids, scores)
+    s32 = np.asarray(scores, dtype=np.float32)
+    by_id = sorted(range(len(ids)), key=lambda i: ids[i], reverse=True)
+    expected = sorted(by_id, key=lambda i: -float(s32[i]))  # stable: ties keep id order
+    assert trec_order(ids, scores).tolist() == expected
 
 
 @settings(max_examples=60, deadline=None)
@@ -180,7 +184,7 @@ def test_fusing_a_run_with_itself_keeps_its_order(run: dict, k: int) -> None:
     for fused in (rrf([run, run], k=k), weighted_sum([run, run], norm="none")):
         for qid, items in run.items():
             ids = list(items)
-            expected = [ids[p] for p in trec_rank_order(ids, list(items.values()))]
+            expected = [ids[p] for p in trec_order(ids, list(items.values()))]
             assert list(fused[qid]) == expected
     assert run == before
 
