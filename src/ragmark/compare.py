@@ -22,17 +22,17 @@ from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
-from ragmark.metrics.selection import (
+from ragmark.progress import Progress
+from ragmark.results.model import RunReport
+from ragmark.runner import retrieval_of, run
+from ragmark.running.own import Retrieval
+from ragmark.running.selection import (
     default_metrics,
     fit_to_depth,
     select,
     uncut_at,
     uncut_note,
 )
-from ragmark.pipelines.own import Retrieval
-from ragmark.progress import Progress
-from ragmark.results.model import RunReport
-from ragmark.runner import retrieval_of, run
 from ragmark.stats import (
     CORRECTIONS,
     TESTS,

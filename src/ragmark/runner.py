@@ -1,10 +1,10 @@
 """RunConfig -> pipeline -> per-query records -> aggregates.
 
 One configuration over one dataset: the rankings and answers come from ragmark's own
-pipeline (:mod:`ragmark.pipelines.own`), an external system (a config's ``[pipeline]``,
-:mod:`ragmark.pipelines.source`) or its logged outputs; one tail (:func:`_score`, with
+pipeline (:mod:`ragmark.running.own`), an external system (a config's ``[pipeline]``,
+:mod:`ragmark.running.source`) or its logged outputs; one tail (:func:`_score`, with
 the stages of :mod:`ragmark.scoring`) matches, scores and judges every source alike.
-Which metrics are computed is decided in :mod:`ragmark.metrics.selection`. Nothing here
+Which metrics are computed is decided in :mod:`ragmark.running.selection`. Nothing here
 prints: progress goes through the ``progress`` object the caller passes (the CLI's shows
 rich bars).
 """
@@ -24,16 +24,7 @@ from ragmark.judging import NEEDS_ANSWER, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.llm.accounting import llm_total
 from ragmark.metrics.names import MetricName
-from ragmark.metrics.selection import (  # noqa: F401  (re-exported: runner's API)
-    check_depth,
-    default_metrics,
-    run_metrics,
-    select,
-    shorter_than,
-    too_deep,
-)
 from ragmark.pipelines.base import Output, Sourced, corpus_ids
-from ragmark.pipelines.own import LATENCY_SAMPLE, Retrieval, own, retrieval
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import (
     Aggregate,
@@ -41,6 +32,15 @@ from ragmark.results.model import (
     QueryRecord,
     RetrievedRecord,
     RunReport,
+)
+from ragmark.running.own import LATENCY_SAMPLE, Retrieval, own, retrieval
+from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
+    check_depth,
+    default_metrics,
+    run_metrics,
+    select,
+    shorter_than,
+    too_deep,
 )
 from ragmark.scoring import (
     answer_stage,
@@ -173,7 +173,7 @@ def _run(
     samples = _samples(dataset, max_queries)
     started = time.perf_counter()
     if outputs is not None or cfg.pipeline is not None:
-        from ragmark.pipelines.source import external
+        from ragmark.running.source import external
 
         # contexts without ids take a corpus document's id by their text: a pipeline's,
         # and logged outputs joined to a dataset (not a log scored on its own)

@@ -32,7 +32,8 @@ LAYERS: dict[str, int] = {
     # where the work runs (local, Ray), below the parts that spread their work on it
     "ragmark.executors": 1,
     # 3: running: a run, its scoring and judging, compare, label, testset
-    "ragmark.runner": 3, "ragmark.scoring": 3, "ragmark.judging": 3, "ragmark.compare": 3,
+    "ragmark.running": 3, "ragmark.runner": 3, "ragmark.scoring": 3, "ragmark.judging": 3,
+    "ragmark.compare": 3,
     "ragmark.labeling": 3, "ragmark.testset": 3, "ragmark.pooling": 3,
     "ragmark.results": 3,  # the results model (and its envelope) a run makes
     # 4: results and their analysis

@@ -179,7 +179,7 @@ def compare_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str
     also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
         [m for m in (*(compared or []), *gated) if m not in JUDGE_METRICS])]
     if every:  # every metric whose needs the data, the endpoint and the extras meet
-        from ragmark.metrics.selection import every_metric
+        from ragmark.running.selection import every_metric
 
         endpoint, _ = resolve_llm(cfgs, need=True)
         depths = {c.top_k: c.name for c in cfgs if c.pipeline is None}

@@ -201,7 +201,7 @@ def run_cmd(dataset: str | None, outputs_path: str | None, run_file_in: str | No
     ds, pooled = with_qrels_extra(ds, qrels_extra)
     fit_notes: list[str] = []
     if every:  # every metric whose needs the data, the endpoint and the extras meet
-        from ragmark.metrics.selection import every_metric
+        from ragmark.running.selection import every_metric
 
         endpoint, _ = resolve_llm([cfg], need=True)
         own = outputs is None and cfg.pipeline is None  # whose top_k is the depth

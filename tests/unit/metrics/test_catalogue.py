@@ -17,8 +17,8 @@ from ragmark.data import load_dataset
 from ragmark.judging import JUDGE_METRICS
 from ragmark.metrics import names
 from ragmark.metrics.names import SPECS, parse_metric, parse_metrics
-from ragmark.metrics.selection import default_metrics
 from ragmark.report.console import label
+from ragmark.running.selection import default_metrics
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
 OLD_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "mrr",

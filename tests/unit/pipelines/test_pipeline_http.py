@@ -11,7 +11,7 @@ from support.fake_llm_server import Reply
 from ragmark.config import load_configs
 from ragmark.errors import ConfigError
 from ragmark.pipelines.config import HttpPipelineConfig
-from ragmark.pipelines.source import ask_all
+from ragmark.running.source import ask_all
 
 
 def service(body):

@@ -6,7 +6,7 @@ was given: chunk -> index -> retrieve (and rerank) -> generate. The retrieval st
 times the first ``latency_sample`` questions one at a time (a service's latency), and
 retrieves the rest in blocks, spread over the active executor's workers in shards
 (:mod:`ragmark.executors`). LLM calls (an LLM reranker, the LLM generator) stay here on
-the driver. A sibling of the external sources (:mod:`ragmark.pipelines.source`); what it
+the driver. A sibling of the external sources (:mod:`ragmark.running.source`); what it
 makes is scored by the runner's one tail like theirs.
 """
 
