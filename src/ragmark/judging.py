@@ -15,21 +15,9 @@ from typing import Any, Protocol
 
 from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
-from ragmark.judges import (
-    JudgeCounts,
-    answer_correctness,
-    answer_relevance,
-    context_relevance,
-    faithfulness,
-)
-from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput
+from ragmark.judges import JudgeCounts
+from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput, JudgeCase
 from ragmark.judges.prompt import is_reask
-from ragmark.judges.reference import (
-    citation_correctness,
-    context_entity_recall,
-    context_precision,
-    context_recall,
-)
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
@@ -74,24 +62,10 @@ def judge_call(
     once when it cannot be asked)."""
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
-    answer = rec.answer or ""
-    if name == "faithfulness":
-        return faithfulness(client, s.question, answer, rec.contexts, counts=counts)
-    if name == "answer_relevance":
-        return answer_relevance(client, s.question, answer, counts=counts)
-    if name == "context_relevance":
-        return context_relevance(client, s.question, rec.contexts, counts=counts)
-    if name == "context_recall":
-        return context_recall(client, s.question, s.expected_answer, rec.contexts,
-                              counts=counts)
-    if name == "context_entity_recall":
-        return context_entity_recall(client, s.expected_answer, rec.contexts, counts=counts)
-    if name == "context_precision":
-        return context_precision(client, s.question, s.expected_answer, rec.contexts,
-                                 counts=counts)
-    if name == "citation_correctness":
-        return citation_correctness(client, answer, rec.contexts, counts=counts)
-    return answer_correctness(client, s.question, answer, s.expected_answer, counts=counts)
+    case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer)
+    compute = SPECS[name].compute
+    assert compute is not None  # every judge metric of the catalogue computes itself
+    return compute(client, case, counts)  # type: ignore[no-any-return]
 
 
 async def _judge_all(

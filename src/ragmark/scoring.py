@@ -51,31 +51,10 @@ def _answer_scores(
     sample: Sample, answer: str, contexts: Sequence[str], gold: Sequence[str],
     metrics: Sequence[MetricName], cfg: RunConfig,
 ) -> dict[str, Score]:
-    out: dict[str, Score] = {}
-    wanted = {m.name for m in metrics}
-    cov = ovl = None
-    if wanted & {"keyword_coverage", "combined_score"}:
-        cov = (am.keyword_coverage(answer, sample.expected_keywords)
-               if sample.expected_keywords else Score.missing("no expected keywords"))
-    if wanted & {"context_overlap", "combined_score"}:
-        ovl = am.context_overlap(answer, list(gold)) if gold else Score.missing("no gold context")
-    for m in metrics:
-        n = m.name
-        if n == "keyword_coverage" and cov is not None:
-            out[n] = cov
-        elif n == "context_overlap" and ovl is not None:
-            out[n] = ovl
-        elif n == "combined_score" and cov is not None and ovl is not None:
-            out[n] = am.combined_score(cov, ovl, cfg.alpha)
-        elif n == "groundedness":
-            out[n] = am.groundedness(answer, list(contexts), cfg.grounded_threshold)
-        elif n == "exact_match":
-            out[n] = am.exact_match(answer, sample.expected_answer)
-        elif n == "token_f1":
-            out[n] = am.token_f1(answer, sample.expected_answer)
-        elif m.spec.compute is not None:  # a plugin's answer metric
-            out[n] = m.spec.compute(sample, answer, contexts)
-    return out
+    """Each answer metric that computes itself (the catalogue's ``compute``; the
+    embedding and judge metrics are computed for every question at once elsewhere)."""
+    case = am.AnswerCase(sample, answer, contexts, gold, cfg.alpha, cfg.grounded_threshold)
+    return {m.name: m.spec.compute(case) for m in metrics if m.spec.compute is not None}
 
 
 

@@ -12,10 +12,11 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from ragmark.text import STOPWORDS, normalise, tokenize
-from ragmark.types import Score
+from ragmark.types import Sample, Score
 
 __all__ = [
     "combined_score",
@@ -181,3 +182,48 @@ def token_f1(answer: str, expected: str | None) -> Score:
         return _score(0.0)
     p, r = common / len(pred), common / len(gold)
     return _score(2 * p * r / (p + r))
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerCase:
+    """What an answer metric reads of one question: the sample (its expected answer and
+    keywords), the system's ``answer`` and ``contexts``, the ``gold`` contexts of its
+    ground truth, and the run's ``alpha`` (combined_score) and ``grounded_threshold``."""
+
+    sample: Sample
+    answer: str
+    contexts: Sequence[str]
+    gold: Sequence[str] = ()
+    alpha: float = 0.5
+    grounded_threshold: float = 0.10
+
+
+def coverage_of(c: AnswerCase) -> Score:
+    """keyword_coverage of a case (missing without expected keywords)."""
+    keywords = c.sample.expected_keywords
+    return keyword_coverage(c.answer, keywords) if keywords else Score.missing(
+        "no expected keywords")
+
+
+def overlap_of(c: AnswerCase) -> Score:
+    """context_overlap of a case (missing without a gold context)."""
+    return context_overlap(c.answer, list(c.gold)) if c.gold else Score.missing(
+        "no gold context")
+
+
+def combined_of(c: AnswerCase) -> Score:
+    """combined_score of a case, from its coverage and overlap."""
+    return combined_score(coverage_of(c), overlap_of(c), c.alpha)
+
+
+def groundedness_of(c: AnswerCase) -> Score:
+    return groundedness(c.answer, list(c.contexts), c.grounded_threshold)
+
+
+def exact_match_of(c: AnswerCase) -> Score:
+    return exact_match(c.answer, c.sample.expected_answer)
+
+
+def token_f1_of(c: AnswerCase) -> Score:
+    return token_f1(c.answer, c.sample.expected_answer)
+

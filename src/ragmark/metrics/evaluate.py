@@ -7,7 +7,6 @@ from collections.abc import Iterable
 import numpy as np
 
 from ragmark.errors import ConfigError, RagmarkWarning, UnknownComponentError
-from ragmark.metrics import retrieval
 from ragmark.metrics.judged import Judged
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.metrics.trec import Qrels, Run, judge_run
@@ -21,7 +20,7 @@ def compute_all(j: Judged, metrics: Iterable[str | MetricName]) -> dict[str, np.
             raise UnknownComponentError(
                 f"{m} is an answer metric; evaluate() takes retrieval metrics only"
             )
-        out[str(m)] = retrieval.compute(j, m)
+        out[str(m)] = m.spec.compute(j, m.k)  # type: ignore[misc]
     return out
 
 

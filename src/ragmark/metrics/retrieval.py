@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from ragmark.metrics.judged import FloatArray, Judged
-from ragmark.metrics.names import MetricName, parse_metric
 
 
 def _per_query_sum(j: Judged, weights: FloatArray, mask: np.ndarray | None = None) -> FloatArray:
@@ -149,27 +148,3 @@ def bpref(j: Judged, k: int | None = None) -> FloatArray:
                         1.0)
     total = np.bincount(q, weights=term * j.hit_new[new], minlength=j.n_queries)
     return _with_skips(j, _safe_div(total.astype(np.float64), j.n_rel))
-
-
-def compute(j: Judged, metric: MetricName | str) -> FloatArray:
-    """Per-query values of one retrieval metric (NaN where the query has no target)."""
-    m = parse_metric(metric)
-    if m.name == "precision":
-        return precision(j, m.k or 0)
-    if m.name == "recall":
-        return recall(j, m.k or 0)
-    if m.name == "hit":
-        return hit(j, m.k or 0)
-    if m.name == "mrr":
-        return mrr(j, m.k)
-    if m.name == "ndcg":
-        return ndcg(j, m.k)
-    if m.name == "map":
-        return average_precision(j, m.k)
-    if m.name == "r_precision":
-        return r_precision(j, m.k)
-    if m.name == "bpref":
-        return bpref(j, m.k)
-    if m.name == "judged":
-        return judged(j, m.k or 0)
-    raise ValueError(f"{m} is not a retrieval metric")
