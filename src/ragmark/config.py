@@ -56,7 +56,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragmark.errors import ConfigError, UnknownComponentError
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
@@ -92,7 +92,7 @@ class LLMTable(BaseModel):
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
-    provider: Literal["openai", "ollama"] | None = None
+    provider: str | None = None  # an LLM provider's name (ragmark.llm.providers)
     concurrency: int | None = Field(None, ge=1)
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
@@ -103,6 +103,15 @@ class LLMTable(BaseModel):
     batch_poll: float | None = Field(None, gt=0)
     context_window: int | None = Field(None, gt=0)
     max_tokens: int | None = Field(None, gt=0)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, v: str | None) -> str | None:
+        from ragmark.llm.providers import names, providers
+
+        if v is not None and v not in providers():
+            raise ValueError(f"provider must be one of {', '.join(names())}, got {v!r}")
+        return v
 
     def endpoint(self) -> dict[str, Any]:
         """The fields that are set (the ``llm`` components' parameters; the batch

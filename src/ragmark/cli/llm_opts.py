@@ -10,6 +10,7 @@ import click
 from pydantic import ValidationError
 
 from ragmark.errors import ConfigError
+from ragmark.llm.providers import names as provider_names
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -87,8 +88,9 @@ def _endpoint_opts() -> list[Callable[..., Any]]:
         opt("--llm-model", help="Model name (default: [llm] model, else $RAGMARK_LLM_MODEL)."),
         opt("--llm-api-key-env", help="NAME of the variable holding the API key (default: "
             "[llm] api_key_env, else $RAGMARK_LLM_API_KEY_ENV)."),
-        opt("--llm-provider", type=click.Choice(["openai", "ollama"]),
-            help="Protocol of the endpoint (default: openai)."),
+        opt("--llm-provider", type=click.Choice(provider_names()),
+            help="Protocol of the endpoint (default: openai, any OpenAI-compatible "
+            "server)."),
         opt("--llm-concurrency", type=click.IntRange(min=1),
             help="Calls in flight at once (default: 8)."),
         opt("--llm-timeout", type=click.FloatRange(min=0, min_open=True),

@@ -27,9 +27,15 @@ from ragmark.llm import LLMCallFailed, LLMClient
 from ragmark.llm.config import endpoint_settings
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import embed_body, embed_path, estimate_tokens, parse_embeddings
+from ragmark.llm.providers import names as provider_names
+from ragmark.llm.providers import providers
 from ragmark.progress import Advance
 
-PROVIDERS = ("local", "openai", "ollama")
+
+def embedding_providers() -> tuple[str, ...]:
+    """``local`` (a sentence-transformers model in this process) and every LLM provider
+    (:mod:`ragmark.llm.providers`), whose embedding API is called."""
+    return ("local", *provider_names())
 
 
 def normalise(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -59,8 +65,9 @@ class APIEmbedder:
         timeout: float | None = None,
         prices: dict[str, tuple[float, float]] | None = None,
     ) -> None:
-        if provider not in ("openai", "ollama"):
-            raise ConfigError(f"embedding provider must be one of {', '.join(PROVIDERS)}; "
+        if provider not in providers():
+            raise ConfigError(f"embedding provider must be one of "
+                              f"{', '.join(embedding_providers())}; "
                               f"got {provider!r}")
         for name, value in (("dimensions", dimensions), ("batch_size", batch_size)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
@@ -197,8 +204,9 @@ def make_embedder(
 ) -> Any:
     """The embedder a config table describes: a local sentence-transformers model
     (``provider = "local"``, the default) or an :class:`APIEmbedder`."""
-    if provider not in PROVIDERS:
-        raise ConfigError(f"embedding provider must be one of {', '.join(PROVIDERS)}; "
+    if provider not in embedding_providers():
+        raise ConfigError(f"embedding provider must be one of "
+                          f"{', '.join(embedding_providers())}; "
                           f"got {provider!r}")
     if provider == "local":
         given = [k for k, v in (("base_url", base_url), ("api_key_env", api_key_env),
@@ -206,9 +214,10 @@ def make_embedder(
                                 ("max_retries", max_retries), ("timeout", timeout),
                                 ("prices", prices)) if v is not None]
         if given:
+            either = " or ".join(f'"{n}"' for n in provider_names())
             raise ConfigError(f"{', '.join(given)} apply to an embedding endpoint: set "
-                              "provider = \"openai\" or \"ollama\" (the local model takes "
-                              "model, batch_size, threads)")
+                              f"provider = {either} (the local model takes model, "
+                              "batch_size, threads)")
         from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(model, batch_size=batch_size, threads=threads)

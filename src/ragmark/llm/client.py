@@ -22,6 +22,7 @@ from ragmark.llm.protocol import (
     parse_response,
     request_body,
 )
+from ragmark.llm.providers import provider
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
 from ragmark.llm.transport import Posted, Request, Retry, parse_retry_after
@@ -382,7 +383,6 @@ class LLMClient:
     def _model_names(self, resp: httpx.Response) -> set[str] | None:
         try:
             data = resp.json()
-            items = data["models"] if self.settings.provider == "ollama" else data["data"]
-            return {str(m.get("id") or m.get("name") or m.get("model")) for m in items}
+            return provider(self.settings.provider).model_names(data)
         except (ValueError, KeyError, TypeError, AttributeError):
             return None

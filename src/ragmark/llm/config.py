@@ -19,7 +19,6 @@ PROVIDER_ENV = "RAGMARK_LLM_PROVIDER"
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-Provider = Literal["openai", "ollama"]
 
 
 class LLMSettings(BaseModel):
@@ -44,7 +43,7 @@ class LLMSettings(BaseModel):
     base_url: str
     model: str = Field(min_length=1)
     api_key_env: str | None = None
-    provider: Provider = "openai"
+    provider: str = "openai"
     timeout: float = Field(default=60.0, gt=0)
     concurrency: int = Field(default=8, ge=1)
     max_retries: int = Field(default=4, ge=0)
@@ -68,6 +67,17 @@ class LLMSettings(BaseModel):
         parts = urlsplit(v)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("base_url must be an http:// or https:// URL")
+        return v
+
+    @field_validator("provider")
+    @classmethod
+    def _check_provider(cls, v: str) -> str:
+        from ragmark.llm.providers import names as provider_names
+        from ragmark.llm.providers import providers
+
+        if v not in providers():
+            raise ValueError(f"provider must be one of {', '.join(provider_names())}, "
+                             f"got {v!r}")
         return v
 
     @field_validator("api_key_env")
@@ -194,7 +204,9 @@ def display_url(url: str) -> str:
 def v1_hint(s: LLMSettings, status: int) -> str:
     """For a 404 from an OpenAI-compatible base URL with no version in its path: the
     likely fix (most servers serve the API under ``/v1``), else nothing."""
-    if status != 404 or s.provider == "ollama":
+    from ragmark.llm.providers import provider
+
+    if status != 404 or not provider(s.provider).versioned:
         return ""
     if re.search(r"/v\d+[a-z]*$", urlsplit(s.base_url).path.rstrip("/")):
         return ""

@@ -6,64 +6,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmark.llm.providers import provider
+from ragmark.llm.providers.base import Message, ResponseError
 from ragmark.llm.results import Usage
 
-Message = Mapping[str, Any]
-
-# OpenAI parameter name -> Ollama option name
-_OLLAMA_OPTIONS = {"max_tokens": "num_predict", "stop": "stop", "top_p": "top_p", "seed": "seed"}
-
-
-class ResponseError(ValueError):
-    """A 200 response whose body is not the expected shape."""
+__all__ = ["Message", "ResponseError", "chat_path", "embed_body", "embed_path",
+           "estimate_tokens", "models_path", "parse_embeddings", "parse_rerank",
+           "parse_response", "request_body", "rerank_body"]
 
 
-def chat_path(provider: str) -> str:
-    return "/api/chat" if provider == "ollama" else "/chat/completions"
+def chat_path(name: str) -> str:
+    return provider(name).chat_path
 
 
-def models_path(provider: str) -> str:
-    return "/api/tags" if provider == "ollama" else "/models"
+def models_path(name: str) -> str:
+    return provider(name).models_path
 
 
 def request_body(
-    provider: str, model: str, messages: Sequence[Message], params: Mapping[str, Any]
+    name: str, model: str, messages: Sequence[Message], params: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """The JSON body of a chat request; ``params`` use OpenAI names (``temperature``,
-    ``max_tokens``, ``seed``, ``response_format``, ...), mapped for Ollama."""
-    msgs = [dict(m) for m in messages]
-    if provider != "ollama":
-        body: dict[str, Any] = {"model": model, "messages": msgs}
-        body.update({k: v for k, v in params.items() if v is not None})
-        return body
-    options: dict[str, Any] = {}
-    body = {"model": model, "messages": msgs, "stream": False}
-    for k, v in params.items():
-        if v is None:
-            continue
-        if k == "response_format":
-            fmt = v.get("type") if isinstance(v, Mapping) else v
-            if fmt == "json_object":
-                body["format"] = "json"
-            elif fmt == "json_schema" and isinstance(v, Mapping):
-                body["format"] = v.get("json_schema", {}).get("schema", "json")
-        else:
-            options[_OLLAMA_OPTIONS.get(k, k)] = v
-    if options:
-        body["options"] = options
-    return body
+    """The JSON body of a chat request to provider ``name``; ``params`` use OpenAI names
+    (``temperature``, ``max_tokens``, ``seed``, ``response_format``, ...), which the
+    provider maps to its own."""
+    return provider(name).request_body(model, messages, params)
 
 
-def parse_response(provider: str, data: Any) -> tuple[str, Usage]:
+def parse_response(name: str, data: Any) -> tuple[str, Usage]:
     """(text, usage) of a chat response; ResponseError when the shape is wrong."""
     try:
-        if provider == "ollama":
-            text = data["message"]["content"]
-            usage = Usage(int(data.get("prompt_eval_count") or 0), int(data.get("eval_count") or 0))
-        else:
-            text = data["choices"][0]["message"]["content"]
-            u = data.get("usage") or {}
-            usage = Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+        text, usage = provider(name).parse_chat(data)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
         raise ResponseError(f"unexpected response shape ({type(e).__name__}: {e})") from None
     if text is None:
@@ -83,39 +55,24 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
     return -(-chars // 4) + 4 * len(messages)
 
 
-def embed_path(provider: str) -> str:
-    return "/api/embed" if provider == "ollama" else "/embeddings"
+def embed_path(name: str) -> str:
+    return provider(name).embed_path
 
 
-def embed_body(provider: str, model: str, texts: Sequence[str],
+def embed_body(name: str, model: str, texts: Sequence[str],
                dimensions: int | None) -> dict[str, Any]:
     """The JSON body of an embedding request for a batch of texts."""
-    body: dict[str, Any] = {"model": model, "input": list(texts)}
-    if dimensions is not None:
-        body["dimensions"] = dimensions
-    if provider != "ollama":
-        body["encoding_format"] = "float"
-    return body
+    return provider(name).embed_body(model, texts, dimensions)
 
 
-def parse_embeddings(provider: str, data: Any, n: int
+def parse_embeddings(name: str, data: Any, n: int
                      ) -> tuple[tuple[list[list[float]], int], Usage]:
-    """The ``n`` vectors of an embedding response, in input order (OpenAI's ``data`` is
-    put in order by each item's ``index``), how many of them were mean-pooled from one
-    vector per token (llama.cpp's server without pooling answers so), and the prompt
-    tokens; ResponseError when the shape is wrong or a vector is missing."""
+    """The ``n`` vectors of an embedding response, in input order, how many of them were
+    mean-pooled from one vector per token (llama.cpp's server without pooling answers
+    so), and the prompt tokens; ResponseError when the shape is wrong or a vector is
+    missing."""
     try:
-        if provider == "ollama":
-            raw = list(data["embeddings"])
-            usage = Usage(int(data.get("prompt_eval_count") or 0))
-        else:
-            items = data["data"]
-            by_index = {int(it.get("index", i)): it["embedding"] for i, it in enumerate(items)}
-            if sorted(by_index) != list(range(len(items))):
-                raise ResponseError("the embeddings' indexes are not 0..n-1")
-            raw = [by_index[i] for i in range(len(items))]
-            u = data.get("usage") or {}
-            usage = Usage(int(u.get("prompt_tokens") or u.get("total_tokens") or 0))
+        raw, usage = provider(name).embeddings_of(data)
         vectors, pooled = [], 0
         for v in raw:
             if v and isinstance(v[0], list):  # one vector per token: their mean

@@ -22,9 +22,7 @@ from typing import Any
 
 from ragmark.home import cache_path
 from ragmark.llm.config import LLMSettings
-
-OPENAI_FORMS = ("json_schema", "json_object", "off")
-OLLAMA_FORMS = ("format", "off")
+from ragmark.llm.providers import provider
 
 _REJECTED = re.compile(r"response_format|json_schema|schema|grammar|format", re.IGNORECASE)
 _NAMED = re.compile(r"response_format|json_schema")
@@ -149,7 +147,7 @@ class Forms:
         rejected; ``off`` when the settings turn structured output off)."""
         if s.structured == "off":
             return "off"
-        forms = OLLAMA_FORMS if s.provider == "ollama" else OPENAI_FORMS
+        forms = provider(s.provider).forms
         with self._lock:
             form = self._load().get(self._key(s), forms[0])
         return form if form in forms else forms[0]
@@ -168,7 +166,7 @@ class Forms:
 
     def reject(self, s: LLMSettings, form: str) -> str:
         """Record that the endpoint refused ``form``; the next form to try."""
-        forms = OLLAMA_FORMS if s.provider == "ollama" else OPENAI_FORMS
+        forms = provider(s.provider).forms
         nxt = forms[min(forms.index(form) + 1, len(forms) - 1)] if form in forms else "off"
         self._store(s, nxt)
         return nxt

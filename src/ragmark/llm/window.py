@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+from ragmark.llm.providers import provider
 
 CHARS_PER_TOKEN = 3
 """Characters per token of the safe estimate (English is about 4)."""
@@ -35,7 +34,6 @@ _REFUSALS = (
     re.compile(r"context length of (?:only )?(\d+)", re.I),
     re.compile(r"\bn_ctx(?:_slot)?\s*[=:]\s*(\d+)", re.I),
 )
-_MODEL_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 _UNKNOWN = -1
 
 
@@ -86,66 +84,5 @@ async def from_probe(client: Any, models: Any) -> None:
 
 
 async def _ask_server(settings: Any, headers: Mapping[str, str], models: Any) -> int | None:
-    if settings.provider != "ollama":
-        got = _from_models(models, settings.model)
-        items = models.get("data") if isinstance(models, Mapping) else None
-        llama_cpp = isinstance(items, list) and any(
-            isinstance(m, Mapping) and m.get("owned_by") == "llamacpp" for m in items)
-        if got or not llama_cpp:
-            return got
-    async with httpx.AsyncClient(timeout=5.0, headers=dict(headers)) as http:
-        if settings.provider == "ollama":
-            resp = await http.post(settings.base_url + "/api/show",
-                                   json={"model": settings.model})
-            return _ollama_num_ctx(resp.json()) if resp.status_code == 200 else None
-        resp = await http.get(_root(settings.base_url) + "/props")
-        return _from_props(resp.json()) if resp.status_code == 200 else None
-
-
-def _root(url: str) -> str:
-    """``url`` without a trailing API version path (``/v1``)."""
-    parts = urlsplit(url)
-    path = re.sub(r"/v\d+[a-z]*/?$", "", parts.path)
-    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-def _positive(value: Any) -> int | None:
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        return None
-    return n if n > 0 else None
-
-
-def _from_models(data: Any, model: str) -> int | None:
-    items = data.get("data") if isinstance(data, Mapping) else None
-    if not isinstance(items, list):
-        return None
-    entries = [m for m in items if isinstance(m, Mapping)]
-    mine = [m for m in entries if m.get("id") == model] or (entries if len(entries) == 1
-                                                              else [])
-    for m in mine:
-        for key in _MODEL_KEYS:
-            got = _positive(m.get(key))
-            if got:
-                return got
-        meta = m.get("meta")
-        if isinstance(meta, Mapping) and _positive(meta.get("n_ctx")):
-            return _positive(meta.get("n_ctx"))
-    return None
-
-
-def _from_props(data: Any) -> int | None:
-    if not isinstance(data, Mapping):
-        return None
-    settings = data.get("default_generation_settings")
-    if isinstance(settings, Mapping) and _positive(settings.get("n_ctx")):
-        return _positive(settings.get("n_ctx"))
-    return _positive(data.get("n_ctx"))
-
-
-def _ollama_num_ctx(data: Any) -> int | None:
-    if not isinstance(data, Mapping):
-        return None
-    m = re.search(r"(?m)^\s*num_ctx\s+(\d+)", str(data.get("parameters") or ""))
-    return _positive(m.group(1)) if m else None
+    ask = provider(settings.provider).window
+    return None if ask is None else await ask(settings, headers, models)

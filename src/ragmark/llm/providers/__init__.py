@@ -1,0 +1,44 @@
+"""The LLM providers ragmark speaks to, one module each (``openai``: any
+OpenAI-compatible server; ``ollama``: Ollama's native API). A module of this package
+with a ``PROVIDER`` (:class:`~ragmark.llm.providers.base.Provider`) is a provider; so
+is one that a third-party package names in the ``ragmark.llm_provider`` entry-point
+group. Found on first use, never at import."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from importlib.metadata import entry_points
+
+from ragmark.errors import ConfigError
+from ragmark.llm.providers.base import Provider
+
+_FOUND: dict[str, Provider] = {}
+
+
+def providers() -> dict[str, Provider]:
+    """Every provider by name: the modules of this package, then the plugins."""
+    if not _FOUND:
+        for info in pkgutil.iter_modules(__path__):
+            got = getattr(importlib.import_module(f"{__name__}.{info.name}"), "PROVIDER", None)
+            if isinstance(got, Provider):
+                _FOUND[got.name] = got
+        for ep in entry_points(group="ragmark.llm_provider"):
+            got = ep.load()
+            if isinstance(got, Provider) and got.name not in _FOUND:
+                _FOUND[got.name] = got
+    return _FOUND
+
+
+def names() -> list[str]:
+    """The providers' names, the default (``openai``) first, the others alphabetically."""
+    return sorted(providers(), key=lambda n: (n != "openai", n))
+
+
+def provider(name: str) -> Provider:
+    """The provider called ``name``; a ConfigError naming the known ones otherwise."""
+    found = providers().get(name)
+    if found is None:
+        raise ConfigError(f"unknown LLM provider {name!r}; known: "
+                          f"{', '.join(names())}")
+    return found

@@ -1,0 +1,107 @@
+"""OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, LM Studio, OpenRouter, ...):
+``POST /chat/completions``, ``GET /models``, ``POST /embeddings``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from ragmark.llm.providers.base import Message, Provider, ResponseError, positive
+from ragmark.llm.results import Usage
+
+_MODEL_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
+def request_body(model: str, messages: Sequence[Message], params: Mapping[str, Any]
+                 ) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "messages": [dict(m) for m in messages]}
+    body.update({k: v for k, v in params.items() if v is not None})
+    return body
+
+
+def parse_chat(data: Any) -> tuple[Any, Usage]:
+    text = data["choices"][0]["message"]["content"]
+    u = data.get("usage") or {}
+    return text, Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+
+
+def embed_body(model: str, texts: Sequence[str], dimensions: int | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "input": list(texts)}
+    if dimensions is not None:
+        body["dimensions"] = dimensions
+    body["encoding_format"] = "float"
+    return body
+
+
+def embeddings_of(data: Any) -> tuple[list[Any], Usage]:
+    """The vectors in input order (``data`` put in order by each item's ``index``)."""
+    items = data["data"]
+    by_index = {int(it.get("index", i)): it["embedding"] for i, it in enumerate(items)}
+    if sorted(by_index) != list(range(len(items))):
+        raise ResponseError("the embeddings' indexes are not 0..n-1")
+    u = data.get("usage") or {}
+    return ([by_index[i] for i in range(len(items))],
+            Usage(int(u.get("prompt_tokens") or u.get("total_tokens") or 0)))
+
+
+def model_names(data: Any) -> set[str]:
+    return {str(m.get("id") or m.get("name") or m.get("model")) for m in data["data"]}
+
+
+def _root(url: str) -> str:
+    """``url`` without a trailing API version path (``/v1``)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, re.sub(r"/v\d+[a-z]*/?$", "", parts.path),
+                       "", ""))
+
+
+def _from_models(data: Any, model: str) -> int | None:
+    items = data.get("data") if isinstance(data, Mapping) else None
+    if not isinstance(items, list):
+        return None
+    entries = [m for m in items if isinstance(m, Mapping)]
+    mine = [m for m in entries if m.get("id") == model] or (entries if len(entries) == 1
+                                                              else [])
+    for m in mine:
+        for key in _MODEL_KEYS:
+            got = positive(m.get(key))
+            if got:
+                return got
+        meta = m.get("meta")
+        if isinstance(meta, Mapping) and positive(meta.get("n_ctx")):
+            return positive(meta.get("n_ctx"))
+    return None
+
+
+def _from_props(data: Any) -> int | None:
+    if not isinstance(data, Mapping):
+        return None
+    settings = data.get("default_generation_settings")
+    if isinstance(settings, Mapping) and positive(settings.get("n_ctx")):
+        return positive(settings.get("n_ctx"))
+    return positive(data.get("n_ctx"))
+
+
+async def window(settings: Any, headers: Mapping[str, str], models: Any) -> int | None:
+    """From the models list (vLLM's ``max_model_len``, ``context_length`` ...), else
+    llama.cpp's ``/props`` when the list is llama.cpp's."""
+    got = _from_models(models, settings.model)
+    items = models.get("data") if isinstance(models, Mapping) else None
+    llama_cpp = isinstance(items, list) and any(
+        isinstance(m, Mapping) and m.get("owned_by") == "llamacpp" for m in items)
+    if got or not llama_cpp:
+        return got
+    async with httpx.AsyncClient(timeout=5.0, headers=dict(headers)) as http:
+        resp = await http.get(_root(settings.base_url) + "/props")
+        return _from_props(resp.json()) if resp.status_code == 200 else None
+
+
+PROVIDER = Provider(
+    name="openai", chat_path="/chat/completions", models_path="/models",
+    embed_path="/embeddings", forms=("json_schema", "json_object", "off"),
+    request_body=request_body, parse_chat=parse_chat, embed_body=embed_body,
+    embeddings_of=embeddings_of, model_names=model_names, versioned=True, window=window)
