@@ -56,9 +56,10 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragmark.errors import ConfigError, UnknownComponentError
+from ragmark.llm.table import LLMTable
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
 from ragmark.retrieval.rerank import RERANKER_ENV
 
@@ -80,46 +81,6 @@ class Component(BaseModel):
     @property
     def params(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
-
-
-class LLMTable(BaseModel):
-    """The ``[llm]`` table: the endpoint of the judges, and of the ``llm`` generator and
-    reranker for what their own tables do not give. Command-line flags override it; it
-    overrides ``RAGMARK_LLM_*``. ``prices``: model -> [prompt, completion] $ per million
-    tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    provider: str | None = None  # an LLM provider's name (ragmark.llm.providers)
-    concurrency: int | None = Field(None, ge=1)
-    timeout: float | None = Field(None, gt=0)
-    max_retries: int | None = Field(None, ge=0)
-    prices: dict[str, tuple[float, float]] | None = None
-    structured: Literal["auto", "off"] | None = None
-    batch: bool | None = None
-    batch_discount: float | None = Field(None, ge=0, le=1)
-    batch_poll: float | None = Field(None, gt=0)
-    context_window: int | None = Field(None, gt=0)
-    max_tokens: int | None = Field(None, gt=0)
-
-    @field_validator("provider")
-    @classmethod
-    def _known_provider(cls, v: str | None) -> str | None:
-        from ragmark.llm.providers import names, providers
-
-        if v is not None and v not in providers():
-            raise ValueError(f"provider must be one of {', '.join(names())}, got {v!r}")
-        return v
-
-    def endpoint(self) -> dict[str, Any]:
-        """The fields that are set (the ``llm`` components' parameters; the batch
-        settings, the judges' answer cap and the window they are fitted in are the
-        judges' alone: the generator and rerankers stay interactive)."""
-        return {k: v for k, v in self.model_dump().items()
-                if v is not None and not k.startswith("batch")
-                and k not in ("max_tokens", "context_window")}
 
 
 class RunConfig(BaseModel):

@@ -157,8 +157,8 @@ def resolve_llm(configs: Sequence[RunConfig], need: bool = True, model: str | No
     set anywhere, or when ``need`` is false (nothing asks a judge): then an incomplete
     environment is not an error. ``model`` is used when nothing else names one.
     """
-    from ragmark.config import LLMTable
     from ragmark.llm import LLMSettings
+    from ragmark.llm.table import LLMTable
 
     ctx = click.get_current_context(silent=True)
     flags = dict(ctx.meta.get(_META, {})) if ctx is not None else {}

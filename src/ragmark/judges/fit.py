@@ -66,6 +66,29 @@ def fit(prompt: Any, item: Any, cap: int, window: int | None) -> Fitted:
         f"{floor} for the answer): set a larger window on the server, or a model with one"))
 
 
+def answer_cap(client: Any, prompt: Any) -> int:
+    """The answer's cap: the prompt's, or ``max_tokens`` of the client's settings
+    (``--llm-max-tokens``) for a JSON answer (a yes/no answer keeps its smaller cap)."""
+    most = getattr(getattr(client, "settings", None), "max_tokens", None)
+    if not most:
+        return int(prompt.token_cap)
+    return int(most) if prompt.output == "json" else min(prompt.token_cap, int(most))
+
+
+def fit_call(client: Any, prompt: Any, item: Any, cap: int, window: int | None,
+             counts: Any) -> Fitted:
+    """:func:`fit`, counting a cut call in ``counts`` (a JudgeCounts) and, on a dry
+    run's client, in its counts."""
+    fitted = fit(prompt, item, cap, window)
+    if fitted.cut:
+        counts.cut += 1
+        counts.window = window
+        seen = getattr(client, "saw_cut", None)
+        if seen is not None:
+            seen()
+    return fitted
+
+
 def _leaves(item: BaseModel) -> list[tuple[str, int | None, str]]:
     out: list[tuple[str, int | None, str]] = []
     for name in type(item).model_fields:

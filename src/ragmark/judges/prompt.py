@@ -16,7 +16,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ragmark.errors import ConfigError
-from ragmark.judges.fit import Fitted, fit
+from ragmark.judges.fit import answer_cap, fit_call
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import strict_schema
@@ -323,15 +323,6 @@ def _kept(raw: str) -> str:
     return raw if len(raw) <= _RAW_KEPT else raw[:_RAW_KEPT] + "..."
 
 
-def _cap(client: Any, prompt: Prompt[Any, Any]) -> int:
-    """The answer's cap: the prompt's, or ``max_tokens`` of the client's settings
-    (``--llm-max-tokens``) for a JSON answer (a yes/no answer keeps its smaller cap)."""
-    most = getattr(getattr(client, "settings", None), "max_tokens", None)
-    if not most:
-        return prompt.token_cap
-    return int(most) if prompt.output == "json" else min(prompt.token_cap, int(most))
-
-
 async def _chat(client: ChatClient, messages: Sequence[Message], params: Mapping[str, Any]
                 ) -> Any:
     """The call's result, or the LLMCallFailed it raised."""
@@ -339,18 +330,6 @@ async def _chat(client: ChatClient, messages: Sequence[Message], params: Mapping
         return await client.chat(messages, **params)
     except LLMCallFailed as e:
         return e
-
-
-def _fitted(client: Any, prompt: Prompt[Any, Any], item: Any, cap: int, window: int | None,
-            counts: JudgeCounts) -> Fitted:
-    fitted = fit(prompt, item, cap, window)
-    if fitted.cut:
-        counts.cut += 1
-        counts.window = window
-        seen = getattr(client, "saw_cut", None)  # a dry run counts them
-        if seen is not None:
-            seen()
-    return fitted
 
 
 async def ask(
@@ -368,9 +347,9 @@ async def ask(
     counts = counts if counts is not None else JudgeCounts()
     counts.asked += 1
     params.setdefault("schema", prompt.schema(item))
-    cap = int(params.pop("max_tokens", None) or _cap(client, prompt))
+    cap = int(params.pop("max_tokens", None) or answer_cap(client, prompt))
     window = known_window(client)
-    fitted = _fitted(client, prompt, item, cap, window, counts)
+    fitted = fit_call(client, prompt, item, cap, window, counts)
     if fitted.problem is not None:
         counts.failed += 1
         return JudgeFailure(fitted.problem, None, 0)
@@ -384,7 +363,7 @@ async def ask(
             if attempt == 1 and learnt and (window is None or learnt < window):
                 learn(client, learnt)  # the refusal named the window: fit, and once more
                 window = learnt
-                fitted = _fitted(client, prompt, item, cap, window, counts)
+                fitted = fit_call(client, prompt, item, cap, window, counts)
                 if fitted.problem is None:
                     messages, params["max_tokens"] = fitted.messages, fitted.max_tokens
                     result = await _chat(client, messages, params)

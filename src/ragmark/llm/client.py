@@ -371,18 +371,20 @@ class LLMClient:
         if resp.status_code != 200:
             return False, (f"HTTP {resp.status_code} from {shown}: {self._snippet(resp)}"
                            + v1_hint(self.settings, resp.status_code))
-        names = self._model_names(resp)
-        await from_probe(self, resp.json() if "json" in resp.headers.get("content-type", "")
-                         else None)  # the context window, where the server says it
+        try:
+            data = resp.json()
+        except ValueError:
+            data = None
+        names = self._model_names(data)
+        await from_probe(self, data)  # the context window, where the server says it
         if names is None:
             return True, f"{shown} answered"
         if s.model in names:
             return True, f"{shown} answered; model {s.model!r} is listed"
         return True, f"{shown} answered, but model {s.model!r} is not among {len(names)} listed"
 
-    def _model_names(self, resp: httpx.Response) -> set[str] | None:
+    def _model_names(self, data: Any) -> set[str] | None:
         try:
-            data = resp.json()
             return provider(self.settings.provider).model_names(data)
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError):
             return None

@@ -72,13 +72,9 @@ class LLMSettings(BaseModel):
     @field_validator("provider")
     @classmethod
     def _check_provider(cls, v: str) -> str:
-        from ragmark.llm.providers import names as provider_names
-        from ragmark.llm.providers import providers
+        from ragmark.llm.providers import known
 
-        if v not in providers():
-            raise ValueError(f"provider must be one of {', '.join(provider_names())}, "
-                             f"got {v!r}")
-        return v
+        return known(v)
 
     @field_validator("api_key_env")
     @classmethod

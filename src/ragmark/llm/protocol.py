@@ -45,14 +45,15 @@ def parse_response(name: str, data: Any) -> tuple[str, Usage]:
     return text, usage
 
 
-def estimate_tokens(messages: Sequence[Message]) -> int:
-    """Rough prompt tokens: characters / 4 of every message's content, plus 4 per message
-    for the role and framing. An estimate, not a tokenizer."""
+def estimate_tokens(messages: Sequence[Message], chars_per_token: int = 4) -> int:
+    """Rough prompt tokens: characters / 4 (``chars_per_token``) of every message's
+    content, plus 4 per message for the role and framing. An estimate, not a
+    tokenizer."""
     chars = 0
     for m in messages:
         content = m.get("content", "")
         chars += len(content) if isinstance(content, str) else len(str(content))
-    return -(-chars // 4) + 4 * len(messages)
+    return -(-chars // chars_per_token) + 4 * len(messages)
 
 
 def embed_path(name: str) -> str:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmark.llm.protocol import estimate_tokens
 from ragmark.llm.providers import provider
 
 CHARS_PER_TOKEN = 3
@@ -34,13 +35,11 @@ _REFUSALS = (
     re.compile(r"context length of (?:only )?(\d+)", re.I),
     re.compile(r"\bn_ctx(?:_slot)?\s*[=:]\s*(\d+)", re.I),
 )
-_UNKNOWN = -1
 
 
 def prompt_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """The safe estimate of a prompt's tokens: characters / 3, plus 4 per message."""
-    chars = sum(len(str(m.get("content", ""))) for m in messages)
-    return -(-chars // CHARS_PER_TOKEN) + 4 * len(messages)
+    return estimate_tokens(messages, CHARS_PER_TOKEN)
 
 
 def window_in_refusal(text: str) -> int | None:
@@ -75,14 +74,10 @@ async def from_probe(client: Any, models: Any) -> None:
     settings = client.settings
     if known_window(client) is not None:
         return
+    ask = provider(settings.provider).window
     try:
-        found = await _ask_server(settings, client._headers(), models)
+        found = None if ask is None else await ask(settings, client._headers(), models)
     except Exception:  # a server that says nothing useful: the window stays unknown
         found = None
     if found and getattr(client, "window", None) is None:
         client.window = found
-
-
-async def _ask_server(settings: Any, headers: Mapping[str, str], models: Any) -> int | None:
-    ask = provider(settings.provider).window
-    return None if ask is None else await ask(settings, headers, models)

@@ -42,3 +42,12 @@ def provider(name: str) -> Provider:
         raise ConfigError(f"unknown LLM provider {name!r}; known: "
                           f"{', '.join(names())}")
     return found
+
+
+def known(name: str) -> str:
+    """``name`` when a provider has it; a ValueError naming the known ones otherwise (for
+    the settings' validators)."""
+    if name not in providers():
+        raise ValueError(f"provider must be one of {', '.join(names())}, got {name!r}")
+    return name
+
