@@ -37,15 +37,6 @@ Pipeline = Callable[[str], Any]
 _NAME = re.compile(r"[^A-Za-z0-9_]+")
 
 
-def _dataset(dataset: str | Path | Dataset, corpus: str | Path | None, split: str) -> Dataset:
-    from ragmark.data import load_dataset
-    from ragmark.types import Dataset
-
-    if isinstance(dataset, Dataset):
-        return dataset
-    return load_dataset(dataset, corpus, split)
-
-
 def _name_of(pipeline: Pipeline) -> str:
     name = getattr(pipeline, "__name__", None) or type(pipeline).__name__
     return str(name)
@@ -65,26 +56,11 @@ def _config(name: str, pipeline: Pipeline, concurrency: int, timeout: float | No
         kind="python", target=target, concurrency=concurrency, timeout=timeout)})
 
 
-def _llm(llm: LLMSettings | Mapping[str, Any] | None) -> LLMSettings | None:
-    from ragmark.llm import LLMSettings
-
-    if llm is None or isinstance(llm, LLMSettings):
-        return llm
-    try:
-        return LLMSettings.model_validate(dict(llm))
-    except ValueError as e:
-        raise ConfigError(f"llm: {e}") from None
-
-
-def _record(history: bool | str | Path, kind: str, result: Any) -> None:
+def _history(history: bool | str | Path) -> dict[str, Any]:
+    """``history`` (True: the default store, a path, or False) as a request's fields."""
     if history is False:
-        return
-    from ragmark.history import history_path, record_results
-    from ragmark.report.json_writer import comparison_json, report_json
-
-    data = report_json(result) if kind == "run" else comparison_json(result)
-    record_results(history_path(None if history is True else history), data["envelope"],
-                   result)
+        return {"no_history": True}
+    return {"history": None if history is True else history}
 
 
 def evaluate_pipeline(
@@ -113,13 +89,15 @@ def evaluate_pipeline(
     The report is recorded in the run history (``history``: True for the default store,
     a path, or False).
     """
-    from ragmark.runner import run
+    from ragmark.plan import RunRequest, execute, plan_run
 
     cfg = _config(name or _name_of(pipeline), pipeline, concurrency, timeout)
-    report = run(_dataset(dataset, corpus, split), cfg, metrics, max_queries=max_queries,
-                 judge_metrics=judge_metrics, llm=_llm(llm), pipeline_fn=pipeline)
-    _record(history, "run", report)
-    return report
+    plan = plan_run(RunRequest(
+        dataset=dataset, corpus=corpus, split=split, config=cfg, pipeline=pipeline,
+        metrics=list(metrics) if metrics is not None else None,
+        judge_metrics=list(judge_metrics), llm=llm, max_queries=max_queries,
+        **_history(history)))
+    return execute(plan).report
 
 
 def compare_pipelines(
@@ -141,13 +119,17 @@ def compare_pipelines(
 ) -> Comparison:
     """Every pipeline (name -> callable) on the same questions, compared with the
     baseline (default: the first) exactly as ``ragmark compare`` does."""
-    from ragmark.compare import compare
+    from ragmark.compare import Comparison
+    from ragmark.plan import CompareRequest, execute, plan_compare
 
     if not pipelines:
         raise ConfigError("no pipelines to compare")
     cfgs = [_config(n, p, concurrency, timeout) for n, p in pipelines.items()]
-    result = compare(_dataset(dataset, corpus, split), cfgs, metrics, baseline,
-                     compared=compared, settings=settings, max_queries=max_queries,
-                     judge_metrics=judge_metrics, llm=_llm(llm), pipeline_fns=pipelines)
-    _record(history, "compare", result)
+    plan, _ = plan_compare(CompareRequest(
+        dataset=dataset, corpus=corpus, split=split, configs=cfgs, pipelines=pipelines,
+        run_metrics=metrics, metrics=list(compared) if compared is not None else None,
+        baseline=baseline, judge_metrics=list(judge_metrics), llm=llm,
+        max_queries=max_queries, stats=settings, **_history(history)))
+    result = execute(plan).result
+    assert isinstance(result, Comparison)
     return result

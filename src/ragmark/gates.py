@@ -72,6 +72,18 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
     return out
 
 
+def metric_name(text: str) -> str:
+    """A metric's canonical name as results and the history hold it (``P@5`` ->
+    ``precision@5``); judge metrics, derived aggregates and label metrics as they are."""
+    from ragmark.judging import JUDGE_METRICS
+    from ragmark.metrics.names import parse_metric
+
+    if text in JUDGE_METRICS or text in DERIVED or "@" in text and text.split("@")[
+            0] in ("answer_presence", "accuracy", "num_relevant", "agreement"):
+        return text
+    return str(parse_metric(text))
+
+
 def check_names(thresholds: Sequence[Threshold], configs: Sequence[str], option: str) -> None:
     """A ConfigError when a threshold names a config that is not run."""
     for t in thresholds:

@@ -29,36 +29,23 @@ def _run(dataset: str | Path | None = None, *, corpus: str | Path | None = None,
          judge_metrics: Sequence[str] = (), top_k: int | None = None,
          top_n: int | None = None, max_queries: int | None = None, split: str = "test",
          llm: Mapping[str, Any] | None = None, history: bool | str | Path = True) -> Any:
-    from ragmark.api import _config, _dataset, _llm
-    from ragmark.config import RunConfig, load_config
-    from ragmark.data.outputs import load_outputs
-    from ragmark.history import history_path, record_results
-    from ragmark.metrics.names import parse_metrics
-    from ragmark.report.json_writer import report_json
-    from ragmark.runner import run
+    from ragmark.api import _config, _history
+    from ragmark.plan import RunRequest, execute, plan_run
     from ragmark.testing import Evaluated, metric_key
 
-    names = parse_metrics([metric_key(m) for m in metrics]) if metrics else None
-    given_outputs = None
-    if outputs is not None:
-        oset = load_outputs(outputs)
-        ds, given_outputs = oset.dataset, oset.outputs
-        cfg = RunConfig.model_validate({"name": ds.name})
-    else:
-        if dataset is None:
-            raise ValueError("ragmark_run needs dataset=... (or outputs=...)")
-        ds = _dataset(dataset, corpus, split)
-        if pipeline is not None:
-            cfg = _config(getattr(pipeline, "__name__", "pipeline"), pipeline, 1, None)
-        else:
-            cfg = load_config(str(config or "sparse"), top_k=top_k, top_n=top_n)
-    report = run(ds, cfg, names, max_queries=max_queries, judge_metrics=judge_metrics,
-                 llm=_llm(llm), outputs=given_outputs, pipeline_fn=pipeline)
-    if history is False:
-        return Evaluated(report)
-    path = history_path(None if history is True else history)
-    run_id = record_results(path, report_json(report)["envelope"], report)
-    return Evaluated(report, run_id, path)
+    if dataset is None and outputs is None:
+        raise ValueError("ragmark_run needs dataset=... (or outputs=...)")
+    cfg = config
+    if pipeline is not None:
+        cfg = _config(getattr(pipeline, "__name__", "pipeline"), pipeline, 1, None)
+    plan = plan_run(RunRequest(
+        dataset=dataset, outputs=outputs, corpus=corpus, split=split, config=cfg,
+        pipeline=pipeline,
+        metrics=[metric_key(m) for m in metrics] if metrics else None,
+        judge_metrics=list(judge_metrics), top_k=top_k, top_n=top_n,
+        max_queries=max_queries, llm=llm, **_history(history)))
+    outcome = execute(plan)
+    return Evaluated(outcome.report, outcome.run_id, outcome.history)
 
 
 @pytest.fixture

@@ -42,9 +42,11 @@ LAYERS: dict[str, int] = {
     "ragmark.failures": 4, "ragmark.judge_eval": 4, "ragmark.human_labels": 4,
     "ragmark.judge_eval.stats": 0,  # agreement statistics (kappa, AUC): pure, like stats
     "ragmark.regression": 4,
-    # 5: the interfaces: command line, Python API, pytest
-    "ragmark": 5, "ragmark.__main__": 5, "ragmark.cli": 5, "ragmark.api": 5,
-    "ragmark.pytest_plugin": 5, "ragmark.testing": 5, "ragmark.demo": 5,
+    # 5: the plan of a run or compare, built once, executed or estimated
+    "ragmark.plan": 5,
+    # 6: the interfaces: command line, Python API, pytest
+    "ragmark": 6, "ragmark.__main__": 6, "ragmark.cli": 6, "ragmark.api": 6,
+    "ragmark.pytest_plugin": 6, "ragmark.testing": 6, "ragmark.demo": 6,
 }
 
 

@@ -123,16 +123,6 @@ def qrels_extra_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "added for the documents the dataset's qrels do not judge.")(f)
 
 
-def with_qrels_extra(ds: Any, path: str | None) -> tuple[Any, dict[str, Any] | None]:
-    """The dataset with ``--qrels-extra`` applied (read before any work), and what was
-    added."""
-    if path is None:
-        return ds, None
-    from ragmark.pooling import read_extra, with_extra
-
-    return with_extra(ds, read_extra(path), path)
-
-
 def leniency(strict: bool, encoding: str | None) -> Any:
     from ragmark.data.leniency import Leniency
 
@@ -158,45 +148,6 @@ def history_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for o in reversed(opts):
         f = o(f)
     return f
-
-
-def history_target(history: str | None, no_history: bool) -> Any:
-    """The history file to record in (checked now, before any work), or None."""
-    if no_history:
-        return None
-    from ragmark.cli.paths import check_output
-    from ragmark.history import history_path
-
-    path = history_path(history)
-    check_output(path, "--history")
-    return path
-
-
-def prepare_outputs(paths: Any, history: str | None, no_history: bool, *,
-                    junit: str | None = None, run_file: str | None = None) -> Any:
-    """Check every output path (``--output`` files, ``--run-file``, ``--junit``, the
-    history) before any data is read; returns the history file to record in, or None."""
-    from ragmark.cli.paths import check_output
-
-    for p in paths:
-        check_output(p, "--output")
-    if run_file:
-        check_output(run_file, "--run-file")
-    hist = history_target(history, no_history)
-    if junit:
-        check_output(junit, "--junit")
-    return hist
-
-
-def record_history(out: Console, path: Any, envelope: Any, result: Any, written: Any,
-                   verdict: str | None = None) -> None:
-    """Record a completed run in the history, with its gates' verdict, and say so."""
-    if path is None:
-        return
-    from ragmark.history import record_results
-
-    run_id = record_results(path, envelope, result, written, verdict)
-    out.print(f"Recorded in the run history as {run_id} ({path})", highlight=False)
 
 
 def format_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -1,17 +1,14 @@
-"""What `run` shares with CI: the regression gate against a baseline run, JUnit XML, the
-GitHub step summary, and the final verdict (exit 1 when a condition failed)."""
+"""What `run` and `compare` share on the command line: the regression gate's flags, the
+request made of the flags, and how a plan's outcome is shown (the files written, the
+history record, the gates; exit 1 when a condition failed)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-
-from ragmark.errors import ConfigError
 
 
 def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,160 +34,46 @@ def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def regression_metrics(text: str | None, baseline_ref: str | None) -> list[str]:
-    """The gated metrics' canonical names (checked before any work)."""
-    if not text:
-        if baseline_ref:
-            raise ConfigError("--baseline/--against names the run to gate against: give "
-                              "--fail-on-regression METRIC[,METRIC] too")
-        return []
-    from ragmark.cli.history import _metric_name
+def request_of(cls: type[Any], flags: dict[str, Any]) -> Any:
+    """The command's request: its flags (named as the request's fields), the
+    ``--llm-*`` flags, and the step summary a command line run appends to."""
+    from ragmark.cli.llm_opts import llm_flags
 
-    return [_metric_name(m.strip()) for m in text.split(",") if m.strip()]
+    return cls(**flags, llm_flags=llm_flags(), step_summary=True)
 
 
-def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
-    """The baseline side (default ``last``: the newest recorded run of the config on the
-    dataset), resolved before the run starts. A file or history id named explicitly may
-    hold another name (yesterday's log file): a run file, or a compare of one config, is
-    then taken as the baseline of this system, and the side's ``note`` names both."""
-    from ragmark.diff import resolve_side
-    from ragmark.history import history_path
+def start(plan: Any, told: Sequence[str] = ()) -> Any:
+    """Before a plan runs: its executor is closed when the command ends, and what the
+    loaders let through and the notes on the choices made are told on stderr."""
+    from ragmark.cli.app import warn_data
 
-    path = history_path(history)
-    try:
-        return resolve_side(ref or "last", config, path, dataset_hash)
-    except ConfigError as e:
-        if ref is None or ref == "last" or not ("is of config" in str(e) or "no config" in str(
-                e)):
-            raise
-        if _configs_in(ref, path) != 1:  # which of several systems would be a guess
-            raise
-        side = resolve_side(ref, None, path, dataset_hash)
-        side.note = (f"the baseline {ref} is of {side.config!r} and this run of {config!r}: "
-                     "gated as the same system")
-        return side
+    if plan.executor is not None:
+        click.get_current_context().call_on_close(plan.executor.close)
+    warn_data(plan.dataset.warnings)
+    for note in told:
+        click.echo(f"note: {note}", err=True)
+    return plan
 
 
-def _configs_in(ref: str, history: Path) -> int:
-    """How many configs the results file or history run ``ref`` holds."""
-    from ragmark.history import run_row
-    from ragmark.results import read_results
+def show_outcome(out: Console, outcome: Any) -> None:
+    """After a plan ran: the human labels' corrections, the files written, the history
+    record, the regression gates; then exit 1 (GateFailed) when a condition failed."""
+    from ragmark.cli.app import written_text
+    from ragmark.gates import check
+    from ragmark.human_labels import corrected_lines
 
-    if Path(ref).exists():
-        kind, data = read_results(Path(ref))
-        return len(data.get("configs") or {}) if kind == "compare" else 1
-    return len(run_row(history, int(ref))[2]) if ref.isdigit() else 0
-
-
-@dataclass
-class Gated:
-    """One config's regression gate: the run's side, its baseline (None: not gated), the
-    rows, and the lines printed."""
-
-    now: Any
-    base: Any
-    rows: list[Any]
-    lines: list[str]
-
-
-def regression_gates(gated_runs: Sequence[tuple[Any, Any]], gated: Sequence[str],
-                     alpha: float, margin: float) -> list[Gated]:
-    """The regression gate of each (baseline side or None, report)."""
-    from ragmark.diff import side_from_report
-    from ragmark.regression import gate_lines, regression_gate
-
-    out = []
-    for base, report in gated_runs if gated else ():
-        now = side_from_report(report)
-        if base is None:
-            out.append(Gated(now, None, [], []))
-            continue
-        names = list(dict.fromkeys(report.key(m) for m in gated))  # map -> map@10
-        rows = regression_gate(base, now, names, alpha=alpha, margin=margin)
-        out.append(Gated(now, base, rows, gate_lines(rows, base.label)))
-    return out
-
-
-def gates_json(gates: Sequence[Gated], metrics: Sequence[str], history: Any,
-               dataset_hash: str) -> dict[str, Any]:
-    """``gates`` (per config: its baseline and every gated metric's verdict) and
-    ``trend`` (per config and gated metric, the recorded runs on this dataset, oldest
-    first) for the results file; empty without a regression gate."""
-    if not gates:
-        return {}
-    out: dict[str, Any] = {"gates": [
-        {"config": g.now.config, "baseline": None if g.base is None else g.base.label,
-         "rows": [r.to_json() for r in g.rows]} for g in gates]}
-    if history is not None and Path(history).is_file():
-        from ragmark.history.store import trend
-
-        out["trend"] = {g.now.config: {m: [
-            {"run": r.id, "created_at": r.created_at, "value": a.value, "n": a.n}
-            for r, a in trend(history, g.now.config, m, dataset=dataset_hash)]
-            for m in ([r.metric for r in g.rows] or metrics)} for g in gates}
-    return out
-
-
-def gates_markdown(gates: Sequence[Gated], alpha: float, margin: float) -> str:
-    from ragmark.regression import gate_markdown
-
-    return "".join("\n" + gate_markdown(g.rows, g.base.label, alpha, margin)
-                   for g in gates if g.base is not None)
-
-
-def verdict_of(conditions: Sequence[Any], gates: Sequence[Gated]) -> str:
-    """``failed`` when a gate condition or a regression gate failed (the run exits 1),
-    else ``passed``: recorded in the history, where ``last`` skips failed runs."""
-    ok = all(c.passed for c in conditions) and all(r.passed for g in gates for r in g.rows)
-    return "passed" if ok else "failed"
-
-
-def finish(out: Console, conditions: list[Any], *, gates: Sequence[Gated] = (),
-           junit: str | None = None, summary: str = "") -> None:
-    """Print the regression gates, add them to the conditions, write JUnit and the step
-    summary, then exit 1 (GateFailed) when any condition failed. A config without a
-    baseline is not gated, with a note."""
-    from ragmark.gates import Condition, check
-    from ragmark.report.junit import append_step_summary, write_junit
-
-    for g in gates:
-        if g.base is None:
-            note = (f"{g.now.config}: no earlier run of this config on this dataset to "
-                    "gate against: not gated for regressions")
-            out.print(f"note: {note}", highlight=False)
-            conditions = conditions + [Condition(f"{g.now.config}: has a baseline", True,
-                                                 note)]
-            continue
-        for line in g.lines:
-            out.print(line, highlight=False, markup=False, soft_wrap=True)
-        conditions = conditions + [
-            Condition(f"{g.now.config}: no regression in {r.metric}", r.passed, line)
-            for r, line in zip(g.rows, g.lines, strict=True)]
-    if junit:
-        out.print(f"JUnit XML written to {write_junit(conditions, Path(junit))}",
-                  highlight=False)
-    if summary:
-        append_step_summary(summary)
-    check(conditions)
-
-
-def base_of(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
-    """``config``'s side in ``ref`` (default ``last``: its newest recorded run on the
-    dataset), or None when ``ref`` has no such config (it is then not gated)."""
-    from ragmark.diff import resolve_side
-    from ragmark.history import history_path
-
-    if ref is None or ref == "last":
-        try:
-            return resolve_baseline("last", config, dataset_hash, history)
-        except ConfigError as e:
-            if "matching runs" in str(e) or "no run history" in str(e):
-                return None
-            raise
-    try:
-        return resolve_side(ref, config, history_path(history), dataset_hash)
-    except ConfigError as e:
-        if "no config" in str(e) or "is of config" in str(e):
-            return None
-        raise
+    reports = getattr(outcome.result, "reports", None)
+    for name, rep in (reports or {"": outcome.result}).items():
+        for line in corrected_lines(rep.corrected):
+            out.print(f"{name}: {line}" if name else line, highlight=False, soft_wrap=True)
+    out.print(written_text(outcome.written))
+    if outcome.trec_path is not None:
+        out.print(f"TREC run written to {outcome.trec_path}")
+    if outcome.run_id is not None:
+        out.print(f"Recorded in the run history as {outcome.run_id} "
+                  f"({outcome.history})", highlight=False)
+    for line in outcome.gate_lines:
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if outcome.junit_path is not None:
+        out.print(f"JUnit XML written to {outcome.junit_path}", highlight=False)
+    check(outcome.conditions)

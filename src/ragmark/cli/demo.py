@@ -15,8 +15,8 @@ from ragmark.cli.app import cli, consoles
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 def demo(output: str, quiet: bool) -> None:
     """Run the bundled demo: a small RAG corpus and keyword set, BM25 + extractive answers."""
-    from ragmark.cli.paths import check_output
     from ragmark.demo.run import run_demo
+    from ragmark.plan.paths import check_output
 
     check_output(output, "--output")
     out, progress = consoles(quiet)

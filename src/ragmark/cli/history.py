@@ -10,6 +10,7 @@ from rich.table import Table
 
 from ragmark.cli.app import cli, consoles
 from ragmark.errors import ConfigError
+from ragmark.gates import metric_name
 
 
 @cli.group("history", invoke_without_command=True)
@@ -34,7 +35,7 @@ def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
     from ragmark.history import aggregates, history_path, list_runs
 
     path = history_path(history)
-    name = _metric_name(metric) if metric else None
+    name = metric_name(metric) if metric else None
     runs = list_runs(path, dataset=dataset, config=config, kind=kind, since=since,
                      metric=name, limit=limit)
     out, _ = consoles(quiet=True)
@@ -134,7 +135,7 @@ def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | N
     from ragmark.history import history_path, trend
 
     path = history_path(ctx.obj["history"])
-    name = _metric_name(metric)
+    name = metric_name(metric)
     if plot:
         from ragmark.report.plot import require_matplotlib
 
@@ -179,16 +180,6 @@ def _value(a: Any) -> str:
     return "—" if a.value is None else f"{a.value:.4f}"
 
 
-def _metric_name(text: str) -> str:
-    from ragmark.judging import JUDGE_METRICS
-    from ragmark.metrics.names import parse_metric
-
-    if text in JUDGE_METRICS or text == "grounded_ratio" or "@" in text and text.split("@")[
-            0] in ("answer_presence", "accuracy", "num_relevant", "agreement"):
-        return text
-    return str(parse_metric(text))
-
-
 @cli.command("diff")
 @click.argument("a")
 @click.argument("b")
@@ -215,7 +206,7 @@ def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect:
 
     hist = history_path(history)
     side_a, side_b = resolve_side(a, config, hist), resolve_side(b, config, hist)
-    names = [_metric_name(m.strip()) for m in metrics.split(",") if m.strip()] if metrics \
+    names = [metric_name(m.strip()) for m in metrics.split(",") if m.strip()] if metrics \
         else None
     rows, notes = diff(side_a, side_b, names, intersect=intersect, top=top, seed=seed)
     out, _ = consoles(quiet=True)
@@ -281,7 +272,7 @@ def plan_cmd(baseline_ref: str, against: str | None, effect: float, metrics: str
     hist = history_path(history)
     base = resolve_side(baseline_ref, config, hist)
     other = resolve_side(against, config, hist) if against else None
-    names = [_metric_name(m.strip()) for m in metrics.split(",")] if metrics else list(
+    names = [metric_name(m.strip()) for m in metrics.split(",")] if metrics else list(
         base.values)
     out, _ = consoles(quiet=True)
     table = Table(show_header=True, header_style="bold",

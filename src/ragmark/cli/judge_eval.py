@@ -123,9 +123,9 @@ def judge_eval_cmd(file: str, metric: str | None, threshold: float | None,
                    output: str | None, quiet: bool) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
-    from ragmark.cli.paths import check_output
     from ragmark.judge_eval import judge_eval, read_items
     from ragmark.judge_eval.run import compare_judges
+    from ragmark.plan.paths import check_output
     from ragmark.report.json_writer import write_json
 
     out, progress = consoles(quiet)

@@ -17,8 +17,6 @@ from ragmark.cli.app import (
     history_options,
     leniency,
     open_executor,
-    prepare_outputs,
-    record_history,
     warn_data,
 )
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, resolve_llm
@@ -70,9 +68,9 @@ def _side_by_side(out: Any, top: Any, judges: list[Any], template: str | None,
     """``label --judge-model A --judge-model B``: each judge's files, and the summary."""
     import re
 
-    from ragmark.cli.paths import check_output
     from ragmark.labeling import label_json, label_markdown
     from ragmark.labeling.judges import side_by_side, summary_lines
+    from ragmark.plan.paths import check_output
     from ragmark.report.json_writer import write_json
     from ragmark.report.writers import Written, write_all
     from ragmark.versions import versions
@@ -144,7 +142,6 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     every passage's label, agreement; the LLM accounting) and {output}.md, and prints
     the tables. Needs an LLM endpoint.
     """
-    from ragmark.cli.paths import output_stem
     from ragmark.config import load_configs
     from ragmark.data import load_dataset
     from ragmark.labeling import (
@@ -157,6 +154,7 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
         top_k_passages,
     )
     from ragmark.labeling.run import NO_ENDPOINT
+    from ragmark.plan.paths import check_targets, output_stem
     from ragmark.report.plot import plot_curves, require_matplotlib
     from ragmark.versions import versions
 
@@ -167,12 +165,13 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
     fmts = parse_formats(formats, "label")
     hist = None
     if pool and not dry_run:
-        from ragmark.cli.paths import check_output
+        from ragmark.plan.paths import check_output
 
         check_output(f"{output}.qrels.tsv", "--output")
     elif not dry_run:  # before any data is read
         plots = [f"{output}{suffix}" for suffix in ((".png", ".svg") if plot else ())]
-        hist = prepare_outputs([*paths_of(fmts, Path(output)), *plots], history, no_history)
+        hist = check_targets([*paths_of(fmts, Path(output)), *plots], history=history,
+                             no_history=no_history)
     names = [n for c in (*configs, *more_configs) for n in c.split()]
     settings, cfgs = resolve_llm([cfg for n in names for cfg in load_configs(n)],
                                  model=judge_models[0] if judge_models else None)
@@ -220,7 +219,11 @@ def label_cmd(dataset: str, corpus: str | None, split: str, configs: tuple[str, 
                                title=f"Answer presence@k: {result.dataset.get('name')}")
     out.print("Results written to " + ", ".join(str(p) for p in written))
     json_path = Path(f"{output}.json") if "json" in fmts else (written[0] if written else None)
-    record_history(out, hist, data["envelope"], result, json_path)
+    if hist is not None:
+        from ragmark.history import record_results
+
+        run_id = record_results(hist, data["envelope"], result, json_path)
+        out.print(f"Recorded in the run history as {run_id} ({hist})", highlight=False)
     from ragmark.gates import GateFailed, label_failures
 
     failed = [] if allow_missing else label_failures(result.configs, result.top_k)

@@ -39,7 +39,7 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     """Render results files (run, compare, label) or history ids as one HTML page that
     works offline: inline CSS, SVG plots and a little JavaScript, no request of any
     kind. A compare or run written with --include-details gets the question view."""
-    from ragmark.cli.paths import check_output
+    from ragmark.plan.paths import check_output
     from ragmark.report.html import render
 
     check_output(output, "--output")

@@ -39,7 +39,7 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     RESULTS is the JSON of `ragmark run --include-details` (one row per answer) or of
     `ragmark label` (one row per labelled passage).
     """
-    from ragmark.cli.paths import check_output
+    from ragmark.plan.paths import check_output
     from ragmark.review import ASKS, sample_for_review, write_review_csv
 
     if Path(output).exists() and not overwrite:

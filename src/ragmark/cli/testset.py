@@ -97,9 +97,9 @@ def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrit
                 config: str, max_chars: int, max_candidates: int | None, quiet: bool,
                 strict: bool, encoding: str | None, dry_run: bool) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
-    from ragmark.cli.paths import check_output
     from ragmark.data.corpus import open_corpus
     from ragmark.llm import open_client
+    from ragmark.plan.paths import check_output
     from ragmark.report.json_writer import write_json
     from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
 

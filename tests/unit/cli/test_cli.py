@@ -173,7 +173,7 @@ def test_evaluate_rag_without_configs_compares_dense_sparse_hybrid(tmp_path, cap
 def test_without_the_dense_extra_the_default_is_sparse_with_a_note(monkeypatch):
     import importlib.util
 
-    from ragmark.cli.compare import default_configs
+    from ragmark.plan.sources import default_configs
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",

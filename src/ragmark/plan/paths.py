@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from ragmark.errors import ConfigError
@@ -34,6 +35,27 @@ def check_output(path: str | Path, option: str, *, overwrite: bool = True) -> Pa
         raise ConfigError(f"{option} {text}: cannot write in the folder {_shown(parent)} "
                           "(permission denied)")
     return p
+
+
+def check_targets(paths: Iterable[str | Path], *, history: str | Path | None,
+                  no_history: bool = False, junit: str | None = None,
+                  run_file: str | None = None) -> Path | None:
+    """Check every output path of a command (its results files, ``--run-file``, the
+    run history, ``--junit``) before any data is read; returns the history file to
+    record in, or None (``no_history``)."""
+    from ragmark.history import history_path
+
+    for p in paths:
+        check_output(p, "--output")
+    if run_file:
+        check_output(run_file, "--run-file")
+    hist = None
+    if not no_history:
+        hist = history_path(history)
+        check_output(hist, "--history")
+    if junit:
+        check_output(junit, "--junit")
+    return hist
 
 
 def _can_create_in(folder: Path) -> bool:

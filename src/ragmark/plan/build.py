@@ -1,0 +1,310 @@
+"""Requests become plans: every check that can fail is made here, before any question is
+asked (output paths first, then names, then the data), and every decision the run needs
+(which metrics, how deep, which judges the gates or the human labels add, which endpoint)
+is taken once. The command line, the Python API and the pytest fixture all call
+:func:`plan_run` and :func:`plan_compare`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmark.errors import ConfigError
+from ragmark.plan.model import Gating, Options, Plan, Targets
+from ragmark.plan.request import CompareRequest, Request, RunRequest
+
+if TYPE_CHECKING:
+    from ragmark.config import RunConfig
+    from ragmark.llm import LLMSettings
+    from ragmark.metrics.names import MetricName
+    from ragmark.types import Dataset
+
+
+def plan_run(req: RunRequest) -> Plan:
+    """The plan of ``ragmark run``."""
+    from ragmark.gates import parse_thresholds
+    from ragmark.plan.gating import regression_metrics
+    from ragmark.plan.sources import source_of
+
+    targets = _targets(req, "run")
+    gated = regression_metrics(req.regression, req.baseline_ref)
+    every, names, judges = _asked(req)
+    human, judges = _labelled(req.human_labels, judges)
+    under = parse_thresholds(req.fail_under, "--fail-under")
+    most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
+    for t in (*under, *most):
+        if t.config is not None:
+            raise ConfigError(f"{t.config}:{t.metric}: 'ragmark run' has one config; give "
+                              "METRIC=VALUE without a config name")
+    if req.dry_run and not judges:
+        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+    ex = _executor(req)  # a wrong Ray address fails before the data is read
+    with _closed_on_error(ex):
+        src = source_of(req, names)
+        ds, pooled = _with_extra(src.dataset, req.qrels_extra)
+        cfg = src.config
+        notes: list[str] = []
+        if every:  # every metric whose needs the data, the endpoint and the extras meet
+            names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
+                                        answers=not src.retrieval_only)
+            judges += [j for j in more if j not in judges]
+        also, judges = gated_additions(judges, [t.metric for t in (*under, *most)] + gated)
+        if req.run_file:  # ids a TREC line cannot hold fail now, not after the run
+            from ragmark.report.trec_run import check_trec_ids
+
+            check_trec_ids((s.id for s in ds.samples), "question")
+            if src.outputs is None and cfg.pipeline is None:
+                check_trec_ids((d.id for d in ds.corpus.documents), "document")
+        llm, (cfg,) = _endpoint(req, [cfg], need=bool(judges or req.require_llm))
+        return Plan(
+            kind="run", dataset=ds, configs=(cfg,),
+            metrics=None if names is None else tuple(str(m) for m in names),
+            also=tuple(str(m) for m in also), judges=tuple(judges), llm=llm,
+            options=_options(req, skip_generation=req.skip_generation or src.retrieval_only),
+            gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(gated),
+                          req.baseline_ref, req.gate_alpha, req.margin, req.history),
+            targets=targets, outputs=src.outputs,
+            pipelines={cfg.name: req.pipeline} if req.pipeline is not None else {},
+            human=human, executor=ex, notes=tuple(notes) + src.notes,
+            trailing_notes=src.trailing, pooled=pooled)
+
+
+def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
+    """The plan of ``ragmark compare``, and the notes to tell before it runs."""
+    from ragmark.compare import StatSettings
+    from ragmark.gates import check_names, parse_thresholds
+    from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
+    from ragmark.metrics.names import parse_metrics
+    from ragmark.plan.gating import regression_metrics
+
+    targets = _targets(req, "compare")
+    regressed = regression_metrics(req.regression, req.against)
+    told: list[str] = []
+    cfgs = _configs(req, told)
+    under = parse_thresholds(req.fail_under, "--fail-under")
+    most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
+    check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
+    gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"] + regressed
+    text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
+    every = text.strip().lower() == "all"
+    compared = [m.strip() for m in text.split(",") if m.strip()] if text and not every \
+        else None
+    human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics))
+    judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
+    if compared:  # unknown names fail before any work; judge metrics are judged, not run
+        judges += [m for m in parse_judge_metrics(
+            [m for m in compared if m in JUDGE_METRICS]) if m not in judges]
+        parse_metrics([m for m in compared if m not in JUDGE_METRICS])
+    if req.dry_run and not judges:
+        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+    ex = _executor(req)  # a wrong Ray address fails before the data is read
+    with _closed_on_error(ex):
+        ds, pooled = _with_extra(_dataset(req), req.qrels_extra)
+        run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
+        also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
+            [m for m in (*(compared or []), *gated) if m not in JUDGE_METRICS])]
+        if every:  # every metric whose needs the data, the endpoint and the extras meet
+            all_names, more, fit_notes = _every(req, ds, cfgs)
+            told += fit_notes
+            run_metrics = [str(m) for m in all_names]
+            judges += [j for j in more if j not in judges]
+        llm, cfgs = _endpoint(req, cfgs, need=bool(judges or req.require_llm))
+        stats = req.stats or StatSettings(test=req.test, alpha=req.alpha,
+                                          n_resamples=req.resamples, seed=req.seed,
+                                          correction=req.correction)
+        plan = Plan(
+            kind="compare", dataset=ds, configs=tuple(cfgs),
+            metrics=None if run_metrics is None else tuple(run_metrics), also=tuple(also),
+            judges=tuple(judges), compared=None if compared is None else tuple(compared),
+            baseline=req.baseline, stats=stats, llm=llm, options=_options(req),
+            gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(regressed),
+                          req.against, req.alpha, req.margin, req.history),
+            targets=targets, pipelines=dict(req.pipelines), human=human, executor=ex,
+            pooled=pooled)
+    return plan, told
+
+
+def gated_additions(judges: Sequence[str], gated: Sequence[str]
+                    ) -> tuple[list[MetricName], list[str]]:
+    """What the gates need besides the metrics asked for (or the defaults): the gated
+    metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
+    from ragmark.gates import DERIVED
+    from ragmark.judging import JUDGE_METRICS
+    from ragmark.metrics.names import parse_metric
+
+    also: list[MetricName] = []
+    out = list(judges)
+    for m in dict.fromkeys(gated):
+        if m in JUDGE_METRICS:
+            if m not in out:
+                out.append(m)
+        else:
+            name = parse_metric("groundedness" if m in DERIVED else m)
+            if name not in also:
+                also.append(name)
+    return also, out
+
+
+def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = True,
+           answers: bool = True) -> tuple[list[MetricName], list[str], list[str]]:
+    """``--metrics all``: every metric whose needs the data, the endpoint and the extras
+    meet, cutoffs fitted to the shallowest config of ragmark's own pipeline (``own``:
+    the configs run, not logged outputs scored)."""
+    from ragmark.running.selection import every_metric
+
+    endpoint, _ = _endpoint(req, cfgs, need=True)
+    depths = {c.top_k: c.name for c in cfgs if own and c.pipeline is None}
+    depth = min(depths) if depths else None
+    return every_metric(ds, llm=endpoint is not None,
+                        answers=answers and not req.skip_generation, depth=depth,
+                        name=depths.get(depth or 0, ""))
+
+
+@contextmanager
+def _closed_on_error(ex: Any) -> Iterator[None]:
+    """Close the executor when building the plan fails after it was opened."""
+    try:
+        yield
+    except BaseException:
+        if ex is not None:
+            ex.close()
+        raise
+
+
+def _asked(req: Request) -> tuple[bool, list[MetricName] | None, list[str]]:
+    """``--metrics`` parsed once, at the edge: whether it is ``all``, the metrics that
+    are not judges (None: the defaults), and the judge metrics (``--judge-metrics`` and
+    those named in ``--metrics``)."""
+    from ragmark.judging import parse_judge_metrics
+    from ragmark.metrics.names import parse_metrics
+
+    text = req.metrics
+    every = isinstance(text, str) and text.strip().lower() == "all"
+    parsed = parse_metrics(text) if text and not every else []
+    names = [m for m in parsed if m.kind != "judge"] or None
+    judges = parse_judge_metrics(req.judge_metrics)
+    judges += [str(m) for m in parsed if m.kind == "judge" and str(m) not in judges]
+    return every, names, judges
+
+
+def _labelled(path: str | None, judges: list[str]) -> tuple[Any, list[str]]:
+    """The human labels (read now, before any work) and the judge metrics with those the
+    labels cover added."""
+    if path is None:
+        return None, judges
+    from ragmark.human_labels import read_human_labels
+    from ragmark.judging import JUDGE_METRICS
+
+    human = read_human_labels(path)
+    return human, judges + [m for m in human.metrics if m in JUDGE_METRICS
+                            and m not in judges]
+
+
+def _targets(req: Request, kind: str) -> Targets:
+    """The files the results go to, every path checked before any data is read (none in
+    a dry run, which writes nothing)."""
+    from ragmark.plan.paths import check_output, check_targets, output_stem
+    from ragmark.report.writers import parse_formats, paths_of
+
+    if req.output is None and req.formats is None:
+        formats: list[str] = []
+    else:
+        formats = parse_formats(req.formats, kind)
+    json_path = stem = None
+    if req.output is not None:
+        if kind == "run":
+            json_path = Path(req.output)
+            stem = json_path.with_suffix("") if json_path.suffix.lower() == ".json" \
+                else json_path
+        else:
+            stem = Path(output_stem(req.output, "eval"))
+    if req.dry_run:
+        return Targets(tuple(formats), stem, json_path)
+    if kind == "run" and req.output is not None:
+        check_output(req.output, "--output")
+    run_file = getattr(req, "run_file", None)
+    hist = check_targets(paths_of(formats, stem, json_path) if stem is not None else (),
+                         history=req.history, no_history=req.no_history, junit=req.junit,
+                         run_file=run_file)
+    return Targets(tuple(formats), stem, json_path, run_file, req.junit, hist,
+                   req.include_details, req.step_summary)
+
+
+def _executor(req: Request) -> Any:
+    """The executor named (connecting to Ray now, before the run), or None: the active
+    one. The caller closes it."""
+    if req.executor_name is None:
+        return None
+    from ragmark.executors import create
+
+    return create(req.executor_name, req.address)
+
+
+def _options(req: Request, *, skip_generation: bool | None = None) -> Options:
+    return Options(mean=req.mean, max_queries=req.max_queries,
+                   skip_generation=req.skip_generation if skip_generation is None
+                   else skip_generation, allow_short_rankings=req.allow_short_rankings,
+                   index_cache=not req.no_index_cache, latency_sample=req.latency_sample,
+                   require_llm=req.require_llm)
+
+
+def _dataset(req: Request) -> Dataset:
+    from ragmark.data import load_dataset
+    from ragmark.data.leniency import Leniency
+    from ragmark.types import Dataset
+
+    if isinstance(req.dataset, Dataset):
+        return req.dataset
+    if req.dataset is None:
+        raise ConfigError("give a dataset (--dataset PATH)")
+    return load_dataset(req.dataset, req.corpus, req.split,
+                        Leniency(strict=req.strict, encoding=req.encoding))
+
+
+def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] | None]:
+    """The dataset with ``--qrels-extra`` applied (read before any work), and what was
+    added."""
+    if path is None:
+        return ds, None
+    from ragmark.pooling import read_extra, with_extra
+
+    return with_extra(ds, read_extra(path), path)
+
+
+def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:
+    from ragmark.config import RunConfig, load_configs
+
+    specs: list[Any] = [n for c in req.configs for n in (
+        str(c).split() if not isinstance(c, RunConfig | Path) else [c])]
+    if not specs:
+        from ragmark.plan.sources import default_configs
+
+        specs, note = default_configs()
+        if note:
+            told.append(note)
+    return [c for s in specs for c in (
+        [s] if isinstance(s, RunConfig) else load_configs(s, top_k=req.top_k))]
+
+
+def _endpoint(req: Request, configs: Sequence[RunConfig], *, need: bool
+              ) -> tuple[LLMSettings | None, list[RunConfig]]:
+    """The judges' endpoint: the request's settings as given (the Python API), else the
+    flags over the configs' ``[llm]`` tables over the environment."""
+    from ragmark.plan.endpoint import resolve_llm
+
+    if req.llm is not None:
+        return _settings(req.llm), list(configs)
+    return resolve_llm(configs, req.llm_flags, need=need)
+
+
+def _settings(llm: Any) -> LLMSettings:
+    from ragmark.llm import LLMSettings
+
+    if isinstance(llm, LLMSettings):
+        return llm
+    try:
+        return LLMSettings.model_validate(dict(llm))
+    except ValueError as e:
+        raise ConfigError(f"llm: {e}") from None

@@ -1,0 +1,152 @@
+"""A plan, run: :func:`execute` runs every config, scores and gates the result, writes it
+where the plan says and records it in the run history; :func:`estimate` dry-runs it
+(the judge calls, tokens and cost; nothing is called or written). Nothing here prints:
+the caller shows the :class:`~ragmark.plan.model.Outcome`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragmark.errors import ConfigError
+from ragmark.plan.model import Outcome, Plan
+from ragmark.progress import Progress
+
+
+def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
+    """Run ``plan``: the baselines are found first, then the configs run, then the
+    results are gated, written and recorded, in that order."""
+    from ragmark.plan.gating import baselines, gates_markdown, regression_gates
+
+    bases = baselines(plan)  # before the run starts
+    result: Any
+    if plan.kind == "run":
+        result = _run(plan, progress)
+        reports = {plan.configs[0].name: result}
+    else:
+        result = _compare(plan, progress)
+        reports = result.reports
+    g = plan.gating
+    gates = regression_gates([(bases.get(n), r) for n, r in reports.items()],
+                             g.regression, g.alpha, g.margin)
+    gate_md = gates_markdown(gates, g.alpha, g.margin)
+    # a compare's Markdown is as printed before the corrections are added; a run's
+    # shows its notes
+    markdown = _markdown(plan, result) if plan.kind == "compare" else ""
+    for name, rep in reports.items():
+        _finish_report(plan, rep, bases.get(name))
+    markdown = (markdown or _markdown(plan, result)) + gate_md
+    return _written(plan, result, reports, gates, markdown, gate_md)
+
+
+def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
+    """A dry run of ``plan``: per config (``run`` for a run), the judge calls not yet
+    cached and their estimated tokens and cost. Nothing is called or written."""
+    from ragmark.compare import estimate_compare
+    from ragmark.runner import run
+
+    if not plan.judges:
+        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+    if plan.kind == "compare":
+        return estimate_compare(plan.dataset, list(plan.configs), plan.metrics,
+                                also=plan.also, max_queries=plan.options.max_queries,
+                                skip_generation=plan.options.skip_generation,
+                                progress=progress, judge_metrics=plan.judges, llm=plan.llm)
+    (cfg,) = plan.configs
+    report = run(plan.dataset, cfg, plan.metrics, also=plan.also, progress=progress,
+                 judge_metrics=plan.judges, llm=plan.llm, dry_run=True, outputs=plan.outputs,
+                 pipeline_fn=plan.pipelines.get(cfg.name), executor=plan.executor,
+                 **plan.options.run_kwargs())
+    return {"run": report.llm["dry_run"]}
+
+
+def _run(plan: Plan, progress: Progress | None) -> Any:
+    from ragmark.runner import run
+
+    (cfg,) = plan.configs
+    return run(plan.dataset, cfg, plan.metrics, also=plan.also, progress=progress,
+               judge_metrics=plan.judges, llm=plan.llm, outputs=plan.outputs,
+               pipeline_fn=plan.pipelines.get(cfg.name), executor=plan.executor,
+               **plan.options.run_kwargs())
+
+
+def _compare(plan: Plan, progress: Progress | None) -> Any:
+    from ragmark.compare import compare
+
+    return compare(plan.dataset, list(plan.configs), plan.metrics, plan.baseline,
+                   also=plan.also, compared=plan.compared, settings=plan.stats,
+                   progress=progress, judge_metrics=plan.judges, llm=plan.llm,
+                   pipeline_fns=plan.pipelines, executor=plan.executor,
+                   **plan.options.run_kwargs())
+
+
+def _markdown(plan: Plan, result: Any) -> str:
+    from ragmark.report.markdown import comparison_markdown, run_markdown
+
+    return run_markdown(result) if plan.kind == "run" else comparison_markdown(result)
+
+
+def _finish_report(plan: Plan, report: Any, base: Any) -> None:
+    """What the plan adds to a config's report after the run: the qrels extension, the
+    notes, the human labels' corrections."""
+    if plan.pooled is not None:
+        report.dataset["qrels_extra"] = plan.pooled
+    if plan.kind == "run":
+        if base is not None and base.note:
+            report.notes.append(base.note)
+        report.notes.extend(plan.trailing_notes)
+        report.notes[:0] = list(plan.notes)
+    if plan.human is not None:
+        from ragmark.human_labels import corrected
+
+        report.corrected = corrected(report, plan.human)
+
+
+def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
+             markdown: str, gate_md: str) -> Outcome:
+    """Write the results (every format, the TREC run, JUnit, the step summary) and
+    record them in the history, with the gates' verdict."""
+    from ragmark.gates import conditions
+    from ragmark.plan.gating import gate_conditions, gates_json, verdict_of
+    from ragmark.report.json_writer import comparison_json, report_json
+    from ragmark.report.writers import Written, write_all
+
+    t, g = plan.targets, plan.gating
+    if plan.kind == "run":
+        data = report_json(result, t.include_details)
+        ds_hash = str(result.dataset.get("hash", ""))
+    else:
+        data = comparison_json(result, t.include_details)
+        ds_hash = result.dataset_hash
+    data.update(gates_json(gates, g.regression, t.history, ds_hash))
+    written: list[Path] = []
+    if t.formats and t.stem is not None:
+        written = write_all(t.formats, Written(plan.kind, result, data, t.stem, t.json_path,
+                                               gate_md))
+    json_path = (t.json_path or t.stem.with_name(t.stem.name + ".json")) if (
+        "json" in t.formats and t.stem is not None) else (written[0] if written else None)
+    trec = None
+    if t.run_file:
+        from ragmark.report.trec_run import write_trec_run
+
+        trec = write_trec_run(result, t.run_file)
+    conds = conditions(reports, fail_under=g.fail_under, max_missing=g.max_missing,
+                       allow_missing=g.allow_missing)
+    run_id = None
+    if t.history is not None:
+        from ragmark.history import record_results
+
+        run_id = record_results(t.history, data["envelope"], result, json_path,
+                                verdict_of(conds, gates))
+    conds, lines = gate_conditions(conds, gates)
+    junit = None
+    if t.junit:
+        from ragmark.report.junit import write_junit
+
+        junit = write_junit(conds, Path(t.junit))
+    if t.step_summary:
+        from ragmark.report.junit import append_step_summary
+
+        append_step_summary(markdown)
+    return Outcome(result, data, gates, conds, written, markdown, gate_md, trec, junit,
+                   run_id, t.history, lines)

@@ -1,0 +1,103 @@
+"""What a user asks for, before anything is checked: the command line's flags, the Python
+API's arguments and the pytest fixture's, in one shape per command. The field names are
+the flags' (``--top-k`` is ``top_k``); :mod:`ragmark.plan.build` turns a request into a
+:class:`~ragmark.plan.model.Plan`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragmark.compare import StatSettings
+    from ragmark.config import RunConfig
+    from ragmark.llm import LLMSettings
+    from ragmark.types import Dataset
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """What ``run`` and ``compare`` share."""
+
+    dataset: str | Path | Dataset | None = None
+    corpus: str | Path | None = None
+    split: str = "test"
+    metrics: str | Sequence[str] | None = None
+    """Names, a comma-separated string, or ``all``."""
+    judge_metrics: str | Sequence[str] | None = None
+    top_k: int | None = None
+    max_queries: int | None = None
+    skip_generation: bool = False
+    mean: str = "relevant"
+    strict: bool = False
+    encoding: str | None = None
+    qrels_extra: str | None = None
+    # where the results go (``output`` None: no files)
+    output: str | None = None
+    formats: str | None = None
+    include_details: bool = False
+    junit: str | None = None
+    history: str | Path | None = None
+    no_history: bool = False
+    step_summary: bool = False
+    # gates
+    fail_under: Sequence[str] = ()
+    max_missing: Sequence[str] = ()
+    allow_missing: bool = False
+    allow_short_rankings: bool = False
+    regression: str | None = None
+    margin: float = 0.0
+    # the LLM endpoint: ``llm`` as given (the API), else the ``--llm-*`` flags over the
+    # configs' [llm] tables over RAGMARK_LLM_*
+    llm: LLMSettings | Mapping[str, Any] | None = None
+    llm_flags: Mapping[str, Any] = field(default_factory=dict)
+    require_llm: bool = False
+    human_labels: str | None = None
+    # how it runs
+    no_index_cache: bool = False
+    latency_sample: int = 100
+    executor_name: str | None = None
+    """``local`` or ``ray`` (None: the active executor); ``address``: Ray's."""
+    address: str | None = None
+    dry_run: bool = False
+    """Only estimate the judge calls: no output is checked or written."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRequest(Request):
+    """``ragmark run``: one config on a dataset, a system's logged outputs, a TREC run
+    file, or an in-memory ``pipeline``."""
+
+    outputs: str | Path | None = None
+    run_file_in: str | None = None
+    config: str | Path | RunConfig | None = None
+    pipeline: Callable[..., Any] | None = None
+    """The callable of ``config``'s ``python`` pipeline, when it lives in memory."""
+    name: str | None = None
+    top_n: int | None = None
+    unit: str | None = None
+    run_file: str | None = None
+    baseline_ref: str | None = None
+    gate_alpha: float = 0.05
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareRequest(Request):
+    """``ragmark compare``: several configs on the same questions. ``metrics`` are the
+    compared ones (or ``all``); ``run_metrics`` what each run computes (default: the
+    dataset's defaults)."""
+
+    configs: Sequence[str | Path | RunConfig] = ()
+    pipelines: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    run_metrics: Sequence[str] | None = None
+    baseline: str | None = None
+    against: str | None = None
+    test: str = "permutation"
+    alpha: float = 0.05
+    correction: str = "per-metric"
+    resamples: int = 10_000
+    seed: int = 0
+    stats: StatSettings | None = None
+    """Overrides test, alpha, correction, resamples and seed when given."""

