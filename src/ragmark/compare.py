@@ -24,7 +24,7 @@ from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.progress import Progress
 from ragmark.results.model import RunReport
-from ragmark.runner import retrieval_of, run
+from ragmark.runner import estimate_run, retrieval_of, run
 from ragmark.running.own import Retrieval
 from ragmark.running.selection import (
     default_metrics,
@@ -338,7 +338,7 @@ def estimate_compare(
         raise ConfigError("no configs to compare")
     for c in configs:
         select(dataset, c, metrics, also)
-    return {c.name: run(dataset, c, metrics, also=also, max_queries=max_queries,
-                        skip_generation=skip_generation, progress=progress,
-                        judge_metrics=judge_metrics, llm=llm, dry_run=True).llm["dry_run"]
+    return {c.name: estimate_run(dataset, c, metrics, also=also, max_queries=max_queries,
+                                 skip_generation=skip_generation, progress=progress,
+                                 judge_metrics=judge_metrics, llm=llm)
             for c in configs}

@@ -20,7 +20,7 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
-from ragmark.judging import NEEDS_ANSWER, parse_judge_metrics
+from ragmark.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.llm.accounting import llm_total
 from ragmark.metrics.names import MetricName
@@ -33,7 +33,7 @@ from ragmark.results.model import (
     RetrievedRecord,
     RunReport,
 )
-from ragmark.running.own import LATENCY_SAMPLE, Retrieval, own, retrieval
+from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
 from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
     check_depth,
     default_metrics,
@@ -42,6 +42,7 @@ from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's AP
     shorter_than,
     too_deep,
 )
+from ragmark.running.stages import LATENCY_SAMPLE
 from ragmark.scoring import (
     answer_stage,
     judge_stage,
@@ -71,7 +72,6 @@ def run(
     judge_metrics: Sequence[str] = (),
     llm: LLMSettings | None = None,
     require_llm: bool = False,
-    dry_run: bool = False,
     outputs: Mapping[str, Output] | None = None,
     allow_short_rankings: bool = False,
     pipeline_fn: Callable[..., Any] | None = None,
@@ -88,8 +88,7 @@ def run(
     ``judge_metrics`` (faithfulness, answer_relevance, context_relevance,
     answer_correctness) are asked of the LLM endpoint ``llm``; without one, or when it
     does not answer, they are recorded as missing with the reason (an error with
-    ``require_llm``). With ``dry_run`` nothing is asked: ``report.llm`` holds the number
-    of calls the judges would make and their estimated tokens and cost.
+    ``require_llm``). :func:`estimate_run` is its dry run.
 
     ``metrics`` None computes the dataset's defaults, their cutoffs fitted to
     ``cfg.top_k`` (a deeper one is taken at ``top_k`` or left out, with a note);
@@ -113,7 +112,7 @@ def run(
         report = _run(dataset, cfg, metrics, also=also, mean=mean, max_queries=max_queries,
                       skip_generation=skip_generation, progress=progress,
                       judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
-                      dry_run=dry_run, outputs=outputs,
+                      outputs=outputs,
                       allow_short_rankings=allow_short_rankings, pipeline_fn=pipeline_fn,
                       index_cache=index_cache, latency_sample=latency_sample, done=done)
         report.executor = ex.info()
@@ -138,7 +137,7 @@ def retrieval_of(
     also: Sequence[str | MetricName] = (), max_queries: int | None = None,
     skip_generation: bool = False,
     progress: Progress | None = None, judge_metrics: Sequence[str] = (),
-    dry_run: bool = False, index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
+    index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
 ) -> Retrieval:
     """The retrieval stages of ``cfg``'s own pipeline, as :func:`run` would compute them
     with the same arguments (pass the result to it as ``done``)."""
@@ -146,49 +145,31 @@ def retrieval_of(
     return retrieval(dataset, _samples(dataset, max_queries), cfg, progress or NullProgress(),
                      with_answers=_needs_answers(names, parse_judge_metrics(judge_metrics),
                                                  skip_generation),
-                     dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample)
+                     index_cache=index_cache, latency_sample=latency_sample)
 
 
 def _run(
     dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None, *,
     also: Sequence[str | MetricName], mean: str, max_queries: int | None,
     skip_generation: bool, progress: Progress | None,
-    judge_metrics: Sequence[str], llm: LLMSettings | None, require_llm: bool, dry_run: bool,
+    judge_metrics: Sequence[str], llm: LLMSettings | None, require_llm: bool,
     outputs: Mapping[str, Output] | None, allow_short_rankings: bool,
     pipeline_fn: Callable[..., Any] | None, index_cache: bool, latency_sample: int,
     done: Retrieval | None,
 ) -> RunReport:
     prog = progress or NullProgress()
-    judge_names = parse_judge_metrics(judge_metrics)
-    names, chosen, at_depth = select(dataset, cfg, metrics, also,
-                           allow_short_rankings=allow_short_rankings,
-                           ranked_here=outputs is None)
-    # judge metrics may come in ``metrics`` too: the catalogue knows them
-    judge_names += [str(m) for m in names if m.kind == "judge" and str(m) not in judge_names]
-    names = [m for m in names if m.kind != "judge"]
-    if any(m.name == "answer_similarity" for m in names):
-        from ragmark.metrics.similarity import similarity_embedder
-
-        similarity_embedder()  # the dense extra is there, or an error before any work
+    names, judge_names, chosen, at_depth = _chosen(dataset, cfg, metrics, also, judge_metrics,
+                                                   allow_short_rankings, outputs is None)
     samples = _samples(dataset, max_queries)
     started = time.perf_counter()
     if outputs is not None or cfg.pipeline is not None:
-        from ragmark.running.source import external
-
-        # contexts without ids take a corpus document's id by their text: a pipeline's,
-        # and logged outputs joined to a dataset (not a log scored on its own)
-        by_id = (outputs is None or dataset.format != "outputs") and any(
-            s.truth.kind == "ids" for s in samples)
-        src = external(samples, cfg, prog, outputs=outputs, with_answers=not skip_generation,
-                       dry_run=dry_run, fn=pipeline_fn,
-                       resolve=corpus_ids(dataset.corpus.documents) if by_id else None)
+        src = _external(dataset, samples, cfg, prog, outputs, not skip_generation, pipeline_fn)
     else:
         src = own(dataset, samples, cfg, prog,
                   with_answers=_needs_answers(names, judge_names, skip_generation),
-                  dry_run=dry_run, index_cache=index_cache, latency_sample=latency_sample,
-                  done=done)
+                  index_cache=index_cache, latency_sample=latency_sample, done=done)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
-                    require_llm=require_llm, dry_run=dry_run, started=started, mean=mean)
+                    require_llm=require_llm, started=started, mean=mean)
     report.notes[:0] = chosen
     report.at_depth = at_depth
     if outputs is None:
@@ -211,11 +192,82 @@ def _run(
     return report
 
 
+def estimate_run(
+    dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None = None, *,
+    also: Sequence[str | MetricName] = (), max_queries: int | None = None,
+    skip_generation: bool = False, progress: Progress | None = None,
+    judge_metrics: Sequence[str] = (), llm: LLMSettings | None = None,
+    outputs: Mapping[str, Output] | None = None, allow_short_rankings: bool = False,
+    index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
+    executor: Executor | None = None,
+) -> dict[str, Any]:
+    """A dry run of :func:`run` with the same arguments: the judge calls it would make
+    that are not in the cache, their estimated tokens and cost (see
+    :func:`ragmark.judging.estimate`), and under ``embeddings`` the calls of an embedding
+    API. Nothing is called. The rankings and answers are made as the run makes them, so
+    a config whose answers or scores need a model's calls (an external pipeline, an LLM
+    generator or reranker) is a ConfigError."""
+    with using(executor):
+        prog = progress or NullProgress()
+        names, judge_names, _, _ = _chosen(dataset, cfg, metrics, also, judge_metrics,
+                                           allow_short_rankings, outputs is None)
+        samples = _samples(dataset, max_queries)
+        if outputs is not None:
+            src = _external(dataset, samples, cfg, prog, outputs, not skip_generation, None)
+        elif cfg.pipeline is not None:
+            raise ConfigError(f"--dry-run cannot estimate config {cfg.name!r}: its answers "
+                              "come from its pipeline, which would have to be called")
+        else:
+            with_answers = _needs_answers(names, judge_names, skip_generation)
+            got = estimate_retrieval(dataset, samples, cfg, prog, with_answers=with_answers,
+                                     index_cache=index_cache, latency_sample=latency_sample)
+            src = own(dataset, samples, cfg, prog, with_answers=with_answers, done=got)
+    failed = {qi: Score.missing(p.failure) for qi, p in enumerate(src.queries)
+              if p.failure is not None}
+    answers, _ = answer_stage(samples, src.queries, failed, [], cfg, dataset.corpus.by_id())
+    ok = [qi for qi in range(len(samples)) if qi not in failed]
+    est = estimate([samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm)
+    return {**est, "embeddings": src.llm["embeddings"]} if "embeddings" in src.llm else est
+
+
+def _chosen(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None,
+            also: Sequence[str | MetricName], judge_metrics: Sequence[str],
+            allow_short_rankings: bool, ranked_here: bool
+            ) -> tuple[list[MetricName], list[str], list[str], dict[str, str]]:
+    """The metrics a run computes (checked before any work), apart the judge metrics
+    (those of ``judge_metrics`` and those named in ``metrics``), with the notes on the
+    choice and the names asked for -> computed."""
+    judge_names = parse_judge_metrics(judge_metrics)
+    names, chosen, at_depth = select(dataset, cfg, metrics, also,
+                                     allow_short_rankings=allow_short_rankings,
+                                     ranked_here=ranked_here)
+    judge_names += [str(m) for m in names if m.kind == "judge" and str(m) not in judge_names]
+    names = [m for m in names if m.kind != "judge"]
+    if any(m.name == "answer_similarity" for m in names):
+        from ragmark.metrics.similarity import similarity_embedder
+
+        similarity_embedder()  # the dense extra is there, or an error before any work
+    return names, judge_names, chosen, at_depth
+
+
+def _external(dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress,
+              outputs: Mapping[str, Output] | None, with_answers: bool,
+              fn: Callable[..., Any] | None) -> Sourced:
+    """The answers and contexts of a config's pipeline or of logged outputs; contexts
+    without ids take a corpus document's id by their text: a pipeline's, and logged
+    outputs joined to a dataset (not a log scored on its own)."""
+    from ragmark.running.source import external
+
+    by_id = (outputs is None or dataset.format != "outputs") and any(
+        s.truth.kind == "ids" for s in samples)
+    return external(samples, cfg, prog, outputs=outputs, with_answers=with_answers, fn=fn,
+                    resolve=corpus_ids(dataset.corpus.documents) if by_id else None)
+
+
 def _score(
     dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
     names: Sequence[MetricName], judge_names: Sequence[str], *, prog: Progress,
-    llm: LLMSettings | None, require_llm: bool, dry_run: bool, started: float,
-    mean: str = "relevant",
+    llm: LLMSettings | None, require_llm: bool, started: float, mean: str = "relevant",
 ) -> RunReport:
     """The tail every source shares, as stages: match rankings against the ground truth
     (with the retrieval metrics), score the answers, judge; then one reduce builds the
@@ -233,7 +285,7 @@ def _score(
                                           [m for m in names if m.kind == "answer"], cfg,
                                           dataset.corpus.by_id())
     judged, stats = judge_stage(samples, answers, failed, judge_names, prog=prog, llm=llm,
-                                require_llm=require_llm, dry_run=dry_run)
+                                require_llm=require_llm)
     timings = {**src.timings, **stats.timings, "total_s": time.perf_counter() - started}
 
     records = []
@@ -259,7 +311,7 @@ def _score(
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
     notes = list(src.notes) + list(stats.notes)
-    if judge_names and not dry_run:
+    if judge_names:
         from ragmark.judge_checks import degenerate_notes
 
         notes += degenerate_notes([r.metrics for r in records], judge_names)
@@ -282,9 +334,7 @@ def _score(
         notes = [f"data loaded with warnings: {w}" for w in dataset.warnings] + notes
     failures = Counter(p.failure for p in src.queries if p.failure is not None)
     llm_all = {**stats.llm, **src.llm}
-    if "dry_run" in llm_all and "embeddings" in llm_all:  # one estimate of every call
-        llm_all["dry_run"] = {**llm_all["dry_run"], "embeddings": llm_all.pop("embeddings")}
-    if llm_all and "dry_run" not in llm_all:
+    if llm_all:
         llm_all["total"] = llm_total(llm_all)
     conv = {"mean": mean} if mean != "relevant" else {}
     return RunReport(config={**src.config, "unit": unit, **conv}, dataset=info, metrics=aggregates,

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from ragmark.config import RunConfig
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
-from ragmark.judging import estimate, judge
+from ragmark.judging import judge
 from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
@@ -142,20 +142,14 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
 
 def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
                 failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
-                llm: LLMSettings | None, require_llm: bool, dry_run: bool,
+                llm: LLMSettings | None, require_llm: bool,
                 ) -> tuple[list[dict[str, Score]], StageReport]:
-    """Each question's judge scores (on the driver's LLM client), or in a dry run the
-    estimate of the calls (``StageReport.llm["dry_run"]``)."""
+    """Each question's judge scores (on the driver's LLM client)."""
     ok = [qi for qi in range(len(samples)) if qi not in failed]
     scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
               for qi in range(len(samples))]
     if not judge_names:
         return scores, StageReport()
-    if dry_run:
-        est = estimate([samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm)
-        for i in ok:
-            scores[i] = {n: Score.missing("dry run: not judged") for n in judge_names}
-        return scores, StageReport(llm={"dry_run": est})
     if not ok:
         return scores, StageReport()
     t0 = time.perf_counter()

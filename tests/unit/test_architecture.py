@@ -11,7 +11,8 @@ from support import import_graph as ig
 
 UPWARD_AT_MOST = 0
 MUTUAL_AT_MOST = 0
-THIN_COMMANDS = {"ragmark.cli.run": "run_cmd", "ragmark.cli.compare": "compare_cmd"}
+THIN_COMMANDS = {"ragmark.cli.run": "run_cmd", "ragmark.cli.compare": "compare_cmd",
+                 "ragmark.cli.label": "label_cmd"}
 """Commands that are adapters of a plan (parse, build the plan, call, print, exit code)."""
 THIN_AT_MOST = 30  # lines of such a command's function, its docstring included
 
@@ -22,6 +23,30 @@ def _functions(module: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
 
 
+CLI_FUNCTION_AT_MOST = 60  # lines of any function of ragmark.cli
+
+
+def _all_functions() -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    return [(module, fn) for module in ig.modules() for fn in _functions(module).values()]
+
+
+def test_no_function_below_the_command_line_takes_a_dry_run_flag():
+    """A dry run is :func:`ragmark.plan.estimate` (and the runner's ``estimate_run``),
+    not a flag threaded through the stages."""
+    flagged = [f"{m}.{fn.name}" for m, fn in _all_functions() if not m.startswith(
+        "ragmark.cli") and "dry_run" in {a.arg for a in (*fn.args.posonlyargs, *fn.args.args,
+                                                         *fn.args.kwonlyargs)}]
+    assert flagged == []
+
+
+def test_command_line_functions_are_short():
+    long = [f"{m}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines"
+            for m, fn in _all_functions() if m.startswith("ragmark.cli")
+            and fn.end_lineno is not None
+            and fn.end_lineno - fn.lineno + 1 > CLI_FUNCTION_AT_MOST]
+    assert long == []
+
+
 def test_run_and_compare_commands_are_adapters_of_a_plan():
     for module, name in THIN_COMMANDS.items():
         fn = _functions(module)[name]
@@ -30,7 +55,8 @@ def test_run_and_compare_commands_are_adapters_of_a_plan():
         assert lines <= THIN_AT_MOST, f"{module}.{name}: {lines} lines"
         called = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call)
                   and isinstance(n.func, ast.Name)}
-        assert {"execute", "estimate"} <= called, f"{module}.{name} calls {sorted(called)}"
+        assert {"execute", "estimate"} & {c.split("_")[0] for c in called} == {
+            "execute", "estimate"}, f"{module}.{name} calls {sorted(called)}"
 
 
 def test_every_module_has_a_layer():

@@ -191,13 +191,3 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
                         help="Run embedding, retrieval and reranking here (local) or spread "
                              "over a Ray cluster (ray; pip install 'ragmark[ray]'). LLM calls "
                              "stay in this process either way; results are identical.")(f)
-
-
-def open_executor(name: str, address: str | None) -> Any:
-    """The executor the options name, closed when the command ends; connecting to Ray
-    happens here, so a wrong address fails before the data is read."""
-    from ragmark.executors import create
-
-    ex = create(name, address)
-    click.get_current_context().call_on_close(ex.close)
-    return ex

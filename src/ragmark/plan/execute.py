@@ -43,7 +43,7 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
     """A dry run of ``plan``: per config (``run`` for a run), the judge calls not yet
     cached and their estimated tokens and cost. Nothing is called or written."""
     from ragmark.compare import estimate_compare
-    from ragmark.runner import run
+    from ragmark.runner import estimate_run
 
     if not plan.judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
@@ -53,11 +53,14 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
                                 skip_generation=plan.options.skip_generation,
                                 progress=progress, judge_metrics=plan.judges, llm=plan.llm)
     (cfg,) = plan.configs
-    report = run(plan.dataset, cfg, plan.metrics, also=plan.also, progress=progress,
-                 judge_metrics=plan.judges, llm=plan.llm, dry_run=True, outputs=plan.outputs,
-                 pipeline_fn=plan.pipelines.get(cfg.name), executor=plan.executor,
-                 **plan.options.run_kwargs())
-    return {"run": report.llm["dry_run"]}
+    o = plan.options
+    return {"run": estimate_run(plan.dataset, cfg, plan.metrics, also=plan.also,
+                                max_queries=o.max_queries, skip_generation=o.skip_generation,
+                                progress=progress, judge_metrics=plan.judges, llm=plan.llm,
+                                outputs=plan.outputs,
+                                allow_short_rankings=o.allow_short_rankings,
+                                index_cache=o.index_cache, latency_sample=o.latency_sample,
+                                executor=plan.executor)}
 
 
 def _run(plan: Plan, progress: Progress | None) -> Any:

@@ -109,7 +109,6 @@ def external(
     *,
     outputs: Mapping[str, Output] | None = None,
     with_answers: bool = True,
-    dry_run: bool = False,
     fn: Callable[..., Any] | None = None,
     resolve: Resolve | None = None,
 ) -> Sourced:
@@ -128,9 +127,6 @@ def external(
         pipe = cfg.pipeline
         if pipe is None:
             raise ConfigError(f"config {cfg.name!r} has no [pipeline] and no outputs were given")
-        if dry_run:
-            raise ConfigError(f"--dry-run cannot estimate config {cfg.name!r}: its answers come "
-                              "from its pipeline, which would have to be called")
         name = pipe.target if isinstance(pipe, PythonPipelineConfig) else pipe.display_url
         t0 = time.perf_counter()
         with prog.task(f"asking {name}", len(samples)) as advance:

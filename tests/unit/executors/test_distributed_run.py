@@ -27,7 +27,7 @@ def _demo():
 
 
 def test_sparse_run_on_a_spreading_executor_equals_local(monkeypatch):
-    monkeypatch.setattr("ragmark.running.own.SHARD", 2)  # several retrieval shards
+    monkeypatch.setattr("ragmark.running.stages.SHARD", 2)  # several retrieval shards
     monkeypatch.setattr("ragmark.scoring.MATCH_SHARD", 3)
     ds, cfg = _demo(), load_config("sparse")
     local = run(ds, cfg, latency_sample=2)
