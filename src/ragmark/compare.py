@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -298,8 +298,9 @@ def _compare(
                               pipeline_fn=(pipeline_fns or {}).get(c.name),
                               index_cache=index_cache, latency_sample=latency_sample,
                               done=done.get(c.name))
-        reports[c.name].at_depth.update(at_depth)
-        reports[c.name].notes[:0] = [note] if note else []
+        r = reports[c.name]
+        reports[c.name] = replace(r, at_depth={**r.at_depth, **at_depth},
+                                  notes=[note, *r.notes] if note else r.notes)
     first = reports[names[0]]
     if compared is None:
         shown = [m for m in table or TABLE_METRICS if m in first.metrics]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ragmark.config import RunConfig
@@ -115,8 +116,7 @@ def run(
                       outputs=outputs,
                       allow_short_rankings=allow_short_rankings, pipeline_fn=pipeline_fn,
                       index_cache=index_cache, latency_sample=latency_sample, done=done)
-        report.executor = ex.info()
-    return report
+        return replace(report, executor=ex.info())
 
 
 def _needs_answers(names: Sequence[MetricName], judge_names: Sequence[str],
@@ -170,26 +170,34 @@ def _run(
                   index_cache=index_cache, latency_sample=latency_sample, done=done)
     report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
                     require_llm=require_llm, started=started, mean=mean)
-    report.notes[:0] = chosen
-    report.at_depth = at_depth
-    if outputs is None:
-        report.short_metrics = {str(m): cfg.top_k for m in too_deep(cfg, names)}
-    if report.short_metrics:
-        report.notes.append(
-            f"{', '.join(report.short_metrics)} computed on rankings of top_k = {cfg.top_k} "
+    return replace(report, at_depth=at_depth,
+                   **_depth(cfg, names, src, chosen, report.notes, ranked_here=outputs is None))
+
+
+def _depth(cfg: RunConfig, names: Sequence[MetricName], src: Sourced, chosen: list[str],
+           notes: list[str], *, ranked_here: bool) -> dict[str, Any]:
+    """What the report says of the rankings' depth: the metrics whose cutoff exceeds
+    ragmark's own top_k (computed anyway with ``allow_short_rankings``), the cutoffs an
+    external ranking falls short of, and the notes with the choice of metrics first."""
+    notes = [*chosen, *notes]
+    short_metrics = {str(m): cfg.top_k for m in too_deep(cfg, names)} if ranked_here else {}
+    if short_metrics:
+        notes.append(
+            f"{', '.join(short_metrics)} computed on rankings of top_k = {cfg.top_k} "
             "items, shorter than the cutoff (--allow-short-rankings): a cutoff past the "
             "ranking adds nothing, so these equal the metric at the ranking's depth")
-    if outputs is not None or cfg.pipeline is not None:  # they return what they return
+    short_rankings: dict[int, int] = {}
+    if not ranked_here or cfg.pipeline is not None:  # they return what they return
         ok = [len(p.chunks) for p in src.queries if p.failure is None]
-        report.short_rankings = shorter_than(ok, names)
-        if report.short_rankings:
-            report.notes.append(
+        short_rankings = shorter_than(ok, names)
+        if short_rankings:
+            notes.append(
                 "fewer contexts than a cutoff: "
                 + ", ".join(f"@{k} for {c} of {len(ok)} questions"
-                            for k, c in report.short_rankings.items())
+                            for k, c in short_rankings.items())
                 + "; places past the end of a ranking count as not relevant (as in "
                 "trec_eval)")
-    return report
+    return {"notes": notes, "short_metrics": short_metrics, "short_rankings": short_rankings}
 
 
 def estimate_run(

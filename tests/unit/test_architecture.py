@@ -6,8 +6,13 @@ at most 5 imports up a layer and no pair)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
+import re
 
+import pytest
 from support import import_graph as ig
+
+from ragmark.results.model import Aggregate, QueryRecord, RunReport
 
 UPWARD_AT_MOST = 0
 MUTUAL_AT_MOST = 0
@@ -100,3 +105,26 @@ def test_the_graph_reads_every_kind_of_import(tmp_path, monkeypatch):
                  ("ragmark.sub.a", "ragmark.sub.b"), ("ragmark.sub.a", "ragmark.errors")}
     assert ig.circles(g) == [["ragmark.errors", "ragmark.types"]]
     assert ig.upward(g) == [("ragmark.sub", "ragmark.cli"), ("ragmark.types", "ragmark")]
+
+
+_CHANGED = re.compile(
+    r"\b(report|rep|r|reports\[[^]]+\])\.(notes|at_depth|short_metrics|short_rankings|"
+    r"corrected|dataset|llm|metrics|timings|config|queries|executor)"
+    r"(\[[^]]*\])?\s*(\[:0\]\s*=|\.(append|extend|update|insert|pop|clear)\(|\[[^]]+\]\s*=[^=])")
+
+
+def test_a_report_is_not_changed_after_it_is_built():
+    """RunReport and QueryRecord are frozen; the code makes a new report (replace)
+    instead of changing the fields of one in place."""
+    report = RunReport({}, {}, {"mrr": Aggregate.of([])}, [QueryRecord("q", "?", [], None, {})])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.notes = []  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.queries[0].answer = "x"  # type: ignore[misc]
+    changed = [f"{path.relative_to(ig.SRC)}:{i}: {line.strip()}"
+               for path in ig.modules().values()
+               for i, line in enumerate(path.read_text().splitlines(), 1)
+               if _CHANGED.search(line)]
+    assert changed == []
+    assert _CHANGED.search("report.notes.append(x)") and _CHANGED.search(
+        "rep.dataset['a'] = 1") and _CHANGED.search("report.notes[:0] = x")

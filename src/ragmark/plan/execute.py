@@ -5,6 +5,7 @@ the caller shows the :class:`~ragmark.plan.model.Outcome`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     # a compare's Markdown is as printed before the corrections are added; a run's
     # shows its notes
     markdown = _markdown(plan, result) if plan.kind == "compare" else ""
-    for name, rep in reports.items():
-        _finish_report(plan, rep, bases.get(name))
+    reports = {name: _finished(plan, rep, bases.get(name)) for name, rep in reports.items()}
+    result = reports[plan.configs[0].name] if plan.kind == "run" else replace(
+        result, reports=reports)
     markdown = (markdown or _markdown(plan, result)) + gate_md
     return _written(plan, result, reports, gates, markdown, gate_md)
 
@@ -89,20 +91,22 @@ def _markdown(plan: Plan, result: Any) -> str:
     return run_markdown(result) if plan.kind == "run" else comparison_markdown(result)
 
 
-def _finish_report(plan: Plan, report: Any, base: Any) -> None:
-    """What the plan adds to a config's report after the run: the qrels extension, the
-    notes, the human labels' corrections."""
+def _finished(plan: Plan, report: Any, base: Any) -> Any:
+    """A config's report with what the plan adds after the run: the qrels extension,
+    the notes, the human labels' corrections."""
+    changes: dict[str, Any] = {}
     if plan.pooled is not None:
-        report.dataset["qrels_extra"] = plan.pooled
+        changes["dataset"] = {**report.dataset, "qrels_extra": plan.pooled}
     if plan.kind == "run":
-        if base is not None and base.note:
-            report.notes.append(base.note)
-        report.notes.extend(plan.trailing_notes)
-        report.notes[:0] = list(plan.notes)
+        changes["notes"] = [*plan.notes, *report.notes,
+                            *([base.note] if base is not None and base.note else []),
+                            *plan.trailing_notes]
+    report = replace(report, **changes)
     if plan.human is not None:
         from ragmark.human_labels import corrected
 
-        report.corrected = corrected(report, plan.human)
+        report = replace(report, corrected=corrected(report, plan.human))
+    return report
 
 
 def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],

@@ -28,7 +28,7 @@ class RetrievedRecord:
     rule: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class QueryRecord:
     """Everything computed for one question."""
 
@@ -135,9 +135,10 @@ class EmptyRankings:
         }
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RunReport:
-    """One configuration over one dataset: per-query records and aggregates."""
+    """One configuration over one dataset: per-query records and aggregates. Built once
+    (the runner's reduce); what comes later makes a new one (``dataclasses.replace``)."""
 
     config: dict[str, Any]
     dataset: dict[str, Any]
