@@ -11,7 +11,8 @@ from ragmark.config import RunConfig
 from ragmark.data import load_dataset
 from ragmark.demo import demo_path
 from ragmark.progress import Progress
-from ragmark.report.json_writer import score_json, write_json
+from ragmark.report.json_writer import write_json
+from ragmark.results.codec import score_json
 from ragmark.results.model import RunReport
 from ragmark.runner import run
 

@@ -40,6 +40,8 @@ class QueryRecord:
     contexts: list[str] = field(default_factory=list)
     sample: Sample | None = None
     """The evaluation item answered: its ground truth, expected answer and keywords."""
+    ground_truth: dict[str, Any] | None = None
+    """Without ``sample`` (a report read from a file): the ground truth as written."""
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -169,6 +171,10 @@ class RunReport:
     at_depth: dict[str, str] = field(default_factory=dict)
     """A retrieval metric asked for without a cutoff -> the name it was computed under,
     the depth of ragmark's own ranking (``map`` -> ``map@10``)."""
+    envelope: dict[str, Any] | None = None
+    """A report read from a results file: its envelope (None: made when written)."""
+    versions: dict[str, Any] | None = None
+    """A report read from a results file: the versions it was made with."""
 
     def key(self, name: str) -> str:
         """The name under which metric ``name`` was computed (``map`` -> ``map@10`` when

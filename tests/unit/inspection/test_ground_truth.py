@@ -8,7 +8,8 @@ import json
 from ragmark.config import load_config
 from ragmark.data import load_dataset
 from ragmark.demo import demo_path
-from ragmark.report.json_writer import ground_truth_json, report_json
+from ragmark.results.codec import ground_truth_json
+from ragmark.results.codec import run_to_json as report_json
 from ragmark.runner import run
 from ragmark.types import GroundTruth, Sample
 

@@ -1,0 +1,194 @@
+"""A run's report as JSON and back: :func:`run_to_json` writes what a results file holds
+and :func:`run_from_json` reads it into the same :class:`RunReport`; the two round-trip
+exactly (JSON -> report -> JSON gives the same JSON; tests/unit/report/
+test_results_roundtrip.py checks it on generated reports)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ragmark.errors import DataError
+from ragmark.relevance import Matcher
+from ragmark.results import envelope
+from ragmark.results.model import (
+    Aggregate,
+    EmptyRankings,
+    QueryRecord,
+    RetrievedRecord,
+    RunReport,
+)
+from ragmark.types import Sample, Score
+from ragmark.versions import versions
+
+
+def num(v: float | None) -> float | None:
+    """A mean as JSON holds it: NaN as null."""
+    return None if v is None or math.isnan(v) else v
+
+
+def score_json(s: Score) -> Any:
+    """A question's metric: a number, or ``{"value", "reason"?, details...}``."""
+    if s.value is None:
+        out: dict[str, Any] = {"value": None, "reason": s.reason}
+        out.update(dict(s.details))
+        return out
+    if s.details:
+        return {"value": s.value, **dict(s.details)}
+    return s.value
+
+
+def score_from_json(v: Any) -> Score:
+    if isinstance(v, dict):
+        rest = {k: x for k, x in v.items() if k not in ("value", "reason")}
+        if v.get("value") is None:
+            return Score.missing(v.get("reason") or "unknown", **rest)
+        return Score(float(v["value"]), details=rest) if rest else Score(float(v["value"]))
+    return Score.missing("unknown") if v is None else Score(float(v))
+
+
+def ground_truth_json(sample: Sample) -> dict[str, Any]:
+    """A question's ground truth: ``kind``, ``targets`` (name -> grade, named as in
+    ``retrieved[].targets``), the ``passages`` of a context set, and the expected
+    answer and keywords when the set has them."""
+    truth = sample.truth
+    out: dict[str, Any] = {"kind": truth.kind, "targets": Matcher(truth).target_grades()}
+    if truth.passages:
+        out["passages"] = list(truth.passages)
+    if sample.expected_answer is not None:
+        out["expected_answer"] = sample.expected_answer
+    if sample.expected_keywords is not None:
+        out["expected_keywords"] = list(sample.expected_keywords)
+    return out
+
+
+def per_query_json(report: RunReport) -> dict[str, dict[str, float | None]]:
+    """question id -> metric -> value (None where missing)."""
+    return {q.id: {k: s.value for k, s in q.metrics.items()} for q in report.queries}
+
+
+def queries_json(report: RunReport) -> list[dict[str, Any]]:
+    """Every question in full: ground truth, retrieved items with their match, answer,
+    contexts, metrics with missing reasons (``--include-details``)."""
+    out = []
+    for q in report.queries:
+        truth = ground_truth_json(q.sample) if q.sample else q.ground_truth
+        out.append({
+            "id": q.id,
+            "question": q.question,
+            **({"ground_truth": truth} if truth is not None else {}),
+            "retrieved": [
+                {"rank": r.rank, "id": r.id, "doc_id": r.doc_id, "score": r.score,
+                 "grade": r.grade, "targets": list(r.targets), "rule": r.rule}
+                for r in q.retrieved
+            ],
+            "answer": q.answer,
+            "contexts": q.contexts,
+            "metrics": {k: score_json(s) for k, s in q.metrics.items()},
+        })
+    return out
+
+
+def depth_json(report: RunReport) -> dict[str, Any]:
+    """``short_metrics`` (metric -> the shorter ranking depth it was computed on),
+    ``at_depth`` (a metric asked for without a cutoff -> its name at the ranking's
+    depth) and ``short_rankings`` (cutoff -> questions with fewer items), when there are
+    any; and ``empty_rankings`` (the questions that retrieved nothing, why, and each
+    retrieval metric's mean over all questions and over those that retrieved something)
+    whenever retrieval metrics were computed."""
+    out: dict[str, Any] = {}
+    if report.empty is not None:
+        out["empty_rankings"] = report.empty.to_json()
+    if report.short_metrics:
+        out["short_metrics"] = dict(report.short_metrics)
+    if report.at_depth:
+        out["at_depth"] = dict(report.at_depth)
+    if report.short_rankings:
+        out["short_rankings"] = {str(k): n for k, n in report.short_rankings.items()}
+    return out
+
+
+def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, Any]:
+    """``envelope``, ``metrics`` (name -> mean), ``counts`` (name -> queries covered /
+    missing and why), ``per_query`` (question id -> metric -> value), ``config``,
+    ``dataset``, ``timings``, ``notes``; with details a ``queries`` list. A report read
+    from a file keeps its envelope and versions; a new one gets today's."""
+    out: dict[str, Any] = {
+        "envelope": report.envelope or envelope(
+            "run", str(report.dataset.get("hash", "")), report.config),
+        "metrics": {k: num(a.value) for k, a in report.metrics.items()},
+        "counts": {k: a.to_json() for k, a in report.metrics.items()},
+        "per_query": per_query_json(report),
+        "config": report.config,
+        "dataset": report.dataset,
+        "timings": {k: round(v, 4) for k, v in report.timings.items()},
+        "notes": report.notes,
+        "versions": report.versions or versions(),
+    }
+    if report.executor:
+        out["executor"] = report.executor
+    if report.llm:
+        out["llm"] = report.llm
+    if report.corrected:
+        out["corrected"] = report.corrected
+    out.update(depth_json(report))
+    if include_details:
+        out["queries"] = queries_json(report)
+    return out
+
+
+def run_from_json(data: Mapping[str, Any], file: str = "results") -> RunReport:
+    """The report a run's results file (``run_to_json``'s JSON) holds. Without
+    ``queries`` (written without details) each question has its values only, a missing
+    one without its reason; with them, everything but the loaded evaluation item
+    (``sample``: its ground truth comes back as the JSON it was written as)."""
+    try:
+        counts = data["counts"]
+        metrics = {k: _aggregate(data["metrics"].get(k), c) for k, c in counts.items()}
+        if isinstance(data.get("queries"), list):
+            queries = [_query(q) for q in data["queries"]]
+        else:
+            queries = [QueryRecord(qid, "", [], None,
+                                   {m: Score.missing("") if v is None else Score(float(v))
+                                    for m, v in values.items()})
+                       for qid, values in data["per_query"].items()]
+        return RunReport(
+            config=dict(data["config"]), dataset=dict(data["dataset"]), metrics=metrics,
+            queries=queries, timings=dict(data.get("timings") or {}),
+            notes=list(data.get("notes") or []), llm=dict(data.get("llm") or {}),
+            corrected=dict(data.get("corrected") or {}),
+            executor=dict(data.get("executor") or {}),
+            short_metrics=dict(data.get("short_metrics") or {}),
+            short_rankings={int(k): n for k, n in (data.get("short_rankings") or {}).items()},
+            at_depth=dict(data.get("at_depth") or {}),
+            empty=_empty(data.get("empty_rankings")),
+            envelope=dict(data["envelope"]) if "envelope" in data else None,
+            versions=dict(data["versions"]) if "versions" in data else None)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise DataError(f"not a run's results as ragmark writes them ({type(e).__name__}: "
+                        f"{e})", file=file) from None
+
+
+def _aggregate(value: float | None, c: Mapping[str, Any]) -> Aggregate:
+    return Aggregate(value, int(c["n"]), int(c["missing"]), dict(c.get("reasons") or {}))
+
+
+def _query(q: Mapping[str, Any]) -> QueryRecord:
+    return QueryRecord(
+        id=q["id"], question=q["question"],
+        retrieved=[RetrievedRecord(r["rank"], r["id"], r["doc_id"], r["score"], r["grade"],
+                                   tuple(r["targets"]), r["rule"]) for r in q["retrieved"]],
+        answer=q["answer"], metrics={k: score_from_json(v) for k, v in q["metrics"].items()},
+        contexts=list(q["contexts"]), ground_truth=q.get("ground_truth"))
+
+
+def _empty(block: Any) -> EmptyRankings | None:
+    if block is None:
+        return None
+    means = block["means"]
+    return EmptyRankings(
+        ids=tuple(block["questions"]), cause=block["cause"], of=block["of"],
+        over_all={m: Aggregate(v["over_all"], v["n_all"], 0, {}) for m, v in means.items()},
+        over_retrieved={m: Aggregate(v["over_retrieved"], v["n_retrieved"], 0, {})
+                        for m, v in means.items()})

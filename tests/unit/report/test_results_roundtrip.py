@@ -1,0 +1,121 @@
+"""One results model (issue 21, item 3): a run's report and its JSON round-trip exactly
+(ragmark.results.codec): JSON -> report -> JSON gives the same JSON, on generated
+reports (hypothesis) and on a real run's results file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.beir import beir_folder
+from support.cli import run_cli
+
+from ragmark.errors import DataError
+from ragmark.results.codec import run_from_json, run_to_json
+from ragmark.results.model import (
+    Aggregate,
+    EmptyRankings,
+    QueryRecord,
+    RetrievedRecord,
+    RunReport,
+)
+from ragmark.types import Score
+
+text = st.text(min_size=1, max_size=12)
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+plain = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), finite, text)
+details = st.dictionaries(text.filter(lambda k: k not in ("value", "reason")), plain,
+                          max_size=2)
+names = st.sampled_from(["mrr@10", "recall@5", "faithfulness", "groundedness", "ndcg@10"])
+
+
+@st.composite
+def scores(draw):
+    if draw(st.booleans()):
+        return Score.missing(draw(text), **draw(details))
+    extra = draw(details)
+    return Score(draw(finite), details=extra) if extra else Score(draw(finite))
+
+
+@st.composite
+def queries(draw, qid):
+    retrieved = [RetrievedRecord(i + 1, draw(text), draw(text), draw(finite),
+                                 draw(st.integers(0, 3)),
+                                 tuple(draw(st.lists(text, max_size=2))),
+                                 draw(st.one_of(st.none(), text)))
+                 for i in range(draw(st.integers(0, 3)))]
+    truth = draw(st.one_of(st.none(), st.fixed_dictionaries(
+        {"kind": st.sampled_from(["ids", "passages", "none"]),
+         "targets": st.dictionaries(text, st.integers(1, 3), max_size=2)})))
+    return QueryRecord(qid, draw(text), retrieved, draw(st.one_of(st.none(), text)),
+                       draw(st.dictionaries(names, scores(), max_size=3)),
+                       draw(st.lists(text, max_size=2)), ground_truth=truth)
+
+
+def aggregates():
+    return st.builds(Aggregate, st.one_of(st.none(), finite), st.integers(0, 50),
+                     st.integers(0, 50), st.dictionaries(text, st.integers(1, 9), max_size=2))
+
+
+@st.composite
+def reports(draw):
+    ids = draw(st.lists(text, min_size=1, max_size=4, unique=True))
+    metrics = draw(st.dictionaries(names, aggregates(), max_size=4))
+    empty = None
+    if draw(st.booleans()):
+        means = {m: draw(finite) for m in metrics}
+        empty = EmptyRankings(tuple(draw(st.lists(text, max_size=2))), draw(text),
+                              len(ids), {m: Aggregate(v, 3, 0, {}) for m, v in means.items()},
+                              {m: Aggregate(v, 2, 0, {}) for m, v in means.items()})
+    return RunReport(
+        config={"name": draw(text), "top_k": draw(st.integers(1, 50))},
+        dataset={"name": draw(text), "hash": draw(text)}, metrics=metrics,
+        queries=[draw(queries(i)) for i in ids],
+        timings={"total_s": round(draw(st.floats(0, 1e4)), 4)},
+        notes=draw(st.lists(text, max_size=2)),
+        llm=draw(st.dictionaries(st.sampled_from(["calls", "cached"]), st.integers(0, 9))),
+        short_metrics=draw(st.dictionaries(names, st.integers(1, 9), max_size=1)),
+        short_rankings=draw(st.dictionaries(st.integers(1, 20), st.integers(1, 9),
+                                            max_size=2)),
+        corrected=draw(st.dictionaries(st.just("faithfulness"),
+                                       st.fixed_dictionaries({"estimate": finite}))),
+        executor=draw(st.sampled_from([{}, {"name": "local"}])), empty=empty,
+        at_depth=draw(st.dictionaries(st.just("mrr"), st.just("mrr@10"))))
+
+
+def _as_file(data):
+    return json.loads(json.dumps(data, allow_nan=False))
+
+
+@settings(max_examples=150, deadline=None)
+@given(reports(), st.booleans())
+def test_json_report_json_is_exact(report, details):
+    written = _as_file(run_to_json(report, details))
+    again = run_from_json(written)
+    assert _as_file(run_to_json(again, details)) == written
+    # and the report read back holds what was written
+    assert again.metrics == report.metrics and again.notes == report.notes
+    assert [q.id for q in again.queries] == [q.id for q in report.queries]
+    if details:
+        assert again.queries == report.queries
+    assert again.empty == report.empty and again.short_rankings == report.short_rankings
+
+
+def test_a_real_results_file_round_trips(tmp_path, capsys):
+    root, _ = beir_folder(tmp_path / "beir")
+    out = tmp_path / "r.json"
+    code, _, _ = run_cli(["run", "--dataset", str(root), "--output", str(out),
+                          "--include-details", "--no-history", "--quiet",
+                          "--metrics", "mrr,recall@5,ndcg@10"], capsys)
+    assert code == 0
+    data = json.loads(out.read_text())
+    report = run_from_json(data, str(out))
+    assert report.value("mrr") == data["metrics"]["mrr@10"] and len(report.queries) == 25
+    assert _as_file(run_to_json(report, include_details=True)) == data
+
+
+def test_a_file_that_is_not_a_run_is_a_clear_error():
+    with pytest.raises(DataError, match="x.json: not a run's results"):
+        run_from_json({"configs": {}}, "x.json")
