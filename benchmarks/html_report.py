@@ -47,8 +47,8 @@ def measure(n: int, chromium: str | None) -> dict[str, float]:
     from ragmark.compare import compare
     from ragmark.config import RunConfig
     from ragmark.report.html import render
-    from ragmark.report.json_writer import comparison_json
     from ragmark.results import envelope
+    from ragmark.results.codec import compare_to_json as comparison_json
 
     ds = dataset(n)
     cfgs = [RunConfig.model_validate({"name": f"k1={k1}", "retriever": {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,11 @@ from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.progress import Progress
+from ragmark.results.comparison import (  # noqa: F401  (ragmark.compare's API)
+    Comparison,
+    StatSettings,
+    change_sentence,
+)
 from ragmark.results.model import RunReport
 from ragmark.runner import estimate_run, retrieval_of, run
 from ragmark.running.own import Retrieval
@@ -33,78 +38,11 @@ from ragmark.running.selection import (
     uncut_at,
     uncut_note,
 )
-from ragmark.stats import (
-    CORRECTIONS,
-    TESTS,
-    ComparisonRow,
-    Interval,
-    bootstrap_ci,
-    compare_to_baseline,
-)
+from ragmark.stats import ComparisonRow, Interval, bootstrap_ci, compare_to_baseline
 from ragmark.types import Dataset
 
 TABLE_METRICS = ["mrr", "recall@5", "hit@5", "precision@5", "ndcg@10"]
 """The metrics of the comparison table (and of the tests) unless the user names others."""
-
-
-@dataclass(frozen=True, slots=True)
-class StatSettings:
-    """How intervals and tests are computed; stored with the results."""
-
-    test: str = "permutation"
-    alpha: float = 0.05
-    confidence: float = 0.95
-    n_resamples: int = 10_000
-    seed: int = 0
-    correction: str = "per-metric"
-
-    def __post_init__(self) -> None:
-        if self.test not in TESTS:
-            raise ConfigError(f"unknown test {self.test!r}; known: {', '.join(TESTS)}")
-        if self.correction not in CORRECTIONS:
-            raise ConfigError(f"unknown correction {self.correction!r}; known: "
-                              f"{', '.join(CORRECTIONS)}")
-        if not 0 < self.alpha < 1:
-            raise ConfigError(f"alpha must be between 0 and 1, got {self.alpha}")
-
-
-@dataclass(slots=True)
-class Comparison:
-    """The reports of every config, their intervals, and the tests against the baseline."""
-
-    reports: dict[str, RunReport]
-    baseline: str
-    metrics: list[str]
-    """The compared metrics (table columns and tests), in order."""
-    intervals: dict[str, dict[str, Interval | None]]
-    """config -> metric -> bootstrap interval of the mean (None: no query has a value)."""
-    rows: list[ComparisonRow]
-    settings: StatSettings = field(default_factory=StatSettings)
-    dataset_hash: str = ""
-    executor: dict[str, Any] = field(default_factory=dict)
-    """Where the configs ran (see :attr:`RunReport.executor`), after the last one."""
-
-    def row(self, config: str, metric: str) -> ComparisonRow | None:
-        for r in self.rows:
-            if r.config == config and r.metric == metric:
-                return r
-        return None
-
-
-def change_sentence(row: ComparisonRow, baseline: str, label: str | None = None) -> str:
-    """``hybrid: MRR +15.2% vs dense (p = 0.003 after Holm, significant)``."""
-    rel = row.relative_change
-    what = "n/a" if rel is None else f"{rel * 100:+.1f}%"
-    text = f"{row.config}: {label or row.metric} {what} vs {baseline}"
-    if row.p_adjusted is None:
-        return text + " (no query has both values: not tested)"
-    verdict = "significant" if row.significant else "not significant"
-    how = "uncorrected" if row.family == "none" else "after Holm"
-    return f"{text} (p = {_p(row.p_adjusted)} {how}, {verdict}, n = {row.n})"
-
-
-def _p(p: float) -> str:
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 def per_query_values(report: RunReport, metric: str) -> NDArray[np.float64]:

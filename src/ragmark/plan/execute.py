@@ -115,8 +115,8 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
     record them in the history, with the gates' verdict."""
     from ragmark.gates import conditions
     from ragmark.plan.gating import gate_conditions, gates_json, verdict_of
-    from ragmark.report.json_writer import comparison_json
     from ragmark.report.writers import Written, write_all
+    from ragmark.results.codec import compare_to_json as comparison_json
     from ragmark.results.codec import run_to_json
 
     t, g = plan.targets, plan.gating

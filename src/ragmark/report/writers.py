@@ -131,7 +131,7 @@ def html_writer() -> Any:
 def detailed_json(out: Written) -> dict[str, Any]:
     """The results in their JSON form (gates and trend included) with every question's
     details (the HTML page shows them whether or not the JSON file has them)."""
-    from ragmark.report.json_writer import comparison_json
+    from ragmark.results.codec import compare_to_json as comparison_json
     from ragmark.results.codec import queries_json
 
     if out.kind == "run":

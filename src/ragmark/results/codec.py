@@ -12,6 +12,7 @@ from typing import Any
 from ragmark.errors import DataError
 from ragmark.relevance import Matcher
 from ragmark.results import envelope
+from ragmark.results.comparison import Comparison, StatSettings, change_sentence
 from ragmark.results.model import (
     Aggregate,
     EmptyRankings,
@@ -19,6 +20,7 @@ from ragmark.results.model import (
     RetrievedRecord,
     RunReport,
 )
+from ragmark.stats import ComparisonRow, Interval
 from ragmark.types import Sample, Score
 from ragmark.versions import versions
 
@@ -192,3 +194,100 @@ def _empty(block: Any) -> EmptyRankings | None:
         over_all={m: Aggregate(v["over_all"], v["n_all"], 0, {}) for m, v in means.items()},
         over_retrieved={m: Aggregate(v["over_retrieved"], v["n_retrieved"], 0, {})
                         for m, v in means.items()})
+
+
+def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, Any]:
+    """``configs`` (name -> metrics, counts, intervals, per_query, timings, config),
+    ``comparisons`` (each config against the baseline, per compared metric), ``run``
+    (versions, dataset and its hash, statistics settings, seed)."""
+    configs = {}
+    for name, r in c.reports.items():
+        configs[name] = {
+            "metrics": {k: num(a.value) for k, a in r.metrics.items()},
+            "counts": {k: a.to_json() for k, a in r.metrics.items()},
+            "intervals": {k: interval_json(iv) for k, iv in c.intervals[name].items()},
+            "per_query": per_query_json(r),
+            "timings": {k: round(v, 4) for k, v in r.timings.items()},
+            "config": r.config,
+            "notes": r.notes,
+            "llm": r.llm,
+            **({"corrected": r.corrected} if r.corrected else {}),
+            **depth_json(r),
+            **({"queries": queries_json(r)} if include_details else {}),
+        }
+    first = next(iter(c.reports.values()))
+    st = c.settings
+    return {
+        "envelope": c.envelope or envelope(
+            "compare", c.dataset_hash, {name: r.config for name, r in c.reports.items()}),
+        "configs": configs,
+        "comparisons": [
+            {"config": row.config, "baseline": c.baseline, "metric": row.metric,
+             "value": row.value_mean, "baseline_value": row.baseline_mean,
+             "relative_change": row.relative_change, "p_value": row.p_value,
+             "p_adjusted": row.p_adjusted, "significant": row.significant, "n": row.n,
+             "test": row.method, "family": row.family, "family_size": row.family_size,
+             "summary": change_sentence(row, c.baseline)}
+            for row in c.rows
+        ],
+        "run": {
+            "versions": c.versions or versions(),
+            "dataset": first.dataset,
+            "dataset_hash": c.dataset_hash,
+            "baseline": c.baseline,
+            "compared_metrics": c.metrics,
+            "statistics": {"test": st.test, "alpha": st.alpha, "confidence": st.confidence,
+                           "n_resamples": st.n_resamples, "correction": st.correction,
+                           "adjustment": "none" if st.correction == "none" else "holm"},
+            "seed": st.seed,
+            **({"executor": c.executor} if c.executor else {}),
+        },
+    }
+
+
+def interval_json(iv: Interval | None) -> dict[str, Any] | None:
+    if iv is None:
+        return None
+    out: dict[str, Any] = {"low": iv.low, "high": iv.high, "n": iv.n,
+                           "confidence": iv.confidence}
+    if iv.note:
+        out["note"] = iv.note
+    return out
+
+
+def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Comparison:
+    """The comparison a compare's results file (``compare_to_json``'s JSON) holds. Each
+    config's report has the dataset block the file records once (``run.dataset``)."""
+    try:
+        run = data["run"]
+        st = run["statistics"]
+        settings = StatSettings(test=st["test"], alpha=st["alpha"],
+                                confidence=st["confidence"], n_resamples=st["n_resamples"],
+                                seed=run["seed"], correction=st["correction"])
+        reports = {name: _config_report(block, run["dataset"])
+                   for name, block in data["configs"].items()}
+        intervals = {name: {m: _interval(iv, block["metrics"].get(m))
+                            for m, iv in block["intervals"].items()}
+                     for name, block in data["configs"].items()}
+        rows = [ComparisonRow(r["config"], r["metric"], r["baseline_value"], r["value"],
+                              r["relative_change"], r["p_value"], r["p_adjusted"],
+                              r["significant"], r["n"], r["test"], r["family"],
+                              r["family_size"]) for r in data["comparisons"]]
+        return Comparison(reports, run["baseline"], list(run["compared_metrics"]), intervals,
+                          rows, settings, run["dataset_hash"], dict(run.get("executor") or {}),
+                          envelope=dict(data["envelope"]) if "envelope" in data else None,
+                          versions=dict(run["versions"]))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise DataError(f"not a compare's results as ragmark writes them "
+                        f"({type(e).__name__}: {e})", file=file) from None
+
+
+def _config_report(block: Mapping[str, Any], dataset: Mapping[str, Any]) -> RunReport:
+    return run_from_json({**block, "dataset": dataset})
+
+
+def _interval(iv: Mapping[str, Any] | None, mean: float | None) -> Interval | None:
+    if iv is None:
+        return None
+    return Interval(iv["low"], iv["high"], math.nan if mean is None else mean, iv["n"],
+                    iv["confidence"], iv.get("note", ""))

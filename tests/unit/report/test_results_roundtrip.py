@@ -13,7 +13,13 @@ from support.beir import beir_folder
 from support.cli import run_cli
 
 from ragmark.errors import DataError
-from ragmark.results.codec import run_from_json, run_to_json
+from ragmark.results.codec import (
+    compare_from_json,
+    compare_to_json,
+    run_from_json,
+    run_to_json,
+)
+from ragmark.results.comparison import Comparison, StatSettings
 from ragmark.results.model import (
     Aggregate,
     EmptyRankings,
@@ -21,6 +27,7 @@ from ragmark.results.model import (
     RetrievedRecord,
     RunReport,
 )
+from ragmark.stats import ComparisonRow, Interval
 from ragmark.types import Score
 
 text = st.text(min_size=1, max_size=12)
@@ -119,3 +126,51 @@ def test_a_real_results_file_round_trips(tmp_path, capsys):
 def test_a_file_that_is_not_a_run_is_a_clear_error():
     with pytest.raises(DataError, match="x.json: not a run's results"):
         run_from_json({"configs": {}}, "x.json")
+
+
+@st.composite
+def comparisons(draw):
+    named = draw(st.lists(text, min_size=1, max_size=3, unique=True))
+    reports = {n: draw(reports_strategy()) for n in named}
+    intervals = {n: {m: draw(st.one_of(st.none(), st.builds(
+        Interval, finite, finite, st.just(float("nan")), st.integers(0, 9),
+        st.just(0.95), st.sampled_from(["", "few values"])))) for m in r.metrics}
+        for n, r in reports.items()}
+    rows = [ComparisonRow(n, draw(names), draw(st.one_of(st.none(), finite)),
+                          draw(st.one_of(st.none(), finite)),
+                          draw(st.one_of(st.none(), finite)),
+                          p := draw(st.one_of(st.none(), st.floats(0, 1))),
+                          None if p is None else draw(st.floats(0, 1)), draw(st.booleans()),
+                          draw(st.integers(0, 30)), "permutation", draw(names),
+                          draw(st.integers(0, 4))) for n in named[1:]]
+    settings = StatSettings(seed=draw(st.integers(0, 9)),
+                            correction=draw(st.sampled_from(["per-metric", "all", "none"])))
+    return Comparison(reports, named[0], draw(st.lists(names, max_size=2)), intervals, rows,
+                      settings, draw(text), draw(st.sampled_from([{}, {"name": "local"}])))
+
+
+def reports_strategy():
+    return reports()
+
+
+@settings(max_examples=60, deadline=None)
+@given(comparisons(), st.booleans())
+def test_json_comparison_json_is_exact(comparison, details):
+    written = _as_file(compare_to_json(comparison, details))
+    again = compare_from_json(written)
+    assert _as_file(compare_to_json(again, details)) == written
+    assert again.rows == comparison.rows and again.settings == comparison.settings
+    assert list(again.reports) == list(comparison.reports)
+
+
+def test_a_real_compare_file_round_trips(tmp_path, capsys):
+    root, _ = beir_folder(tmp_path / "beir")
+    stem = tmp_path / "eval"
+    code, _, _ = run_cli(["compare", "--dataset", str(root), "--configs", "sparse",
+                          "--output", str(stem), "--include-details", "--no-history",
+                          "--quiet", "--resamples", "200"], capsys)
+    assert code == 0
+    data = json.loads((tmp_path / "eval.json").read_text())
+    result = compare_from_json(data)
+    assert list(result.reports) == ["sparse"] and result.settings.n_resamples == 200
+    assert _as_file(compare_to_json(result, include_details=True)) == data
