@@ -110,14 +110,19 @@ def test_json_report_json_is_exact(report, details):
     assert again.empty == report.empty and again.short_rankings == report.short_rankings
 
 
-def test_a_real_results_file_round_trips(tmp_path, capsys):
+def _written_by(args, path, tmp_path, capsys):
+    """The results file a command wrote, on a BEIR folder of 25 questions."""
     root, _ = beir_folder(tmp_path / "beir")
-    out = tmp_path / "r.json"
-    code, _, _ = run_cli(["run", "--dataset", str(root), "--output", str(out),
-                          "--include-details", "--no-history", "--quiet",
-                          "--metrics", "mrr,recall@5,ndcg@10"], capsys)
+    code, _, _ = run_cli([args[0], "--dataset", str(root), *args[1:], "--include-details",
+                          "--no-history", "--quiet"], capsys)
     assert code == 0
-    data = json.loads(out.read_text())
+    return json.loads(path.read_text())
+
+
+def test_a_real_results_file_round_trips(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    data = _written_by(["run", "--output", str(out), "--metrics", "mrr,recall@5,ndcg@10"],
+                       out, tmp_path, capsys)
     report = run_from_json(data, str(out))
     assert report.value("mrr") == data["metrics"]["mrr@10"] and len(report.queries) == 25
     assert _as_file(run_to_json(report, include_details=True)) == data
@@ -131,11 +136,11 @@ def test_a_file_that_is_not_a_run_is_a_clear_error():
 @st.composite
 def comparisons(draw):
     named = draw(st.lists(text, min_size=1, max_size=3, unique=True))
-    reports = {n: draw(reports_strategy()) for n in named}
+    runs = {n: draw(reports()) for n in named}
     intervals = {n: {m: draw(st.one_of(st.none(), st.builds(
         Interval, finite, finite, st.just(float("nan")), st.integers(0, 9),
         st.just(0.95), st.sampled_from(["", "few values"])))) for m in r.metrics}
-        for n, r in reports.items()}
+        for n, r in runs.items()}
     rows = [ComparisonRow(n, draw(names), draw(st.one_of(st.none(), finite)),
                           draw(st.one_of(st.none(), finite)),
                           draw(st.one_of(st.none(), finite)),
@@ -145,12 +150,8 @@ def comparisons(draw):
                           draw(st.integers(0, 4))) for n in named[1:]]
     settings = StatSettings(seed=draw(st.integers(0, 9)),
                             correction=draw(st.sampled_from(["per-metric", "all", "none"])))
-    return Comparison(reports, named[0], draw(st.lists(names, max_size=2)), intervals, rows,
+    return Comparison(runs, named[0], draw(st.lists(names, max_size=2)), intervals, rows,
                       settings, draw(text), draw(st.sampled_from([{}, {"name": "local"}])))
-
-
-def reports_strategy():
-    return reports()
 
 
 @settings(max_examples=60, deadline=None)
@@ -164,13 +165,8 @@ def test_json_comparison_json_is_exact(comparison, details):
 
 
 def test_a_real_compare_file_round_trips(tmp_path, capsys):
-    root, _ = beir_folder(tmp_path / "beir")
-    stem = tmp_path / "eval"
-    code, _, _ = run_cli(["compare", "--dataset", str(root), "--configs", "sparse",
-                          "--output", str(stem), "--include-details", "--no-history",
-                          "--quiet", "--resamples", "200"], capsys)
-    assert code == 0
-    data = json.loads((tmp_path / "eval.json").read_text())
+    data = _written_by(["compare", "--configs", "sparse", "--output", str(tmp_path / "eval"),
+                        "--resamples", "200"], tmp_path / "eval.json", tmp_path, capsys)
     result = compare_from_json(data)
     assert list(result.reports) == ["sparse"] and result.settings.n_resamples == 200
     assert _as_file(compare_to_json(result, include_details=True)) == data
