@@ -139,37 +139,28 @@ def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: b
 def side_from_results(label: str, kind: str, data: Mapping[str, Any], config: str | None
                       ) -> Side:
     """A side from a parsed run or compare results file (``config`` picks one config of
-    a compare; the baseline when not given)."""
+    a compare; the baseline when not given), read through the results model
+    (:mod:`ragmark.results.codec`)."""
+    from ragmark.results.codec import compare_from_json, run_from_json
+
     if kind == "run":
-        per_query = data.get("per_query")
-        if not isinstance(per_query, dict):
+        if not isinstance(data.get("per_query"), dict):
             raise ConfigError(f"{label}: this results file has no per-question values "
                               "(written by an older ragmark); rerun to diff it")
-        name = str(data.get("config", {}).get("name", "run"))
+        report = run_from_json(data, label)
+        name = str(report.config.get("name", "run"))
         if config is not None and config != name:
             raise ConfigError(f"{label}: the run is of config {name!r}, not {config!r}")
-        texts = {q["id"]: q.get("question", "") for q in data.get("queries", [])}
-        return _side(label, name, str(data.get("dataset", {}).get("hash", "")), per_query,
-                     texts)
+        return side_from_report(report, label)
     if kind == "compare":
-        configs = data.get("configs", {})
-        chosen = config or data.get("run", {}).get("baseline") or next(iter(configs), None)
-        if chosen not in configs:
-            raise ConfigError(f"{label}: no config {chosen!r}; it has {', '.join(configs)}")
-        return _side(label, str(chosen), str(data.get("run", {}).get("dataset_hash", "")),
-                     configs[chosen].get("per_query", {}), {})
+        c = compare_from_json(data, label)
+        chosen = config or c.baseline or next(iter(c.reports), None)
+        if chosen not in c.reports:
+            raise ConfigError(f"{label}: no config {chosen!r}; it has {', '.join(c.reports)}")
+        side = side_from_report(c.reports[str(chosen)], label)
+        side.dataset_hash = c.dataset_hash
+        return side
     raise ConfigError(f"{label}: a {kind} file cannot be diffed; give run or compare results")
-
-
-def _side(label: str, config: str, dataset_hash: str,
-          per_query: Mapping[str, Mapping[str, float | None]], texts: Mapping[str, str]
-          ) -> Side:
-    values: dict[str, dict[str, float | None]] = {}
-    for qid, metrics in per_query.items():
-        for m, v in metrics.items():
-            values.setdefault(m, {})[qid] = v
-    return Side(f"{label} ({config})", config, dataset_hash,
-                {q: texts.get(q, "") for q in per_query}, values)
 
 
 _LAST = re.compile(r"^last(?:~(\d+))?$")

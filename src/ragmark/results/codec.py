@@ -144,20 +144,26 @@ def run_from_json(data: Mapping[str, Any], file: str = "results") -> RunReport:
     """The report a run's results file (``run_to_json``'s JSON) holds. Without
     ``queries`` (written without details) each question has its values only, a missing
     one without its reason; with them, everything but the loaded evaluation item
-    (``sample``: its ground truth comes back as the JSON it was written as)."""
+    (``sample``: its ground truth comes back as the JSON it was written as). A file of an
+    older ragmark may lack blocks: ``counts`` then come from the per-question values."""
+    if not isinstance(data, Mapping) or not {"per_query", "counts", "queries"} & set(data):
+        raise DataError("not a run's results as ragmark writes them: no per_query, counts "
+                        "or queries", file=file)
     try:
-        counts = data["counts"]
-        metrics = {k: _aggregate(data["metrics"].get(k), c) for k, c in counts.items()}
+        per_query = data.get("per_query") or {}
+        means = data.get("metrics") or {}
+        counts = data["counts"] if "counts" in data else _counts(per_query, means)
+        metrics = {k: _aggregate(means.get(k), c) for k, c in counts.items()}
         if isinstance(data.get("queries"), list):
             queries = [_query(q) for q in data["queries"]]
         else:
             queries = [QueryRecord(qid, "", [], None,
                                    {m: Score.missing("") if v is None else Score(float(v))
                                     for m, v in values.items()})
-                       for qid, values in data["per_query"].items()]
+                       for qid, values in per_query.items()]
         return RunReport(
-            config=dict(data["config"]), dataset=dict(data["dataset"]), metrics=metrics,
-            queries=queries, timings=dict(data.get("timings") or {}),
+            config=dict(data.get("config") or {}), dataset=dict(data.get("dataset") or {}),
+            metrics=metrics, queries=queries, timings=dict(data.get("timings") or {}),
             notes=list(data.get("notes") or []), llm=dict(data.get("llm") or {}),
             corrected=dict(data.get("corrected") or {}),
             executor=dict(data.get("executor") or {}),
@@ -170,6 +176,16 @@ def run_from_json(data: Mapping[str, Any], file: str = "results") -> RunReport:
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DataError(f"not a run's results as ragmark writes them ({type(e).__name__}: "
                         f"{e})", file=file) from None
+
+
+def _counts(per_query: Mapping[str, Mapping[str, float | None]],
+            means: Mapping[str, Any]) -> dict[str, dict[str, int]]:
+    """Each metric's questions with a value and without, from the per-question values
+    (a file written before ``counts`` existed)."""
+    names = list(dict.fromkeys([*means, *(m for v in per_query.values() for m in v)]))
+    return {m: {"n": sum(1 for v in per_query.values() if v.get(m) is not None),
+                "missing": sum(1 for v in per_query.values() if m in v and v[m] is None)}
+            for m in names}
 
 
 def _aggregate(value: float | None, c: Mapping[str, Any]) -> Aggregate:
@@ -257,33 +273,40 @@ def interval_json(iv: Interval | None) -> dict[str, Any] | None:
 
 def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Comparison:
     """The comparison a compare's results file (``compare_to_json``'s JSON) holds. Each
-    config's report has the dataset block the file records once (``run.dataset``)."""
+    config's report has the dataset block the file records once (``run.dataset``). A
+    file of an older ragmark may lack blocks: the statistics' settings are then the
+    defaults, and a config without a ``config`` block is named by its key."""
     try:
-        run = data["run"]
-        st = run["statistics"]
-        settings = StatSettings(test=st["test"], alpha=st["alpha"],
-                                confidence=st["confidence"], n_resamples=st["n_resamples"],
-                                seed=run["seed"], correction=st["correction"])
-        reports = {name: _config_report(block, run["dataset"])
-                   for name, block in data["configs"].items()}
-        intervals = {name: {m: _interval(iv, block["metrics"].get(m))
-                            for m, iv in block["intervals"].items()}
-                     for name, block in data["configs"].items()}
+        run = data.get("run") or {}
+        st = {**(run.get("statistics") or {}), "seed": run.get("seed", 0)}
+        settings = StatSettings(**{k: st[k] for k in ("test", "alpha", "confidence",
+                                                      "n_resamples", "seed", "correction")
+                                   if k in st})
+        blocks = data["configs"]
+        reports = {name: _config_report(name, block, run.get("dataset") or {})
+                   for name, block in blocks.items()}
+        intervals = {name: {m: _interval(iv, (block.get("metrics") or {}).get(m))
+                            for m, iv in (block.get("intervals") or {}).items()}
+                     for name, block in blocks.items()}
         rows = [ComparisonRow(r["config"], r["metric"], r["baseline_value"], r["value"],
                               r["relative_change"], r["p_value"], r["p_adjusted"],
                               r["significant"], r["n"], r["test"], r["family"],
-                              r["family_size"]) for r in data["comparisons"]]
-        return Comparison(reports, run["baseline"], list(run["compared_metrics"]), intervals,
-                          rows, settings, run["dataset_hash"], dict(run.get("executor") or {}),
+                              r["family_size"]) for r in data.get("comparisons") or []]
+        return Comparison(reports, run.get("baseline") or next(iter(blocks), ""),
+                          list(run.get("compared_metrics") or []), intervals, rows,
+                          settings, run.get("dataset_hash", ""),
+                          dict(run.get("executor") or {}),
                           envelope=dict(data["envelope"]) if "envelope" in data else None,
-                          versions=dict(run["versions"]))
+                          versions=dict(run["versions"]) if "versions" in run else None)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DataError(f"not a compare's results as ragmark writes them "
                         f"({type(e).__name__}: {e})", file=file) from None
 
 
-def _config_report(block: Mapping[str, Any], dataset: Mapping[str, Any]) -> RunReport:
-    return run_from_json({**block, "dataset": dataset})
+def _config_report(name: str, block: Mapping[str, Any], dataset: Mapping[str, Any]
+                   ) -> RunReport:
+    return run_from_json({**block, "config": block.get("config") or {"name": name},
+                          "dataset": dataset})
 
 
 def _interval(iv: Mapping[str, Any] | None, mean: float | None) -> Interval | None:
