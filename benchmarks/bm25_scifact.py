@@ -2,7 +2,7 @@
 
 Systems, each measured in its own fresh interpreter:
 
-- ``ragmark-runner``: ``ragmark.runner.run(dataset, load_config("sparse", top_k=100),
+- ``ragmark-runner``: ``ragmark.running.runner.run(dataset, load_config("sparse", top_k=100),
   skip_generation=True)`` end to end (whole-document chunks, ragmark's BM25Retriever);
 - ``ragmark``: ``ragmark.retrieval.bm25.BM25Retriever`` (k1=1.5, b=0.75, English stemmer,
   stop-words "en") over one chunk per document;
@@ -185,7 +185,7 @@ SYSTEM_FACTORIES = {
 
 
 IMPORTS = {
-    "ragmark-runner": "import ragmark.config, ragmark.data, ragmark.runner, bm25s, Stemmer",
+    "ragmark-runner": "import ragmark.config, ragmark.data, ragmark.running.runner, bm25s, Stemmer",
     "ragmark": "import ragmark.retrieval.bm25, ragmark.types, bm25s, Stemmer",
     "bm25s": "import bm25s, Stemmer",
     "rank_bm25": "import rank_bm25, bm25s, Stemmer",
@@ -242,7 +242,7 @@ def worker_runner(folder: Path, n_queries: int | None, repeats: int,
     _preimport()
     from ragmark.config import load_config
     from ragmark.data import load_dataset
-    from ragmark.runner import run as ragmark_run
+    from ragmark.running.runner import run as ragmark_run
 
     t0 = time.perf_counter()
     dataset = load_dataset(folder)

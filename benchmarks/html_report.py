@@ -3,7 +3,7 @@
 
 The results are real: a seeded synthetic BEIR-like corpus (Zipf vocabulary, 20,000
 documents of 60 tokens; each question 8 words of one document, its one relevant
-document) run through ``ragmark.compare`` with three BM25 configs (k1 = 0.9, 1.5, 2.0),
+document) run through ``ragmark.running.compare`` with three BM25 configs (k1 = 0.9, 1.5, 2.0),
 top 10, and its JSON with details. Measured: ``render`` seconds (the page from the
 JSON), the file size, and the first contentful paint of the page opened from disk in
 headless Chromium (Debian's ``chromium``, through playwright). The goals (issue 13):
@@ -44,11 +44,11 @@ def dataset(n_questions: int, seed: int = 0):  # type: ignore[no-untyped-def]
 
 
 def measure(n: int, chromium: str | None) -> dict[str, float]:
-    from ragmark.compare import compare
     from ragmark.config import RunConfig
     from ragmark.report.html import render
     from ragmark.results import envelope
     from ragmark.results.codec import compare_to_json as comparison_json
+    from ragmark.running.compare import compare
 
     ds = dataset(n)
     cfgs = [RunConfig.model_validate({"name": f"k1={k1}", "retriever": {

@@ -10,7 +10,7 @@ Per system: index seconds, the pause of the first retrieval call (numba compiles
 steady-state questions per second (after the first call), peak memory (RSS over the
 start), and nDCG@10 with pytrec_eval. ``ragmark`` is ``BM25Retriever`` (the same
 tokenizer as bm25s: lowercase, stop-words en, no stemming here since the words are
-synthetic) and ``ragmark-run`` is ``ragmark.runner.run`` on the same data end to end.
+synthetic) and ``ragmark-run`` is ``ragmark.running.runner.run`` on the same data end to end.
 Ratios are printed against bm25s-numba (the anchor of issue 12). ``--help`` for options.
 """
 
@@ -115,7 +115,7 @@ def _ragmark_run(data: dict[str, Any]) -> dict[str, Any]:
     BEIR loader would make), retrieval only, without the stemmer (the bm25s rows do not
     stem: the same tokens); its own timings."""
     from ragmark.config import RunConfig, load_config
-    from ragmark.runner import run
+    from ragmark.running.runner import run
     from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
     docs = tuple(Document(d, t) for d, t in zip(data["doc_ids"], data["docs"], strict=True))

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Any
 from ragmark.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ragmark.compare import Comparison, StatSettings
     from ragmark.llm import LLMSettings
     from ragmark.results.model import RunReport
+    from ragmark.running.compare import Comparison, StatSettings
     from ragmark.types import Dataset
 
 Pipeline = Callable[[str], Any]
@@ -119,8 +119,8 @@ def compare_pipelines(
 ) -> Comparison:
     """Every pipeline (name -> callable) on the same questions, compared with the
     baseline (default: the first) exactly as ``ragmark compare`` does."""
-    from ragmark.compare import Comparison
     from ragmark.plan import CompareRequest, execute, plan_compare
+    from ragmark.running.compare import Comparison
 
     if not pipelines:
         raise ConfigError("no pipelines to compare")

@@ -16,8 +16,8 @@ _CUTOFF = re.compile(r"^(.*?)_(\d+)$")
 def metric_key(name: str) -> str:
     """``ndcg_10`` -> ``ndcg@10`` (a Python keyword cannot hold ``@``); names that are
     already metric names stay as they are."""
-    from ragmark.judging import JUDGE_METRICS
     from ragmark.metrics.names import parse_metric
+    from ragmark.running.judging import JUDGE_METRICS
 
     if name in JUDGE_METRICS or name == "grounded_ratio":
         return name
@@ -79,9 +79,9 @@ class Evaluated:
         """No metric is significantly worse than ``baseline`` (a results file, a history
         id, or ``last``: the newest other recorded run of this config on this dataset);
         the same gate as ``--fail-on-regression``."""
-        from ragmark.diff import diff_metric, resolve_side, side_from_report
+        from ragmark.analysis.diff import diff_metric, resolve_side, side_from_report
+        from ragmark.analysis.regression import gate_lines, regression_gate
         from ragmark.history import history_path
-        from ragmark.regression import gate_lines, regression_gate
 
         now = side_from_report(self.report)
         hist = self.history or history_path()

@@ -11,7 +11,7 @@ from ragmark.cli import main
 from ragmark.config import load_config
 from ragmark.data import load_dataset
 from ragmark.report.trec_run import trec_lines
-from ragmark.runner import run
+from ragmark.running.runner import run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

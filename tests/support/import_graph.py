@@ -24,24 +24,18 @@ LAYERS: dict[str, int] = {
     "ragmark.registry": 0,
     # 1: matching and metrics, models and their clients, data loading
     "ragmark.relevance": 1, "ragmark.metrics": 1, "ragmark.llm": 1, "ragmark.judges": 1,
-    "ragmark.embeddings": 1, "ragmark.chunking": 1, "ragmark.data": 1, "ragmark.ppi": 1,
-    "ragmark.judge_checks": 1,
+    "ragmark.embeddings": 1, "ragmark.chunking": 1, "ragmark.data": 1,
     # 2: the pipeline parts and their configuration
     "ragmark.config": 2, "ragmark.retrieval": 2, "ragmark.generation": 2,
     "ragmark.pipelines": 2,
     # where the work runs (local, Ray), below the parts that spread their work on it
     "ragmark.executors": 1,
-    # 3: running: a run, its scoring and judging, compare, label, testset
-    "ragmark.running": 3, "ragmark.runner": 3, "ragmark.scoring": 3, "ragmark.judging": 3,
-    "ragmark.compare": 3,
-    "ragmark.labeling": 3, "ragmark.testset": 3, "ragmark.pooling": 3,
-    "ragmark.results": 3,  # the results model (and its envelope) a run makes
+    # 3: running: a run, its scoring and judging, compare, pooling, label, testset, and
+    # the results model (with its envelope) they make
+    "ragmark.running": 3, "ragmark.labeling": 3, "ragmark.testset": 3, "ragmark.results": 3,
     # 4: results and their analysis
-    "ragmark.report": 4, "ragmark.gates": 4, "ragmark.diff": 4,
-    "ragmark.history": 4, "ragmark.review": 4, "ragmark.inspection": 4,
-    "ragmark.failures": 4, "ragmark.judge_eval": 4, "ragmark.human_labels": 4,
-    "ragmark.judge_eval.stats": 0,  # agreement statistics (kappa, AUC): pure, like stats
-    "ragmark.regression": 4,
+    "ragmark.report": 4, "ragmark.analysis": 4, "ragmark.history": 4,
+    "ragmark.judge_eval": 4,
     # 5: the plan of a run or compare, built once, executed or estimated
     "ragmark.plan": 5,
     # 6: the interfaces: command line, Python API, pytest

@@ -17,9 +17,9 @@ from sklearn.metrics import (
 from support.cli import run_cli
 from support.fake_llm_server import chat_reply
 
+from ragmark.analysis.review import join_contexts
 from ragmark.judge_eval.items import label_map, split_contexts
-from ragmark.judge_eval.stats import evaluate, statistics
-from ragmark.review import join_contexts
+from ragmark.stats.agreement import evaluate, statistics
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -137,7 +137,7 @@ def test_a_review_csv_exported_from_label_is_measured(server, tmp_path, capsys):
 
     from support.fake_llm_server import chat_reply
 
-    from ragmark.review import COLUMNS
+    from ragmark.analysis.review import COLUMNS
 
     def rule(body):
         user = body["messages"][-1]["content"]

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from ragmark.ppi import Z95, ppi_mean
+from ragmark.stats.ppi import Z95, ppi_mean
 
 
 def draw(rng, n_all: int, n_lab: int):
@@ -74,7 +74,7 @@ def test_everything_labelled_is_the_labels_mean_and_too_few_labels_is_an_error()
 
 def test_the_interval_stays_in_the_metrics_range_and_says_when_labels_are_few():
     """Issue 25 item 5: five labels gave "0.600 [0.166, 1.034]"."""
-    from ragmark.ppi import ppi_mean
+    from ragmark.stats.ppi import ppi_mean
 
     c = ppi_mean([0.9] * 20, [0.9, 0.9, 0.2, 0.9, 0.9], [1, 1, 0, 1, 0])
     assert c.lam == 1.0 and c.estimate == pytest.approx(0.74)  # 0.9 + mean(y - f) = 0.9 - 0.16

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import click
 
+from ragmark.analysis.gates import GateFailed
 from ragmark.cli import (  # noqa: F401  (each registers its command)
     compare,
     demo,
@@ -25,7 +26,6 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
 )
 from ragmark.cli.app import cli
 from ragmark.errors import RagmarkError
-from ragmark.gates import GateFailed
 
 __all__ = ["cli", "evaluate_rag_main", "main"]
 

@@ -8,9 +8,9 @@ from typing import Any
 import click
 from rich.table import Table
 
+from ragmark.analysis.gates import metric_name
 from ragmark.cli.app import cli, consoles
 from ragmark.errors import ConfigError
-from ragmark.gates import metric_name
 
 
 @cli.group("history", invoke_without_command=True)
@@ -201,7 +201,7 @@ def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect:
     with its 95% bootstrap interval and randomisation test, and the questions that got
     worse and better the most. A and B: results files (run or compare), history ids, or
     last / last~1 / ... (the newest runs of --config)."""
-    from ragmark.diff import diff, resolve_side
+    from ragmark.analysis.diff import diff, resolve_side
     from ragmark.history import history_path
 
     hist = history_path(history)
@@ -265,9 +265,9 @@ def plan_cmd(baseline_ref: str, against: str | None, effect: float, metrics: str
     the baseline's questions (as if two runs correlate at 0.5), a rough guide."""
     import numpy as np
 
-    from ragmark.diff import resolve_side
+    from ragmark.analysis.diff import resolve_side
+    from ragmark.analysis.regression import mde, questions_needed
     from ragmark.history import history_path
-    from ragmark.regression import mde, questions_needed
 
     hist = history_path(history)
     base = resolve_side(baseline_ref, config, hist)

@@ -15,8 +15,8 @@ from ragmark.cli.app import cli, consoles
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ragmark.failures import FailureReport
-    from ragmark.inspection import Metric, QueryResult, Results
+    from ragmark.analysis.failures import FailureReport
+    from ragmark.analysis.inspection import Metric, QueryResult, Results
 
 CONTEXT_CHARS = 240
 """Characters of each generator context shown in the text view (--json has them all)."""
@@ -41,8 +41,8 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
 
     RESULTS is the JSON of `ragmark run --include-details` or of `ragmark compare`.
     """
-    from ragmark.failures import DEFAULT_K, failures_json, find_failures
-    from ragmark.inspection import load_results, query_json
+    from ragmark.analysis.failures import DEFAULT_K, failures_json, find_failures
+    from ragmark.analysis.inspection import load_results, query_json
 
     if failures == (query_id is not None):
         raise click.UsageError("give either a QUERY_ID or --failures")
@@ -113,7 +113,7 @@ def print_query(res: Results, q: QueryResult, out: Console) -> None:
 
 
 def _print_truth(q: QueryResult, out: Console) -> None:
-    from ragmark.inspection import target_ranks
+    from ragmark.analysis.inspection import target_ranks
 
     truth = q.ground_truth
     if truth is None:
@@ -144,7 +144,7 @@ def _print_truth(q: QueryResult, out: Console) -> None:
 def _print_retrieved(res: Results, q: QueryResult, out: Console) -> None:
     from rich.table import Table
 
-    from ragmark.inspection import RULES
+    from ragmark.analysis.inspection import RULES
 
     items = q.retrieved or ()
     unit = res.settings.get("unit")
@@ -210,7 +210,7 @@ SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "ungrounded": "un
 
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:
     """A count per kind of failure, then each failing question with its diagnosis."""
-    from ragmark.failures import KINDS
+    from ragmark.analysis.failures import KINDS
 
     out.print(f"[bold]Failures[/bold] · {escape(res.describe())} ({escape(res.path)}) · "
               f"{_n(rep.n_queries, 'question')}", soft_wrap=True)

@@ -39,8 +39,8 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     RESULTS is the JSON of `ragmark run --include-details` (one row per answer) or of
     `ragmark label` (one row per labelled passage).
     """
+    from ragmark.analysis.review import ASKS, sample_for_review, write_review_csv
     from ragmark.plan.paths import check_output
-    from ragmark.review import ASKS, sample_for_review, write_review_csv
 
     if Path(output).exists() and not overwrite:
         raise ConfigError(f"{output} exists (it may hold annotations); choose another "
@@ -68,7 +68,7 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def agreement_cmd(file: str, threshold: float, as_json: bool) -> None:
     """Raw agreement and Cohen's kappa between the `human` and `judge` columns of FILE."""
-    from ragmark.review import kappa_band, read_agreement
+    from ragmark.analysis.review import kappa_band, read_agreement
 
     a = read_agreement(file, threshold)
     if as_json:

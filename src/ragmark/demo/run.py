@@ -14,7 +14,7 @@ from ragmark.progress import Progress
 from ragmark.report.json_writer import write_json
 from ragmark.results.codec import score_json
 from ragmark.results.model import RunReport
-from ragmark.runner import run
+from ragmark.running.runner import run
 
 DEMO_CONFIG = RunConfig.model_validate({
     "name": "demo",

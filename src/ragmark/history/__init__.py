@@ -20,9 +20,9 @@ from ragmark.history.store import (
 )
 
 if TYPE_CHECKING:
-    from ragmark.compare import Comparison
     from ragmark.labeling.run import LabelRun
     from ragmark.results.model import RunReport
+    from ragmark.running.compare import Comparison
 
 __all__ = ["ConfigResult", "RunRow", "aggregates", "history_path", "list_runs",
            "record", "record_results", "run_row", "trend", "values"]
@@ -38,8 +38,8 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
                    results_path: str | Path | None = None, verdict: str | None = None) -> int:
     """Record what a run, compare or label computed (``envelope`` as written in its
     results file); returns the run's id in the history."""
-    from ragmark.compare import Comparison
     from ragmark.labeling.run import LabelRun
+    from ragmark.running.compare import Comparison
 
     shown = None if results_path is None else str(results_path)
     if isinstance(result, LabelRun):

@@ -4,6 +4,6 @@ judge-eval``. Statistics in :mod:`.stats`, inputs in :mod:`.items`, the run in
 
 from ragmark.judge_eval.items import Item, read_items
 from ragmark.judge_eval.run import judge_eval
-from ragmark.judge_eval.stats import evaluate
+from ragmark.stats.agreement import evaluate
 
 __all__ = ["Item", "evaluate", "judge_eval", "read_items"]

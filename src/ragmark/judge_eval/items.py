@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragmark.analysis.review import cell_error, parse_value, review_rows
 from ragmark.data._read import read_text
 from ragmark.errors import ConfigError, DataError
-from ragmark.review import cell_error, parse_value, review_rows
 
 SUPPORTED = ("supported", "yes", "true", "1", "faithful", "pass", "correct", "consistent",
              "grounded")

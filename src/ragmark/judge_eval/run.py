@@ -23,18 +23,18 @@ from typing import Any
 import numpy as np
 
 from ragmark.aio import run_sync
+from ragmark.analysis.review import LABEL_METRIC
 from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.scores import score_report
-from ragmark.judge_eval.stats import evaluate, mcnemar
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
-from ragmark.judging import JUDGE_METRICS, judge_call
 from ragmark.llm import LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.metrics.names import SPECS
-from ragmark.review import LABEL_METRIC
-from ragmark.scoring import Answer
+from ragmark.running.judging import JUDGE_METRICS, judge_call
+from ragmark.running.scoring import Answer
+from ragmark.stats.agreement import evaluate, mcnemar
 from ragmark.types import Sample, Score
 
 METRICS = (*JUDGE_METRICS, LABEL_METRIC)
@@ -159,7 +159,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
     out["rule"] = (f"unsupported when {metric} < {cut:g} "
                    + ("(--threshold)" if threshold is not None else
                       f"(the default for {metric}; --threshold sets another)"))
-    from ragmark.judge_checks import one_value
+    from ragmark.judges.checks import one_value
 
     warnings = [w for w in (
         one_value(metric, [float(first[i].value) for i in kept]),  # type: ignore[arg-type]
@@ -182,7 +182,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
 
 def _one_verdict(pred: Sequence[bool]) -> str | None:
     """A warning when the judge gave every item (of at least a few) one verdict."""
-    from ragmark.judge_checks import MIN_ITEMS
+    from ragmark.judges.checks import MIN_ITEMS
 
     if len(pred) < MIN_ITEMS or len(set(pred)) != 1:
         return None

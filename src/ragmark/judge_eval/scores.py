@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.judge_eval.stats import statistics
+from ragmark.stats.agreement import statistics
 
 FOLDS = 5
 _BLOCK = 500
@@ -120,7 +120,7 @@ def cross_validated(truth: NDArray[np.bool_], score: NDArray[np.float64], *,
                     folds: int = FOLDS, seed: int = 0, n_resamples: int = 2000,
                     confidence: float = 0.95) -> dict[str, Any]:
     """The threshold search of the module docstring, judged on held-out folds."""
-    from ragmark.judge_eval.stats import evaluate
+    from ragmark.stats.agreement import evaluate
 
     k = min(folds, int(truth.sum()), int((~truth).sum()))
     if k < 2:

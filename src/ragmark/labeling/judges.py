@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragmark.judge_eval.stats import evaluate
 from ragmark.labeling.run import Pair, TopK, label_pairs, labelled
 from ragmark.llm import LLMSettings
 from ragmark.progress import Progress
+from ragmark.stats.agreement import evaluate
 from ragmark.types import Score
 
 

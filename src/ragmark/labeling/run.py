@@ -31,7 +31,7 @@ from ragmark.llm.protocol import estimate_tokens
 from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import unmatchable
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
-from ragmark.runner import run
+from ragmark.running.runner import run
 from ragmark.types import Dataset, Sample, Score
 
 Pair = tuple[str, str]
@@ -255,7 +255,7 @@ def _failure(s: Sample, q: QueryRecord, top_k: int) -> str | None:
 
 def _unjudged(q: QueryRecord, top_k: int) -> bool:
     """The question's passages carry no ids the ground truth could judge them by."""
-    from ragmark.scoring import UNJUDGED
+    from ragmark.running.scoring import UNJUDGED
 
     recall = q.metrics.get(f"recall@{top_k}")
     return recall is not None and recall.reason == UNJUDGED
@@ -283,7 +283,7 @@ def labelled(top: TopK, labels: dict[Pair, Score], llm: dict[str, Any],
     first = next(iter(top.reports.values()))
     dataset = {k: v for k, v in first.dataset.items() if k != "chunks"}  # per config
     last = list(top.reports.values())[-1]
-    from ragmark.judge_checks import one_value
+    from ragmark.judges.checks import one_value
 
     given = [float(s.value) for s in labels.values() if s.value is not None]
     same = one_value("the relevance judge", given, "distinct passages")

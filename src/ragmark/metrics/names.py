@@ -36,7 +36,7 @@ class MetricSpec:
     for an answer metric ``compute(case) -> Score`` (an
     :class:`~ragmark.metrics.answer.AnswerCase`; a plugin gives
     ``compute(sample, answer, contexts)``, which :func:`register` adapts); judge metrics
-    are asked of a model (:mod:`ragmark.judging`)."""
+    are asked of a model (:mod:`ragmark.running.judging`)."""
 
     name: str
     kind: str  # "retrieval" | "answer" | "judge"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
-    from ragmark.gates import parse_thresholds
+    from ragmark.analysis.gates import parse_thresholds
     from ragmark.plan.gating import regression_metrics
     from ragmark.plan.sources import source_of
 
@@ -73,11 +73,11 @@ def plan_run(req: RunRequest) -> Plan:
 
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
-    from ragmark.compare import StatSettings
-    from ragmark.gates import check_names, parse_thresholds
-    from ragmark.judging import JUDGE_METRICS, parse_judge_metrics
+    from ragmark.analysis.gates import check_names, parse_thresholds
     from ragmark.metrics.names import parse_metrics
     from ragmark.plan.gating import regression_metrics
+    from ragmark.running.compare import StatSettings
+    from ragmark.running.judging import JUDGE_METRICS, parse_judge_metrics
 
     targets = _targets(req, "compare")
     regressed = regression_metrics(req.regression, req.against)
@@ -130,9 +130,9 @@ def gated_additions(judges: Sequence[str], gated: Sequence[str]
                     ) -> tuple[list[MetricName], list[str]]:
     """What the gates need besides the metrics asked for (or the defaults): the gated
     metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
-    from ragmark.gates import DERIVED
-    from ragmark.judging import JUDGE_METRICS
+    from ragmark.analysis.gates import DERIVED
     from ragmark.metrics.names import parse_metric
+    from ragmark.running.judging import JUDGE_METRICS
 
     also: list[MetricName] = []
     out = list(judges)
@@ -177,8 +177,8 @@ def _asked(req: Request) -> tuple[bool, list[MetricName] | None, list[str]]:
     """``--metrics`` parsed once, at the edge: whether it is ``all``, the metrics that
     are not judges (None: the defaults), and the judge metrics (``--judge-metrics`` and
     those named in ``--metrics``)."""
-    from ragmark.judging import parse_judge_metrics
     from ragmark.metrics.names import parse_metrics
+    from ragmark.running.judging import parse_judge_metrics
 
     text = req.metrics
     every = isinstance(text, str) and text.strip().lower() == "all"
@@ -194,8 +194,8 @@ def _labelled(path: str | None, judges: list[str]) -> tuple[Any, list[str]]:
     labels cover added."""
     if path is None:
         return None, judges
-    from ragmark.human_labels import read_human_labels
-    from ragmark.judging import JUDGE_METRICS
+    from ragmark.analysis.human_labels import read_human_labels
+    from ragmark.running.judging import JUDGE_METRICS
 
     human = read_human_labels(path)
     return human, judges + [m for m in human.metrics if m in JUDGE_METRICS
@@ -268,7 +268,7 @@ def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] 
     added."""
     if path is None:
         return ds, None
-    from ragmark.pooling import read_extra, with_extra
+    from ragmark.running.pooling import read_extra, with_extra
 
     return with_extra(ds, read_extra(path), path)
 

@@ -44,8 +44,8 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
 def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
     """A dry run of ``plan``: per config (``run`` for a run), the judge calls not yet
     cached and their estimated tokens and cost. Nothing is called or written."""
-    from ragmark.compare import estimate_compare
-    from ragmark.runner import estimate_run
+    from ragmark.running.compare import estimate_compare
+    from ragmark.running.runner import estimate_run
 
     if not plan.judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
@@ -66,7 +66,7 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
 
 
 def _run(plan: Plan, progress: Progress | None) -> Any:
-    from ragmark.runner import run
+    from ragmark.running.runner import run
 
     (cfg,) = plan.configs
     return run(plan.dataset, cfg, plan.metrics, also=plan.also, progress=progress,
@@ -76,7 +76,7 @@ def _run(plan: Plan, progress: Progress | None) -> Any:
 
 
 def _compare(plan: Plan, progress: Progress | None) -> Any:
-    from ragmark.compare import compare
+    from ragmark.running.compare import compare
 
     return compare(plan.dataset, list(plan.configs), plan.metrics, plan.baseline,
                    also=plan.also, compared=plan.compared, settings=plan.stats,
@@ -103,7 +103,7 @@ def _finished(plan: Plan, report: Any, base: Any) -> Any:
                             *plan.trailing_notes]
     report = replace(report, **changes)
     if plan.human is not None:
-        from ragmark.human_labels import corrected
+        from ragmark.analysis.human_labels import corrected
 
         report = replace(report, corrected=corrected(report, plan.human))
     return report
@@ -113,7 +113,7 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
              markdown: str, gate_md: str) -> Outcome:
     """Write the results (every format, the TREC run, JUnit, the step summary) and
     record them in the history, with the gates' verdict."""
-    from ragmark.gates import conditions
+    from ragmark.analysis.gates import conditions
     from ragmark.plan.gating import gate_conditions, gates_json, verdict_of
     from ragmark.report.writers import Written, write_all
     from ragmark.results.codec import compare_to_json as comparison_json

@@ -19,7 +19,7 @@ def regression_metrics(text: str | None, baseline_ref: str | None) -> list[str]:
             raise ConfigError("--baseline/--against names the run to gate against: give "
                               "--fail-on-regression METRIC[,METRIC] too")
         return []
-    from ragmark.gates import metric_name
+    from ragmark.analysis.gates import metric_name
 
     return [metric_name(m.strip()) for m in text.split(",") if m.strip()]
 
@@ -29,7 +29,7 @@ def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: A
     dataset), resolved before the run starts. A file or history id named explicitly may
     hold another name (yesterday's log file): a run file, or a compare of one config, is
     then taken as the baseline of this system, and the side's ``note`` names both."""
-    from ragmark.diff import resolve_side
+    from ragmark.analysis.diff import resolve_side
     from ragmark.history import history_path
 
     path = history_path(history)
@@ -72,8 +72,8 @@ class Gated:
 def regression_gates(gated_runs: Sequence[tuple[Any, Any]], gated: Sequence[str],
                      alpha: float, margin: float) -> list[Gated]:
     """The regression gate of each (baseline side or None, report)."""
-    from ragmark.diff import side_from_report
-    from ragmark.regression import gate_lines, regression_gate
+    from ragmark.analysis.diff import side_from_report
+    from ragmark.analysis.regression import gate_lines, regression_gate
 
     out = []
     for base, report in gated_runs if gated else ():
@@ -108,7 +108,7 @@ def gates_json(gates: Sequence[Gated], metrics: Sequence[str], history: Any,
 
 
 def gates_markdown(gates: Sequence[Gated], alpha: float, margin: float) -> str:
-    from ragmark.regression import gate_markdown
+    from ragmark.analysis.regression import gate_markdown
 
     return "".join("\n" + gate_markdown(g.rows, g.base.label, alpha, margin)
                    for g in gates if g.base is not None)
@@ -124,7 +124,7 @@ def verdict_of(conditions: Sequence[Any], gates: Sequence[Gated]) -> str:
 def base_of(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
     """``config``'s side in ``ref`` (default ``last``: its newest recorded run on the
     dataset), or None when ``ref`` has no such config (it is then not gated)."""
-    from ragmark.diff import resolve_side
+    from ragmark.analysis.diff import resolve_side
     from ragmark.history import history_path
 
     if ref is None or ref == "last":
@@ -163,7 +163,7 @@ def gate_conditions(conditions: Sequence[Any], gates: Sequence[Gated]
                     ) -> tuple[list[Any], list[str]]:
     """The conditions with the regression gates' added (a config without a baseline is
     not gated: a passing condition with a note), and the lines that say so."""
-    from ragmark.gates import Condition
+    from ragmark.analysis.gates import Condition
 
     out = list(conditions)
     lines: list[str] = []

@@ -133,7 +133,7 @@ def estimate_label(plan: LabelPlan, progress: Progress | None = None
     """The label calls, tokens and cost per judge model (``pool`` for a pool) and, for a
     pool, how many documents it would judge. Nothing is called."""
     from ragmark.labeling import estimate
-    from ragmark.pooling import pool
+    from ragmark.running.pooling import pool
 
     top = _top(plan, progress)
     if plan.mode == "pool":
@@ -151,7 +151,7 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
         return _pool(plan, top, progress)
     if plan.mode == "judges":
         return _side_by_side(plan, top, progress)
-    from ragmark.gates import label_failures
+    from ragmark.analysis.gates import label_failures
     from ragmark.labeling import curve, label, label_json
     from ragmark.report.writers import Written, write_all
     from ragmark.versions import versions
@@ -190,7 +190,7 @@ def _pool(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
     """``label --pool``: judge the unjudged documents of every config's top K, and write
     the qrels extended with those judgments."""
     from ragmark.labeling.run import label_pairs
-    from ragmark.pooling import pool, write_extended_qrels
+    from ragmark.running.pooling import pool, write_extended_qrels
 
     items = pool(plan.dataset, top.reports, top.top_k)
     pairs = [(it.question, it.text) for it in items]

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ragmark.compare import Comparison, StatSettings
+    from ragmark.analysis.gates import Condition, Threshold
+    from ragmark.analysis.human_labels import HumanLabels
     from ragmark.config import RunConfig
     from ragmark.executors import Executor
-    from ragmark.gates import Condition, Threshold
-    from ragmark.human_labels import HumanLabels
     from ragmark.llm import LLMSettings
     from ragmark.pipelines.base import Output
     from ragmark.plan.gating import Gated
     from ragmark.results.model import RunReport
+    from ragmark.running.compare import Comparison, StatSettings
     from ragmark.types import Dataset
 
 
@@ -36,7 +36,7 @@ class Options:
     require_llm: bool = False
 
     def run_kwargs(self) -> dict[str, Any]:
-        """As :func:`ragmark.runner.run` takes them."""
+        """As :func:`ragmark.running.runner.run` takes them."""
         return {"mean": self.mean, "max_queries": self.max_queries,
                 "skip_generation": self.skip_generation,
                 "allow_short_rankings": self.allow_short_rankings,

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragmark.compare import StatSettings
     from ragmark.config import RunConfig
     from ragmark.llm import LLMSettings
+    from ragmark.running.compare import StatSettings
     from ragmark.types import Dataset
 
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragmark.gates import Condition
+from ragmark.analysis.gates import Condition
 
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 

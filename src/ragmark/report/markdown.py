@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmark.compare import Comparison, change_sentence
 from ragmark.llm.accounting import COMPONENTS
 from ragmark.report.console import ReasonKeys, label
 from ragmark.results.model import RunReport
+from ragmark.running.compare import Comparison, change_sentence
 
 TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
 

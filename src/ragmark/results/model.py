@@ -161,7 +161,7 @@ class RunReport:
     pipelines and logged outputs, which return what they return); only k with some."""
     corrected: dict[str, Any] = field(default_factory=dict)
     """Judge metric -> its corrected estimate from human labels (``--human-labels``,
-    :mod:`ragmark.human_labels`)."""
+    :mod:`ragmark.analysis.human_labels`)."""
     executor: dict[str, Any] = field(default_factory=dict)
     """Where the CPU-bound work ran: ``name`` (local, ray), and for Ray the address and
     the nodes and worker processes that took part."""

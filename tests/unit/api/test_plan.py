@@ -11,8 +11,8 @@ import pytest
 from support.beir import beir_folder
 from support.cli import run_cli
 
+from ragmark.analysis.gates import GateFailed
 from ragmark.errors import ConfigError
-from ragmark.gates import GateFailed
 from ragmark.history import list_runs
 from ragmark.plan import CompareRequest, RunRequest, estimate, execute, plan_compare, plan_run
 from ragmark.pytest_plugin import _run as fixture_run
@@ -104,7 +104,7 @@ def test_a_compare_plan_and_its_gates(data, tmp_path):
     (failed,) = [c for c in outcome.conditions if not c.passed]
     assert "mrr" in failed.message
     with pytest.raises(GateFailed):
-        from ragmark.gates import check
+        from ragmark.analysis.gates import check
 
         check(outcome.conditions)
     with pytest.raises(ConfigError, match="no config named 'dense'"):

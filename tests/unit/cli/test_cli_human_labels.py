@@ -1,5 +1,5 @@
 """`ragmark run --human-labels`: a review CSV exported from a judged run, filled in by
-"people", corrects the judge metric it labels (PPI++ as ragmark.ppi computes it from the
+"people", corrects the judge metric it labels (PPI++ as ragmark.stats.ppi computes it from the
 run's own values); labels of another answer are left out and counted; bad cells and a
 file without labels are exit 2 before any work."""
 
@@ -13,7 +13,7 @@ import pytest
 from support.cli import run_cli
 from support.fake_llm_server import chat_reply
 
-from ragmark.ppi import ppi_mean
+from ragmark.stats.ppi import ppi_mean
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
 

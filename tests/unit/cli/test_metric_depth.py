@@ -68,9 +68,9 @@ def test_metrics_without_a_cutoff_are_named_with_the_depth_they_cover(tmp_path, 
 
 
 def test_the_default_table_says_its_depth_and_compare_names_them_alike(tmp_path, capsys):
-    from ragmark.compare import compare
     from ragmark.config import RunConfig
     from ragmark.data import load_dataset
+    from ragmark.running.compare import compare
 
     ds, _ = beir_folder(tmp_path / "beir")
     out = tmp_path / "d.json"

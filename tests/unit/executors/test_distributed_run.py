@@ -12,7 +12,7 @@ from support.fake_llm_server import chat_reply
 from ragmark.config import RunConfig, load_config
 from ragmark.data import load_dataset
 from ragmark.demo.run import demo_path
-from ragmark.runner import run
+from ragmark.running.runner import run
 
 PASSAGE = re.compile(r'<data name="passage">\n(.*)\n</data>', re.DOTALL)
 
@@ -28,7 +28,7 @@ def _demo():
 
 def test_sparse_run_on_a_spreading_executor_equals_local(monkeypatch):
     monkeypatch.setattr("ragmark.running.stages.SHARD", 2)  # several retrieval shards
-    monkeypatch.setattr("ragmark.scoring.MATCH_SHARD", 3)
+    monkeypatch.setattr("ragmark.running.scoring.MATCH_SHARD", 3)
     ds, cfg = _demo(), load_config("sparse")
     local = run(ds, cfg, latency_sample=2)
     ex = PicklingExecutor()

@@ -12,7 +12,7 @@ from ragmark.config import RunConfig
 from ragmark.data import load_dataset
 from ragmark.errors import ConfigError
 from ragmark.generation.llm import INSTRUCTION, LLMGenerator, fit_contexts
-from ragmark.runner import run
+from ragmark.running.runner import run
 from ragmark.types import Chunk
 
 ITEMS = [{"question": f"What is said about topic {i}?",

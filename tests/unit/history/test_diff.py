@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from support.cli import run_cli
 
-from ragmark.diff import Side, diff, diff_metric
+from ragmark.analysis.diff import Side, diff, diff_metric
 from ragmark.errors import ConfigError
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"

@@ -11,8 +11,8 @@ import pytest
 from scipy import stats as sps
 from support.cli import run_cli
 
-from ragmark.diff import Side
-from ragmark.regression import mde, questions_needed, regression_gate
+from ragmark.analysis.diff import Side
+from ragmark.analysis.regression import mde, questions_needed, regression_gate
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from ragmark.analysis.failures import find_failures
+from ragmark.analysis.inspection import load_results, target_ranks
 from ragmark.errors import DataError
-from ragmark.failures import find_failures
-from ragmark.inspection import load_results, target_ranks
 
 
 def item(rank, doc, grade=0, rule="id"):

@@ -10,7 +10,7 @@ from ragmark.data import load_dataset
 from ragmark.demo import demo_path
 from ragmark.results.codec import ground_truth_json
 from ragmark.results.codec import run_to_json as report_json
-from ragmark.runner import run
+from ragmark.running.runner import run
 from ragmark.types import GroundTruth, Sample
 
 

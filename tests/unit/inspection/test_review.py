@@ -14,10 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from ragmark.cli import main
-from ragmark.errors import ConfigError, DataError
-from ragmark.inspection import load_results
-from ragmark.review import (
+from ragmark.analysis.inspection import load_results
+from ragmark.analysis.review import (
     cohen_kappa,
     export_sample,
     join_contexts,
@@ -25,6 +23,8 @@ from ragmark.review import (
     parse_label,
     read_agreement,
 )
+from ragmark.cli import main
+from ragmark.errors import ConfigError, DataError
 
 FIXTURE = Path(__file__).parent / "run_results.json"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from support.cli import run_cli
 from support.fake_llm_server import chat_reply
 
-from ragmark.judge_checks import degenerate_notes, one_value
+from ragmark.judges.checks import degenerate_notes, one_value
 from ragmark.types import Score
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"

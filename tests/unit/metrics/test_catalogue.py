@@ -14,10 +14,10 @@ import pytest
 from support.cli import run_cli
 
 from ragmark.data import load_dataset
-from ragmark.judging import JUDGE_METRICS
 from ragmark.metrics import names
 from ragmark.metrics.names import SPECS, parse_metric, parse_metrics
 from ragmark.report.console import label
+from ragmark.running.judging import JUDGE_METRICS
 from ragmark.running.selection import default_metrics
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"

@@ -18,7 +18,7 @@ from ragmark.cli import main
 from ragmark.config import RunConfig
 from ragmark.data.outputs import load_outputs
 from ragmark.errors import DataError
-from ragmark.runner import run
+from ragmark.running.runner import run
 
 GT_BM25 = "BM25 ranks documents using term frequency and inverse document frequency."
 GT_OKAPI = "Okapi BM25 was developed at City University London."

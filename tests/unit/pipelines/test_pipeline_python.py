@@ -12,7 +12,7 @@ from ragmark.data import load_dataset
 from ragmark.errors import ConfigError
 from ragmark.pipelines.base import Context
 from ragmark.pipelines.config import PythonPipelineConfig
-from ragmark.runner import run
+from ragmark.running.runner import run
 from ragmark.running.source import ask_all
 
 MODULE = '''

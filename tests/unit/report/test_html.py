@@ -181,8 +181,8 @@ def test_curves_at_every_k_equal_the_table_at_its_cutoffs(compared):
 
 
 def test_failures_section_is_the_inspectors_view(compared):
-    from ragmark.failures import find_failures
-    from ragmark.inspection import results_from
+    from ragmark.analysis.failures import find_failures
+    from ragmark.analysis.inspection import results_from
 
     data, doc, tmp_path = compared
     sec = doc.one("section", id="failures")

@@ -3,7 +3,7 @@ quotes each prompt's token count) make one footnote and one gate reason, not 48.
 
 from __future__ import annotations
 
-from ragmark.gates import top_reasons
+from ragmark.analysis.gates import top_reasons
 from ragmark.report.console import ReasonKeys
 from ragmark.results.model import Aggregate
 

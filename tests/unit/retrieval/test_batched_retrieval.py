@@ -8,7 +8,7 @@ from support.cli import run_cli
 
 from ragmark.config import load_configs
 from ragmark.data import load_dataset
-from ragmark.runner import run
+from ragmark.running.runner import run
 
 
 def _rankings(report):

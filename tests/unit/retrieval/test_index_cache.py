@@ -13,7 +13,7 @@ from ragmark.config import load_config
 from ragmark.data import load_dataset
 from ragmark.retrieval.bm25 import BM25Retriever
 from ragmark.retrieval.index_cache import build_index, chunks_hash, index_key
-from ragmark.runner import run
+from ragmark.running.runner import run
 from ragmark.types import Chunk
 
 TEXTS = ["Cats purr when they are content.", "Dogs bark at strangers at night.",

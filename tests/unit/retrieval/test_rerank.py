@@ -63,7 +63,7 @@ def test_runner_reorders_the_top_k_by_the_reranker(tiny_cross_encoder, tmp_path)
 
     from ragmark.config import RunConfig
     from ragmark.data import load_dataset
-    from ragmark.runner import run
+    from ragmark.running.runner import run
 
     items = [{"question": f"question number {i} about topic {i}",
               "ground_truth_contexts": [f"passage {i} explains topic {i} in enough words"]}
@@ -99,7 +99,7 @@ def test_builtin_hybrid_rerank_uses_the_reranker_named_in_the_environment(
 
     from ragmark.config import load_config
     from ragmark.data import load_dataset
-    from ragmark.runner import run
+    from ragmark.running.runner import run
 
     monkeypatch.setenv("RAGMARK_RERANKER_MODEL", str(tiny_cross_encoder))
     monkeypatch.setenv("RAGMARK_HOME", str(tmp_path / "home"))

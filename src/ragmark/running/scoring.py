@@ -1,7 +1,7 @@
 """The stages every source's output goes through: match the rankings against the ground
 truth (with the retrieval metrics, in shards on the active executor), score the answers,
 judge them on the driver's LLM client. Each returns new values; the runner's reduce
-(:func:`ragmark.runner._score`) builds the records from them.
+(:func:`ragmark.running.runner._score`) builds the records from them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from numpy.typing import NDArray
 from ragmark.config import RunConfig
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
-from ragmark.judging import judge
 from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
 from ragmark.metrics.evaluate import compute_all
@@ -25,6 +24,7 @@ from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, unmatchable
+from ragmark.running.judging import judge
 from ragmark.types import Document, Sample, Score
 
 SKIPPED = "generation skipped"

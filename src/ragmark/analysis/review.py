@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.analysis.inspection import Results, is_label_file, results_from
 from ragmark.data._fields import as_object, check_int, check_string, get_string
 from ragmark.data._read import Where, describe, quote, read_text
 from ragmark.errors import ConfigError, DataError
-from ragmark.inspection import Results, is_label_file, results_from
 from ragmark.stats import cohen_kappa
 from ragmark.text import article
 from ragmark.types import Score

@@ -36,7 +36,7 @@ class Side:
     values: dict[str, dict[str, float | None]]
     note: str = ""
     """Set when the side was taken for a system of another name (see
-    :func:`ragmark.cli.ci.resolve_baseline`)."""
+    :func:`ragmark.plan.gating.resolve_baseline`)."""
 
 
 @dataclass(frozen=True)

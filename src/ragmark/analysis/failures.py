@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmark.inspection import QueryResult, Results
+from ragmark.analysis.inspection import QueryResult, Results
 
 KINDS = ("empty_ranking", "no_hit", "ungrounded", "low_faithfulness", "judge_failure")
 DEFAULT_K = 10
@@ -131,7 +131,7 @@ def _checkable_at(results: Results, depth: int) -> bool:
 def find_failures(results: Results, k: int = DEFAULT_K,
                   faithfulness_below: float = FAITHFULNESS_BELOW) -> FailureReport:
     """The failures of every question of ``results``, in file order."""
-    from ragmark.judging import JUDGE_METRICS
+    from ragmark.running.judging import JUDGE_METRICS
 
     top_k = results.settings.get("top_k")
     depth = min(k, top_k) if isinstance(top_k, int) and top_k > 0 else k

@@ -23,14 +23,14 @@ from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.progress import Progress
-from ragmark.results.comparison import (  # noqa: F401  (ragmark.compare's API)
+from ragmark.results.comparison import (  # noqa: F401  (ragmark.running.compare's API)
     Comparison,
     StatSettings,
     change_sentence,
 )
 from ragmark.results.model import RunReport
-from ragmark.runner import estimate_run, retrieval_of, run
 from ragmark.running.own import Retrieval
+from ragmark.running.runner import estimate_run, retrieval_of, run
 from ragmark.running.selection import (
     default_metrics,
     fit_to_depth,
@@ -244,7 +244,7 @@ def _compare(
         shown = [m for m in table or TABLE_METRICS if m in first.metrics]
         compared = shown or [m for m in first.metrics if m != "grounded_ratio"]
     else:
-        from ragmark.judging import JUDGE_METRICS
+        from ragmark.running.judging import JUDGE_METRICS
 
         compared = [m if m in JUDGE_METRICS else str(parse_metrics([m])[0]) for m in compared]
         compared = [first.key(m) for m in compared]
@@ -270,7 +270,7 @@ def estimate_compare(
     llm: Any = None,
 ) -> dict[str, dict[str, Any]]:
     """A dry run of :func:`compare`: per config, the judge calls not yet cached and their
-    estimated prompt tokens and cost (see :func:`ragmark.judging.estimate`). Nothing is
+    estimated prompt tokens and cost (see :func:`ragmark.running.judging.estimate`). Nothing is
     called. Each config is estimated on its own, so a call two configs share counts twice
     (a real run makes it once): the sum is an upper bound."""
     if not configs:

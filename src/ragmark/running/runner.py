@@ -3,7 +3,7 @@
 One configuration over one dataset: the rankings and answers come from ragmark's own
 pipeline (:mod:`ragmark.running.own`), an external system (a config's ``[pipeline]``,
 :mod:`ragmark.running.source`) or its logged outputs; one tail (:func:`_score`, with
-the stages of :mod:`ragmark.scoring`) matches, scores and judges every source alike.
+the stages of :mod:`ragmark.running.scoring`) matches, scores and judges every source alike.
 Which metrics are computed is decided in :mod:`ragmark.running.selection`. Nothing here
 prints: progress goes through the ``progress`` object the caller passes (the CLI's shows
 rich bars).
@@ -21,7 +21,6 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor, using
-from ragmark.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
 from ragmark.llm import LLMSettings
 from ragmark.llm.accounting import llm_total
 from ragmark.metrics.names import MetricName
@@ -34,7 +33,14 @@ from ragmark.results.model import (
     RetrievedRecord,
     RunReport,
 )
+from ragmark.running.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
 from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
+from ragmark.running.scoring import (
+    answer_stage,
+    judge_stage,
+    match_stage,
+    retrieval_scores,
+)
 from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
     check_depth,
     default_metrics,
@@ -44,12 +50,6 @@ from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's AP
     too_deep,
 )
 from ragmark.running.stages import LATENCY_SAMPLE
-from ragmark.scoring import (
-    answer_stage,
-    judge_stage,
-    match_stage,
-    retrieval_scores,
-)
 from ragmark.types import Dataset, Sample, Score
 
 
@@ -211,7 +211,7 @@ def estimate_run(
 ) -> dict[str, Any]:
     """A dry run of :func:`run` with the same arguments: the judge calls it would make
     that are not in the cache, their estimated tokens and cost (see
-    :func:`ragmark.judging.estimate`), and under ``embeddings`` the calls of an embedding
+    :func:`ragmark.running.judging.estimate`), and under ``embeddings`` the calls of an embedding
     API. Nothing is called. The rankings and answers are made as the run makes them, so
     a config whose answers or scores need a model's calls (an external pipeline, an LLM
     generator or reranker) is a ConfigError."""
@@ -320,7 +320,7 @@ def _score(
 
     notes = list(src.notes) + list(stats.notes)
     if judge_names:
-        from ragmark.judge_checks import degenerate_notes
+        from ragmark.judges.checks import degenerate_notes
 
         notes += degenerate_notes([r.metrics for r in records], judge_names)
     if mean == "trec_eval" and any(m.kind == "retrieval" for m in names):

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.results.model import Aggregate, RunReport, grouped_reasons, reason_text
-from ragmark.scoring import SKIPPED
+from ragmark.running.scoring import SKIPPED
 
 DERIVED = frozenset({"grounded_ratio"})
 """Aggregates derived from another metric; gated through that metric."""
@@ -50,8 +50,8 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
                      ) -> list[Threshold]:
     """``METRIC=VALUE`` or ``CONFIG:METRIC=VALUE`` items of ``option``; a metric name is
     canonicalised (``P@5`` -> ``precision@5``). ``fraction``: the value is in [0, 1]."""
-    from ragmark.judging import JUDGE_METRICS
     from ragmark.metrics.names import parse_metric
+    from ragmark.running.judging import JUDGE_METRICS
 
     out = []
     for text in texts:
@@ -75,8 +75,8 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
 def metric_name(text: str) -> str:
     """A metric's canonical name as results and the history hold it (``P@5`` ->
     ``precision@5``); judge metrics, derived aggregates and label metrics as they are."""
-    from ragmark.judging import JUDGE_METRICS
     from ragmark.metrics.names import parse_metric
+    from ragmark.running.judging import JUDGE_METRICS
 
     if text in JUDGE_METRICS or text in DERIVED or "@" in text and text.split("@")[
             0] in ("answer_presence", "accuracy", "num_relevant", "agreement"):

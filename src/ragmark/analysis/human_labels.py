@@ -1,5 +1,5 @@
 """Human labels on a subset of a run's questions, carried into its judge metrics as
-corrected estimates (:mod:`ragmark.ppi`).
+corrected estimates (:mod:`ragmark.stats.ppi`).
 
 The labels are a review CSV (``ragmark review export`` wrote it, people filled in the
 ``human`` column). A label counts for a question of a run only when the run produced
@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.review import cell_error, join_contexts, parse_value, review_rows
 from ragmark.errors import DataError
-from ragmark.ppi import ppi_mean
 from ragmark.results.model import RunReport
-from ragmark.review import cell_error, join_contexts, parse_value, review_rows
+from ragmark.stats.ppi import ppi_mean
 
 
 @dataclass(frozen=True, slots=True)

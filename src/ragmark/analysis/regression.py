@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from ragmark.diff import Side
+from ragmark.analysis.diff import Side
 from ragmark.stats import Interval, bootstrap_ci, holm, paired_permutation_test
 
 POWER = 0.8
