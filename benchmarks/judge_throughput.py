@@ -73,7 +73,7 @@ def arrivals(server: FakeLLMServer, start: float, already: int = 0) -> list[floa
     return sorted(r.at - start for r in server.requests[already:])
 
 
-def judge_run(name: str, server: FakeLLMServer, calls: int, concurrency: int) -> Run:
+def grade_run(name: str, server: FakeLLMServer, calls: int, concurrency: int) -> Run:
     from ragmark.judges import answer_relevance
     from ragmark.llm import LLMClient, LLMSettings
 
@@ -289,10 +289,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ["RAGMARK_HOME"] = home
         server = serve(args.delay)
-        cold = judge_run("cold (every call to the server)", server, args.calls, args.concurrency)
+        cold = grade_run("cold (every call to the server)", server, args.calls, args.concurrency)
         requests = len(server.requests)
         bodies = [r.body for r in server.requests]
-        warm = judge_run("warm (same calls, cache)", server, args.calls, args.concurrency)
+        warm = grade_run("warm (same calls, cache)", server, args.calls, args.concurrency)
         extra = len(server.requests) - requests
         server.stop()
         ref_server = serve(args.delay)

@@ -6,7 +6,7 @@ grades 0-2, some relevant documents not retrieved) is scored with nDCG@10, MAP, 
 Recall@100 and P@10 by
 
 - ``ragmark.evaluate(qrels, run, metrics)`` from dicts;
-- ragmark from arrays: ``Judged.from_matrix`` (build) then ``compute_all`` (what the
+- ragmark from arrays: ``Graded.from_matrix`` (build) then ``compute_all`` (what the
   runner calls);
 - pytrec_eval (``RelevanceEvaluator``), the oracle;
 - ranx (``Qrels``/``Run`` objects then ``evaluate``; numba JIT, first with an empty numba
@@ -61,7 +61,7 @@ REPEATABLE = ("pytrec_eval", "ragmark-dicts", "ragmark-arrays")
 IMPORTS = {
     "pytrec_eval": "import pytrec_eval",
     "ragmark-dicts": "import ragmark\nragmark.evaluate",
-    "ragmark-arrays": "import ragmark.metrics.evaluate\nimport ragmark.metrics.judged",
+    "ragmark-arrays": "import ragmark.metrics.evaluate\nimport ragmark.metrics.graded",
     "ranx-cold": "import ranx",
     "ranx": "import ranx",
     "ir_measures": "import ir_measures",
@@ -78,7 +78,7 @@ def make_arrays(n_q: int, n_d: int, seed: int, no_rel_share: float) -> dict[str,
 
     Scores are multiples of 0.001 in [0, 50) (exact ties happen), and 0.5% of them copy
     their neighbour's score + 1e-9 (different as float64, equal as float32, the precision
-    trec_eval ranks with). Judged documents: 1-30 per query, ~70% of them drawn from the
+    trec_eval ranks with). Graded documents: 1-30 per query, ~70% of them drawn from the
     ranking with a bias to the top ranks, the rest not retrieved; grades 0-2 with at least
     one > 0, except in a ``no_rel_share`` of queries where all grades are 0.
     """
@@ -223,11 +223,11 @@ def worker(task: str, args: argparse.Namespace) -> dict[str, Any]:
         out["prep_s"] = time.perf_counter() - prep_t0
         qids = qids_of(args.queries)
         from ragmark.metrics.evaluate import compute_all
-        from ragmark.metrics.judged import Judged
+        from ragmark.metrics.graded import Graded
 
-        j, out["setup_first_s"] = _timed(lambda: Judged.from_matrix(qids, matrix, targets))
+        j, out["setup_first_s"] = _timed(lambda: Graded.from_matrix(qids, matrix, targets))
         res, out["call_first_s"] = _timed(lambda: compute_all(j, METRICS))
-        out["setup_warm_s"] = _warm(lambda: Judged.from_matrix(qids, matrix, targets),
+        out["setup_warm_s"] = _warm(lambda: Graded.from_matrix(qids, matrix, targets),
                                     args.repeats)
         out["call_warm_s"] = _warm(lambda: compute_all(j, METRICS), args.repeats)
         values = {m: np.asarray(res[m], dtype=np.float64) for m in METRICS}
@@ -472,7 +472,7 @@ def main() -> None:
         "their first-call columns are medians (range and count shown). 'import s': median "
         "of 3 fresh interpreters importing only that library (numpy included).",
         "setup: pytrec_eval RelevanceEvaluator(qrels, measures); ranx Qrels(qrels) + "
-        "Run(run); ragmark arrays Judged.from_matrix(qids, grade matrix, target grades). "
+        "Run(run); ragmark arrays Graded.from_matrix(qids, grade matrix, target grades). "
         "call: evaluator.evaluate(run); ranx.evaluate(..., return_mean=False); "
         "ragmark.evaluate(qrels, run, metrics) (means); compute_all(judged, metrics); "
         "list(ir_measures.iter_calc(...)).",
@@ -512,7 +512,7 @@ def main() -> None:
         x_build = ref_first / r["first_s"]
         goals.append(
             f"from arrays: pytrec_eval / compute_all = {x_first:.1f}x first call, "
-            f"{x_warm:.1f}x warm; with Judged.from_matrix included {x_build:.1f}x first; "
+            f"{x_warm:.1f}x warm; with Graded.from_matrix included {x_build:.1f}x first; "
             f"goal >= 10x: {'met' if min(x_first, x_warm) >= 10 else 'NOT met'}"
         )
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ragmark.metrics.judged import Judged
+from ragmark.metrics.graded import Graded
 from ragmark.text import normalise
 from ragmark.types import Chunk, GroundTruth
 
@@ -54,7 +54,7 @@ class Match:
 
 
 @dataclass(frozen=True, slots=True)
-class JudgedItem:
+class GradedItem:
     """One ranked item (a chunk, or a document at its best chunk) and its match."""
 
     rank: int
@@ -125,14 +125,14 @@ def trec_order(ids: Sequence[str], scores: ArrayLike) -> NDArray[np.intp]:
     return np.lexsort((np.asarray(ids, dtype=str), s32))[::-1]
 
 
-def judge_ranking(
+def grade_ranking(
     truth: GroundTruth,
     chunks: Sequence[Chunk],
     scores: Sequence[float],
     unit: str = "chunk",
     matcher: Matcher | None = None,
-) -> list[JudgedItem]:
-    """Rank retrieved chunks (trec_eval order) and judge each item.
+) -> list[GradedItem]:
+    """Rank retrieved chunks (trec_eval order) and grade each item against the truth.
 
     With ``unit="document"`` the chunks collapse to their documents, each at its best
     chunk's score; a document matches the union of its retrieved chunks' targets.
@@ -162,7 +162,7 @@ def judge_ranking(
             mt = Match(tuple(tg), max(tg.values()), rules[d]) if tg else None
             items.append((d, d, s, mt))
     order = trec_order([i[0] for i in items], [i[2] for i in items])
-    out: list[JudgedItem] = []
+    out: list[GradedItem] = []
     seen: set[str] = set()
     for rank, pos in enumerate(order, start=1):
         item_id, doc_id, score, mt = items[pos]
@@ -170,16 +170,16 @@ def judge_ranking(
         if mt is not None:
             new = tuple(t for t in mt.targets if t not in seen)
             seen.update(new)
-        out.append(JudgedItem(rank, item_id, doc_id, score, mt, new))
+        out.append(GradedItem(rank, item_id, doc_id, score, mt, new))
     return out
 
 
-def to_judged(
+def to_graded(
     qids: Sequence[str],
     target_grades: Sequence[dict[str, int]],
-    rankings: Sequence[Sequence[JudgedItem]],
+    rankings: Sequence[Sequence[GradedItem]],
     truths: Sequence[GroundTruth] | None = None,
-) -> Judged:
+) -> Graded:
     """Flatten judged rankings into the arrays the metric engine works on (with the
     ground truths, also the retrieved items their qrels judge not relevant)."""
     hq: list[int] = []
@@ -202,5 +202,5 @@ def to_judged(
             hr.append(it.rank)
             hn.append(len(it.new_targets))
             hg.append(float(sum(grades.get(t, 0) for t in it.new_targets)))
-    return Judged.build(qids, [list(g.values()) for g in target_grades], hq, hr, hn, hg,
+    return Graded.build(qids, [list(g.values()) for g in target_grades], hq, hr, hn, hg,
                         nq, nr, n_nonrel)

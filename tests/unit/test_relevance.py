@@ -4,7 +4,7 @@ import pytest
 
 import ragmark
 from ragmark.metrics.evaluate import compute_all
-from ragmark.relevance import Matcher, judge_ranking, to_judged
+from ragmark.relevance import Matcher, grade_ranking, to_graded
 from ragmark.types import Chunk, GroundTruth
 
 PASSAGE = "Metformin is contraindicated in patients with severe renal impairment."
@@ -33,13 +33,13 @@ def test_document_unit_ranks_a_document_at_its_best_chunk_and_recall_counts_targ
     chunks = [Chunk("a#0", "a", "t"), Chunk("x#0", "x", "t"), Chunk("a#1", "a", "t"),
               Chunk("b#0", "b", "t")]
     scores = [0.9, 0.95, 0.8, 0.1]
-    by_doc = judge_ranking(truth, chunks, scores, "document")
+    by_doc = grade_ranking(truth, chunks, scores, "document")
     assert [(i.rank, i.id) for i in by_doc] == [(1, "x"), (2, "a"), (3, "b")]
-    by_chunk = judge_ranking(truth, chunks, scores, "chunk")
+    by_chunk = grade_ranking(truth, chunks, scores, "chunk")
     assert [i.id for i in by_chunk] == ["x#0", "a#0", "a#1", "b#0"]
     assert [i.new_targets for i in by_chunk] == [(), ("a",), (), ("b",)]
     grades = Matcher(truth).target_grades()
-    j = to_judged(["q"], [grades], [by_chunk])
+    j = to_graded(["q"], [grades], [by_chunk])
     vals = compute_all(j, ["precision@3", "recall@3", "recall@4", "mrr", "map"])
     assert vals["precision@3"][0] == pytest.approx(2 / 3)  # both chunks of a count
     assert vals["recall@3"][0] == 0.5  # but a is one target
@@ -47,7 +47,7 @@ def test_document_unit_ranks_a_document_at_its_best_chunk_and_recall_counts_targ
     assert vals["mrr"][0] == 0.5
     assert vals["map"][0] == pytest.approx((1 / 2 + 2 / 4) / 2)
     # per document the same run is exactly what trec_eval sees
-    jd = to_judged(["q"], [grades], [by_doc])
+    jd = to_graded(["q"], [grades], [by_doc])
     expect = ragmark.evaluate({"q": {"a": 1, "b": 2}}, {"q": {"x": 0.95, "a": 0.9, "b": 0.1}},
                               ["map", "ndcg@3", "mrr"])
     got = compute_all(jd, ["map", "ndcg@3", "mrr"])
@@ -56,5 +56,5 @@ def test_document_unit_ranks_a_document_at_its_best_chunk_and_recall_counts_targ
 
 def test_ties_rank_by_id_descending():
     truth = GroundTruth(doc_grades={"a": 1})
-    items = judge_ranking(truth, [Chunk("a", "a", "t"), Chunk("b", "b", "t")], [0.5, 0.5])
+    items = grade_ranking(truth, [Chunk("a", "a", "t"), Chunk("b", "b", "t")], [0.5, 0.5])
     assert [i.id for i in items] == ["b", "a"]

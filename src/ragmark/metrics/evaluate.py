@@ -7,12 +7,12 @@ from collections.abc import Iterable
 import numpy as np
 
 from ragmark.errors import ConfigError, RagmarkWarning, UnknownComponentError
-from ragmark.metrics.judged import Judged
+from ragmark.metrics.graded import Graded
 from ragmark.metrics.names import MetricName, parse_metrics
-from ragmark.metrics.trec import Qrels, Run, judge_run
+from ragmark.metrics.trec import Qrels, Run, grade_run
 
 
-def compute_all(j: Judged, metrics: Iterable[str | MetricName]) -> dict[str, np.ndarray]:
+def compute_all(j: Graded, metrics: Iterable[str | MetricName]) -> dict[str, np.ndarray]:
     """Per-query arrays (NaN = query without a relevant target) for retrieval metrics."""
     out: dict[str, np.ndarray] = {}
     for m in parse_metrics(metrics):
@@ -44,14 +44,14 @@ def evaluate(
     leaves the others out, with a :class:`~ragmark.errors.RagmarkWarning` that counts
     them; ``"trec_eval"`` takes every query of the qrels, one without a relevant
     document scoring 0, as trec_eval does. A NaN score ranks last (see
-    :func:`~ragmark.metrics.trec.judge_run`). The inputs are not modified.
+    :func:`~ragmark.metrics.trec.grade_run`). The inputs are not modified.
 
     >>> evaluate({"q": {"a": 1}}, {"q": {"a": 0.2, "b": 0.9}}, ["mrr", "precision@1"])
     {'mrr': 0.5, 'precision@1': 0.0}
     """
     if mean not in MEANS:
         raise ConfigError(f"mean must be one of {', '.join(MEANS)}, got {mean!r}")
-    j = judge_run(qrels, run)
+    j = grade_run(qrels, run)
     values = compute_all(j, [metrics] if isinstance(metrics, str) else metrics)
     keep = j.n_rel > 0
     if mean == "trec_eval":

@@ -32,7 +32,7 @@ class MetricSpec:
     formula), the console ``label`` (the name when empty), what it ``needs`` (see
     :data:`NEEDS`), the cutoffs it is computed at by ``default`` (``None`` for no cutoff;
     empty: only when asked for), and ``compute``, what computes it: for a retrieval
-    metric ``compute(judged, k) -> per-query values`` (:mod:`ragmark.metrics.retrieval`),
+    metric ``compute(graded, k) -> per-query values`` (:mod:`ragmark.metrics.retrieval`),
     for an answer metric ``compute(case) -> Score`` (an
     :class:`~ragmark.metrics.answer.AnswerCase`; a plugin gives
     ``compute(sample, answer, contexts)``, which :func:`register` adapts); judge metrics

@@ -1,4 +1,4 @@
-"""Retrieval metrics over :class:`~ragmark.metrics.judged.Judged` arrays (pure, numpy).
+"""Retrieval metrics over :class:`~ragmark.metrics.graded.Graded` arrays (pure, numpy).
 
 Conventions follow trec_eval (checked against pytrec_eval to 1e-9 in the tests):
 relevant means grade > 0; gains are linear (the grade); discounts are log2(rank + 1);
@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmark.metrics.judged import FloatArray, Judged
+from ragmark.metrics.graded import FloatArray, Graded
 
 
-def _per_query_sum(j: Judged, weights: FloatArray, mask: np.ndarray | None = None) -> FloatArray:
+def _per_query_sum(j: Graded, weights: FloatArray, mask: np.ndarray | None = None) -> FloatArray:
     q = j.hit_q if mask is None else j.hit_q[mask]
     w = weights if mask is None else weights[mask]
     return np.bincount(q, weights=w, minlength=j.n_queries).astype(np.float64)
 
 
-def _with_skips(j: Judged, values: FloatArray) -> FloatArray:
+def _with_skips(j: Graded, values: FloatArray) -> FloatArray:
     out = values.astype(np.float64, copy=True)
     out[j.n_rel == 0] = np.nan
     return out
@@ -41,25 +41,25 @@ def _safe_div(a: FloatArray, b: np.ndarray) -> FloatArray:
     return out
 
 
-def precision(j: Judged, k: int) -> FloatArray:
+def precision(j: Graded, k: int) -> FloatArray:
     """precision@k = |relevant items in the top k| / k (trec_eval ``P_k``)."""
     hits = _per_query_sum(j, np.ones(len(j.hit_q)), j.hit_rank <= k)
     return _with_skips(j, hits / k)
 
 
-def recall(j: Judged, k: int) -> FloatArray:
+def recall(j: Graded, k: int) -> FloatArray:
     """recall@k = |distinct targets reached in the top k| / |targets| (``recall_k``)."""
     found = _per_query_sum(j, j.hit_new.astype(np.float64), j.hit_rank <= k)
     return _with_skips(j, _safe_div(found, j.n_rel))
 
 
-def hit(j: Judged, k: int) -> FloatArray:
+def hit(j: Graded, k: int) -> FloatArray:
     """hit@k = 1 if any relevant item is in the top k, else 0 (``success_k``)."""
     hits = _per_query_sum(j, np.ones(len(j.hit_q)), j.hit_rank <= k)
     return _with_skips(j, (hits > 0).astype(np.float64))
 
 
-def mrr(j: Judged, k: int | None = None) -> FloatArray:
+def mrr(j: Graded, k: int | None = None) -> FloatArray:
     """mrr[@k] = 1 / rank of the first relevant item (0 if none in the top k; ``recip_rank``)."""
     out = np.zeros(j.n_queries)
     if len(j.hit_q):
@@ -70,7 +70,7 @@ def mrr(j: Judged, k: int | None = None) -> FloatArray:
     return _with_skips(j, out)
 
 
-def _ideal_dcg(j: Judged, k: int | None) -> FloatArray:
+def _ideal_dcg(j: Graded, k: int | None) -> FloatArray:
     if len(j.ideal_q) == 0:
         return np.zeros(j.n_queries)
     starts = np.searchsorted(j.ideal_q, j.ideal_q, side="left")
@@ -81,7 +81,7 @@ def _ideal_dcg(j: Judged, k: int | None) -> FloatArray:
     return np.bincount(j.ideal_q, weights=w, minlength=j.n_queries).astype(np.float64)
 
 
-def ndcg(j: Judged, k: int | None = None) -> FloatArray:
+def ndcg(j: Graded, k: int | None = None) -> FloatArray:
     """ndcg[@k] = DCG@k / ideal DCG@k with DCG = sum of grade / log2(rank + 1)
     (``ndcg_cut_k``; without k, ``ndcg`` over the whole ranking). Capped at 1 for the rare
     chunk that reaches several targets at once."""
@@ -90,7 +90,7 @@ def ndcg(j: Judged, k: int | None = None) -> FloatArray:
     return _with_skips(j, np.minimum(_safe_div(dcg, _ideal_dcg(j, k)), 1.0))
 
 
-def _cum_new(j: Judged) -> np.ndarray:
+def _cum_new(j: Graded) -> np.ndarray:
     """Per hit, the number of targets reached up to and including it, in its query."""
     c = np.cumsum(j.hit_new)
     if len(c) == 0:
@@ -100,7 +100,7 @@ def _cum_new(j: Judged) -> np.ndarray:
     return c - before
 
 
-def average_precision(j: Judged, k: int | None = None) -> FloatArray:
+def average_precision(j: Graded, k: int | None = None) -> FloatArray:
     """map[@k] = (1/|targets|) * sum over reached targets of (targets reached so far / rank)
     (``map``; with k, ``map_cut_k``)."""
     w = j.hit_new * _cum_new(j) / j.hit_rank
@@ -108,7 +108,7 @@ def average_precision(j: Judged, k: int | None = None) -> FloatArray:
     return _with_skips(j, _safe_div(s, j.n_rel))
 
 
-def r_precision(j: Judged, k: int | None = None) -> FloatArray:
+def r_precision(j: Graded, k: int | None = None) -> FloatArray:
     """r_precision = targets reached in the top R / R, R = number of targets (``Rprec``);
     with k, on the ranking cut at k (targets in the top min(R, k) / R)."""
     r_of_hit = j.n_rel[j.hit_q]
@@ -118,7 +118,7 @@ def r_precision(j: Judged, k: int | None = None) -> FloatArray:
     return _with_skips(j, _safe_div(found, j.n_rel))
 
 
-def judged(j: Judged, k: int) -> FloatArray:
+def judged(j: Graded, k: int) -> FloatArray:
     """judged@k = items in the top k that have a judgment (relevant, or judged not
     relevant: a qrels grade of 0) / k: how much of a ranking the qrels can score."""
     n = _per_query_sum(j, np.ones(len(j.hit_q)), j.hit_rank <= k)
@@ -127,7 +127,7 @@ def judged(j: Judged, k: int) -> FloatArray:
     return _with_skips(j, n / k)
 
 
-def bpref(j: Judged, k: int | None = None) -> FloatArray:
+def bpref(j: Graded, k: int | None = None) -> FloatArray:
     """bpref (trec_eval): (1/R) * sum over the relevant retrieved of
     (1 - min(judged non-relevant ranked above it, R) / min(R, N)), a term of 1 when none
     is above; R, N = judged relevant and non-relevant documents of the query. Unjudged

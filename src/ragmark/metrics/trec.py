@@ -16,7 +16,7 @@ from itertools import chain
 import numpy as np
 
 from ragmark.errors import DataError
-from ragmark.metrics.judged import Judged
+from ragmark.metrics.graded import Graded
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
@@ -67,8 +67,8 @@ def _warn_nan(qids: list[str], runs: list[Mapping[str, float]], n: int) -> None:
                   RagmarkWarning, stacklevel=4)
 
 
-def judge_run(qrels: Qrels, run: Run) -> Judged:
-    """Reduce a run to :class:`Judged` arrays, ranking as trec_eval does.
+def grade_run(qrels: Qrels, run: Run) -> Graded:
+    """Reduce a run to :class:`Graded` arrays, ranking as trec_eval does.
 
     A NaN score ranks last in its query (as -inf; pytrec_eval ranks it so too), with a
     :class:`~ragmark.errors.RagmarkWarning` that counts them; +inf and -inf rank as the
@@ -140,5 +140,5 @@ def judge_run(qrels: Qrels, run: Run) -> Judged:
 
     rq, rel_ranks = ranks(True)
     nq, nonrel_ranks = ranks(False)
-    return Judged.build(qids, grades, rq, rel_ranks, np.ones(len(rq), np.int64),
+    return Graded.build(qids, grades, rq, rel_ranks, np.ones(len(rq), np.int64),
                         found[True][3], nq, nonrel_ranks, n_nonrel)

@@ -237,7 +237,7 @@ def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any
     cutoffs equal the table's). Questions whose retrieval metrics are all missing (a
     failure, no ground truth) are left out, as in the table."""
     from ragmark.metrics.evaluate import compute_all
-    from ragmark.relevance import JudgedItem, Match, to_judged
+    from ragmark.relevance import GradedItem, Match, to_graded
 
     kept = [q for q in queries
             if any(v is not None for m, v in per_query.get(q["id"], {}).items()
@@ -257,12 +257,12 @@ def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any
                 tuple(r.get("targets", ())), int(r.get("grade", 0)), str(r["rule"]))
             new = tuple(t for t in (match.targets if match else ()) if t not in seen)
             seen.update(new)
-            ranking.append(JudgedItem(int(r["rank"]), str(r["id"]), str(r.get("doc_id")),
+            ranking.append(GradedItem(int(r["rank"]), str(r["id"]), str(r.get("doc_id")),
                                       float(r["score"]), match, new))
         rankings.append(ranking)
-    judged = to_judged([str(q["id"]) for q in kept], grades, rankings)
+    graded = to_graded([str(q["id"]) for q in kept], grades, rankings)
     wanted = [f"{m}@{k}" for m in names for k in range(1, k_max + 1)]
-    values = compute_all(judged, wanted)
+    values = compute_all(graded, wanted)
     out: dict[str, list[float | None]] = {}
     for m in names:
         row: list[float | None] = []

@@ -23,7 +23,7 @@ from ragmark.metrics.names import MetricName
 from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import Produced, StageReport
 from ragmark.progress import Progress
-from ragmark.relevance import JudgedItem, Matcher, judge_ranking, to_judged, unmatchable
+from ragmark.relevance import GradedItem, Matcher, grade_ranking, to_graded, unmatchable
 from ragmark.running.judging import judge
 from ragmark.types import Document, Sample, Score
 
@@ -68,7 +68,7 @@ class Matched:
     targets with their grades, and each retrieval metric's per-question values (NaN:
     no relevant target)."""
 
-    rankings: list[list[JudgedItem]]
+    rankings: list[list[GradedItem]]
     target_grades: list[dict[str, int]]
     values: dict[str, NDArray[np.float64]]
 
@@ -79,13 +79,13 @@ def match_shard(shared: tuple[str, Sequence[MetricName]],
     and compute their retrieval metrics (each question's values depend on it alone)."""
     unit, names = shared
     samples, produced = item
-    rankings: list[list[JudgedItem]] = []
+    rankings: list[list[GradedItem]] = []
     grades: list[dict[str, int]] = []
     for s, p in zip(samples, produced, strict=True):
         matcher = Matcher(s.truth)
-        rankings.append(judge_ranking(s.truth, p.chunks, p.scores, unit, matcher))
+        rankings.append(grade_ranking(s.truth, p.chunks, p.scores, unit, matcher))
         grades.append(matcher.target_grades())
-    values = compute_all(to_judged([s.id for s in samples], grades, rankings,
+    values = compute_all(to_graded([s.id for s in samples], grades, rankings,
                                    [s.truth for s in samples]), names)
     return Matched(rankings, grades, values)
 

@@ -1,4 +1,4 @@
-"""``Judged``: a ranked run reduced to what retrieval metrics need.
+"""``Graded``: a ranked run reduced to what retrieval metrics need.
 
 Every retrieval metric depends only on (a) where the relevant items sit in each ranking
 and (b) the grades of all relevant targets. So a run of any depth is held as flat arrays
@@ -20,7 +20,7 @@ BoolArray = NDArray[np.bool_]
 
 
 @dataclass(frozen=True, slots=True)
-class Judged:
+class Graded:
     """Relevant retrieved items of a set of rankings, as flat arrays sorted by (query, rank).
 
     - ``qids``: the queries, in order; arrays below index them by position.
@@ -66,7 +66,7 @@ class Judged:
         nonrel_q: Sequence[int] | IntArray = (),
         nonrel_rank: Sequence[int] | IntArray = (),
         n_nonrel: Sequence[int] | IntArray | None = None,
-    ) -> Judged:
+    ) -> Graded:
         """Build from per-query target grades and the hit arrays (in any order), and
         the judged non-relevant retrieved items with each query's count of them."""
         n_q = len(qids)
@@ -102,7 +102,7 @@ class Judged:
         qids: Sequence[str],
         ranked_grades: NDArray[np.floating] | NDArray[np.integer],
         target_grades: Sequence[Sequence[float]],
-    ) -> Judged:
+    ) -> Graded:
         """Build from a (queries x depth) matrix of grades in rank order (0 = not relevant).
 
         This is the layout of ragmark's own runs of document ids; each relevant item is a
