@@ -128,3 +128,18 @@ def test_a_report_is_not_changed_after_it_is_built():
     assert changed == []
     assert _CHANGED.search("report.notes.append(x)") and _CHANGED.search(
         "rep.dataset['a'] = 1") and _CHANGED.search("report.notes[:0] = x")
+
+
+def test_retrieval_and_answer_metrics_are_declared_beside_their_code():
+    """Adding a retrieval or answer metric is one file's change: its function and its
+    MetricSpec line in the same module, which the catalogue gathers in order."""
+    from ragmark.metrics import answer, retrieval
+    from ragmark.metrics.names import _BUILTIN_SPECS
+
+    for module, kind in ((retrieval, "retrieval"), (answer, "answer")):
+        assert [s for s in _BUILTIN_SPECS if s.kind == kind] == list(module.SPECS)
+        for s in module.SPECS:
+            assert s.kind == kind
+            assert s.compute is None or s.compute.__module__ == module.__name__, s.name
+    names_file = ig.modules()["ragmark.metrics.names"].read_text()
+    assert not re.search(r'spec\("\w+", "(retrieval|answer)"', names_file)

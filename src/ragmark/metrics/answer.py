@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from ragmark.metrics.spec import MetricSpec, spec
 from ragmark.text import STOPWORDS, normalise, tokenize
 from ragmark.types import Sample, Score
 
@@ -227,3 +228,23 @@ def exact_match_of(c: AnswerCase) -> Score:
 def token_f1_of(c: AnswerCase) -> Score:
     return token_f1(c.answer, c.sample.expected_answer)
 
+
+SPECS: tuple[MetricSpec, ...] = (
+    spec("keyword_coverage", "answer", "none", "share of expected keywords in answer", "",
+         ("keywords", "answer"), (None,), compute=coverage_of),
+    spec("context_overlap", "answer", "none", "share of answer tokens in gold context", "",
+         ("gold_context", "answer"), (None,), compute=overlap_of),
+    spec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap", "",
+         ("keywords", "gold_context", "answer"), (None,), compute=combined_of),
+    spec("groundedness", "answer", "none", "share of content tokens in retrieved text",
+         "Groundedness (avg)", ("answer", "contexts"), (None,), compute=groundedness_of),
+    spec("exact_match", "answer", "none", "normalised answer == expected answer", "",
+         ("expected_answer", "answer"), (None,), compute=exact_match_of),
+    spec("token_f1", "answer", "none", "token F1 of answer against expected answer", "",
+         ("expected_answer", "answer"), (None,), compute=token_f1_of),
+    spec("answer_similarity", "answer", "none",
+         "cosine of answer and expected answer embeddings (MiniLM)", "Answer similarity",
+         ("expected_answer", "answer", "embeddings")),
+)
+"""The answer metrics of the catalogue, in the order they are reported: a new one is its
+function above (``f(case) -> Score``) and its line here."""

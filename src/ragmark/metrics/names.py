@@ -11,55 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.errors import UnknownComponentError
 from ragmark.metrics import answer as am
 from ragmark.metrics import retrieval as ret
-
-NEEDS = ("ground_truth", "qrels", "keywords", "gold_context", "expected_answer", "answer",
-         "contexts", "llm", "embeddings")
-"""What a metric can need from a question or a run: a ground truth (any kind), judged
-documents (qrels), expected keywords, a gold context, an expected answer, an answer, the
-retrieved contexts, an LLM endpoint, an embedding model."""
-
-
-@dataclass(frozen=True, slots=True)
-class MetricSpec:
-    """One metric of the catalogue: canonical ``name``, ``kind`` (retrieval, answer,
-    judge), ``cutoff`` rule (required, optional, none), a one-line ``summary`` (its
-    formula), the console ``label`` (the name when empty), what it ``needs`` (see
-    :data:`NEEDS`), the cutoffs it is computed at by ``default`` (``None`` for no cutoff;
-    empty: only when asked for), and ``compute``, what computes it: for a retrieval
-    metric ``compute(graded, k) -> per-query values`` (:mod:`ragmark.metrics.retrieval`),
-    for an answer metric ``compute(case) -> Score`` (an
-    :class:`~ragmark.metrics.answer.AnswerCase`; a plugin gives
-    ``compute(sample, answer, contexts)``, which :func:`register` adapts); judge metrics
-    are asked of a model (:mod:`ragmark.running.judging`)."""
-
-    name: str
-    kind: str  # "retrieval" | "answer" | "judge"
-    cutoff: str  # "required" | "optional" | "none"
-    summary: str
-    label: str = ""
-    needs: tuple[str, ...] = ()
-    default: tuple[int | None, ...] = ()
-    compute: Callable[..., Any] | None = field(default=None, compare=False)
-
-    def title(self, k: int | None = None) -> str:
-        """The console label, with the cutoff: ``nDCG@10``."""
-        base = self.label or self.name
-        return base if k is None else f"{base}@{k}"
-
-
-def _spec(name: str, kind: str, cutoff: str, summary: str, label: str = "",
-          needs: tuple[str, ...] = (), default: tuple[int | None, ...] = (),
-          compute: Callable[..., Any] | None = None) -> MetricSpec:
-    return MetricSpec(name, kind, cutoff, summary, label, needs, default, compute)
-
-
-_RET = ("ground_truth",)
+from ragmark.metrics.spec import NEEDS, MetricSpec, spec  # noqa: F401  (NEEDS: names' API)
 
 
 def _judge(name: str) -> Callable[..., Any]:
@@ -77,73 +35,39 @@ def _judge(name: str) -> Callable[..., Any]:
 
 
 _JUDGE_SPECS = (
-    _spec("faithfulness", "judge", "none", "claims of the answer supported by the contexts "
-          "/ claims", "Faithfulness", ("answer", "contexts", "llm"),
-          compute=_judge("faithfulness_of")),
-    _spec("answer_relevance", "judge", "none", "(rating 1-5 of how directly the answer "
-          "addresses the question - 1) / 4", "Answer relevance", ("answer", "llm"),
-          compute=_judge("answer_relevance_of")),
-    _spec("context_relevance", "judge", "none", "retrieved passages that help answer the "
-          "question / passages", "Context relevance", ("contexts", "llm"),
-          compute=_judge("context_relevance_of")),
-    _spec("answer_correctness", "judge", "none", "1 / 0.5 / 0 for a correct / partially "
-          "correct / incorrect answer against the expected answer", "Answer correctness",
-          ("answer", "expected_answer", "llm"),
-          compute=_judge("answer_correctness_of")),
-    _spec("context_recall", "judge", "none", "statements of the expected answer the "
-          "contexts support / statements", "Context recall",
-          ("contexts", "expected_answer", "llm"),
-          compute=_judge("context_recall_of")),
-    _spec("context_entity_recall", "judge", "none", "named entities of the expected answer "
-          "the contexts mention / entities", "Context entity recall",
-          ("contexts", "expected_answer", "llm"),
-          compute=_judge("context_entity_recall_of")),
-    _spec("context_precision", "judge", "none", "sum over ranks of precision@k for each "
-          "context useful for the expected answer / useful contexts", "Context precision",
-          ("contexts", "expected_answer", "llm"),
-          compute=_judge("context_precision_of")),
-    _spec("citation_correctness", "judge", "none", "[n]-citing sentences their cited "
-          "contexts support / citing sentences", "Citation correctness",
-          ("answer", "contexts", "llm"),
-          compute=_judge("citation_correctness_of")),
+    spec("faithfulness", "judge", "none", "claims of the answer supported by the contexts "
+         "/ claims", "Faithfulness", ("answer", "contexts", "llm"),
+         compute=_judge("faithfulness_of")),
+    spec("answer_relevance", "judge", "none", "(rating 1-5 of how directly the answer "
+         "addresses the question - 1) / 4", "Answer relevance", ("answer", "llm"),
+         compute=_judge("answer_relevance_of")),
+    spec("context_relevance", "judge", "none", "retrieved passages that help answer the "
+         "question / passages", "Context relevance", ("contexts", "llm"),
+         compute=_judge("context_relevance_of")),
+    spec("answer_correctness", "judge", "none", "1 / 0.5 / 0 for a correct / partially "
+         "correct / incorrect answer against the expected answer", "Answer correctness",
+         ("answer", "expected_answer", "llm"),
+         compute=_judge("answer_correctness_of")),
+    spec("context_recall", "judge", "none", "statements of the expected answer the "
+         "contexts support / statements", "Context recall",
+         ("contexts", "expected_answer", "llm"),
+         compute=_judge("context_recall_of")),
+    spec("context_entity_recall", "judge", "none", "named entities of the expected answer "
+         "the contexts mention / entities", "Context entity recall",
+         ("contexts", "expected_answer", "llm"),
+         compute=_judge("context_entity_recall_of")),
+    spec("context_precision", "judge", "none", "sum over ranks of precision@k for each "
+         "context useful for the expected answer / useful contexts", "Context precision",
+         ("contexts", "expected_answer", "llm"),
+         compute=_judge("context_precision_of")),
+    spec("citation_correctness", "judge", "none", "[n]-citing sentences their cited "
+         "contexts support / citing sentences", "Citation correctness",
+         ("answer", "contexts", "llm"),
+         compute=_judge("citation_correctness_of")),
 )
-_BUILTIN_SPECS = (
-    _spec("recall", "retrieval", "required", "distinct targets found in the top k / all",
-          "Recall", _RET, (3, 5, 10), compute=ret.recall),
-    _spec("precision", "retrieval", "required", "relevant items in the top k / k",
-          "Precision", _RET, (5,), compute=ret.precision),
-    _spec("hit", "retrieval", "required", "1 if any relevant item is in the top k", "Hit",
-          _RET, (5,), compute=ret.hit),
-    _spec("mrr", "retrieval", "optional", "1 / rank of the first relevant item", "MRR", _RET,
-          (None,), compute=ret.mrr),
-    _spec("ndcg", "retrieval", "optional", "normalised DCG, linear gain (trec_eval)", "nDCG",
-          _RET, (10,), compute=ret.ndcg),
-    _spec("map", "retrieval", "optional", "average precision over all targets", "MAP", _RET,
-          (None,), compute=ret.average_precision),
-    _spec("r_precision", "retrieval", "optional", "precision at R = number of targets",
-          "R-Precision", _RET, compute=ret.r_precision),
-    _spec("bpref", "retrieval", "optional",
-          "relevant ranked above judged non-relevant (trec_eval bpref)", "", ("qrels",),
-          compute=ret.bpref),
-    _spec("judged", "retrieval", "required", "items in the top k with a qrels judgment / k",
-          "", ("qrels",), (10,), compute=ret.judged),
-    _spec("keyword_coverage", "answer", "none", "share of expected keywords in answer", "",
-          ("keywords", "answer"), (None,), compute=am.coverage_of),
-    _spec("context_overlap", "answer", "none", "share of answer tokens in gold context", "",
-          ("gold_context", "answer"), (None,), compute=am.overlap_of),
-    _spec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap", "",
-          ("keywords", "gold_context", "answer"), (None,), compute=am.combined_of),
-    _spec("groundedness", "answer", "none", "share of content tokens in retrieved text",
-          "Groundedness (avg)", ("answer", "contexts"), (None,), compute=am.groundedness_of),
-    _spec("exact_match", "answer", "none", "normalised answer == expected answer", "",
-          ("expected_answer", "answer"), (None,), compute=am.exact_match_of),
-    _spec("token_f1", "answer", "none", "token F1 of answer against expected answer", "",
-          ("expected_answer", "answer"), (None,), compute=am.token_f1_of),
-    _spec("answer_similarity", "answer", "none",
-          "cosine of answer and expected answer embeddings (MiniLM)", "Answer similarity",
-          ("expected_answer", "answer", "embeddings")),
-    *_JUDGE_SPECS,
-)
+_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *_JUDGE_SPECS)
+"""The built-in metrics, each family's declared beside its code (the judges' here: their
+code is imported on the first judge call, so that reading metric names stays light)."""
 
 SPECS: dict[str, MetricSpec] = {s.name: s for s in _BUILTIN_SPECS}
 """The metric catalogue, in the order the defaults are computed and reported; plugins

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragmark.metrics.graded import FloatArray, Graded
+from ragmark.metrics.spec import MetricSpec, spec
 
 
 def _per_query_sum(j: Graded, weights: FloatArray, mask: np.ndarray | None = None) -> FloatArray:
@@ -148,3 +149,30 @@ def bpref(j: Graded, k: int | None = None) -> FloatArray:
                         1.0)
     total = np.bincount(q, weights=term * j.hit_new[new], minlength=j.n_queries)
     return _with_skips(j, _safe_div(total.astype(np.float64), j.n_rel))
+
+
+_TRUTH = ("ground_truth",)
+
+SPECS: tuple[MetricSpec, ...] = (
+    spec("recall", "retrieval", "required", "distinct targets found in the top k / all",
+         "Recall", _TRUTH, (3, 5, 10), compute=recall),
+    spec("precision", "retrieval", "required", "relevant items in the top k / k",
+         "Precision", _TRUTH, (5,), compute=precision),
+    spec("hit", "retrieval", "required", "1 if any relevant item is in the top k", "Hit",
+         _TRUTH, (5,), compute=hit),
+    spec("mrr", "retrieval", "optional", "1 / rank of the first relevant item", "MRR", _TRUTH,
+         (None,), compute=mrr),
+    spec("ndcg", "retrieval", "optional", "normalised DCG, linear gain (trec_eval)", "nDCG",
+         _TRUTH, (10,), compute=ndcg),
+    spec("map", "retrieval", "optional", "average precision over all targets", "MAP", _TRUTH,
+         (None,), compute=average_precision),
+    spec("r_precision", "retrieval", "optional", "precision at R = number of targets",
+         "R-Precision", _TRUTH, compute=r_precision),
+    spec("bpref", "retrieval", "optional",
+         "relevant ranked above judged non-relevant (trec_eval bpref)", "", ("qrels",),
+         compute=bpref),
+    spec("judged", "retrieval", "required", "items in the top k with a qrels judgment / k",
+         "", ("qrels",), (10,), compute=judged),
+)
+"""The retrieval metrics of the catalogue, in the order they are reported: a new one is
+its function above and its line here."""
