@@ -143,3 +143,12 @@ def test_retrieval_and_answer_metrics_are_declared_beside_their_code():
             assert s.compute is None or s.compute.__module__ == module.__name__, s.name
     names_file = ig.modules()["ragmark.metrics.names"].read_text()
     assert not re.search(r'spec\("\w+", "(retrieval|answer)"', names_file)
+
+
+def test_llm_clients_are_put_together_in_one_factory():
+    """Every LLM client is composed in llm/factory.py (HTTP and cache, batch jobs for
+    judges, the dry-run layer), nowhere else."""
+    made = [f"{m}:{i}" for m, path in ig.modules().items() if m != "ragmark.llm.factory"
+            for i, line in enumerate(path.read_text().splitlines(), 1)
+            if re.search(r"\b(LLMClient|DryClient)\(", line) and "class " not in line]
+    assert made == []

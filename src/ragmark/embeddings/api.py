@@ -23,8 +23,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.llm import LLMCallFailed, LLMClient
+from ragmark.llm import LLMCallFailed
 from ragmark.llm.config import endpoint_settings
+from ragmark.llm.factory import direct_client
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import embed_body, embed_path, estimate_tokens, parse_embeddings
 from ragmark.llm.providers import names as provider_names
@@ -80,7 +81,7 @@ class APIEmbedder:
             max_retries=max_retries, timeout=timeout, prices=prices)
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self.client = LLMClient(self.settings, use_cache=False)
+        self.client = direct_client(self.settings, use_cache=False)
         self._loop = LoopThread()
         self._dim: int | None = dimensions
         self.pooled = 0
@@ -93,7 +94,7 @@ class APIEmbedder:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.client = LLMClient(self.settings, use_cache=False)
+        self.client = direct_client(self.settings, use_cache=False)
         self._loop = LoopThread()
 
     @property

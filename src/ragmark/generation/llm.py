@@ -16,8 +16,9 @@ from typing import Any
 from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed, check_positive
 from ragmark.judges.prompt import data_block
-from ragmark.llm import LLMCallFailed, LLMClient
+from ragmark.llm import LLMCallFailed
 from ragmark.llm.config import component_settings
+from ragmark.llm.factory import direct_client
 from ragmark.text import truncate_words
 from ragmark.types import Chunk
 
@@ -91,7 +92,7 @@ class LLMGenerator:
         contexts: Sequence[Sequence[Chunk]],
         progress: Callable[[int], None] | None = None,
     ) -> list[str | GenerationFailed]:
-        client = LLMClient(self.settings)
+        client = direct_client(self.settings)
         calls = [self.messages(q, c) for q, c in zip(questions, contexts, strict=True)]
         results = client.run_many_sync(calls, progress, max_tokens=self.max_tokens)
         self._client = client

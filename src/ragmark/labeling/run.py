@@ -26,7 +26,8 @@ from ragmark.judges.relevance import relevance_prompt
 from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
-from ragmark.llm.dry import DryClient, NotCached
+from ragmark.llm.dry import NotCached
+from ragmark.llm.factory import dry_client
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import unmatchable
@@ -157,7 +158,7 @@ def estimate(pairs: Sequence[Pair], settings: LLMSettings | None,
     The real label code runs against a client that answers only from the cache."""
     if settings is None:
         raise ConfigError(NO_ENDPOINT)
-    dry = DryClient(LLMClient(settings))
+    dry = dry_client(settings)
 
     async def walk() -> None:
         for q, p in pairs:

@@ -37,8 +37,9 @@ T = TypeVar("T")
 
 class LLMClient:
     """Chat calls to one endpoint. ``cache`` defaults to an :class:`LLMCache` under
-    ``RAGMARK_HOME``; ``use_cache=False`` calls every time. Use ``async with
-    LLMClient(...)`` or call :meth:`aclose` at the end (``stats`` counts everything)."""
+    ``RAGMARK_HOME``; ``use_cache=False`` calls every time. Made by
+    :mod:`ragmark.llm.factory`; use ``async with`` or call :meth:`aclose` at the end
+    (``stats`` counts everything)."""
 
     def __init__(
         self,

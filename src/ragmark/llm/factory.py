@@ -1,6 +1,14 @@
-"""The one place an LLM client is put together: the HTTP client, its call cache, and,
-for judges with ``settings.batch``, the provider batch jobs that send the calls not in
-the cache (:mod:`ragmark.llm.batch`)."""
+"""The one place an LLM client is put together, in layers over the HTTP client
+(:class:`~ragmark.llm.client.LLMClient`: retries, structured output, in-flight
+deduplication) and its call cache:
+
+- :func:`open_client` for judges, labels and test sets: with ``settings.batch`` and a
+  cache, the calls not in the cache go out as provider batch jobs
+  (:mod:`ragmark.llm.batch`);
+- :func:`direct_client` for a generator, a reranker or an embedding API, whose answers
+  are needed at once: never batched;
+- :func:`dry_client` for a dry run: answers only from the cache, counts every other call
+  (:mod:`ragmark.llm.dry`)."""
 
 from __future__ import annotations
 
@@ -8,6 +16,7 @@ from ragmark.llm.batch import Batcher
 from ragmark.llm.cache import LLMCache
 from ragmark.llm.client import LLMClient
 from ragmark.llm.config import LLMSettings
+from ragmark.llm.dry import DryClient
 
 
 def open_client(settings: LLMSettings, cache: LLMCache | None = None, *,
@@ -18,3 +27,14 @@ def open_client(settings: LLMSettings, cache: LLMCache | None = None, *,
     if settings.batch and client.cache is not None:
         client.batcher = Batcher(client)
     return client
+
+
+def direct_client(settings: LLMSettings, *, use_cache: bool = True) -> LLMClient:
+    """A client whose every call is answered now (from the cache or the endpoint)."""
+    return LLMClient(settings, use_cache=use_cache)
+
+
+def dry_client(settings: LLMSettings) -> DryClient:
+    """A client that never calls the endpoint: it answers from the cache and counts the
+    calls a run would make."""
+    return DryClient(LLMClient(settings))

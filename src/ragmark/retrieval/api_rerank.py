@@ -22,10 +22,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
-from ragmark.llm import LLMCallFailed, LLMClient
+from ragmark.llm import LLMCallFailed
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.cache import cache_key
 from ragmark.llm.config import endpoint_settings
+from ragmark.llm.factory import direct_client
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import parse_rerank, rerank_body
 from ragmark.retrieval.rerank import unscored_notes
@@ -75,7 +76,7 @@ class APIReranker:
             "api reranker", base_url=base_url, model=model, api_key_env=api_key_env,
             concurrency=concurrency, max_retries=max_retries, timeout=timeout, prices=prices)
         self.batch_size = batch_size
-        self.client = LLMClient(self.settings)
+        self.client = direct_client(self.settings)
         self.scored = 0
         self.failures: Counter[str] = Counter()
         self._loop = LoopThread()

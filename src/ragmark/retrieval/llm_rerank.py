@@ -22,9 +22,9 @@ from numpy.typing import NDArray
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_grade, relevance_label
-from ragmark.llm import LLMClient
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.config import component_settings
+from ragmark.llm.factory import direct_client
 from ragmark.llm.loop import LoopThread
 from ragmark.retrieval.rerank import unscored_notes
 from ragmark.types import Score
@@ -79,7 +79,7 @@ class LLMReranker:
             timeout=timeout, prices=prices, structured=structured)
         self.scale = scale
         self.template = template
-        self.client = LLMClient(self.settings)
+        self.client = direct_client(self.settings)
         self.counts = JudgeCounts()
         self.graded = 0
         self.failures: Counter[str] = Counter()

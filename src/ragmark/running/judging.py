@@ -21,6 +21,7 @@ from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
+from ragmark.llm.factory import dry_client
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.metrics.names import SPECS
 from ragmark.types import Sample, Score
@@ -204,7 +205,7 @@ def estimate(
     """
     if settings is None:
         return {"endpoint": None, "note": "no LLM endpoint configured: nothing would be called"}
-    dry = DryClient(LLMClient(settings))
+    dry = dry_client(settings)
 
     async def walk() -> None:  # one at a time, so repeats are found in a fixed order
         for s, rec in zip(samples, records, strict=True):
