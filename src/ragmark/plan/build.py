@@ -6,14 +6,14 @@ is taken once. The command line, the Python API and the pytest fixture all call
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError
 from ragmark.plan.model import Gating, Options, Plan, Targets
 from ragmark.plan.request import CompareRequest, Request, RunRequest
+from ragmark.plan.sources import closed_on_error, executor_of, load
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -40,8 +40,8 @@ def plan_run(req: RunRequest) -> Plan:
                               "METRIC=VALUE without a config name")
     if req.dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
-    ex = _executor(req)  # a wrong Ray address fails before the data is read
-    with _closed_on_error(ex):
+    ex = executor_of(req)  # a wrong Ray address fails before the data is read
+    with closed_on_error(ex):
         src = source_of(req, names)
         ds, pooled = _with_extra(src.dataset, req.qrels_extra)
         cfg = src.config
@@ -99,9 +99,9 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         parse_metrics([m for m in compared if m not in JUDGE_METRICS])
     if req.dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
-    ex = _executor(req)  # a wrong Ray address fails before the data is read
-    with _closed_on_error(ex):
-        ds, pooled = _with_extra(_dataset(req), req.qrels_extra)
+    ex = executor_of(req)  # a wrong Ray address fails before the data is read
+    with closed_on_error(ex):
+        ds, pooled = _with_extra(load(req), req.qrels_extra)
         run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
         also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
             [m for m in (*(compared or []), *gated) if m not in JUDGE_METRICS])]
@@ -160,17 +160,6 @@ def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = 
     return every_metric(ds, llm=endpoint is not None,
                         answers=answers and not req.skip_generation, depth=depth,
                         name=depths.get(depth or 0, ""))
-
-
-@contextmanager
-def _closed_on_error(ex: Any) -> Iterator[None]:
-    """Close the executor when building the plan fails after it was opened."""
-    try:
-        yield
-    except BaseException:
-        if ex is not None:
-            ex.close()
-        raise
 
 
 def _asked(req: Request) -> tuple[bool, list[MetricName] | None, list[str]]:
@@ -232,35 +221,12 @@ def _targets(req: Request, kind: str) -> Targets:
                    req.include_details, req.step_summary)
 
 
-def _executor(req: Request) -> Any:
-    """The executor named (connecting to Ray now, before the run), or None: the active
-    one. The caller closes it."""
-    if req.executor_name is None:
-        return None
-    from ragmark.executors import create
-
-    return create(req.executor_name, req.address)
-
-
 def _options(req: Request, *, skip_generation: bool | None = None) -> Options:
     return Options(mean=req.mean, max_queries=req.max_queries,
                    skip_generation=req.skip_generation if skip_generation is None
                    else skip_generation, allow_short_rankings=req.allow_short_rankings,
                    index_cache=not req.no_index_cache, latency_sample=req.latency_sample,
                    require_llm=req.require_llm)
-
-
-def _dataset(req: Request) -> Dataset:
-    from ragmark.data import load_dataset
-    from ragmark.data.leniency import Leniency
-    from ragmark.types import Dataset
-
-    if isinstance(req.dataset, Dataset):
-        return req.dataset
-    if req.dataset is None:
-        raise ConfigError("give a dataset (--dataset PATH)")
-    return load_dataset(req.dataset, req.corpus, req.split,
-                        Leniency(strict=req.strict, encoding=req.encoding))
 
 
 def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] | None]:

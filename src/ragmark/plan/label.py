@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmark.errors import ConfigError
+from ragmark.plan.sources import closed_on_error, executor_of, load
 from ragmark.progress import Progress
 
 if TYPE_CHECKING:
@@ -122,10 +123,11 @@ def plan_label(req: LabelRequest) -> LabelPlan:
         for s in [*_stems(stem, judges).values(), f"{stem}.judges"]:
             for suffix in (".json", ".md"):
                 check_output(s + suffix, "--output")
-    ex = None if req.executor_name is None else _executor(req)
-    return LabelPlan(mode, _dataset(req, ex), tuple(cfgs), judges, req.top_k, stem,
-                     req.max_queries, template, tuple(formats), req.plot, hist,
-                     req.allow_missing, ex)
+    ex = executor_of(req)  # a wrong Ray address fails before the data is read
+    with closed_on_error(ex):
+        ds = load(req)
+    return LabelPlan(mode, ds, tuple(cfgs), judges, req.top_k, stem, req.max_queries,
+                     template, tuple(formats), req.plot, hist, req.allow_missing, ex)
 
 
 def estimate_label(plan: LabelPlan, progress: Progress | None = None
@@ -236,24 +238,3 @@ def _read_template(path: str | None) -> str | None:
                           f"{e.start})") from None
     except OSError as e:
         raise ConfigError(f"--prompt-template {path}: cannot be read: {e.strerror}") from None
-
-
-def _executor(req: LabelRequest) -> Executor:
-    from ragmark.executors import create
-
-    return create(req.executor_name or "local", req.address)
-
-
-def _dataset(req: LabelRequest, ex: Any) -> Dataset:
-    from ragmark.data import load_dataset
-    from ragmark.data.leniency import Leniency
-
-    if req.dataset is None:
-        raise ConfigError("give a dataset (--dataset PATH)")
-    try:
-        return load_dataset(req.dataset, req.corpus, req.split,
-                            Leniency(strict=req.strict, encoding=req.encoding))
-    except BaseException:
-        if ex is not None:
-            ex.close()
-        raise

@@ -5,7 +5,8 @@ runs when none is named."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,7 +66,7 @@ def source_of(req: RunRequest, names: Sequence[MetricName] | None) -> Source:
         raise ConfigError("give --dataset PATH (a dataset to run a config on) or --outputs "
                           "FILE (a system's logged outputs to score)")
     else:
-        src = Source(_load(req), _config(req, names))
+        src = Source(load(req), _config(req, names))
     if req.name is None:
         return src
     return Source(src.dataset, src.config.model_copy(update={"name": system_name(req.name)}),
@@ -93,20 +94,45 @@ def _config(req: RunRequest, names: Sequence[MetricName] | None) -> RunConfig:
     return cfg
 
 
-def _load(req: RunRequest) -> Dataset:
+def load(req: Any) -> Dataset:
+    """The dataset a request names (``dataset``, ``corpus``, ``split``, read with its
+    ``strict`` and ``encoding``), or the loaded one it gives."""
     from ragmark.data import load_dataset
     from ragmark.types import Dataset
 
     if isinstance(req.dataset, Dataset):
         return req.dataset
-    assert req.dataset is not None
-    return load_dataset(req.dataset, req.corpus, req.split, _leniency(req))
+    if req.dataset is None:
+        raise ConfigError("give a dataset (--dataset PATH)")
+    return load_dataset(req.dataset, req.corpus, req.split, leniency(req))
 
 
-def _leniency(req: RunRequest) -> Any:
+def leniency(req: Any) -> Any:
+    """How the loaders treat the odd data of a request (``strict``, ``encoding``)."""
     from ragmark.data.leniency import Leniency
 
     return Leniency(strict=req.strict, encoding=req.encoding)
+
+
+def executor_of(req: Any) -> Any:
+    """The executor a request names (``executor_name``, ``address``; connecting to Ray
+    now, before the data is read), or None: the active one. The caller closes it."""
+    if req.executor_name is None:
+        return None
+    from ragmark.executors import create
+
+    return create(req.executor_name, req.address)
+
+
+@contextmanager
+def closed_on_error(ex: Any) -> Iterator[None]:
+    """Close the executor when building a plan fails after it was opened."""
+    try:
+        yield
+    except BaseException:
+        if ex is not None:
+            ex.close()
+        raise
 
 
 def _run_file(req: RunRequest) -> Source:
@@ -122,7 +148,7 @@ def _run_file(req: RunRequest) -> Source:
                           + (", ".join(given) if given else "without --dataset"))
     assert req.run_file_in is not None
     trec = read_trec_run(req.run_file_in)
-    ds = _load(req)
+    ds = load(req)
     outputs, left = run_outputs(trec, ds)
     cfg = RunConfig.model_validate({"name": Path(req.run_file_in).stem,
                                     "unit": req.unit or "document"})
@@ -143,10 +169,10 @@ def _logged(req: RunRequest) -> Source:
         raise ConfigError(f"--outputs scores logged answers and contexts as they are; it "
                           f"cannot be combined with {', '.join(given)}")
     assert req.outputs is not None
-    oset = load_outputs(req.outputs, _leniency(req))
+    oset = load_outputs(req.outputs, leniency(req))
     cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})
     if req.dataset is None:
         return Source(oset.dataset, cfg, oset.outputs)
-    ds = _load(req)  # the ground truth is the dataset's: join the log to it
+    ds = load(req)  # the ground truth is the dataset's: join the log to it
     outputs, notes = join_outputs(oset, ds)
     return Source(ds, cfg, outputs, notes=tuple(notes))
