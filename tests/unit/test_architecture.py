@@ -130,9 +130,12 @@ def test_a_report_is_not_changed_after_it_is_built():
         "rep.dataset['a'] = 1") and _CHANGED.search("report.notes[:0] = x")
 
 
-def test_retrieval_and_answer_metrics_are_declared_beside_their_code():
-    """Adding a retrieval or answer metric is one file's change: its function and its
-    MetricSpec line in the same module, which the catalogue gathers in order."""
+def test_every_metric_is_declared_beside_its_code():
+    """Adding a metric is one file's change: its function and its MetricSpec line in the
+    same module (retrieval and answer metrics in their metrics/ module, a judge metric in
+    its judges/ module), which the catalogue gathers in order."""
+    import importlib
+
     from ragmark.metrics import answer, retrieval
     from ragmark.metrics.names import _BUILTIN_SPECS
 
@@ -141,8 +144,14 @@ def test_retrieval_and_answer_metrics_are_declared_beside_their_code():
         for s in module.SPECS:
             assert s.kind == kind
             assert s.compute is None or s.compute.__module__ == module.__name__, s.name
+    judged = [s for s in _BUILTIN_SPECS if s.kind == "judge"]
+    assert judged
+    for s in judged:
+        assert s.compute is not None
+        module = importlib.import_module(s.compute.__module__)
+        assert module.__name__.startswith("ragmark.judges.") and s in module.SPECS, s.name
     names_file = ig.modules()["ragmark.metrics.names"].read_text()
-    assert not re.search(r'spec\("\w+", "(retrieval|answer)"', names_file)
+    assert not re.search(r'spec\("\w+", "(retrieval|answer|judge)"', names_file)
 
 
 def test_llm_clients_are_put_together_in_one_factory():

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Awaitable, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ragmark.judges.case import JudgeCase, judge_spec
 from ragmark.judges.faithfulness import supported_share
 from ragmark.judges.prompt import (
     ChatClient,
@@ -212,3 +213,26 @@ async def answer_correctness(
     return Score(
         CORRECTNESS_VALUES[out.verdict], details={"verdict": out.verdict, "reason": out.reason}
     )
+
+
+def answer_relevance_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return answer_relevance(client, c.question, c.answer, counts=counts)
+
+
+def context_relevance_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return context_relevance(client, c.question, c.contexts, counts=counts)
+
+
+def answer_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return answer_correctness(client, c.question, c.answer, c.expected_answer, counts=counts)
+
+
+SPECS = (
+    judge_spec("answer_relevance", "(rating 1-5 of how directly the answer addresses the "
+               "question - 1) / 4", "Answer relevance", ("answer",), answer_relevance_of),
+    judge_spec("context_relevance", "retrieved passages that help answer the question / "
+               "passages", "Context relevance", ("contexts",), context_relevance_of),
+    judge_spec("answer_correctness", "1 / 0.5 / 0 for a correct / partially correct / "
+               "incorrect answer against the expected answer", "Answer correctness",
+               ("answer", "expected_answer"), answer_correctness_of),
+)

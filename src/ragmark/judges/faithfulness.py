@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragmark.judges.case import JudgeCase, judge_spec
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -152,3 +154,11 @@ async def faithfulness(
     )
 
 
+def faithfulness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return faithfulness(client, c.question, c.answer, c.contexts, counts=counts)
+
+
+SPECS = (
+    judge_spec("faithfulness", "claims of the answer supported by the contexts / claims",
+               "Faithfulness", ("answer", "contexts"), faithfulness_of),
+)

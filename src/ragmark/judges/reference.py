@@ -23,10 +23,12 @@ context_recall 0.5; verdicts [useful, not, useful] -> context_precision
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragmark.judges.case import JudgeCase, judge_spec
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -315,3 +317,36 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
     return Score(sum(ordered) / len(ordered), details={
         "cited": len(cited),
         "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok]})
+
+
+def context_recall_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts)
+
+
+def context_entity_recall_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts)
+
+
+def context_precision_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return context_precision(client, c.question, c.expected_answer, c.contexts,
+                             counts=counts)
+
+
+def citation_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+    return citation_correctness(client, c.answer, c.contexts, counts=counts)
+
+
+SPECS = (
+    judge_spec("context_recall", "statements of the expected answer the contexts support "
+               "/ statements", "Context recall", ("contexts", "expected_answer"),
+               context_recall_of),
+    judge_spec("context_entity_recall", "named entities of the expected answer the "
+               "contexts mention / entities", "Context entity recall",
+               ("contexts", "expected_answer"), context_entity_recall_of),
+    judge_spec("context_precision", "sum over ranks of precision@k for each context "
+               "useful for the expected answer / useful contexts", "Context precision",
+               ("contexts", "expected_answer"), context_precision_of),
+    judge_spec("citation_correctness", "[n]-citing sentences their cited contexts support "
+               "/ citing sentences", "Citation correctness", ("answer", "contexts"),
+               citation_correctness_of),
+)

@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ragmark.metrics.spec import MetricSpec, spec
 from ragmark.text import STOPWORDS, normalise, tokenize
-from ragmark.types import Sample, Score
+from ragmark.types import MetricSpec, Sample, Score, spec
 
 __all__ = [
     "combined_score",

@@ -15,59 +15,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.errors import UnknownComponentError
+from ragmark.judges import specs as judge_specs
 from ragmark.metrics import answer as am
 from ragmark.metrics import retrieval as ret
-from ragmark.metrics.spec import NEEDS, MetricSpec, spec  # noqa: F401  (NEEDS: names' API)
+from ragmark.types import NEEDS, MetricSpec  # noqa: F401  (NEEDS, MetricSpec: names' API)
 
-
-def _judge(name: str) -> Callable[..., Any]:
-    """A judge metric's compute, ``compute(client, case, counts)``: the function ``name``
-    of :mod:`ragmark.judges.metrics`, imported on the first judge call (reading metric
-    names stays light)."""
-
-    def compute(client: Any, case: Any, counts: Any) -> Any:
-        from ragmark.judges import metrics as judges
-
-        return getattr(judges, name)(client, case, counts)
-
-    compute.__name__ = name
-    return compute
-
-
-_JUDGE_SPECS = (
-    spec("faithfulness", "judge", "none", "claims of the answer supported by the contexts "
-         "/ claims", "Faithfulness", ("answer", "contexts", "llm"),
-         compute=_judge("faithfulness_of")),
-    spec("answer_relevance", "judge", "none", "(rating 1-5 of how directly the answer "
-         "addresses the question - 1) / 4", "Answer relevance", ("answer", "llm"),
-         compute=_judge("answer_relevance_of")),
-    spec("context_relevance", "judge", "none", "retrieved passages that help answer the "
-         "question / passages", "Context relevance", ("contexts", "llm"),
-         compute=_judge("context_relevance_of")),
-    spec("answer_correctness", "judge", "none", "1 / 0.5 / 0 for a correct / partially "
-         "correct / incorrect answer against the expected answer", "Answer correctness",
-         ("answer", "expected_answer", "llm"),
-         compute=_judge("answer_correctness_of")),
-    spec("context_recall", "judge", "none", "statements of the expected answer the "
-         "contexts support / statements", "Context recall",
-         ("contexts", "expected_answer", "llm"),
-         compute=_judge("context_recall_of")),
-    spec("context_entity_recall", "judge", "none", "named entities of the expected answer "
-         "the contexts mention / entities", "Context entity recall",
-         ("contexts", "expected_answer", "llm"),
-         compute=_judge("context_entity_recall_of")),
-    spec("context_precision", "judge", "none", "sum over ranks of precision@k for each "
-         "context useful for the expected answer / useful contexts", "Context precision",
-         ("contexts", "expected_answer", "llm"),
-         compute=_judge("context_precision_of")),
-    spec("citation_correctness", "judge", "none", "[n]-citing sentences their cited "
-         "contexts support / citing sentences", "Citation correctness",
-         ("answer", "contexts", "llm"),
-         compute=_judge("citation_correctness_of")),
-)
-_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *_JUDGE_SPECS)
-"""The built-in metrics, each family's declared beside its code (the judges' here: their
-code is imported on the first judge call, so that reading metric names stays light)."""
+_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *judge_specs())
+"""The built-in metrics, each family's declared beside its code: the retrieval metrics in
+:mod:`ragmark.metrics.retrieval`, the answer metrics in :mod:`ragmark.metrics.answer`, the
+judge metrics in their modules of :mod:`ragmark.judges`."""
 
 SPECS: dict[str, MetricSpec] = {s.name: s for s in _BUILTIN_SPECS}
 """The metric catalogue, in the order the defaults are computed and reported; plugins

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragmark.metrics.graded import FloatArray, Graded
-from ragmark.metrics.spec import MetricSpec, spec
+from ragmark.types import MetricSpec, spec
 
 
 def _per_query_sum(j: Graded, weights: FloatArray, mask: np.ndarray | None = None) -> FloatArray:

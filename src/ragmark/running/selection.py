@@ -12,7 +12,7 @@ from ragmark.types import Dataset, Sample
 
 
 def _abilities(dataset: Dataset, s: Sample) -> set[str]:
-    """What one question offers the metrics (see :data:`~ragmark.metrics.names.NEEDS`);
+    """What one question offers the metrics (see :data:`~ragmark.types.NEEDS`);
     an answer and contexts are always assumed (a run makes them), a model never."""
     have = {"answer", "contexts"}
     if s.truth.kind != "none":

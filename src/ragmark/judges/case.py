@@ -1,0 +1,34 @@
+"""What a judge metric reads of one question (:class:`JudgeCase`), and how a judge module
+declares its metrics: ``SPECS``, a tuple of :func:`judge_spec` lines beside the prompts
+and the scoring that compute them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragmark.types import MetricSpec, Score, spec
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCase:
+    """What a judge metric reads of one question: the question, the system's answer
+    (empty when there is none), its contexts, and the expected answer when the ground
+    truth has one."""
+
+    question: str
+    answer: str
+    contexts: Sequence[str]
+    expected_answer: str | None = None
+
+
+Compute = Callable[[Any, JudgeCase, Any], Awaitable[Score]]
+"""A judge metric's compute: ``compute(client, case, counts)`` -> the awaitable Score."""
+
+
+def judge_spec(name: str, summary: str, label: str, needs: tuple[str, ...],
+               compute: Compute) -> MetricSpec:
+    """A judge metric's line in the catalogue: asked of an LLM (``llm`` is added to what
+    it needs), never at a cutoff."""
+    return spec(name, "judge", "none", summary, label, (*needs, "llm"), compute=compute)
