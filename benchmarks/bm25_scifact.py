@@ -243,6 +243,7 @@ def worker_runner(folder: Path, n_queries: int | None, repeats: int,
     from ragmark.config import load_config
     from ragmark.data import load_dataset
     from ragmark.running.runner import run as ragmark_run
+    from ragmark.running.task import Task
 
     t0 = time.perf_counter()
     dataset = load_dataset(folder)
@@ -251,8 +252,8 @@ def worker_runner(folder: Path, n_queries: int | None, repeats: int,
     metrics = ["ndcg@10", "recall@100"]
 
     def once() -> Any:
-        return ragmark_run(dataset, cfg, metrics=metrics, max_queries=n_queries,
-                           skip_generation=True)
+        return ragmark_run(dataset, cfg, Task(metrics, max_queries=n_queries,
+                                              skip_generation=True))
 
     gc.collect()
     if trace:

@@ -49,12 +49,13 @@ def measure(n: int, chromium: str | None) -> dict[str, float]:
     from ragmark.results import envelope
     from ragmark.results.codec import compare_to_json as comparison_json
     from ragmark.running.compare import compare
+    from ragmark.running.task import Task
 
     ds = dataset(n)
     cfgs = [RunConfig.model_validate({"name": f"k1={k1}", "retriever": {
         "name": "bm25", "k1": k1, "stemmer": "none"}}) for k1 in (0.9, 1.5, 2.0)]
-    c = compare(ds, cfgs, ["ndcg@10", "recall@10", "mrr"], skip_generation=True,
-                latency_sample=1, index_cache=False)
+    c = compare(ds, cfgs, Task(["ndcg@10", "recall@10", "mrr"], skip_generation=True,
+                               latency_sample=1, index_cache=False))
     data = comparison_json(c, include_details=True)
     data["envelope"] = envelope("compare", c.dataset_hash, {})
     t0 = time.perf_counter()

@@ -116,6 +116,7 @@ def _ragmark_run(data: dict[str, Any]) -> dict[str, Any]:
     stem: the same tokens); its own timings."""
     from ragmark.config import RunConfig, load_config
     from ragmark.running.runner import run
+    from ragmark.running.task import Task
     from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
     docs = tuple(Document(d, t) for d, t in zip(data["doc_ids"], data["docs"], strict=True))
@@ -127,8 +128,8 @@ def _ragmark_run(data: dict[str, Any]) -> dict[str, Any]:
         sparse = load_config("sparse").model_dump(mode="json", exclude_none=True)
         sparse["retriever"]["stemmer"] = "none"  # tokenized as the bm25s rows: no stemmer
         cfg = RunConfig.model_validate(sparse)
-        report = run(ds, cfg, ["ndcg@10"], skip_generation=True, latency_sample=1,
-                     index_cache=False)
+        report = run(ds, cfg, Task(["ndcg@10"], skip_generation=True, latency_sample=1,
+                                   index_cache=False))
     t = report.timings
     rest_s = t["retrieve_s"] - t["latency_p50_ms"] / 1000
     return {"index_s": t["index_s"], "first_call_s": t["latency_p50_ms"] / 1000,

@@ -12,6 +12,7 @@ from ragmark.config import load_config
 from ragmark.data import load_dataset
 from ragmark.report.trec_run import trec_lines
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -25,7 +26,7 @@ METRICS = {
 @pytest.fixture(scope="module")
 def sparse_report(scifact):
     ds = load_dataset(scifact)
-    return ds, run(ds, load_config("sparse", top_k=100), list(METRICS) + ["mrr@10"])
+    return ds, run(ds, load_config("sparse", top_k=100), Task(list(METRICS) + ["mrr@10"]))
 
 
 def test_sparse_reaches_the_bm25s_quality_bar(sparse_report):

@@ -15,6 +15,7 @@ from ragmark.report.json_writer import write_json
 from ragmark.results.codec import score_json
 from ragmark.results.model import RunReport
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 
 DEMO_CONFIG = RunConfig.model_validate({
     "name": "demo",
@@ -29,7 +30,7 @@ DEMO_METRICS = ["keyword_coverage", "context_overlap", "combined_score", "ground
 
 def demo_report(progress: Progress | None = None) -> RunReport:
     ds = load_dataset(demo_path() / "questions.json", demo_path() / "corpus")
-    return run(ds, DEMO_CONFIG, DEMO_METRICS, progress=progress)
+    return run(ds, DEMO_CONFIG, Task(DEMO_METRICS), progress=progress)
 
 
 def _fmt(v: float | None) -> str:

@@ -33,6 +33,7 @@ from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import unmatchable
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 from ragmark.types import Dataset, Sample, Score
 
 Pair = tuple[str, str]
@@ -144,8 +145,9 @@ def top_k_passages(
     reports = {}
     for c in configs:
         cfg = c.model_copy(update={"top_k": top_k, "top_n": top_k, "unit": "chunk"})
-        reports[c.name] = run(dataset, cfg, [f"recall@{top_k}"], max_queries=max_queries,
-                              skip_generation=True, progress=progress, executor=executor)
+        task = Task([f"recall@{top_k}"], max_queries=max_queries, skip_generation=True,
+                    executor=executor)
+        reports[c.name] = run(dataset, cfg, task, progress=progress)
     samples = list(dataset.samples[:max_queries] if max_queries else dataset.samples)
     return TopK(top_k, samples, reports)
 

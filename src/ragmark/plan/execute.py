@@ -50,39 +50,27 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
     if not plan.judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     if plan.kind == "compare":
-        return estimate_compare(plan.dataset, list(plan.configs), plan.metrics,
-                                also=plan.also, max_queries=plan.options.max_queries,
-                                skip_generation=plan.options.skip_generation,
-                                progress=progress, judge_metrics=plan.judges, llm=plan.llm)
+        return estimate_compare(plan.dataset, list(plan.configs), plan.task,
+                                progress=progress)
     (cfg,) = plan.configs
-    o = plan.options
-    return {"run": estimate_run(plan.dataset, cfg, plan.metrics, also=plan.also,
-                                max_queries=o.max_queries, skip_generation=o.skip_generation,
-                                progress=progress, judge_metrics=plan.judges, llm=plan.llm,
-                                outputs=plan.outputs,
-                                allow_short_rankings=o.allow_short_rankings,
-                                index_cache=o.index_cache, latency_sample=o.latency_sample,
-                                executor=plan.executor)}
+    return {"run": estimate_run(plan.dataset, cfg, plan.task, progress=progress,
+                                outputs=plan.outputs)}
 
 
 def _run(plan: Plan, progress: Progress | None) -> Any:
     from ragmark.running.runner import run
 
     (cfg,) = plan.configs
-    return run(plan.dataset, cfg, plan.metrics, also=plan.also, progress=progress,
-               judge_metrics=plan.judges, llm=plan.llm, outputs=plan.outputs,
-               pipeline_fn=plan.pipelines.get(cfg.name), executor=plan.executor,
-               **plan.options.run_kwargs())
+    return run(plan.dataset, cfg, plan.task, progress=progress, outputs=plan.outputs,
+               pipeline_fn=plan.pipelines.get(cfg.name))
 
 
 def _compare(plan: Plan, progress: Progress | None) -> Any:
     from ragmark.running.compare import compare
 
-    return compare(plan.dataset, list(plan.configs), plan.metrics, plan.baseline,
-                   also=plan.also, compared=plan.compared, settings=plan.stats,
-                   progress=progress, judge_metrics=plan.judges, llm=plan.llm,
-                   pipeline_fns=plan.pipelines, executor=plan.executor,
-                   **plan.options.run_kwargs())
+    return compare(plan.dataset, list(plan.configs), plan.task, baseline=plan.baseline,
+                   compared=plan.compared, settings=plan.stats, progress=progress,
+                   pipeline_fns=plan.pipelines)
 
 
 def _markdown(plan: Plan, result: Any) -> str:

@@ -20,12 +20,13 @@ if TYPE_CHECKING:
     from ragmark.plan.gating import Gated
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison, StatSettings
+    from ragmark.running.task import Task
     from ragmark.types import Dataset
 
 
 @dataclass(frozen=True)
 class Options:
-    """How each config runs: the runner's options."""
+    """How each config runs: the runner's options (see :class:`ragmark.running.task.Task`)."""
 
     mean: str = "relevant"
     max_queries: int | None = None
@@ -34,14 +35,6 @@ class Options:
     index_cache: bool = True
     latency_sample: int = 100
     require_llm: bool = False
-
-    def run_kwargs(self) -> dict[str, Any]:
-        """As :func:`ragmark.running.runner.run` takes them."""
-        return {"mean": self.mean, "max_queries": self.max_queries,
-                "skip_generation": self.skip_generation,
-                "allow_short_rankings": self.allow_short_rankings,
-                "index_cache": self.index_cache, "latency_sample": self.latency_sample,
-                "require_llm": self.require_llm}
 
 
 @dataclass(frozen=True)
@@ -110,6 +103,18 @@ class Plan:
     """Put last in the report."""
     pooled: Mapping[str, Any] | None = None
     """What ``--qrels-extra`` added (recorded with the dataset)."""
+
+    @property
+    def task(self) -> Task:
+        """What each config computes and how, as the runner takes it."""
+        from ragmark.running.task import Task
+
+        o = self.options
+        return Task(metrics=self.metrics, also=self.also, judge_metrics=self.judges,
+                    llm=self.llm, require_llm=o.require_llm, mean=o.mean,
+                    max_queries=o.max_queries, skip_generation=o.skip_generation,
+                    allow_short_rankings=o.allow_short_rankings, index_cache=o.index_cache,
+                    latency_sample=o.latency_sample, executor=self.executor)
 
 
 @dataclass

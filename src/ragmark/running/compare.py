@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
-from ragmark.executors import Executor, using
+from ragmark.executors import using
 from ragmark.metrics.names import MetricName, parse_metrics
 from ragmark.progress import Progress
 from ragmark.results.comparison import (  # noqa: F401  (ragmark.running.compare's API)
@@ -38,6 +38,7 @@ from ragmark.running.selection import (
     uncut_at,
     uncut_note,
 )
+from ragmark.running.task import Task
 from ragmark.stats import ComparisonRow, Interval, bootstrap_ci, compare_to_baseline
 from ragmark.types import Dataset
 
@@ -84,45 +85,75 @@ def analyse(
 def compare(
     dataset: Dataset,
     configs: Sequence[RunConfig],
-    metrics: Sequence[str | MetricName] | None = None,
-    baseline: str | None = None,
+    task: Task | None = None,
     *,
-    also: Sequence[str | MetricName] = (),
-    mean: str = "relevant",
+    baseline: str | None = None,
     compared: Sequence[str] | None = None,
     settings: StatSettings | None = None,
-    max_queries: int | None = None,
-    skip_generation: bool = False,
     progress: Progress | None = None,
-    judge_metrics: Sequence[str] = (),
-    llm: Any = None,
-    require_llm: bool = False,
-    allow_short_rankings: bool = False,
     pipeline_fns: Mapping[str, Callable[..., Any]] | None = None,
-    index_cache: bool = True,
-    latency_sample: int = 100,
-    executor: Executor | None = None,
 ) -> Comparison:
-    """Run every config on the same questions and compare each with the baseline.
+    """Run every config on the same questions, as ``task`` says (a
+    :class:`~ragmark.running.task.Task`), and compare each with the baseline (default:
+    the first).
 
-    ``metrics``: what each run computes (default: the runner's defaults, fitted to each
-    config's ``top_k``, and the table metrics at the shallowest config's depth);
-    ``also``: computed besides them (gated metrics). ``compared``: the metrics shown and
-    tested, computed by every config (default: the table metrics the runs have, else all
-    of ``metrics``). A metric named in ``metrics``, ``also`` or ``compared`` that cuts
-    deeper than a config retrieves is a ConfigError before the first config runs.
-    ``executor``: where the CPU-bound stages run (default: the active one); on one that
-    spreads work, the retrieval stages of the configs run side by side, and the LLM
-    calls (generators, judges) still one config after the other.
+    The task's ``metrics``: what each run computes (default: the runner's defaults,
+    fitted to each config's ``top_k``, and the table metrics at the shallowest config's
+    depth); its ``also``: computed besides them (gated metrics). ``compared``: the
+    metrics shown and tested, computed by every config (default: the table metrics the
+    runs have, else all of ``metrics``). A metric named in ``metrics``, ``also`` or
+    ``compared`` that cuts deeper than a config retrieves is a ConfigError before the
+    first config runs. The task's ``executor``: where the CPU-bound stages run (default:
+    the active one); on one that spreads work, the retrieval stages of the configs run
+    side by side, and the LLM calls (generators, judges) still one config after the
+    other.
     """
-    with using(executor) as ex:
-        return _compare(dataset, configs, metrics, baseline, also=also, mean=mean,
-                        compared=compared,
-                        settings=settings, max_queries=max_queries,
-                        skip_generation=skip_generation, progress=progress,
-                        judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
-                        allow_short_rankings=allow_short_rankings, pipeline_fns=pipeline_fns,
-                        index_cache=index_cache, latency_sample=latency_sample, ex=ex)
+    task = task or Task()
+    if not configs:
+        raise ConfigError("no configs to compare")
+    names = [c.name for c in configs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config names must be distinct; repeated: {', '.join(dup)}")
+    base = baseline or names[0]
+    if base not in names:
+        raise ConfigError(f"baseline {base!r} is not one of the configs: {', '.join(names)}")
+    with using(task.executor) as ex:
+        table = _table(dataset, configs, task.metrics) if compared is None else []
+        metrics, also, at_depth, note = _at_shallowest(
+            configs, task.metrics, [*task.also, *(compared or ()), *table])
+        task = replace(task, metrics=metrics, also=also, executor=None)
+        for c in configs:  # every config's metrics are chosen before the first one runs
+            select(dataset, c, metrics, also, allow_short_rankings=task.allow_short_rankings)
+        done = _side_by_side(dataset, configs, task, progress) if ex.distributed else {}
+        reports: dict[str, RunReport] = {}
+        for c in configs:
+            r = run(dataset, c, task, progress=progress,
+                    pipeline_fn=(pipeline_fns or {}).get(c.name), done=done.get(c.name))
+            reports[c.name] = replace(r, at_depth={**r.at_depth, **at_depth},
+                                      notes=[note, *r.notes] if note else r.notes)
+        info = ex.info()
+    shown = _compared(reports[names[0]], compared, table)
+    st = settings or StatSettings()
+    intervals, rows = analyse(reports, base, shown, st)
+    return Comparison(reports, base, shown, intervals, rows, st, dataset_hash(dataset), info)
+
+
+def _compared(first: RunReport, compared: Sequence[str] | None, table: list[str]
+              ) -> list[str]:
+    """The metrics a comparison shows and tests: those asked for (as the first report
+    names them), else the table metrics it has, else all it has."""
+    if compared is None:
+        shown = [m for m in table or TABLE_METRICS if m in first.metrics]
+        return shown or [m for m in first.metrics if m != "grounded_ratio"]
+    from ragmark.running.judging import JUDGE_METRICS
+
+    out = [first.key(m if m in JUDGE_METRICS else str(parse_metrics([m])[0]))
+           for m in compared]
+    missing = [m for m in out if m not in first.metrics]
+    if missing:
+        raise ConfigError(f"compared metrics not computed: {', '.join(missing)}")
+    return out
 
 
 def _table(dataset: Dataset, configs: Sequence[RunConfig],
@@ -173,11 +204,8 @@ def _at_shallowest(configs: Sequence[RunConfig], metrics: Sequence[str | MetricN
     return new_metrics, new_also, {str(m): str(a) for m, a in renamed.items()}, note
 
 
-def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any,
-                  also: Sequence[str | MetricName], *,
-                  max_queries: int | None, skip_generation: bool, progress: Progress | None,
-                  judge_metrics: Sequence[str], index_cache: bool,
-                  latency_sample: int) -> dict[str, Retrieval]:
+def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], task: Task,
+                  progress: Progress | None) -> dict[str, Retrieval]:
     """The retrieval stages of the configs of ragmark's own pipeline without an LLM
     reranker, each in a driver thread that hands its work to the executor."""
     from concurrent.futures import ThreadPoolExecutor
@@ -188,96 +216,23 @@ def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], metrics: Any,
         return {}
 
     def one(c: RunConfig) -> Retrieval:
-        return retrieval_of(dataset, c, metrics, also=also, max_queries=max_queries,
-                            skip_generation=skip_generation, progress=progress,
-                            judge_metrics=judge_metrics, index_cache=index_cache,
-                            latency_sample=latency_sample)
+        return retrieval_of(dataset, c, task, progress)
 
     with ThreadPoolExecutor(max_workers=min(len(own), 4)) as pool:
         futures = {c.name: pool.submit(contextvars.copy_context().run, one, c) for c in own}
         return {name: f.result() for name, f in futures.items()}
 
 
-def _compare(
-    dataset: Dataset, configs: Sequence[RunConfig], metrics: Sequence[str | MetricName] | None,
-    baseline: str | None, *, also: Sequence[str | MetricName], mean: str,
-    compared: Sequence[str] | None, settings: StatSettings | None,
-    max_queries: int | None, skip_generation: bool, progress: Progress | None,
-    judge_metrics: Sequence[str], llm: Any, require_llm: bool, allow_short_rankings: bool,
-    pipeline_fns: Mapping[str, Callable[..., Any]] | None, index_cache: bool,
-    latency_sample: int, ex: Executor,
-) -> Comparison:
-    if not configs:
-        raise ConfigError("no configs to compare")
-    names = [c.name for c in configs]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise ConfigError(f"config names must be distinct; repeated: {', '.join(dup)}")
-    base = baseline or names[0]
-    if base not in names:
-        raise ConfigError(f"baseline {base!r} is not one of the configs: {', '.join(names)}")
-    table = _table(dataset, configs, metrics) if compared is None else []
-    also = [*also, *(compared or ()), *table]
-    metrics, also, at_depth, note = _at_shallowest(configs, metrics, also)
-    for c in configs:  # every config's metrics are chosen before the first one runs
-        select(dataset, c, metrics, also, allow_short_rankings=allow_short_rankings)
-    done = {} if not ex.distributed else _side_by_side(
-        dataset, configs, metrics, also, max_queries=max_queries,
-        skip_generation=skip_generation,
-        progress=progress, judge_metrics=judge_metrics, index_cache=index_cache,
-        latency_sample=latency_sample)
-    reports: dict[str, RunReport] = {}
-    for c in configs:
-        reports[c.name] = run(dataset, c, metrics, also=also, mean=mean,
-                              max_queries=max_queries,
-                              skip_generation=skip_generation, progress=progress,
-                              judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
-                              allow_short_rankings=allow_short_rankings,
-                              pipeline_fn=(pipeline_fns or {}).get(c.name),
-                              index_cache=index_cache, latency_sample=latency_sample,
-                              done=done.get(c.name))
-        r = reports[c.name]
-        reports[c.name] = replace(r, at_depth={**r.at_depth, **at_depth},
-                                  notes=[note, *r.notes] if note else r.notes)
-    first = reports[names[0]]
-    if compared is None:
-        shown = [m for m in table or TABLE_METRICS if m in first.metrics]
-        compared = shown or [m for m in first.metrics if m != "grounded_ratio"]
-    else:
-        from ragmark.running.judging import JUDGE_METRICS
-
-        compared = [m if m in JUDGE_METRICS else str(parse_metrics([m])[0]) for m in compared]
-        compared = [first.key(m) for m in compared]
-        missing = [m for m in compared if m not in first.metrics]
-        if missing:
-            raise ConfigError(f"compared metrics not computed: {', '.join(missing)}")
-    st = settings or StatSettings()
-    intervals, rows = analyse(reports, base, compared, st)
-    return Comparison(reports, base, list(compared), intervals, rows, st, dataset_hash(dataset),
-                      ex.info())
-
-
-def estimate_compare(
-    dataset: Dataset,
-    configs: Sequence[RunConfig],
-    metrics: Sequence[str | MetricName] | None = None,
-    *,
-    also: Sequence[str | MetricName] = (),
-    max_queries: int | None = None,
-    skip_generation: bool = False,
-    progress: Progress | None = None,
-    judge_metrics: Sequence[str] = (),
-    llm: Any = None,
-) -> dict[str, dict[str, Any]]:
+def estimate_compare(dataset: Dataset, configs: Sequence[RunConfig], task: Task | None = None,
+                     *, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
     """A dry run of :func:`compare`: per config, the judge calls not yet cached and their
     estimated prompt tokens and cost (see :func:`ragmark.running.judging.estimate`). Nothing is
     called. Each config is estimated on its own, so a call two configs share counts twice
     (a real run makes it once): the sum is an upper bound."""
+    task = task or Task()
     if not configs:
         raise ConfigError("no configs to compare")
     for c in configs:
-        select(dataset, c, metrics, also)
-    return {c.name: estimate_run(dataset, c, metrics, also=also, max_queries=max_queries,
-                                 skip_generation=skip_generation, progress=progress,
-                                 judge_metrics=judge_metrics, llm=llm)
-            for c in configs}
+        select(dataset, c, task.metrics, task.also,
+               allow_short_rankings=task.allow_short_rankings)
+    return {c.name: estimate_run(dataset, c, task, progress=progress) for c in configs}

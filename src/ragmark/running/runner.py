@@ -14,14 +14,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
-from ragmark.executors import Executor, using
-from ragmark.llm import LLMSettings
+from ragmark.executors import using
 from ragmark.llm.accounting import llm_total
 from ragmark.metrics.names import MetricName
 from ragmark.pipelines.base import Output, Sourced, corpus_ids
@@ -49,7 +48,7 @@ from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's AP
     shorter_than,
     too_deep,
 )
-from ragmark.running.stages import LATENCY_SAMPLE
+from ragmark.running.task import Task
 from ragmark.types import Dataset, Sample, Score
 
 
@@ -63,66 +62,51 @@ def _unit(cfg: RunConfig, dataset: Dataset) -> str:
 def run(
     dataset: Dataset,
     cfg: RunConfig,
-    metrics: Sequence[str | MetricName] | None = None,
+    task: Task | None = None,
     *,
-    also: Sequence[str | MetricName] = (),
-    mean: str = "relevant",
-    max_queries: int | None = None,
-    skip_generation: bool = False,
     progress: Progress | None = None,
-    judge_metrics: Sequence[str] = (),
-    llm: LLMSettings | None = None,
-    require_llm: bool = False,
     outputs: Mapping[str, Output] | None = None,
-    allow_short_rankings: bool = False,
     pipeline_fn: Callable[..., Any] | None = None,
-    index_cache: bool = True,
-    latency_sample: int = LATENCY_SAMPLE,
-    executor: Executor | None = None,
     done: Retrieval | None = None,
 ) -> RunReport:
-    """Run one configuration over a dataset and score it.
+    """Run one configuration over a dataset and score it, as ``task`` says (a
+    :class:`~ragmark.running.task.Task`: the metrics, the judges and their LLM endpoint,
+    the options; default: the dataset's default metrics).
 
     The answers and contexts come from ragmark's own retriever and generator, from the
     config's external ``[pipeline]``, or from ``outputs`` (sample id -> a system's
     logged output; see :func:`ragmark.data.outputs.load_outputs`); all are scored alike.
-    ``judge_metrics`` (faithfulness, answer_relevance, context_relevance,
-    answer_correctness) are asked of the LLM endpoint ``llm``; without one, or when it
-    does not answer, they are recorded as missing with the reason (an error with
-    ``require_llm``). :func:`estimate_run` is its dry run.
+    The task's ``judge_metrics`` (faithfulness, answer_relevance, ...) are asked of its
+    LLM endpoint; without one, or when it does not answer, they are recorded as missing
+    with the reason (an error with ``require_llm``). :func:`estimate_run` is its dry run.
 
-    ``metrics`` None computes the dataset's defaults, their cutoffs fitted to
-    ``cfg.top_k`` (a deeper one is taken at ``top_k`` or left out, with a note);
-    ``also``: metrics computed besides them (gated or compared ones). A metric named in
-    ``metrics`` or ``also`` whose cutoff exceeds ``cfg.top_k`` is a ConfigError before
-    any work unless ``allow_short_rankings``; then ``report.short_metrics`` marks it.
-    On ragmark's own pipeline a retrieval metric without a cutoff is computed over the
-    ``top_k`` retrieved items and named so (``map`` -> ``map@10``; ``report.at_depth``
+    The task's ``metrics`` None computes the dataset's defaults, their cutoffs fitted to
+    ``cfg.top_k`` (a deeper one is taken at ``top_k`` or left out, with a note). A metric
+    named in ``metrics`` or ``also`` whose cutoff exceeds ``cfg.top_k`` is a ConfigError
+    before any work unless ``allow_short_rankings``; then ``report.short_metrics`` marks
+    it. On ragmark's own pipeline a retrieval metric without a cutoff is computed over
+    the ``top_k`` retrieved items and named so (``map`` -> ``map@10``; ``report.at_depth``
     maps the names asked for to those computed, and ``report.value`` accepts either).
     ``pipeline_fn`` is the callable of a ``python`` ``[pipeline]`` that lives in memory
     (the Python API). The index is loaded from ``RAGMARK_HOME/indexes`` when this
-    corpus, chunker and retriever were indexed before (``index_cache=False`` rebuilds it
-    and saves nothing); ``report.dataset["index"]`` says which. The first
+    corpus, chunker and retriever were indexed before (the task's ``index_cache=False``
+    rebuilds it and saves nothing); ``report.dataset["index"]`` says which. The first
     ``latency_sample`` questions are retrieved one at a time (their latency is
     reported), the rest in batches (``timings["questions_per_s"]`` is the throughput
-    over all). ``executor`` spreads the CPU-bound stages (default: the active one, local
-    unless set; see :mod:`ragmark.executors`); ``report.executor`` records it. ``done``:
-    this config's retrieval already computed (:func:`retrieval_of`).
+    over all). The task's ``executor`` spreads the CPU-bound stages (default: the active
+    one, local unless set; see :mod:`ragmark.executors`); ``report.executor`` records
+    it. ``done``: this config's retrieval already computed (:func:`retrieval_of`).
     """
-    with using(executor) as ex:
-        report = _run(dataset, cfg, metrics, also=also, mean=mean, max_queries=max_queries,
-                      skip_generation=skip_generation, progress=progress,
-                      judge_metrics=judge_metrics, llm=llm, require_llm=require_llm,
-                      outputs=outputs,
-                      allow_short_rankings=allow_short_rankings, pipeline_fn=pipeline_fn,
-                      index_cache=index_cache, latency_sample=latency_sample, done=done)
+    task = task or Task()
+    with using(task.executor) as ex:
+        report = _run(dataset, cfg, task, progress or NullProgress(), outputs, pipeline_fn,
+                      done)
         return replace(report, executor=ex.info())
 
 
-def _needs_answers(names: Sequence[MetricName], judge_names: Sequence[str],
-                   skip_generation: bool) -> bool:
-    return not skip_generation and (any(m.kind == "answer" for m in names)
-                                    or bool(set(judge_names) & NEEDS_ANSWER))
+def _needs_answers(sel: Selected, skip_generation: bool) -> bool:
+    return not skip_generation and (any(m.kind == "answer" for m in sel.names)
+                                    or bool(set(sel.judges) & NEEDS_ANSWER))
 
 
 def _samples(dataset: Dataset, max_queries: int | None) -> list[Sample]:
@@ -132,46 +116,36 @@ def _samples(dataset: Dataset, max_queries: int | None) -> list[Sample]:
     return samples
 
 
-def retrieval_of(
-    dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None = None, *,
-    also: Sequence[str | MetricName] = (), max_queries: int | None = None,
-    skip_generation: bool = False,
-    progress: Progress | None = None, judge_metrics: Sequence[str] = (),
-    index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
-) -> Retrieval:
+def retrieval_of(dataset: Dataset, cfg: RunConfig, task: Task,
+                 progress: Progress | None = None) -> Retrieval:
     """The retrieval stages of ``cfg``'s own pipeline, as :func:`run` would compute them
-    with the same arguments (pass the result to it as ``done``)."""
-    names = run_metrics(dataset, metrics, also)
-    return retrieval(dataset, _samples(dataset, max_queries), cfg, progress or NullProgress(),
-                     with_answers=_needs_answers(names, parse_judge_metrics(judge_metrics),
-                                                 skip_generation),
-                     index_cache=index_cache, latency_sample=latency_sample)
+    with the same task (pass the result to it as ``done``)."""
+    names = run_metrics(dataset, task.metrics, task.also)
+    sel = Selected(names, parse_judge_metrics(task.judge_metrics), [], {})
+    return retrieval(dataset, _samples(dataset, task.max_queries), cfg,
+                     progress or NullProgress(),
+                     with_answers=_needs_answers(sel, task.skip_generation),
+                     index_cache=task.index_cache, latency_sample=task.latency_sample)
 
 
-def _run(
-    dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None, *,
-    also: Sequence[str | MetricName], mean: str, max_queries: int | None,
-    skip_generation: bool, progress: Progress | None,
-    judge_metrics: Sequence[str], llm: LLMSettings | None, require_llm: bool,
-    outputs: Mapping[str, Output] | None, allow_short_rankings: bool,
-    pipeline_fn: Callable[..., Any] | None, index_cache: bool, latency_sample: int,
-    done: Retrieval | None,
-) -> RunReport:
-    prog = progress or NullProgress()
-    names, judge_names, chosen, at_depth = _chosen(dataset, cfg, metrics, also, judge_metrics,
-                                                   allow_short_rankings, outputs is None)
-    samples = _samples(dataset, max_queries)
+def _run(dataset: Dataset, cfg: RunConfig, task: Task, prog: Progress,
+         outputs: Mapping[str, Output] | None, pipeline_fn: Callable[..., Any] | None,
+         done: Retrieval | None) -> RunReport:
+    sel = _chosen(dataset, cfg, task, ranked_here=outputs is None)
+    samples = _samples(dataset, task.max_queries)
     started = time.perf_counter()
     if outputs is not None or cfg.pipeline is not None:
-        src = _external(dataset, samples, cfg, prog, outputs, not skip_generation, pipeline_fn)
+        src = _external(dataset, samples, cfg, prog, outputs, not task.skip_generation,
+                        pipeline_fn)
     else:
         src = own(dataset, samples, cfg, prog,
-                  with_answers=_needs_answers(names, judge_names, skip_generation),
-                  index_cache=index_cache, latency_sample=latency_sample, done=done)
-    report = _score(dataset, samples, src, cfg, names, judge_names, prog=prog, llm=llm,
-                    require_llm=require_llm, started=started, mean=mean)
-    return replace(report, at_depth=at_depth,
-                   **_depth(cfg, names, src, chosen, report.notes, ranked_here=outputs is None))
+                  with_answers=_needs_answers(sel, task.skip_generation),
+                  index_cache=task.index_cache, latency_sample=task.latency_sample,
+                  done=done)
+    report = _score(dataset, samples, src, cfg, sel, task, prog, started)
+    return replace(report, at_depth=sel.at_depth,
+                   **_depth(cfg, sel.names, src, sel.notes, report.notes,
+                            ranked_here=outputs is None))
 
 
 def _depth(cfg: RunConfig, names: Sequence[MetricName], src: Sourced, chosen: list[str],
@@ -200,54 +174,58 @@ def _depth(cfg: RunConfig, names: Sequence[MetricName], src: Sourced, chosen: li
     return {"notes": notes, "short_metrics": short_metrics, "short_rankings": short_rankings}
 
 
-def estimate_run(
-    dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None = None, *,
-    also: Sequence[str | MetricName] = (), max_queries: int | None = None,
-    skip_generation: bool = False, progress: Progress | None = None,
-    judge_metrics: Sequence[str] = (), llm: LLMSettings | None = None,
-    outputs: Mapping[str, Output] | None = None, allow_short_rankings: bool = False,
-    index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
-    executor: Executor | None = None,
-) -> dict[str, Any]:
-    """A dry run of :func:`run` with the same arguments: the judge calls it would make
+def estimate_run(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
+                 progress: Progress | None = None,
+                 outputs: Mapping[str, Output] | None = None) -> dict[str, Any]:
+    """A dry run of :func:`run` with the same task: the judge calls it would make
     that are not in the cache, their estimated tokens and cost (see
     :func:`ragmark.running.judging.estimate`), and under ``embeddings`` the calls of an embedding
     API. Nothing is called. The rankings and answers are made as the run makes them, so
     a config whose answers or scores need a model's calls (an external pipeline, an LLM
     generator or reranker) is a ConfigError."""
-    with using(executor):
+    task = task or Task()
+    with using(task.executor):
         prog = progress or NullProgress()
-        names, judge_names, _, _ = _chosen(dataset, cfg, metrics, also, judge_metrics,
-                                           allow_short_rankings, outputs is None)
-        samples = _samples(dataset, max_queries)
+        sel = _chosen(dataset, cfg, task, ranked_here=outputs is None)
+        samples = _samples(dataset, task.max_queries)
         if outputs is not None:
-            src = _external(dataset, samples, cfg, prog, outputs, not skip_generation, None)
+            src = _external(dataset, samples, cfg, prog, outputs, not task.skip_generation,
+                            None)
         elif cfg.pipeline is not None:
             raise ConfigError(f"--dry-run cannot estimate config {cfg.name!r}: its answers "
                               "come from its pipeline, which would have to be called")
         else:
-            with_answers = _needs_answers(names, judge_names, skip_generation)
+            with_answers = _needs_answers(sel, task.skip_generation)
             got = estimate_retrieval(dataset, samples, cfg, prog, with_answers=with_answers,
-                                     index_cache=index_cache, latency_sample=latency_sample)
+                                     index_cache=task.index_cache,
+                                     latency_sample=task.latency_sample)
             src = own(dataset, samples, cfg, prog, with_answers=with_answers, done=got)
     failed = {qi: Score.missing(p.failure) for qi, p in enumerate(src.queries)
               if p.failure is not None}
     answers, _ = answer_stage(samples, src.queries, failed, [], cfg, dataset.corpus.by_id())
     ok = [qi for qi in range(len(samples)) if qi not in failed]
-    est = estimate([samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm)
+    est = estimate([samples[i] for i in ok], [answers[i] for i in ok], sel.judges, task.llm)
     return {**est, "embeddings": src.llm["embeddings"]} if "embeddings" in src.llm else est
 
 
-def _chosen(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName] | None,
-            also: Sequence[str | MetricName], judge_metrics: Sequence[str],
-            allow_short_rankings: bool, ranked_here: bool
-            ) -> tuple[list[MetricName], list[str], list[str], dict[str, str]]:
+@dataclass(frozen=True)
+class Selected:
+    """The metrics a run computes: ``names`` (retrieval and answer), ``judges`` (the
+    judge metrics), the ``notes`` on the choice, and ``at_depth`` (names asked for ->
+    computed)."""
+
+    names: list[MetricName]
+    judges: list[str]
+    notes: list[str]
+    at_depth: dict[str, str]
+
+
+def _chosen(dataset: Dataset, cfg: RunConfig, task: Task, *, ranked_here: bool) -> Selected:
     """The metrics a run computes (checked before any work), apart the judge metrics
-    (those of ``judge_metrics`` and those named in ``metrics``), with the notes on the
-    choice and the names asked for -> computed."""
-    judge_names = parse_judge_metrics(judge_metrics)
-    names, chosen, at_depth = select(dataset, cfg, metrics, also,
-                                     allow_short_rankings=allow_short_rankings,
+    (those of the task's ``judge_metrics`` and those named in its ``metrics``)."""
+    judge_names = parse_judge_metrics(task.judge_metrics)
+    names, chosen, at_depth = select(dataset, cfg, task.metrics, task.also,
+                                     allow_short_rankings=task.allow_short_rankings,
                                      ranked_here=ranked_here)
     judge_names += [str(m) for m in names if m.kind == "judge" and str(m) not in judge_names]
     names = [m for m in names if m.kind != "judge"]
@@ -255,7 +233,7 @@ def _chosen(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName
         from ragmark.metrics.similarity import similarity_embedder
 
         similarity_embedder()  # the dense extra is there, or an error before any work
-    return names, judge_names, chosen, at_depth
+    return Selected(names, judge_names, chosen, at_depth)
 
 
 def _external(dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress,
@@ -272,15 +250,13 @@ def _external(dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog:
                     resolve=corpus_ids(dataset.corpus.documents) if by_id else None)
 
 
-def _score(
-    dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
-    names: Sequence[MetricName], judge_names: Sequence[str], *, prog: Progress,
-    llm: LLMSettings | None, require_llm: bool, started: float, mean: str = "relevant",
-) -> RunReport:
+def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunConfig,
+           sel: Selected, task: Task, prog: Progress, started: float) -> RunReport:
     """The tail every source shares, as stages: match rankings against the ground truth
     (with the retrieval metrics), score the answers, judge; then one reduce builds the
     records and the aggregates. A question whose source failed has every metric missing
     with the failure's reason."""
+    names, judge_names, mean = sel.names, sel.judges, task.mean
     unit = _unit(cfg, dataset)
     failed = {qi: Score.missing(p.failure, **p.details)
               for qi, p in enumerate(src.queries) if p.failure is not None}
@@ -292,8 +268,8 @@ def _score(
     answers, answer_scores = answer_stage(samples, src.queries, failed,
                                           [m for m in names if m.kind == "answer"], cfg,
                                           dataset.corpus.by_id())
-    judged, stats = judge_stage(samples, answers, failed, judge_names, prog=prog, llm=llm,
-                                require_llm=require_llm)
+    judged, stats = judge_stage(samples, answers, failed, judge_names, prog=prog,
+                                llm=task.llm, require_llm=task.require_llm)
     timings = {**src.timings, **stats.timings, "total_s": time.perf_counter() - started}
 
     records = []

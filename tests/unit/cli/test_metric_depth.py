@@ -71,6 +71,7 @@ def test_the_default_table_says_its_depth_and_compare_names_them_alike(tmp_path,
     from ragmark.config import RunConfig
     from ragmark.data import load_dataset
     from ragmark.running.compare import compare
+    from ragmark.running.task import Task
 
     ds, _ = beir_folder(tmp_path / "beir")
     out = tmp_path / "d.json"
@@ -85,7 +86,7 @@ def test_the_default_table_says_its_depth_and_compare_names_them_alike(tmp_path,
     dataset = load_dataset(ds)
     configs = [RunConfig.model_validate({"name": n, "retriever": {"name": "bm25"}, "top_k": k})
                for n, k in (("deep", 8), ("shallow", 4))]
-    c = compare(dataset, configs, ["map", "bpref@2"], skip_generation=True)
+    c = compare(dataset, configs, Task(["map", "bpref@2"], skip_generation=True))
     for r in c.reports.values():
         assert list(r.metrics) == ["map@4", "bpref@2"]
         assert r.value("map") == r.metrics["map@4"].value

@@ -13,6 +13,7 @@ from ragmark.config import RunConfig, load_config
 from ragmark.data import load_dataset
 from ragmark.demo.run import demo_path
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 
 PASSAGE = re.compile(r'<data name="passage">\n(.*)\n</data>', re.DOTALL)
 
@@ -30,9 +31,9 @@ def test_sparse_run_on_a_spreading_executor_equals_local(monkeypatch):
     monkeypatch.setattr("ragmark.running.stages.SHARD", 2)  # several retrieval shards
     monkeypatch.setattr("ragmark.running.scoring.MATCH_SHARD", 3)
     ds, cfg = _demo(), load_config("sparse")
-    local = run(ds, cfg, latency_sample=2)
+    local = run(ds, cfg, Task(latency_sample=2))
     ex = PicklingExecutor()
-    spread = run(ds, cfg, latency_sample=2, executor=ex)
+    spread = run(ds, cfg, Task(latency_sample=2, executor=ex))
     assert _records(spread) == _records(local)
     assert spread.executor == {"name": "pickling"} and local.executor["name"] == "local"
     # the last map was matching: 8 questions in shards of 3
@@ -49,10 +50,10 @@ def test_llm_reranker_stays_on_the_driver(server):
     ds = _demo()
     cfg = RunConfig.model_validate({"name": "llm-rerank", "top_k": 5, "reranker": {
         "name": "llm", "base_url": server.url, "model": "m"}})
-    local = run(ds, cfg, ["mrr"], skip_generation=True, latency_sample=2)
+    local = run(ds, cfg, Task(["mrr"], skip_generation=True, latency_sample=2))
     calls = len(server.requests)
-    spread = run(ds, cfg, ["mrr"], skip_generation=True, latency_sample=2,
-                 executor=PicklingExecutor())
+    spread = run(ds, cfg, Task(["mrr"], skip_generation=True, latency_sample=2,
+                               executor=PicklingExecutor()))
     assert _records(spread) == _records(local)
     assert spread.llm["reranker"]["calls"] == 0  # every grade from the driver's cache
     assert local.llm["reranker"]["calls"] == calls == 8 * 5

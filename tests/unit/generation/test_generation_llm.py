@@ -13,6 +13,7 @@ from ragmark.data import load_dataset
 from ragmark.errors import ConfigError
 from ragmark.generation.llm import INSTRUCTION, LLMGenerator, fit_contexts
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 from ragmark.types import Chunk
 
 ITEMS = [{"question": f"What is said about topic {i}?",
@@ -55,7 +56,7 @@ def test_runner_answers_with_the_llm(tmp_path, server):
         "usage": {"prompt_tokens": 40, "completion_tokens": 8}})
     cfg = RunConfig.model_validate({"name": "llm", "top_n": 1, "generator": {
         "name": "llm", "base_url": server.url, "model": "test-model"}})
-    report = run(_dataset(tmp_path), cfg, ["mrr", "groundedness"])
+    report = run(_dataset(tmp_path), cfg, Task(["mrr", "groundedness"]))
     assert len(server.requests) == 3
     assert all(q.answer == "Topic is described in this passage [1]." for q in report.queries)
     assert report.metrics["groundedness"].n == 3
@@ -68,7 +69,7 @@ def test_a_failed_generation_leaves_answer_metrics_missing(tmp_path, server):
     server.rule = lambda body: Reply(status=400, body={"error": "bad request"})
     cfg = RunConfig.model_validate({"name": "llm", "generator": {
         "name": "llm", "base_url": server.url, "model": "test-model", "max_retries": 0}})
-    report = run(_dataset(tmp_path), cfg, ["mrr", "groundedness"])
+    report = run(_dataset(tmp_path), cfg, Task(["mrr", "groundedness"]))
     agg = report.metrics["groundedness"]
     assert agg.n == 0 and agg.missing == 3
     (reason,) = agg.reasons

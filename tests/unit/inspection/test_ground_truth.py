@@ -11,6 +11,7 @@ from ragmark.demo import demo_path
 from ragmark.results.codec import ground_truth_json
 from ragmark.results.codec import run_to_json as report_json
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 from ragmark.types import GroundTruth, Sample
 
 
@@ -37,7 +38,7 @@ def test_run_writes_the_ground_truth_only_with_details(tmp_path):
               "expected_answer": "In severe renal impairment."}]
     p = tmp_path / "set.json"
     p.write_text(json.dumps(items))
-    report = run(load_dataset(p), load_config("sparse"), ["recall@5"], skip_generation=True)
+    report = run(load_dataset(p), load_config("sparse"), Task(["recall@5"], skip_generation=True))
     assert "queries" not in report_json(report)
     q = report_json(report, include_details=True)["queries"][0]
     assert q["ground_truth"] == {
@@ -50,7 +51,7 @@ def test_run_writes_the_ground_truth_only_with_details(tmp_path):
 
 def test_demo_run_records_the_grounding_files_and_keywords():
     ds = load_dataset(demo_path() / "questions.json", demo_path() / "corpus")
-    report = run(ds, load_config("sparse"), ["mrr"], max_queries=8, skip_generation=True)
+    report = run(ds, load_config("sparse"), Task(["mrr"], max_queries=8, skip_generation=True))
     truths = [q["ground_truth"] for q in report_json(report, True)["queries"]]
     assert truths[7] == {"kind": "ids",
                          "targets": {"hybrid_search.txt": 1, "rag_pipeline.txt": 1},

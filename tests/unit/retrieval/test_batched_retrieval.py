@@ -9,6 +9,7 @@ from support.cli import run_cli
 from ragmark.config import load_configs
 from ragmark.data import load_dataset
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 
 
 def _rankings(report):
@@ -27,8 +28,8 @@ def test_batches_rank_exactly_as_one_at_a_time(scifact, config):
     else:
         ds, n = load_dataset(scifact), 60
     (cfg,) = load_configs(config)
-    single = run(ds, cfg, ["ndcg@10", "mrr"], max_queries=n, latency_sample=n)
-    batched = run(ds, cfg, ["ndcg@10", "mrr"], max_queries=n, latency_sample=5)
+    single = run(ds, cfg, Task(["ndcg@10", "mrr"], max_queries=n, latency_sample=n))
+    batched = run(ds, cfg, Task(["ndcg@10", "mrr"], max_queries=n, latency_sample=5))
     assert _rankings(single) == _rankings(batched)
     assert single.value("ndcg@10") == batched.value("ndcg@10")
     assert (single.timings["latency_sample"], batched.timings["latency_sample"]) == (n, 5)

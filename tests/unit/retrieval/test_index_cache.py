@@ -14,6 +14,7 @@ from ragmark.data import load_dataset
 from ragmark.retrieval.bm25 import BM25Retriever
 from ragmark.retrieval.index_cache import build_index, chunks_hash, index_key
 from ragmark.running.runner import run
+from ragmark.running.task import Task
 from ragmark.types import Chunk
 
 TEXTS = ["Cats purr when they are content.", "Dogs bark at strangers at night.",
@@ -104,12 +105,12 @@ def test_a_hybrid_saves_its_parts(tmp_path):
 def test_a_second_run_loads_the_index_and_gives_the_same_results(tmp_path, scifact):
     ds = load_dataset(scifact)
     cfg = load_config("sparse")
-    first = run(ds, cfg, ["ndcg@10", "recall@10"], max_queries=40)
-    second = run(ds, cfg, ["ndcg@10", "recall@10"], max_queries=40)
+    first = run(ds, cfg, Task(["ndcg@10", "recall@10"], max_queries=40))
+    second = run(ds, cfg, Task(["ndcg@10", "recall@10"], max_queries=40))
     assert (first.dataset["index"], second.dataset["index"]) == ("built", "loaded")
     assert second.timings["index_s"] < first.timings["index_s"]
     assert [[(r.id, r.score) for r in q.retrieved] for q in first.queries] == [
         [(r.id, r.score) for r in q.retrieved] for q in second.queries]
     assert first.value("ndcg@10") == second.value("ndcg@10")
-    rebuilt = run(ds, cfg, ["ndcg@10"], max_queries=40, index_cache=False)
+    rebuilt = run(ds, cfg, Task(["ndcg@10"], max_queries=40, index_cache=False))
     assert rebuilt.dataset["index"] == "not cached"

@@ -10,6 +10,7 @@ import pytest
 
 from ragmark.errors import ConfigError
 from ragmark.retrieval.rerank import CrossEncoderReranker
+from ragmark.running.task import Task
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,7 @@ def test_runner_reorders_the_top_k_by_the_reranker(tiny_cross_encoder, tmp_path)
     from ragmark.config import RunConfig
     from ragmark.data import load_dataset
     from ragmark.running.runner import run
+    from ragmark.running.task import Task
 
     items = [{"question": f"question number {i} about topic {i}",
               "ground_truth_contexts": [f"passage {i} explains topic {i} in enough words"]}
@@ -75,8 +77,8 @@ def test_runner_reorders_the_top_k_by_the_reranker(tiny_cross_encoder, tmp_path)
     reranked = RunConfig.model_validate({
         "name": "ce", "top_k": 4,
         "reranker": {"name": "cross-encoder", "model": str(tiny_cross_encoder)}})
-    a = run(ds, base, ["mrr"])
-    b = run(ds, reranked, ["mrr"])
+    a = run(ds, base, Task(["mrr"]))
+    b = run(ds, reranked, Task(["mrr"]))
     assert b.timings["rerank_s"] > 0
     # same candidates, re-scored by the cross-encoder
     for qa, qb in zip(a.queries, b.queries, strict=True):
@@ -110,7 +112,7 @@ def test_builtin_hybrid_rerank_uses_the_reranker_named_in_the_environment(
     path.write_text(json.dumps(items))
     cfg = load_config("hybrid-rerank", top_k=3)
     assert cfg.reranker is not None and cfg.reranker.params["model"] == str(tiny_cross_encoder)
-    report = run(load_dataset(path), cfg, ["mrr", "recall@3"])
+    report = run(load_dataset(path), cfg, Task(["mrr", "recall@3"]))
     assert report.timings["rerank_s"] > 0
     assert report.metrics["recall@3"].value == 1.0  # all 3 passages retrieved for each
     assert report.metrics["recall@3"].n == 3
