@@ -74,7 +74,7 @@ def per_call(url: str, scifact: Path, n: int) -> dict[str, dict]:
     """Faithfulness on ``n`` SciFact summaries, one schema for all calls vs per call."""
     import ragmark.judges.prompt as prompt
     from ragmark.judge_eval.items import Item
-    from ragmark.judge_eval.run import judge_eval
+    from ragmark.judge_eval.run import Trial, judge_eval
     from ragmark.llm import LLMSettings
 
     raw = summary_items(scifact, n)
@@ -91,7 +91,7 @@ def per_call(url: str, scifact: Path, n: int) -> dict[str, dict]:
                 t0 = time.perf_counter()
                 rep = judge_eval(items, LLMSettings(base_url=url, model="smollm2",
                                                     concurrency=2, timeout=300),
-                                 "faithfulness", n_resamples=500)
+                                 Trial("faithfulness", n_resamples=500))
                 out[mode] = {"report": rep, "wall": time.perf_counter() - t0}
             finally:
                 prompt.Prompt.schema = built  # type: ignore[method-assign]

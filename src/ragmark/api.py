@@ -21,11 +21,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ragmark.errors import ConfigError
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from ragmark.llm import LLMSettings
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison, StatSettings
@@ -63,25 +65,78 @@ def _history(history: bool | str | Path) -> dict[str, Any]:
     return {"history": None if history is True else history}
 
 
-def evaluate_pipeline(
-    pipeline: Pipeline,
-    dataset: str | Path | Dataset,
-    *,
-    corpus: str | Path | None = None,
-    split: str = "test",
-    name: str | None = None,
-    metrics: Sequence[str] | None = None,
-    judge_metrics: Sequence[str] = (),
-    llm: LLMSettings | Mapping[str, Any] | None = None,
-    max_queries: int | None = None,
-    concurrency: int = 1,
-    timeout: float | None = None,
-    history: bool | str | Path = True,
-) -> RunReport:
+class RunOptions(TypedDict, total=False):
+    """The keyword options :func:`evaluate_pipeline` and :func:`compare_pipelines` share,
+    with their defaults."""
+
+    corpus: str | Path | None
+    """The corpus, when ``dataset`` is a questions file without one (default: None)."""
+    split: str
+    """The BEIR qrels split (default: ``test``)."""
+    metrics: Sequence[str] | None
+    """The metrics (default: those the dataset allows)."""
+    judge_metrics: Sequence[str]
+    """LLM-judged metrics, asked of ``llm`` (default: none)."""
+    llm: LLMSettings | Mapping[str, Any] | None
+    """The judges' endpoint: settings or a dict of their fields (default: the ``[llm]``
+    table or ``RAGMARK_LLM_*``)."""
+    max_queries: int | None
+    """The first N questions only (default: all)."""
+    concurrency: int
+    """Questions asked at a time (default: 1)."""
+    timeout: float | None
+    """Seconds a question may take (default: none)."""
+    history: bool | str | Path
+    """Record the result in the run history: True (the default store), a path, or
+    False (default: True)."""
+
+
+class PipelineOptions(RunOptions, total=False):
+    name: str | None
+    """The system's name in the report and the history (default: the callable's)."""
+
+
+class CompareOptions(RunOptions, total=False):
+    baseline: str | None
+    """The pipeline the others are compared with (default: the first)."""
+    compared: Sequence[str] | None
+    """The metrics compared (default: the comparison table's)."""
+    settings: StatSettings | None
+    """The statistics: test, confidence, resamples, seed, correction (default: the
+    defaults of ``ragmark compare``)."""
+
+
+def _known(options: Mapping[str, Any], kind: Any, fn: str) -> None:
+    """A TypeError for an option ``fn`` does not take, as for any Python function."""
+    unknown = sorted(set(options) - set(kind.__optional_keys__))
+    if unknown:
+        raise TypeError(f"{fn}() got an unexpected keyword argument {unknown[0]!r}; it takes "
+                        f"{', '.join(sorted(kind.__optional_keys__))}")
+
+
+def _common(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The request fields every API call shares."""
+    metrics = options.get("metrics")
+    return {"corpus": options.get("corpus"), "split": options.get("split", "test"),
+            "judge_metrics": list(options.get("judge_metrics", ())),
+            "llm": options.get("llm"), "max_queries": options.get("max_queries"),
+            "metrics": list(metrics) if metrics is not None else None,
+            **_history(options.get("history", True))}
+
+
+def _pipeline_config(name: str, pipeline: Pipeline, options: RunOptions) -> Any:
+    return _config(name, pipeline, options.get("concurrency", 1), options.get("timeout"))
+
+
+def evaluate_pipeline(pipeline: Pipeline, dataset: str | Path | Dataset,
+                      **options: Unpack[PipelineOptions]) -> RunReport:
     """Ask ``pipeline`` every question of ``dataset`` (a path, as ``--dataset`` takes, or
     a loaded :class:`~ragmark.types.Dataset`) and score its answers and contexts.
 
-    ``metrics`` default to those the dataset allows; ``judge_metrics`` need ``llm`` (an
+    The options (:class:`PipelineOptions`: ``corpus``, ``split``, ``name``, ``metrics``,
+    ``judge_metrics``, ``llm``, ``max_queries``, ``concurrency``, ``timeout``,
+    ``history``) are keywords, typed and checked: ``metrics`` default to those the
+    dataset allows; ``judge_metrics`` need ``llm`` (an
     :class:`~ragmark.llm.LLMSettings` or a dict of its fields, e.g. ``{"base_url":
     ..., "model": ...}``). ``concurrency`` questions are asked at a time (threads for a
     plain function; an ``async def`` runs on the event loop), each within ``timeout``
@@ -91,45 +146,32 @@ def evaluate_pipeline(
     """
     from ragmark.plan import RunRequest, execute, plan_run
 
-    cfg = _config(name or _name_of(pipeline), pipeline, concurrency, timeout)
-    plan = plan_run(RunRequest(
-        dataset=dataset, corpus=corpus, split=split, config=cfg, pipeline=pipeline,
-        metrics=list(metrics) if metrics is not None else None,
-        judge_metrics=list(judge_metrics), llm=llm, max_queries=max_queries,
-        **_history(history)))
+    _known(options, PipelineOptions, "evaluate_pipeline")
+    cfg = _pipeline_config(options.get("name") or _name_of(pipeline), pipeline, options)
+    plan = plan_run(RunRequest(dataset=dataset, config=cfg, pipeline=pipeline,
+                               **_common(options)))
     return execute(plan).report
 
 
-def compare_pipelines(
-    pipelines: Mapping[str, Pipeline],
-    dataset: str | Path | Dataset,
-    *,
-    corpus: str | Path | None = None,
-    split: str = "test",
-    baseline: str | None = None,
-    metrics: Sequence[str] | None = None,
-    compared: Sequence[str] | None = None,
-    judge_metrics: Sequence[str] = (),
-    llm: LLMSettings | Mapping[str, Any] | None = None,
-    max_queries: int | None = None,
-    concurrency: int = 1,
-    timeout: float | None = None,
-    settings: StatSettings | None = None,
-    history: bool | str | Path = True,
-) -> Comparison:
+def compare_pipelines(pipelines: Mapping[str, Pipeline], dataset: str | Path | Dataset,
+                      **options: Unpack[CompareOptions]) -> Comparison:
     """Every pipeline (name -> callable) on the same questions, compared with the
-    baseline (default: the first) exactly as ``ragmark compare`` does."""
+    baseline (default: the first) exactly as ``ragmark compare`` does. The options
+    (:class:`CompareOptions`) are those of :func:`evaluate_pipeline` but ``name``, and
+    ``baseline``, ``compared`` and ``settings`` (the statistics)."""
     from ragmark.plan import CompareRequest, execute, plan_compare
     from ragmark.running.compare import Comparison
 
+    _known(options, CompareOptions, "compare_pipelines")
     if not pipelines:
         raise ConfigError("no pipelines to compare")
-    cfgs = [_config(n, p, concurrency, timeout) for n, p in pipelines.items()]
+    cfgs = [_pipeline_config(n, p, options) for n, p in pipelines.items()]
+    common = _common(options)
+    compared = options.get("compared")
     plan, _ = plan_compare(CompareRequest(
-        dataset=dataset, corpus=corpus, split=split, configs=cfgs, pipelines=pipelines,
-        run_metrics=metrics, metrics=list(compared) if compared is not None else None,
-        baseline=baseline, judge_metrics=list(judge_metrics), llm=llm,
-        max_queries=max_queries, stats=settings, **_history(history)))
+        dataset=dataset, configs=cfgs, pipelines=pipelines, run_metrics=common.pop("metrics"),
+        metrics=list(compared) if compared is not None else None,
+        baseline=options.get("baseline"), stats=options.get("settings"), **common))
     result = execute(plan).result
     assert isinstance(result, Comparison)
     return result

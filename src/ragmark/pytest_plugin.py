@@ -18,32 +18,52 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pytest
 
+if TYPE_CHECKING:
+    from typing import Unpack
 
-def _run(dataset: str | Path | None = None, *, corpus: str | Path | None = None,
-         config: str | Path | None = None, outputs: str | Path | None = None,
-         pipeline: Callable[[str], Any] | None = None, metrics: Sequence[str] | None = None,
-         judge_metrics: Sequence[str] = (), top_k: int | None = None,
-         top_n: int | None = None, max_queries: int | None = None, split: str = "test",
-         llm: Mapping[str, Any] | None = None, history: bool | str | Path = True) -> Any:
-    from ragmark.api import _config, _history
+
+class FixtureOptions(TypedDict, total=False):
+    """What ``ragmark_run`` takes besides the dataset: the arguments of ``ragmark run``
+    by their names, or an in-memory ``pipeline``."""
+
+    corpus: str | Path | None
+    config: str | Path | None
+    outputs: str | Path | None
+    pipeline: Callable[[str], Any] | None
+    metrics: Sequence[str] | None
+    judge_metrics: Sequence[str]
+    top_k: int | None
+    top_n: int | None
+    max_queries: int | None
+    split: str
+    llm: Mapping[str, Any] | None
+    history: bool | str | Path
+
+
+def _run(dataset: str | Path | None = None, **options: Unpack[FixtureOptions]) -> Any:
+    from ragmark.api import _common, _config, _known
     from ragmark.plan import RunRequest, execute, plan_run
     from ragmark.testing import Evaluated, metric_key
 
+    _known(options, FixtureOptions, "ragmark_run")
+    outputs, pipeline = options.get("outputs"), options.get("pipeline")
     if dataset is None and outputs is None:
         raise ValueError("ragmark_run needs dataset=... (or outputs=...)")
-    cfg = config
+    cfg = options.get("config")
     if pipeline is not None:
         cfg = _config(getattr(pipeline, "__name__", "pipeline"), pipeline, 1, None)
-    plan = plan_run(RunRequest(
-        dataset=dataset, outputs=outputs, corpus=corpus, split=split, config=cfg,
-        pipeline=pipeline,
-        metrics=[metric_key(m) for m in metrics] if metrics else None,
-        judge_metrics=list(judge_metrics), top_k=top_k, top_n=top_n,
-        max_queries=max_queries, llm=llm, **_history(history)))
+    common = _common(options)
+    if common["metrics"]:
+        common["metrics"] = [metric_key(m) for m in common["metrics"]]
+    else:
+        common["metrics"] = None
+    plan = plan_run(RunRequest(dataset=dataset, outputs=outputs, config=cfg, pipeline=pipeline,
+                               top_k=options.get("top_k"), top_n=options.get("top_n"),
+                               **common))
     outcome = execute(plan)
     return Evaluated(outcome.report, outcome.run_id, outcome.history)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -25,21 +26,20 @@ from ragmark.errors import ConfigError
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 @click.pass_context
-def history_cmd(ctx: click.Context, history: str | None, dataset: str | None,
-                config: str | None, metric: str | None, kind: str | None, since: str | None,
-                limit: int, as_json: bool) -> None:
+def history_cmd(ctx: click.Context, **flags: Any) -> None:
     """The recorded runs, newest first; 'history show ID' and 'history trend' look closer."""
-    ctx.obj = {"history": history}
+    f = SimpleNamespace(**flags)
+    ctx.obj = {"history": f.history}
     if ctx.invoked_subcommand is not None:
         return
     from ragmark.history import aggregates, history_path, list_runs
 
-    path = history_path(history)
-    name = metric_name(metric) if metric else None
-    runs = list_runs(path, dataset=dataset, config=config, kind=kind, since=since,
-                     metric=name, limit=limit)
+    path = history_path(f.history)
+    name = metric_name(f.metric) if f.metric else None
+    runs = list_runs(path, dataset=f.dataset, config=f.config, kind=f.kind, since=f.since,
+                     metric=name, limit=f.limit)
     out, _ = consoles(quiet=True)
-    if as_json:
+    if f.as_json:
         rows = []
         for r in runs:
             row: dict[str, Any] = {
@@ -195,22 +195,22 @@ def _value(a: Any) -> str:
 @click.option("--history", "history", metavar="PATH", help="The run history for ids and "
                                                           "'last'.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-def diff_cmd(a: str, b: str, config: str | None, metrics: str | None, intersect: bool,
-             top: int, seed: int, history: str | None, as_json: bool) -> None:
+def diff_cmd(**flags: Any) -> None:
     """Per-question differences from run A to run B: the means, the paired difference
     with its 95% bootstrap interval and randomisation test, and the questions that got
     worse and better the most. A and B: results files (run or compare), history ids, or
     last / last~1 / ... (the newest runs of --config)."""
+    f = SimpleNamespace(**flags)
     from ragmark.analysis.diff import diff, resolve_side
     from ragmark.history import history_path
 
-    hist = history_path(history)
-    side_a, side_b = resolve_side(a, config, hist), resolve_side(b, config, hist)
-    names = [metric_name(m.strip()) for m in metrics.split(",") if m.strip()] if metrics \
+    hist = history_path(f.history)
+    side_a, side_b = resolve_side(f.a, f.config, hist), resolve_side(f.b, f.config, hist)
+    names = [metric_name(m.strip()) for m in f.metrics.split(",") if m.strip()] if f.metrics \
         else None
-    rows, notes = diff(side_a, side_b, names, intersect=intersect, top=top, seed=seed)
+    rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
     out, _ = consoles(quiet=True)
-    if as_json:
+    if f.as_json:
         click.echo(json.dumps({"a": side_a.label, "b": side_b.label, "notes": notes,
                                "metrics": [r.to_json() for r in rows]}, indent=2))
         return

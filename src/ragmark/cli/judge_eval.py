@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -117,41 +118,38 @@ def pair_line(p: dict[str, Any]) -> str:
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
 @endpoint_options
-def judge_eval_cmd(file: str, metric: str | None, threshold: float | None,
-                   label_map: str | None, repeats: int, temperature: float | None,
-                   resamples: int, seed: int, judge_models: tuple[str, ...],
-                   output: str | None, quiet: bool) -> None:
+def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
+    f = SimpleNamespace(**flags)
     from ragmark.judge_eval import judge_eval, read_items
-    from ragmark.judge_eval.run import compare_judges
+    from ragmark.judge_eval.run import Trial, compare_judges
     from ragmark.plan.paths import check_output
     from ragmark.report.json_writer import write_json
 
-    out, progress = consoles(quiet)
-    if output is not None:
-        check_output(output, "--output")
-    items, named = read_items(file, metric, label_map)
-    metric = metric or named or "faithfulness"
-    if judge_models:  # the endpoint's model need not be set when the judges are named
+    out, progress = consoles(f.quiet)
+    if f.output is not None:
+        check_output(f.output, "--output")
+    items, named = read_items(f.file, f.metric, f.label_map)
+    f.metric = f.metric or named or "faithfulness"
+    if f.judge_models:  # the endpoint's model need not be set when the judges are named
         import os
 
         from ragmark.llm.config import MODEL_ENV
-        os.environ.setdefault(MODEL_ENV, judge_models[0])
+        os.environ.setdefault(MODEL_ENV, f.judge_models[0])
     settings, _ = resolve_llm([])
     if settings is None:
         raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
                           "or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
-    judges = [settings.model_copy(update={"model": m}) for m in judge_models] or [settings]
-    kw: dict[str, Any] = {"threshold": threshold, "repeats": repeats, "temperature": temperature,
-          "n_resamples": resamples, "seed": seed}
-    with progress.task(f"judging {len(items):,} items x {repeats} x {len(judges)} judges",
-                       len(items) * repeats * len(judges)) as advance:
+    judges = [settings.model_copy(update={"model": m}) for m in f.judge_models] or [settings]
+    trial = Trial(f.metric, f.threshold, f.repeats, f.temperature, f.resamples, f.seed)
+    with progress.task(f"judging {len(items):,} items x {f.repeats} x {len(judges)} judges",
+                       len(items) * f.repeats * len(judges)) as advance:
         if len(judges) == 1:
-            report = judge_eval(items, judges[0], metric, advance=advance, **kw)
+            report = judge_eval(items, judges[0], trial, advance)
         else:
-            report = compare_judges(items, judges, metric, advance=advance, **kw)
-    report["file"] = file
+            report = compare_judges(items, judges, trial, advance)
+    report["file"] = f.file
     if len(judges) == 1:
         lines = report_lines(report)
     else:
@@ -160,5 +158,5 @@ def judge_eval_cmd(file: str, metric: str | None, threshold: float | None,
         lines += [pair_line(p) for p in report["pairs"]]
     for line in lines:
         out.print(line, highlight=False, soft_wrap=True)
-    if output is not None:
-        out.print(f"Report written to {write_json(report, output)}")
+    if f.output is not None:
+        out.print(f"Report written to {write_json(report, f.output)}")

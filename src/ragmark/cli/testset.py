@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -92,44 +93,42 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @endpoint_options
 @click.option("--dry-run", is_flag=True,
               help="Count the calls, tokens and cost without calling anything.")
-def testset_cmd(corpus: str, size: int, types: str | None, output: str, overwrite: bool,
-                seed: int, unit: str,
-                config: str, max_chars: int, max_candidates: int | None, quiet: bool,
-                strict: bool, encoding: str | None, dry_run: bool) -> None:
+def testset_cmd(**flags: Any) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
+    f = SimpleNamespace(**flags)
     from ragmark.data.corpus import open_corpus
     from ragmark.llm import open_client
     from ragmark.plan.paths import check_output
     from ragmark.report.json_writer import write_json
     from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
 
-    out, progress = consoles(quiet)
-    if Path(output).suffix.lower() != ".json":
+    out, progress = consoles(f.quiet)
+    if Path(f.output).suffix.lower() != ".json":
         raise ConfigError(f"--output: the test set is written as JSON; give a name ending "
-                          f"in .json, got {output!r}")
-    if not dry_run:  # a test set may hold hours of generation or hand edits: never replace
-        check_output(output, "--output", overwrite=overwrite)  # it silently
-        check_output(report_path(output), "--output (its report)")
-    options = TestsetOptions(size=size, types=parse_types(types), seed=seed,
-                             max_chars=max_chars, max_candidates=max_candidates)
+                          f"in .json, got {f.output!r}")
+    if not f.dry_run:  # a test set may hold hours of generation or hand edits: never replace
+        check_output(f.output, "--output", overwrite=f.overwrite)  # it silently
+        check_output(report_path(f.output), "--output (its report)")
+    options = TestsetOptions(size=f.size, types=parse_types(f.types), seed=f.seed,
+                             max_chars=f.max_chars, max_candidates=f.max_candidates)
     from ragmark.config import load_config
 
-    settings, (cfg,) = resolve_llm([load_config(config)])
+    settings, (cfg,) = resolve_llm([load_config(f.config)])
     if settings is None:
         raise ConfigError("ragmark testset needs an LLM endpoint: give --llm-base-url and "
                           "--llm-model, or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
-    lenient = leniency(strict, encoding)
-    documents, default_chunker = open_corpus(corpus, lenient)
+    lenient = leniency(f.strict, f.encoding)
+    documents, default_chunker = open_corpus(f.corpus, lenient)
     warn_data(lenient.messages())
-    chunker = _chunker(unit, cfg, default_chunker)
+    chunker = _chunker(f.unit, cfg, default_chunker)
     client = open_client(settings)
-    if dry_run:
+    if f.dry_run:
         _print_dry_run(out, estimate_testset(documents, chunker, options, client))
         return
     result = generate_testset(documents, chunker, options, client, progress)
-    written = write_json(result.items, output) if result.items else None
+    written = write_json(result.items, f.output) if result.items else None
     report = {"output": None if written is None else str(written), **result.report}
-    rpath = write_json(report, report_path(output))
+    rpath = write_json(report, report_path(f.output))
     _print_summary(out, report, written)
     out.print(f"Report written to {rpath}")
     if written is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,33 +75,41 @@ async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
     return scores, llm_summary(settings, client, counts)
 
 
-def judge_eval(items: Sequence[Item], settings: LLMSettings, metric: str = "faithfulness", *,
-               threshold: float | None = None, repeats: int = 1,
-               temperature: float | None = None, n_resamples: int = 2000, seed: int = 0,
+@dataclass(frozen=True)
+class Trial:
+    """How a judge is measured: the judge ``metric``, the score ``threshold`` under
+    which a verdict is "unsupported" (None: the metric's default), how many ``repeats``
+    (seeds 0, 1, ...), the judge's ``temperature`` (None: the endpoint's), and the
+    bootstrap's ``n_resamples`` and ``seed``."""
+
+    metric: str = "faithfulness"
+    threshold: float | None = None
+    repeats: int = 1
+    temperature: float | None = None
+    n_resamples: int = 2000
+    seed: int = 0
+
+
+def judge_eval(items: Sequence[Item], settings: LLMSettings, trial: Trial | None = None,
                advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
     """The report of the module docstring, as a JSON-ready dict."""
-    return _one(items, settings, metric, threshold=threshold, repeats=repeats,
-                temperature=temperature, n_resamples=n_resamples, seed=seed,
-                advance=advance)[0]
+    return _one(items, settings, trial or Trial(), advance)[0]
 
 
 def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
-                   metric: str = "faithfulness", *, threshold: float | None = None,
-                   repeats: int = 1, temperature: float | None = None,
-                   n_resamples: int = 2000, seed: int = 0,
+                   trial: Trial | None = None,
                    advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
     """Several judges (models or endpoints) on the same items: each one's report, and
     for every pair, their agreement (Cohen's kappa with a bootstrap interval, on the
     items both judged) and McNemar's exact test of which one agrees with the labels
     more often."""
+    t = trial or Trial()
     reports: dict[str, dict[str, Any]] = {}
     verdicts: dict[str, list[bool | None]] = {}
     for s in judges:
         name = f"{s.model} at {s.display_url}" if len({j.model for j in judges}) < len(
             judges) else s.model
-        reports[name], verdicts[name] = _one(
-            items, s, metric, threshold=threshold, repeats=repeats, temperature=temperature,
-            n_resamples=n_resamples, seed=seed, advance=advance)
+        reports[name], verdicts[name] = _one(items, s, t, advance)
     pairs = []
     names = list(reports)
     for i, a in enumerate(names):
@@ -111,22 +120,24 @@ def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
             if len(both) >= 2:
                 va = [bool(verdicts[a][k]) for k in both]
                 vb = [bool(verdicts[b][k]) for k in both]
-                entry["kappa"] = evaluate(va, vb, n_resamples=n_resamples, seed=seed)["kappa"]
+                entry["kappa"] = evaluate(va, vb, n_resamples=t.n_resamples,
+                                          seed=t.seed)["kappa"]
                 entry["raw_agreement"] = sum(x == y for x, y in zip(va, vb, strict=True)) / len(
                     both)
                 truth = [items[k].unsupported for k in both]
                 entry["paired"] = mcnemar([x == t for x, t in zip(va, truth, strict=True)],
                                           [y == t for y, t in zip(vb, truth, strict=True)])
             pairs.append(entry)
-    return {"metric": metric, "items": len(items), "judges": reports, "pairs": pairs}
+    return {"metric": t.metric, "items": len(items), "judges": reports, "pairs": pairs}
 
 
-def _one(items: Sequence[Item], settings: LLMSettings, metric: str, *,
-         threshold: float | None, repeats: int, temperature: float | None,
-         n_resamples: int, seed: int, advance: Callable[[int], None]
-         ) -> tuple[dict[str, Any], list[bool | None]]:
+def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
+         advance: Callable[[int], None]) -> tuple[dict[str, Any], list[bool | None]]:
     """One judge's report, and its verdict per item (True = unsupported; None = no
     verdict) from the first repeat."""
+    metric, threshold, repeats, temperature = (trial.metric, trial.threshold, trial.repeats,
+                                               trial.temperature)
+    n_resamples, seed = trial.n_resamples, trial.seed
     if metric not in METRICS:
         raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
     if metric in SPECS and "expected_answer" in SPECS[metric].needs and any(

@@ -93,6 +93,22 @@ def test_compare_pipelines(dataset, tmp_path):
     assert list_runs(store)[0].configs == ("good", "second")
 
 
+def test_options_are_checked_as_keyword_arguments(dataset):
+    with pytest.raises(TypeError) as e:
+        ragmark.evaluate_pipeline(good, dataset, metric=["mrr"])  # type: ignore[call-arg]
+    assert str(e.value) == (
+        "evaluate_pipeline() got an unexpected keyword argument 'metric'; it takes "
+        "concurrency, corpus, history, judge_metrics, llm, max_queries, metrics, name, "
+        "split, timeout")
+    with pytest.raises(TypeError, match="compare_pipelines.. got an unexpected keyword "
+                                        "argument 'name'; it takes baseline, compared, "):
+        ragmark.compare_pipelines({"good": good}, dataset, name="x")  # type: ignore[call-arg]
+    result = ragmark.compare_pipelines({"good": good, "second": slow_second}, dataset,
+                                       baseline="second", compared=["mrr"], history=False,
+                                       concurrency=2, timeout=30)
+    assert result.baseline == "second" and result.metrics == ["mrr"]
+
+
 def test_the_api_works_inside_a_running_event_loop(dataset, server):
     """A notebook or an async app: the sync API is called while a loop runs (the async
     pipeline and the judges run on a loop of their own)."""
