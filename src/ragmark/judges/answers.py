@@ -18,7 +18,6 @@ from ragmark.judges.prompt import (
     Prompt,
     ask,
     in_order,
-    one_verdict_each,
 )
 from ragmark.types import Score
 
@@ -103,9 +102,6 @@ class ContextRelevanceOutput(BaseModel):
     verdicts: list[PassageVerdict]
 
 
-def _check_passages(item: ContextRelevanceInput, out: ContextRelevanceOutput) -> str | None:
-    return one_verdict_each([v.passage for v in out.verdicts], len(item.context), "passage")
-
 
 CONTEXT_RELEVANCE_PROMPT: Prompt[ContextRelevanceInput, ContextRelevanceOutput] = Prompt(
     name="context_relevance",
@@ -116,7 +112,6 @@ CONTEXT_RELEVANCE_PROMPT: Prompt[ContextRelevanceInput, ContextRelevanceOutput] 
     ),
     input_model=ContextRelevanceInput,
     output_model=ContextRelevanceOutput,
-    check=_check_passages,
     numbered=Numbered("verdicts", "passage", "context"),
 )
 

@@ -16,7 +16,6 @@ from ragmark.judges.prompt import (
     Numbered,
     Prompt,
     ask,
-    one_verdict_each,
 )
 from ragmark.types import Score
 
@@ -69,9 +68,6 @@ CLAIMS_PROMPT: Prompt[ClaimsInput, ClaimsOutput] = Prompt(
 )
 
 
-def _check_verdicts(item: VerifyInput, out: VerifyOutput) -> str | None:
-    return one_verdict_each([v.claim for v in out.verdicts], len(item.claim), "claim")
-
 
 VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
     name="faithfulness.verify",
@@ -97,7 +93,6 @@ VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
             ),
         ),
     ),
-    check=_check_verdicts,
     numbered=Numbered("verdicts", "claim", "claim"),
 )
 

@@ -129,6 +129,12 @@ class Numbered:
     number: str
     input_list: str
 
+    def check(self, item: Any, out: Any) -> str | None:
+        """None when ``out`` numbers each item of ``item`` exactly once, else what is
+        wrong (for servers that ignore the schema)."""
+        got = [getattr(v, self.number) for v in getattr(out, self.output_list)]
+        return one_verdict_each(got, len(getattr(item, self.input_list)), self.number)
+
 
 def exact_count(schema: dict[str, Any], numbered: Numbered, n: int) -> dict[str, Any]:
     """``schema`` with the numbered list held to exactly ``n`` entries (``minItems`` =
@@ -166,7 +172,8 @@ class Prompt(Generic[In, Out]):
     output model's single bool field (JSON such as ``{"relevant": true}`` is accepted too).
     ``template``, when set, is the user message: ``{field}`` placeholders are replaced by
     the fenced data blocks of those input fields. ``check(input, output)`` returns an
-    error message for outputs that validate but do not fit the input (e.g. a wrong count).
+    error message for outputs that validate but do not fit the input; a :attr:`numbered`
+    prompt checks its count (one verdict per item) without one.
     """
 
     name: str
@@ -278,8 +285,9 @@ class Prompt(Generic[In, Out]):
                 for err in e.errors(include_url=False)
             )
             raise ParseError(f"the JSON does not match the expected shape: {problems}") from None
-        if item is not None and self.check is not None:
-            problem = self.check(item, out)
+        check = self.check or (self.numbered.check if self.numbered is not None else None)
+        if item is not None and check is not None:
+            problem = check(item, out)
             if problem:
                 raise ParseError(problem)
         return out

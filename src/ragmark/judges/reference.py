@@ -37,7 +37,6 @@ from ragmark.judges.prompt import (
     Prompt,
     ask,
     in_order,
-    one_verdict_each,
 )
 from ragmark.types import Score
 
@@ -191,9 +190,6 @@ class PrecisionOutput(BaseModel):
     verdicts: list[Usefulness]
 
 
-def _check_useful(item: PrecisionInput, out: PrecisionOutput) -> str | None:
-    return one_verdict_each([v.passage for v in out.verdicts], len(item.context), "passage")
-
 
 CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(
     name="context_precision",
@@ -204,7 +200,6 @@ CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(
     ),
     input_model=PrecisionInput,
     output_model=PrecisionOutput,
-    check=_check_useful,
     numbered=Numbered("verdicts", "passage", "context"),
 )
 
@@ -279,9 +274,6 @@ class CitationOutput(BaseModel):
     verdicts: list[CitationVerdict]
 
 
-def _check_cited(item: CitationInput, out: CitationOutput) -> str | None:
-    return one_verdict_each([v.statement for v in out.verdicts], len(item.cited), "statement")
-
 
 CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
     name="citation_correctness",
@@ -293,7 +285,6 @@ CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
     ),
     input_model=CitationInput,
     output_model=CitationOutput,
-    check=_check_cited,
     numbered=Numbered("verdicts", "statement", "cited"),
 )
 
