@@ -127,6 +127,10 @@ def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: b
     """Every metric both sides have (or ``metrics``), and notes on what was left out."""
     notes = check_comparable(a, b, intersect)
     shared = [m for m in a.values if m in b.values]
+    if not shared:
+        raise ConfigError(f"{a.label} and {b.label} have no metric in common: A has "
+                          f"{', '.join(a.values) or 'none'}; B has "
+                          f"{', '.join(b.values) or 'none'}")
     if metrics:
         unknown = [m for m in metrics if m not in shared]
         if unknown:

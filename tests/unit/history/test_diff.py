@@ -54,6 +54,11 @@ def test_different_datasets_or_questions_are_refused_unless_intersect():
     assert rows[0].n == 1 and notes == ["1 questions only in A and 1 only in B are left out"]
     with pytest.raises(ConfigError, match="metric 'x' is not in both runs"):
         diff(a, a, ["x"])
+    # nothing to pair: said, not an empty table
+    d = _side("D", {"n": {"q1": 1.0, "q2": 0.0}})
+    with pytest.raises(ConfigError) as e:
+        diff(a, d)
+    assert str(e.value) == "A and D have no metric in common: A has m; B has n"
 
 
 def test_diff_from_the_history_and_from_files(tmp_path, capsys):
