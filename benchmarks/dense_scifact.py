@@ -188,7 +188,7 @@ def worker_encode_st(data: dict[str, Any], subset: int, tmp: Path) -> dict[str, 
 
 def worker_corpus_ragmark(data: dict[str, Any], tmp: Path) -> dict[str, Any]:
     """The full corpus through DenseRetriever and the cache (slow only the first time)."""
-    from ragmark.retrieval.dense import DenseRetriever
+    from ragmark.retrieval.dense import DenseTable
 
     n = len(data["chunks"])
     step = max(1, n // 20)
@@ -199,7 +199,7 @@ def worker_corpus_ragmark(data: dict[str, Any], tmp: Path) -> dict[str, Any]:
         if before // step != done[0] // step:
             print(f"  corpus: {done[0]:,}/{n:,} documents", file=sys.stderr, flush=True)
 
-    r = DenseRetriever(batch_size=BATCH, threads=1)
+    r = DenseTable(batch_size=BATCH, threads=1).build()
     t0 = time.perf_counter()
     r.index(data["chunks"], progress=progress)
     index_s = time.perf_counter() - t0

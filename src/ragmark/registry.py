@@ -17,28 +17,37 @@ from ragmark.errors import UnknownComponentError
 
 Factory = Callable[..., Any]
 
+
+class Table:
+    """A component's config table as a frozen value (a dataclass whose fields are the
+    table's keys, checked and defaulted there): the registry makes the component with
+    :meth:`build`. A factory may be one, or anything else that returns the component."""
+
+    def build(self) -> Any:
+        raise NotImplementedError
+
 # kind -> name -> "module:attribute" of the factory (resolved lazily)
 _BUILTINS: dict[str, dict[str, str]] = {
     "chunker": {
         "whole": "ragmark.chunking.whole:WholeChunker",
         "fixed": "ragmark.chunking.fixed:FixedChunker",
         "sentence": "ragmark.chunking.sentence:SentenceChunker",
-        "semantic": "ragmark.chunking.semantic:SemanticChunker",
+        "semantic": "ragmark.chunking.semantic:SemanticTable",
     },
     "retriever": {
         "bm25": "ragmark.retrieval.bm25:BM25Retriever",
-        "dense": "ragmark.retrieval.dense:DenseRetriever",
+        "dense": "ragmark.retrieval.dense:DenseTable",
         "hybrid": "ragmark.retrieval.hybrid:HybridRetriever",
     },
     "reranker": {
         "cross-encoder": "ragmark.retrieval.rerank:CrossEncoderReranker",
-        "llm": "ragmark.retrieval.llm_rerank:LLMReranker",
+        "llm": "ragmark.retrieval.llm_rerank:LLMRerankerTable",
         "api": "ragmark.retrieval.api_rerank:APIReranker",
     },
     "generator": {
         "top1": "ragmark.generation.extractive:Top1Generator",
         "sentences": "ragmark.generation.extractive:SentencesGenerator",
-        "llm": "ragmark.generation.llm:LLMGenerator",
+        "llm": "ragmark.generation.llm:LLMGeneratorTable",
     },
     "writer": {
         "json": "ragmark.report.writers:json_writer",
@@ -88,9 +97,10 @@ class Registry:
     def create(self, name: str, **params: Any) -> Any:
         factory = self.factory(name)
         try:
-            return factory(**params)
+            made = factory(**params)
         except TypeError as e:
             raise UnknownComponentError(f"{self.kind} {name!r}: bad parameters ({e})") from None
+        return made.build() if isinstance(made, Table) else made
 
 
 def registry(kind: str) -> Registry:

@@ -13,7 +13,7 @@ import pytest
 from support.cli import run_cli
 from support.llama import MISSING, WHY_MISSING, llama_server
 
-from ragmark.embeddings.api import APIEmbedder
+from ragmark.embeddings.api import APIEmbedder, EmbeddingModel
 from ragmark.embeddings.cache import CachedEmbedder
 
 DEMO = Path(__file__).resolve().parents[2] / "src" / "ragmark" / "demo"
@@ -31,8 +31,9 @@ def llama_embeddings(tmp_path_factory):
 
 def test_real_vectors_through_the_cache(llama_embeddings):
     texts = ["Aspirin reduces fever.", "The sky is blue.", "Aspirin reduces fever."]
-    cached = CachedEmbedder(APIEmbedder("openai", llama_embeddings, "smollm2", batch_size=2,
-                                        timeout=120))
+    cached = CachedEmbedder(APIEmbedder(EmbeddingModel(provider="openai",
+                                                       base_url=llama_embeddings, model="smollm2",
+        batch_size=2, timeout=120)))
     got = cached.encode(texts)
     assert got.shape == (3, 576) and got.dtype == np.float32
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
@@ -40,7 +41,9 @@ def test_real_vectors_through_the_cache(llama_embeddings):
     acct = cached.embedder.summary()
     assert acct["calls"] == 1 and acct["prompt_tokens"] > 0
     assert acct["token_vectors_pooled"] == 2  # this server gives one vector per token
-    again = CachedEmbedder(APIEmbedder("openai", llama_embeddings, "smollm2"))
+    again = CachedEmbedder(APIEmbedder(EmbeddingModel(provider="openai",
+                                                      base_url=llama_embeddings, model="smollm2",
+        batch_size=64)))
     assert np.array_equal(again.encode(texts), got)
     assert again.embedder.summary()["calls"] == 0
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,6 +20,8 @@ from numpy.typing import ArrayLike
 
 from ragmark.chunking.base import ChunkerConfigError, Spans, chunks_from_spans, section_texts
 from ragmark.chunking.fixed import fixed_spans
+from ragmark.embeddings.api import EmbeddingModel
+from ragmark.registry import Table
 from ragmark.text import split_sentences
 from ragmark.types import Chunk, Document
 
@@ -102,8 +105,10 @@ class SemanticChunker:
     make a break; any positive number is accepted, 1.5 to 3.0 is the useful range
     (lower splits more). ``min_chars``: a break is ignored while the current chunk is
     shorter than this (no one-line chunks), and a short last chunk joins the previous
-    one. ``model``, ``batch_size``, ``threads``, ``cache``: the sentence embedder, as
-    for the dense retriever; ``embedder`` replaces it (programmatic use).
+    one. ``embedder``: an :class:`~ragmark.embeddings.Embedder`, or the
+    :class:`~ragmark.embeddings.api.EmbeddingModel` to make one from (None: the packaged
+    all-MiniLM-L6-v2; a config's ``[chunker]`` table names it, see
+    :class:`SemanticTable`); ``cache``: keep its vectors in ``$RAGMARK_HOME/embeddings``.
 
     Chunks follow the :class:`~ragmark.chunking.Chunker` rules (ids ``doc#n``, section
     and offset); as with the sentence chunker, white space between chunks belongs to
@@ -112,25 +117,9 @@ class SemanticChunker:
 
     name = "semantic"
 
-    def __init__(
-        self,
-        threshold: float = 2.0,
-        model: str | None = None,
-        max_chars: int = 2000,
-        min_chars: int = 100,
-        batch_size: int = 32,
-        threads: int | None = 1,
-        cache: bool = True,
-        embedder: Embedder | None = None,
-        provider: str = "local",
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        dimensions: int | None = None,
-        concurrency: int | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        prices: dict[str, tuple[float, float]] | None = None,
-    ) -> None:
+    def __init__(self, threshold: float = 2.0, max_chars: int = 2000, min_chars: int = 100,
+                 embedder: Embedder | EmbeddingModel | None = None, cache: bool = True
+                 ) -> None:
         if (
             isinstance(threshold, bool)
             or not isinstance(threshold, int | float)
@@ -151,17 +140,14 @@ class SemanticChunker:
             )
         self.threshold = float(threshold)
         self.max_chars, self.min_chars = max_chars, min_chars
-        if embedder is None:
-            from ragmark.embeddings.api import make_embedder
-
-            embedder = make_embedder(model, batch_size, threads, provider, base_url,
-                                     api_key_env, dimensions, concurrency, max_retries,
-                                     timeout, prices)
+        made: Embedder = (embedder if embedder is not None
+                          and not isinstance(embedder, EmbeddingModel)
+                          else (embedder or EmbeddingModel()).make())
         if cache:
             from ragmark.embeddings.cache import CachedEmbedder
 
-            embedder = CachedEmbedder(embedder)
-        self.embedder: Embedder = embedder
+            made = CachedEmbedder(made)
+        self.embedder: Embedder = made
 
     def spans(self, text: str) -> Spans:
         """The chunk spans of one text."""
@@ -196,3 +182,21 @@ class SemanticChunker:
 
     def chunk(self, doc: Document) -> list[Chunk]:
         return chunks_from_spans(doc, self.spans)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SemanticTable(EmbeddingModel, Table):
+    """The ``[chunker]`` table of ``name = "semantic"``: ``threshold``, ``max_chars``,
+    ``min_chars``, the embedding model's keys
+    (:class:`~ragmark.embeddings.api.EmbeddingModel`) and ``cache`` (see
+    :class:`SemanticChunker`)."""
+
+    threshold: float = 2.0
+    max_chars: int = 2000
+    min_chars: int = 100
+    cache: bool = True
+
+    def build(self) -> SemanticChunker:
+        return SemanticChunker(self.threshold, self.max_chars, self.min_chars,
+                               self.embedding_model(), self.cache)
+

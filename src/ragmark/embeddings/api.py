@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -45,27 +46,65 @@ def normalise(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
+@dataclass(frozen=True, kw_only=True)
+class EmbeddingModel:
+    """The embedding keys of a config table (the dense retriever's, the semantic
+    chunker's) as one value: which model, and where it runs. ``provider = "local"`` (the
+    default) is a sentence-transformers ``model`` in this process (None: the packaged
+    all-MiniLM-L6-v2), encoding ``batch_size`` texts at a time on ``threads`` CPU threads;
+    any LLM provider is an embedding endpoint at ``base_url`` (``api_key_env`` names the
+    variable holding the key; ``dimensions`` is sent when given, as OpenAI's
+    text-embedding-3 models and Ollama shorten their vectors; ``concurrency``,
+    ``max_retries`` and ``timeout`` limit the calls; ``prices`` maps the model to ($ per
+    million input tokens, 0))."""
+
+    model: str | None = None
+    batch_size: int = 32
+    threads: int | None = 1
+    provider: str = "local"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    dimensions: int | None = None
+    concurrency: int | None = None
+    max_retries: int | None = None
+    timeout: float | None = None
+    prices: dict[str, tuple[float, float]] | None = None
+
+    def embedding_model(self) -> EmbeddingModel:
+        """The embedding keys alone (of a table that has more)."""
+        return EmbeddingModel(**{f.name: getattr(self, f.name)
+                                 for f in fields(EmbeddingModel)})
+
+    def make(self) -> Any:
+        """The embedder: a local sentence-transformers model or an :class:`APIEmbedder`."""
+        if self.provider not in embedding_providers():
+            raise ConfigError(f"embedding provider must be one of "
+                              f"{', '.join(embedding_providers())}; "
+                              f"got {self.provider!r}")
+        if self.provider == "local":
+            given = [f.name for f in fields(EmbeddingModel)
+                     if f.name not in ("model", "batch_size", "threads", "provider")
+                     and getattr(self, f.name) is not None]
+            if given:
+                either = " or ".join(f'"{n}"' for n in provider_names())
+                raise ConfigError(f"{', '.join(given)} apply to an embedding endpoint: set "
+                                  f"provider = {either} (the local model takes model, "
+                                  "batch_size, threads)")
+            from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
+
+            return SentenceTransformerEmbedder(self.model, batch_size=self.batch_size,
+                                               threads=self.threads)
+        return APIEmbedder(self)
+
+
 class APIEmbedder:
-    """An :class:`~ragmark.embeddings.Embedder` that asks an embedding endpoint; see the
-    module docstring. ``dimensions`` is sent when given (OpenAI's text-embedding-3 models
-    and Ollama shorten their vectors); ``prices`` maps the model to ($ per million input
-    tokens, 0)."""
+    """An :class:`~ragmark.embeddings.Embedder` that asks the embedding endpoint an
+    :class:`EmbeddingModel` names; see the module docstring."""
 
     remote = True
 
-    def __init__(
-        self,
-        provider: str = "openai",
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        dimensions: int | None = None,
-        batch_size: int = 64,
-        concurrency: int | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        prices: dict[str, tuple[float, float]] | None = None,
-    ) -> None:
+    def __init__(self, spec: EmbeddingModel) -> None:
+        provider, dimensions, batch_size = spec.provider, spec.dimensions, spec.batch_size
         if provider not in providers():
             raise ConfigError(f"embedding provider must be one of "
                               f"{', '.join(embedding_providers())}; "
@@ -76,9 +115,9 @@ class APIEmbedder:
                 raise ConfigError(f"embedding endpoint: {name} must be a positive integer, "
                                   f"got {value!r}")
         self.settings = endpoint_settings(
-            f"{provider} embedding endpoint", provider=provider, base_url=base_url,
-            model=model, api_key_env=api_key_env, concurrency=concurrency,
-            max_retries=max_retries, timeout=timeout, prices=prices)
+            f"{provider} embedding endpoint", provider=provider, base_url=spec.base_url,
+            model=spec.model, api_key_env=spec.api_key_env, concurrency=spec.concurrency,
+            max_retries=spec.max_retries, timeout=spec.timeout, prices=spec.prices)
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.client = direct_client(self.settings, use_cache=False)
@@ -195,32 +234,3 @@ class APIEmbedder:
         if self._loop.started:
             self._loop.run(self.client.aclose())
         self._loop.close()
-
-
-def make_embedder(
-    model: str | None, batch_size: int, threads: int | None, provider: str = "local",
-    base_url: str | None = None, api_key_env: str | None = None, dimensions: int | None = None,
-    concurrency: int | None = None, max_retries: int | None = None,
-    timeout: float | None = None, prices: dict[str, tuple[float, float]] | None = None,
-) -> Any:
-    """The embedder a config table describes: a local sentence-transformers model
-    (``provider = "local"``, the default) or an :class:`APIEmbedder`."""
-    if provider not in embedding_providers():
-        raise ConfigError(f"embedding provider must be one of "
-                          f"{', '.join(embedding_providers())}; "
-                          f"got {provider!r}")
-    if provider == "local":
-        given = [k for k, v in (("base_url", base_url), ("api_key_env", api_key_env),
-                                ("dimensions", dimensions), ("concurrency", concurrency),
-                                ("max_retries", max_retries), ("timeout", timeout),
-                                ("prices", prices)) if v is not None]
-        if given:
-            either = " or ".join(f'"{n}"' for n in provider_names())
-            raise ConfigError(f"{', '.join(given)} apply to an embedding endpoint: set "
-                              f"provider = {either} (the local model takes model, "
-                              "batch_size, threads)")
-        from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(model, batch_size=batch_size, threads=threads)
-    return APIEmbedder(provider, base_url, model, api_key_env, dimensions, batch_size,
-                       concurrency, max_retries, timeout, prices)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.generation.base import GenerationFailed, check_positive
 from ragmark.judges.prompt import data_block
 from ragmark.llm import LLMCallFailed
-from ragmark.llm.config import component_settings
+from ragmark.llm.config import LLMSettings
+from ragmark.llm.endpoint import Endpoint
 from ragmark.llm.factory import direct_client
+from ragmark.registry import Table
 from ragmark.text import truncate_words
 from ragmark.types import Chunk
 
@@ -52,31 +55,19 @@ def fit_contexts(texts: Sequence[str], max_chars: int) -> list[str]:
 
 
 class LLMGenerator:
-    """Answers with an LLM. The endpoint comes from the parameters or, for those not
-    given, from ``RAGMARK_LLM_*``; without one it is a configuration error."""
+    """Answers with an LLM. The ``endpoint`` (an :class:`~ragmark.llm.endpoint.Endpoint`
+    or resolved settings) fills in what it does not give from ``RAGMARK_LLM_*``; without
+    one it is a configuration error. ``max_context_tokens``: the contexts' budget;
+    ``max_tokens``: the answer's."""
 
     name = "llm"
 
-    def __init__(
-        self,
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        provider: str | None = None,
-        max_context_tokens: int = 1500,
-        max_tokens: int = 256,
-        concurrency: int | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        prices: dict[str, tuple[float, float]] | None = None,
-        structured: str | None = None,
-    ) -> None:
+    def __init__(self, endpoint: Endpoint | LLMSettings | None = None,
+                 max_context_tokens: int = 1500, max_tokens: int = 256) -> None:
         check_positive("max_context_tokens", max_context_tokens)
         check_positive("max_tokens", max_tokens)
-        self.settings = component_settings(
-            "llm generator", base_url=base_url, model=model, api_key_env=api_key_env,
-            provider=provider, concurrency=concurrency, max_retries=max_retries,
-            timeout=timeout, prices=prices, structured=structured)
+        self.settings = (endpoint if isinstance(endpoint, LLMSettings) else
+                         (endpoint or Endpoint()).settings("llm generator"))
         self.max_chars = max_context_tokens * 4
         self.max_tokens = max_tokens
 
@@ -123,3 +114,16 @@ class LLMGenerator:
         if isinstance(got, GenerationFailed):
             raise ConfigError(f"llm generator: {got.reason}")
         return got
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMGeneratorTable(Endpoint, Table):
+    """The ``[generator]`` table of ``name = "llm"``: the endpoint's keys
+    (:class:`~ragmark.llm.endpoint.Endpoint`), ``max_context_tokens`` and ``max_tokens``."""
+
+    max_context_tokens: int = 1500
+    max_tokens: int = 256
+
+    def build(self) -> LLMGenerator:
+        return LLMGenerator(self.endpoint(), self.max_context_tokens, self.max_tokens)
+

@@ -25,15 +25,16 @@ def similarity_embedder() -> Any:
     any work when the metric is asked for)."""
     import os
 
-    from ragmark.embeddings.api import APIEmbedder
+    from ragmark.embeddings.api import APIEmbedder, EmbeddingModel
     from ragmark.embeddings.cache import CachedEmbedder
     from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
 
     env = {k: os.environ.get(f"RAGMARK_SIMILARITY_{k.upper()}", "").strip() or None
            for k in ("base_url", "model", "provider", "api_key_env")}
     if env["base_url"] or env["model"]:
-        return CachedEmbedder(APIEmbedder(env["provider"] or "openai", env["base_url"],
-                                          env["model"], env["api_key_env"]))
+        return CachedEmbedder(APIEmbedder(EmbeddingModel(
+            provider=env["provider"] or "openai", base_url=env["base_url"], model=env["model"],
+            api_key_env=env["api_key_env"], batch_size=64)))
     return CachedEmbedder(SentenceTransformerEmbedder())
 
 

@@ -12,16 +12,19 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmark.embeddings.api import EmbeddingModel
 from ragmark.embeddings.base import Embedder
 from ragmark.embeddings.cache import CachedEmbedder
 from ragmark.errors import ConfigError, MissingExtraError, RagmarkError
 from ragmark.progress import Advance
+from ragmark.registry import Table
 from ragmark.retrieval.topk import QUERY_BLOCK, exact_top_k, faiss_index, faiss_top_k
 from ragmark.types import Chunk
 
@@ -36,17 +39,16 @@ def _positive_int(name: str, value: object) -> None:
 class DenseRetriever:
     """Embeds chunks and queries; returns the chunks with the highest cosine similarity.
 
-    ``model``: None for the packaged all-MiniLM-L6-v2, else a sentence-transformers
-    model folder (or a name the local Hugging Face cache holds). ``batch_size`` texts are
-    encoded together. ``threads``: CPU threads for encoding (torch, see
-    :class:`~ragmark.embeddings.SentenceTransformerEmbedder`) and for the search (BLAS
-    and OpenMP, through threadpoolctl when it is installed); both settings are global to
-    the process, so they are set for the duration of each call and then restored
-    (``None`` leaves them alone). On a shared 2-core machine, two BLAS threads made a
-    one-query search 25x slower whenever another process was busy. ``index``: ``"exact"``
-    (numpy, ``block_size`` corpus rows at a time) or ``"faiss"``. ``cache``: keep the
-    vectors in ``$RAGMARK_HOME/embeddings``. ``embedder``: an :class:`Embedder` to use
-    instead of building one from ``model`` (programmatic use).
+    ``embedder``: an :class:`Embedder`, or the :class:`EmbeddingModel` to make one from
+    (None: the packaged all-MiniLM-L6-v2 on ``threads`` threads; a config's ``[retriever]``
+    table names it, see :class:`DenseTable`). ``threads``: CPU threads for encoding
+    (torch, see :class:`~ragmark.embeddings.SentenceTransformerEmbedder`) and for the
+    search (BLAS and OpenMP, through threadpoolctl when it is installed); both settings
+    are global to the process, so they are set for the duration of each call and then
+    restored (``None`` leaves them alone). On a shared 2-core machine, two BLAS threads
+    made a one-query search 25x slower whenever another process was busy. ``index``:
+    ``"exact"`` (numpy, ``block_size`` corpus rows at a time) or ``"faiss"``.
+    ``cache``: keep the vectors in ``$RAGMARK_HOME/embeddings``.
 
     Results are ordered by score descending, then chunk index ascending (the position in
     the indexed list), so equal scores come back in a deterministic order.
@@ -54,39 +56,22 @@ class DenseRetriever:
 
     name = "dense"
 
-    def __init__(
-        self,
-        model: str | None = None,
-        batch_size: int = 32,
-        threads: int | None = 1,
-        index: str = "exact",
-        block_size: int = 4096,
-        cache: bool = True,
-        embedder: Embedder | None = None,
-        provider: str = "local",
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        dimensions: int | None = None,
-        concurrency: int | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        prices: dict[str, tuple[float, float]] | None = None,
-    ) -> None:
+    def __init__(self, embedder: Embedder | EmbeddingModel | None = None, *,
+                 index: str = "exact", block_size: int = 4096, threads: int | None = 1,
+                 cache: bool = True) -> None:
         if index not in INDEXES:
             raise ConfigError(f"dense: unknown index {index!r}; choices: {', '.join(INDEXES)}")
-        _positive_int("batch_size", batch_size)
+        if isinstance(embedder, EmbeddingModel):
+            _positive_int("batch_size", embedder.batch_size)
         _positive_int("block_size", block_size)
         if threads is not None:
             _positive_int("threads", threads)
         if index == "faiss" and importlib.util.find_spec("faiss") is None:
             raise MissingExtraError("faiss-cpu", "faiss")
-        if embedder is None:
-            from ragmark.embeddings.api import make_embedder
-
-            embedder = make_embedder(model, batch_size, threads, provider, base_url,
-                                     api_key_env, dimensions, concurrency, max_retries,
-                                     timeout, prices)
-        self.embedder: Embedder = CachedEmbedder(embedder) if cache else embedder
+        made: Embedder = (embedder if embedder is not None
+                          and not isinstance(embedder, EmbeddingModel)
+                          else (embedder or EmbeddingModel(threads=threads)).make())
+        self.embedder: Embedder = CachedEmbedder(made) if cache else made
         self.index_kind = index
         self.block_size = block_size
         self.threads = threads
@@ -194,3 +179,20 @@ class DenseRetriever:
         if self._pools is False:
             return nullcontext()
         return self._pools.limit(limits=self.threads)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DenseTable(EmbeddingModel, Table):
+    """The ``[retriever]`` table of ``name = "dense"``: the embedding model's keys
+    (:class:`~ragmark.embeddings.api.EmbeddingModel`), ``index``, ``block_size`` and
+    ``cache`` (see :class:`DenseRetriever`)."""
+
+    index: str = "exact"
+    block_size: int = 4096
+    cache: bool = True
+
+    def build(self) -> DenseRetriever:
+        return DenseRetriever(self.embedding_model(), index=self.index,
+                              block_size=self.block_size, threads=self.threads,
+                              cache=self.cache)
+

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -23,9 +24,11 @@ from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_grade, relevance_label
 from ragmark.llm.accounting import llm_summary
-from ragmark.llm.config import component_settings
+from ragmark.llm.config import LLMSettings
+from ragmark.llm.endpoint import Endpoint
 from ragmark.llm.factory import direct_client
 from ragmark.llm.loop import LoopThread
+from ragmark.registry import Table
 from ragmark.retrieval.rerank import unscored_notes
 from ragmark.types import Score
 
@@ -55,28 +58,15 @@ class LLMReranker:
 
     name = "llm"
 
-    def __init__(
-        self,
-        scale: Literal["graded", "binary"] = "graded",
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        provider: str | None = None,
-        concurrency: int | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        prices: dict[str, tuple[float, float]] | None = None,
-        structured: str | None = None,
-        template: str | None = None,
-    ) -> None:
+    def __init__(self, endpoint: Endpoint | LLMSettings | None = None,
+                 scale: Literal["graded", "binary"] = "graded",
+                 template: str | None = None) -> None:
         if scale not in ("graded", "binary"):
             raise ConfigError(f"llm reranker: scale must be 'graded' or 'binary', got {scale!r}")
         if template is not None and scale != "binary":
             raise ConfigError("llm reranker: a template needs scale = \"binary\" (YES/NO)")
-        self.settings = component_settings(
-            "llm reranker", base_url=base_url, model=model, api_key_env=api_key_env,
-            provider=provider, concurrency=concurrency, max_retries=max_retries,
-            timeout=timeout, prices=prices, structured=structured)
+        self.settings = (endpoint if isinstance(endpoint, LLMSettings) else
+                         (endpoint or Endpoint()).settings("llm reranker"))
         self.scale = scale
         self.template = template
         self.client = direct_client(self.settings)
@@ -144,3 +134,16 @@ class LLMReranker:
         if self._loop.started:
             self._loop.run(self.client.aclose())
         self._loop.close()
+
+
+@dataclass(frozen=True, kw_only=True)
+class LLMRerankerTable(Endpoint, Table):
+    """The ``[reranker]`` table of ``name = "llm"``: ``scale``, ``template`` and the
+    endpoint's keys (:class:`~ragmark.llm.endpoint.Endpoint`)."""
+
+    scale: Literal["graded", "binary"] = "graded"
+    template: str | None = None
+
+    def build(self) -> LLMReranker:
+        return LLMReranker(self.endpoint(), self.scale, self.template)
+

@@ -160,8 +160,11 @@ def test_size_parameters_are_checked():
 
 
 def test_registered_as_semantic():
-    c = registry("chunker").create("semantic", embedder=TopicEmbedder(), cache=False)
-    assert isinstance(c, SemanticChunker) and c.name == "semantic"
+    c = registry("chunker").create("semantic", provider="openai", model="m",
+                                   base_url="http://127.0.0.1:9/v1", cache=False,
+                                   threshold=1.5)
+    assert isinstance(c, SemanticChunker) and c.name == "semantic" and c.threshold == 1.5
+    assert c.embedder.model_id == "openai:http://127.0.0.1:9/v1:m"
 
 
 TWO_TOPICS = (

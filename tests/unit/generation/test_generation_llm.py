@@ -11,7 +11,7 @@ from support.fake_llm_server import Reply
 from ragmark.config import RunConfig
 from ragmark.data import load_dataset
 from ragmark.errors import ConfigError
-from ragmark.generation.llm import INSTRUCTION, LLMGenerator, fit_contexts
+from ragmark.generation.llm import INSTRUCTION, LLMGenerator, LLMGeneratorTable, fit_contexts
 from ragmark.running.runner import run
 from ragmark.running.task import Task
 from ragmark.types import Chunk
@@ -31,7 +31,8 @@ def test_fit_contexts_keeps_order_and_cuts_the_last_at_a_word():
 def test_messages_fence_contexts_as_numbered_data(monkeypatch):
     for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
         monkeypatch.delenv(var, raising=False)
-    g = LLMGenerator(base_url="http://127.0.0.1:9/v1", model="m", max_context_tokens=10)
+    g = LLMGeneratorTable(base_url="http://127.0.0.1:9/v1", model="m",
+                          max_context_tokens=10).build()
     msgs = g.messages("why?", [Chunk("a#0", "a", "first passage </data> here"),
                                Chunk("b#0", "b", "second passage that will not fit at all")])
     user = msgs[1]["content"]

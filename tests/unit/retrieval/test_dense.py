@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.errors import ConfigError, MissingExtraError, UnknownComponentError
 from ragmark.registry import registry
 from ragmark.retrieval.base import prepare, retrieve_prepared, slice_prepared
 from ragmark.retrieval.dense import DenseRetriever
@@ -210,8 +210,14 @@ def test_non_finite_embeddings_are_refused():
 
 
 def test_registered_as_dense():
-    r = registry("retriever").create("dense", embedder=LetterEmbedder(), cache=False)
-    assert isinstance(r, DenseRetriever) and r.name == "dense"
+    # a [retriever] table of name = "dense" is a DenseTable, and the retriever is built
+    r = registry("retriever").create("dense", provider="openai", model="m",
+                                     base_url="http://127.0.0.1:9/v1", cache=False,
+                                     block_size=7)
+    assert isinstance(r, DenseRetriever) and r.name == "dense" and r.block_size == 7
+    assert r.embedder.model_id == "openai:http://127.0.0.1:9/v1:m"
+    with pytest.raises(UnknownComponentError, match="unexpected keyword argument 'embedder'"):
+        registry("retriever").create("dense", embedder=LetterEmbedder())
 
 
 @pytest.mark.parametrize("index", ["exact", "faiss"])

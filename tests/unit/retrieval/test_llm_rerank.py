@@ -15,7 +15,7 @@ from support.fake_llm_server import Reply, chat_reply
 from ragmark.cli import main
 from ragmark.config import load_config
 from ragmark.errors import ConfigError
-from ragmark.retrieval.llm_rerank import LLMReranker, order_scores
+from ragmark.retrieval.llm_rerank import LLMReranker, LLMRerankerTable, order_scores
 
 
 def chat(text: str) -> Reply:
@@ -52,7 +52,7 @@ def test_order_scores_sorts_by_grade_then_retrieval_order():
 
 def test_grades_reorder_passages_and_failures_are_counted(server):
     server.rule = grading
-    rr = LLMReranker(base_url=server.url, model="test-model", max_retries=0)
+    rr = LLMRerankerTable(base_url=server.url, model="test-model", max_retries=0).build()
     try:
         s = rr.score("which fruit?", TEXTS)
         order = np.argsort(-s, kind="stable").tolist()
@@ -67,7 +67,7 @@ def test_grades_reorder_passages_and_failures_are_counted(server):
     assert acct["calls"] == 7 and acct["cache_hits"] == 0 and acct["judge_reasks"] == 1
     assert len(notes) == 1 and notes[0].startswith("llm reranker: 1 of 6 passages could not")
 
-    again = LLMReranker(base_url=server.url, model="test-model", max_retries=0)
+    again = LLMRerankerTable(base_url=server.url, model="test-model", max_retries=0).build()
     try:
         assert np.array_equal(again.score("which fruit?", TEXTS), s)
         assert again.summary()[1]["cache_hits"] == 7
@@ -78,7 +78,7 @@ def test_grades_reorder_passages_and_failures_are_counted(server):
 
 def test_binary_scale_uses_the_yes_no_label(server):
     server.rule = lambda body: chat("YES" if "apple" in passage_of(body) else "no.")
-    rr = LLMReranker(scale="binary", base_url=server.url, model="test-model")
+    rr = LLMRerankerTable(scale="binary", base_url=server.url, model="test-model").build()
     try:
         s = rr.score("q", ["a pear", "an apple", "a plum"])
     finally:
@@ -87,7 +87,8 @@ def test_binary_scale_uses_the_yes_no_label(server):
 
 
 def test_an_endpoint_that_does_not_answer_is_an_error():
-    rr = LLMReranker(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0, timeout=1)
+    rr = LLMRerankerTable(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0,
+                          timeout=1).build()
     try:
         with pytest.raises(ConfigError, match="llm reranker's endpoint .* did not answer"):
             rr.score("q", ["a"])
@@ -100,7 +101,7 @@ def test_without_an_endpoint_the_error_names_what_to_set(monkeypatch):
     with pytest.raises(ConfigError, match="llm reranker needs an endpoint"):
         LLMReranker()
     with pytest.raises(ConfigError, match="template needs scale"):
-        LLMReranker(template="{question} {passage}", base_url="http://x", model="m")
+        LLMRerankerTable(template="{question} {passage}", base_url="http://x", model="m").build()
 
 
 def test_auto_reranker_is_the_llm_one_when_only_an_endpoint_is_set(monkeypatch):
