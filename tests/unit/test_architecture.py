@@ -44,6 +44,37 @@ def test_no_function_below_the_command_line_takes_a_dry_run_flag():
     assert flagged == []
 
 
+PARAMETERS_AT_MOST = 8
+"""Parameters of any function but a frozen value's constructor (issue 21): what travels
+together is one value (a Task, a Trial, a table, an endpoint)."""
+
+
+def _frozen_dataclass(cls: ast.ClassDef) -> bool:
+    return any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "dataclass"
+               and any(k.arg == "frozen" and getattr(k.value, "value", False) is True
+                       for k in d.keywords) for d in cls.decorator_list)
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    over = []
+    for module, path in ig.modules().items():
+        tree = ast.parse(path.read_text())
+        constructors = {id(f) for c in ast.walk(tree)
+                        if isinstance(c, ast.ClassDef) and _frozen_dataclass(c)
+                        for f in c.body if isinstance(f, ast.FunctionDef)
+                        and any(getattr(d, "id", "") == "classmethod" for d in f.decorator_list)}
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or (
+                    id(fn) in constructors):
+                continue
+            a = fn.args
+            n = len([x for x in (*a.posonlyargs, *a.args, *a.kwonlyargs)
+                     if x.arg not in ("self", "cls")]) + bool(a.vararg) + bool(a.kwarg)
+            if n > PARAMETERS_AT_MOST:
+                over.append(f"{module}.{fn.name}: {n}")
+    assert over == []
+
+
 def test_command_line_functions_are_short():
     long = [f"{m}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines"
             for m, fn in _all_functions() if m.startswith("ragmark.cli")

@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmark.analysis.inspection import QueryResult, Results
+from ragmark.analysis.inspection import Results, first_relevant
+from ragmark.results.model import QueryRecord
 
 KINDS = ("empty_ranking", "no_hit", "ungrounded", "low_faithfulness", "judge_failure")
 DEFAULT_K = 10
@@ -88,8 +89,9 @@ class _Retrieval:
     """What the file tells of a question's retrieval: whether it has relevant targets,
     the rank of its first relevant item, and whether one is in the top ``depth``."""
 
-    def __init__(self, results: Results, q: QueryResult) -> None:
+    def __init__(self, results: Results, q: QueryRecord) -> None:
         self.q = q
+        self.detailed = results.detailed
         self.has_targets: bool | None = None  # None: the file does not say
         self.first: int | None = None
         self.searched = True  # whether ``first is None`` means "nothing relevant at all"
@@ -101,7 +103,7 @@ class _Retrieval:
         elif scored:
             self.has_targets = any(x.value is not None for x in scored)
         if results.detailed:
-            self.first = q.first_relevant()
+            self.first = first_relevant(q)
         elif (rr := next((x for n, x in m.items() if n == "mrr" or n.startswith("mrr@")),
                          None)) is not None and rr.value is not None:
             mrr = rr.value  # 1 / rank of the first relevant item, 0 without one (in the top k)
@@ -115,7 +117,7 @@ class _Retrieval:
             return None
         for name in (f"hit@{depth}", f"recall@{depth}"):
             got = self.q.metrics.get(name)
-            if got is not None and got.value is not None and self.q.retrieved is None:
+            if got is not None and got.value is not None and not self.detailed:
                 return got.value > 0
         if self.first is not None:
             return self.first <= depth
@@ -154,7 +156,7 @@ def find_failures(results: Results, k: int = DEFAULT_K,
     empty = results.empty
     if empty is None and results.detailed:  # an older file: its rankings tell
         empty = {q.id: "the file does not record why" for q in results.queries
-                 if q.retrieved == () and any(m.value is not None for m in q.metrics.values())}
+                 if not q.retrieved and any(m.value is not None for m in q.metrics.values())}
     if empty is None:
         rep.unchecked["empty_ranking"] = ("the file does not record empty rankings (a "
                                           "comparison written by an older ragmark)")
@@ -196,7 +198,7 @@ def find_failures(results: Results, k: int = DEFAULT_K,
     return rep
 
 
-def _empty_ranking(q: QueryResult, cause: str) -> Failure:
+def _empty_ranking(q: QueryRecord, cause: str) -> Failure:
     if cause == "no query term in the index":
         advice = ("the question shares no term with the indexed text: check its wording "
                   "and the tokenizer (stemming, stop-words), or use a dense or hybrid "
@@ -207,7 +209,7 @@ def _empty_ranking(q: QueryResult, cause: str) -> Failure:
                    advice)
 
 
-def _no_hit(q: QueryResult, ret: _Retrieval) -> Failure:
+def _no_hit(q: QueryRecord, ret: _Retrieval) -> Failure:
     if ret.first is not None:
         return Failure(q.id, "no_hit", f"first relevant item at rank {ret.first}", "ranking",
                        _RETRIEVAL["ranking"])
@@ -216,7 +218,7 @@ def _no_hit(q: QueryResult, ret: _Retrieval) -> Failure:
     if isinstance(targets, dict) and targets:
         names = list(targets)
         missed = "; missed " + ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
-    where = (f"in all {len(q.retrieved)} retrieved" if q.retrieved is not None
+    where = (f"in all {len(q.retrieved)} retrieved" if ret.detailed
              else "retrieved at all")
     return Failure(q.id, "no_hit", f"nothing relevant {where}{missed}", "retrieval",
                    _RETRIEVAL["retrieval"])
@@ -240,7 +242,7 @@ def _after_retrieval(ret: _Retrieval, given: int | None, advice: str) -> tuple[s
                        f"possible hallucination or paraphrase: {advice}")
 
 
-def _ungrounded(q: QueryResult, value: float, threshold: float, ret: _Retrieval,
+def _ungrounded(q: QueryRecord, value: float, threshold: float, ret: _Retrieval,
                 given: int | None) -> Failure:
     cause, why = _after_retrieval(
         ret, given, "check the prompt and how the contexts are passed to the generator")
@@ -248,7 +250,7 @@ def _ungrounded(q: QueryResult, value: float, threshold: float, ret: _Retrieval,
                    cause, why)
 
 
-def _unfaithful(q: QueryResult, value: float, details: Any, ret: _Retrieval,
+def _unfaithful(q: QueryRecord, value: float, details: Any, ret: _Retrieval,
                 given: int | None) -> Failure:
     claims, bad = details.get("claims"), details.get("unsupported")
     fact = f"faithfulness {value:.3f}"
@@ -260,7 +262,7 @@ def _unfaithful(q: QueryResult, value: float, details: Any, ret: _Retrieval,
     return Failure(q.id, "low_faithfulness", fact, cause, why)
 
 
-def _judge_failed(q: QueryResult, names: list[str], path: str) -> Failure:
+def _judge_failed(q: QueryRecord, names: list[str], path: str) -> Failure:
     reasons = [str(q.metrics[n].reason) for n in names]
     fact = "; ".join(r if r.startswith(n) else f"{n}: {r}"
                      for n, r in zip(names, reasons, strict=True))

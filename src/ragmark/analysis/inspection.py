@@ -9,13 +9,16 @@ question, without texts and without the reasons of missing values).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragmark.data._read import Where, describe, quote, read_json
 from ragmark.errors import ConfigError, DataError
+from ragmark.results.codec import compare_from_json, run_from_json
+from ragmark.results.model import QueryRecord, RunReport
+from ragmark.results.reading import per_query_of
+from ragmark.types import Score
 
 GROUNDED_THRESHOLD = 0.10
 """Used when the file does not record the run's ``grounded_threshold``."""
@@ -31,68 +34,50 @@ RULES = {
 """What each relevance rule of :mod:`ragmark.relevance` means, for people."""
 
 
-@dataclass(frozen=True, slots=True)
-class Metric:
-    """One metric of one question: a value, or None with the reason (None when the
-    file does not record it); ``details`` holds the extras (``ungrounded``, claims, ...)."""
-
-    value: float | None
-    reason: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """One retrieved item as the results file records it."""
-
-    rank: int
-    id: str
-    doc_id: str
-    score: float
-    grade: int
-    targets: tuple[str, ...]
-    rule: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class QueryResult:
-    """One question. ``question`` and ``retrieved`` are None when the file (a comparison)
-    does not record them; ``ground_truth`` is None in files written before it was kept."""
-
-    id: str
-    question: str | None
-    ground_truth: Mapping[str, Any] | None
-    retrieved: tuple[Item, ...] | None
-    answer: str | None
-    contexts: tuple[str, ...]
-    metrics: Mapping[str, Metric]
-
-    def first_relevant(self, depth: int | None = None) -> int | None:
-        """Rank of the first relevant retrieved item (within ``depth``), else None."""
-        for it in self.retrieved or ():
-            if it.grade > 0 and (depth is None or it.rank <= depth):
-                return it.rank
-        return None
+def first_relevant(q: QueryRecord, depth: int | None = None) -> int | None:
+    """Rank of the first relevant retrieved item of ``q`` (within ``depth``), else None."""
+    for it in q.retrieved:
+        if it.grade > 0 and (depth is None or it.rank <= depth):
+            return it.rank
+    return None
 
 
 @dataclass(frozen=True, slots=True)
 class Results:
-    """The questions of one configuration in a results file."""
+    """One configuration's report in a results file (read through the results model,
+    :mod:`ragmark.results.codec`), and where it stands in the file: the file, its kind,
+    the configuration's name, every configuration's and the baseline's."""
 
     path: str
     kind: str  # "run" | "compare"
     config: str
     configs: tuple[str, ...]
     baseline: str | None
-    settings: Mapping[str, Any]
-    queries: tuple[QueryResult, ...]
-    notes: tuple[str, ...] = ()
+    report: RunReport
     details: bool | None = None
     """Whether the questions carry their texts and rankings (a run file, or a compare
     file written with --include-details); None: as the kind says."""
-    empty: Mapping[str, str] | None = None
-    """Question id -> why its ranking is empty, for the questions that retrieved nothing
-    (the file's ``empty_rankings``); None when the file does not record them."""
+
+    @property
+    def queries(self) -> list[QueryRecord]:
+        return self.report.queries
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The configuration as the file records it."""
+        return self.report.config
+
+    @property
+    def notes(self) -> list[str]:
+        return self.report.notes
+
+    @property
+    def empty(self) -> dict[str, str] | None:
+        """Question id -> why its ranking is empty, for the questions that retrieved
+        nothing (the file's ``empty_rankings``); None when the file does not record
+        them."""
+        e = self.report.empty
+        return None if e is None else {q: e.cause or "unknown" for q in e.ids}
 
     @property
     def detailed(self) -> bool:
@@ -110,7 +95,7 @@ class Results:
         names = ", ".join(f"{n} (baseline)" if n == self.baseline else n for n in self.configs)
         return f"config {self.config!r} of a comparison of {names}"
 
-    def query(self, query_id: str) -> QueryResult:
+    def query(self, query_id: str) -> QueryRecord:
         for q in self.queries:
             if q.id == query_id:
                 return q
@@ -154,14 +139,11 @@ def results_from(file: str, data: Any, config: str | None = None) -> Results:
     return _run(file, data, config)
 
 
-def _settings(value: Any, where: Where, name: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise where.error(f"expected an object, got {describe(value)}", field=name)
-    return value
-
-
 def _run(file: str, data: dict[str, Any], config: str | None) -> Results:
-    settings = _settings(data["config"], Where(file), "config")
+    settings = data["config"]
+    if not isinstance(settings, dict):
+        raise Where(file).error(f"expected an object, got {describe(settings)}",
+                                field="config")
     name = str(settings.get("name", "?"))
     if config is not None and config != name:
         raise ConfigError(f"--config picks a configuration of a comparison file; {file} is "
@@ -169,26 +151,19 @@ def _run(file: str, data: dict[str, Any], config: str | None) -> Results:
     if data.get("queries") is None:
         raise DataError(f"has no per-query details (questions, retrieved items, answers); "
                         f"{DETAILS_HINT}", file=file)
-    queries = data["queries"]
-    if not isinstance(queries, list):
-        raise Where(file).error(f"expected a list, got {describe(queries)}", field="queries")
-    parsed = tuple(_query(file, i, q) for i, q in enumerate(queries))
-    notes = data.get("notes") or []
-    return Results(file, "run", name, (name,), None, settings, parsed,
-                   tuple(str(n) for n in notes) if isinstance(notes, list) else (),
-                   empty=_empty(data.get("empty_rankings"), Where(file)))
+    if not isinstance(data["queries"], list):
+        raise Where(file).error(f"expected a list, got {describe(data['queries'])}",
+                                field="queries")
+    _empty_block(data.get("empty_rankings"), Where(file))
+    return Results(file, "run", name, (name,), None, run_from_json(data, file))
 
 
-def _empty(block: Any, where: Where) -> dict[str, str] | None:
-    """The ``empty_rankings`` block as question id -> cause (None when absent)."""
-    if block is None:
-        return None
-    if not isinstance(block, dict) or not isinstance(block.get("questions"), list):
+def _empty_block(block: Any, where: Where) -> None:
+    """An ``empty_rankings`` block that is there must hold a list of ``questions``."""
+    if block is not None and (not isinstance(block, dict)
+                              or not isinstance(block.get("questions"), list)):
         raise where.error(f"expected an object with a list 'questions', got "
                           f"{describe(block)}", field="empty_rankings")
-    cause = block.get("cause")
-    return {str(q): cause if isinstance(cause, str) else "unknown"
-            for q in block["questions"]}
 
 
 def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
@@ -203,117 +178,33 @@ def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
         raise ConfigError(f"no configuration {name!r} in {file}; it has "
                           f"{', '.join(configs)}")
     where = Where(file, item=f"configs.{name}")
-    entry = _settings(configs[name], where, "(config)")
-    settings = entry.get("config") if isinstance(entry.get("config"), dict) else {}
-    notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
-    details = entry.get("queries")
-    empty = _empty(entry.get("empty_rankings"), where)
-    if isinstance(details, list):  # compare --include-details: as full as a run's
-        parsed = tuple(_query(file, i, q) for i, q in enumerate(details))
-        return Results(file, "compare", name, tuple(configs), baseline, settings or {},
-                       parsed, tuple(str(n) for n in notes or []), details=True,
-                       empty=empty)
-    per_query = entry.get("per_query")
-    if not isinstance(per_query, dict):
-        raise where.error(f"expected an object of per-query metric values, got "
-                          f"{describe(per_query)}", field="per_query")
-    queries = []
-    for qid, values in per_query.items():
-        if not isinstance(values, dict):
-            raise where.error(f"expected an object, got {describe(values)}",
-                              field=f"per_query.{qid}")
-        metrics = {m: _metric(v, where, f"per_query.{qid}.{m}") for m, v in values.items()}
-        queries.append(QueryResult(qid, None, None, None, None, (), metrics))
-    settings = entry.get("config") if isinstance(entry.get("config"), dict) else {}
-    notes = entry.get("notes") if isinstance(entry.get("notes"), list) else []
-    return Results(file, "compare", name, tuple(configs), baseline, settings or {},
-                   tuple(queries), tuple(str(n) for n in notes or []), empty=empty)
+    entry = configs[name]
+    if not isinstance(entry, dict):
+        raise where.error(f"expected an object, got {describe(entry)}", field="(config)")
+    _empty_block(entry.get("empty_rankings"), where)
+    details = isinstance(entry.get("queries"), list)
+    if not details:
+        per_query_of(entry.get("per_query"), where)  # its errors name this config
+    report = compare_from_json(data, file).reports[name]
+    return Results(file, "compare", name, tuple(configs), baseline, report,
+                   details=True if details else None)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _metric(value: Any, where: Where, name: str) -> Metric:
-    if value is None:
-        return Metric(None)
-    if _number(value):
-        return Metric(float(value))
-    if isinstance(value, dict) and "value" in value:
-        v = value["value"]
-        if v is not None and not _number(v):
-            raise where.error(f"expected a number or null, got {describe(v)}",
-                              field=f"{name}.value")
-        reason = value.get("reason")
-        details = {k: x for k, x in value.items() if k not in ("value", "reason")}
-        return Metric(None if v is None else float(v),
-                      reason if isinstance(reason, str) else None, details)
-    raise where.error(f"expected a number, null or an object with 'value', got "
-                      f"{describe(value)}", field=name)
-
-
-def _field(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: Where,
-           name: str, expected: str, optional: bool = False) -> Any:
-    value = obj.get(key)
-    if value is None and optional:
-        return None
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise where.error(f"expected {expected}, got {describe(value)}", field=name)
-    return value
-
-
-def _query(file: str, i: int, q: Any) -> QueryResult:
-    where = Where(file, item=f"queries[{i}]")
-    if not isinstance(q, dict):
-        raise where.error(f"expected an object, got {describe(q)}")
-    qid = _field(q, "id", str, where, "id", "a string")
-    question = _field(q, "question", str, where, "question", "a string")
-    truth = _field(q, "ground_truth", dict, where, "ground_truth", "an object", optional=True)
-    items = _field(q, "retrieved", list, where, "retrieved", "a list")
-    retrieved = tuple(_item(it, where, f"retrieved[{j}]") for j, it in enumerate(items))
-    answer = _field(q, "answer", str, where, "answer", "a string or null", optional=True)
-    contexts = _field(q, "contexts", list, where, "contexts", "a list", optional=True) or []
-    for j, c in enumerate(contexts):
-        if not isinstance(c, str):
-            raise where.error(f"expected a string, got {describe(c)}", field=f"contexts[{j}]")
-    metrics = _field(q, "metrics", dict, where, "metrics", "an object")
-    return QueryResult(
-        qid, question, truth, retrieved, answer, tuple(contexts),
-        {m: _metric(v, where, f"metrics.{m}") for m, v in metrics.items()},
-    )
-
-
-def _item(it: Any, where: Where, name: str) -> Item:
-    if not isinstance(it, dict):
-        raise where.error(f"expected an object, got {describe(it)}", field=name)
-    targets = _field(it, "targets", list, where, f"{name}.targets", "a list", optional=True)
-    rule = _field(it, "rule", str, where, f"{name}.rule", "a string or null", optional=True)
-    return Item(
-        rank=_field(it, "rank", int, where, f"{name}.rank", "an integer"),
-        id=_field(it, "id", str, where, f"{name}.id", "a string"),
-        doc_id=_field(it, "doc_id", str, where, f"{name}.doc_id", "a string"),
-        score=float(_field(it, "score", (int, float), where, f"{name}.score", "a number")),
-        grade=_field(it, "grade", int, where, f"{name}.grade", "an integer"),
-        targets=tuple(str(t) for t in targets or ()),
-        rule=rule,
-    )
-
-
-def target_ranks(q: QueryResult) -> dict[str, int | None]:
+def target_ranks(q: QueryRecord) -> dict[str, int | None]:
     """Each ground-truth target -> the rank where it was first retrieved (None: not
     retrieved). Empty without a recorded ground truth."""
     targets = (q.ground_truth or {}).get("targets")
     if not isinstance(targets, dict):
         return {}
     found: dict[str, int | None] = {t: None for t in targets}
-    for it in q.retrieved or ():
+    for it in q.retrieved:
         for t in it.targets:
             if t in found and found[t] is None:
                 found[t] = it.rank
     return found
 
 
-def metric_json(m: Metric) -> Any:
+def metric_json(m: Score) -> Any:
     """A metric as the results file writes it (a number, or value + reason + details)."""
     if m.value is not None and not m.details:
         return m.value
@@ -324,7 +215,7 @@ def metric_json(m: Metric) -> Any:
     return out
 
 
-def query_json(results: Results, q: QueryResult) -> dict[str, Any]:
+def query_json(results: Results, q: QueryRecord) -> dict[str, Any]:
     """One question in full, for ``ragmark inspect --json``."""
     out: dict[str, Any] = {"file": results.path, "source": results.describe(), "id": q.id}
     if results.detailed:
@@ -337,7 +228,7 @@ def query_json(results: Results, q: QueryResult) -> dict[str, Any]:
                 {"rank": it.rank, "id": it.id, "doc_id": it.doc_id, "score": it.score,
                  "relevant": it.grade > 0, "grade": it.grade, "targets": list(it.targets),
                  "rule": it.rule, "why": RULES.get(it.rule or "", it.rule)}
-                for it in q.retrieved or ()
+                for it in q.retrieved
             ],
             "answer": q.answer,
             "contexts": list(q.contexts),

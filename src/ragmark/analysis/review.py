@@ -108,7 +108,7 @@ def export_sample(results: Results, n: int, seed: int = 0,
             left_out[why] = left_out.get(why, 0) + 1
             continue
         expected = (q.ground_truth or {}).get("expected_answer")
-        pool.append(ReviewRow(q.id, q.question or "", q.answer, q.contexts, metric, value,
+        pool.append(ReviewRow(q.id, q.question or "", q.answer, tuple(q.contexts), metric, value,
                               expected if isinstance(expected, str) else ""))
     if not pool:
         raise DataError(f"no question has both an answer and {article(metric)} value",

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ragmark.analysis.failures import FailureReport
-    from ragmark.analysis.inspection import Metric, QueryResult, Results
+    from ragmark.analysis.inspection import Results
+    from ragmark.results.model import QueryRecord
+    from ragmark.types import Score
 
 CONTEXT_CHARS = 240
 """Characters of each generator context shown in the text view (--json has them all)."""
@@ -85,7 +87,7 @@ def _indented(out: Console, text: str, indent: int = 2, hang: int | None = None)
             out.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
-def print_query(res: Results, q: QueryResult, out: Console) -> None:
+def print_query(res: Results, q: QueryRecord, out: Console) -> None:
     """The question, its ground truth, what was retrieved and why it matched, the
     answer, the contexts the generator saw, and every metric."""
     out.print(f"[bold]Question {escape(q.id)}[/bold] · {escape(res.describe())} "
@@ -112,7 +114,7 @@ def print_query(res: Results, q: QueryResult, out: Console) -> None:
     _print_metrics(res, q, out)
 
 
-def _print_truth(q: QueryResult, out: Console) -> None:
+def _print_truth(q: QueryRecord, out: Console) -> None:
     from ragmark.analysis.inspection import target_ranks
 
     truth = q.ground_truth
@@ -141,12 +143,12 @@ def _print_truth(q: QueryResult, out: Console) -> None:
         _indented(out, "expected keywords: " + ", ".join(map(str, truth["expected_keywords"])))
 
 
-def _print_retrieved(res: Results, q: QueryResult, out: Console) -> None:
+def _print_retrieved(res: Results, q: QueryRecord, out: Console) -> None:
     from rich.table import Table
 
     from ragmark.analysis.inspection import RULES
 
-    items = q.retrieved or ()
+    items = q.retrieved
     unit = res.settings.get("unit")
     _heading(out, f"Retrieved ({_n(len(items), 'item')}" + (f", per {unit})" if unit else ")"))
     if not items:
@@ -169,7 +171,7 @@ def _print_retrieved(res: Results, q: QueryResult, out: Console) -> None:
         _indented(out, f"rule {rule}: {RULES.get(rule, 'as the results file names it')}")
 
 
-def _metric_note(name: str, m: Metric, res: Results) -> str:
+def _metric_note(name: str, m: Score, res: Results) -> str:
     d = m.details
     if m.value is None:
         why = m.reason or "reason not recorded in this file"
@@ -187,7 +189,7 @@ def _metric_note(name: str, m: Metric, res: Results) -> str:
     return ": ".join(parts)
 
 
-def _print_metrics(res: Results, q: QueryResult, out: Console) -> None:
+def _print_metrics(res: Results, q: QueryRecord, out: Console) -> None:
     from rich.table import Table
 
     _heading(out, "Metrics")

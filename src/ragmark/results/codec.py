@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ragmark.data._read import Where
 from ragmark.errors import DataError
 from ragmark.relevance import Matcher
 from ragmark.results import envelope
@@ -16,10 +17,9 @@ from ragmark.results.comparison import Comparison, StatSettings, change_sentence
 from ragmark.results.model import (
     Aggregate,
     EmptyRankings,
-    QueryRecord,
-    RetrievedRecord,
     RunReport,
 )
+from ragmark.results.reading import per_query_of, query_of
 from ragmark.stats import ComparisonRow, Interval
 from ragmark.types import Sample, Score
 from ragmark.versions import versions
@@ -39,15 +39,6 @@ def score_json(s: Score) -> Any:
     if s.details:
         return {"value": s.value, **dict(s.details)}
     return s.value
-
-
-def score_from_json(v: Any) -> Score:
-    if isinstance(v, dict):
-        rest = {k: x for k, x in v.items() if k not in ("value", "reason")}
-        if v.get("value") is None:
-            return Score.missing(v.get("reason") or "unknown", **rest)
-        return Score(float(v["value"]), details=rest) if rest else Score(float(v["value"]))
-    return Score.missing("unknown") if v is None else Score(float(v))
 
 
 def ground_truth_json(sample: Sample) -> dict[str, Any]:
@@ -140,12 +131,15 @@ def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, A
     return out
 
 
-def run_from_json(data: Mapping[str, Any], file: str = "results") -> RunReport:
+def run_from_json(data: Mapping[str, Any], file: str = "results", item: str | None = None
+                  ) -> RunReport:
     """The report a run's results file (``run_to_json``'s JSON) holds. Without
     ``queries`` (written without details) each question has its values only, a missing
     one without its reason; with them, everything but the loaded evaluation item
     (``sample``: its ground truth comes back as the JSON it was written as). A file of an
-    older ragmark may lack blocks: ``counts`` then come from the per-question values."""
+    older ragmark may lack blocks: ``counts`` then come from the per-question values. A
+    malformed question is a DataError naming ``file``, the question (or ``item``, the
+    block of ``per_query``) and the field."""
     if not isinstance(data, Mapping) or not {"per_query", "counts", "queries"} & set(data):
         raise DataError("not a run's results as ragmark writes them: no per_query, counts "
                         "or queries", file=file)
@@ -155,12 +149,9 @@ def run_from_json(data: Mapping[str, Any], file: str = "results") -> RunReport:
         counts = data["counts"] if "counts" in data else _counts(per_query, means)
         metrics = {k: _aggregate(means.get(k), c) for k, c in counts.items()}
         if isinstance(data.get("queries"), list):
-            queries = [_query(q) for q in data["queries"]]
+            queries = [query_of(file, i, q) for i, q in enumerate(data["queries"])]
         else:
-            queries = [QueryRecord(qid, "", [], None,
-                                   {m: Score.missing("") if v is None else Score(float(v))
-                                    for m, v in values.items()})
-                       for qid, values in per_query.items()]
+            queries = per_query_of(per_query, Where(file, item=item))
         return RunReport(
             config=dict(data.get("config") or {}), dataset=dict(data.get("dataset") or {}),
             metrics=metrics, queries=queries, timings=dict(data.get("timings") or {}),
@@ -192,21 +183,17 @@ def _aggregate(value: float | None, c: Mapping[str, Any]) -> Aggregate:
     return Aggregate(value, int(c["n"]), int(c["missing"]), dict(c.get("reasons") or {}))
 
 
-def _query(q: Mapping[str, Any]) -> QueryRecord:
-    return QueryRecord(
-        id=q["id"], question=q["question"],
-        retrieved=[RetrievedRecord(r["rank"], r["id"], r["doc_id"], r["score"], r["grade"],
-                                   tuple(r["targets"]), r["rule"]) for r in q["retrieved"]],
-        answer=q["answer"], metrics={k: score_from_json(v) for k, v in q["metrics"].items()},
-        contexts=list(q["contexts"]), ground_truth=q.get("ground_truth"))
-
-
 def _empty(block: Any) -> EmptyRankings | None:
+    """The ``empty_rankings`` block (a file of an older ragmark may give only the
+    questions and the cause)."""
     if block is None:
         return None
-    means = block["means"]
+    means = block.get("means") or {}
+    cause = block.get("cause")
     return EmptyRankings(
-        ids=tuple(block["questions"]), cause=block["cause"], of=block["of"],
+        ids=tuple(str(q) for q in block["questions"]),
+        cause=cause if isinstance(cause, str) else "unknown",
+        of=block.get("of", len(block["questions"])),
         over_all={m: Aggregate(v["over_all"], v["n_all"], 0, {}) for m, v in means.items()},
         over_retrieved={m: Aggregate(v["over_retrieved"], v["n_retrieved"], 0, {})
                         for m, v in means.items()})
@@ -283,7 +270,7 @@ def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Compari
                                                       "n_resamples", "seed", "correction")
                                    if k in st})
         blocks = data["configs"]
-        reports = {name: _config_report(name, block, run.get("dataset") or {})
+        reports = {name: _config_report(name, block, run.get("dataset") or {}, file)
                    for name, block in blocks.items()}
         intervals = {name: {m: _interval(iv, (block.get("metrics") or {}).get(m))
                             for m, iv in (block.get("intervals") or {}).items()}
@@ -303,10 +290,10 @@ def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Compari
                         f"({type(e).__name__}: {e})", file=file) from None
 
 
-def _config_report(name: str, block: Mapping[str, Any], dataset: Mapping[str, Any]
-                   ) -> RunReport:
+def _config_report(name: str, block: Mapping[str, Any], dataset: Mapping[str, Any],
+                   file: str) -> RunReport:
     return run_from_json({**block, "config": block.get("config") or {"name": name},
-                          "dataset": dataset})
+                          "dataset": dataset}, file, f"configs.{name}")
 
 
 def _interval(iv: Mapping[str, Any] | None, mean: float | None) -> Interval | None:

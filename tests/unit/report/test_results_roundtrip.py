@@ -140,6 +140,31 @@ def test_a_file_that_is_not_a_run_is_a_clear_error():
         run_from_json({"configs": {}}, "x.json")
 
 
+def test_a_malformed_question_names_its_place():
+    """Every reader of results (inspect, review, the report's checks, diff) reads through
+    the codec, and gets the same errors: file, question or config, field, expected."""
+    cases = [
+        (run_from_json, {"queries": [{"id": 3}]},
+         "r.json, item queries[0], field 'id': expected a string, got 3"),
+        (run_from_json, {"per_query": {"q1": {"mrr": "high"}}},
+         "r.json, field 'per_query.q1.mrr': expected a number, null or an object with "
+         "'value', got \"high\""),
+        (compare_from_json, {"configs": {"a": {"per_query": {"q1": []}}}},
+         "r.json, item configs.a, field 'per_query.q1': expected an object, got a list"),
+    ]
+    for read, data, message in cases:
+        with pytest.raises(DataError) as e:
+            read(data, "r.json")
+        assert str(e.value) == message
+    # a missing value without a recorded reason reads as missing with reason None, and
+    # is written back as it was
+    report = run_from_json({"per_query": {"q1": {"mrr": None, "ndcg@10": 0.5}}}, "r.json")
+    (q,) = report.queries
+    assert q.metrics["mrr"].value is None and q.metrics["mrr"].reason is None
+    assert q.metrics["ndcg@10"].value == 0.5
+    assert run_to_json(report)["per_query"] == {"q1": {"mrr": None, "ndcg@10": 0.5}}
+
+
 @st.composite
 def comparisons(draw):
     named = draw(st.lists(text, min_size=1, max_size=3, unique=True))
