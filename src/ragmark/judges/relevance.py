@@ -4,6 +4,9 @@ prompt template) and a 0-3 grade (for the LLM reranker)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from ragmark.judges.prompt import (
@@ -79,17 +82,8 @@ async def relevance_label(
 ) -> Score:
     """1.0 when an answer to ``question`` can be derived from ``passage``, else 0.0
     (temperature 0); missing with the reason when the judge gives no usable answer."""
-    prompt = relevance_prompt(template)
-    out = await ask(
-        client,
-        prompt,
-        RelevanceInput(question=question, passage=passage),
-        counts=counts,
-        temperature=0,
-    )
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    return Score(1.0 if out.relevant else 0.0)
+    return await _asked(client, relevance_prompt(template), question, passage, counts,
+                        lambda out: 1.0 if out.relevant else 0.0)
 
 
 
@@ -136,13 +130,17 @@ async def relevance_grade(
 ) -> Score:
     """How well ``passage`` answers ``question`` on a 0-3 scale (temperature 0), as the
     grade itself; missing with the reason when the judge gives no usable answer."""
-    out = await ask(
-        client,
-        GRADE_PROMPT,
-        RelevanceInput(question=question, passage=passage),
-        counts=counts,
-        temperature=0,
-    )
+    return await _asked(client, GRADE_PROMPT, question, passage, counts,
+                        lambda out: float(out.grade))
+
+
+async def _asked(client: ChatClient, prompt: Prompt[RelevanceInput, Any], question: str,
+                 passage: str, counts: JudgeCounts | None, value: Callable[[Any], float]
+                 ) -> Score:
+    """The judge's verdict on ``passage`` for ``question`` (temperature 0) as ``value``
+    makes a score of it, or missing with the reason."""
+    out = await ask(client, prompt, RelevanceInput(question=question, passage=passage),
+                    counts=counts, temperature=0)
     if isinstance(out, JudgeFailure):
         return out.missing()
-    return Score(float(out.grade))
+    return Score(value(out))

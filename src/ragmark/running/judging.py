@@ -106,21 +106,6 @@ class _Unreachable(Exception):
     pass
 
 
-def judge(
-    samples: Sequence[Sample],
-    records: Sequence[Answered],
-    names: Sequence[str],
-    settings: LLMSettings | None,
-    *,
-    require: bool = False,
-    advance: Callable[[int], None] = lambda n: None,
-) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
-    """:func:`judge_async` from synchronous code (:func:`ragmark.aio.run_sync`: also
-    inside a running event loop)."""
-    return run_sync(judge_async(samples, records, names, settings, require=require,
-                                advance=advance))
-
-
 async def judge_async(
     samples: Sequence[Sample],
     records: Sequence[Answered],

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmark.aio import run_sync
 from ragmark.config import RunConfig
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
@@ -24,7 +25,7 @@ from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.relevance import GradedItem, Matcher, grade_ranking, to_graded, unmatchable
-from ragmark.running.judging import judge
+from ragmark.running.judging import judge_async
 from ragmark.types import Document, Sample, Score
 
 SKIPPED = "generation skipped"
@@ -154,8 +155,9 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
         return scores, StageReport()
     t0 = time.perf_counter()
     with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
-        got, notes, summary = judge([samples[i] for i in ok], [answers[i] for i in ok],
-                                    judge_names, llm, require=require_llm, advance=adv)
+        got, notes, summary = run_sync(judge_async(
+            [samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm,
+            require=require_llm, advance=adv))
     for i, sc in zip(ok, got, strict=True):
         scores[i] = sc
     return scores, StageReport({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)
