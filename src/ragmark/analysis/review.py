@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragmark.analysis.inspection import Results, is_label_file, results_from
-from ragmark.data._fields import as_object, check_int, check_string, get_string
-from ragmark.data._read import Where, describe, quote, read_text
+from ragmark.data._read import quote, read_text
 from ragmark.errors import ConfigError, DataError
 from ragmark.stats import cohen_kappa
 from ragmark.text import article
@@ -131,37 +130,23 @@ def label_sample(file: str, data: dict[str, Any], n: int, seed: int = 0,
     """``n`` passages of one config of a ``ragmark label`` file (default: its first),
     drawn as :func:`export_sample` draws answers; the judge column is the passage's
     relevance label (1: an answer can be derived from it), ids are ``question@rank``."""
-    configs: dict[str, Any] = data["configs"]
+    from ragmark.labeling import label_from_json
+
+    got = data.get("configs")
+    configs: dict[str, Any] = got if isinstance(got, dict) else {}
     name = config or next(iter(configs), None)
     if name not in configs:
         raise ConfigError(f"no configuration {name!r} in {file}; it has {', '.join(configs)}")
-    entry = configs[name]
-    queries = entry.get("queries") if isinstance(entry, dict) else None
-    if not isinstance(queries, list):
-        raise Where(file, item=f"configs.{name}").error(
-            f"expected a list, got {describe(queries)}", field="queries")
+    run = label_from_json(data, file)
     pool: list[ReviewRow] = []
     left_out: dict[str, int] = {}
-    for i, q in enumerate(queries):
-        where = Where(file, item=f"configs.{name}.queries[{i}]")
-        obj = as_object(q, where)
-        qid, question = get_string(obj, "id", where), get_string(obj, "question", where)
-        passages = obj.get("passages")
-        if not isinstance(passages, list):
-            raise where.error(f"expected a list, got {describe(passages)}", field="passages")
-        for j, item in enumerate(passages):
-            p = as_object(item, where)
-            label = p.get("label")
-            if isinstance(label, dict) and label.get("value") is None:
+    for q in run.configs[str(name)].queries:
+        for it in q.items:
+            if it.label.value is None:
                 left_out["label failed"] = left_out.get("label failed", 0) + 1
                 continue
-            if label not in (0, 1) or isinstance(label, bool):
-                raise where.error(f"expected 0, 1 or an object with value null, got "
-                                  f"{describe(label)}", field=f"passages[{j}].label")
-            rank = check_int(p.get("rank"), where, f"passages[{j}].rank")
-            text = check_string(p.get("text"), where, f"passages[{j}].text", allow_empty=True)
-            pool.append(ReviewRow(f"{qid}@{rank}", question, "", (text,), LABEL_METRIC,
-                                  float(label)))
+            pool.append(ReviewRow(f"{q.id}@{it.rank}", q.question, "", (it.text,),
+                                  LABEL_METRIC, float(it.label.value)))
     if not pool:
         raise DataError(f"configuration {name!r} has no labelled passage", file=file)
     return Sampled(_draw(pool, n, seed), LABEL_METRIC, len(pool), left_out,

@@ -5,7 +5,7 @@ dataset's ground truth."""
 from __future__ import annotations
 
 from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
-from ragmark.labeling.report import curve, label_json, label_markdown
+from ragmark.labeling.report import curve, label_from_json, label_json, label_markdown
 from ragmark.labeling.run import (
     ConfigLabels,
     LabelRun,
@@ -27,6 +27,7 @@ __all__ = [
     "curve",
     "estimate",
     "label",
+    "label_from_json",
     "label_json",
     "label_markdown",
     "label_pairs",

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragmark.data._fields import as_object, check_int, check_string, get_string
+from ragmark.data._read import Where, describe
+from ragmark.errors import DataError
 from ragmark.labeling.metrics import LABELS, METRICS, Agreement
-from ragmark.labeling.run import ConfigLabels, LabelRun
+from ragmark.labeling.run import ConfigLabels, LabelledItem, LabelledQuery, LabelRun
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate
 from ragmark.types import Score
@@ -58,8 +61,8 @@ def label_json(r: LabelRun, versions: dict[str, str] | None = None) -> dict[str,
     ``agreement`` with the ground truth, ``queries`` with every passage's label),
     ``agreement`` over all configs, ``llm`` accounting."""
     out: dict[str, Any] = {
-        "envelope": envelope("label", str(r.dataset.get("hash", "")),
-                             {name: c.config for name, c in r.configs.items()}),
+        "envelope": r.envelope or envelope("label", str(r.dataset.get("hash", "")),
+                                           {name: c.config for name, c in r.configs.items()}),
         "top_k": r.top_k,
         "dataset": r.dataset,
         "prompt": {"template": r.template} if r.template is not None else {
@@ -70,10 +73,84 @@ def label_json(r: LabelRun, versions: dict[str, str] | None = None) -> dict[str,
         "llm": r.llm,
         "notes": list(r.notes),
     }
-    if versions is not None:
-        out["versions"] = versions
+    if r.versions is not None or versions is not None:
+        out["versions"] = r.versions if r.versions is not None else versions
     if r.executor:
         out["executor"] = r.executor
+    return out
+
+
+def label_from_json(data: Any, file: str = "results") -> LabelRun:
+    """The label run a ``ragmark label`` results file (:func:`label_json`'s JSON) holds;
+    JSON -> run -> JSON gives the same JSON (tests/unit/labeling/test_label_codec.py)."""
+    try:
+        prompt = data.get("prompt") or {}
+        return LabelRun(
+            top_k=int(data["top_k"]), dataset=dict(data.get("dataset") or {}),
+            configs={name: _config_from_json(name, c, file)
+                     for name, c in data["configs"].items()},
+            agreement=_agreement(data.get("agreement")), llm=dict(data.get("llm") or {}),
+            template=prompt.get("template"), executor=dict(data.get("executor") or {}),
+            notes=list(data.get("notes") or []),
+            envelope=dict(data["envelope"]) if "envelope" in data else None,
+            versions=dict(data["versions"]) if "versions" in data else None)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise DataError(f"not a label run's results as ragmark writes them "
+                        f"({type(e).__name__}: {e})", file=file) from None
+
+
+def _score(v: Any) -> Score:
+    if isinstance(v, dict):
+        rest = {k: x for k, x in v.items() if k not in ("value", "reason")}
+        return Score(None, v.get("reason"), rest) if v.get("value") is None else Score(
+            float(v["value"]), details=rest)
+    return Score(None) if v is None else Score(float(v))
+
+
+def _agreement(block: Any) -> Agreement | None:
+    return None if block is None else Agreement(block["tp"], block["fp"], block["fn"],
+                                                block["tn"])
+
+
+def _config_from_json(name: str, c: Any, file: str) -> ConfigLabels:
+    counts = c.get("counts") or {}
+    return ConfigLabels(
+        name=name, config=dict(c["config"]), chunks=c.get("chunks"),
+        queries=_queries_from_json(name, c.get("queries"), file),
+        metrics={k: Aggregate(v, counts[k]["n"], counts[k]["missing"],
+                              dict(counts[k].get("reasons") or {}))
+                 for k, v in c["metrics"].items()},
+        agreement=_agreement(c.get("agreement")))
+
+
+def _queries_from_json(name: str, queries: Any, file: str) -> list[LabelledQuery]:
+    """A config's labelled questions, read strictly: a malformed one is an error naming
+    the file, the question and the field."""
+    if not isinstance(queries, list):
+        raise Where(file, item=f"configs.{name}").error(
+            f"expected a list, got {describe(queries)}", field="queries")
+    out = []
+    for i, q in enumerate(queries):
+        where = Where(file, item=f"configs.{name}.queries[{i}]")
+        obj = as_object(q, where)
+        passages = obj.get("passages")
+        if not isinstance(passages, list):
+            raise where.error(f"expected a list, got {describe(passages)}", field="passages")
+        items = []
+        for j, item in enumerate(passages):
+            p = as_object(item, where)
+            label = p.get("label")
+            failed = isinstance(label, dict) and label.get("value") is None
+            if not failed and (label not in (0, 1) or isinstance(label, bool)):
+                raise where.error(f"expected 0, 1 or an object with value null, got "
+                                  f"{describe(label)}", field=f"passages[{j}].label")
+            items.append(LabelledItem(
+                check_int(p.get("rank"), where, f"passages[{j}].rank"), p["id"], p["doc_id"],
+                check_string(p.get("text"), where, f"passages[{j}].text", allow_empty=True),
+                _score(label), p["grade"]))
+        out.append(LabelledQuery(get_string(obj, "id", where), get_string(obj, "question", where),
+                                 items, {k: _score(v) for k, v in obj["metrics"].items()},
+                                 obj.get("failure")))
     return out
 
 

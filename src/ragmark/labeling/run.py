@@ -115,6 +115,10 @@ class LabelRun:
     """Where the retrieval ran (see :attr:`RunReport.executor`)."""
     notes: list[str] = field(default_factory=list)
     """A judge that gave one label to (nearly) every passage, said here."""
+    envelope: dict[str, Any] | None = None
+    """The envelope of the file it was read from (None: a label run made now)."""
+    versions: dict[str, str] | None = None
+    """The versions the file it was read from recorded."""
 
 
 NO_ENDPOINT = ("ragmark label needs an LLM endpoint to label passages: give --llm-base-url "

@@ -298,27 +298,31 @@ def _curves(vs: Sequence[View]) -> str:
 
 
 def _label_body(data: Mapping[str, Any]) -> list[str]:
-    """A label file: every metric at every k per config, and answer presence@k."""
-    k_max = int(data.get("top_k", 0))
+    """A label file (read through its model): every metric at every k per config, and
+    answer presence@k."""
+    from ragmark.labeling import label_from_json
+
+    run = label_from_json(data, "the label file")
+    k_max = run.top_k
     names = list(data.get("metric_names", []))
-    configs = data.get("configs", {})
-    vs = [View(n, {}, {}) for n in configs]
+    vs = [View(n, {}, {}) for n in run.configs]
     out = [_header(data, vs), '<section id="summary"><h2>Metrics at every k</h2>']
     series = []
-    for name, c in configs.items():
+    for name, c in run.configs.items():
         head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
         rows = []
         for m in names:
             cells = []
             for k in range(1, k_max + 1):
-                v = c.get("metrics", {}).get(f"{m}@{k}")
-                cov = _covered(c.get("counts", {}).get(f"{m}@{k}", {}))
-                cells.append(f"<td>{num(v)}<br><small>{escape(cov)}</small></td>")
+                a = c.metrics.get(f"{m}@{k}")
+                cov = _covered(a.to_json() if a is not None else {})
+                cells.append(f"<td>{num(None if a is None else a.value)}<br>"
+                             f"<small>{escape(cov)}</small></td>")
             rows.append(f"<tr><th scope=\"row\">{escape(m)}</th>{''.join(cells)}</tr>")
         out.append(f"<h3>{escape(name)}</h3><table><thead><tr><th>metric</th>{head}</tr>"
                    f"</thead><tbody>{''.join(rows)}</tbody></table>")
-        series.append((name, [c.get("metrics", {}).get(f"answer_presence@{k}")
-                              for k in range(1, k_max + 1)]))
+        presence = [c.metrics.get(f"answer_presence@{k}") for k in range(1, k_max + 1)]
+        series.append((name, [None if a is None else a.value for a in presence]))
     out.append(svg.curves("answer presence against k", series,
                           "answer presence@k (share of questions with a passage labelled "
                           "relevant in the top k), one line per config; the tables above "

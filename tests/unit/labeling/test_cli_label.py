@@ -322,3 +322,32 @@ def test_two_label_judges_side_by_side(demo_args, tmp_path, capsys, server):
     assert "judge-a vs judge-b on" in out and "kappa" in out
     models = {r.body["model"] for r in server.requests}
     assert models == {"judge-a", "judge-b"}
+
+
+def test_a_label_file_reads_back_into_the_model_exactly(demo_args, tmp_path, capsys, server):
+    """One results model for the three kinds (issue 21): a ``ragmark label`` file (with a
+    failed label, a missing metric and the agreement) -> LabelRun -> the same JSON."""
+    from ragmark.errors import DataError
+    from ragmark.labeling import label_from_json, label_json
+
+    server.rule = judge_rule("generator", garbage=GARBAGE)
+    out = tmp_path / "lab"
+    code, _, _ = run_cli([*demo_args, "--max-queries", "2", "--output", str(out),
+                          *llm(server)], capsys)
+    assert code == 0
+    data = json.loads((tmp_path / "lab.json").read_text())
+    run = label_from_json(data, "lab.json")
+    assert list(run.configs) == ["sparse", "whole"] and run.top_k == 3
+    sparse = run.configs["sparse"]
+    assert sparse.count(None) == data["configs"]["sparse"]["labels"]["failed"] == 1
+    assert sparse.queries[0].items[2].label.reason == data["configs"]["sparse"][
+        "queries"][0]["passages"][2]["label"]["reason"]
+    assert json.loads(json.dumps(label_json(run))) == data
+    with pytest.raises(DataError, match="lab.json: not a label run's results"):
+        label_from_json({"configs": {}}, "lab.json")
+    data["configs"]["whole"]["queries"][1]["passages"][0]["label"] = 2
+    with pytest.raises(DataError) as e:
+        label_from_json(data, "lab.json")
+    assert str(e.value) == ("lab.json, item configs.whole.queries[1], field "
+                            "'passages[0].label': expected 0, 1 or an object with value "
+                            "null, got 2")
