@@ -21,22 +21,26 @@ from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
 from ragmark.report.html_common import View, breakable, num
 from ragmark.report.html_questions import CSS, JS, questions
-from ragmark.stats import bootstrap_ci
+from ragmark.results.comparison import Comparison
+from ragmark.results.model import QueryRecord
+from ragmark.stats import ComparisonRow, bootstrap_ci
 
 BOOTSTRAP = 2000
 
-def views(data: Mapping[str, Any]) -> list[View]:
-    """The configs of a run or compare results file."""
-    kind = data.get("envelope", {}).get("kind")
-    if kind == "compare":
-        return [View(name, c.get("metrics", {}), c.get("counts", {}), c.get("intervals", {}),
-                     c.get("per_query", {}), c.get("queries", []), c.get("timings", {}),
-                     c.get("llm", {}), c.get("notes", []))
-                for name, c in data.get("configs", {}).items()]
-    name = str(data.get("config", {}).get("name", "run"))
-    return [View(name, data.get("metrics", {}), data.get("counts", {}), {},
-                 data.get("per_query", {}), data.get("queries", []), data.get("timings", {}),
-                 data.get("llm", {}), [])]
+def views(data: Mapping[str, Any]) -> tuple[Comparison | None, list[View]]:
+    """The configs of a run or compare results file, read through the results model (and
+    a compare's comparison)."""
+    from ragmark.results.codec import compare_from_json, run_from_json
+
+    if data.get("envelope", {}).get("kind") == "compare":
+        c = compare_from_json(data, "the results file")
+        blocks = data.get("configs", {})
+        return c, [View(name, r, c.intervals.get(name, {}),
+                        isinstance(blocks.get(name, {}).get("queries"), list))
+                   for name, r in c.reports.items()]
+    report = run_from_json(data, "the results file")
+    name = str(report.config.get("name", "run"))
+    return None, [View(name, report, {}, isinstance(data.get("queries"), list))]
 
 
 def _covered(counts: Mapping[str, Any]) -> str:
@@ -102,27 +106,27 @@ def _models(v: View, data: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]) -> str:
-    rows_by = {(r["config"], r["metric"]): r for r in data.get("comparisons", [])}
-    base = data.get("run", {}).get("baseline")
+def _metric_table(c: Comparison | None, vs: Sequence[View], metrics: Sequence[str]) -> str:
+    rows_by = _rows(c)
+    base = None if c is None else c.baseline
     head = "".join(f'<th scope="col">{breakable(m)}</th>' for m in metrics)
     body = []
     for v in vs:
         cells = []
         for m in metrics:
-            iv = v.intervals.get(m) or {}
+            iv = v.intervals.get(m)
             text = num(v.metrics.get(m))
-            if iv:
-                text += f' <span class="iv">[{iv["low"]:.3f}, {iv["high"]:.3f}]</span>'
+            if iv is not None:
+                text += f' <span class="iv">[{iv.low:.3f}, {iv.high:.3f}]</span>'
             row = rows_by.get((v.name, m))
-            if row and row.get("relative_change") is not None:
-                mark = "*" if row.get("significant") else ""
-                n, own = row.get("n"), (v.counts.get(m) or {}).get("n")
+            if row is not None and row.relative_change is not None:
+                mark = "*" if row.significant else ""
+                n, own = row.n, (v.counts.get(m) or {}).get("n")
                 base_n = next(((x.counts.get(m) or {}).get("n") for x in vs if x.name == base),
                               None)
                 paired = "" if n == own == base_n else (
                     f" on the {n} question{'s' if n != 1 else ''} both have")
-                text += (f' <span class="chg">{row["relative_change"] * 100:+.1f}%'
+                text += (f' <span class="chg">{row.relative_change * 100:+.1f}%'
                          f"{mark}{paired}</span>")
             cov = _covered(v.counts.get(m, {}))
             mean = v.metrics.get(m)
@@ -133,7 +137,7 @@ def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence
     legend = ["Mean over the questions with a value (n)"]
     if any(v.intervals.get(m) for v in vs for m in metrics):
         legend.append("[95% bootstrap interval]")
-    if any(r.get("relative_change") is not None for r in rows_by.values()):
+    if any(r.relative_change is not None for r in rows_by.values()):
         legend.append("change against the baseline, * where significant after Holm's "
                       "correction")
     return (f'<div class="wide"><table class="metrics"><thead><tr><th scope="col">config</th>'
@@ -141,12 +145,16 @@ def _metric_table(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence
             f'<p class="legend">{"; ".join(legend)}.</p>')
 
 
-def _forests(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]) -> str:
-    base_name = data.get("run", {}).get("baseline")
-    base = next((v for v in vs if v.name == base_name), None)
+def _rows(c: Comparison | None) -> dict[tuple[str, str], ComparisonRow]:
+    """A comparison's tests by (config, metric)."""
+    return {} if c is None else {(r.config, r.metric): r for r in c.rows}
+
+
+def _forests(c: Comparison | None, vs: Sequence[View], metrics: Sequence[str]) -> str:
+    base = next((v for v in vs if c is not None and v.name == c.baseline), None)
     if base is None or len(vs) < 2:
         return ""
-    rows_by = {(r["config"], r["metric"]): r for r in data.get("comparisons", [])}
+    rows_by = _rows(c)
     out = ['<section id="differences"><h2>Differences to the baseline</h2>']
     for m in metrics:
         rows, table = [], []
@@ -160,12 +168,12 @@ def _forests(data: Mapping[str, Any], vs: Sequence[View], metrics: Sequence[str]
                 continue
             low, mean, high, n = got
             rows.append((v.name, low, mean, high))
-            r = rows_by.get((v.name, m), {})
-            p = r.get("p_adjusted")
+            r = rows_by.get((v.name, m))
+            p = None if r is None else r.p_adjusted
             table.append(f"<tr><td>{escape(v.name)}</td><td>{mean:+.4f}</td>"
                          f"<td>[{low:+.4f}, {high:+.4f}]</td><td>{n}</td>"
                          f"<td>{'—' if p is None else f'{p:.4f}'}"
-                         f"{' *' if r.get('significant') else ''}</td></tr>")
+                         f"{' *' if r is not None and r.significant else ''}</td></tr>")
         plot = svg.forest(f"{m}: difference to {base.name}", rows,
                           f"{m}: mean difference of each config to {base.name} over the "
                           "questions both have, with its 95% bootstrap interval") if rows else ""
@@ -228,9 +236,8 @@ def _costs(vs: Sequence[View]) -> str:
 CURVE_METRICS = ("recall", "ndcg", "hit")
 
 
-def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any],
-               names: Sequence[str] = CURVE_METRICS, k_max: int | None = None,
-               ) -> dict[str, list[float | None]]:
+def at_every_k(queries: Sequence[QueryRecord], names: Sequence[str] = CURVE_METRICS,
+               k_max: int | None = None) -> dict[str, list[float | None]]:
     """metric -> its mean at k = 1..K (default: the longest ranking) over the questions,
     recomputed by ragmark's metric
     engine from each question's ranking in the details (the values at the table's
@@ -240,27 +247,25 @@ def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any
     from ragmark.relevance import GradedItem, Match, to_graded
 
     kept = [q for q in queries
-            if any(v is not None for m, v in per_query.get(q["id"], {}).items()
+            if any(s.value is not None for m, s in q.metrics.items()
                    if m.split("@")[0] in ("recall", "ndcg", "hit", "mrr", "map",
                                           "precision"))]
-    k_max = k_max or max((len(q.get("retrieved", [])) for q in kept), default=0)
+    k_max = k_max or max((len(q.retrieved) for q in kept), default=0)
     if not kept or k_max == 0:
         return {}
     grades, rankings = [], []
     for q in kept:
-        targets = q.get("ground_truth", {}).get("targets", {})
+        targets = (q.ground_truth or {}).get("targets", {})
         grades.append({t: int(g) for t, g in targets.items() if g > 0})
         seen: set[str] = set()
         ranking = []
-        for r in q.get("retrieved", []):
-            match = None if r.get("rule") is None else Match(
-                tuple(r.get("targets", ())), int(r.get("grade", 0)), str(r["rule"]))
+        for r in q.retrieved:
+            match = None if r.rule is None else Match(tuple(r.targets), int(r.grade), r.rule)
             new = tuple(t for t in (match.targets if match else ()) if t not in seen)
             seen.update(new)
-            ranking.append(GradedItem(int(r["rank"]), str(r["id"]), str(r.get("doc_id")),
-                                      float(r["score"]), match, new))
+            ranking.append(GradedItem(r.rank, r.id, r.doc_id, r.score, match, new))
         rankings.append(ranking)
-    graded = to_graded([str(q["id"]) for q in kept], grades, rankings)
+    graded = to_graded([q.id for q in kept], grades, rankings)
     wanted = [f"{m}@{k}" for m in names for k in range(1, k_max + 1)]
     values = compute_all(graded, wanted)
     out: dict[str, list[float | None]] = {}
@@ -276,8 +281,8 @@ def at_every_k(queries: Sequence[Mapping[str, Any]], per_query: Mapping[str, Any
 
 
 def _curves(vs: Sequence[View]) -> str:
-    deepest = max((len(q.get("retrieved", [])) for v in vs for q in v.queries), default=0)
-    got = {v.name: at_every_k(v.queries, v.per_query, k_max=deepest)
+    deepest = max((len(q.retrieved) for v in vs for q in v.queries), default=0)
+    got = {v.name: at_every_k(v.queries, k_max=deepest)
            for v in vs if v.queries}
     got = {n: c for n, c in got.items() if c}
     if not got:
@@ -305,7 +310,7 @@ def _label_body(data: Mapping[str, Any]) -> list[str]:
     run = label_from_json(data, "the label file")
     k_max = run.top_k
     names = list(data.get("metric_names", []))
-    vs = [View(n, {}, {}) for n in run.configs]
+    vs = [View(n) for n in run.configs]
     out = [_header(data, vs), '<section id="summary"><h2>Metrics at every k</h2>']
     series = []
     for name, c in run.configs.items():
@@ -337,8 +342,8 @@ def body(data: Mapping[str, Any]) -> str:
         cfgs = ", ".join(data.get("configs", {}))
         return (f"<h1>{escape(f'ragmark label: {cfgs}')}</h1>"
                 + "".join(_label_body(data)))
-    vs = views(data)
-    shown = list(data.get("run", {}).get("compared_metrics") or [])
+    comparison, vs = views(data)
+    shown = [] if comparison is None else list(comparison.metrics)
     if not shown:
         shown = [m for m in (vs[0].metrics if vs else {}) if m != "grounded_ratio"]
     all_metrics = list(vs[0].metrics) if vs else []
@@ -346,8 +351,8 @@ def body(data: Mapping[str, Any]) -> str:
     heading = f"ragmark {kind}: {', '.join(v.name for v in vs)} on {ds.get('name', '?')}"
     return "".join([f"<h1>{escape(heading)}</h1>", _header(data, vs),
                     '<section id="summary"><h2>Metrics</h2>',
-                    _metric_table(data, vs, all_metrics), "</section>",
-                    _forests(data, vs, shown), _costs(vs), _curves(vs),
+                    _metric_table(comparison, vs, all_metrics), "</section>",
+                    _forests(comparison, vs, shown), _costs(vs), _curves(vs),
                     _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
                     history(data)])

@@ -2,27 +2,62 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragmark.results.model import QueryRecord, RunReport
+    from ragmark.stats import Interval
 
 MAX_DETAILED = 5000
 """Above this many questions, the per-question details are left to ``ragmark inspect``."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class View:
-    """One config's results as the page reads them."""
+    """One config's results as the page reads them: its report (read through the results
+    model), its bootstrap intervals (a compare's), and whether the file holds the
+    questions in full (``--include-details``)."""
 
     name: str
-    metrics: dict[str, float | None]
-    counts: dict[str, Any]
-    intervals: dict[str, Any] = field(default_factory=dict)
-    per_query: dict[str, dict[str, float | None]] = field(default_factory=dict)
-    queries: list[dict[str, Any]] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    llm: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    report: RunReport | None = None
+    intervals: Mapping[str, Interval | None] = field(default_factory=dict)
+    detailed: bool = False
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        return {} if self.report is None else {
+            k: a.value for k, a in self.report.metrics.items()}
+
+    @property
+    def counts(self) -> dict[str, dict[str, Any]]:
+        return {} if self.report is None else {
+            k: a.to_json() for k, a in self.report.metrics.items()}
+
+    @property
+    def per_query(self) -> dict[str, dict[str, float | None]]:
+        """Question id -> metric -> value (None: missing)."""
+        return {} if self.report is None else {
+            q.id: {m: s.value for m, s in q.metrics.items()} for q in self.report.queries}
+
+    @property
+    def queries(self) -> list[QueryRecord]:
+        """The questions in full (none when the file has only their values)."""
+        return self.report.queries if self.report is not None and self.detailed else []
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return {} if self.report is None else self.report.timings
+
+    @property
+    def llm(self) -> dict[str, Any]:
+        return {} if self.report is None else self.report.llm
+
+    @property
+    def notes(self) -> list[str]:
+        return [] if self.report is None else self.report.notes
 
 
 def num(v: float | None, digits: int = 4) -> str:

@@ -4,22 +4,21 @@ JavaScript."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
-from typing import Any
 
 from ragmark.report.html_common import MAX_DETAILED, View, breakable, num
+from ragmark.results.model import QueryRecord
+from ragmark.types import Score
 
 
-def value_cell(value: Any) -> tuple[str, str]:
-    """(sort key, shown text) of a metric value in a details record."""
-    if isinstance(value, Mapping):
-        if value.get("value") is None:
-            return "", f'<span class="missing">missing: {escape(str(value.get("reason")))}</span>'
-        value = value["value"]
-    if value is None:
-        return "", '<span class="missing">missing</span>'
-    return f"{float(value):.6f}", f"{float(value):.4f}"
+def value_cell(s: Score) -> tuple[str, str]:
+    """(sort key, shown text) of a question's metric: its value, or missing with the
+    reason the file records."""
+    if s.value is None:
+        why = f": {escape(s.reason)}" if s.reason else ""
+        return "", f'<span class="missing">missing{why}</span>'
+    return f"{s.value:.6f}", f"{s.value:.4f}"
 
 
 CONTEXT_CHARS = 600
@@ -34,27 +33,27 @@ def _clip(text: str) -> str:
             "characters: <code>ragmark inspect</code> shows them)</small>")
 
 
-def _unsupported(value: Any) -> str:
+def _unsupported(s: Score) -> str:
     """The claims of the answer a judge found unsupported (faithfulness), as a list."""
-    claims = value.get("unsupported") if isinstance(value, Mapping) else None
+    claims = s.details.get("unsupported")
     if not claims:
         return ""
     return ("<br><small>unsupported claims:</small><ul class=\"claims\">"
             + "".join(f"<li>{escape(str(c))}</li>" for c in claims) + "</ul>")
 
 
-def question_details(q: Mapping[str, Any]) -> str:
-    gt = q.get("ground_truth", {})
+def question_details(q: QueryRecord) -> str:
+    gt = q.ground_truth or {}
     targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
     items = "".join(
-        f"<tr class=\"{'hit' if r.get('grade') else ''}\"><td>{r['rank']}</td>"
-        f"<td>{r['score']:.4f}</td><td>{escape(str(r['id']))}</td>"
-        f"<td>{escape(str(r.get('doc_id')))}</td><td>{r.get('grade', 0)}</td>"
-        f"<td>{escape(str(r.get('rule') or ''))}</td></tr>" for r in q.get("retrieved", []))
-    metrics = "".join(f"<li>{escape(m)}: {value_cell(v)[1]}{_unsupported(v)}</li>"
-                      for m, v in q.get("metrics", {}).items())
-    contexts = "".join(f"<li>{_clip(c)}</li>" for c in q.get("contexts", []))
-    answer = q.get("answer")
+        f"<tr class=\"{'hit' if r.grade else ''}\"><td>{r.rank}</td>"
+        f"<td>{r.score:.4f}</td><td>{escape(r.id)}</td>"
+        f"<td>{escape(r.doc_id)}</td><td>{r.grade}</td>"
+        f"<td>{escape(r.rule or '')}</td></tr>" for r in q.retrieved)
+    metrics = "".join(f"<li>{escape(m)}: {value_cell(s)[1]}{_unsupported(s)}</li>"
+                      for m, s in q.metrics.items())
+    contexts = "".join(f"<li>{_clip(c)}</li>" for c in q.contexts)
+    answer = q.answer
     return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
             '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'
             "<th>document</th><th>grade</th><th>matched by</th></tr></thead>"
@@ -79,7 +78,7 @@ def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:
                 f"{MAX_DETAILED:,}, so the details are left to <code>ragmark inspect FILE "
                 "QUERY_ID</code> (the page stays small).</p></section>")
     first = detailed[0]
-    by_config = {v.name: {q["id"]: q for q in v.queries} for v in detailed}
+    by_config = {v.name: {q.id: q for q in v.queries} for v in detailed}
     columns = [(m, v) for m in metrics for v in vs]
 
     def value(v: View, qid: str, metric: str) -> float | None:
@@ -88,19 +87,19 @@ def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:
 
     order = []
     for q in first.queries:
-        vals = [value(v, q["id"], m) for m, v in columns]
+        vals = [value(v, q.id, m) for m, v in columns]
         present = [x for x in vals[: len(vs)] if x is not None]  # the first metric
         spread = (max(present) - min(present)) if len(present) > 1 else 0.0
-        order.append((-spread, str(q["id"]), q, vals, spread))
+        order.append((-spread, q.id, q, vals, spread))
     order.sort(key=lambda t: (t[0], t[1]))
     rows = []
     for _, qid, q, vals, spread in order:
         cells = "".join(
             f'<td data-v="{"" if x is None else f"{x:.6f}"}">{num(x)}</td>' for x in vals)
         details = "".join(
-            f"<h4>{escape(v.name)}</h4>{question_details(by_config[v.name][q['id']])}"
-            for v in detailed if q["id"] in by_config[v.name])
-        text = escape(str(q.get("question", "")))
+            f"<h4>{escape(v.name)}</h4>{question_details(by_config[v.name][q.id])}"
+            for v in detailed if q.id in by_config[v.name])
+        text = escape(q.question)
         rows.append(
             f'<tbody class="q" data-text="{escape(qid).lower()} {text.lower()}">'
             f'<tr><td>{escape(qid)}</td><td class="qt">{text}</td>{cells}'

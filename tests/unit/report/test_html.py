@@ -200,10 +200,12 @@ def test_failures_section_is_the_inspectors_view(compared):
 
 def test_unsupported_claims_are_listed_under_their_metric():
     from ragmark.report.html_questions import question_details
+    from ragmark.results.model import QueryRecord
+    from ragmark.types import Score
 
-    q = {"id": "q1", "retrieved": [], "metrics": {
-        "faithfulness": {"value": 0.5, "claims": ["A", "B"], "unsupported": ["B <i>"]},
-        "mrr": {"value": None, "reason": "no ground truth"}}}
+    q = QueryRecord("q1", "", [], None, {
+        "faithfulness": Score(0.5, details={"claims": ["A", "B"], "unsupported": ["B <i>"]}),
+        "mrr": Score.missing("no ground truth")})
     doc = parse(question_details(q))
     claims = doc.one("ul", class_="claims")
     assert [li.text() for li in claims.all("li")] == ["B <i>"]  # escaped, not markup
