@@ -12,11 +12,25 @@ from ragmark.errors import ConfigError
 
 
 def _load(ref: str, history: str | None) -> dict[str, Any]:
-    """A results file, or the results file a history id recorded."""
-    from ragmark.results import read_results
+    """A results file, or the results file a history id recorded, checked through its
+    model (a malformed one is an error naming the file) before any page is written."""
+    path = ref if Path(ref).exists() else _recorded(ref, history)
+    return _read(path)
 
-    if Path(ref).exists():
-        return read_results(ref)[1]
+
+def _read(path: str) -> dict[str, Any]:
+    from ragmark.labeling import label_from_json
+    from ragmark.results import read_results
+    from ragmark.results.codec import compare_from_json, run_from_json
+
+    kind, data = read_results(path)
+    {"label": label_from_json, "compare": compare_from_json}.get(kind, run_from_json)(
+        data, path)
+    return data
+
+
+def _recorded(ref: str, history: str | None) -> str:
+    """The results file history id ``ref`` recorded."""
     if not ref.isdigit():
         raise ConfigError(f"{ref!r} is neither a results file nor a history id")
     from ragmark.history import history_path, run_row
@@ -26,7 +40,7 @@ def _load(ref: str, history: str | None) -> dict[str, Any]:
         raise ConfigError(f"run {ref} of the history recorded no results file to render")
     if not Path(row.results_path).is_file():
         raise ConfigError(f"run {ref}: its results file {row.results_path} is gone")
-    return read_results(row.results_path)[1]
+    return str(row.results_path)
 
 
 @cli.command("report")

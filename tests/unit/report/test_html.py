@@ -130,6 +130,17 @@ def test_report_command_renders_files_and_history_ids(compared, capsys):
     code, _, err = run_cli(["report", "nothing-here", "--output", str(tmp_path / "x.html")],
                            capsys)
     assert code == 2 and "'nothing-here' is neither a results file nor a history id" in err
+    # a malformed file is read through the results model: an error naming the file and
+    # the field, and no page
+    bad = json.loads((tmp_path / "res" / "eval.json").read_text())
+    first = next(iter(bad["configs"].values()))
+    first["per_query"][next(iter(first["per_query"]))] = ["not", "values"]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    code, _, err = run_cli(["report", str(tmp_path / "bad.json"), "--output",
+                            str(tmp_path / "bad.html")], capsys)
+    assert code == 2 and not (tmp_path / "bad.html").exists()
+    assert err.startswith(f"error: {tmp_path / 'bad.json'}, item configs.")
+    assert "expected an object, got a list" in err
 
 
 def test_label_page_has_metrics_at_every_k_and_the_presence_curve(tmp_path, capsys, server,
