@@ -108,13 +108,11 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
     from ragmark.results.codec import run_to_json
 
     t, g = plan.targets, plan.gating
-    if plan.kind == "run":
-        data = run_to_json(result, t.include_details)
-        ds_hash = str(result.dataset.get("hash", ""))
-    else:
-        data = comparison_json(result, t.include_details)
-        ds_hash = result.dataset_hash
-    data.update(gates_json(gates, g.regression, t.history, ds_hash))
+    ds_hash = (str(result.dataset.get("hash", "")) if plan.kind == "run"
+               else result.dataset_hash)
+    result = replace(result, gated=gates_json(gates, g.regression, t.history, ds_hash) or None)
+    data = (run_to_json(result, t.include_details) if plan.kind == "run"
+            else comparison_json(result, t.include_details))
     written: list[Path] = []
     if t.formats and t.stem is not None:
         written = write_all(t.formats, Written(plan.kind, result, data, t.stem, t.json_path,

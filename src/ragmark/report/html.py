@@ -355,7 +355,8 @@ def body(data: Mapping[str, Any]) -> str:
                     _forests(comparison, vs, shown), _costs(vs), _curves(vs),
                     _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
-                    history(data)])
+                    history(comparison.gated if comparison is not None else
+                            vs[0].report.gated if vs and vs[0].report else None)])
 
 
 def render(*files: Mapping[str, Any], title: str | None = None) -> str:

@@ -46,10 +46,12 @@ def _signed(v: float | None) -> str:
     return "—" if v is None else f"{v:+.4f}"
 
 
-def history(data: Mapping[str, Any]) -> str:
+def history(gated: Mapping[str, Any] | None) -> str:
     """The regression gate's verdict per config and gated metric, and each gated
-    metric's mean over the recorded runs of the config (oldest first), this run last."""
-    gates = data.get("gates") or []
+    metric's mean over the recorded runs of the config (oldest first), this run last
+    (``gated``: the result's :attr:`~ragmark.results.model.RunReport.gated`)."""
+    gated = gated or {}
+    gates = gated.get("gates") or []
     if not gates:
         return ""
     out = ['<section id="history"><h2>Regression gate and history</h2>']
@@ -69,7 +71,7 @@ def history(data: Mapping[str, Any]) -> str:
                    "<th>change</th><th>questions</th><th>p (Holm)</th><th>verdict</th>"
                    f"<th>why</th></tr></thead><tbody>{rows}</tbody></table>")
         now = {r["metric"]: r.get("now") for r in g.get("rows", [])}
-        for metric, runs in (data.get("trend") or {}).get(name, {}).items():
+        for metric, runs in (gated.get("trend") or {}).get(name, {}).items():
             points = [p.get("value") for p in runs] + [now.get(metric)]
             labels = [f"run {p['run']} ({str(p.get('created_at', ''))[:10]})" for p in runs]
             table = "".join(f"<tr><td>{escape(lab)}</td><td>{num(v)}</td></tr>"

@@ -128,6 +128,8 @@ def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, A
     out.update(depth_json(report))
     if include_details:
         out["queries"] = queries_json(report)
+    if report.gated:
+        out.update(report.gated)
     return out
 
 
@@ -163,7 +165,8 @@ def run_from_json(data: Mapping[str, Any], file: str = "results", item: str | No
             at_depth=dict(data.get("at_depth") or {}),
             empty=_empty(data.get("empty_rankings")),
             envelope=dict(data["envelope"]) if "envelope" in data else None,
-            versions=dict(data["versions"]) if "versions" in data else None)
+            versions=dict(data["versions"]) if "versions" in data else None,
+            gated=_gated(data))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DataError(f"not a run's results as ragmark writes them ({type(e).__name__}: "
                         f"{e})", file=file) from None
@@ -245,6 +248,7 @@ def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, A
             "seed": st.seed,
             **({"executor": c.executor} if c.executor else {}),
         },
+        **(c.gated or {}),
     }
 
 
@@ -284,10 +288,17 @@ def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Compari
                           settings, run.get("dataset_hash", ""),
                           dict(run.get("executor") or {}),
                           envelope=dict(data["envelope"]) if "envelope" in data else None,
-                          versions=dict(run["versions"]) if "versions" in run else None)
+                          versions=dict(run["versions"]) if "versions" in run else None,
+                          gated=_gated(data))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DataError(f"not a compare's results as ragmark writes them "
                         f"({type(e).__name__}: {e})", file=file) from None
+
+
+def _gated(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The regression gates' blocks of a results file, as recorded."""
+    got = {k: data[k] for k in ("gates", "trend") if k in data}
+    return got or None
 
 
 def _config_report(name: str, block: Mapping[str, Any], dataset: Mapping[str, Any],

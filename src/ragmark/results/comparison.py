@@ -51,6 +51,8 @@ class Comparison:
     """A comparison read from a results file: its envelope (None: made when written)."""
     versions: dict[str, Any] | None = None
     """A comparison read from a results file: the versions it was made with."""
+    gated: dict[str, Any] | None = None
+    """The regression gates' verdicts and trend as recorded (see :attr:`RunReport.gated`)."""
 
     def row(self, config: str, metric: str) -> ComparisonRow | None:
         for r in self.rows:

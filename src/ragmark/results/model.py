@@ -175,6 +175,10 @@ class RunReport:
     """A report read from a results file: its envelope (None: made when written)."""
     versions: dict[str, Any] | None = None
     """A report read from a results file: the versions it was made with."""
+    gated: dict[str, Any] | None = None
+    """The regression gates' verdicts as recorded with the results (``gates``: per config
+    its baseline and each gated metric's row; ``trend``: the recorded runs of each gated
+    metric; see :func:`ragmark.plan.gating.gates_json`); None without a regression gate."""
 
     def key(self, name: str) -> str:
         """The name under which metric ``name`` was computed (``map`` -> ``map@10`` when

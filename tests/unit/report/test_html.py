@@ -242,6 +242,12 @@ def test_gate_verdicts_and_history_trend_in_json_and_page(tmp_path, capsys):
     assert [(r["metric"], r["verdict"]) for r in gate["rows"]] == [("precision@5", "FAIL")]
     runs = data["trend"]["sparse"]["precision@5"]
     assert [r["run"] for r in runs] == [1, 2] and runs[0]["value"] == pytest.approx(0.675)
+    # the gates' blocks are part of the results model: the file round-trips exactly
+    from ragmark.results.codec import run_from_json, run_to_json
+
+    report = run_from_json(data, "r.json")
+    assert report.gated is not None and report.gated["gates"] == data["gates"]
+    assert json.loads(json.dumps(run_to_json(report))) == data
     doc = parse((tmp_path / "r.html").read_text(encoding="utf-8"))
     sec = doc.one("section", id="history")
     verdict = sec.all("table")[0].one("tbody").one("tr").all("td")

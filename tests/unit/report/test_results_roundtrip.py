@@ -89,7 +89,15 @@ def reports(draw):
         corrected=draw(st.dictionaries(st.just("faithfulness"),
                                        st.fixed_dictionaries({"estimate": finite}))),
         executor=draw(st.sampled_from([{}, {"name": "local"}])), empty=empty,
-        at_depth=draw(st.dictionaries(st.just("mrr"), st.just("mrr@10"))))
+        at_depth=draw(st.dictionaries(st.just("mrr"), st.just("mrr@10"))),
+        gated=draw(GATED))
+
+
+GATED = st.sampled_from([None, {"gates": [{"config": "sparse", "baseline": None, "rows": []}]},
+                         {"gates": [{"config": "sparse", "baseline": "run 3", "rows": [
+                             {"metric": "mrr@10", "delta": -0.1, "verdict": "worse"}]}],
+                          "trend": {"sparse": {"mrr@10": [{"run": 3, "value": 0.5, "n": 9}]}}}])
+"""The regression gates' blocks as a results file records them."""
 
 
 def _as_file(data):
@@ -115,6 +123,7 @@ def test_json_report_json_is_exact(report, details):
     if details:
         assert again.queries == report.queries
     assert again.empty == report.empty and again.short_rankings == report.short_rankings
+    assert again.gated == report.gated
 
 
 def _written_by(args, path, tmp_path, capsys):
@@ -183,7 +192,8 @@ def comparisons(draw):
     settings = StatSettings(seed=draw(st.integers(0, 9)),
                             correction=draw(st.sampled_from(["per-metric", "all", "none"])))
     return Comparison(runs, named[0], draw(st.lists(names, max_size=2)), intervals, rows,
-                      settings, draw(text), draw(st.sampled_from([{}, {"name": "local"}])))
+                      settings, draw(text), draw(st.sampled_from([{}, {"name": "local"}])),
+                      gated=draw(GATED))
 
 
 @settings(max_examples=60, deadline=None)
@@ -191,6 +201,7 @@ def comparisons(draw):
 def test_json_comparison_json_is_exact(comparison, details):
     again = _read_back(compare_to_json, compare_from_json, comparison, details)
     assert again.rows == comparison.rows and again.settings == comparison.settings
+    assert again.gated == comparison.gated
     assert list(again.reports) == list(comparison.reports)
 
 
