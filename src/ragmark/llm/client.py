@@ -14,13 +14,11 @@ import httpx
 from ragmark.aio import run_sync
 from ragmark.llm.cache import LLMCache, cache_key
 from ragmark.llm.config import LLMSettings, v1_hint
+from ragmark.llm.layers import Send, chat_layers
 from ragmark.llm.protocol import (
     Message,
     ResponseError,
-    chat_path,
     models_path,
-    parse_response,
-    request_body,
 )
 from ragmark.llm.providers import provider
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
@@ -56,7 +54,6 @@ class LLMClient:
         self._sem: asyncio.Semaphore | None = None
         self._form_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._inflight: dict[str, asyncio.Future[LLMResult]] = {}
         self.window: int | None = None  # the context window, once known (llm/window.py)
         self.batcher: Any = None
         """With ``settings.batch``: a :class:`~ragmark.llm.batch.Batcher` that sends the
@@ -64,6 +61,9 @@ class LLMClient:
         attaches it)."""
         self.forms = Forms()
         """The structured-output form each endpoint takes, learnt and remembered."""
+        self.send: Send = chat_layers(self)
+        """The layers a chat call goes through once its structured-output form is chosen
+        (:mod:`ragmark.llm.layers`: cache, in-flight deduplication, the endpoint)."""
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -87,7 +87,6 @@ class LLMClient:
             self._sem = asyncio.Semaphore(self.settings.concurrency)
             self._form_lock = asyncio.Lock()
             self._loop = loop
-            self._inflight = {}
         return self._http, self._sem
 
     def _headers(self) -> dict[str, str]:
@@ -161,58 +160,8 @@ class LLMClient:
     async def _chat(self, messages: Sequence[Message], params: Mapping[str, Any]) -> LLMResult:
         s = self.settings
         merged = self._params(params)
-        key = cache_key(s.provider, s.base_url, s.model, messages, merged)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.stats.cache_hits += 1
-                usage = Usage(hit.prompt_tokens, hit.completion_tokens)
-                return LLMResult(hit.text, usage, cached=True, attempts=0)
-        http, sem = self._client()
-        pending = self._inflight.get(key)
-        if pending is not None:  # the same call is already on its way: share its answer
-            result = await asyncio.shield(pending)
-            self.stats.cache_hits += 1
-            return LLMResult(result.text, result.usage, cached=True, attempts=0)
-        fut: asyncio.Future[LLMResult] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = fut
-        try:
-            result = await self._call(http, sem, key, messages, merged)
-        except BaseException as e:
-            fut.set_exception(e if isinstance(e, Exception) else LLMCallFailed("cancelled"))
-            fut.exception()  # mark retrieved: nobody else may be waiting
-            raise
-        finally:
-            self._inflight.pop(key, None)
-        fut.set_result(result)
-        return result
-
-    async def _call(
-        self,
-        http: httpx.AsyncClient,
-        sem: asyncio.Semaphore,
-        key: str,
-        messages: Sequence[Message],
-        params: dict[str, Any],
-    ) -> LLMResult:
-        s = self.settings
-        body = request_body(s.provider, s.model, messages, params)
-        if self.batcher is not None:  # into the next provider batch; cached when it ends
-            return await self.batcher.submit(key, body)
-        got = await self._send(http, sem, Request("POST", chat_path(s.provider), body),
-                               lambda data: parse_response(s.provider, data))
-        text = got.value
-        if self.cache is not None:
-            self.cache.put(
-                key,
-                provider=s.provider,
-                model=s.model,
-                text=text,
-                prompt_tokens=got.usage.prompt_tokens,
-                completion_tokens=got.usage.completion_tokens,
-                seconds=got.seconds,
-            )
-        return LLMResult(text, got.usage, cached=False, attempts=got.attempts)
+        return await self.send(cache_key(s.provider, s.base_url, s.model, messages, merged),
+                               messages, merged)
 
     async def post(self, path: str, body: dict[str, Any],
                    parse: Callable[[Any], tuple[T, Usage]]) -> Posted[T]:

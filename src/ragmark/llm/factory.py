@@ -1,6 +1,7 @@
-"""The one place an LLM client is put together, in layers over the HTTP client
-(:class:`~ragmark.llm.client.LLMClient`: retries, structured output, in-flight
-deduplication) and its call cache:
+"""The one place an LLM client is put together: :class:`~ragmark.llm.client.LLMClient`
+(structured-output negotiation) over the layers of :mod:`ragmark.llm.layers` (the call
+cache, in-flight deduplication, and a transport: HTTP with retries, or provider batch
+jobs):
 
 - :func:`open_client` for judges, labels and test sets: with ``settings.batch`` and a
   cache, the calls not in the cache go out as provider batch jobs
@@ -17,6 +18,7 @@ from ragmark.llm.cache import LLMCache
 from ragmark.llm.client import LLMClient
 from ragmark.llm.config import LLMSettings
 from ragmark.llm.dry import DryClient
+from ragmark.llm.layers import chat_layers
 
 
 def open_client(settings: LLMSettings, cache: LLMCache | None = None, *,
@@ -26,6 +28,7 @@ def open_client(settings: LLMSettings, cache: LLMCache | None = None, *,
     client = LLMClient(settings, cache, use_cache=use_cache)
     if settings.batch and client.cache is not None:
         client.batcher = Batcher(client)
+        client.send = chat_layers(client, client.batcher)
     return client
 
 

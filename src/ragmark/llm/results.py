@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ragmark.errors import RagmarkError
@@ -25,6 +25,9 @@ class LLMResult:
     usage: Usage
     cached: bool
     attempts: int
+    seconds: float = field(default=0.0, compare=False)
+    """The seconds of the last HTTP request it took (0: not from one); a timing, not
+    part of what the answer is."""
 
 
 class LLMCallFailed(RagmarkError):
