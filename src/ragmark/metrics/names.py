@@ -25,9 +25,11 @@ _BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *judge_specs())
 :mod:`ragmark.metrics.retrieval`, the answer metrics in :mod:`ragmark.metrics.answer`, the
 judge metrics in their modules of :mod:`ragmark.judges`."""
 
-SPECS: dict[str, MetricSpec] = {s.name: s for s in _BUILTIN_SPECS}
-"""The metric catalogue, in the order the defaults are computed and reported; plugins
-(the ``ragmark.metric`` entry-point group) join it on first use (:func:`catalogue`)."""
+SPECS: dict[str, MetricSpec] = {}
+"""The metric catalogue, in the order the defaults are computed and reported: the
+built-ins (registered below, at import) and the plugins (the ``ragmark.metric``
+entry-point group, registered on first use by :func:`catalogue`), each through
+:func:`register`."""
 _plugins_loaded = False
 
 
@@ -51,10 +53,16 @@ def catalogue() -> dict[str, MetricSpec]:
     return SPECS
 
 
-def register(spec: MetricSpec) -> None:
-    """Add a metric to the catalogue: a plugin's answer metric, whose
+def register(spec: MetricSpec, *, plugin: bool = True) -> None:
+    """Add a metric to the catalogue: the one door the built-ins and the plugins come
+    through; a name is there once. A plugin adds an answer metric whose
     ``compute(sample, answer, contexts)`` is adapted to the catalogue's
-    ``compute(case)``."""
+    ``compute(case)`` (registering the same one again is a no-op)."""
+    if not plugin:
+        if spec.name in SPECS:
+            raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
+        SPECS[spec.name] = spec
+        return
     if spec.kind != "answer" or spec.compute is None:
         raise UnknownComponentError(f"metric plugin {spec.name!r}: only answer metrics "
                                     "with a compute(sample, answer, contexts) function can "
@@ -72,6 +80,9 @@ def register(spec: MetricSpec) -> None:
 
 _PLUGINS: dict[str, Callable[..., Any]] = {}
 """A plugin metric's own compute function, by name (registering it again is a no-op)."""
+
+for _spec in _BUILTIN_SPECS:
+    register(_spec, plugin=False)
 
 
 ALIASES = {

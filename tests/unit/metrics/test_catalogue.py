@@ -14,6 +14,7 @@ import pytest
 from support.cli import run_cli
 
 from ragmark.data import load_dataset
+from ragmark.errors import UnknownComponentError
 from ragmark.metrics import names
 from ragmark.metrics.names import SPECS, parse_metric, parse_metrics
 from ragmark.report.console import label
@@ -36,6 +37,11 @@ def test_every_metric_is_one_kind_of_object():
     assert label("ndcg@10") == "nDCG@10" and label("faithfulness") == "Faithfulness"
     assert label("keyword_coverage") == "keyword_coverage"  # unchanged outputs
     assert label("grounded_ratio") == "Grounded ratio" and label("nope@3") == "nope@3"
+    # built-ins and plugins come through one door, register: a name is there once
+    built_in = [s.name for s in names._BUILTIN_SPECS]
+    assert list(SPECS)[:len(built_in)] == built_in  # (a plugin a test added comes after)
+    with pytest.raises(UnknownComponentError, match="'mrr' is already in the catalogue"):
+        names.register(SPECS["mrr"], plugin=False)
 
 
 def test_defaults_are_the_metrics_whose_needs_the_dataset_meets(tmp_path):
