@@ -1,6 +1,7 @@
-"""One results model (issue 21, item 3): a run's report and its JSON round-trip exactly
-(ragmark.results.codec): JSON -> report -> JSON gives the same JSON, on generated
-reports (hypothesis) and on a real run's results file."""
+"""One results model (issue 21, item 3): a run's report, a comparison and a label run
+round-trip with their JSON exactly (ragmark.results.codec, ragmark.labeling): JSON ->
+model -> JSON gives the same JSON, on generated values (hypothesis) and on real results
+files."""
 
 from __future__ import annotations
 
@@ -211,3 +212,48 @@ def test_a_real_compare_file_round_trips(tmp_path, capsys):
     result = compare_from_json(data)
     assert list(result.reports) == ["sparse"] and result.settings.n_resamples == 200
     assert _as_file(compare_to_json(result, include_details=True)) == data
+
+
+@st.composite
+def label_runs(draw):
+    """Generated ``ragmark label`` results: per config, questions with labelled passages
+    (1, 0 or a failed label with its reason), per-question metrics and their means."""
+    from ragmark.labeling import ConfigLabels, LabelRun
+    from ragmark.labeling.metrics import Agreement
+    from ragmark.labeling.run import LabelledItem, LabelledQuery
+
+    label = st.one_of(st.sampled_from([Score(1.0), Score(0.0)]),
+                      text.map(lambda r: Score.missing(r)))
+    metric = st.sampled_from(["precision@1", "recall@2", "answer_presence@1"])
+    agreement = st.one_of(st.none(), st.builds(Agreement, *(st.integers(0, 9),) * 4))
+    configs = {}
+    for name in draw(st.lists(text, min_size=1, max_size=2, unique=True)):
+        qs = [LabelledQuery(
+            f"q{i}", draw(text),
+            [LabelledItem(r, draw(text), draw(text), draw(st.text(max_size=20)),
+                          draw(label), draw(st.one_of(st.none(), st.integers(0, 3))))
+             for r in range(1, draw(st.integers(0, 3)) + 1)],
+            {m: draw(st.one_of(st.floats(0, 1).map(Score), text.map(Score.missing)))
+             for m in draw(st.lists(metric, max_size=2, unique=True))},
+            draw(st.one_of(st.none(), text)))
+            for i in range(draw(st.integers(0, 3)))]
+        means = {m: Aggregate(draw(st.one_of(st.none(), st.floats(0, 1))),
+                              draw(st.integers(0, 9)), draw(st.integers(0, 9)),
+                              draw(st.dictionaries(text, st.integers(1, 9), max_size=1)))
+                 for m in draw(st.lists(metric, max_size=2, unique=True))}
+        configs[name] = ConfigLabels(name, {"name": name}, draw(st.one_of(
+            st.none(), st.integers(0, 99))), qs, means, draw(agreement))
+    return LabelRun(draw(st.integers(1, 5)), {"name": draw(text), "hash": draw(text)},
+                    configs, draw(agreement), {}, draw(st.one_of(st.none(), text)),
+                    notes=draw(st.lists(text, max_size=2)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(label_runs())
+def test_json_label_run_json_is_exact(run):
+    from ragmark.labeling import label_from_json, label_json
+
+    written = _as_file(label_json(run))
+    again = label_from_json(written)
+    assert _as_file(label_json(again)) == written
+    assert list(again.configs) == list(run.configs) and again.top_k == run.top_k
