@@ -229,7 +229,7 @@ def label_runs(draw):
     configs = {}
     for name in draw(st.lists(text, min_size=1, max_size=2, unique=True)):
         qs = [LabelledQuery(
-            f"q{i}", draw(text),
+            f"q{i}", draw(text.filter(str.strip)),  # a dataset's questions are never blank
             [LabelledItem(r, draw(text), draw(text), draw(st.text(max_size=20)),
                           draw(label), draw(st.one_of(st.none(), st.integers(0, 3))))
              for r in range(1, draw(st.integers(0, 3)) + 1)],
