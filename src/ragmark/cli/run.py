@@ -31,6 +31,11 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
                    "contexts, ground_truth_contexts?, expected_answer?, ...}; with "
                    "--dataset, the dataset's ground truth scores them (joined by id, else "
                    "question text). Not with --config.")
+@click.option("--traces", "traces", type=click.Path(exists=True),
+              help="Score a system's OpenTelemetry traces instead: OTLP JSON (a file, .gz "
+                   "or a folder; one trace a question, read with the OpenInference "
+                   "conventions); with --dataset, joined by question text. Not with "
+                   "--config.")
 @click.option("--run-file-in", "run_file_in", type=click.Path(exists=True, dir_okay=False),
               help="Score a TREC run file (qid Q0 docid rank score tag) against --dataset's "
                    "ground truth, as trec_eval would; retrieval metrics only.")

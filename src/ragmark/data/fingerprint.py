@@ -6,6 +6,10 @@ import hashlib
 
 from ragmark.types import Dataset
 
+LOGGED = ("outputs", "traces")
+"""The formats of a system's logged outputs: their corpus is the contexts they gave, so
+it is no part of the dataset's identity (its questions and ground truth are)."""
+
 
 def dataset_hash(dataset: Dataset) -> str:
     """SHA-256 over the corpus (ids, titles, texts) and the questions with their ground
@@ -21,7 +25,7 @@ def dataset_hash(dataset: Dataset) -> str:
             h.update(len(b).to_bytes(8, "little"))
             h.update(b)
 
-    for d in dataset.corpus.documents if dataset.format != "outputs" else ():
+    for d in dataset.corpus.documents if dataset.format not in LOGGED else ():
         put("doc", d.id, d.title, d.text)
     for s in dataset.samples:
         t = s.truth

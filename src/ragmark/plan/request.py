@@ -71,6 +71,8 @@ class RunRequest(Request):
     file, or an in-memory ``pipeline``."""
 
     outputs: str | Path | None = None
+    traces: str | Path | None = None
+    """``--traces``: OTLP JSON traces scored as logged outputs (a file or a folder)."""
     run_file_in: str | None = None
     config: str | Path | RunConfig | None = None
     pipeline: Callable[..., Any] | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,11 +60,12 @@ def source_of(req: RunRequest, names: Sequence[MetricName] | None) -> Source:
     the deepest cutoff when ``--top-k`` is not given)."""
     if req.run_file_in is not None:
         src = _run_file(req)
-    elif req.outputs is not None:
+    elif req.outputs is not None or req.traces is not None:
         src = _logged(req)
     elif req.dataset is None:
         raise ConfigError("give --dataset PATH (a dataset to run a config on) or --outputs "
-                          "FILE (a system's logged outputs to score)")
+                          "FILE (a system's logged outputs to score) or --traces PATH (its "
+                          "OTLP traces)")
     else:
         src = Source(load(req), _config(req, names))
     if req.name is None:
@@ -160,19 +161,25 @@ def _run_file(req: RunRequest) -> Source:
 def _logged(req: RunRequest) -> Source:
     from ragmark.config import RunConfig
     from ragmark.data.outputs import join_outputs, load_outputs
+    from ragmark.data.traces import load_traces
 
-    given = [flag for flag, v in (("--config", req.config), ("--top-k", req.top_k),
-                                  ("--top-n", req.top_n)) if v is not None] + (
+    flag = "--traces" if req.traces is not None else "--outputs"
+    if req.traces is not None and req.outputs is not None:
+        raise ConfigError("give --outputs FILE or --traces PATH, not both")
+    given = [opt for opt, v in (("--config", req.config), ("--top-k", req.top_k),
+                                ("--top-n", req.top_n)) if v is not None] + (
         ["--corpus without --dataset"] if req.corpus is not None and req.dataset is None
         else [])
     if given:
-        raise ConfigError(f"--outputs scores logged answers and contexts as they are; it "
+        raise ConfigError(f"{flag} scores logged answers and contexts as they are; it "
                           f"cannot be combined with {', '.join(given)}")
-    assert req.outputs is not None
-    oset = load_outputs(req.outputs, leniency(req))
+    oset = (load_traces(req.traces, leniency(req)) if req.traces is not None
+            else load_outputs(str(req.outputs), leniency(req)))
     cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})
     if req.dataset is None:
         return Source(oset.dataset, cfg, oset.outputs)
     ds = load(req)  # the ground truth is the dataset's: join the log to it
     outputs, notes = join_outputs(oset, ds)
+    # what loading the log let through is told as the dataset's is
+    ds = replace(ds, warnings=(*ds.warnings, *oset.dataset.warnings))
     return Source(ds, cfg, outputs, notes=tuple(notes))

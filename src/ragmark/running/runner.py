@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.config import RunConfig
-from ragmark.data.fingerprint import dataset_hash
+from ragmark.data.fingerprint import LOGGED, dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import using
 from ragmark.llm.accounting import llm_total
@@ -244,7 +244,7 @@ def _external(dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog:
     outputs joined to a dataset (not a log scored on its own)."""
     from ragmark.running.source import external
 
-    by_id = (outputs is None or dataset.format != "outputs") and any(
+    by_id = (outputs is None or dataset.format not in LOGGED) and any(
         s.truth.kind == "ids" for s in samples)
     return external(samples, cfg, prog, outputs=outputs, with_answers=with_answers, fn=fn,
                     resolve=corpus_ids(dataset.corpus.documents) if by_id else None)
