@@ -16,6 +16,7 @@ answer metrics that need them. Other fields are kept in ``Sample.extra``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,19 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
         return question, GroundTruth(passages=passages or ()), optional
 
     samples = _samples(read_items(path, lenient.encoding), OUTPUT_FIELDS, make, lenient)
-    texts = dict.fromkeys(c.text for o in outputs for c in o.contexts)
-    corpus = Corpus(tuple(Document(id=f"c{i}", text=t) for i, t in enumerate(texts, start=1)),
-                    source=f"contexts of {path}")
+    corpus = contexts_corpus(outputs, path)
     dataset = Dataset(set_name(path), str(path), "outputs", samples, corpus, "whole",
                       warnings=tuple(lenient.messages()))
     return OutputsSet(dataset, {s.id: o for s, o in zip(samples, outputs, strict=True)},
                       frozenset(s.id for s, g in zip(samples, given, strict=True) if g))
+
+
+def contexts_corpus(outputs: Iterable[Output], path: str | Path) -> Corpus:
+    """The "corpus" of a system's logged outputs: the distinct contexts they gave, in
+    order of first appearance."""
+    texts = dict.fromkeys(c.text for o in outputs for c in o.contexts)
+    return Corpus(tuple(Document(id=f"c{i}", text=t) for i, t in enumerate(texts, start=1)),
+                  source=f"contexts of {path}")
 
 
 NO_OUTPUT = "the log has no output for this question"

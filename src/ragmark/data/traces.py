@@ -23,9 +23,9 @@ from typing import Any
 
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import Context, Output
-from ragmark.data.outputs import OutputsSet
+from ragmark.data.outputs import OutputsSet, contexts_corpus
 from ragmark.errors import DataError
-from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
+from ragmark.types import Dataset, GroundTruth, Sample
 
 KIND = "openinference.span.kind"
 DOCUMENTS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
@@ -208,9 +208,7 @@ def load_traces(path: str | Path, lenient: Leniency | None = None) -> OutputsSet
     outputs: dict[str, Output] = {}
     for trace in read_traces(path, lenient):
         root = trace.root()
-        ids = {s.span_id for s in trace.spans}
-        if any(s.parent_id and s.parent_id not in ids for s in trace.spans) and (
-                root is not None and root.parent_id):
+        if root is not None and root.parent_id:  # its parent is not in the trace
             _warn(lenient, "traces whose root span is missing (orphan spans): the earliest "
                   "orphan taken as the root", f"trace {trace.trace_id}",
                   "the root span is missing")
@@ -230,9 +228,7 @@ def load_traces(path: str | Path, lenient: Leniency | None = None) -> OutputsSet
     if not samples:
         raise DataError("no trace with a question (a root span with input.value)",
                         file=str(path))
-    texts = dict.fromkeys(c.text for o in outputs.values() for c in o.contexts)
-    corpus = Corpus(tuple(Document(id=f"c{i}", text=t) for i, t in enumerate(texts, start=1)),
-                    source=f"contexts of {path}")
+    corpus = contexts_corpus(outputs.values(), path)
     name = Path(path).name.split(".")[0] or "traces"
     dataset = Dataset(name, str(path), "traces", tuple(samples), corpus, "whole",
                       warnings=tuple(lenient.messages()))
