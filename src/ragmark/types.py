@@ -181,10 +181,11 @@ class Score:
 # ---------------------------------------------------------------- a metric of the catalogue
 
 NEEDS = ("ground_truth", "qrels", "keywords", "gold_context", "expected_answer", "answer",
-         "contexts", "llm", "embeddings")
+         "contexts", "llm", "embeddings", "logged")
 """What a metric can need from a question or a run: a ground truth (any kind), judged
 documents (qrels), expected keywords, a gold context, an expected answer, an answer, the
-retrieved contexts, an LLM endpoint, an embedding model."""
+retrieved contexts, an LLM endpoint, an embedding model, facts a log or trace recorded
+(tokens, cost, feedback)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,10 @@ class Output:
     ``error`` set: the question failed (timeout, HTTP error, exception, bad shape) and
     ``details`` may hold the response that caused it; ``shape_error`` tells a response
     of the wrong shape from a call that failed. ``latency_s`` is the time the answer took
-    (None when not measured).
+    (None when not measured). ``hops``: when the contexts came in several retrieval
+    steps (a trace's retriever spans), each step's name and number of contexts, in
+    order (the contexts are the steps' in turn). ``facts``: what a log or trace recorded
+    of the question beyond its answer (:data:`FACTS`).
     """
 
     answer: str | None = None
@@ -53,11 +56,60 @@ class Output:
     error: str | None = None
     shape_error: bool = False
     details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    hops: tuple[tuple[str, int], ...] = ()
+    facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
 
     @classmethod
     def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
                **details: Any) -> Output:
         return cls(None, (), latency_s, error, shape, MappingProxyType(details))
+
+
+FACTS = {
+    "retrieval_latency_s": "seconds spent retrieving (the retriever and reranker spans)",
+    "generation_latency_s": "seconds spent generating (the LLM spans)",
+    "tokens": "tokens the LLM calls used (prompt and completion)",
+    "cost_usd": "the LLM calls' cost as recorded, in US dollars",
+    "feedback": "the user's feedback (a thumb as 1 or 0, a score as given)",
+}
+"""What a log or a trace can record of a question beyond its answer and contexts (the
+answer's latency is :attr:`Output.latency_s`)."""
+
+
+_THUMBS = {"up": 1.0, "thumbs_up": 1.0, "positive": 1.0, "good": 1.0, "yes": 1.0, "+1": 1.0,
+           "true": 1.0, "\N{THUMBS UP SIGN}": 1.0, "like": 1.0, "down": 0.0,
+           "thumbs_down": 0.0, "negative": 0.0, "bad": 0.0, "no": 0.0, "-1": 0.0,
+           "false": 0.0, "\N{THUMBS DOWN SIGN}": 0.0, "dislike": 0.0}
+
+
+def number(v: Any) -> float | None:
+    """A number, or a string that is one, as a float; None otherwise (a bool too)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
+
+
+def thumb(value: Any) -> float | None:
+    """Feedback as a number: a thumb (True, "up", "thumbs_down", ...) as 1 or 0, a score
+    as given; None when it is neither.
+
+    >>> thumb(True), thumb("thumbs_down"), thumb(4), thumb("4.5"), thumb("meh")
+    (1.0, 0.0, 4.0, 4.5, None)
+    """
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, str) and value.strip().lower() in _THUMBS:
+        return _THUMBS[value.strip().lower()]
+    return number(value)
+
+
 
 
 class Logged(dict[str, Output]):

@@ -11,7 +11,9 @@ possibly empty, in rank order; each a string or ``{"text", "id"?, "doc_id"?,
 "score"?}``) are required. ``ground_truth_contexts`` makes the retrieval metrics (a
 context matches a passage by normalised containment, as in a context set); a line
 without it has them missing. ``expected_answer`` and ``expected_keywords`` make the
-answer metrics that need them. Other fields are kept in ``Sample.extra``.
+answer metrics that need them. ``latency_ms`` (or ``latency_s``), ``tokens``, ``cost_usd``
+and ``feedback`` (a thumb or a score) are the production measures of the line. Other
+fields are kept in ``Sample.extra``.
 """
 
 from __future__ import annotations
@@ -22,15 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
-from ragmark.data._read import Where, base_suffix, missing_error
+from ragmark.data._read import Where, base_suffix, describe, missing_error
 from ragmark.data.leniency import Leniency
-from ragmark.data.logged import Logged, Output, ShapeError, parse_contexts
+from ragmark.data.logged import Logged, Output, ShapeError, parse_contexts, thumb
 from ragmark.data.sets import _samples, read_items, set_name
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
-                           "expected_answer", "expected_keywords"})
+                           "expected_answer", "expected_keywords", "latency_ms", "latency_s",
+                           "tokens", "cost_usd", "feedback"})
+MEASURED = {"latency_ms": 0.001, "latency_s": 1.0, "tokens": 1.0, "cost_usd": 1.0}
+"""A line's optional measured fields (non-negative numbers) and their scale to the
+production measures' units (``latency_ms`` is read as seconds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +69,27 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
         contexts = parse_contexts(obj["contexts"])
     except ShapeError as e:
         raise where.error(e.message, field=e.field) from None
-    return Output(answer, contexts)
+    facts: dict[str, float] = {}
+    for key, scale in MEASURED.items():
+        v = obj.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise where.error(f"expected a non-negative number, got {describe(v)}", key)
+        facts["latency_s" if key.startswith("latency") else key] = float(v) * scale
+    if obj.get("feedback") is not None:
+        fb = thumb(obj["feedback"])
+        if fb is None:
+            lenient.warn(ODD_FEEDBACK, where.short(), where.error(
+                f"expected a thumb (true, up, down, ...) or a number, got "
+                f"{describe(obj['feedback'])}", "feedback"))
+        else:
+            facts["feedback"] = fb
+    latency = facts.pop("latency_s", None)
+    return Output(answer, contexts, latency, facts=facts)
+
+
+ODD_FEEDBACK = "feedback that is neither a thumb nor a number: left out"
 
 
 def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSet:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ragmark.text import STOPWORDS, normalise, tokenize
@@ -188,7 +188,9 @@ def token_f1(answer: str, expected: str | None) -> Score:
 class AnswerCase:
     """What an answer metric reads of one question: the sample (its expected answer and
     keywords), the system's ``answer`` and ``contexts``, the ``gold`` contexts of its
-    ground truth, and the run's ``alpha`` (combined_score) and ``grounded_threshold``."""
+    ground truth, the run's ``alpha`` (combined_score) and ``grounded_threshold``, and
+    the ``facts`` its source measured or logged (``latency_s``, tokens, cost, feedback:
+    :data:`~ragmark.data.logged.FACTS`)."""
 
     sample: Sample
     answer: str
@@ -196,6 +198,7 @@ class AnswerCase:
     gold: Sequence[str] = ()
     alpha: float = 0.5
     grounded_threshold: float = 0.10
+    facts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def coverage_of(c: AnswerCase) -> Score:

@@ -49,6 +49,11 @@ class Produced:
     """Contexts without an id that were given a corpus document's id by their text."""
     anonymous: int = 0
     """Contexts with neither an id nor a corpus document of the same text."""
+    hops: tuple[tuple[str, int], ...] = ()
+    """The retrieval steps the chunks came in (name, number of chunks), in order."""
+    facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+    """What the source measured or logged of the question (``latency_s`` and
+    :data:`~ragmark.data.logged.FACTS`)."""
 
 
 Resolve = Callable[[str], "str | None"]
@@ -133,5 +138,8 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     chunks, scores = to_ranking(out.contexts, found_ids.get if resolve is not None else None)
     answer = (out.answer or "") if with_answer else None
     found = sum(1 for c in bare if found_ids.get(c.text) is not None)
+    facts = dict(out.facts)
+    if out.latency_s is not None:
+        facts["latency_s"] = out.latency_s
     return Produced(chunks, scores, [c.text for c in out.contexts], answer,
-                    by_text=found, anonymous=len(bare) - found)
+                    by_text=found, anonymous=len(bare) - found, hops=out.hops, facts=facts)

@@ -73,6 +73,9 @@ class RunRequest(Request):
     outputs: str | Path | None = None
     traces: str | Path | None = None
     """``--traces``: OTLP JSON traces scored as logged outputs (a file or a folder)."""
+    trace_attributes: tuple[str, ...] = ()
+    """``--trace-attribute ROLE=NAME``: the attributes that name a question's id and carry
+    the user's feedback (:class:`~ragmark.data.traces.TraceKeys`)."""
     run_file_in: str | None = None
     config: str | Path | RunConfig | None = None
     pipeline: Callable[..., Any] | None = None

@@ -161,7 +161,7 @@ def _run_file(req: RunRequest) -> Source:
 def _logged(req: RunRequest) -> Source:
     from ragmark.config import RunConfig
     from ragmark.data.outputs import join_outputs, load_outputs
-    from ragmark.data.traces import load_traces
+    from ragmark.data.traces import TraceKeys, load_traces
 
     flag = "--traces" if req.traces is not None else "--outputs"
     if req.traces is not None and req.outputs is not None:
@@ -173,7 +173,10 @@ def _logged(req: RunRequest) -> Source:
     if given:
         raise ConfigError(f"{flag} scores logged answers and contexts as they are; it "
                           f"cannot be combined with {', '.join(given)}")
-    oset = (load_traces(req.traces, leniency(req)) if req.traces is not None
+    if req.trace_attributes and req.traces is None:
+        raise ConfigError("--trace-attribute is for --traces")
+    keys = TraceKeys.parse(req.trace_attributes)
+    oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
             else load_outputs(str(req.outputs), leniency(req)))
     cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})
     if req.dataset is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -9,7 +10,13 @@ from rich.table import Table
 
 from ragmark.llm.accounting import COMPONENTS
 from ragmark.metrics.names import catalogue
-from ragmark.results.model import Aggregate, RunReport, grouped_reasons, reason_text
+from ragmark.results.model import (
+    Aggregate,
+    HopSummary,
+    RunReport,
+    grouped_reasons,
+    reason_text,
+)
 
 
 def label(name: str) -> str:
@@ -54,6 +61,8 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
         console.print(f"† computed on rankings shorter than the cutoff (top_k = "
                       f"{next(iter(report.short_metrics.values()))}; --allow-short-rankings)",
                       highlight=False)
+    if report.hops:
+        console.print(hops_table(report.hops))
     n_total = ds.get("queries", 0)
     ret = next((a for k, a in report.metrics.items() if k.startswith(("recall", "mrr"))), None)
     g = report.metrics.get("groundedness")
@@ -83,6 +92,25 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
             console.print(llm_line(part, report.llm[part]), highlight=False, soft_wrap=True)
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+
+
+def _mean(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def hops_table(hops: Sequence[HopSummary]) -> Table:
+    """Retrieval by step: each hop judged on its own, and which hop first found the
+    relevant targets."""
+    table = Table(title="Retrieval by hop (each step judged on its own ranking)",
+                  show_header=True, header_style="bold", title_justify="left")
+    for col in ("hop", "span", "questions", "recall", "hit", "MRR", "found first"):
+        table.add_column(col, justify="left" if col == "span" else "right")
+    for h in hops:
+        names = ", ".join(sorted(h.names, key=lambda n: -h.names[n])[:2])
+        share = f"{h.found} of {h.found_any}" if h.found_any else "-"
+        table.add_row(str(h.hop), names, str(h.questions), _mean(h.recall), _mean(h.hit),
+                      _mean(h.mrr), share)
+    return table
 
 
 class ReasonKeys:

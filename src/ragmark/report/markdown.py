@@ -172,5 +172,15 @@ def run_markdown(report: RunReport) -> str:
         lines.append(f"| {label(name)}{short} | {value} | {agg.n} | {keys.cell(agg)} |")
     notes = keys.footnotes()
     lines += ([""] + [f"- {n}" for n in notes] if notes else [])
+    if report.hops:
+        lines += ["", "Retrieval by hop (each step judged on its own ranking):", "",
+                  "| Hop | Questions | Recall | Hit | MRR | Found first |",
+                  "|---:|---:|---:|---:|---:|---:|"]
+        lines += [f"| {h.hop} | {h.questions} | {_num(h.recall)} | {_num(h.hit)} | "
+                  f"{_num(h.mrr)} | {h.found} of {h.found_any} |" for h in report.hops]
     lines += ([""] + [f"Note: {n}" for n in report.notes] if report.notes else [])
     return "\n".join(lines) + "\n\n"
+
+
+def _num(v: float | None) -> str:
+    return "—" if v is None else f"{v:.4f}"

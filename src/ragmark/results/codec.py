@@ -17,6 +17,7 @@ from ragmark.results.comparison import Comparison, StatSettings, change_sentence
 from ragmark.results.model import (
     Aggregate,
     EmptyRankings,
+    HopSummary,
     RunReport,
 )
 from ragmark.results.reading import per_query_of, query_of
@@ -79,6 +80,7 @@ def queries_json(report: RunReport) -> list[dict[str, Any]]:
             "answer": q.answer,
             "contexts": q.contexts,
             "metrics": {k: score_json(s) for k, s in q.metrics.items()},
+            **({"hops": [h.to_json() for h in q.hops]} if q.hops else {}),
         })
     return out
 
@@ -126,6 +128,8 @@ def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, A
     if report.corrected:
         out["corrected"] = report.corrected
     out.update(depth_json(report))
+    if report.hops:
+        out["hops"] = [h.to_json() for h in report.hops]
     if include_details:
         out["queries"] = queries_json(report)
     if report.gated:
@@ -164,6 +168,7 @@ def run_from_json(data: Mapping[str, Any], file: str = "results", item: str | No
             short_rankings={int(k): n for k, n in (data.get("short_rankings") or {}).items()},
             at_depth=dict(data.get("at_depth") or {}),
             empty=_empty(data.get("empty_rankings")),
+            hops=tuple(HopSummary(**h) for h in data.get("hops") or ()),
             envelope=dict(data["envelope"]) if "envelope" in data else None,
             versions=dict(data["versions"]) if "versions" in data else None,
             gated=_gated(data))

@@ -29,6 +29,70 @@ class RetrievedRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class HopRecord:
+    """One retrieval step of a question (a trace's retriever span), judged on its own:
+    its ``name`` and ``size`` (items), the share of the question's relevant targets it
+    retrieved (``recall``), whether it retrieved any (``hit``), the reciprocal rank of its
+    first relevant item (``mrr``; each None without a relevant target), and the relevant
+    targets it was the first step to retrieve (``found``)."""
+
+    name: str
+    size: int
+    recall: float | None
+    hit: float | None
+    mrr: float | None
+    found: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "recall": self.recall,
+                "hit": self.hit, "mrr": self.mrr, "found": list(self.found)}
+
+
+@dataclass(frozen=True, slots=True)
+class HopSummary:
+    """The ``hop``-th retrieval step over the questions that have one: how many
+    (``questions``), its names, each measure's mean over the questions with a relevant
+    target (``n`` of them), and how many relevant targets this step was the first to
+    retrieve (``found``) of those any step retrieved (``found_any``)."""
+
+    hop: int
+    questions: int
+    names: dict[str, int]
+    recall: float | None
+    hit: float | None
+    mrr: float | None
+    n: int
+    found: int
+    found_any: int
+
+    @classmethod
+    def of(cls, queries: Sequence[QueryRecord]) -> tuple[HopSummary, ...]:
+        """Per step position, over the questions that have it; () when no question has
+        more than one step."""
+        if not any(len(q.hops) > 1 for q in queries):
+            return ()
+        found_any = sum(len(h.found) for q in queries for h in q.hops)
+        out = []
+        for i in range(max(len(q.hops) for q in queries)):
+            hops = [q.hops[i] for q in queries if len(q.hops) > i]
+            judged = [h for h in hops if h.recall is not None]
+
+            def mean(vals: list[float]) -> float | None:
+                return math.fsum(vals) / len(vals) if vals else None
+            out.append(cls(i + 1, len(hops), dict(Counter(h.name for h in hops)),
+                           mean([h.recall for h in judged if h.recall is not None]),
+                           mean([h.hit for h in judged if h.hit is not None]),
+                           mean([h.mrr for h in judged if h.mrr is not None]), len(judged),
+                           sum(len(h.found) for h in hops), found_any))
+        return tuple(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hop": self.hop, "questions": self.questions, "names": self.names,
+                "recall": self.recall, "hit": self.hit, "mrr": self.mrr, "n": self.n,
+                "found": self.found, "found_any": self.found_any}
+
+
+@dataclass(frozen=True, slots=True)
 class QueryRecord:
     """Everything computed for one question."""
 
@@ -42,6 +106,8 @@ class QueryRecord:
     """The evaluation item answered: its ground truth, expected answer and keywords."""
     ground_truth: dict[str, Any] | None = None
     """Without ``sample`` (a report read from a file): the ground truth as written."""
+    hops: tuple[HopRecord, ...] = ()
+    """Its retrieval steps judged one by one, when its contexts came in steps."""
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -175,6 +241,8 @@ class RunReport:
     """A report read from a results file: its envelope (None: made when written)."""
     versions: dict[str, Any] | None = None
     """A report read from a results file: the versions it was made with."""
+    hops: tuple[HopSummary, ...] = ()
+    """Retrieval by step (hop), when some question's contexts came in several steps."""
     gated: dict[str, Any] | None = None
     """The regression gates' verdicts as recorded with the results (``gates``: per config
     its baseline and each gated metric's row; ``trend``: the recorded runs of each gated

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmark.data._read import Where, describe
-from ragmark.results.model import QueryRecord, RetrievedRecord
+from ragmark.results.model import HopRecord, QueryRecord, RetrievedRecord
 from ragmark.types import Score
 
 
@@ -67,9 +67,25 @@ def query_of(file: str, i: int, q: Any) -> QueryRecord:
         if not isinstance(c, str):
             raise where.error(f"expected a string, got {describe(c)}", field=f"contexts[{j}]")
     metrics = field_of(q, "metrics", dict, where, "metrics", "an object")
+    hops = field_of(q, "hops", list, where, "hops", "a list", optional=True) or []
     return QueryRecord(qid, question, retrieved, answer,
                        {m: score_of(v, where, f"metrics.{m}") for m, v in metrics.items()},
-                       list(contexts), ground_truth=truth)
+                       list(contexts), ground_truth=truth,
+                       hops=tuple(hop_of(h, where, f"hops[{j}]") for j, h in enumerate(hops)))
+
+
+def hop_of(h: Any, where: Where, name: str) -> HopRecord:
+    """One retrieval step of a question."""
+    if not isinstance(h, dict):
+        raise where.error(f"expected an object, got {describe(h)}", field=name)
+    for key in ("recall", "hit", "mrr"):
+        if h.get(key) is not None and not _number(h[key]):
+            raise where.error(f"expected a number or null, got {describe(h[key])}",
+                              field=f"{name}.{key}")
+    found = field_of(h, "found", list, where, f"{name}.found", "a list", optional=True) or []
+    return HopRecord(field_of(h, "name", str, where, f"{name}.name", "a string"),
+                     field_of(h, "size", int, where, f"{name}.size", "an integer"),
+                     h.get("recall"), h.get("hit"), h.get("mrr"), tuple(map(str, found)))
 
 
 def retrieved_of(it: Any, where: Where, name: str) -> RetrievedRecord:

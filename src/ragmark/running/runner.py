@@ -28,6 +28,7 @@ from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import (
     Aggregate,
     EmptyRankings,
+    HopSummary,
     QueryRecord,
     RetrievedRecord,
     RunReport,
@@ -280,7 +281,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
         metrics = {str(m): got[str(m)] for m in names if str(m) in got} | judged[qi]
         records.append(QueryRecord(
             id=s.id, question=s.question, answer=answers[qi].answer, metrics=metrics,
-            sample=s, contexts=list(p.contexts),
+            sample=s, contexts=list(p.contexts), hops=matched.hops[qi],
             retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
                                        it.match.grade if it.match else 0,
                                        it.match.targets if it.match else (),
@@ -323,7 +324,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     conv = {"mean": mean} if mean != "relevant" else {}
     return RunReport(config={**src.config, "unit": unit, **conv}, dataset=info, metrics=aggregates,
                      queries=records, timings=timings, notes=notes, llm=llm_all,
-                     failures=dict(failures), empty=empty)
+                     failures=dict(failures), empty=empty, hops=HopSummary.of(records))
 
 
 def empty_cause(cfg: RunConfig, source: str) -> str:

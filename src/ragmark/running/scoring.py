@@ -25,8 +25,9 @@ from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.relevance import GradedItem, Matcher, grade_ranking, to_graded, unmatchable
+from ragmark.results.model import HopRecord
 from ragmark.running.judging import judge_async
-from ragmark.types import Document, Sample, Score
+from ragmark.types import Document, GroundTruth, Sample, Score
 
 SKIPPED = "generation skipped"
 """The reason of answer metrics in a run told not to generate (--skip-generation)."""
@@ -48,13 +49,12 @@ def _gold_context(sample: Sample, docs: Mapping[str, Document]) -> list[str]:
 SIMILARITY = "answer_similarity"
 
 
-def _answer_scores(
-    sample: Sample, answer: str, contexts: Sequence[str], gold: Sequence[str],
-    metrics: Sequence[MetricName], cfg: RunConfig,
-) -> dict[str, Score]:
+def _answer_scores(sample: Sample, p: Produced, answer: str, gold: Sequence[str],
+                   metrics: Sequence[MetricName], cfg: RunConfig) -> dict[str, Score]:
     """Each answer metric that computes itself (the catalogue's ``compute``; the
     embedding and judge metrics are computed for every question at once elsewhere)."""
-    case = am.AnswerCase(sample, answer, contexts, gold, cfg.alpha, cfg.grounded_threshold)
+    case = am.AnswerCase(sample, answer, p.contexts, gold, cfg.alpha, cfg.grounded_threshold,
+                         p.facts)
     return {m.name: m.spec.compute(case) for m in metrics if m.spec.compute is not None}
 
 
@@ -72,6 +72,38 @@ class Matched:
     rankings: list[list[GradedItem]]
     target_grades: list[dict[str, int]]
     values: dict[str, NDArray[np.float64]]
+    hops: list[tuple[HopRecord, ...]]
+
+
+def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, int]
+               ) -> tuple[HopRecord, ...]:
+    """Each retrieval step of a question judged on its own ranking: recall (relevant
+    targets it retrieved / relevant targets), hit, reciprocal rank of its first relevant
+    item, and the relevant targets no earlier step had retrieved. () without steps."""
+    relevant = {t for t, g in grades.items() if g > 0}
+    out: list[HopRecord] = []
+    seen: set[str] = set()
+    start = 0
+    for name, size in p.hops:
+        chunks = p.chunks[start : start + size]
+        start += size
+        ranked = grade_ranking(truth, chunks, [float(size - i) for i in range(size)], unit,
+                               Matcher(truth))
+        got: set[str] = set()
+        first: int | None = None
+        for it in ranked:
+            hit = relevant.intersection(it.match.targets) if it.match else set()
+            if hit and first is None:
+                first = it.rank
+            got |= hit
+        new = tuple(sorted(got - seen))
+        seen |= got
+        if not relevant:
+            out.append(HopRecord(name, size, None, None, None, new))
+        else:
+            out.append(HopRecord(name, size, len(got) / len(relevant), float(bool(got)),
+                                 0.0 if first is None else 1.0 / first, new))
+    return tuple(out)
 
 
 def match_shard(shared: tuple[str, Sequence[MetricName]],
@@ -82,13 +114,15 @@ def match_shard(shared: tuple[str, Sequence[MetricName]],
     samples, produced = item
     rankings: list[list[GradedItem]] = []
     grades: list[dict[str, int]] = []
+    hops: list[tuple[HopRecord, ...]] = []
     for s, p in zip(samples, produced, strict=True):
         matcher = Matcher(s.truth)
         rankings.append(grade_ranking(s.truth, p.chunks, p.scores, unit, matcher))
         grades.append(matcher.target_grades())
+        hops.append(judge_hops(s.truth, p, unit, grades[-1]) if p.hops else ())
     values = compute_all(to_graded([s.id for s in samples], grades, rankings,
                                    [s.truth for s in samples]), names)
-    return Matched(rankings, grades, values)
+    return Matched(rankings, grades, values, hops)
 
 
 def match_stage(samples: Sequence[Sample], produced: Sequence[Produced], unit: str,
@@ -101,7 +135,8 @@ def match_stage(samples: Sequence[Sample], produced: Sequence[Produced], unit: s
                              on_done=lambda i, r: advance(len(items[i][0])))
     return Matched([r for m in parts for r in m.rankings],
                    [g for m in parts for g in m.target_grades],
-                   {str(n): np.concatenate([m.values[str(n)] for m in parts]) for n in names})
+                   {str(n): np.concatenate([m.values[str(n)] for m in parts]) for n in names},
+                   [h for m in parts for h in m.hops])
 
 
 @dataclass(frozen=True)
@@ -130,8 +165,7 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
         elif p.answer is None:
             scores.append({str(m): Score.missing(SKIPPED) for m in names})
         else:
-            scores.append(_answer_scores(s, p.answer, p.contexts, _gold_context(s, docs),
-                                         names, cfg))
+            scores.append(_answer_scores(s, p, p.answer, _gold_context(s, docs), names, cfg))
     if any(m.name == SIMILARITY for m in names):  # one batch of embeddings for all
         todo = [qi for qi, sc in enumerate(scores) if SIMILARITY not in sc]
         got = answer_similarity([answers[qi].answer for qi in todo],

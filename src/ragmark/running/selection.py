@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ragmark.config import RunConfig
+from ragmark.data.fingerprint import LOGGED
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName, catalogue, parse_metrics
 from ragmark.types import Dataset, Sample
@@ -13,8 +14,9 @@ from ragmark.types import Dataset, Sample
 
 def _abilities(dataset: Dataset, s: Sample) -> set[str]:
     """What one question offers the metrics (see :data:`~ragmark.types.NEEDS`);
-    an answer and contexts are always assumed (a run makes them), a model never."""
-    have = {"answer", "contexts"}
+    an answer and contexts are always assumed (a run makes them), what a log records
+    (tokens, cost, feedback) with a log or traces, a model never."""
+    have = {"answer", "contexts"} | ({"logged"} if dataset.format in LOGGED else set())
     if s.truth.kind != "none":
         have |= {"ground_truth", "gold_context"}
         if dataset.format == "beir" and s.truth.kind == "ids":

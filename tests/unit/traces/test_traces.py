@@ -4,25 +4,23 @@ the real SDK named and attributed with the OpenInference conventions, scored by
 
 from __future__ import annotations
 
-import base64
 import gzip
 import json
 
 import pytest
-from google.protobuf import json_format
 from openinference.semconv.trace import (
     DocumentAttributes,
     OpenInferenceSpanKindValues,
     SpanAttributes,
 )
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support.cli import run_cli
+from support.otlp import otlp_json
 
 from ragmark.data.leniency import Leniency
-from ragmark.data.traces import load_traces
+from ragmark.data.traces import NO_QUESTION, load_traces
 from ragmark.errors import DataError
 
 KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
@@ -68,19 +66,6 @@ def _app_spans():
     return exporter.get_finished_spans()
 
 
-def otlp_json(spans) -> dict:
-    """An export request as OTLP JSON, as the Collector's file exporter writes it (the
-    official encoder, ids in hex as the OTLP JSON encoding says)."""
-    data = json_format.MessageToDict(encode_spans(spans))
-    for rs in data["resourceSpans"]:
-        for ss in rs["scopeSpans"]:
-            for s in ss["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if key in s:
-                        s[key] = base64.b64decode(s[key]).hex()
-    return data
-
-
 @pytest.fixture
 def traces(tmp_path):
     path = tmp_path / "traces.jsonl"
@@ -99,8 +84,7 @@ def test_a_trace_is_a_question_with_its_hops_in_span_order(traces, tmp_path):
     assert second.answer == "It reorders candidate passages."  # the LLM span's output
     assert [c.id for c in second.contexts] == ["d3", "d2", "d1"]  # hop 1, then hop 2
     assert first.latency_s is not None and first.latency_s > 0
-    assert lenient.count("traces without a question (no input.value on the root span): "
-                         "left out") == 1
+    assert lenient.count(f"traces without a question ({NO_QUESTION}): left out") == 1
     # the same spans gzipped, in a folder, load alike
     folder = tmp_path / "spool"
     folder.mkdir()

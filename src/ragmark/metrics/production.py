@@ -1,0 +1,75 @@
+"""Reference-free measures of a system in production: what a log or a trace recorded of
+each question (latency, tokens, cost, the user's feedback) and two flags read from the
+output itself (nothing retrieved; the answer is a refusal). They need no ground truth, so
+they run on every logged record; each is an answer metric (``f(case) -> Score``) and
+missing, with the reason, when the source did not record it (never 0).
+
+A rate is the mean of a 0/1 flag: ``empty_retrieval`` averages to the share of questions
+that retrieved nothing, ``refusal`` to the share of answers that decline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ragmark.data.logged import FACTS
+from ragmark.metrics.answer import AnswerCase
+from ragmark.types import MetricSpec, Score, spec
+
+REFUSALS = (
+    r"\bi (?:do not|don't|cannot|can't|could not|couldn't) (?:know|find|answer|say|help)",
+    r"\b(?:i am|i'm) (?:not (?:sure|able)|unable)",
+    r"\bno (?:relevant )?(?:information|answer|context)\b.{0,40}\b(?:found|available|"
+    r"provided|given)",
+    r"\b(?:the )?(?:provided |given )?(?:context|documents?|sources?) (?:does|do) not "
+    r"(?:contain|mention|say|provide)",
+    r"\bunable to (?:answer|find|determine)",
+    r"\binsufficient (?:information|context)",
+)
+"""What counts as a refusal by default (lower-cased, anywhere in the answer), besides an
+empty answer: "I don't know", "I cannot answer", "I'm not sure", "no information was
+found", "the context does not mention", "unable to answer", "insufficient information"."""
+_REFUSAL = re.compile("|".join(REFUSALS))
+
+
+def is_refusal(answer: str) -> bool:
+    """True when the answer is empty or declines to answer (:data:`REFUSALS`).
+
+    >>> is_refusal("I don't know."), is_refusal(""), is_refusal("BM25 ranks by term weight")
+    (True, True, False)
+    """
+    return not answer.strip() or _REFUSAL.search(answer.lower()) is not None
+
+
+def refusal_of(c: AnswerCase) -> Score:
+    """1 when the answer declines (or is empty), else 0."""
+    return Score(1.0 if is_refusal(c.answer) else 0.0)
+
+
+def empty_retrieval_of(c: AnswerCase) -> Score:
+    """1 when the system retrieved nothing for the question, else 0."""
+    return Score(0.0 if c.contexts else 1.0)
+
+
+def _recorded(key: str, what: str) -> Callable[[AnswerCase], Score]:
+    def compute(c: AnswerCase) -> Score:
+        v = c.facts.get(key)
+        return Score(float(v)) if v is not None else Score.missing(f"not recorded ({what})")
+    return compute
+
+
+SPECS: tuple[MetricSpec, ...] = (
+    spec("empty_retrieval", "answer", "none", "1 when nothing was retrieved (mean: the rate)",
+         "Empty retrieval", ("contexts",), compute=empty_retrieval_of),
+    spec("refusal", "answer", "none", "1 when the answer declines or is empty (mean: the "
+         "rate)", "Refusal", ("answer",), compute=refusal_of),
+    spec("latency_s", "answer", "none", "seconds the answer took, as measured or logged",
+         "Latency (s)", ("logged",),
+         compute=_recorded("latency_s", "the answer's latency")),
+    *(spec(key, "answer", "none", what, "", ("logged",), compute=_recorded(key, what))
+      for key, what in FACTS.items()),
+)
+"""The production measures, in the order they are reported; none is a default of
+``ragmark run`` (ask for them with ``--metrics``); ``ragmark monitor`` computes them on
+every record."""

@@ -1,0 +1,115 @@
+"""Drift between two windows of production records: different questions, so an unpaired
+test. Welch's t-test (unequal variances; ``scipy.stats.ttest_ind(equal_var=False)``)
+compares each metric's mean in the newest window with the reference's; Holm's
+correction holds the family-wise error over the gated metrics; a change counts as drift
+only when it goes the worse way (down for a quality metric, up for latency, cost, refusals)
+by more than the ``margin``, and its adjusted p is under ``alpha``. Each row also says
+the minimum detectable change at 80 % power for the two windows' sizes, so "no drift"
+over small windows is read for what it is.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+from ragmark.stats import holm
+
+LOWER_IS_BETTER = frozenset({"latency_s", "retrieval_latency_s", "generation_latency_s",
+                             "tokens", "cost_usd", "refusal", "empty_retrieval"})
+"""Metrics for which a rise is the bad direction; for every other metric a fall is."""
+POWER = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Drift:
+    """One metric's newest window against its reference."""
+
+    metric: str
+    reference: float | None
+    newest: float | None
+    n_reference: int
+    n_newest: int
+    change: float | None
+    """newest - reference."""
+    p: float
+    p_adjusted: float
+    mde: float | None
+    """The smallest change this test would detect with 80 % power at ``alpha``."""
+    worse: bool
+    """The change goes the bad way for this metric."""
+    drifted: bool
+    note: str = ""
+
+    def line(self, margin: float, alpha: float) -> str:
+        """The sentence that says it (a gate failure reads ``metric drifted: ...``)."""
+        if self.newest is None or self.reference is None:
+            return f"{self.metric}: {self.note}"
+        way = "rose" if (self.change or 0.0) > 0 else "fell"
+        mde = f"; the test detects changes of {self.mde:.4g} or more" if self.mde else ""
+        verdict = ("drifted" if self.drifted else "held")
+        return (f"{self.metric} {verdict}: {way} from {self.reference:.4g} (n={self.n_reference}"
+                f") to {self.newest:.4g} (n={self.n_newest}), change {self.change:+.4g}, "
+                f"Welch p={self.p:.3g}, Holm-adjusted {self.p_adjusted:.3g} (alpha {alpha}, "
+                f"margin {margin}){mde}")
+
+
+def _clean(values: Sequence[float | None]) -> np.ndarray:
+    a = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    return a[~np.isnan(a)]
+
+
+def welch(reference: np.ndarray, newest: np.ndarray) -> float:
+    """Two-sided p of Welch's t-test; 1 when either side has under 2 values or neither
+    varies and their means are equal (0 when neither varies and they differ)."""
+    if reference.size < 2 or newest.size < 2:
+        return 1.0
+    if reference.std() == 0 and newest.std() == 0:
+        return 1.0 if reference.mean() == newest.mean() else 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(_scipy_stats.ttest_ind(newest, reference, equal_var=False).pvalue)
+    return 1.0 if math.isnan(p) else p
+
+
+def detectable(reference: np.ndarray, newest: np.ndarray, alpha: float) -> float | None:
+    """(z(1 - alpha/2) + z(power)) * sqrt(s_r^2/n_r + s_n^2/n_n); None under 2 values."""
+    if reference.size < 2 or newest.size < 2:
+        return None
+    se = math.sqrt(reference.var(ddof=1) / reference.size + newest.var(ddof=1) / newest.size)
+    z = _scipy_stats.norm.ppf(1 - alpha / 2) + _scipy_stats.norm.ppf(POWER)
+    return float(z * se)
+
+
+def drift(reference: Mapping[str, Sequence[float | None]],
+          newest: Mapping[str, Sequence[float | None]], metrics: Sequence[str], *,
+          alpha: float = 0.05, margin: float = 0.0) -> list[Drift]:
+    """Each gated metric's verdict, Holm-corrected over ``metrics``. A metric without
+    values on either side has no test (p = 1), with the reason in ``note``."""
+    rows = []
+    for m in metrics:
+        r, n = _clean(reference.get(m, ())), _clean(newest.get(m, ()))
+        if r.size == 0 or n.size == 0:
+            side = "the reference windows" if r.size == 0 else "the newest window"
+            rows.append((m, r, n, 1.0, f"no value in {side}: not tested"))
+            continue
+        rows.append((m, r, n, welch(r, n), ""))
+    adjusted = holm([p for *_, p, _ in rows]) if rows else []
+    out = []
+    for (m, r, n, p, note), pa in zip(rows, adjusted, strict=True):
+        if note:
+            out.append(Drift(m, None if r.size == 0 else float(r.mean()),
+                             None if n.size == 0 else float(n.mean()), int(r.size),
+                             int(n.size), None, p, pa, None, False, False, note))
+            continue
+        change = float(n.mean() - r.mean())
+        worse = change > 0 if m in LOWER_IS_BETTER else change < 0
+        drifted = worse and pa < alpha and abs(change) > margin
+        out.append(Drift(m, float(r.mean()), float(n.mean()), int(r.size), int(n.size),
+                         change, p, pa, detectable(r, n, alpha), worse, drifted))
+    return out
