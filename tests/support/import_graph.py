@@ -38,6 +38,8 @@ LAYERS: dict[str, int] = {
     "ragmark.judge_eval": 4,
     # 5: the plan of a run or compare, built once, executed or estimated
     "ragmark.plan": 5,
+    # 5: following a system in production (windows over the history, the receiver)
+    "ragmark.monitor": 5,
     # 6: the interfaces: command line, Python API, pytest
     "ragmark": 6, "ragmark.__main__": 6, "ragmark.cli": 6, "ragmark.api": 6,
     "ragmark.pytest_plugin": 6, "ragmark.testing": 6, "ragmark.demo": 6,

@@ -19,6 +19,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     judge_eval,
     label,
     metrics_cmd,
+    monitor,
     report_cmd,
     review,
     run,

@@ -194,16 +194,20 @@ def _lines(handle: IO[bytes], path: Path) -> Iterator[bytes]:
 def iter_jsonl(path: Path, encoding: str | None = None) -> Iterator[tuple[Where, Any]]:
     """(place, parsed value) for every non-blank line of a JSON Lines file."""
     file = str(path)
-    hook = _no_duplicate_keys(file)
     for number, text in iter_lines(path, encoding):
         where = Where(file, line=number)
-        try:
-            value = json.loads(text, object_pairs_hook=hook)
-        except json.JSONDecodeError as exc:
-            raise _json_error(exc, where) from None
-        except DataError as exc:
-            raise where.error(exc.reason) from None
-        yield where, value
+        yield where, json_line(text, where)
+
+
+def json_line(text: str, where: Where) -> Any:
+    """One line of a JSON Lines file, parsed; a DataError naming the place when it is
+    not JSON or repeats a key."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys(where.file))
+    except json.JSONDecodeError as exc:
+        raise _json_error(exc, where) from None
+    except DataError as exc:
+        raise where.error(exc.reason) from None
 
 
 def quote(text: str) -> str:

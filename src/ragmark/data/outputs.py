@@ -103,6 +103,14 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
     if base_suffix(path) not in (".json", ".jsonl"):
         raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list",
                         file=str(path))
+    return outputs_of_items(read_items(path, lenient.encoding), path, lenient)
+
+
+def outputs_of_items(items: list[tuple[Where, Any]], path: str | Path, lenient: Leniency,
+                     first: int = 0) -> OutputsSet:
+    """The outputs set of items already read (each with its place); an item without an
+    id is ``q<first + position>`` (``first``: the items read before, as ``ragmark
+    monitor`` reads a growing log a slice at a time)."""
     outputs: list[Output] = []
     given: list[bool] = []
 
@@ -117,7 +125,8 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
         }
         return question, GroundTruth(passages=passages or ()), optional
 
-    samples = _samples(read_items(path, lenient.encoding), OUTPUT_FIELDS, make, lenient)
+    samples = _samples(items, OUTPUT_FIELDS, make, lenient, first)
+    path = Path(path)
     corpus = contexts_corpus(outputs, path)
     dataset = Dataset(set_name(path), str(path), "outputs", samples, corpus, "whole",
                       warnings=tuple(lenient.messages()))

@@ -79,17 +79,19 @@ def _samples(
     known: frozenset[str],
     make: Callable[[dict[str, Any], Where], tuple[str, GroundTruth, dict[str, Any]]],
     lenient: Leniency | None = None,
+    offset: int = 0,
 ) -> tuple[Sample, ...]:
     """Samples with unique ids; ``make`` checks the fields of its kind of set and gives
     (question, ground truth, optional Sample fields). Integer ids become strings and
-    passages too short to match are counted, with warnings."""
+    passages too short to match are counted, with warnings. An item without an id is
+    ``q<offset + its position>``."""
     lenient = lenient or Leniency()
     samples = []
     first: dict[str, Where] = {}
     for index, (where, value) in enumerate(items):
         obj = as_object(value, where)
         given = None if obj.get("id") is None else check_id(obj["id"], where, "id", lenient)
-        sample_id = given if given is not None else f"q{index + 1}"
+        sample_id = given if given is not None else f"q{offset + index + 1}"
         question, truth, optional = make(obj, where)
         if sample_id in first:
             earlier = first[sample_id].ref()

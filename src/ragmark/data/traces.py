@@ -33,7 +33,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,19 @@ def spans_of(request: Any, lenient: Leniency, where: str) -> Iterator[Span]:
                            events)
 
 
+def _loads() -> Callable[[str | bytes], Any]:
+    try:
+        import orjson
+    except ImportError:  # the otel extra is not installed: the standard library's
+        return json.loads
+    return orjson.loads
+
+
+loads = _loads()
+"""JSON text -> value: orjson when installed (``ragmark[otel]``), else ``json.loads``;
+both raise a ValueError on text that is not JSON."""
+
+
 def _files(path: Path) -> list[Path]:
     if path.is_dir():
         found = sorted(p for p in path.rglob("*") if p.is_file() and (
@@ -181,7 +194,7 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _requests(path: Path, lenient: Leniency) -> Iterator[tuple[Any, str]]:
+def requests_of(path: Path, lenient: Leniency) -> Iterator[tuple[Any, str]]:
     """Each export request of a file: one document, or one a line."""
     opener = gzip.open if path.name.endswith(".gz") else open
     try:
@@ -191,16 +204,16 @@ def _requests(path: Path, lenient: Leniency) -> Iterator[tuple[Any, str]]:
         _warn(lenient, "files that cannot be read: left out", str(path), f"unreadable: {e}")
         return
     try:
-        yield json.loads(text), str(path)
+        yield loads(text), str(path)
         return
-    except json.JSONDecodeError:
+    except ValueError:
         pass
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            yield json.loads(line), f"{path}, line {n}"
-        except json.JSONDecodeError:
+            yield loads(line), f"{path}, line {n}"
+        except ValueError:
             _warn(lenient, "lines that are not JSON (a truncated file?): left out",
                   f"{path}, line {n}", "not JSON (a truncated file?)")
 
@@ -287,7 +300,7 @@ def read_traces(path: str | Path, lenient: Leniency) -> list[Trace]:
     """Every trace of the file or folder, in order of first appearance."""
     by_id: dict[str, list[Span]] = {}
     for f in _files(Path(path)):
-        for request, where in _requests(f, lenient):
+        for request, where in requests_of(f, lenient):
             for span in spans_of(request, lenient, where):
                 by_id.setdefault(span.trace_id, []).append(span)
     return [Trace(t, spans) for t, spans in by_id.items()]
@@ -417,19 +430,15 @@ def _sample_id(trace: Trace, root: Span, keys: TraceKeys) -> str | None:
 NO_QUESTION = "no question on the root span (input.value or gen_ai.input.messages)"
 
 
-def load_traces(path: str | Path, lenient: Leniency | None = None,
-                keys: TraceKeys | None = None) -> OutputsSet:
-    """The traces of ``path`` as a system's logged outputs: one question a trace (its id
-    the root's id attribute, else the trace id), its answer, its contexts (every hop's
-    documents in span order, with the hops), its latency and what its spans recorded
-    (:data:`~ragmark.data.logged.FACTS`). A trace without a root span or without a
-    question is left out, counted."""
-    lenient = lenient or Leniency()
-    keys = keys or TraceKeys()
+def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
+               ) -> tuple[list[Sample], dict[str, Output], set[str]]:
+    """Each trace with a question as a sample and its logged output (by id), and the ids
+    an id attribute gave; a trace without a root span or a question is left out,
+    counted."""
     samples: list[Sample] = []
     outputs: dict[str, Output] = {}
     given: set[str] = set()
-    for trace in read_traces(path, lenient):
+    for trace in traces:
         root = trace.root()
         if root is not None and root.parent_id:  # its parent is not in the trace
             _warn(lenient, "traces whose root span is missing (orphan spans): the earliest "
@@ -461,10 +470,29 @@ def load_traces(path: str | Path, lenient: Leniency | None = None,
         outputs[qid] = Output(_answer(trace, root), contexts, latency,
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
                               facts=_facts(trace, root, keys, lenient))
+    return samples, outputs, given
+
+
+def load_traces(path: str | Path, lenient: Leniency | None = None,
+                keys: TraceKeys | None = None) -> OutputsSet:
+    """The traces of ``path`` as a system's logged outputs: one question a trace (its id
+    the root's id attribute, else the trace id), its answer, its contexts (every hop's
+    documents in span order, with the hops), its latency and what its spans recorded
+    (:data:`~ragmark.data.logged.FACTS`). A trace without a root span or without a
+    question is left out, counted."""
+    lenient = lenient or Leniency()
+    samples, outputs, given = outputs_of(read_traces(path, lenient), lenient,
+                                         keys or TraceKeys())
     if not samples:
         reasons = "; ".join(lenient.messages()) or "the files hold no span"
         raise DataError(f"no trace with a question ({NO_QUESTION}); what was read: "
                         f"{reasons}", file=str(path))
+    return traces_set(samples, outputs, given, path, lenient)
+
+
+def traces_set(samples: Sequence[Sample], outputs: dict[str, Output], given: set[str],
+               path: str | Path, lenient: Leniency) -> OutputsSet:
+    """The traces' questions and outputs as an outputs set named after ``path``."""
     corpus = contexts_corpus(outputs.values(), path)
     name = Path(path).name.split(".")[0] or "traces"
     dataset = Dataset(name, str(path), "traces", tuple(samples), corpus, "whole",

@@ -66,6 +66,19 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (3, "the gates' verdict of each run", """
         ALTER TABLE runs ADD COLUMN verdict TEXT;
     """),
+    (4, "ragmark monitor: each source's cursor and the records it evaluated", """
+        CREATE TABLE monitor_cursors (
+            source TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE monitor_seen (
+            source TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            run_id INTEGER,
+            PRIMARY KEY (source, record_id)
+        ) WITHOUT ROWID;
+    """),
 ]
 LATEST = MIGRATIONS[-1][0]
 

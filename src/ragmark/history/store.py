@@ -90,11 +90,80 @@ def connect(path: str | Path, *, create: bool = True) -> Iterator[sqlite3.Connec
         con.close()
 
 
+@dataclass(frozen=True)
+class Cursor:
+    """Where ``ragmark monitor`` is in one source: its ``state`` after a window (what
+    was read), the ``previous`` state it started from (the update is refused when
+    another invocation moved the cursor meanwhile), and the records it evaluated
+    (``seen``: their ids, for sources read by record id)."""
+
+    source: str
+    state: Mapping[str, Any]
+    previous: Mapping[str, Any] | None
+    seen: Sequence[str] = ()
+
+
+class CursorMoved(ConfigError):
+    """Another ``ragmark monitor`` moved this source's cursor since this one read it."""
+
+
+def cursor_state(path: str | Path, source: str) -> dict[str, Any] | None:
+    """The source's cursor state (None: never monitored)."""
+    with connect(path) as con:
+        row = con.execute("SELECT state FROM monitor_cursors WHERE source = ?",
+                          (source,)).fetchone()
+    return None if row is None else dict(json.loads(row[0]))
+
+
+def seen_among(path: str | Path, source: str, ids: Sequence[str]) -> set[str]:
+    """The ids among ``ids`` that a window of the source evaluated already."""
+    out: set[str] = set()
+    with connect(path) as con:
+        for a in range(0, len(ids), 500):
+            part = list(ids[a : a + 500])
+            marks = ",".join("?" * len(part))
+            out |= {r for (r,) in con.execute(
+                f"SELECT record_id FROM monitor_seen WHERE source = ? AND record_id IN "
+                f"({marks})", (source, *part))}
+    return out
+
+
+def _move_cursor(con: sqlite3.Connection, c: Cursor, run_id: int | None) -> None:
+    row = con.execute("SELECT state FROM monitor_cursors WHERE source = ?",
+                      (c.source,)).fetchone()
+    now = json.loads(row[0]) if row is not None else None
+    if now != (dict(c.previous) if c.previous is not None else None):
+        raise CursorMoved(f"another ragmark monitor evaluated {c.source} meanwhile: this "
+                          "window is not recorded (run it again for the records left)")
+    from datetime import UTC, datetime
+
+    con.execute("INSERT INTO monitor_cursors VALUES (?, ?, ?) ON CONFLICT(source) DO UPDATE "
+                "SET state = excluded.state, updated_at = excluded.updated_at",
+                (c.source, json.dumps(dict(c.state)),
+                 datetime.now(UTC).isoformat(timespec="seconds")))
+    con.executemany("INSERT OR IGNORE INTO monitor_seen VALUES (?, ?, ?)",
+                    [(c.source, r, run_id) for r in c.seen])
+
+
+def move_cursor(path: str | Path, cursor: Cursor) -> None:
+    """Move a source's cursor without a window (records read, none to evaluate)."""
+    with connect(path) as con:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            _move_cursor(con, cursor, None)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+
 def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
            questions: Sequence[tuple[str, str]], configs: Mapping[str, ConfigResult],
-           results_path: str | None = None, verdict: str | None = None) -> int:
-    """Record one completed run, compare or label, with its gates' ``verdict`` (passed
-    or failed); returns its id."""
+           results_path: str | None = None, verdict: str | None = None,
+           cursor: Cursor | None = None) -> int:
+    """Record one completed run, compare, label or monitor window, with its gates'
+    ``verdict`` (passed or failed); returns its id. A window moves its source's
+    ``cursor`` in the same transaction: both are recorded, or neither."""
     with connect(path) as con:
         con.execute("BEGIN IMMEDIATE")
         try:
@@ -121,6 +190,8 @@ def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
                     "INSERT INTO query_values VALUES (?, ?, ?, ?, ?, ?)",
                     [(run_id, name, qid, m, s.value, s.reason)
                      for qid, scores in c.values.items() for m, s in scores.items()])
+            if cursor is not None:
+                _move_cursor(con, cursor, run_id)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

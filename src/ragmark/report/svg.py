@@ -135,3 +135,36 @@ def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
         parts.append(f'<text x="{width - right + 24}" y="{ly + 4}" font-size="11">'
                      f"{escape(label)}</text>")
     return _figure(title, caption, width, height, "".join(parts))
+
+
+def trend(title: str, points: Sequence[tuple[str, float, float, float, bool]],
+          caption: str) -> str:
+    """A metric over windows: each window (label, mean, low, high, flagged) a point with
+    its interval, oldest left; a flagged window is drawn as an open red diamond."""
+    width, height, left, right, top, bottom = 560, 200, 56, 16, 16, 36
+    lo = min(p[2] for p in points)
+    hi = max(p[3] for p in points)
+    y = _scale(lo, hi, height - bottom, top)
+    step = (width - left - right) / max(len(points), 1)
+    parts = [f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" '
+             f'y2="{height - bottom}" stroke="#888"/>',
+             f'<text x="4" y="{y(hi) + 4:.1f}" font-size="10">{hi:.3g}</text>',
+             f'<text x="4" y="{y(lo) + 4:.1f}" font-size="10">{lo:.3g}</text>']
+    path = []
+    for i, (label, mean, low, high, flagged) in enumerate(points):
+        x = left + step * (i + 0.5)
+        path.append(f"{x:.1f},{y(mean):.1f}")
+        parts.append(f'<line x1="{x:.1f}" y1="{y(low):.1f}" x2="{x:.1f}" y2="{y(high):.1f}" '
+                     f'stroke="{colour(0)}"/>')
+        if flagged:
+            r = 6.0
+            pts = (f"{x:.1f},{y(mean) - r:.1f} {x + r:.1f},{y(mean):.1f} "
+                   f"{x:.1f},{y(mean) + r:.1f} {x - r:.1f},{y(mean):.1f}")
+            parts.append(f'<polygon points="{pts}" fill="none" stroke="{PALETTE[5]}" '
+                         'stroke-width="2"><title>drift</title></polygon>')
+        else:
+            parts.append(marker(0, x, y(mean)))
+        parts.append(f'<text x="{x:.1f}" y="{height - bottom + 14}" font-size="10" '
+                     f'text-anchor="middle">{escape(label)}</text>')
+    parts.insert(0, f'<polyline points="{" ".join(path)}" fill="none" stroke="#bbb"/>')
+    return _figure(title, caption, width, height, "".join(parts))

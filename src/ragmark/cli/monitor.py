@@ -1,0 +1,215 @@
+"""``ragmark monitor``: evaluate a production source's new records as a window, show the
+trend, gate on drift; or (``--listen``) receive OTLP/HTTP traces into a spool."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from ragmark.cli.app import cli, consoles
+from ragmark.cli.llm_opts import _endpoint_opts
+
+
+def _opts(f: Any) -> Any:
+    for o in reversed(_endpoint_opts()):
+        f = o(f)
+    return f
+
+
+@cli.command("monitor")
+@click.argument("source", required=False, type=click.Path(path_type=Path))
+@click.option("--name", help="The system's name (default: the source's file name).")
+@click.option("--metrics", help="Comma-separated cheap metrics for every record (default: "
+              "groundedness, empty_retrieval, refusal, latency_s, retrieval_latency_s, "
+              "generation_latency_s, tokens, cost_usd, feedback: those the source records).")
+@click.option("--judge-metrics", help="Model-based metrics for the window's sample "
+              "(default with an LLM endpoint: faithfulness, answer_relevance, "
+              "context_relevance; 'none' for none).")
+@click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=0.05,
+              show_default=True, help="Share of records the judges see, picked by a hash "
+                                      "of the record id (reruns pick the same).")
+@click.option("--budget-calls", type=click.IntRange(min=0),
+              help="At most this many judge calls a window (estimated; the sample is cut).")
+@click.option("--budget-cost", type=click.FloatRange(min=0),
+              help="At most this estimated judge cost (USD) a window (needs --llm-prices).")
+@click.option("--fail-on-drift", metavar="METRICS",
+              help="Exit 1 when one of these metrics drifted the bad way in the newest "
+                   "window (Welch's t-test against the reference, Holm-corrected).")
+@click.option("--reference", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Drift reference: the previous N windows, pooled.")
+@click.option("--reference-run", type=int, help="Drift reference: this run of the history "
+                                                "instead (a pinned window or run).")
+@click.option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              help="A change must exceed this (in the metric's unit) to be drift.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.05, show_default=True, help="Family-wise error of the drift gate.")
+@click.option("--output", "outputs", multiple=True, metavar="FILE",
+              help="Write the window: .json, .md or .html (the trend page). Repeatable.")
+@click.option("--junit", metavar="FILE", help="The drift gate as JUnit XML.")
+@click.option("--history", metavar="PATH", help="The run history holding the windows and "
+              "the cursors (default: $RAGMARK_HISTORY, else .ragmark/history.sqlite).")
+@click.option("--trace-attribute", "trace_attributes", multiple=True, metavar="ROLE=NAME",
+              help="For traces: id=NAME or feedback=NAME (see ragmark run --traces).")
+@click.option("--strict", is_flag=True, help="Odd data is an error, not a counted warning.")
+@click.option("--dry-run", is_flag=True, help="Read the new records and estimate the "
+              "window's judge calls and cost; record nothing.")
+@click.option("--follow", is_flag=True, help="Keep watching: a window whenever records "
+              "arrive (Ctrl-C stops).")
+@click.option("--interval", type=click.FloatRange(min=0.05), default=5.0, show_default=True,
+              help="With --follow: seconds between looks.")
+@click.option("--listen", metavar="HOST:PORT", help="Receive OTLP/HTTP traces on "
+              "/v1/traces into --spool instead (an application's OTEL_EXPORTER_OTLP_ENDPOINT "
+              "points here).")
+@click.option("--spool", type=click.Path(path_type=Path), help="With --listen: the folder "
+              "the export requests are appended to (monitor it as a SOURCE).")
+@click.option("--token", help="With --listen: the bearer token a request must carry "
+              "(required to bind beyond loopback).")
+@click.option("--max-body-mb", type=click.FloatRange(min=0.001), default=16.0,
+              show_default=True, help="With --listen: the largest request accepted.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+@_opts
+def monitor_cmd(**flags: Any) -> None:
+    """Evaluate the records of SOURCE (a JSONL log of outputs, a file or folder of OTLP
+    JSON traces, the receiver's spool) that no earlier window evaluated; record them as a
+    window in the history; show the trend; gate on drift.
+
+    Exit 0, or 1 when --fail-on-drift found drift, 2 on bad input or usage."""
+    out, progress = consoles(flags["quiet"])
+    if flags["listen"]:
+        return _listen(out, flags)
+    if flags["source"] is None:
+        raise click.UsageError("give the SOURCE to monitor (or --listen HOST:PORT --spool "
+                               "DIR to receive traces)")
+    settings = _settings(flags)
+    from ragmark.monitor.windows import estimate_window, monitor_once
+
+    if not flags["follow"]:
+        w = (estimate_window(settings) if flags["dry_run"] else
+             monitor_once(settings, progress))
+        _show(out, w, settings, flags)
+        return _gate(out, [w], settings, flags)
+    windows = []
+    try:
+        while True:
+            w = monitor_once(settings, progress)
+            if w.id is not None:
+                windows.append(w)
+                _show(out, w, settings, flags)
+            time.sleep(flags["interval"])
+    except KeyboardInterrupt:
+        out.print(f"stopped: {len(windows)} window{'s' if len(windows) != 1 else ''} "
+                  "recorded", highlight=False)
+    return _gate(out, windows, settings, flags)
+
+
+def _settings(flags: dict[str, Any]) -> Any:
+    from ragmark.cli.llm_opts import resolve_llm
+    from ragmark.data.traces import TraceKeys
+    from ragmark.history.store import history_path
+    from ragmark.metrics.names import parse_metrics
+    from ragmark.monitor.windows import Settings
+
+    source: Path = flags["source"]
+    if not source.exists():
+        from ragmark.errors import DataError
+
+        raise DataError("no such file or folder", file=str(source))
+    judges = flags["judge_metrics"]
+    judge_list = None if judges is None else tuple(
+        () if judges.strip().lower() == "none" else
+        (j.strip() for j in judges.split(",") if j.strip()))
+    llm, _ = resolve_llm([], need=judge_list is None or bool(judge_list))
+    if judge_list and llm is None:
+        from ragmark.errors import ConfigError
+
+        raise ConfigError("--judge-metrics needs an LLM endpoint: --llm-base-url, or "
+                          "RAGMARK_LLM_BASE_URL")
+    metrics = None if not flags["metrics"] else tuple(
+        str(m) for m in parse_metrics(flags["metrics"]))
+    drift = () if not flags["fail_on_drift"] else tuple(
+        str(m) for m in parse_metrics(flags["fail_on_drift"]))
+    for o in flags["outputs"]:
+        if Path(o).suffix not in (".json", ".md", ".html"):
+            raise click.UsageError(f"--output {o}: expected a .json, .md or .html file")
+    return Settings(source=source, history=history_path(flags["history"]),
+                    name=flags["name"], metrics=metrics, judge_metrics=judge_list, llm=llm,
+                    sample=flags["sample"], budget_calls=flags["budget_calls"],
+                    budget_cost=flags["budget_cost"], fail_on_drift=drift,
+                    reference=flags["reference"], reference_run=flags["reference_run"],
+                    margin=flags["margin"], alpha=flags["alpha"], strict=flags["strict"],
+                    keys=TraceKeys.parse(flags["trace_attributes"]))
+
+
+def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
+    from ragmark.monitor.output import percentiles, write
+
+    n = 0 if w.batch.oset is None else len(w.batch.oset.dataset.samples)
+    if flags["dry_run"]:
+        j = w.judged
+        out.print(f"dry run: {n} new record{'s' if n != 1 else ''} in {s.source}"
+                  + (f"; the judges ({', '.join(j['judges'])}) would see {j['judged']} of "
+                     f"{j['sampled']} sampled (--sample {s.sample}): about "
+                     f"{j.get('calls_in_budget', 0)} calls (at most "
+                     f"{j.get('at_most') or 0} for all {j['sampled']} with re-asks)"
+                     + (f", ${j['estimated_cost']:.4f}" if j.get("estimated_cost") else "")
+                     if j.get("judges") else "; no judge metric (cheap metrics only)"),
+                  highlight=False, soft_wrap=True)
+    elif w.report is None:
+        last = w.trend[-1].id if w.trend else None
+        out.print(f"no new record in {s.source}"
+                  + (f" since window {last}" if last is not None else ""), highlight=False)
+    else:
+        table = Table(title=f"window {w.id} of {s.system}: {n} records",
+                      title_justify="left", header_style="bold")
+        for col in ("metric", "value", "records", "missing", "previous"):
+            table.add_column(col, justify="left" if col == "metric" else "right")
+        prev = w.trend[-2] if len(w.trend) > 1 else None
+        for m, a in w.report.metrics.items():
+            before = prev.means.get(m) if prev else None
+            table.add_row(m, "-" if a.value is None else f"{a.value:.4g}", str(a.n),
+                          str(a.missing), "-" if not before or before[0] is None
+                          else f"{before[0]:.4g}")
+        out.print(table)
+        pct = percentiles(w.report)
+        if pct:
+            out.print("latency per record: " + ", ".join(
+                f"{k} {v:.3g} s" for k, v in pct.items()), highlight=False)
+        for d in w.drift:
+            out.print(("[red]" if d.drifted else "") + d.line(s.margin, s.alpha)
+                      + ("[/red]" if d.drifted else ""), soft_wrap=True, highlight=False)
+    for note in w.notes:
+        out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+    if not flags["dry_run"]:
+        for o in flags["outputs"]:
+            out.print(f"written: {write(w, s, o)}", highlight=False)
+
+
+def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> None:
+    from ragmark.analysis.gates import Condition, check
+    from ragmark.monitor.output import window_markdown
+    from ragmark.report.junit import append_step_summary, write_junit
+
+    if flags["dry_run"]:
+        return
+    conds = [Condition(f"drift {d.metric} (window {w.id})", not d.drifted,
+                       d.line(s.margin, s.alpha)) for w in windows for d in w.drift]
+    if flags["junit"] and s.fail_on_drift:
+        out.print(f"JUnit XML written to {write_junit(conds, flags['junit'])}", highlight=False)
+    for w in windows:
+        append_step_summary(window_markdown(w, s))
+    check(conds)
+
+
+def _listen(out: Console, flags: dict[str, Any]) -> None:
+    from ragmark.monitor.receiver import serve
+
+    if flags["spool"] is None:
+        raise click.UsageError("--listen needs --spool DIR (where the traces are kept)")
+    serve(flags["listen"], flags["spool"], token=flags["token"],
+          max_body=int(flags["max_body_mb"] * 1024 * 1024), say=lambda t: out.print(
+              t, highlight=False, soft_wrap=True))

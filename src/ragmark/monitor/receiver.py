@@ -1,0 +1,317 @@
+"""An OTLP/HTTP receiver: an instrumented application exports its traces here
+(``OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318``) and ``ragmark monitor`` evaluates
+the spool it writes.
+
+``POST /v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
+(``application/x-protobuf``, parsed with the official ``opentelemetry-proto`` classes) or
+as OTLP JSON (``application/json``), gzip-compressed or not. Each request is appended to
+the spool as one line of OTLP JSON and flushed to disk (``fsync``) before it is
+acknowledged, so a killed receiver loses no acknowledged span. A span without its trace
+or span id is rejected and the rest kept: the answer then reports a partial success
+(``rejectedSpans``), as the OTLP specification says. A body that is not a trace export
+gets 400, one over the size cap (compressed or not) 413, a request without the
+``--token`` 401. The receiver binds to loopback unless a token is given.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+import os
+import threading
+import zlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from ragmark.errors import ConfigError
+
+PATH = "/v1/traces"
+ROLL = 64 * 1024 * 1024
+"""A spool file is closed and a new one started past this size."""
+
+
+class Rejected(ValueError):
+    """A request that is not an OTLP trace export (status, message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _any(v: Any) -> dict[str, Any]:
+    k = v.WhichOneof("value")
+    if k == "string_value":
+        return {"stringValue": v.string_value}
+    if k == "int_value":
+        return {"intValue": str(v.int_value)}
+    if k == "double_value":
+        return {"doubleValue": v.double_value}
+    if k == "bool_value":
+        return {"boolValue": v.bool_value}
+    if k == "array_value":
+        return {"arrayValue": {"values": [_any(x) for x in v.array_value.values]}}
+    if k == "kvlist_value":
+        return {"kvlistValue": {"values": [_kv(x) for x in v.kvlist_value.values]}}
+    if k == "bytes_value":
+        return {"bytesValue": base64.b64encode(v.bytes_value).decode()}
+    return {}
+
+
+def _kv(kv: Any) -> dict[str, Any]:
+    return {"key": kv.key, "value": _any(kv.value)}
+
+
+def _span(s: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "traceId": s.trace_id.hex(), "spanId": s.span_id.hex(), "name": s.name,
+        "kind": s.kind, "startTimeUnixNano": str(s.start_time_unix_nano),
+        "endTimeUnixNano": str(s.end_time_unix_nano),
+        "attributes": [_kv(a) for a in s.attributes],
+    }
+    if s.parent_span_id:
+        out["parentSpanId"] = s.parent_span_id.hex()
+    if s.events:
+        out["events"] = [{"name": e.name, "timeUnixNano": str(e.time_unix_nano),
+                          "attributes": [_kv(a) for a in e.attributes]} for e in s.events]
+    if s.status.code or s.status.message:
+        out["status"] = {"code": s.status.code, "message": s.status.message}
+    return out
+
+
+def from_protobuf(body: bytes) -> tuple[dict[str, Any], int]:
+    """A protobuf export request as OTLP JSON, and the spans rejected (ids of the wrong
+    length)."""
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    try:
+        req = ExportTraceServiceRequest.FromString(body)
+    except (DecodeError, ValueError, RuntimeError) as e:
+        raise Rejected(400, f"not an OTLP protobuf trace export: {e}") from None
+    rejected = 0
+    resource_spans = []
+    for rs in req.resource_spans:
+        scopes = []
+        for ss in rs.scope_spans:
+            spans = []
+            for s in ss.spans:
+                if len(s.trace_id) != 16 or len(s.span_id) != 8:
+                    rejected += 1
+                    continue
+                spans.append(_span(s))
+            scopes.append({"scope": {"name": ss.scope.name, "version": ss.scope.version},
+                           "spans": spans})
+        resource_spans.append({"resource": {"attributes": [
+            _kv(a) for a in rs.resource.attributes]}, "scopeSpans": scopes})
+    return {"resourceSpans": resource_spans}, rejected
+
+
+def from_json(body: bytes) -> tuple[dict[str, Any], int]:
+    """An OTLP JSON export request checked: the spans without a string traceId and
+    spanId rejected, the rest kept as sent."""
+    try:
+        req = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise Rejected(400, f"not JSON: {e}") from None
+    if not isinstance(req, dict) or not isinstance(req.get("resourceSpans", []), list):
+        raise Rejected(400, "not an OTLP trace export: expected an object with a "
+                            "'resourceSpans' list")
+    rejected = 0
+    for rs in req.get("resourceSpans", []):
+        if not isinstance(rs, dict) or not isinstance(rs.get("scopeSpans", []), list):
+            raise Rejected(400, "each resourceSpans item must be an object with a "
+                                "'scopeSpans' list")
+        for ss in rs.get("scopeSpans", []):
+            spans = ss.get("spans", []) if isinstance(ss, dict) else None
+            if not isinstance(spans, list):
+                raise Rejected(400, "each scopeSpans item must be an object with a "
+                                    "'spans' list")
+            kept = [s for s in spans if isinstance(s, dict) and isinstance(
+                s.get("traceId"), str) and s["traceId"] and isinstance(
+                s.get("spanId"), str) and s["spanId"]]
+            rejected += len(spans) - len(kept)
+            ss["spans"] = kept
+    return req, rejected
+
+
+def _inflate(body: bytes, cap: int) -> bytes:
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(body, cap + 1)
+    except zlib.error as e:
+        raise Rejected(400, f"not gzip: {e}") from None
+    if len(out) > cap:
+        raise Rejected(413, f"the body inflates beyond the cap of {cap} bytes")
+    return out
+
+
+class Spool:
+    """The folder the requests are appended to, one line of OTLP JSON each, durably."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.Lock()
+        self._open()
+
+    def _open(self) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        self.path = self.folder / f"traces-{stamp}-{os.getpid()}.jsonl"
+        self.file = self.path.open("ab")
+
+    def append(self, request: dict[str, Any]) -> None:
+        line = json.dumps(request, separators=(",", ":")).encode() + b"\n"
+        with self.lock:
+            if self.file.tell() + len(line) > ROLL and self.file.tell():
+                self.file.close()
+                self._open()
+            self.file.write(line)
+            self.file.flush()
+            os.fsync(self.file.fileno())
+
+    def close(self) -> None:
+        with self.lock:
+            self.file.close()
+
+
+def _handler(spool: Spool, token: str | None, cap: int,
+             say: Callable[[str], None]) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        timeout = 30  # a client that stops sending does not hold a thread forever
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            return  # no access log on stderr
+
+        def _answer(self, status: int, body: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _status(self, status: int, message: str, proto: bool) -> None:
+            if proto:
+                from google.rpc.status_pb2 import Status
+
+                self._answer(status, Status(code=3, message=message).SerializeToString(),
+                             "application/x-protobuf")
+            else:
+                self._answer(status, json.dumps({"code": 3, "message": message}).encode(),
+                             "application/json")
+
+        def do_POST(self) -> None:  # noqa: N802
+            proto = "protobuf" in (self.headers.get("Content-Type") or "")
+            if self.path.split("?")[0] != PATH:
+                self.close_connection = True
+                return self._status(404, f"not found: POST {PATH}", proto)
+            if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
+                self.close_connection = True
+                return self._status(401, "missing or wrong bearer token", proto)
+            try:
+                length = int(self.headers.get("Content-Length") or "-1")
+            except ValueError:
+                length = -1
+            if length < 0:
+                self.close_connection = True
+                return self._status(411, "a Content-Length is required", proto)
+            if length > cap:
+                self.close_connection = True
+                return self._status(413, f"the body is over the cap of {cap} bytes", proto)
+            body = self.rfile.read(length)
+            try:
+                if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
+                    body = _inflate(body, cap)
+                request, rejected = from_protobuf(body) if proto else from_json(body)
+                spool.append(request)
+            except Rejected as e:
+                return self._status(e.status, str(e), proto)
+            self._success(rejected, proto)
+
+        def _success(self, rejected: int, proto: bool) -> None:
+            message = (f"{rejected} span{'s' if rejected != 1 else ''} without a valid "
+                       "traceId or spanId rejected") if rejected else ""
+            if proto:
+                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+                    ExportTracePartialSuccess,
+                    ExportTraceServiceResponse,
+                )
+
+                resp = ExportTraceServiceResponse()
+                if rejected:
+                    resp.partial_success.CopyFrom(ExportTracePartialSuccess(
+                        rejected_spans=rejected, error_message=message))
+                self._answer(200, resp.SerializeToString(), "application/x-protobuf")
+            else:
+                body = {"partialSuccess": {"rejectedSpans": rejected, "errorMessage": message}
+                        } if rejected else {}
+                self._answer(200, json.dumps(body).encode(), "application/json")
+            if rejected:
+                say(f"partial success: {message}")
+
+    return Handler
+
+
+def parse_listen(listen: str, token: str | None) -> tuple[str, int]:
+    """``HOST:PORT``, checked: a host beyond loopback needs a token."""
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise ConfigError(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:4318"
+                          ) from None
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and token is None:
+        raise ConfigError(f"--listen {listen}: binding beyond loopback lets anyone who can "
+                          "reach this machine write to the spool; give --token SECRET (sent "
+                          "as 'Authorization: Bearer SECRET') or listen on 127.0.0.1")
+    return host, number
+
+
+def make_server(listen: str, spool_dir: Path, *, token: str | None = None,
+                max_body: int = 16 * 1024 * 1024,
+                say: Callable[[str], None] = lambda t: None) -> tuple[ThreadingHTTPServer, Spool]:
+    """A receiver ready to ``serve_forever`` (and its spool)."""
+    host, port = parse_listen(listen, token)
+    spool = Spool(spool_dir)
+    try:
+        server = ThreadingHTTPServer((host, port), _handler(spool, token, max_body, say))
+    except OSError as e:
+        spool.close()
+        raise ConfigError(f"--listen {listen}: cannot bind: {e}") from None
+    server.daemon_threads = True
+    return server, spool
+
+
+def serve(listen: str, spool_dir: Path, *, token: str | None = None,
+          max_body: int = 16 * 1024 * 1024, say: Callable[[str], None] = print) -> None:
+    """Receive until interrupted (Ctrl-C or SIGTERM)."""
+    import signal
+
+    server, spool = make_server(listen, spool_dir, token=token, max_body=max_body, say=say)
+    host, port = str(server.server_address[0]), int(server.server_address[1])
+    say(f"receiving OTLP/HTTP traces on http://{host}:{port}{PATH} into {spool.path} "
+        f"(point OTEL_EXPORTER_OTLP_ENDPOINT at http://{host}:{port}; Ctrl-C stops)")
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        say("stopped")
+    finally:
+        server.server_close()
+        spool.close()
+

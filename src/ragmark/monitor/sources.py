@@ -1,0 +1,196 @@
+"""The records of a monitored source that no earlier window evaluated.
+
+A **log** (a JSONL file of logged outputs, one record a line, appended to) is read from
+the byte after the last complete line the previous window took: a line still being
+written is left for the next window. The cursor keeps that offset, the lines and records
+before it, and a hash of the file's first bytes, so a log truncated or replaced is read
+again from its start (with a note).
+
+**Traces** (a file or a folder of OTLP JSON; the receiver's spool is one) are read by
+record id: a trace is evaluated once its root span has arrived (the spans of a trace come
+in several export requests, the root usually last), and each evaluated trace id is kept.
+Per file the cursor keeps how far it was read, and from where it must be read again
+while a trace there waits for its root: a ``.jsonl`` file that only grew is read from
+there, an unchanged file whose traces are all evaluated is not opened, any other file is
+read whole.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmark.data._read import Where, json_line
+from ragmark.data.leniency import Leniency
+from ragmark.data.outputs import OutputsSet, outputs_of_items
+from ragmark.data.traces import (
+    Span,
+    Trace,
+    TraceKeys,
+    loads,
+    outputs_of,
+    requests_of,
+    spans_of,
+    traces_set,
+)
+from ragmark.errors import DataError
+
+LOG, TRACES = "log", "traces"
+HEAD = 4096
+"""Bytes of a log's start whose hash tells the same log from a replaced one."""
+TRACE_FILES = (".json", ".jsonl", ".json.gz", ".jsonl.gz")
+
+
+@dataclass
+class Batch:
+    """What a window takes from its source: the new records (None: none), the cursor
+    state after them, the trace ids to mark evaluated, notes, and how many traces still
+    wait for their root span."""
+
+    oset: OutputsSet | None
+    state: dict[str, Any]
+    seen: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    waiting: int = 0
+
+
+def source_kind(path: Path) -> str:
+    """``traces`` for a folder or a file of OTLP JSON (``resourceSpans`` in its first
+    64 KiB), else ``log``."""
+    if path.is_dir():
+        return TRACES
+    if not path.exists():
+        raise DataError("no such file or folder", file=str(path))
+    opener: Callable[..., Any] = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            head = f.read(65536)
+    except OSError as e:
+        raise DataError(f"cannot be read: {e}", file=str(path)) from None
+    return TRACES if b'"resourceSpans"' in head else LOG
+
+
+def source_key(path: Path) -> str:
+    """The source's identity in the history: its absolute path."""
+    return str(path.resolve())
+
+
+def _head_hash(path: Path, upto: int) -> str:
+    with path.open("rb") as f:
+        return hashlib.sha256(f.read(min(upto, HEAD))).hexdigest()
+
+
+def read_log(path: Path, state: dict[str, Any], lenient: Leniency) -> Batch:
+    """The complete lines of a log after the cursor, as logged outputs."""
+    offset, lines, records = (int(state.get(k, 0)) for k in ("offset", "lines", "records"))
+    notes = []
+    size = path.stat().st_size
+    if offset and (size < offset or _head_hash(path, offset) != state.get("head")):
+        notes.append(f"{path} was truncated or replaced since the last window: read from "
+                     "its start")
+        offset = lines = records = 0
+    with path.open("rb") as f:
+        f.seek(offset)
+        data = f.read()
+    end = data.rfind(b"\n") + 1  # a line still being written waits for the next window
+    items = []
+    for raw in data[:end].split(b"\n")[:-1]:
+        lines += 1
+        where = Where(str(path), line=lines)
+        try:
+            text = raw.decode(lenient.encoding or "utf-8")
+        except UnicodeDecodeError as e:
+            raise where.error(f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+        if text.strip():
+            items.append((where, json_line(text, where)))
+    new = {"kind": LOG, "offset": offset + end, "lines": lines,
+           "records": records + len(items), "head": _head_hash(path, offset + end)}
+    oset = outputs_of_items(items, path, lenient, first=records) if items else None
+    return Batch(oset, new, notes=notes)
+
+
+def _trace_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_FILES))
+
+
+def _read_lines(f: Path, start: int, lenient: Leniency
+                ) -> tuple[list[tuple[int, list[Span]]], int]:
+    """(line offset, its spans) of each complete line of an appended-to ``.jsonl`` from
+    ``start``, and the offset after the last complete line."""
+    with f.open("rb") as fh:
+        fh.seek(start)
+        data = fh.read()
+    end = data.rfind(b"\n") + 1
+    out = []
+    pos = 0
+    for raw in data[:end].split(b"\n")[:-1]:
+        at = start + pos
+        pos += len(raw) + 1
+        if not raw.strip():
+            continue
+        where = f"{f}, byte {at}"
+        try:
+            request = loads(raw)
+        except ValueError:
+            lenient.warn("lines that are not JSON (a truncated file?): left out", where,
+                         DataError("not JSON (a truncated file?)", file=where))
+            continue
+        out.append((at, list(spans_of(request, lenient, where))))
+    return out, start + end
+
+
+def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys: TraceKeys,
+                      seen: Callable[[Sequence[str]], set[str]]) -> Batch:
+    """The traces of ``path`` complete since the cursor and not evaluated yet."""
+    files: dict[str, dict[str, Any]] = dict(state.get("files") or {})
+    by_trace: dict[str, list[Span]] = {}
+    first_line: dict[tuple[str, str], int] = {}  # (file, trace) -> its first line read
+    notes: list[str] = []
+    read: dict[str, dict[str, Any]] = {}
+    for f in _trace_files(path):
+        name, size = str(f), f.stat().st_size
+        prev = files.get(name)
+        if f.name.endswith(".jsonl"):
+            start = 0 if prev is None else (prev["resume"] if prev["resume"] is not None
+                                            else prev["size"])
+            if prev is not None and size < prev["size"]:
+                notes.append(f"{f} shrank since the last window: read from its start")
+                start = 0
+            if prev is not None and start >= size:
+                continue
+            got, upto = _read_lines(f, start, lenient)
+            read[name] = {"size": upto, "start": start}
+        else:
+            if prev is not None and prev["size"] == size and prev["resume"] is None:
+                continue
+            got = [(0, list(spans_of(req, lenient, where)))
+                   for req, where in requests_of(f, lenient)]
+            read[name] = {"size": size, "start": 0}
+        for at, spans in got:
+            for s in spans:
+                by_trace.setdefault(s.trace_id, []).append(s)
+                first_line.setdefault((name, s.trace_id), at)
+    traces = [Trace(t, spans) for t, spans in by_trace.items()]
+    evaluated = seen(list(by_trace)) if by_trace else set()
+    complete = [t for t in traces if any(not s.parent_id for s in t.spans)]
+    # a trace evaluated before is done, even when only its late spans were read again
+    done = {t.trace_id for t in complete} | evaluated
+    new = [t for t in complete if t.trace_id not in evaluated]
+    for name, r in read.items():
+        waits = [at for (fname, tid), at in first_line.items()
+                 if fname == name and tid not in done]
+        files[name] = {"size": r["size"], "resume": min(waits) if waits else None}
+    waiting = len(traces) - len(done & set(by_trace))
+    if waiting:
+        notes.append(f"{waiting} trace{'s' if waiting != 1 else ''} wait for their root span "
+                     "(evaluated once it arrives)")
+    samples, outputs, given = outputs_of(new, lenient, keys)
+    oset = traces_set(samples, outputs, given, path, lenient) if samples else None
+    return Batch(oset, {"kind": TRACES, "files": files}, [t.trace_id for t in new], notes,
+                 waiting)

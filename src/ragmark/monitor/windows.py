@@ -1,0 +1,361 @@
+"""One monitor window: the source's new records evaluated, recorded in the run history
+with the source's cursor (one transaction: a killed monitor records both or neither),
+then the trend of the windows and the drift gate.
+
+The cheap metrics run on every record. The model-based ones run on a deterministic
+sample: a record is in it when the hash of its id falls under ``sample`` (so a rerun
+picks the same records), and the sample is cut, in hash order, to what the budget allows
+(``budget_calls``, ``budget_cost``: the dry run's estimate per record); the records left
+out have those metrics missing with the reason. Invocations on one source take turns
+(a lock file beside the history), so two at once evaluate each record once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ragmark.data.leniency import Leniency
+from ragmark.data.traces import TraceKeys
+from ragmark.errors import ConfigError
+from ragmark.history import store
+from ragmark.llm import LLMSettings
+from ragmark.monitor.sources import LOG, Batch, read_log, read_traces_since, source_key
+from ragmark.monitor.sources import source_kind as kind_of
+from ragmark.progress import NullProgress, Progress
+from ragmark.results import envelope
+from ragmark.results.model import Aggregate, QueryRecord, RunReport
+from ragmark.stats.drift import Drift, drift
+from ragmark.types import Score
+
+DEFAULTS = ("groundedness", "empty_retrieval", "refusal", "latency_s", "retrieval_latency_s",
+            "generation_latency_s", "tokens", "cost_usd", "feedback")
+"""The cheap metrics every record gets (those the source does not record are left out)."""
+JUDGED = ("faithfulness", "answer_relevance", "context_relevance")
+"""The model-based metrics a window's sample gets when an LLM endpoint is set."""
+KIND = "monitor"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What ``ragmark monitor`` does with a source (its flags, as one value)."""
+
+    source: Path
+    history: Path
+    name: str | None = None
+    metrics: tuple[str, ...] | None = None
+    judge_metrics: tuple[str, ...] | None = None
+    llm: LLMSettings | None = None
+    sample: float = 0.05
+    budget_calls: int | None = None
+    budget_cost: float | None = None
+    fail_on_drift: tuple[str, ...] = ()
+    reference: int = 5
+    reference_run: int | None = None
+    margin: float = 0.0
+    alpha: float = 0.05
+    windows: int = 20
+    strict: bool = False
+    keys: TraceKeys = field(default_factory=TraceKeys)
+
+    @property
+    def system(self) -> str:
+        return self.name or self.source.name.split(".")[0] or "system"
+
+    def judges(self) -> tuple[str, ...]:
+        if self.judge_metrics is not None:
+            return self.judge_metrics
+        return JUDGED if self.llm is not None else ()
+
+
+@dataclass(frozen=True)
+class Point:
+    """One recorded window of the trend: its history id, when, how many records, and
+    each metric's mean with a 95 % interval (normal approximation) and n."""
+
+    id: int
+    created_at: str
+    records: int
+    means: dict[str, tuple[float | None, float | None, float | None, int]]
+    flagged: bool
+
+
+@dataclass
+class Window:
+    """What one invocation did: the window's history id (None: nothing new, or a dry
+    run), its report, the sample and budget, the drift rows, the trend, notes."""
+
+    id: int | None
+    report: RunReport | None
+    batch: Batch
+    judged: dict[str, Any] = field(default_factory=dict)
+    drift: list[Drift] = field(default_factory=list)
+    trend: list[Point] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def drifted(self) -> list[Drift]:
+        return [d for d in self.drift if d.drifted]
+
+
+def share(record_id: str) -> float:
+    """Where a record's id hashes in [0, 1): in the sample when under the rate."""
+    return int(hashlib.sha256(record_id.encode()).hexdigest()[:15], 16) / 16**15
+
+
+@contextmanager
+def turn(history: Path, key: str) -> Iterator[None]:
+    """Hold the source's lock for the invocation (others on the source wait)."""
+    lock = history.parent / f"monitor-{hashlib.sha256(key.encode()).hexdigest()[:16]}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def read_batch(s: Settings) -> tuple[str, dict[str, Any] | None, Batch]:
+    """(source key, cursor state before, the new records)."""
+    key = source_key(s.source)
+    before = store.cursor_state(s.history, key)
+    lenient = Leniency(strict=s.strict)
+    if kind_of(s.source) == LOG:
+        batch = read_log(s.source, dict(before or {}), lenient)
+    else:
+        batch = read_traces_since(s.source, dict(before or {}), lenient, s.keys,
+                                  lambda ids: store.seen_among(s.history, key, ids))
+    return key, before, batch
+
+
+def _config(s: Settings) -> Any:
+    from ragmark.config import RunConfig
+
+    return RunConfig.model_validate({"name": s.system, "unit": "auto"})
+
+
+def _cheap(batch: Batch, s: Settings, prog: Progress) -> tuple[RunReport, list[str]]:
+    from ragmark.running.runner import run
+    from ragmark.running.task import Task
+
+    assert batch.oset is not None
+    asked = list(s.metrics) if s.metrics else list(DEFAULTS)
+    report = run(batch.oset.dataset, _config(s), Task(metrics=asked), progress=prog,
+                 outputs=batch.oset.outputs)
+    if s.metrics:
+        return report, []
+    absent = [m for m, a in report.metrics.items() if a.n == 0]
+    if not absent:
+        return report, []
+    keep = {m: a for m, a in report.metrics.items() if m not in absent}
+    queries = [replace(q, metrics={m: v for m, v in q.metrics.items() if m in keep})
+               for q in report.queries]
+    return replace(report, metrics=keep, queries=queries), [
+        f"not recorded by this source, left out: {', '.join(absent)}"]
+
+
+def sampled(batch: Batch, s: Settings) -> list[str]:
+    """The ids of the window's sample, in hash order."""
+    assert batch.oset is not None
+    ids = [x.id for x in batch.oset.dataset.samples if share(x.id) < s.sample]
+    return sorted(ids, key=share)
+
+
+def _judged_subset(batch: Batch, s: Settings, ids: Sequence[str]) -> Any:
+    assert batch.oset is not None
+    keep = set(ids)
+    return replace(batch.oset.dataset, samples=tuple(
+        x for x in batch.oset.dataset.samples if x.id in keep))
+
+
+def estimate(batch: Batch, s: Settings) -> dict[str, Any]:
+    """The judge calls the window's sample would make (not in the cache), their tokens
+    and cost, and how many records the budget lets through."""
+    from ragmark.running.runner import estimate_run
+    from ragmark.running.task import Task
+
+    assert batch.oset is not None
+    ids = sampled(batch, s)
+    out: dict[str, Any] = {"records": len(batch.oset.dataset.samples), "sampled": len(ids),
+                           "sample": s.sample, "judges": list(s.judges())}
+    if not ids or not s.judges():
+        return out | {"judged": 0, "calls": 0}
+    est = estimate_run(_judged_subset(batch, s, ids), _config(s),
+                       Task(metrics=["refusal"], judge_metrics=s.judges(), llm=s.llm),
+                       outputs=batch.oset.outputs)
+    calls = int(est.get("calls") or 0)
+    cost = est.get("estimated_cost")
+    k = len(ids)
+    if s.budget_calls is not None and calls:
+        k = min(k, math.floor(s.budget_calls * len(ids) / calls))
+    if s.budget_cost is not None and cost:
+        k = min(k, math.floor(s.budget_cost * len(ids) / cost))
+    return out | {"judged": k, "calls": calls, "at_most": est.get("at_most"),
+                  "estimated_cost": cost,
+                  "calls_in_budget": math.ceil(calls * k / len(ids)) if ids else 0,
+                  "judged_ids": ids[:k], "endpoint": est.get("endpoint")}
+
+
+def _judge(batch: Batch, s: Settings, report: RunReport, plan: dict[str, Any],
+           prog: Progress) -> RunReport:
+    """The sample's judge scores merged into the window's report; the others missing
+    with the reason."""
+    from ragmark.running.runner import run
+    from ragmark.running.task import Task
+
+    assert batch.oset is not None
+    judges = list(s.judges())
+    chosen = plan.get("judged_ids") or []
+    judged: dict[str, dict[str, Score]] = {}
+    llm: dict[str, Any] = {}
+    if chosen:
+        got = run(_judged_subset(batch, s, chosen), _config(s),
+                  Task(metrics=["refusal"], judge_metrics=judges, llm=s.llm), progress=prog,
+                  outputs=batch.oset.outputs)
+        judged = {q.id: {m: q.metrics[m] for m in judges if m in q.metrics}
+                  for q in got.queries}
+        llm = got.llm
+    in_sample = set(sampled(batch, s))
+    budget = (f"over the window's budget (--budget-calls {s.budget_calls})"
+              if s.budget_calls is not None else
+              f"over the window's budget (--budget-cost {s.budget_cost})")
+    queries = []
+    for q in report.queries:
+        reason = (f"not in the window's sample (--sample {s.sample})"
+                  if q.id not in in_sample else budget)
+        scores = judged.get(q.id) or {m: Score.missing(reason) for m in judges}
+        queries.append(replace(q, metrics={**q.metrics, **scores}))
+    metrics = dict(report.metrics) | {m: Aggregate.of([q.metrics[m] for q in queries])
+                                      for m in judges}
+    return replace(report, queries=queries, metrics=metrics, llm=llm)
+
+
+def _values(report: RunReport) -> dict[str, list[float | None]]:
+    out: dict[str, list[float | None]] = {}
+    for q in report.queries:
+        for m, v in q.metrics.items():
+            out.setdefault(m, []).append(v.value)
+    return out
+
+
+def _windows(s: Settings, key: str) -> list[store.RunRow]:
+    ds = dataset_hash(key)
+    return [r for r in store.list_runs(s.history, kind=KIND, config=s.system)
+            if r.dataset_hash == ds] if s.history.exists() else []
+
+
+def dataset_hash(key: str) -> str:
+    """A source's stand-in for a dataset hash: its windows share it."""
+    return hashlib.sha256(f"monitor:{key}".encode()).hexdigest()
+
+
+def reference_values(s: Settings, key: str) -> tuple[dict[str, list[float | None]], str]:
+    """The values the newest window is compared with, and what they are."""
+    if s.reference_run is not None:
+        row, _, _ = store.run_row(s.history, s.reference_run)
+        config = s.system if s.system in row.configs else row.configs[0]
+        _, vals = store.values(s.history, s.reference_run, config)
+        return ({m: list(v.values()) for m, v in vals.items()},
+                f"run {s.reference_run} ({config!r})")
+    rows = _windows(s, key)[: s.reference]
+    pooled: dict[str, list[float | None]] = {}
+    for r in rows:
+        _, vals = store.values(s.history, r.id, s.system)
+        for m, v in vals.items():
+            pooled.setdefault(m, []).extend(v.values())
+    return pooled, f"the previous {len(rows)} window{'s' if len(rows) != 1 else ''}"
+
+
+def trend(s: Settings, key: str) -> list[Point]:
+    """The source's recorded windows, oldest first (the newest ``s.windows``)."""
+    points = []
+    for r in reversed(_windows(s, key)[: s.windows]):
+        _, vals = store.values(s.history, r.id, s.system)
+        means: dict[str, tuple[float | None, float | None, float | None, int]] = {}
+        for m, v in vals.items():
+            xs = [x for x in v.values() if x is not None and not math.isnan(x)]
+            if not xs:
+                means[m] = (None, None, None, 0)
+                continue
+            mean = math.fsum(xs) / len(xs)
+            sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if (
+                len(xs) > 1) else 0.0
+            half = 1.96 * sd / math.sqrt(len(xs))
+            means[m] = (mean, mean - half, mean + half, len(xs))
+        points.append(Point(r.id, r.created_at, r.questions, means, r.verdict == "failed"))
+    return points
+
+
+def check_gated(s: Settings) -> None:
+    """A ConfigError, before any work, for a drift metric that is not a metric."""
+    from ragmark.metrics.names import parse_metric
+
+    for m in s.fail_on_drift:
+        parse_metric(m)
+    if not 0 < s.sample <= 1:
+        raise ConfigError(f"--sample must be in (0, 1], got {s.sample}")
+
+
+def estimate_window(s: Settings) -> Window:
+    """The dry run of :func:`monitor_once`: the new records read, the judge calls and
+    cost of the window's sample estimated; nothing called, nothing recorded."""
+    check_gated(s)
+    with turn(s.history, source_key(s.source)):
+        _, _, batch = read_batch(s)
+    w = Window(None, None, batch, notes=list(batch.notes))
+    if batch.oset is not None:
+        w.judged = {k: v for k, v in estimate(batch, s).items() if k != "judged_ids"}
+    return w
+
+
+def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
+    """Evaluate the source's new records as one window and record it; then the trend
+    and the drift gate (:func:`estimate_window` is its dry run)."""
+    check_gated(s)
+    prog = prog or NullProgress()
+    key = source_key(s.source)
+    with turn(s.history, key):
+        key, before, batch = read_batch(s)
+        if batch.oset is None:
+            if batch.state != before:
+                store.move_cursor(s.history, store.Cursor(key, batch.state, before, batch.seen))
+            return Window(None, None, batch, notes=list(batch.notes),
+                          trend=trend(s, key))
+        report, notes = _cheap(batch, s, prog)
+        plan: dict[str, Any] = {}
+        if s.judges():
+            plan = estimate(batch, s)
+            report = _judge(batch, s, report, plan, prog)
+        rows: list[Drift] = []
+        ref_notes: list[str] = []
+        if s.fail_on_drift:
+            ref, what = reference_values(s, key)
+            if not ref:
+                ref_notes.append("no earlier window to compare with: the drift gate "
+                                 "starts with the next window")
+            else:
+                rows = drift(ref, _values(report), list(s.fail_on_drift), alpha=s.alpha,
+                             margin=s.margin)
+                ref_notes.append(f"drift reference: {what}")
+        verdict = "failed" if any(d.drifted for d in rows) else "passed"
+        env = envelope("run", dataset_hash(key), report.config) | {"kind": KIND}
+        cursor = store.Cursor(key, batch.state, before, batch.seen)
+        run_id = store.record(s.history, env, str(s.source), _questions(report.queries),
+                              {s.system: store.ConfigResult(
+                                  report.config, report.metrics,
+                                  {q.id: dict(q.metrics) for q in report.queries})},
+                              verdict=verdict, cursor=cursor)
+        judged = {k: v for k, v in plan.items() if k != "judged_ids"}
+        return Window(run_id, report, batch, judged, rows, trend(s, key),
+                      [*batch.notes, *notes, *ref_notes])
+
+
+def _questions(queries: Sequence[QueryRecord]) -> list[tuple[str, str]]:
+    return [(q.id, q.question) for q in queries]
