@@ -52,26 +52,28 @@ def _span(t: int, s: int, parent: int | None, name: str, attrs: list[dict]) -> d
     return out
 
 
-def _docs(prefix: str, t: int, n: int) -> list[dict]:
+def _docs(prefix: str, t: int, n: int, words: int) -> list[dict]:
     out = []
     for j in range(n):
         p = f"{prefix}.{j}.document."
-        out += [_attr(p + "id", f"d{(t + j) % 5000}"), _attr(p + "content", _text(t + j, 40)),
-                _attr(p + "score", 1.0 / (j + 1))]
+        out += [_attr(p + "id", f"d{(t + j) % 5000}"), _attr(p + "score", 1.0 / (j + 1))]
+        if words:
+            out.append(_attr(p + "content", _text(t + j, words)))
     return out
 
 
-def trace(t: int) -> list[dict]:
-    """One question's four spans, as the OTLP JSON encoding writes them."""
+def trace(t: int, words: int = 40) -> list[dict]:
+    """One question's four spans, as the OTLP JSON encoding writes them; each retrieved
+    document with ``words`` words of content (0: ids and scores only)."""
     kind = "openinference.span.kind"
     return [
         _span(t, 0, None, "rag", [_attr(kind, "CHAIN"), _attr("input.value", _text(t, 9)),
                                   _attr("output.value", _text(t + 1, 25)),
                                   _attr("feedback", t % 2)]),
         _span(t, 1, 0, "retrieve", [_attr(kind, "RETRIEVER"),
-                                    *_docs("retrieval.documents", t, 5)]),
+                                    *_docs("retrieval.documents", t, 5, words)]),
         _span(t, 2, 0, "rerank", [_attr(kind, "RERANKER"),
-                                  *_docs("reranker.output_documents", t, 3)]),
+                                  *_docs("reranker.output_documents", t, 3, words)]),
         _span(t, 3, 0, "llm", [_attr(kind, "LLM"), _attr("llm.token_count.prompt", 900),
                                _attr("llm.token_count.completion", 60),
                                _attr("llm.cost.total", 0.0011),
@@ -79,11 +81,12 @@ def trace(t: int) -> list[dict]:
     ]
 
 
-def write_traces(path: Path, n_traces: int, per_request: int = 500) -> int:
+def write_traces(path: Path, n_traces: int, per_request: int = 500, words: int = 40) -> int:
     spans = 0
     with path.open("w", encoding="utf-8") as f:
         for a in range(0, n_traces, per_request):
-            batch = [s for t in range(a, min(a + per_request, n_traces)) for s in trace(t)]
+            batch = [s for t in range(a, min(a + per_request, n_traces))
+                     for s in trace(t, words)]
             spans += len(batch)
             f.write(json.dumps({"resourceSpans": [{"resource": {"attributes": []},
                                                    "scopeSpans": [{"scope": {"name": "app"},
@@ -156,18 +159,24 @@ def main() -> None:
     args = ap.parse_args()
     info = machine_info(DISTS)
     os.environ.setdefault("RAGMARK_HOME", tempfile.mkdtemp(prefix="ragmark-bench-"))
+    rows = []
+    sizes = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        path = folder / "parse.jsonl"
-        spans = write_traces(path, args.traces)
-        mib = path.stat().st_size / 2**20
-        print(f"parsing {spans:,} spans ({mib:.0f} MiB) ...", file=sys.stderr, flush=True)
-        ours, theirs = parse_rates(path, spans)
+        for words, what in ((40, "documents with 40 words of content"),
+                            (0, "documents as ids and scores")):
+            path = folder / f"parse{words}.jsonl"
+            spans = write_traces(path, args.traces, words=words)
+            mib = path.stat().st_size / 2**20
+            sizes.append(f"{mib:.0f} MiB ({what})")
+            print(f"parsing {spans:,} spans ({mib:.0f} MiB) ...", file=sys.stderr, flush=True)
+            ours, theirs = parse_rates(path, spans)
+            rows.append([f"OTLP JSON spans parsed / s, {what} ({mib * 2**20 / spans:,.0f} "
+                         "bytes a span)", f"{ours:,.0f}", f"{theirs:,.0f}",
+                         f"{ours / theirs:.1f}x", ">= 50,000 / s"])
         print(f"monitor over {args.records:,} records ...", file=sys.stderr, flush=True)
         timed = monitor_times(folder, args.records)
     head = ["measure", "ragmark", "official json_format (anchor)", "ratio", "goal"]
-    rows = [["OTLP JSON spans parsed / s", f"{ours:,.0f}", f"{theirs:,.0f}",
-             f"{ours / theirs:.1f}x", ">= 50,000 / s"]]
     for source, first, again in timed:
         rows.append([f"monitor, {args.records:,} new records: {source}", f"{first:.2f} s",
                      "-", "-", "< 10 s"])
@@ -176,7 +185,9 @@ def main() -> None:
     lines = header_lines("Trace ingest and monitor speed", info,
                          "python benchmarks/trace_ingest.py " + " ".join(sys.argv[1:]))
     lines += ["", f"Parse: {spans:,} spans in {spans // 2000:,} OTLP JSON export requests of "
-              f"500 traces ({mib:.0f} MiB), 4 spans a trace with OpenInference attributes; "
+              f"500 traces ({' and '.join(sizes)}), 4 spans a trace (a chain with the question "
+              "and answer, a retriever of 5 documents, a reranker of 3, an LLM with tokens "
+              "and cost) with OpenInference attributes; "
               "ragmark = `ragmark.data.traces.read_traces` (orjson + a walk over the dicts, "
               "spans grouped by trace), anchor = `json_format.Parse` into the official "
               "`ExportTraceServiceRequest` (no grouping); best of 3. Monitor: "
@@ -184,6 +195,16 @@ def main() -> None:
               "recording the window and the cursor in a fresh history, then again with "
               "nothing new.", ""]
     lines += md_table(head, rows)
+    rates = [float(r[1].replace(",", "")) for r in rows if r[0].startswith("OTLP JSON")]
+    lines += ["", "Goals: parse >= 50,000 spans/s " + (
+        "met." if min(rates) >= 50_000 else
+        f"NOT met on this machine ({min(rates):,.0f} to {max(rates):,.0f} spans/s; the "
+        "reader is {:.0f}x the official parser, and the time goes to building the Python "
+        "objects of every attribute: msgspec decoding into structs, then one dict per "
+        "span)".format(min(rates) / float(rows[0][2].replace(",", ""))))
+              + "; monitor goals " + ("met." if all(
+                  float(r[1].split()[0]) < (10 if "new records" in r[0] else 2)
+                  for r in rows if r[0].startswith("monitor")) else "NOT met."), ""]
     write_results(Path(args.output), lines)
 
 

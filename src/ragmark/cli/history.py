@@ -21,7 +21,8 @@ from ragmark.errors import ConfigError
 @click.option("--dataset", help="Only runs on this dataset (name or hash prefix).")
 @click.option("--config", help="Only runs of this config.")
 @click.option("--metric", help="Only runs that computed this metric, and show its value.")
-@click.option("--kind", type=click.Choice(["run", "compare", "label"]), help="Only this kind.")
+@click.option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]),
+              help="Only this kind (monitor: the windows of ragmark monitor).")
 @click.option("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")

@@ -3,7 +3,6 @@ trend, gate on drift; or (``--listen``) receive OTLP/HTTP traces into a spool.""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -93,18 +92,40 @@ def monitor_cmd(**flags: Any) -> None:
              monitor_once(settings, progress))
         _show(out, w, settings, flags)
         return _gate(out, [w], settings, flags)
+    windows = _follow(out, settings, flags, progress)
+    return _gate(out, windows, settings, flags)
+
+
+def _follow(out: Console, settings: Any, flags: dict[str, Any], progress: Any) -> list[Any]:
+    """Windows until Ctrl-C or SIGTERM, which stop after the window in progress (a
+    second Ctrl-C stops at once; the window then is not recorded, its records wait)."""
+    import signal
+    import threading
+
+    from ragmark.monitor.windows import monitor_once
+
+    stop = threading.Event()
+
+    def on_signal(*_: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    old = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     windows = []
     try:
-        while True:
+        while not stop.is_set():
             w = monitor_once(settings, progress)
             if w.id is not None:
                 windows.append(w)
                 _show(out, w, settings, flags)
-            time.sleep(flags["interval"])
-    except KeyboardInterrupt:
-        out.print(f"stopped: {len(windows)} window{'s' if len(windows) != 1 else ''} "
-                  "recorded", highlight=False)
-    return _gate(out, windows, settings, flags)
+            stop.wait(flags["interval"])
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    out.print(f"stopped: {len(windows)} window{'s' if len(windows) != 1 else ''} recorded",
+              highlight=False)
+    return windows
 
 
 def _settings(flags: dict[str, Any]) -> Any:
@@ -179,6 +200,8 @@ def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
         if pct:
             out.print("latency per record: " + ", ".join(
                 f"{k} {v:.3g} s" for k, v in pct.items()), highlight=False)
+        if w.satisfaction:
+            _satisfaction(out, w.satisfaction)
         for d in w.drift:
             out.print(("[red]" if d.drifted else "") + d.line(s.margin, s.alpha)
                       + ("[/red]" if d.drifted else ""), soft_wrap=True, highlight=False)
@@ -187,6 +210,18 @@ def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
     if not flags["dry_run"]:
         for o in flags["outputs"]:
             out.print(f"written: {write(w, s, o)}", highlight=False)
+
+
+def _satisfaction(out: Console, rows: list[Any]) -> None:
+    table = Table(title="what users are satisfied with: each metric against their feedback "
+                        "(AUC for thumbs, Spearman for scores; 95 % bootstrap interval)",
+                  title_justify="left", header_style="bold")
+    for col in ("metric", "measure", "value", "interval", "n"):
+        table.add_column(col, justify="left" if col in ("metric", "measure") else "right")
+    for a in rows:
+        table.add_row(a.metric, a.measure, "-" if a.value is None else f"{a.value:.3f}",
+                      "-" if a.low is None else f"{a.low:.3f} to {a.high:.3f}", str(a.n))
+    out.print(table)
 
 
 def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> None:

@@ -30,26 +30,20 @@ number); ``--strict`` makes them errors.
 
 from __future__ import annotations
 
-import gzip
 import json
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import Context, Output, number, thumb
+from ragmark.data.otlp import Span, file_requests, no_gc, warn
 from ragmark.data.outputs import ODD_FEEDBACK, OutputsSet, contexts_corpus
 from ragmark.errors import ConfigError, DataError
 from ragmark.types import Dataset, GroundTruth, Sample
 
-KIND = "openinference.span.kind"
 DOCUMENTS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
-GENAI_KINDS = {"retrieval": "RETRIEVER", "chat": "LLM", "text_completion": "LLM",
-               "generate_content": "LLM", "invoke_agent": "AGENT", "invoke_workflow": "CHAIN",
-               "execute_tool": "TOOL", "embeddings": "EMBEDDING"}
-"""A GenAI ``gen_ai.operation.name`` as the OpenInference span kind it amounts to."""
 SAMPLE_ID = ("ragmark.sample_id",)
 """The root-span attributes that name the question's id (default)."""
 FEEDBACK = ("feedback", "user.feedback", "feedback.score")
@@ -78,107 +72,6 @@ class TraceKeys:
             chosen.setdefault(role.strip(), []).append(name.strip())
         return cls(tuple(chosen.get("id", SAMPLE_ID)),
                    tuple(chosen.get("feedback", FEEDBACK)))
-_DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\."
-                  r"(id|content|score)$")
-
-
-@dataclass
-class Span:
-    """One span as the file gives it: ids, name, times (ns) and decoded attributes."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str
-    name: str
-    start: int
-    end: int
-    attributes: dict[str, Any] = field(default_factory=dict)
-    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    @property
-    def kind(self) -> str:
-        kind = self.attributes.get(KIND)
-        if kind is None:
-            return GENAI_KINDS.get(str(self.attributes.get("gen_ai.operation.name", "")), "")
-        return str(kind).upper()
-
-
-def _warn(lenient: Leniency, kind: str, place: str, reason: str) -> None:
-    """Count one odd thing of ``kind`` at ``place`` (an error with ``--strict``)."""
-    lenient.warn(kind, place, DataError(reason, file=place))
-
-
-def value_of(v: Any) -> Any:
-    """An OTLP JSON ``AnyValue`` as a Python value (int64 come as strings in JSON)."""
-    if not isinstance(v, Mapping):
-        return None
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "intValue" in v:
-        try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            return None
-    if "doubleValue" in v:
-        x = v["doubleValue"]
-        return float(x) if isinstance(x, int | float | str) else None
-    if "boolValue" in v:
-        return bool(v["boolValue"])
-    if "arrayValue" in v:
-        return [value_of(x) for x in (v["arrayValue"] or {}).get("values", [])]
-    if "kvlistValue" in v:
-        return {kv.get("key"): value_of(kv.get("value"))
-                for kv in (v["kvlistValue"] or {}).get("values", []) if isinstance(kv, dict)}
-    return None
-
-
-def _attributes(kvs: Any) -> dict[str, Any]:
-    if not isinstance(kvs, list):
-        return {}
-    return {a["key"]: value_of(a.get("value")) for a in kvs
-            if isinstance(a, dict) and isinstance(a.get("key"), str)}
-
-
-def _nanos(v: Any) -> int:
-    try:
-        return int(v)
-    except (TypeError, ValueError):
-        return 0
-
-
-def spans_of(request: Any, lenient: Leniency, where: str) -> Iterator[Span]:
-    """The spans of one ``ExportTraceServiceRequest`` in OTLP JSON; a span without its
-    trace or span id is left out, counted."""
-    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
-        _warn(lenient, "documents that are not OTLP trace exports (no 'resourceSpans' "
-              "list): left out", where, "not an OTLP trace export (no 'resourceSpans' list)")
-        return
-    for rs in request["resourceSpans"]:
-        for ss in (rs or {}).get("scopeSpans") or []:
-            for s in (ss or {}).get("spans") or []:
-                if not isinstance(s, dict) or not s.get("traceId") or not s.get("spanId"):
-                    _warn(lenient, "spans without a traceId or spanId: left out", where,
-                          "a span without its traceId or spanId")
-                    continue
-                events = [(str(e.get("name", "")), _attributes(e.get("attributes")))
-                          for e in s.get("events") or [] if isinstance(e, dict)]
-                yield Span(str(s["traceId"]), str(s["spanId"]), str(s.get("parentSpanId") or ""),
-                           str(s.get("name", "")), _nanos(s.get("startTimeUnixNano")),
-                           _nanos(s.get("endTimeUnixNano")), _attributes(s.get("attributes")),
-                           events)
-
-
-def _loads() -> Callable[[str | bytes], Any]:
-    try:
-        import orjson
-    except ImportError:  # the otel extra is not installed: the standard library's
-        return json.loads
-    return orjson.loads
-
-
-loads = _loads()
-"""JSON text -> value: orjson when installed (``ragmark[otel]``), else ``json.loads``;
-both raise a ValueError on text that is not JSON."""
 
 
 def _files(path: Path) -> list[Path]:
@@ -192,30 +85,6 @@ def _files(path: Path) -> list[Path]:
     if not path.exists():
         raise DataError("no such file or folder", file=str(path))
     return [path]
-
-
-def requests_of(path: Path, lenient: Leniency) -> Iterator[tuple[Any, str]]:
-    """Each export request of a file: one document, or one a line."""
-    opener = gzip.open if path.name.endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:  # type: ignore[operator]
-            text = f.read()
-    except (OSError, EOFError, UnicodeDecodeError) as e:
-        _warn(lenient, "files that cannot be read: left out", str(path), f"unreadable: {e}")
-        return
-    try:
-        yield loads(text), str(path)
-        return
-    except ValueError:
-        pass
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield loads(line), f"{path}, line {n}"
-        except ValueError:
-            _warn(lenient, "lines that are not JSON (a truncated file?): left out",
-                  f"{path}, line {n}", "not JSON (a truncated file?)")
 
 
 def _json_value(v: Any) -> Any:
@@ -262,15 +131,17 @@ def _documents(span: Span) -> list[Context]:
     """A retriever's (or reranker's) documents in rank order."""
     if "gen_ai.retrieval.documents" in span.attributes:
         return _genai_documents(span)
-    prefix = DOCUMENTS.get(span.kind)
-    docs: dict[int, dict[str, Any]] = {}
-    for k, v in span.attributes.items():
-        m = _DOC.match(k)
-        if m and m.group(1) == prefix:
-            docs.setdefault(int(m.group(2)), {})[m.group(3)] = v
+    prefix = DOCUMENTS.get(span.kind, "") + "."
+    n = len(prefix)
+    docs: dict[str, dict[str, Any]] = {}
+    for k, v in span.attributes.items():  # string tests, not a regex: hundreds a span
+        if k.startswith(prefix):
+            at = k.find(".document.", n)
+            if at > n:
+                docs.setdefault(k[n:at], {})[k[at + 10:]] = v
     out = []
-    for i in sorted(docs):
-        d = docs[i]
+    for index in sorted((x for x in docs if x.isdigit()), key=int):
+        d = docs[index]
         score = d.get("score")
         out.append(Context(str(d.get("content") or ""), None if d.get("id") is None
                            else str(d["id"]), None,
@@ -299,10 +170,11 @@ class Trace:
 def read_traces(path: str | Path, lenient: Leniency) -> list[Trace]:
     """Every trace of the file or folder, in order of first appearance."""
     by_id: dict[str, list[Span]] = {}
-    for f in _files(Path(path)):
-        for request, where in requests_of(f, lenient):
-            for span in spans_of(request, lenient, where):
-                by_id.setdefault(span.trace_id, []).append(span)
+    with no_gc():
+        for f in _files(Path(path)):
+            for spans, _ in file_requests(f, lenient):
+                for span in spans:
+                    by_id.setdefault(span.trace_id, []).append(span)
     return [Trace(t, spans) for t, spans in by_id.items()]
 
 
@@ -412,7 +284,7 @@ def _facts(trace: Trace, root: Span, keys: TraceKeys, lenient: Leniency) -> dict
         facts["generation_latency_s"] = generation
     found, fb = _feedback(trace, root, keys)
     if found and fb is None:
-        _warn(lenient, ODD_FEEDBACK,
+        warn(lenient, ODD_FEEDBACK,
               f"trace {trace.trace_id}", "feedback that is neither a thumb nor a number")
     elif fb is not None:
         facts["feedback"] = fb
@@ -441,21 +313,21 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
     for trace in traces:
         root = trace.root()
         if root is not None and root.parent_id:  # its parent is not in the trace
-            _warn(lenient, "traces whose root span is missing (orphan spans): the earliest "
+            warn(lenient, "traces whose root span is missing (orphan spans): the earliest "
                   "orphan taken as the root", f"trace {trace.trace_id}",
                   "the root span is missing")
         question = None if root is None else _question(trace, root)
         if root is None or not isinstance(question, str) or not question.strip():
-            _warn(lenient, f"traces without a question ({NO_QUESTION}): left out",
+            warn(lenient, f"traces without a question ({NO_QUESTION}): left out",
                   f"trace {trace.trace_id}", NO_QUESTION)
             continue
         hops = trace.hops()
         if any(not docs for _, docs in hops):
-            _warn(lenient, "retriever spans without documents", f"trace {trace.trace_id}",
+            warn(lenient, "retriever spans without documents", f"trace {trace.trace_id}",
                   "a retriever span without documents")
         sid = _sample_id(trace, root, keys)
         if sid is not None and sid in outputs:
-            _warn(lenient, "traces whose id attribute repeats an earlier trace's: the "
+            warn(lenient, "traces whose id attribute repeats an earlier trace's: the "
                   "trace id taken instead", f"trace {trace.trace_id}",
                   f"the id {sid!r} repeats an earlier trace's")
             sid = None

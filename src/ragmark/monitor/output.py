@@ -56,6 +56,10 @@ def window_json(w: Window, s: Settings) -> dict[str, Any]:
         "drift_test": {"test": "Welch's t-test (unpaired), two-sided", "correction": "holm",
                        "alpha": s.alpha, "margin": s.margin},
         "trend": [_point(p) for p in w.trend],
+        "feedback_association": [
+            {"metric": a.metric, "measure": a.measure, "value": num(a.value),
+             "low": num(a.low), "high": num(a.high), "n": a.n,
+             **({"note": a.note} if a.note else {})} for a in w.satisfaction],
         "notes": w.notes,
         "versions": versions(),
     }
@@ -83,8 +87,18 @@ def window_markdown(w: Window, s: Settings) -> str:
             lines.append(f"| {d.metric} | {_f(d.reference)} | {_f(d.newest)} | "
                          f"{_f(d.change)} | {d.p_adjusted:.3g} | {_f(d.mde)} | "
                          f"{'**drift**' if d.drifted else 'held'} |")
+    if w.satisfaction:
+        lines += ["", "What users are satisfied with (each metric against their feedback):",
+                  "", "| Metric | Measure | Value | 95 % interval | n |",
+                  "|---|---|---:|---|---:|"]
+        lines += [f"| {a.metric} | {a.measure} | {_f(a.value)} | "
+                  f"{_interval(a.low, a.high)} | {a.n} |" for a in w.satisfaction]
     lines += [""] + [f"Note: {x}" for x in w.notes] if w.notes else []
     return "\n".join(lines) + "\n\n"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "—" if low is None or high is None else f"{low:.3g} to {high:.3g}"
 
 
 def _f(v: float | None) -> str:

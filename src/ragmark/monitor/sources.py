@@ -26,17 +26,9 @@ from typing import Any
 
 from ragmark.data._read import Where, json_line
 from ragmark.data.leniency import Leniency
+from ragmark.data.otlp import NOT_JSON, Span, decode, file_requests
 from ragmark.data.outputs import OutputsSet, outputs_of_items
-from ragmark.data.traces import (
-    Span,
-    Trace,
-    TraceKeys,
-    loads,
-    outputs_of,
-    requests_of,
-    spans_of,
-    traces_set,
-)
+from ragmark.data.traces import Trace, TraceKeys, outputs_of, traces_set
 from ragmark.errors import DataError
 
 LOG, TRACES = "log", "traces"
@@ -135,13 +127,11 @@ def _read_lines(f: Path, start: int, lenient: Leniency
         if not raw.strip():
             continue
         where = f"{f}, byte {at}"
-        try:
-            request = loads(raw)
-        except ValueError:
-            lenient.warn("lines that are not JSON (a truncated file?): left out", where,
-                         DataError("not JSON (a truncated file?)", file=where))
+        spans = decode(raw, lenient, where)
+        if spans is None:
+            lenient.warn(NOT_JSON, where, DataError("not JSON (a truncated file?)", file=where))
             continue
-        out.append((at, list(spans_of(request, lenient, where))))
+        out.append((at, spans))
     return out, start + end
 
 
@@ -169,8 +159,7 @@ def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys
         else:
             if prev is not None and prev["size"] == size and prev["resume"] is None:
                 continue
-            got = [(0, list(spans_of(req, lenient, where)))
-                   for req, where in requests_of(f, lenient)]
+            got = [(0, spans) for spans, _ in file_requests(f, lenient)]
             read[name] = {"size": size, "start": 0}
         for at, spans in got:
             for s in spans:

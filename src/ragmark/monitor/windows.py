@@ -32,6 +32,7 @@ from ragmark.progress import NullProgress, Progress
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.stats.drift import Drift, drift
+from ragmark.stats.feedback import Association, associations
 from ragmark.types import Score
 
 DEFAULTS = ("groundedness", "empty_retrieval", "refusal", "latency_s", "retrieval_latency_s",
@@ -98,6 +99,8 @@ class Window:
     drift: list[Drift] = field(default_factory=list)
     trend: list[Point] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    satisfaction: list[Association] = field(default_factory=list)
+    """Each metric's association with the users' feedback (when records carry it)."""
 
     @property
     def drifted(self) -> list[Drift]:
@@ -353,8 +356,10 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                                   {q.id: dict(q.metrics) for q in report.queries})},
                               verdict=verdict, cursor=cursor)
         judged = {k: v for k, v in plan.items() if k != "judged_ids"}
+        values = _values(report)
+        liked = associations(values, values["feedback"]) if "feedback" in values else []
         return Window(run_id, report, batch, judged, rows, trend(s, key),
-                      [*batch.notes, *notes, *ref_notes])
+                      [*batch.notes, *notes, *ref_notes], liked)
 
 
 def _questions(queries: Sequence[QueryRecord]) -> list[tuple[str, str]]:

@@ -81,6 +81,8 @@ def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, 
     targets it retrieved / relevant targets), hit, reciprocal rank of its first relevant
     item, and the relevant targets no earlier step had retrieved. () without steps."""
     relevant = {t for t, g in grades.items() if g > 0}
+    if not relevant:  # nothing to find: each step's measures are missing, none graded
+        return tuple(HopRecord(name, size, None, None, None) for name, size in p.hops)
     out: list[HopRecord] = []
     seen: set[str] = set()
     start = 0
@@ -98,11 +100,8 @@ def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, 
             got |= hit
         new = tuple(sorted(got - seen))
         seen |= got
-        if not relevant:
-            out.append(HopRecord(name, size, None, None, None, new))
-        else:
-            out.append(HopRecord(name, size, len(got) / len(relevant), float(bool(got)),
-                                 0.0 if first is None else 1.0 / first, new))
+        out.append(HopRecord(name, size, len(got) / len(relevant), float(bool(got)),
+                             0.0 if first is None else 1.0 / first, new))
     return tuple(out)
 
 

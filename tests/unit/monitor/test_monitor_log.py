@@ -86,6 +86,8 @@ def test_each_window_takes_only_the_new_complete_lines(tmp_path, history, capsys
         f.write('ne?", "answer": "a", "contexts": []}\n')
     run_cli(["monitor", str(log)], capsys)
     assert _windows(history)[-1][1] == ["r5"]
+    code, out, _ = run_cli(["history", "--kind", "monitor"], capsys)  # windows are runs
+    assert code == 0 and out.count("monitor") >= 3
 
 
 def test_a_replaced_log_is_read_from_its_start(tmp_path, history, capsys):
@@ -270,3 +272,37 @@ def test_bad_input_is_a_clear_error(tmp_path, capsys):
     assert code == 2 and "unknown metric" in err
     code, _, err = run_cli(["monitor", str(log), "--output", str(tmp_path / "x.txt")], capsys)
     assert code == 2 and ".json, .md or .html" in err
+
+
+def test_feedback_association_worked_by_hand():
+    """AUC (Mann-Whitney): scores [0.9, 0.8, 0.3, 0.1], thumbs [1, 0, 1, 0]: of the 4
+    positive-negative pairs the positive wins 3 -> 0.75. Spearman: [1, 2, 3, 4] against
+    [2, 1, 4, 3]: d = [1, -1, 1, -1], 1 - 6 * 4 / (4 * 15) = 0.6."""
+    from ragmark.stats.feedback import association
+
+    a = association("groundedness", [0.9, 0.8, 0.3, 0.1], [1, 0, 1, 0])
+    assert a.measure == "auc" and a.value == 0.75 and a.n == 4
+    assert a.low is not None and a.high is not None and a.low <= 0.75 <= a.high
+    b = association("groundedness", [1.0, 2.0, 3.0, 4.0, None], [2, 1, 4, 3, 5])
+    assert b.measure == "spearman" and b.value == pytest.approx(0.6) and b.n == 4
+    c = association("refusal", [0.0, 0.0, 0.0], [1, 0, 1])
+    assert c.value is None and "one value" in c.note
+    d = association("groundedness", [0.2, 0.4], [1, 0])
+    assert d.value is None and "fewer than 3" in d.note
+
+
+def test_monitor_reports_what_users_are_satisfied_with(tmp_path, capsys):
+    """Grounded answers get the thumbs up, ungrounded ones down: groundedness predicts
+    the feedback perfectly (AUC 1)."""
+    log = tmp_path / "app.jsonl"
+    _append(log, [{"id": f"r{i}", "question": f"q{i}?", "answer": GOOD if i % 2 else BAD,
+                   "contexts": [P1], "feedback": "up" if i % 2 else "down"}
+                  for i in range(20)])
+    out_json = tmp_path / "w.json"
+    code, out, err = run_cli(["monitor", str(log), "--output", str(out_json)], capsys)
+    assert code == 0, err
+    assert "what users are satisfied with" in out
+    rows = {a["metric"]: a for a in json.loads(out_json.read_text())["feedback_association"]}
+    assert rows["groundedness"]["measure"] == "auc" and rows["groundedness"]["value"] == 1.0
+    assert rows["groundedness"]["n"] == 20
+    assert rows["empty_retrieval"]["value"] is None  # it does not vary here
