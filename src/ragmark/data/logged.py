@@ -47,7 +47,8 @@ class Output:
     (None when not measured). ``hops``: when the contexts came in several retrieval
     steps (a trace's retriever spans), each step's name and number of contexts, in
     order (the contexts are the steps' in turn). ``facts``: what a log or trace recorded
-    of the question beyond its answer (:data:`FACTS`).
+    of the question beyond its answer (the keys of
+    :data:`ragmark.metrics.production.FACTS`).
     """
 
     answer: str | None = None
@@ -63,17 +64,6 @@ class Output:
     def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
                **details: Any) -> Output:
         return cls(None, (), latency_s, error, shape, MappingProxyType(details))
-
-
-FACTS = {
-    "retrieval_latency_s": "seconds spent retrieving (the retriever and reranker spans)",
-    "generation_latency_s": "seconds spent generating (the LLM spans)",
-    "tokens": "tokens the LLM calls used (prompt and completion)",
-    "cost_usd": "the LLM calls' cost as recorded, in US dollars",
-    "feedback": "the user's feedback (a thumb as 1 or 0, a score as given)",
-}
-"""What a log or a trace can record of a question beyond its answer and contexts (the
-answer's latency is :attr:`Output.latency_s`)."""
 
 
 _THUMBS = {"up": 1.0, "thumbs_up": 1.0, "positive": 1.0, "good": 1.0, "yes": 1.0, "+1": 1.0,
@@ -108,7 +98,6 @@ def thumb(value: Any) -> float | None:
     if isinstance(value, str) and value.strip().lower() in _THUMBS:
         return _THUMBS[value.strip().lower()]
     return number(value)
-
 
 
 

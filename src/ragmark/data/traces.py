@@ -350,7 +350,7 @@ def load_traces(path: str | Path, lenient: Leniency | None = None,
     """The traces of ``path`` as a system's logged outputs: one question a trace (its id
     the root's id attribute, else the trace id), its answer, its contexts (every hop's
     documents in span order, with the hops), its latency and what its spans recorded
-    (:data:`~ragmark.data.logged.FACTS`). A trace without a root span or without a
+    (:data:`~ragmark.metrics.production.FACTS`). A trace without a root span or without a
     question is left out, counted."""
     lenient = lenient or Leniency()
     samples, outputs, given = outputs_of(read_traces(path, lenient), lenient,

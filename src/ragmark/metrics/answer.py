@@ -190,7 +190,7 @@ class AnswerCase:
     keywords), the system's ``answer`` and ``contexts``, the ``gold`` contexts of its
     ground truth, the run's ``alpha`` (combined_score) and ``grounded_threshold``, and
     the ``facts`` its source measured or logged (``latency_s``, tokens, cost, feedback:
-    :data:`~ragmark.data.logged.FACTS`)."""
+    :data:`~ragmark.metrics.production.FACTS`)."""
 
     sample: Sample
     answer: str

@@ -13,9 +13,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ragmark.data.logged import FACTS
 from ragmark.metrics.answer import AnswerCase
 from ragmark.types import MetricSpec, Score, spec
+
+FACTS = {
+    "retrieval_latency_s": "seconds spent retrieving (the retriever and reranker spans)",
+    "generation_latency_s": "seconds spent generating (the LLM spans)",
+    "tokens": "tokens the LLM calls used (prompt and completion)",
+    "cost_usd": "the LLM calls' cost as recorded, in US dollars",
+    "feedback": "the user's feedback (a thumb as 1 or 0, a score as given)",
+}
+"""What a log or a trace can record of a question beyond its answer and contexts (the
+answer's latency is :attr:`ragmark.data.logged.Output.latency_s`)."""
+
 
 REFUSALS = (
     r"\bi (?:do not|don't|cannot|can't|could not|couldn't) (?:know|find|answer|say|help)",

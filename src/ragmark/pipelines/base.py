@@ -53,7 +53,7 @@ class Produced:
     """The retrieval steps the chunks came in (name, number of chunks), in order."""
     facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
     """What the source measured or logged of the question (``latency_s`` and
-    :data:`~ragmark.data.logged.FACTS`)."""
+    :data:`~ragmark.metrics.production.FACTS`)."""
 
 
 Resolve = Callable[[str], "str | None"]
