@@ -52,11 +52,13 @@ import copy
 import inspect
 import itertools
 import os
+import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragmark.errors import ConfigError, UnknownComponentError
 from ragmark.llm.table import LLMTable
@@ -83,6 +85,15 @@ class Component(BaseModel):
         return dict(self.model_extra or {})
 
 
+def check_regexes(patterns: Sequence[str], what: str) -> None:
+    """A ValueError naming the first of ``patterns`` that is not a regular expression."""
+    for p in patterns:
+        try:
+            re.compile(p)
+        except re.error as e:
+            raise ValueError(f"{what} {p!r} is not a regular expression: {e}") from None
+
+
 class RunConfig(BaseModel):
     """One pipeline: chunker -> retriever -> (reranker) -> generator, and how it is judged."""
 
@@ -97,8 +108,17 @@ class RunConfig(BaseModel):
     unit: Literal["auto", "chunk", "document"] = "auto"
     alpha: float = Field(0.5, ge=0.0, le=1.0)
     grounded_threshold: float = Field(0.10, ge=0.0, le=1.0)
+    refusal_patterns: tuple[str, ...] = ()
+    """Regular expressions (case-insensitive) that mark an answer as a refusal, besides
+    the default phrases (:data:`ragmark.metrics.production.REFUSALS`)."""
     pipeline: PipelineConfig | None = None  # an external system instead of the parts above
     llm: LLMTable | None = None  # the LLM endpoint (judges; llm generator and reranker)
+
+    @field_validator("refusal_patterns")
+    @classmethod
+    def _patterns(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        check_regexes(v, "refusal pattern")
+        return v
 
     def llm_params(self, component: Component) -> dict[str, Any]:
         """A component's parameters; an ``llm`` one gets the ``[llm]`` table's endpoint

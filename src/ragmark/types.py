@@ -118,7 +118,10 @@ class GroundTruth:
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One evaluation item: a question, its ground truth, and optional references."""
+    """One evaluation item: a question, its ground truth, and optional references.
+    ``answerable`` False marks a question the corpus has no answer to (the system should
+    decline): its answer metrics are missing, "unanswerable by design", and the
+    abstention metrics count it."""
 
     id: str
     question: str
@@ -126,6 +129,7 @@ class Sample:
     expected_answer: str | None = None
     expected_keywords: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    answerable: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +185,11 @@ class Score:
 # ---------------------------------------------------------------- a metric of the catalogue
 
 NEEDS = ("ground_truth", "qrels", "keywords", "gold_context", "expected_answer", "answer",
-         "contexts", "llm", "embeddings", "logged")
+         "contexts", "llm", "embeddings", "logged", "unanswerable")
 """What a metric can need from a question or a run: a ground truth (any kind), judged
 documents (qrels), expected keywords, a gold context, an expected answer, an answer, the
 retrieved contexts, an LLM endpoint, an embedding model, facts a log or trace recorded
-(tokens, cost, feedback)."""
+(tokens, cost, feedback), questions marked unanswerable in the set."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,17 +163,18 @@ def test_a_report_is_not_changed_after_it_is_built():
 
 def test_every_metric_is_declared_beside_its_code():
     """Adding a metric is one file's change: its function and its MetricSpec line in the
-    same module (retrieval and answer metrics in their metrics/ module, the production
-    measures in metrics/production, a judge metric in its judges/ module), which the
+    same module (retrieval and answer metrics in their metrics/ module, the abstention
+    metrics and the production measures in theirs, a judge metric in its judges/ module), which the
     catalogue gathers in order."""
     import importlib
 
-    from ragmark.metrics import answer, production, retrieval
+    from ragmark.metrics import abstention, answer, production, retrieval
     from ragmark.metrics.names import _BUILTIN_SPECS
 
     answers = [s for s in _BUILTIN_SPECS if s.kind == "answer"]
-    assert answers == [*answer.SPECS, *production.SPECS]
-    for module, kind in ((retrieval, "retrieval"), (answer, "answer"), (production, "answer")):
+    assert answers == [*answer.SPECS, *abstention.SPECS, *production.SPECS]
+    for module, kind in ((retrieval, "retrieval"), (answer, "answer"),
+                         (abstention, "answer"), (production, "answer")):
         if module is retrieval:
             assert [s for s in _BUILTIN_SPECS if s.kind == kind] == list(module.SPECS)
         for s in module.SPECS:

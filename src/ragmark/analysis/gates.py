@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.results.model import Aggregate, RunReport, grouped_reasons, reason_text
+from ragmark.results.model import (  # noqa: F401  (DERIVED: gates' API)
+    DERIVED,
+    Aggregate,
+    RunReport,
+    grouped_reasons,
+    reason_text,
+)
 from ragmark.running.scoring import SKIPPED
-
-DERIVED = frozenset({"grounded_ratio"})
-"""Aggregates derived from another metric; gated through that metric."""
 
 
 class GateFailed(RagmarkError):

@@ -114,6 +114,15 @@ def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "qrels judge, one without a relevant document scoring 0.")(f)
 
 
+def refusal_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--refusal-pattern REGEX``: what else counts as a refusal (repeatable)."""
+    return click.option(
+        "--refusal-pattern", "refusal_patterns", multiple=True, metavar="REGEX",
+        help="A regular expression (case-insensitive) that marks an answer as a refusal, "
+             "besides the default phrases (\"I don't know\", \"cannot answer\", ...) and "
+             "an empty answer; for refusal and the abstention metrics. Repeatable.")(f)
+
+
 def qrels_extra_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--qrels-extra FILE``: LLM judgments of an extended qrels file (``label --pool``)
     added where the dataset's qrels have none."""

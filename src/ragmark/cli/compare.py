@@ -20,6 +20,7 @@ from ragmark.cli.app import (
     latency_option,
     mean_option,
     qrels_extra_option,
+    refusal_option,
 )
 from ragmark.cli.ci import request_of, show_outcome, start
 from ragmark.cli.llm_opts import dry_run_text, llm_options
@@ -74,6 +75,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @data_options
 @qrels_extra_option
 @mean_option
+@refusal_option
 @history_options
 @llm_options
 @click.option("--dry-run", is_flag=True,

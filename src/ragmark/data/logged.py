@@ -154,6 +154,56 @@ def parse_contexts(value: Any, where: str = "contexts") -> tuple[Context, ...]:
     return tuple(parse_context(v, f"{where}[{i}]") for i, v in enumerate(value))
 
 
+def parse_hops(value: Any, where: str = "hops"
+               ) -> tuple[tuple[Context, ...], tuple[tuple[str, int], ...]]:
+    """Retrieval in steps: a list of ``{"name"?: str, "contexts": [...]}``, each step's
+    contexts best first. Returns every step's contexts in turn (the ranking, merged in
+    step order) and each step's name (default ``hop N``) and number of contexts."""
+    if not isinstance(value, list | tuple) or not value:
+        raise ShapeError(f"expected a non-empty list of steps ({{\"name\", \"contexts\"}}), "
+                         f"got {kind_of(value)}", where)
+    contexts: list[Context] = []
+    steps: list[tuple[str, int]] = []
+    for i, step in enumerate(value):
+        here = f"{where}[{i}]"
+        if not isinstance(step, Mapping) or "contexts" not in step:
+            raise ShapeError("expected an object with 'contexts' (and an optional 'name')",
+                             here)
+        name = step.get("name", f"hop {i + 1}")
+        if not isinstance(name, str) or not name.strip():
+            raise ShapeError(f"expected a non-empty string, got {kind_of(name)}",
+                             f"{here}.name")
+        got = parse_contexts(step["contexts"], f"{here}.contexts")
+        contexts += got
+        steps.append((name, len(got)))
+    return tuple(contexts), tuple(steps)
+
+
+def contexts_or_hops(value: Mapping[str, Any]
+                     ) -> tuple[tuple[Context, ...], tuple[tuple[str, int], ...]]:
+    """The contexts of a result that gives ``contexts``, or ``hops`` (retrieval in steps,
+    merged in step order); both is an error."""
+    if "hops" in value and value["hops"] is not None:
+        if "contexts" in value:
+            raise ShapeError("give 'contexts' or 'hops' (retrieval in steps, merged in step "
+                             "order), not both", "hops")
+        return parse_hops(value["hops"])
+    return parse_contexts(value["contexts"]), ()
+
+
+def parse_confidence(value: Mapping[str, Any], where: str = "confidence") -> dict[str, float]:
+    """``{"confidence": x}`` of a result that gives a finite number as its confidence
+    (any scale, higher more confident), else ``{}``."""
+    import math
+
+    c = value.get("confidence")
+    if c is None:
+        return {}
+    if isinstance(c, bool) or not isinstance(c, int | float) or not math.isfinite(c):
+        raise ShapeError(f"expected a finite number, got {kind_of(c)}", where)
+    return {"confidence": float(c)}
+
+
 def parse_answer(value: Any, where: str = "answer") -> str:
     """The answer: a string; null counts as an empty answer (its metrics are missing)."""
     if value is None:
@@ -163,17 +213,21 @@ def parse_answer(value: Any, where: str = "answer") -> str:
     return value
 
 
-def parse_result(value: Any) -> tuple[str, tuple[Context, ...]]:
-    """(answer, contexts) from what a Python pipeline returned: a mapping
-    ``{"answer": ..., "contexts": [...]}`` or a pair ``(answer, contexts)``."""
+def parse_result(value: Any) -> tuple[str, tuple[Context, ...], tuple[tuple[str, int], ...]]:
+    """(answer, contexts, retrieval steps) from what a Python pipeline returned: a mapping
+    ``{"answer": ..., "contexts": [...]}`` (or ``"hops": [{"name", "contexts"}, ...]``
+    instead of ``contexts``: retrieval in steps) or a pair ``(answer, contexts)``."""
     if isinstance(value, Mapping):
-        missing = [k for k in ("answer", "contexts") if k not in value]
+        missing = [k for k in ("answer", "contexts") if k not in value
+                   and not (k == "contexts" and "hops" in value)]
         if missing:
             keys = ", ".join(repr(k) for k in value) or "none"
             raise ShapeError(f"the returned mapping has no {' and no '.join(map(repr, missing))}"
                              f" (its keys: {keys}); expected {{'answer': str, 'contexts': list}}")
-        return parse_answer(value["answer"]), parse_contexts(value["contexts"])
+        contexts, hops = contexts_or_hops(value)
+        return parse_answer(value["answer"]), contexts, hops
     if isinstance(value, tuple | list) and len(value) == 2:
-        return parse_answer(value[0], "[0] (answer)"), parse_contexts(value[1], "[1] (contexts)")
+        return (parse_answer(value[0], "[0] (answer)"),
+                parse_contexts(value[1], "[1] (contexts)"), ())
     raise ShapeError("expected a mapping {'answer': str, 'contexts': [...]} or a pair "
                      f"(answer, contexts), got {kind_of(value)}")

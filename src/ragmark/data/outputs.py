@@ -8,12 +8,15 @@ One object a line (JSONL; a JSON list works too)::
 
 ``question``, ``answer`` (a string; empty is an empty answer) and ``contexts`` (a list,
 possibly empty, in rank order; each a string or ``{"text", "id"?, "doc_id"?,
-"score"?}``) are required. ``ground_truth_contexts`` makes the retrieval metrics (a
-context matches a passage by normalised containment, as in a context set); a line
-without it has them missing. ``expected_answer`` and ``expected_keywords`` make the
-answer metrics that need them. ``latency_ms`` (or ``latency_s``), ``tokens``, ``cost_usd``
-and ``feedback`` (a thumb or a score) are the production measures of the line. Other
-fields are kept in ``Sample.extra``.
+"score"?}``) are required; ``hops`` (``[{"name"?, "contexts"}, ...]``: retrieval in
+steps, merged in step order, each judged on its own too) may stand for ``contexts``.
+``ground_truth_contexts`` makes the retrieval metrics (a context matches a passage by
+normalised containment, as in a context set); a line without it has them missing.
+``expected_answer`` and ``expected_keywords`` make the answer metrics that need them.
+``latency_ms`` (or ``latency_s``), ``tokens``, ``cost_usd`` and ``feedback`` (a thumb or
+a score) are the production measures of the line; ``confidence`` (a number) the
+system's confidence (the risk-coverage curve); ``answerable``/``is_impossible`` mark a
+question the corpus cannot answer. Other fields are kept in ``Sample.extra``.
 """
 
 from __future__ import annotations
@@ -26,14 +29,21 @@ from typing import Any
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
 from ragmark.data._read import Where, base_suffix, describe, missing_error
 from ragmark.data.leniency import Leniency
-from ragmark.data.logged import Logged, Output, ShapeError, parse_contexts, thumb
+from ragmark.data.logged import (
+    Logged,
+    Output,
+    ShapeError,
+    contexts_or_hops,
+    parse_confidence,
+    thumb,
+)
 from ragmark.data.sets import _samples, read_items, set_name
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
                            "expected_answer", "expected_keywords", "latency_ms", "latency_s",
-                           "tokens", "cost_usd", "feedback"})
+                           "tokens", "cost_usd", "feedback", "hops", "confidence"})
 MEASURED = {"latency_ms": 0.001, "latency_s": 1.0, "tokens": 1.0, "cost_usd": 1.0}
 """A line's optional measured fields (non-negative numbers) and their scale to the
 production measures' units (``latency_ms`` is read as seconds)."""
@@ -62,11 +72,13 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
         answer = ""
     else:
         answer = get_string(obj, "answer", where, allow_empty=True)
-    if "contexts" not in obj:
+    if "contexts" not in obj and obj.get("hops") is None:
         raise where.error("missing; expected a list of the contexts the system retrieved, "
-                          "best first (strings or objects with 'text')", field="contexts")
+                          "best first (strings or objects with 'text'), or 'hops' (its "
+                          "retrieval steps: [{\"name\", \"contexts\"}, ...])",
+                          field="contexts")
     try:
-        contexts = parse_contexts(obj["contexts"])
+        contexts, hops = contexts_or_hops(obj)
     except ShapeError as e:
         raise where.error(e.message, field=e.field) from None
     facts: dict[str, float] = {}
@@ -85,8 +97,12 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
                 f"{describe(obj['feedback'])}", "feedback"))
         else:
             facts["feedback"] = fb
+    try:
+        facts |= parse_confidence(obj)
+    except ShapeError as e:
+        raise where.error(e.message, field=e.field) from None
     latency = facts.pop("latency_s", None)
-    return Output(answer, contexts, latency, facts=facts)
+    return Output(answer, contexts, latency, hops=hops, facts=facts)
 
 
 ODD_FEEDBACK = "feedback that is neither a thumb nor a number: left out"

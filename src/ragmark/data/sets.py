@@ -107,17 +107,37 @@ def _samples(
             lenient.warn(SHORT_PASSAGES, sample_id, where.error(
                 f"ground-truth passage {short[0]} has under {MIN_MATCH_CHARS} characters, so "
                 "no chunk can match it", f"ground_truth_contexts[{short[0]}]"))
-        extra = {k: v for k, v in obj.items() if k not in known}
+        extra = {k: v for k, v in obj.items() if k not in known and k not in ANSWERABLE}
         samples.append(
             Sample(
                 id=sample_id,
                 question=question,
                 truth=truth,
                 extra=MappingProxyType(extra),
+                answerable=answerable_of(obj, where),
                 **optional,
             )
         )
     return tuple(samples)
+
+
+ANSWERABLE = ("answerable", "is_impossible")
+"""The fields that mark a question unanswerable: ``"answerable": false``, or SQuAD 2.0's
+``"is_impossible": true``."""
+
+
+def answerable_of(obj: dict[str, Any], where: Where) -> bool:
+    """Whether the item is answerable (default true); a non-boolean flag, or the two
+    flags disagreeing, is an error naming the field."""
+    flags = {}
+    for key in ANSWERABLE:
+        if key in obj and obj[key] is not None:
+            if not isinstance(obj[key], bool):
+                raise where.error(f"expected true or false, got {describe(obj[key])}", key)
+            flags[key] = obj[key] if key == "answerable" else not obj[key]
+    if len(set(flags.values())) > 1:
+        raise where.error("'answerable' and 'is_impossible' disagree", "answerable")
+    return next(iter(flags.values()), True)
 
 
 def _corpus_name(name: str, where: Where, field: str, corpus: Corpus, ids: set[str]) -> str:
@@ -161,6 +181,10 @@ def load_keyword_set(
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
+        if not answerable_of(obj, where) and not obj.get("must_be_grounded_in"):
+            # an unanswerable question: no document to be grounded in, maybe no keyword
+            keywords = get_optional_strings(obj, "expected_keywords", where)
+            return question, GroundTruth(), {"expected_keywords": keywords}
         keywords = get_strings(obj, "expected_keywords", where)
         names = get_strings(obj, "must_be_grounded_in", where)
         grades = {
@@ -194,7 +218,10 @@ def load_context_set(
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
-        contexts = get_strings(obj, "ground_truth_contexts", where)
+        # an unanswerable question has no passage to find: none, or an empty list
+        contexts = (get_strings(obj, "ground_truth_contexts", where)
+                    if answerable_of(obj, where) or obj.get("ground_truth_contexts")
+                    else ())
         get_optional_string(obj, "type", where)
         get_optional_string(obj, "difficulty", where)
         get_optional_strings(obj, "source_ids", where)

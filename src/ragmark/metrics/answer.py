@@ -199,6 +199,8 @@ class AnswerCase:
     alpha: float = 0.5
     grounded_threshold: float = 0.10
     facts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    refusals: tuple[str, ...] = ()
+    """The config's own refusal patterns, besides the default phrases."""
 
 
 def coverage_of(c: AnswerCase) -> Score:

@@ -16,16 +16,18 @@ from typing import Any
 
 from ragmark.errors import UnknownComponentError
 from ragmark.judges import specs as judge_specs
+from ragmark.metrics import abstention as ab
 from ragmark.metrics import answer as am
 from ragmark.metrics import production as prod
 from ragmark.metrics import retrieval as ret
 from ragmark.types import NEEDS, MetricSpec  # noqa: F401  (NEEDS, MetricSpec: names' API)
 
-_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *prod.SPECS, *judge_specs())
+_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS, *judge_specs())
 """The built-in metrics, each family's declared beside its code: the retrieval metrics in
 :mod:`ragmark.metrics.retrieval`, the answer metrics in :mod:`ragmark.metrics.answer`, the
-production measures in :mod:`ragmark.metrics.production`, the judge metrics in their
-modules of :mod:`ragmark.judges`."""
+abstention metrics in :mod:`ragmark.metrics.abstention`, the production measures in
+:mod:`ragmark.metrics.production`, the judge metrics in their modules of
+:mod:`ragmark.judges`."""
 
 SPECS: dict[str, MetricSpec] = {}
 """The metric catalogue, in the order the defaults are computed and reported: the

@@ -10,8 +10,9 @@ that retrieved nothing, ``refusal`` to the share of answers that decline.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ragmark.metrics.answer import AnswerCase
 from ragmark.types import MetricSpec, Score, spec
@@ -43,18 +44,29 @@ found", "the context does not mention", "unable to answer", "insufficient inform
 _REFUSAL = re.compile("|".join(REFUSALS))
 
 
-def is_refusal(answer: str) -> bool:
-    """True when the answer is empty or declines to answer (:data:`REFUSALS`).
+def is_refusal(answer: str, patterns: Sequence[str] = ()) -> bool:
+    """True when the answer is empty or declines to answer: one of :data:`REFUSALS`, or
+    of ``patterns`` (regular expressions, searched case-insensitively; a config's
+    ``refusal_patterns``).
 
     >>> is_refusal("I don't know."), is_refusal(""), is_refusal("BM25 ranks by term weight")
     (True, True, False)
+    >>> is_refusal("Not in my sources.", [r"not in my sources"])
+    True
     """
-    return not answer.strip() or _REFUSAL.search(answer.lower()) is not None
+    if not answer.strip() or _REFUSAL.search(answer.lower()) is not None:
+        return True
+    return any(_compiled(p).search(answer) for p in patterns)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
 
 
 def refusal_of(c: AnswerCase) -> Score:
     """1 when the answer declines (or is empty), else 0."""
-    return Score(1.0 if is_refusal(c.answer) else 0.0)
+    return Score(1.0 if is_refusal(c.answer, c.refusals) else 0.0)
 
 
 def empty_retrieval_of(c: AnswerCase) -> Score:

@@ -20,6 +20,7 @@ from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
     Output,
     ShapeError,
     parse_answer,
+    parse_confidence,
     parse_context,
     parse_contexts,
     parse_result,

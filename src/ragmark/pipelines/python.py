@@ -13,13 +13,13 @@ import asyncio
 import importlib
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
-from ragmark.pipelines.base import Output, ShapeError, parse_result
+from ragmark.pipelines.base import Output, ShapeError, parse_confidence, parse_result
 from ragmark.pipelines.config import PythonPipelineConfig
 
 
@@ -88,11 +88,12 @@ class PythonPipeline:
         except Exception as e:
             return Output.failed(f"{self.name} raised {type(e).__name__}", message=str(e)[:500])
         try:
-            answer, contexts = parse_result(value)
+            answer, contexts, hops = parse_result(value)
+            facts = parse_confidence(value) if isinstance(value, Mapping) else {}
         except ShapeError as e:
             return Output.failed(f"{self.name} returned a bad value: {e}", shape=True,
                                  response=repr(value)[:500])
-        return Output(answer, contexts)
+        return Output(answer, contexts, hops=hops, facts=facts)
 
 
 def resolve_python_path(paths: list[Any], base: Path) -> list[Any]:

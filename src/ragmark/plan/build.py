@@ -44,7 +44,7 @@ def plan_run(req: RunRequest) -> Plan:
     with closed_on_error(ex):
         src = source_of(req, names)
         ds, pooled = _with_extra(src.dataset, req.qrels_extra)
-        cfg = src.config
+        cfg = with_refusals(src.config, req.refusal_patterns)
         notes: list[str] = []
         if every:  # every metric whose needs the data, the endpoint and the extras meet
             names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
@@ -250,8 +250,22 @@ def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:
         specs, note = default_configs()
         if note:
             told.append(note)
-    return [c for s in specs for c in (
+    return [with_refusals(c, req.refusal_patterns) for s in specs for c in (
         [s] if isinstance(s, RunConfig) else load_configs(s, top_k=req.top_k))]
+
+
+def with_refusals(cfg: RunConfig, patterns: Sequence[str]) -> RunConfig:
+    """The config with the ``--refusal-pattern`` flags added to its own patterns (each
+    checked as a regular expression)."""
+    if not patterns:
+        return cfg
+    from ragmark.config import check_regexes
+
+    try:
+        check_regexes(patterns, "--refusal-pattern")
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    return cfg.model_copy(update={"refusal_patterns": (*cfg.refusal_patterns, *patterns)})
 
 
 def _endpoint(req: Request, configs: Sequence[RunConfig], *, need: bool

@@ -32,6 +32,9 @@ class Request:
     skip_generation: bool = False
     mean: str = "relevant"
     strict: bool = False
+    refusal_patterns: tuple[str, ...] = ()
+    """``--refusal-pattern``: regular expressions that mark an answer as a refusal,
+    besides the default phrases and the configs' own."""
     encoding: str | None = None
     qrels_extra: str | None = None
     # where the results go (``output`` None: no files)

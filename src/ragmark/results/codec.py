@@ -54,6 +54,8 @@ def ground_truth_json(sample: Sample) -> dict[str, Any]:
         out["expected_answer"] = sample.expected_answer
     if sample.expected_keywords is not None:
         out["expected_keywords"] = list(sample.expected_keywords)
+    if not sample.answerable:
+        out["answerable"] = False
     return out
 
 
@@ -130,6 +132,8 @@ def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, A
     out.update(depth_json(report))
     if report.hops:
         out["hops"] = [h.to_json() for h in report.hops]
+    if report.risk_coverage is not None:
+        out["risk_coverage"] = report.risk_coverage
     if include_details:
         out["queries"] = queries_json(report)
     if report.gated:
@@ -169,6 +173,7 @@ def run_from_json(data: Mapping[str, Any], file: str = "results", item: str | No
             at_depth=dict(data.get("at_depth") or {}),
             empty=_empty(data.get("empty_rankings")),
             hops=tuple(HopSummary(**h) for h in data.get("hops") or ()),
+            risk_coverage=dict(data["risk_coverage"]) if data.get("risk_coverage") else None,
             envelope=dict(data["envelope"]) if "envelope" in data else None,
             versions=dict(data["versions"]) if "versions" in data else None,
             gated=_gated(data))

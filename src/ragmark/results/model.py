@@ -15,6 +15,12 @@ from ragmark.types import Sample, Score
 these components' in a block of its own."""
 
 
+DERIVED = frozenset({"grounded_ratio", "aurc"})
+"""Aggregates a run derives from its questions' values, with no per-question value of
+their own (the share of grounded answers; the risk-coverage curve's area): reported and
+gated, not tested question by question."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievedRecord:
     """One retrieved item as reported: rank, chunk id, document, score, match."""
@@ -243,6 +249,10 @@ class RunReport:
     """A report read from a results file: the versions it was made with."""
     hops: tuple[HopSummary, ...] = ()
     """Retrieval by step (hop), when some question's contexts came in several steps."""
+    risk_coverage: dict[str, Any] | None = None
+    """The risk-coverage curve (``points`` [coverage, risk], ``aurc``, ``n`` of ``of``)
+    when the answers came with a confidence
+    (:func:`ragmark.metrics.abstention.risk_coverage`)."""
     gated: dict[str, Any] | None = None
     """The regression gates' verdicts as recorded with the results (``gates``: per config
     its baseline and each gated metric's row; ``trend``: the recorded runs of each gated

@@ -177,7 +177,9 @@ def own(
     got = done or retrieval(dataset, samples, cfg, prog, with_answers=with_answers,
                             index_cache=index_cache, latency_sample=latency_sample)
     parts = got.parts
-    cfg_json = without_credentials(cfg.model_dump(mode="json", exclude={"pipeline"}))
+    # refusal patterns are recorded when given (a config without them records as before)
+    cfg_json = without_credentials(cfg.model_dump(mode="json", exclude={"pipeline"} | (
+        set() if cfg.refusal_patterns else {"refusal_patterns"})))
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
                                                **parts.chunker_params})
     facts = {"chunks": len(got.chunks), "index": got.index_source}

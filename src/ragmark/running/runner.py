@@ -22,6 +22,7 @@ from ragmark.data.fingerprint import LOGGED, dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import using
 from ragmark.llm.accounting import llm_total
+from ragmark.metrics.abstention import UNANSWERABLE, risk_coverage
 from ragmark.metrics.names import MetricName
 from ragmark.pipelines.base import Output, Sourced, corpus_ids
 from ragmark.progress import NullProgress, Progress
@@ -269,7 +270,10 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     answers, answer_scores = answer_stage(samples, src.queries, failed,
                                           [m for m in names if m.kind == "answer"], cfg,
                                           dataset.corpus.by_id())
-    judged, stats = judge_stage(samples, answers, failed, judge_names, prog=prog,
+    # a question marked unanswerable is not judged: there is no answer to judge it by
+    unjudged_qs = failed | {qi: Score.missing(UNANSWERABLE) for qi, s in enumerate(samples)
+                            if not s.answerable and qi not in failed}
+    judged, stats = judge_stage(samples, answers, unjudged_qs, judge_names, prog=prog,
                                 llm=task.llm, require_llm=task.require_llm)
     timings = {**src.timings, **stats.timings, "total_s": time.perf_counter() - started}
 
@@ -290,6 +294,14 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
 
     all_names = [str(m) for m in names] + list(judge_names)
     aggregates = {m: Aggregate.of([r.metrics[m] for r in records]) for m in all_names}
+    curve = None
+    if any("confidence" in p.facts for p in src.queries):
+        curve = risk_coverage([(s, answers[qi].answer, src.queries[qi].facts.get(
+            "confidence")) for qi, s in enumerate(samples)], cfg.refusal_patterns)
+    if curve is not None:
+        aggregates["aurc"] = Aggregate(curve["aurc"], curve["n"], curve["of"] - curve["n"], {
+            "no confidence, refused, or right or wrong cannot be told": curve["of"] - curve["n"]}
+            if curve["of"] > curve["n"] else {})
     if "groundedness" in aggregates:
         flags = [Score(0.0 if r.metrics["groundedness"].details.get("ungrounded") else 1.0)
                  if r.metrics["groundedness"].ok else r.metrics["groundedness"] for r in records]
@@ -324,7 +336,8 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     conv = {"mean": mean} if mean != "relevant" else {}
     return RunReport(config={**src.config, "unit": unit, **conv}, dataset=info, metrics=aggregates,
                      queries=records, timings=timings, notes=notes, llm=llm_all,
-                     failures=dict(failures), empty=empty, hops=HopSummary.of(records))
+                     failures=dict(failures), empty=empty, hops=HopSummary.of(records),
+                     risk_coverage=curve)
 
 
 def empty_cause(cfg: RunConfig, source: str) -> str:

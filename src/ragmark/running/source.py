@@ -13,6 +13,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,8 +54,7 @@ async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str]
             out = await pipe.ask(q)
             latency = time.perf_counter() - t
         advance(1)
-        return Output(out.answer, out.contexts, latency, out.error, out.shape_error,
-                      out.details)
+        return replace(out, latency_s=latency)
 
     async with pipe:
         return list(await asyncio.gather(*(one(q) for q in questions)))
@@ -142,6 +142,8 @@ def external(
                               + ("" if shown is None else f"; the response: {shown}"))
         notes = _failure_note(name, outs, retries)
         config = {"name": cfg.name, "pipeline": pipeline_json(pipe)}
+    if cfg.refusal_patterns:  # they change what counts as a refusal: part of the config
+        config["refusal_patterns"] = list(cfg.refusal_patterns)
     extra["chunks"] = sum(len(o.contexts) for o in outs)
     made = [produced(o, with_answers, resolve) for o in outs]
     by_text, anonymous = sum(p.by_text for p in made), sum(p.anonymous for p in made)
