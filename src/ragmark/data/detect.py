@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ragmark.data._read import base_suffix, missing_error
 from ragmark.data.beir import is_beir_folder, load_beir
+from ragmark.data.conversations import is_conversations, turns_of
 from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag
 from ragmark.data.sets import load_context_set, load_keyword_set, read_items, set_format
@@ -16,7 +17,7 @@ from ragmark.types import Dataset
 FORMATS = (
     "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), "
     "an Open RAG Benchmark folder (queries.json, qrels.json, corpus/), "
-    "or a keyword or context set (.json, .jsonl or .jsonl.gz)"
+    "a keyword or context set, or a conversation set (.json, .jsonl or .jsonl.gz)"
 )
 
 
@@ -64,6 +65,8 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if base_suffix(path) not in (".json", ".jsonl"):
         raise DataError(f"not a dataset; {FORMATS}{_hint(path)}", file=str(path))
     items = read_items(path, lenient.encoding)
+    if is_conversations(items):  # each turn a question; its truth optional
+        return load_context_set(path, turns_of(items), corpus, lenient, optional_truth=True)
     if set_format(items, str(path)) == "keyword":
         return load_keyword_set(path, items, corpus, lenient)
     return load_context_set(path, items, corpus, lenient)

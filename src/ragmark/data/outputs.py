@@ -28,6 +28,7 @@ from typing import Any
 
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
 from ragmark.data._read import Where, base_suffix, describe, missing_error
+from ragmark.data.conversations import is_conversations, turns_of
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import (
     Logged,
@@ -119,7 +120,10 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
     if base_suffix(path) not in (".json", ".jsonl"):
         raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list",
                         file=str(path))
-    return outputs_of_items(read_items(path, lenient.encoding), path, lenient)
+    items = read_items(path, lenient.encoding)
+    if is_conversations(items):  # logged conversations: each turn an output
+        items = turns_of(items)
+    return outputs_of_items(items, path, lenient)
 
 
 def outputs_of_items(items: list[tuple[Where, Any]], path: str | Path, lenient: Leniency,

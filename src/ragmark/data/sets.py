@@ -209,19 +209,20 @@ def _passage_corpus(samples: tuple[Sample, ...], file: str) -> Corpus:
 
 def load_context_set(
     path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None,
-    lenient: Leniency | None = None,
+    lenient: Leniency | None = None, optional_truth: bool = False,
 ) -> Dataset:
     """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?, ...}``
     items; other fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds
     are checked when present: ``type`` and ``difficulty`` strings, ``source_ids`` a list
-    of strings."""
+    of strings. ``optional_truth``: an item may lack ``ground_truth_contexts`` (a turn of
+    a conversation that asks for nothing to be retrieved)."""
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
         # an unanswerable question has no passage to find: none, or an empty list
+        needed = answerable_of(obj, where) and not optional_truth
         contexts = (get_strings(obj, "ground_truth_contexts", where)
-                    if answerable_of(obj, where) or obj.get("ground_truth_contexts")
-                    else ())
+                    if obj.get("ground_truth_contexts") or needed else ())
         get_optional_string(obj, "type", where)
         get_optional_string(obj, "difficulty", where)
         get_optional_strings(obj, "source_ids", where)

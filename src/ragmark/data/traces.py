@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -310,6 +310,7 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
     samples: list[Sample] = []
     outputs: dict[str, Output] = {}
     given: set[str] = set()
+    starts: dict[str, int] = {}
     for trace in traces:
         root = trace.root()
         if root is not None and root.parent_id:  # its parent is not in the trace
@@ -339,10 +340,30 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
         extra = {k: root.attributes[k] for k in ("session.id", "user.id")
                  if isinstance(root.attributes.get(k), str)}
         samples.append(Sample(qid, question, GroundTruth(), extra=extra))
+        starts[qid] = root.start
         outputs[qid] = Output(_answer(trace, root), contexts, latency,
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
                               facts=_facts(trace, root, keys, lenient))
-    return samples, outputs, given
+    return _sessions(samples, outputs, starts), outputs, given
+
+
+def _sessions(samples: list[Sample], outputs: Mapping[str, Output],
+              starts: Mapping[str, int]) -> list[Sample]:
+    """The traces of one ``session.id`` as the turns of a conversation, in the order
+    their roots started: each gets ``conversation_id``, ``turn`` and ``history`` (the
+    earlier turns' questions and answers), as a conversation set's turns do."""
+    sessions: dict[str, list[Sample]] = {}
+    for s in samples:
+        if "session.id" in s.extra:
+            sessions.setdefault(str(s.extra["session.id"]), []).append(s)
+    turns: dict[str, dict[str, Any]] = {}
+    for sid, group in sessions.items():
+        history: list[dict[str, Any]] = []
+        for n, s in enumerate(sorted(group, key=lambda x: starts[x.id]), start=1):
+            turns[s.id] = {"conversation_id": sid, "turn": n, "history": list(history)}
+            history.append({"question": s.question, "answer": outputs[s.id].answer})
+    return [replace(s, extra={**s.extra, **turns[s.id]}) if s.id in turns else s
+            for s in samples]
 
 
 def load_traces(path: str | Path, lenient: Leniency | None = None,

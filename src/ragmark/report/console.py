@@ -63,6 +63,8 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
                       highlight=False)
     if report.hops:
         console.print(hops_table(report.hops))
+    if report.conversations:
+        console.print(turns_table(report.conversations, list(report.metrics)[:4]))
     n_total = ds.get("queries", 0)
     ret = next((a for k, a in report.metrics.items() if k.startswith(("recall", "mrr"))), None)
     g = report.metrics.get("groundedness")
@@ -110,6 +112,28 @@ def hops_table(hops: Sequence[HopSummary]) -> Table:
         share = f"{h.found} of {h.found_any}" if h.found_any else "-"
         table.add_row(str(h.hop), names, str(h.questions), _mean(h.recall), _mean(h.hit),
                       _mean(h.mrr), share)
+    return table
+
+
+def turns_table(conv: dict[str, Any], metrics: Sequence[str]) -> Table:
+    """Conversations: each metric's mean per turn position, then over the conversations
+    (the mean of their means, their last turns, how many fail somewhere)."""
+    table = Table(title=f"{conv['conversations']} conversations, by turn",
+                  show_header=True, header_style="bold", title_justify="left")
+    table.add_column("turn")
+    table.add_column("questions", justify="right")
+    shown = [m for m in metrics if m in conv["overall"]]
+    for m in shown:
+        table.add_column(label(m), justify="right")
+    for t in conv["by_turn"]:
+        table.add_row(str(t["turn"]), str(t["questions"]),
+                      *(_mean(t["metrics"][m]["mean"]) for m in shown))
+    o = conv["overall"]
+    table.add_row("per conversation", str(conv["conversations"]),
+                  *(_mean(o[m]["mean_of_conversations"]) for m in shown))
+    table.add_row("last turn", "", *(_mean(o[m]["last_turn"]) for m in shown))
+    table.add_row(f"failing (< {conv['failing_below']:g})", "",
+                  *(str(o[m]["failing_conversations"]) for m in shown))
     return table
 
 

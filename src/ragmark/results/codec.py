@@ -134,6 +134,8 @@ def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, A
         out["hops"] = [h.to_json() for h in report.hops]
     if report.risk_coverage is not None:
         out["risk_coverage"] = report.risk_coverage
+    if report.conversations is not None:
+        out["conversations"] = report.conversations
     if include_details:
         out["queries"] = queries_json(report)
     if report.gated:
@@ -174,6 +176,7 @@ def run_from_json(data: Mapping[str, Any], file: str = "results", item: str | No
             empty=_empty(data.get("empty_rankings")),
             hops=tuple(HopSummary(**h) for h in data.get("hops") or ()),
             risk_coverage=dict(data["risk_coverage"]) if data.get("risk_coverage") else None,
+            conversations=dict(data["conversations"]) if data.get("conversations") else None,
             envelope=dict(data["envelope"]) if "envelope" in data else None,
             versions=dict(data["versions"]) if "versions" in data else None,
             gated=_gated(data))

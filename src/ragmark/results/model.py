@@ -249,6 +249,10 @@ class RunReport:
     """A report read from a results file: the versions it was made with."""
     hops: tuple[HopSummary, ...] = ()
     """Retrieval by step (hop), when some question's contexts came in several steps."""
+    conversations: dict[str, Any] | None = None
+    """When the questions are the turns of conversations: each metric per turn position,
+    per conversation (mean, last turn, first failing turn) and over them
+    (:func:`conversation_summary`)."""
     risk_coverage: dict[str, Any] | None = None
     """The risk-coverage curve (``points`` [coverage, risk], ``aurc``, ``n`` of ``of``)
     when the answers came with a confidence
@@ -266,3 +270,60 @@ class RunReport:
     def value(self, name: str) -> float | None:
         agg = self.metrics.get(self.key(name))
         return agg.value if agg else None
+
+
+FAILING = 0.5
+"""A turn fails a metric when its value is under this (the first failing turn)."""
+
+
+def _mean(vals: Sequence[float]) -> float | None:
+    return math.fsum(vals) / len(vals) if vals else None
+
+
+def conversation_summary(queries: Sequence[QueryRecord]) -> dict[str, Any] | None:
+    """Per turn position, each metric's mean over the conversations that have that turn;
+    per conversation, each metric's mean over its turns, its last turn's value and its
+    first failing turn (value under :data:`FAILING`); and over the conversations the
+    means of those. None when the questions are not turns of conversations."""
+    convs: dict[str, list[QueryRecord]] = {}
+    for q in queries:
+        extra = q.sample.extra if q.sample is not None else {}
+        if "conversation_id" not in extra:
+            return None
+        convs.setdefault(str(extra["conversation_id"]), []).append(q)
+    if not convs:
+        return None
+    metrics = list(dict.fromkeys(m for q in queries for m in q.metrics))
+
+    def value(q: QueryRecord, m: str) -> float | None:
+        s = q.metrics.get(m)
+        return None if s is None or s.value is None or math.isnan(s.value) else s.value
+
+    by_turn = []
+    for n in range(max(len(t) for t in convs.values())):
+        here = [t[n] for t in convs.values() if len(t) > n]
+        by_turn.append({"turn": n + 1, "questions": len(here), "metrics": {
+            m: {"mean": _mean([v for q in here if (v := value(q, m)) is not None]),
+                "n": sum(1 for q in here if value(q, m) is not None)} for m in metrics}})
+    rows: list[dict[str, Any]] = []
+    for cid, turns in convs.items():
+        per: dict[str, Any] = {}
+        for m in metrics:
+            vals = [value(q, m) for q in turns]
+            known = [v for v in vals if v is not None]
+            failing = next((i + 1 for i, v in enumerate(vals) if v is not None and v < FAILING),
+                           None)
+            per[m] = {"mean": _mean(known), "last": vals[-1], "first_failing_turn": failing}
+        rows.append({"conversation_id": cid, "turns": len(turns), "metrics": per})
+    overall: dict[str, Any] = {}
+    for m in metrics:
+        means = [r["metrics"][m]["mean"] for r in rows if r["metrics"][m]["mean"] is not None]
+        lasts = [r["metrics"][m]["last"] for r in rows if r["metrics"][m]["last"] is not None]
+        fails = [r["metrics"][m]["first_failing_turn"] for r in rows
+                 if r["metrics"][m]["first_failing_turn"] is not None]
+        overall[m] = {"mean_of_conversations": _mean(means), "n": len(means),
+                      "last_turn": _mean(lasts), "n_last": len(lasts),
+                      "failing_conversations": len(fails),
+                      "mean_first_failing_turn": _mean([float(f) for f in fails])}
+    return {"conversations": len(rows), "failing_below": FAILING, "overall": overall,
+            "by_turn": by_turn, "by_conversation": rows}

@@ -33,6 +33,7 @@ from ragmark.results.model import (
     QueryRecord,
     RetrievedRecord,
     RunReport,
+    conversation_summary,
 )
 from ragmark.running.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
 from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
@@ -337,7 +338,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     return RunReport(config={**src.config, "unit": unit, **conv}, dataset=info, metrics=aggregates,
                      queries=records, timings=timings, notes=notes, llm=llm_all,
                      failures=dict(failures), empty=empty, hops=HopSummary.of(records),
-                     risk_coverage=curve)
+                     risk_coverage=curve, conversations=conversation_summary(records))
 
 
 def empty_cause(cfg: RunConfig, source: str) -> str:

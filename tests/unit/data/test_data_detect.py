@@ -6,8 +6,8 @@ from ragmark.data import load_dataset
 
 FORMATS = (
     "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), an Open RAG "
-    "Benchmark folder (queries.json, qrels.json, corpus/), or a keyword or context set "
-    "(.json, .jsonl or .jsonl.gz)"
+    "Benchmark folder (queries.json, qrels.json, corpus/), a keyword or context set, or a "
+    "conversation set (.json, .jsonl or .jsonl.gz)"
 )
 
 

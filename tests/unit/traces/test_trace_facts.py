@@ -112,7 +112,8 @@ def test_latency_tokens_cost_feedback_and_id_come_from_the_spans(two_hop):
     oset = load_traces(two_hop)
     (s,) = oset.dataset.samples
     assert s.id == "rank-q" and oset.given_ids == {"rank-q"}
-    assert s.extra == {"session.id": "s-1"}
+    assert s.extra == {"session.id": "s-1", "conversation_id": "s-1", "turn": 1,
+                       "history": []}  # a session of one turn
     out = oset.outputs["rank-q"]
     assert out.hops == (("bm25", 2), ("rerank-pool", 2))
     assert out.latency_s == pytest.approx(2.0)
@@ -248,3 +249,31 @@ def test_a_logged_outputs_line_records_its_measures(tmp_path, capsys):
                                "tokens": "many"}) + "\n", encoding="utf-8")
     code, _, err = run_cli(["run", "--outputs", str(bad), "--no-history", "--quiet"], capsys)
     assert code == 2 and "line 1" in err and "tokens" in err and "non-negative number" in err
+
+
+def test_traces_of_one_session_are_the_turns_of_a_conversation(tmp_path, capsys):
+    """Two traces with session.id s-9 (the later one exported first) and one without:
+    the session's traces are turns 1 and 2 in the order their roots started, the second
+    with the first's question and answer as its history."""
+    tracer, exporter = recorder()
+    for start, question, answer in ((5, "And the reranker?", "It reorders."),
+                                    (1, "What does BM25 rank?", "Documents.")):
+        root = tracer.start_span("rag", start_time=T0 + start * S)
+        root.set_attribute(SpanAttributes.INPUT_VALUE, question)
+        root.set_attribute(SpanAttributes.OUTPUT_VALUE, answer)
+        root.set_attribute(SpanAttributes.SESSION_ID, "s-9")
+        root.end(end_time=T0 + (start + 1) * S)
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())), encoding="utf-8")
+    oset = load_traces(path)
+    by_q = {s.question: s.extra for s in oset.dataset.samples}
+    assert by_q["What does BM25 rank?"]["turn"] == 1
+    assert by_q["And the reranker?"]["turn"] == 2
+    assert by_q["And the reranker?"]["history"] == [
+        {"question": "What does BM25 rank?", "answer": "Documents."}]
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--traces", str(path), "--metrics", "refusal",
+                            "--output", str(out), "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    conv = json.loads(out.read_text())["conversations"]
+    assert conv["conversations"] == 1 and [t["questions"] for t in conv["by_turn"]] == [1, 1]
