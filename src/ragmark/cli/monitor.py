@@ -157,6 +157,10 @@ def _settings(flags: dict[str, Any]) -> Any:
     for o in flags["outputs"]:
         if Path(o).suffix not in (".json", ".md", ".html"):
             raise click.UsageError(f"--output {o}: expected a .json, .md or .html file")
+    from ragmark.plan.paths import check_targets
+
+    # every file the command writes, checked before any record is read
+    check_targets(flags["outputs"], history=flags["history"], junit=flags["junit"])
     return Settings(source=source, history=history_path(flags["history"]),
                     name=flags["name"], metrics=metrics, judge_metrics=judge_list, llm=llm,
                     sample=flags["sample"], budget_calls=flags["budget_calls"],
@@ -233,11 +237,31 @@ def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> No
         return
     conds = [Condition(f"drift {d.metric} (window {w.id})", not d.drifted,
                        d.line(s.margin, s.alpha)) for w in windows for d in w.drift]
+    conds += asked_conditions(windows, s)
     if flags["junit"] and s.fail_on_drift:
         out.print(f"JUnit XML written to {write_junit(conds, flags['junit'])}", highlight=False)
     for w in windows:
         append_step_summary(window_markdown(w, s))
     check(conds)
+
+
+def asked_conditions(windows: list[Any], s: Any) -> list[Any]:
+    """A metric asked for by name (--metrics, --judge-metrics) that got no value for any
+    record of a window fails the command, as it fails a run."""
+    from ragmark.analysis.gates import Condition, top_reasons
+
+    asked = [*(s.metrics or ()), *(s.judge_metrics or ())]
+    out = []
+    for w in windows:
+        if w.report is None:
+            continue
+        for m in asked:
+            agg = w.report.metrics.get(m)
+            if agg is not None and agg.n == 0:
+                out.append(Condition(f"{m} has a value (window {w.id})", False,
+                                     f"{m} got no value for any of {len(w.report.queries)} "
+                                     f"records of window {w.id}: {top_reasons(agg)}"))
+    return out
 
 
 def _listen(out: Console, flags: dict[str, Any]) -> None:

@@ -103,5 +103,7 @@ def association(metric: str, values: Sequence[float | None], feedback: Sequence[
 
 def associations(values: Mapping[str, Sequence[float | None]], feedback: Sequence[float | None],
                  seed: int = 0) -> list[Association]:
-    """Every metric's association with the feedback (the feedback itself left out)."""
-    return [association(m, v, feedback, seed) for m, v in values.items() if m != "feedback"]
+    """Every metric's association with the feedback (the feedback itself, and metrics
+    without a value, left out)."""
+    return [association(m, v, feedback, seed) for m, v in values.items()
+            if m != "feedback" and any(x is not None for x in v)]

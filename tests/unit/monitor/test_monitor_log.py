@@ -306,3 +306,21 @@ def test_monitor_reports_what_users_are_satisfied_with(tmp_path, capsys):
     assert rows["groundedness"]["measure"] == "auc" and rows["groundedness"]["value"] == 1.0
     assert rows["groundedness"]["n"] == 20
     assert rows["empty_retrieval"]["value"] is None  # it does not vary here
+
+
+def test_an_unwritable_output_is_refused_before_any_record_is_read(tmp_path, history,
+                                                                    capsys):
+    log = _judged_log(tmp_path, 5)
+    code, _, err = run_cli(["monitor", str(log), "--output", "/proc/nope/w.json"], capsys)
+    assert code == 2 and "--output /proc/nope/w.json" in err and "Traceback" not in err
+    assert not history.exists()  # no window, no cursor moved
+
+
+def test_a_dead_endpoint_fails_the_judges_asked_for(tmp_path, capsys):
+    log = _judged_log(tmp_path, 10)
+    code, _, err = run_cli(["monitor", str(log), "--judge-metrics", "faithfulness",
+                            "--sample", "1", "--llm-base-url", "http://127.0.0.1:9/v1",
+                            "--llm-model", "m", "--llm-max-retries", "0"], capsys)
+    assert code == 1
+    assert "gate failed: faithfulness got no value for any of 10 records of window 1" in err
+    assert "the LLM endpoint did not answer" in err
