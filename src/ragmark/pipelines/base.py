@@ -23,6 +23,7 @@ from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
     parse_confidence,
     parse_context,
     parse_contexts,
+    parse_hops,
     parse_result,
 )
 from ragmark.generation.base import GenerationFailed

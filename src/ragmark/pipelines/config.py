@@ -68,6 +68,10 @@ class HttpPipelineConfig(BaseModel):
     question_field: str = Field("question", min_length=1)
     answer_path: str = "answer"
     contexts_path: str = "contexts"
+    hops_path: str | None = None
+    """Where the retrieval steps are, instead of ``contexts_path``: a list of
+    ``{"name"?, "contexts"}`` (merged in step order as the ranking, each step judged on
+    its own)."""
     body: dict[str, Any] = {}
     timeout: float = Field(30.0, gt=0)
     concurrency: int = Field(4, ge=1, le=256)
@@ -83,10 +87,11 @@ class HttpPipelineConfig(BaseModel):
             raise ValueError("expected an http:// or https:// URL")
         return v.strip()
 
-    @field_validator("answer_path", "contexts_path")
+    @field_validator("answer_path", "contexts_path", "hops_path")
     @classmethod
-    def _check_path(cls, v: str) -> str:
-        JsonPath.parse(v)
+    def _check_path(cls, v: str | None) -> str | None:
+        if v is not None:
+            JsonPath.parse(v)
         return v
 
     @field_validator("api_key_env")
@@ -114,4 +119,6 @@ def pipeline_json(cfg: PythonPipelineConfig | HttpPipelineConfig) -> dict[str, A
     data = cfg.model_dump(mode="json")
     if isinstance(cfg, HttpPipelineConfig):
         data["url"] = cfg.display_url
+        if cfg.hops_path is None:  # recorded when used: a config without it as before
+            del data["hops_path"]
     return data

@@ -20,7 +20,13 @@ import httpx
 
 from ragmark.errors import ConfigError
 from ragmark.llm.transport import parse_retry_after
-from ragmark.pipelines.base import Output, ShapeError, parse_answer, parse_contexts
+from ragmark.pipelines.base import (
+    Output,
+    ShapeError,
+    parse_answer,
+    parse_contexts,
+    parse_hops,
+)
 from ragmark.pipelines.config import HttpPipelineConfig
 from ragmark.pipelines.jsonpath import JsonPath, PathError
 
@@ -52,6 +58,7 @@ class HttpPipeline:
         self.name = cfg.display_url
         self.answer_path = JsonPath.parse(cfg.answer_path)
         self.contexts_path = JsonPath.parse(cfg.contexts_path)
+        self.hops_path = None if cfg.hops_path is None else JsonPath.parse(cfg.hops_path)
         self.retries = 0
         self._headers = self._auth()
         self._http: httpx.AsyncClient | None = None
@@ -124,11 +131,17 @@ class HttpPipeline:
         try:
             answer = parse_answer(self._find(self.answer_path, "answer_path", data),
                                   f"answer_path {self.answer_path.text!r}")
-            contexts = parse_contexts(self._find(self.contexts_path, "contexts_path", data),
-                                      f"contexts_path {self.contexts_path.text!r}")
+            hops: tuple[tuple[str, int], ...] = ()
+            if self.hops_path is not None:
+                contexts, hops = parse_hops(self._find(self.hops_path, "hops_path", data),
+                                            f"hops_path {self.hops_path.text!r}")
+            else:
+                contexts = parse_contexts(self._find(self.contexts_path, "contexts_path",
+                                                     data),
+                                          f"contexts_path {self.contexts_path.text!r}")
         except ShapeError as e:
             return Output.failed(str(e), shape=True, response=snippet(resp.text))
-        return Output(answer, contexts)
+        return Output(answer, contexts, hops=hops)
 
     @staticmethod
     def _find(path: JsonPath, key: str, data: Any) -> Any:

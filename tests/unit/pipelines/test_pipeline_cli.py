@@ -149,3 +149,30 @@ def test_dry_run_does_not_call_a_pipeline(setup, server, capsys):
     assert err == ("error: --dry-run cannot estimate config 'my-service': its answers come "
                    "from its pipeline, which would have to be called\n")
     assert server.requests == []
+
+
+def test_an_http_pipeline_returning_retrieval_steps(setup, server, capsys):
+    """hops_path: the service's steps; q2's first step [OTHER] misses, its second
+    [rerank passage] finds it: per-hop recall 0 then 1, merged MRR 1/2."""
+    def steps(body):
+        topic = BY_QUESTION[body["query"]]
+        first = [GT[topic]] if topic != "rerank" else [OTHER]
+        second = [GT[topic]] if topic == "rerank" else []
+        return Reply(body={"text": "answer", "steps": [
+            {"name": "sparse", "contexts": first}, {"name": "rerank", "contexts": second}]})
+
+    server.rule = steps
+    (setup / "hops.toml").write_text(
+        f'name = "stepped"\n[pipeline]\nkind = "http"\nurl = "{server.url}/ask"\n'
+        'question_field = "query"\nanswer_path = "text"\nhops_path = "steps"\n')
+    out = setup / "h.json"
+    code, _, err = run_cli(["run", "--dataset", str(setup / "set.json"), "--config",
+                            str(setup / "hops.toml"), "--metrics", "mrr", "--output",
+                            str(out), "--include-details", "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    q = {x["id"]: x for x in data["queries"]}
+    assert [(h["name"], h["recall"]) for h in q["q2"]["hops"]] == [("sparse", 0.0),
+                                                                  ("rerank", 1.0)]
+    assert data["per_query"]["q2"]["mrr"] == 0.5 and data["per_query"]["q1"]["mrr"] == 1.0
+    assert data["config"]["pipeline"]["hops_path"] == "steps"
