@@ -102,10 +102,6 @@ class Window:
     satisfaction: list[Association] = field(default_factory=list)
     """Each metric's association with the users' feedback (when records carry it)."""
 
-    @property
-    def drifted(self) -> list[Drift]:
-        return [d for d in self.drift if d.drifted]
-
 
 def share(record_id: str) -> float:
     """Where a record's id hashes in [0, 1): in the sample when under the rate."""
@@ -125,9 +121,8 @@ def turn(history: Path, key: str) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def read_batch(s: Settings) -> tuple[str, dict[str, Any] | None, Batch]:
-    """(source key, cursor state before, the new records)."""
-    key = source_key(s.source)
+def read_batch(s: Settings, key: str) -> tuple[dict[str, Any] | None, Batch]:
+    """(the cursor state before, the new records) of the source known as ``key``."""
     before = store.cursor_state(s.history, key)
     lenient = Leniency(strict=s.strict)
     if kind_of(s.source) == LOG:
@@ -135,7 +130,7 @@ def read_batch(s: Settings) -> tuple[str, dict[str, Any] | None, Batch]:
     else:
         batch = read_traces_since(s.source, dict(before or {}), lenient, s.keys,
                                   lambda ids: store.seen_among(s.history, key, ids))
-    return key, before, batch
+    return before, batch
 
 
 def _config(s: Settings) -> Any:
@@ -171,7 +166,7 @@ def sampled(batch: Batch, s: Settings) -> list[str]:
     return sorted(ids, key=share)
 
 
-def _judged_subset(batch: Batch, s: Settings, ids: Sequence[str]) -> Any:
+def _judged_subset(batch: Batch, ids: Sequence[str]) -> Any:
     assert batch.oset is not None
     keep = set(ids)
     return replace(batch.oset.dataset, samples=tuple(
@@ -190,7 +185,7 @@ def estimate(batch: Batch, s: Settings) -> dict[str, Any]:
                            "sample": s.sample, "judges": list(s.judges())}
     if not ids or not s.judges():
         return out | {"judged": 0, "calls": 0}
-    est = estimate_run(_judged_subset(batch, s, ids), _config(s),
+    est = estimate_run(_judged_subset(batch, ids), _config(s),
                        Task(metrics=["refusal"], judge_metrics=s.judges(), llm=s.llm),
                        outputs=batch.oset.outputs)
     calls = int(est.get("calls") or 0)
@@ -219,7 +214,7 @@ def _judge(batch: Batch, s: Settings, report: RunReport, plan: dict[str, Any],
     judged: dict[str, dict[str, Score]] = {}
     llm: dict[str, Any] = {}
     if chosen:
-        got = run(_judged_subset(batch, s, chosen), _config(s),
+        got = run(_judged_subset(batch, chosen), _config(s),
                   Task(metrics=["refusal"], judge_metrics=judges, llm=s.llm), progress=prog,
                   outputs=batch.oset.outputs)
         judged = {q.id: {m: q.metrics[m] for m in judges if m in q.metrics}
@@ -310,8 +305,9 @@ def estimate_window(s: Settings) -> Window:
     """The dry run of :func:`monitor_once`: the new records read, the judge calls and
     cost of the window's sample estimated; nothing called, nothing recorded."""
     check_gated(s)
-    with turn(s.history, source_key(s.source)):
-        _, _, batch = read_batch(s)
+    key = source_key(s.source)
+    with turn(s.history, key):
+        _, batch = read_batch(s, key)
     w = Window(None, None, batch, notes=list(batch.notes))
     if batch.oset is not None:
         w.judged = {k: v for k, v in estimate(batch, s).items() if k != "judged_ids"}
@@ -325,7 +321,7 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
     prog = prog or NullProgress()
     key = source_key(s.source)
     with turn(s.history, key):
-        key, before, batch = read_batch(s)
+        before, batch = read_batch(s, key)
         if batch.oset is None:
             if batch.state != before:
                 store.move_cursor(s.history, store.Cursor(key, batch.state, before, batch.seen))

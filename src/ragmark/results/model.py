@@ -82,13 +82,10 @@ class HopSummary:
         for i in range(max(len(q.hops) for q in queries)):
             hops = [q.hops[i] for q in queries if len(q.hops) > i]
             judged = [h for h in hops if h.recall is not None]
-
-            def mean(vals: list[float]) -> float | None:
-                return math.fsum(vals) / len(vals) if vals else None
             out.append(cls(i + 1, len(hops), dict(Counter(h.name for h in hops)),
-                           mean([h.recall for h in judged if h.recall is not None]),
-                           mean([h.hit for h in judged if h.hit is not None]),
-                           mean([h.mrr for h in judged if h.mrr is not None]), len(judged),
+                           _mean([h.recall for h in judged if h.recall is not None]),
+                           _mean([h.hit for h in judged if h.hit is not None]),
+                           _mean([h.mrr for h in judged if h.mrr is not None]), len(judged),
                            sum(len(h.found) for h in hops), found_any))
         return tuple(out)
 
