@@ -193,6 +193,8 @@ def _handler(spool: Spool, token: str | None, cap: int,
             self.send_response(status)
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
+            if self.close_connection:  # said, so a client does not reuse the socket
+                self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(body)
 

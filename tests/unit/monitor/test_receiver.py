@@ -137,6 +137,9 @@ def test_json_gzip_partial_success_and_hostile_bodies(receiver, tmp_path, capsys
         assert r.status_code == 413
         r = c.post("/v1/metrics", json={})
         assert r.status_code == 404
+        # a refused request closes its connection and says so, so the client
+        # does not send the next request down a socket the server is closing
+        assert r.headers.get("connection") == "close"
         # not stuck: a good request still goes through, as protobuf too
         r = c.post("/v1/traces", json=body)
         assert r.status_code == 200
