@@ -10,7 +10,11 @@ Five kinds of failure, checked per question:
   the file records another);
 - ``low_faithfulness``: the judge's faithfulness is below a threshold (default 0.5:
   fewer than half the answer's claims are supported by the retrieved context);
-- ``judge_failure``: a judge metric is missing because the judge gave no usable answer.
+- ``judge_failure``: a judge metric is missing because the judge gave no usable answer;
+- ``claim_blame``: the claim-level diagnostics (``--metrics claims``) blame a part of the
+  pipeline, with the claims behind it: retrieval missed the evidence, the generator
+  ignored retrieved evidence, added unsupported claims, or repeated wrong claims of
+  retrieved passages.
 
 The diagnosis follows where the question went wrong: nothing relevant retrieved at all
 points at chunking and embeddings; a relevant item below the top k points at ranking
@@ -27,7 +31,8 @@ from typing import Any
 from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.results.model import QueryRecord
 
-KINDS = ("empty_ranking", "no_hit", "ungrounded", "low_faithfulness", "judge_failure")
+KINDS = ("empty_ranking", "no_hit", "ungrounded", "low_faithfulness", "judge_failure",
+         "claim_blame")
 DEFAULT_K = 10
 FAITHFULNESS_BELOW = 0.5
 
@@ -82,6 +87,7 @@ class FailureReport:
             "ungrounded": f"ungrounded answer (groundedness below {self.grounded_threshold:g})",
             "low_faithfulness": f"low faithfulness (below {self.faithfulness_below:g})",
             "judge_failure": "judge failure (no usable verdict)",
+            "claim_blame": "blamed by the claim diagnostics",
         }[kind]
 
 
@@ -147,6 +153,10 @@ def find_failures(results: Results, k: int = DEFAULT_K,
                                           "is missing")
     elif not any(n in q.metrics for q in results.queries for n in JUDGE_METRICS):
         rep.unchecked["judge_failure"] = "no judge metric in the file"
+    if not any(claim_blame(q) is not None for q in results.queries):
+        rep.unchecked["claim_blame"] = ("no claim diagnostics in the file (judge them with "
+                                        "--metrics claims)" if results.detailed else
+                                        "a comparison file does not record the claims")
     if not any("faithfulness" in q.metrics for q in results.queries):
         rep.unchecked["low_faithfulness"] = ("no faithfulness in the file (judge it with "
                                              "--judge-metrics faithfulness)")
@@ -193,6 +203,11 @@ def find_failures(results: Results, k: int = DEFAULT_K,
                       if q.metrics[n].value is None and "raw" in q.metrics[n].details]
             if broken:
                 rep.failures.append(_judge_failed(q, broken, results.path))
+        told = claim_blame(q)
+        if told is not None:
+            rep.checked["claim_blame"] += 1
+            if told.get("label") != "fine":
+                rep.failures.append(_blamed(q, told))
     if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
         rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
     return rep
@@ -269,6 +284,48 @@ def _judge_failed(q: QueryRecord, names: list[str], path: str) -> Failure:
     return Failure(q.id, "judge_failure", fact, "judge",
                    "the judge gave no usable verdict: check the judge model and endpoint "
                    f"(the raw output is kept: ragmark inspect {path} {q.id} --json)")
+
+
+def claim_blame(q: QueryRecord) -> dict[str, Any] | None:
+    """The question's blame from the claim diagnostics (the same on each claim metric)."""
+    for m in q.metrics.values():
+        told = m.details.get("blame") if m.details else None
+        if isinstance(told, dict) and "label" in told:
+            return told
+    return None
+
+
+_BLAME_ADVICE = {
+    "retrieval_missed": ("retrieval", "the evidence for {claims} is in no retrieved passage: "
+                         "a retrieval problem: check chunking, the embedding model and top_k"),
+    "generator_ignored": ("generation", "the retrieved passages hold {claims} but the answer "
+                          "leaves it out: make the prompt ask for a complete answer from the "
+                          "context, and check how many passages it gets and in what order"),
+    "generator_unsupported": ("generation", "the answer claims {claims}, which neither the "
+                              "passages nor the expected answer support: ask the generator "
+                              "to answer only from the context"),
+    "generator_noise": ("generation", "the answer repeats {claims} from a retrieved passage "
+                        "though the expected answer does not say so: wrong or off-topic "
+                        "passages mislead the generator; raise precision (rerank, fewer "
+                        "passages)"),
+}
+
+
+def _quoted(claims: list[Any], n: int = 2) -> str:
+    shown = "; ".join(f"'{c}'" for c in claims[:n])
+    return shown + (f" and {len(claims) - n} more" if len(claims) > n else "")
+
+
+def _blamed(q: QueryRecord, told: dict[str, Any]) -> Failure:
+    problems = [p for p in told.get("problems", []) if isinstance(p, dict)]
+    first = next((p for p in problems if p.get("label") == told["label"]), None)
+    claims = list(first.get("claims", [])) if first else []
+    cause, advice = _BLAME_ADVICE.get(str(told["label"]), ("unknown", "{claims}"))
+    also = [str(p.get("says")) for p in problems if p is not first]
+    fact = str(told.get("says", told["label"])) + (
+        f" ({len(claims)} claim{'s' if len(claims) != 1 else ''})" if claims else "") + (
+        f"; also: {'; '.join(also)}" if also else "")
+    return Failure(q.id, "claim_blame", fact, cause, advice.format(claims=_quoted(claims)))
 
 
 def failures_json(results: Results, rep: FailureReport) -> dict[str, Any]:

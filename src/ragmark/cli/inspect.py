@@ -101,6 +101,7 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
     _indented(out, q.question or "")
     _print_truth(q, out)
     _print_retrieved(res, q, out)
+    _print_hops(q, out)
     _heading(out, "Answer")
     _indented(out, "(no answer: generation skipped or failed)" if q.answer is None
               else q.answer or "(empty)")
@@ -111,7 +112,37 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
             if len(text) > CONTEXT_CHARS:
                 text = text[:CONTEXT_CHARS].rsplit(" ", 1)[0] + f" … ({len(c)} characters)"
             _indented(out, f"[{i}] {text}")
+    _print_blame(q, out)
     _print_metrics(res, q, out)
+
+
+def _print_hops(q: QueryRecord, out: Console) -> None:
+    """Each retrieval step on its own, when the question's contexts came in steps."""
+    if not q.hops:
+        return
+    _heading(out, f"Retrieval by hop ({len(q.hops)})")
+
+    def f(v: float | None) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    for i, h in enumerate(q.hops, start=1):
+        found = f"; first to find {', '.join(h.found)}" if h.found else ""
+        _indented(out, f"{i}. {h.name}: {_n(h.size, 'item')}, recall {f(h.recall)}, "
+                       f"hit {f(h.hit)}, MRR {f(h.mrr)}{found}", hang=5)
+
+
+def _print_blame(q: QueryRecord, out: Console) -> None:
+    """The claim diagnostics' verdict and the claims behind each problem."""
+    from ragmark.analysis.failures import claim_blame
+
+    told = claim_blame(q)
+    if told is None:
+        return
+    _heading(out, f"Claim diagnostics: {told.get('says')}")
+    for p in told.get("problems", []):
+        _indented(out, f"{p.get('says')}:")
+        for c in p.get("claims", []):
+            _indented(out, f"- {c}", indent=4, hang=6)
 
 
 def _print_truth(q: QueryRecord, out: Console) -> None:
@@ -183,6 +214,12 @@ def _metric_note(name: str, m: Score, res: Results) -> str:
         bad = d["unsupported"]
         text = f"{len(bad)} of {len(d['claims'])} claims unsupported"
         return text + (": " + "; ".join(map(str, bad)) if bad else "")
+    claims = [f"{key.replace('_', ' ')}: " + "; ".join(map(str, d[key]))
+              for key in ("incorrect", "missed", "not_retrieved", "unused", "hallucinated",
+                          "unsupported", "irrelevant_passages")
+              if isinstance(d.get(key), list) and d[key]]
+    if claims:  # the claim diagnostics: the claims behind the value
+        return " | ".join(claims)
     parts = [f"{key} {d[key]}" for key in ("rating", "verdict") if key in d]
     if d.get("reason"):
         parts.append(str(d["reason"]))
@@ -207,7 +244,8 @@ def _print_metrics(res: Results, q: QueryRecord, out: Console) -> None:
 
 
 SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "ungrounded": "ungrounded",
-         "low_faithfulness": "unfaithful", "judge_failure": "judge failure"}
+         "low_faithfulness": "unfaithful", "judge_failure": "judge failure",
+         "claim_blame": "blamed"}
 
 
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:

@@ -149,6 +149,8 @@ def _calls_line(who: str, est: dict[str, Any], what: str) -> str:
     most = est.get("at_most", est["calls"])
     return (
         f"dry run: {who}{est['calls']} {what} calls"
+        + (f" ({est['calls'] / est['questions']:.1f} a question)" if est.get("questions")
+           else "")
         + (f" (at most {most} with re-asks)" if most != est["calls"] else "")
         + f" to {est['model']} at {est['endpoint']}, {est['cached']} more served from "
         f"the cache; about {est['estimated_prompt_tokens']:,} prompt tokens"

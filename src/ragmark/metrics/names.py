@@ -16,6 +16,8 @@ from typing import Any
 
 from ragmark.errors import UnknownComponentError
 from ragmark.judges import specs as judge_specs
+from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
+from ragmark.judges.claims import GROUP as CLAIM_GROUP
 from ragmark.metrics import abstention as ab
 from ragmark.metrics import answer as am
 from ragmark.metrics import production as prod
@@ -159,11 +161,25 @@ def parse_metric(text: str | MetricName) -> MetricName:
     return MetricName(base, k)
 
 
+GROUPS: dict[str, tuple[str, ...]] = {CLAIM_GROUP: CLAIM_METRICS}
+"""Names that stand for several metrics: ``claims`` for every claim-level metric."""
+
+
+def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:
+    """``texts`` with each group name (:data:`GROUPS`) replaced by its metrics."""
+    out: list[str | MetricName] = []
+    for t in texts:
+        key = t.strip().lower() if isinstance(t, str) else ""
+        out.extend(GROUPS.get(key, (t,)))
+    return out
+
+
 def parse_metrics(texts: Iterable[str | MetricName] | str) -> list[MetricName]:
-    """Parse a list (or a comma-separated string) of metric names; duplicates dropped."""
+    """Parse a list (or a comma-separated string) of metric names, a group name standing
+    for its metrics (:data:`GROUPS`); duplicates dropped."""
     if isinstance(texts, str):
         texts = [t for t in texts.split(",") if t.strip()]
     seen: dict[MetricName, None] = {}
-    for t in texts:
+    for t in expand_groups(texts):
         seen.setdefault(parse_metric(t), None)
     return list(seen)

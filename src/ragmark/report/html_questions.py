@@ -42,6 +42,35 @@ def _unsupported(s: Score) -> str:
             + "".join(f"<li>{escape(str(c))}</li>" for c in claims) + "</ul>")
 
 
+def _claim_blame(q: QueryRecord) -> str:
+    """The claim diagnostics' verdict on the question, with the claims behind each
+    problem (``--metrics claims``)."""
+    from ragmark.analysis.failures import claim_blame
+
+    told = claim_blame(q)
+    if told is None:
+        return ""
+    problems = "".join(
+        f"<li>{escape(str(p.get('says')))}:<ul class=\"claims\">"
+        + "".join(f"<li>{escape(str(c))}</li>" for c in p.get("claims", [])) + "</ul></li>"
+        for p in told.get("problems", []) if isinstance(p, dict))
+    return (f"<p><b>Claim diagnostics:</b> {escape(str(told.get('says')))}</p>"
+            + (f"<ul>{problems}</ul>" if problems else ""))
+
+
+def _hops(q: QueryRecord) -> str:
+    """Each retrieval step of the question on its own (multi-hop)."""
+    if not q.hops:
+        return ""
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{escape(h.name)}</td><td>{h.size}</td>"
+        f"<td>{num(h.recall)}</td><td>{num(h.hit)}</td><td>{num(h.mrr)}</td>"
+        f"<td>{escape(', '.join(h.found))}</td></tr>" for i, h in enumerate(q.hops, start=1))
+    return ('<table class="items"><thead><tr><th>hop</th><th>name</th><th>items</th>'
+            "<th>recall</th><th>hit</th><th>MRR</th><th>first to find</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
+
+
 def question_details(q: QueryRecord) -> str:
     gt = q.ground_truth or {}
     targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
@@ -57,10 +86,10 @@ def question_details(q: QueryRecord) -> str:
     return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
             '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'
             "<th>document</th><th>grade</th><th>matched by</th></tr></thead>"
-            f"<tbody>{items}</tbody></table>"
+            f"<tbody>{items}</tbody></table>{_hops(q)}"
             f"<p><b>Answer:</b> {escape(answer) if answer else '<i>none</i>'}</p>"
             f"<details><summary>contexts the generator saw</summary><ol>{contexts}</ol>"
-            f"</details><ul class=\"qm\">{metrics}</ul>")
+            f"</details>{_claim_blame(q)}<ul class=\"qm\">{metrics}</ul>")
 
 
 def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:

@@ -10,12 +10,14 @@ score is missing with its reason, never 0.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.judges import JudgeCounts
+from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
 from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput, JudgeCase
 from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
@@ -23,7 +25,7 @@ from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.factory import dry_client
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.metrics.names import SPECS
+from ragmark.metrics.names import SPECS, expand_groups
 from ragmark.types import Sample, Score
 
 
@@ -46,7 +48,8 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
     """``"faithfulness,answer_relevance"`` -> names, checked against the known ones."""
     if not text:
         return []
-    names = [n.strip() for n in (text.split(",") if isinstance(text, str) else text)]
+    names = [str(n).strip() for n in expand_groups(
+        text.split(",") if isinstance(text, str) else text)]
     names = [n for n in names if n]
     unknown = [n for n in names if n not in JUDGE_METRICS]
     if unknown:
@@ -134,7 +137,22 @@ async def judge_async(
         if require:
             raise ConfigError(f"--require-llm: {why}") from None
         return _skipped(records, names, why)
-    return scores, cut_notes(counts), llm_summary(settings, client, counts)
+    return (scores, cut_notes(counts) + claim_notes(scores),
+            llm_summary(settings, client, counts))
+
+
+def claim_notes(scores: Sequence[dict[str, Score]]) -> list[str]:
+    """How many judge calls the claim diagnostics took a question (each question's are
+    on its claim metrics' details)."""
+    calls = [next((s.details["calls"] for n, s in q.items() if n in CLAIM_METRICS
+                   and "calls" in s.details), None) for q in scores]
+    done = [c for c in calls if c is not None]
+    if not done:
+        return []
+    return [f"claim diagnostics: {sum(done) / len(done):.1f} judge calls a question over "
+            f"{len(done)} question{'s' if len(done) != 1 else ''} (the claims of the answer "
+            "and of the expected answer, one call a retrieved chunk, two cross-checks; "
+            "re-asks included, answers from the cache too)"]
 
 
 def cut_notes(counts: JudgeCounts) -> list[str]:
@@ -158,16 +176,15 @@ def _skipped(
 _CLAIMS_SYSTEM = CLAIMS_PROMPT.render(ClaimsInput(question="q", answer="a"))[0]["content"]
 
 
-def _follow_ups(dry: DryClient, e: NotCached, rec: Answered) -> None:
+def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> None:
     """Count the calls that may follow a judge call whose answer is unknown: a re-ask
     when the answer is unusable (not after a re-ask), and after faithfulness's claims the
-    check of those claims (made, unless the answer has no claims), itself re-askable."""
-    if e.shared:  # the same call as an earlier one: so are its follow-ups
-        return
-    tokens = estimate_tokens(e.messages)
-    reask = 0 if is_reask(e.messages) else 1
-    dry.follow(0, reask, tokens + 120)
-    if e.messages[0]["content"] == _CLAIMS_SYSTEM:
+    check of those claims (made, unless the answer has no claims), itself re-askable.
+    ``fresh``: the first time this metric made this call (the claim metrics make the
+    same extraction, followed by their own checks)."""
+    if not e.shared:  # else the same call as an earlier one, with its re-ask
+        dry.follow(0, 0 if is_reask(e.messages) else 1, estimate_tokens(e.messages) + 120)
+    if fresh and e.messages[0]["content"] == _CLAIMS_SYSTEM:
         check = (sum(len(c) for c in rec.contexts) + len(rec.answer or "")) // 4 + 400
         dry.follow(1, 1, check)
 
@@ -192,6 +209,8 @@ def estimate(
         return {"endpoint": None, "note": "no LLM endpoint configured: nothing would be called"}
     dry = dry_client(settings)
 
+    followed: set[tuple[str, str]] = set()
+
     async def walk() -> None:  # one at a time, so repeats are found in a fixed order
         for s, rec in zip(samples, records, strict=True):
             for name in names:
@@ -201,7 +220,9 @@ def estimate(
                 try:
                     await job
                 except NotCached as e:
-                    _follow_ups(dry, e, rec)
+                    key = (name, json.dumps(e.messages, sort_keys=True))
+                    _follow_ups(dry, e, rec, key not in followed)
+                    followed.add(key)
 
     run_sync(walk())
-    return dry.summary()
+    return {**dry.summary(), "questions": len(samples)}

@@ -100,7 +100,8 @@ def test_faithfulness_threshold_is_strict_and_judge_failures_need_raw(tmp_path):
 def test_what_the_file_cannot_tell_is_not_checked(tmp_path):
     p = write(tmp_path, [query("q", [item(1, "a.txt", 1)], {"mrr": 1.0})])
     rep = find_failures(load_results(p))
-    assert set(rep.unchecked) == {"ungrounded", "low_faithfulness", "judge_failure"}
+    assert set(rep.unchecked) == {"ungrounded", "low_faithfulness", "judge_failure",
+                                  "claim_blame"}
     assert rep.failures == [] and rep.checked["no_hit"] == 1
 
 
