@@ -14,13 +14,24 @@ from ragmark.types import MetricSpec, Score, spec
 @dataclass(frozen=True, slots=True)
 class JudgeCase:
     """What a judge metric reads of one question: the question, the system's answer
-    (empty when there is none), its contexts, and the expected answer when the ground
-    truth has one."""
+    (empty when there is none), its contexts, the expected answer when the ground
+    truth has one, and in a conversation the earlier turns (question, answer)."""
 
     question: str
     answer: str
     contexts: Sequence[str]
     expected_answer: str | None = None
+    history: tuple[tuple[str, str | None], ...] = ()
+    """The earlier turns of the conversation, oldest first: (question, answer or None)."""
+
+
+def turn_texts(history: Sequence[tuple[str, str | None]]) -> list[str]:
+    """The earlier turns as the judges read them, one text a turn.
+
+    >>> turn_texts([("Who wrote Dracula?", "Bram Stoker."), ("And Emma?", None)])
+    ['user: Who wrote Dracula?\nassistant: Bram Stoker.', 'user: And Emma?']
+    """
+    return [f"user: {q}" + (f"\nassistant: {a}" if a else "") for q, a in history]
 
 
 Compute = Callable[[Any, JudgeCase, Any], Awaitable[Score]]

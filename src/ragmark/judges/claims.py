@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from ragmark.judges.case import JudgeCase, judge_spec
 from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
-from ragmark.judges.faithfulness import CLAIMS_PROMPT, ClaimsInput
+from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt, ask
 from ragmark.judges.reference import NO_REFERENCE
 from ragmark.llm.dry import NotCached
@@ -101,11 +101,12 @@ async def _ask(client: ChatClient, prompt: Prompt[Any, Any], item: BaseModel,
         return UNKNOWN
 
 
-async def _claims(client: ChatClient, question: str, text: str | None, counts: JudgeCounts,
+async def _claims(client: ChatClient, case: JudgeCase, text: str | None, counts: JudgeCounts,
                   none: str) -> list[str] | str | JudgeFailure | _Unknown:
     if text is None or not text.strip():
         return none
-    got = await _ask(client, CLAIMS_PROMPT, ClaimsInput(question=question, answer=text), counts)
+    prompt, item = claims_call(case.question, text, case.history)
+    got = await _ask(client, prompt, item, counts)
     if isinstance(got, JudgeFailure | _Unknown):
         return got  # type: ignore[no-any-return]
     return [c.strip() for c in got.claims if c.strip()]
@@ -142,8 +143,8 @@ async def diagnose(client: ChatClient, case: JudgeCase,
     mine = JudgeCounts()
     expected = case.expected_answer
     a, e = await asyncio.gather(
-        _claims(client, case.question, case.answer, mine, "empty answer"),
-        _claims(client, case.question, expected, mine, NO_REFERENCE))
+        _claims(client, case, case.answer, mine, "empty answer"),
+        _claims(client, case, expected, mine, NO_REFERENCE))
     why: dict[str, str] = {}
     raw: dict[str, str | None] = {}
     if isinstance(a, _Unknown) or isinstance(e, _Unknown):
@@ -225,7 +226,8 @@ _MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionar
 def _shared(client: ChatClient, case: JudgeCase, counts: Any) -> Awaitable[tuple[Checked, int]]:
     loop = asyncio.get_running_loop()
     memo = _MEMO.setdefault(client, {})
-    key = (loop, case.question, case.answer, tuple(case.contexts), case.expected_answer)
+    key = (loop, case.question, case.answer, tuple(case.contexts), case.expected_answer,
+           case.history)
     task = memo.get(key)
     if task is None:
         task = memo[key] = loop.create_task(diagnose(client, case, counts))

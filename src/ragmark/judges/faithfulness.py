@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, judge_spec
+from ragmark.judges.case import JudgeCase, judge_spec, turn_texts
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -97,6 +97,82 @@ VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
 )
 
 
+class TurnClaimsInput(BaseModel):
+    conversation: list[str]
+    question: str
+    answer: str
+
+
+class TurnVerifyInput(BaseModel):
+    conversation: list[str]
+    context: list[str]
+    claim: list[str]
+
+
+TURN_CLAIMS_PROMPT: Prompt[TurnClaimsInput, ClaimsOutput] = Prompt(
+    name="faithfulness.claims_in_conversation",
+    instruction=(
+        "The answer is the latest turn of a conversation; the numbered earlier turns come "
+        "first. Break the answer into its factual claims: short, self-contained statements "
+        "that can each be checked on their own. Replace pronouns and references to earlier "
+        "turns with what they refer to, using the conversation. Leave out greetings, hedges "
+        "and statements that assert nothing. An answer that asserts nothing has no claims."
+    ),
+    input_model=TurnClaimsInput,
+    output_model=ClaimsOutput,
+    examples=(
+        (
+            TurnClaimsInput(
+                conversation=["user: Who wrote Dracula?\nassistant: Bram Stoker wrote it."],
+                question="When was it published?",
+                answer="He published it in 1897.",
+            ),
+            ClaimsOutput(claims=["Bram Stoker published Dracula in 1897."]),
+        ),
+    ),
+)
+
+TURN_VERIFY_PROMPT: Prompt[TurnVerifyInput, VerifyOutput] = Prompt(
+    name="faithfulness.verify_in_conversation",
+    instruction=(
+        "Check each numbered claim against the numbered context passages and the numbered "
+        "earlier turns of the conversation. A claim is supported when the passages state "
+        "it or it follows directly from them, or when an earlier turn of the conversation "
+        "established it; general knowledge does not count. Give one verdict per claim, "
+        "with the claim's number and a short reason."
+    ),
+    input_model=TurnVerifyInput,
+    output_model=VerifyOutput,
+    examples=(
+        (
+            TurnVerifyInput(
+                conversation=["user: Which river flows through Vienna?\nassistant: The "
+                              "Danube."],
+                context=["The Danube empties into the Black Sea."],
+                claim=["The Danube flows through Vienna.",
+                       "The Danube empties into the Black Sea.",
+                       "The Danube is 2,850 km long."],
+            ),
+            VerifyOutput(verdicts=[
+                Verdict(claim=1, supported=True, reason="said in earlier turn 1"),
+                Verdict(claim=2, supported=True, reason="stated in passage 1"),
+                Verdict(claim=3, supported=False, reason="no length is given")]),
+        ),
+    ),
+    numbered=Numbered("verdicts", "claim", "claim"),
+)
+
+
+def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | None]] = ()
+                ) -> tuple[Prompt[Any, ClaimsOutput], BaseModel]:
+    """The prompt and input that extract the claims of ``answer``: in a conversation
+    (``history``, the earlier turns) the one that resolves references to them."""
+    if history:
+        return TURN_CLAIMS_PROMPT, TurnClaimsInput(conversation=turn_texts(history),
+                                                   question=question, answer=answer)
+    return CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer)
+
+
 def supported_share(verdicts: Sequence[bool]) -> float:
     """Supported claims / all claims (``verdicts`` must not be empty).
 
@@ -113,28 +189,35 @@ async def faithfulness(
     contexts: Sequence[str],
     *,
     counts: JudgeCounts | None = None,
+    history: Sequence[tuple[str, str | None]] = (),
 ) -> Score:
     """Share of the answer's claims that the retrieved ``contexts`` support.
 
     Two prompts: claims extracted from the answer, then all claims checked against the
-    contexts. ``details``: ``claims``, ``unsupported`` (claim texts), ``reasons``.
-    Missing for an empty answer, no context, an answer with no claims, or a judge failure.
+    contexts. In a conversation (``history``: the earlier turns, question and answer)
+    both prompts read the earlier turns too: references to them are resolved, and a
+    claim an earlier turn established counts as supported. ``details``: ``claims``,
+    ``unsupported`` (claim texts), ``reasons``. Missing for an empty answer, no context,
+    an answer with no claims, or a judge failure.
     """
     if not answer.strip():
         return Score.missing("empty answer")
     if not any(c.strip() for c in contexts):
         return Score.missing("no retrieved context to check the answer against")
-    got = await ask(
-        client, CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer), counts=counts
-    )
+    prompt, item = claims_call(question, answer, history)
+    got = await ask(client, prompt, item, counts=counts)
     if isinstance(got, JudgeFailure):
         return got.missing()
     claims = [c.strip() for c in got.claims if c.strip()]
     if not claims:
         return Score.missing("the judge found no claims in the answer", claims=[])
-    checked = await ask(
-        client, VERIFY_PROMPT, VerifyInput(context=list(contexts), claim=claims), counts=counts
-    )
+    if history:
+        checked = await ask(client, TURN_VERIFY_PROMPT, TurnVerifyInput(
+            conversation=turn_texts(history), context=list(contexts), claim=claims),
+            counts=counts)
+    else:
+        checked = await ask(client, VERIFY_PROMPT,
+                            VerifyInput(context=list(contexts), claim=claims), counts=counts)
     if isinstance(checked, JudgeFailure):
         return checked.missing(claims=claims)
     by_claim = {v.claim: v for v in checked.verdicts}
@@ -150,7 +233,8 @@ async def faithfulness(
 
 
 def faithfulness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return faithfulness(client, c.question, c.answer, c.contexts, counts=counts)
+    return faithfulness(client, c.question, c.answer, c.contexts, counts=counts,
+                        history=c.history)
 
 
 SPECS = (

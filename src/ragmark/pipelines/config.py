@@ -72,6 +72,10 @@ class HttpPipelineConfig(BaseModel):
     """Where the retrieval steps are, instead of ``contexts_path``: a list of
     ``{"name"?, "contexts"}`` (merged in step order as the ranking, each step judged on
     its own)."""
+    messages_field: str = Field("messages", min_length=1)
+    """For the turns of a conversation: the body field that gets the conversation so far
+    as chat messages (``[{"role": "user"|"assistant", "content"}]``, the turn's question
+    last)."""
     body: dict[str, Any] = {}
     timeout: float = Field(30.0, gt=0)
     concurrency: int = Field(4, ge=1, le=256)
@@ -121,4 +125,6 @@ def pipeline_json(cfg: PythonPipelineConfig | HttpPipelineConfig) -> dict[str, A
         data["url"] = cfg.display_url
         if cfg.hops_path is None:  # recorded when used: a config without it as before
             del data["hops_path"]
+        if cfg.messages_field == "messages":
+            del data["messages_field"]
     return data

@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -23,6 +24,8 @@ from ragmark.llm.transport import parse_retry_after
 from ragmark.pipelines.base import (
     Output,
     ShapeError,
+    Turn,
+    as_messages,
     parse_answer,
     parse_contexts,
     parse_hops,
@@ -83,14 +86,15 @@ class HttpPipeline:
             await self._http.aclose()
             self._http = None
 
-    async def ask(self, question: str) -> Output:
+    async def ask(self, question: str, history: Sequence[Turn] | None = None) -> Output:
         """One question, retried as configured; a failure is an :class:`Output` with its
-        error, never raised."""
+        error, never raised. A turn of a conversation (``history``: the earlier turns)
+        also sends the conversation as chat messages in ``messages_field``."""
         attempt = 0
         while True:
             attempt += 1
             try:
-                return await self._attempt(question)
+                return await self._attempt(question, history)
             except _Retry as r:
                 if attempt > self.cfg.retries:
                     tries = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
@@ -101,11 +105,13 @@ class HttpPipeline:
                     delay = max(delay, min(r.retry_after, RETRY_AFTER_MAX))
                 await asyncio.sleep(delay)
 
-    async def _attempt(self, question: str) -> Output:
+    async def _attempt(self, question: str, history: Sequence[Turn] | None) -> Output:
         cfg = self.cfg
         if self._http is None:
             raise RuntimeError("use HttpPipeline inside 'async with'")
         body = {**cfg.body, cfg.question_field: question}
+        if history is not None:
+            body[cfg.messages_field] = as_messages(history, question)
         try:
             async with asyncio.timeout(cfg.timeout):
                 resp = await self._http.post(cfg.url, json=body, headers=self._headers,

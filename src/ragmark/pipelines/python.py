@@ -4,22 +4,31 @@ The function returns ``{"answer": str, "contexts": [...]}`` or ``(answer, contex
 a context is a string or ``{"text", "id"?, "doc_id"?, "score"?}``. A plain function runs
 in worker threads (``concurrency`` at a time); an ``async def`` runs on the event loop.
 A call that passes ``timeout`` is recorded as timed out; Python cannot stop a thread, so
-a plain function keeps running in the background until it returns.
+a plain function keeps running in the background until it returns. The turns of a
+conversation are asked in order, each with ``history=`` the earlier turns, when the
+function takes that argument.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
-from ragmark.pipelines.base import Output, ShapeError, parse_confidence, parse_result
+from ragmark.pipelines.base import (
+    Output,
+    ShapeError,
+    Turn,
+    parse_confidence,
+    parse_result,
+)
 from ragmark.pipelines.config import PythonPipelineConfig
 
 
@@ -73,13 +82,27 @@ class PythonPipeline:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    async def ask(self, question: str) -> Output:
-        """One question; a failure is an :class:`Output` with its error, never raised."""
+    @functools.cached_property
+    def takes_history(self) -> bool:
+        """Whether the callable accepts a ``history`` argument (or any keyword)."""
+        try:
+            params = inspect.signature(self.fn).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        return any(p.name == "history" or p.kind is p.VAR_KEYWORD for p in params)
+
+    async def ask(self, question: str, history: Sequence[Turn] | None = None) -> Output:
+        """One question; a failure is an :class:`Output` with its error, never raised. A
+        turn of a conversation passes the earlier turns as ``history=[{"question",
+        "answer"}, ...]`` when the callable takes it."""
+        fn: Callable[..., Any] = self.fn
+        if history is not None and self.takes_history:
+            fn = functools.partial(self.fn, history=[dict(t) for t in history])
         try:
             if self._pool is None:
-                call = self.fn(question)
+                call = fn(question)
             else:
-                call = asyncio.get_running_loop().run_in_executor(self._pool, self.fn, question)
+                call = asyncio.get_running_loop().run_in_executor(self._pool, fn, question)
             async with asyncio.timeout(self.cfg.timeout):
                 value = await call
         except TimeoutError:

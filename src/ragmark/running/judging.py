@@ -18,7 +18,8 @@ from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.judges import JudgeCounts
 from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
-from ragmark.judges.metrics import CLAIMS_PROMPT, ClaimsInput, JudgeCase
+from ragmark.judges.faithfulness import claims_call
+from ragmark.judges.metrics import JudgeCase
 from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
@@ -59,14 +60,35 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def histories(samples: Sequence[Sample], records: Sequence[Answered]
+              ) -> list[tuple[tuple[str, str | None], ...]]:
+    """Each question's earlier turns (question, answer) when it is a turn of a
+    conversation, else (): the answers this run got for them (a pipeline's, a log's),
+    else the answers the set logged."""
+    answers = {s.id: r.answer for s, r in zip(samples, records, strict=True)}
+    out: list[tuple[tuple[str, str | None], ...]] = []
+    for s in samples:
+        cid, earlier = s.extra.get("conversation_id"), s.extra.get("history")
+        if cid is None or not isinstance(earlier, list) or not earlier:
+            out.append(())
+            continue
+        out.append(tuple(
+            (str(t.get("question") or ""),
+             answers.get(f"{cid}#{n}") or (t.get("answer") if isinstance(
+                 t.get("answer"), str) else None))
+            for n, t in enumerate(earlier, start=1) if isinstance(t, dict)))
+    return out
+
+
 def judge_call(
-    client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts
+    client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts,
+    history: tuple[tuple[str, str | None], ...] = (),
 ) -> Awaitable[Score] | Score:
     """The judge of metric ``name`` for one question's answer and contexts (a Score at
-    once when it cannot be asked)."""
+    once when it cannot be asked); ``history``: the earlier turns of its conversation."""
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
-    case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer)
+    case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history)
     compute = SPECS[name].compute
     assert compute is not None  # every judge metric of the catalogue computes itself
     return compute(client, case, counts)  # type: ignore[no-any-return]
@@ -90,9 +112,10 @@ async def _judge_all(
         advance(1)
 
     tasks = []
+    turns = histories(samples, records)
     for i, (s, rec) in enumerate(zip(samples, records, strict=True)):
         for name in names:
-            job = judge_call(client, name, s, rec, counts)
+            job = judge_call(client, name, s, rec, counts, turns[i])
             if isinstance(job, Score):
                 out[i][name] = job
                 advance(1)
@@ -173,7 +196,9 @@ def _skipped(
     return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}
 
 
-_CLAIMS_SYSTEM = CLAIMS_PROMPT.render(ClaimsInput(question="q", answer="a"))[0]["content"]
+_CLAIMS_SYSTEM = {p.render(item)[0]["content"] for p, item in (
+    claims_call("q", "a"), claims_call("q", "a", (("q0", "a0"),)))}
+"""The system messages of faithfulness's claim extraction (alone, in a conversation)."""
 
 
 def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> None:
@@ -184,7 +209,7 @@ def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> Non
     same extraction, followed by their own checks)."""
     if not e.shared:  # else the same call as an earlier one, with its re-ask
         dry.follow(0, 0 if is_reask(e.messages) else 1, estimate_tokens(e.messages) + 120)
-    if fresh and e.messages[0]["content"] == _CLAIMS_SYSTEM:
+    if fresh and e.messages[0]["content"] in _CLAIMS_SYSTEM:
         check = (sum(len(c) for c in rec.contexts) + len(rec.answer or "")) // 4 + 400
         dry.follow(1, 1, check)
 
@@ -211,10 +236,13 @@ def estimate(
 
     followed: set[tuple[str, str]] = set()
 
+    turns = histories(samples, records)
+
     async def walk() -> None:  # one at a time, so repeats are found in a fixed order
-        for s, rec in zip(samples, records, strict=True):
+        for s, rec, earlier in zip(samples, records, turns, strict=True):
             for name in names:
-                job = judge_call(dry, name, s, rec, JudgeCounts())  # type: ignore[arg-type]
+                job = judge_call(dry, name, s, rec, JudgeCounts(),  # type: ignore[arg-type]
+                                 earlier)
                 if isinstance(job, Score):
                     continue
                 try:

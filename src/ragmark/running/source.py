@@ -12,7 +12,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -44,29 +44,76 @@ def build(cfg: PythonPipelineConfig | HttpPipelineConfig,
     return HttpPipeline(cfg)
 
 
-async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str],
-                   concurrency: int, advance: Callable[[int], None]) -> list[Output]:
-    sem = asyncio.Semaphore(concurrency)
+Place = tuple[str, int] | None
+"""Where a question sits in a conversation: (conversation id, turn from 1), or None."""
 
-    async def one(q: str) -> Output:
+
+async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str],
+                   concurrency: int, advance: Callable[[int], None],
+                   places: Sequence[Place]) -> list[Output]:
+    sem = asyncio.Semaphore(concurrency)
+    outs: list[Output | None] = [None] * len(questions)
+
+    async def one(i: int, history: list[dict[str, Any]] | None) -> Output:
         async with sem:
             t = time.perf_counter()
-            out = await pipe.ask(q)
+            out = await pipe.ask(questions[i], history)
             latency = time.perf_counter() - t
         advance(1)
-        return replace(out, latency_s=latency)
+        outs[i] = replace(out, latency_s=latency)
+        return outs[i]  # type: ignore[return-value]
 
+    async def conversation(turns: list[int]) -> None:
+        """The turns of one conversation in order, each with the earlier ones."""
+        history: list[dict[str, Any]] = []
+        for i in turns:
+            out = await one(i, list(history))
+            history.append({"question": questions[i], "answer": out.answer
+                            if out.error is None else None})
+
+    talks: dict[str, list[tuple[int, int]]] = {}
+    jobs: list[Coroutine[Any, Any, Any]] = []
+    for i, place in enumerate(places):
+        if place is None:
+            jobs.append(one(i, None))
+        else:
+            talks.setdefault(place[0], []).append((place[1], i))
+    jobs += [conversation([i for _, i in sorted(turns)]) for turns in talks.values()]
     async with pipe:
-        return list(await asyncio.gather(*(one(q) for q in questions)))
+        await asyncio.gather(*jobs)
+    return [o for o in outs if o is not None]
 
 
 def ask_all(cfg: PythonPipelineConfig | HttpPipelineConfig, questions: Sequence[str],
             advance: Callable[[int], None] = lambda n: None,
-            fn: Callable[..., Any] | None = None) -> tuple[list[Output], int]:
-    """Every question's :class:`Output` in order, and the number of retries made."""
+            fn: Callable[..., Any] | None = None,
+            places: Sequence[Place] | None = None) -> tuple[list[Output], int]:
+    """Every question's :class:`Output` in order, and the number of retries made
+    (``places``: where each question sits in its conversation; the turns of one
+    conversation are asked in order, each with the earlier turns, and conversations run
+    concurrently)."""
     pipe = build(cfg, fn)
-    outs = run_sync(_ask_all(pipe, questions, cfg.concurrency, advance))
+    where = list(places) if places is not None else [None] * len(questions)
+    outs = run_sync(_ask_all(pipe, questions, cfg.concurrency, advance, where))
     return outs, int(getattr(pipe, "retries", 0))
+
+
+def hears_history(cfg: PythonPipelineConfig | HttpPipelineConfig,
+                  fn: Callable[..., Any] | None = None) -> bool:
+    """Whether the pipeline gets the earlier turns of a conversation: an HTTP service
+    always (as chat messages), a Python callable when it takes ``history``."""
+    return bool(getattr(build(cfg, fn), "takes_history", True))
+
+
+def places_of(samples: Sequence[Sample]) -> list[Place]:
+    """Each sample's place in its conversation (``Sample.extra``), None for a question
+    asked alone."""
+    out: list[Place] = []
+    for s in samples:
+        cid, turn = s.extra.get("conversation_id"), s.extra.get("turn")
+        out.append((str(cid), int(turn)) if cid is not None and isinstance(turn, int)
+                   else None)
+    return out
 
 
 def _latencies(outs: Sequence[Output]) -> dict[str, float]:
@@ -130,7 +177,13 @@ def external(
         name = pipe.target if isinstance(pipe, PythonPipelineConfig) else pipe.display_url
         t0 = time.perf_counter()
         with prog.task(f"asking {name}", len(samples)) as advance:
-            outs, retries = ask_all(pipe, [s.question for s in samples], advance, fn)
+            places = places_of(samples)
+            outs, retries = ask_all(pipe, [s.question for s in samples], advance, fn,
+                                    places)
+        if any(places) and not hears_history(pipe, fn):
+            notes.append(f"pipeline {name} takes no history argument: each turn of the "
+                         "conversations was asked on its own, without the earlier turns "
+                         "(add a history=None parameter: it gets [{question, answer}, ...])")
         timings["pipeline_s"] = time.perf_counter() - t0
         timings.update(_latencies(outs))
         shapes = [o for o in outs if o.shape_error]
@@ -140,7 +193,7 @@ def external(
             raise ConfigError(f"config {cfg.name!r}: no question got a usable answer from "
                               f"{name}; the first: {first.error}"
                               + ("" if shown is None else f"; the response: {shown}"))
-        notes = _failure_note(name, outs, retries)
+        notes += _failure_note(name, outs, retries)
         config = {"name": cfg.name, "pipeline": pipeline_json(pipe)}
     if cfg.refusal_patterns:  # they change what counts as a refusal: part of the config
         config["refusal_patterns"] = list(cfg.refusal_patterns)

@@ -112,3 +112,145 @@ def test_a_repeated_conversation_id_is_an_error(tmp_path, capsys):
                    encoding="utf-8")
     code, _, err = run_cli(["run", "--outputs", str(log), "--no-history"], capsys)
     assert code == 2 and "duplicate conversation id" in err and "line 2" in err
+
+
+CHAT_MODULE = f'''
+SEEN = []
+
+def answer(question, history=None):
+    SEEN.append((question, history))
+    if "BM25" in question:
+        return {{"answer": "BM25 ranks documents", "contexts": [{P1!r}]}}
+    said = history[-1]["answer"] if history else "nothing"
+    return {{"answer": "after " + said + ": a reranker", "contexts": [{P2!r}]}}
+
+def alone(question):
+    return {{"answer": "no memory", "contexts": [{P3!r}]}}
+'''
+
+CHATS = [{"conversation_id": "c1", "turns": [
+             {"question": "What does BM25 rank?", "ground_truth_contexts": [P1]},
+             {"question": "And what reorders them afterwards?",
+              "ground_truth_contexts": [P2]}]},
+         {"conversation_id": "c2", "turns": [
+             {"question": "What reorders candidate passages?",
+              "ground_truth_contexts": [P2]}]}]
+
+
+def _chat_module(tmp_path, monkeypatch):
+    import sys
+
+    name = "chat_" + tmp_path.name.replace("-", "_")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / f"{name}.py").write_text(CHAT_MODULE)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "svc"), *sys.path])
+    return name
+
+
+def test_a_python_pipeline_gets_the_earlier_turns_in_order(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    name = _chat_module(tmp_path, monkeypatch)
+    ds = tmp_path / "chats.jsonl"
+    ds.write_text("\n".join(json.dumps(c) for c in CHATS) + "\n", encoding="utf-8")
+    for fn in ("answer", "alone"):
+        cfg = tmp_path / f"{fn}.toml"
+        cfg.write_text(f'name = "{fn}"\n[pipeline]\nkind = "python"\n'
+                       f'target = "{name}:{fn}"\npython_path = ["svc"]\nconcurrency = 4\n')
+        out = tmp_path / f"{fn}.json"
+        code, stdout, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg),
+                                     "--metrics", "mrr", "--output", str(out),
+                                     "--include-details", "--no-history"], capsys)
+        assert code == 0, err
+        answers = {q["id"]: q["answer"] for q in json.loads(out.read_text())["queries"]}
+        if fn == "answer":
+            seen = dict(importlib.import_module(name).SEEN)
+            # the first turn alone; the second after it, with its answer
+            assert seen["What does BM25 rank?"] == []
+            assert seen["And what reorders them afterwards?"] == [
+                {"question": "What does BM25 rank?", "answer": "BM25 ranks documents"}]
+            assert seen["What reorders candidate passages?"] == []
+            assert answers["c1#2"] == "after BM25 ranks documents: a reranker"
+            assert "takes no history" not in stdout + err
+        else:  # a function without history: each turn on its own, and the run says so
+            assert answers["c1#2"] == "no memory"
+            assert "takes no history argument" in stdout
+
+
+def test_an_http_pipeline_gets_the_conversation_as_chat_messages(server):
+    from support.fake_llm_server import Reply
+
+    from ragmark.pipelines.config import HttpPipelineConfig
+    from ragmark.running.source import ask_all
+
+    server.rule = lambda body: Reply(body={"answer": f"a{len(body.get('talk', []))}",
+                                           "contexts": ["c"]})
+    cfg = HttpPipelineConfig(kind="http", url=server.url + "/rag", messages_field="talk")
+    outs, _ = ask_all(cfg, ["q1", "q2", "q3", "alone"], places=[
+        ("c", 1), ("c", 2), ("c", 3), None])
+    assert [o.answer for o in outs] == ["a1", "a3", "a5", "a0"]
+    bodies = {r.body["question"]: r.body for r in server.requests}
+    assert "talk" not in bodies["alone"]
+    assert bodies["q3"]["talk"] == [
+        {"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
+        {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a3"},
+        {"role": "user", "content": "q3"}]
+
+
+WORDS = __import__("re").compile(r"[a-z0-9]{4,}")
+BLOCK = __import__("re").compile(r'<data name="(\w+)"(?: index="\d+")?>\n(.*?)\n</data>',
+                                 __import__("re").S)
+
+
+def reading_judge(body):
+    """A judge that reads what it is given: claims are the answer's sentences; a claim is
+    supported when every word of 4+ letters of it is in the passages or, in a
+    conversation, the earlier turns it was shown."""
+    from support.fake_llm_server import chat_reply
+
+    system = body["messages"][0]["content"]
+    user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+    blocks = BLOCK.findall(user)
+    if "factual claims" in system:
+        answer = dict(blocks)["answer"]
+        return chat_reply(json.dumps({"claims": [s.strip() + "." for s in answer.split(".")
+                                                 if s.strip()]}))
+    seen = set()
+    for name, text in blocks:
+        if name in ("context", "conversation"):
+            seen |= set(WORDS.findall(text.lower()))
+    claims = [t for name, t in blocks if name == "claim"]
+    return chat_reply(json.dumps({"verdicts": [
+        {"claim": i, "supported": set(WORDS.findall(c.lower())) <= seen, "reason": ""}
+        for i, c in enumerate(claims, start=1)]}))
+
+
+def test_the_judge_sees_the_earlier_turns(server, tmp_path, capsys):
+    """Turn 2 answers 'Bram Stoker wrote Dracula. Dracula was published in 1897.' from a
+    passage that says only the second; the first was established in turn 1. In the
+    conversation faithfulness is 2/2 = 1; the same turn logged alone is 1/2 = 0.5."""
+    server.rule = reading_judge
+    turn1 = {"question": "Who wrote Dracula?", "answer": "Bram Stoker wrote Dracula.",
+             "contexts": ["Bram Stoker wrote the novel Dracula."]}
+    turn2 = {"question": "When was it published?",
+             "answer": "Bram Stoker wrote Dracula. Dracula was published in 1897.",
+             "contexts": ["Dracula was published in 1897."]}
+    log = tmp_path / "chat.jsonl"
+    log.write_text(json.dumps({"conversation_id": "c", "turns": [turn1, turn2]}) + "\n")
+    alone = tmp_path / "alone.jsonl"
+    alone.write_text(json.dumps({"id": "t2", **turn2}) + "\n")
+    got = {}
+    for path in (log, alone):
+        out = tmp_path / f"{path.stem}.json"
+        code, _, err = run_cli(["run", "--outputs", str(path), "--metrics", "faithfulness",
+                                "--llm-base-url", server.url, "--llm-model", "test-model",
+                                "--output", str(out), "--no-history"], capsys)
+        assert code == 0, err
+        got[path.stem] = json.loads(out.read_text())["per_query"]
+    assert got["chat"]["c#1"]["faithfulness"] == 1.0
+    assert got["chat"]["c#2"]["faithfulness"] == 1.0
+    assert got["alone"]["t2"]["faithfulness"] == 0.5
+    conversation = [r.body for r in server.requests
+                    if "earlier turns of the conversation" in r.body["messages"][0]["content"]]
+    assert conversation and "user: Who wrote Dracula?\nassistant: Bram Stoker wrote Dracula." \
+        in conversation[-1]["messages"][-1]["content"]
