@@ -99,6 +99,7 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
         _print_metrics(res, q, out)
         return
     _indented(out, q.question or "")
+    _print_turn(q, out)
     _print_truth(q, out)
     _print_retrieved(res, q, out)
     _print_hops(q, out)
@@ -114,6 +115,20 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
             _indented(out, f"[{i}] {text}")
     _print_blame(q, out)
     _print_metrics(res, q, out)
+
+
+def _print_turn(q: QueryRecord, out: Console) -> None:
+    """A turn of a conversation: which, and what was said before it."""
+    talk = q.turn
+    if not talk:
+        return
+    earlier = [t for t in talk.get("history") or [] if isinstance(t, dict)]
+    _heading(out, f"Conversation {talk.get('id')}, turn {talk.get('turn')}"
+                  + (f" (after {_n(len(earlier), 'earlier turn')})" if earlier else ""))
+    for t in earlier:
+        _indented(out, f"user: {t.get('question')}", hang=8)
+        if t.get("answer"):
+            _indented(out, f"assistant: {t['answer']}", indent=4, hang=8)
 
 
 def _print_hops(q: QueryRecord, out: Console) -> None:

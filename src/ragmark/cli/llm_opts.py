@@ -149,8 +149,6 @@ def _calls_line(who: str, est: dict[str, Any], what: str) -> str:
     most = est.get("at_most", est["calls"])
     return (
         f"dry run: {who}{est['calls']} {what} calls"
-        + (f" ({est['calls'] / est['questions']:.1f} a question)" if est.get("questions")
-           else "")
         + (f" (at most {most} with re-asks)" if most != est["calls"] else "")
         + f" to {est['model']} at {est['endpoint']}, {est['cached']} more served from "
         f"the cache; about {est['estimated_prompt_tokens']:,} prompt tokens"
@@ -158,6 +156,8 @@ def _calls_line(who: str, est: dict[str, Any], what: str) -> str:
         + f" (characters / 4); estimated cost {_cost(est['estimated_cost'])}"
         + (_at_most(est, "at_most_cost", "estimated_cost", "${:.4f}")
            if est["estimated_cost"] is not None else "") + "."
+        + (f" That is {est['calls'] / est['questions']:.1f} calls a question."
+           if est.get("questions") else "")
         + (f"\nwarning: {est['cut_to_fit']} of those prompts do not fit the model's context "
            f"window of {est['context_window']:,} tokens with their whole texts: the run will "
            "cut the texts they judge to fit" if est.get("cut_to_fit") else ""))

@@ -21,6 +21,7 @@ from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
 from ragmark.report.html_common import View, breakable, num
 from ragmark.report.html_questions import CSS, JS, questions
+from ragmark.report.html_shapes import shapes
 from ragmark.results.comparison import Comparison
 from ragmark.results.model import DERIVED, QueryRecord
 from ragmark.stats import ComparisonRow, bootstrap_ci
@@ -353,7 +354,7 @@ def body(data: Mapping[str, Any]) -> str:
                     '<section id="summary"><h2>Metrics</h2>',
                     _metric_table(comparison, vs, all_metrics), "</section>",
                     _forests(comparison, vs, shown), _costs(vs), _curves(vs),
-                    _distributions(vs, shown),
+                    shapes(vs, shown), _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
                     history(comparison.gated if comparison is not None else
                             vs[0].report.gated if vs and vs[0].report else None)])

@@ -58,6 +58,19 @@ def _claim_blame(q: QueryRecord) -> str:
             + (f"<ul>{problems}</ul>" if problems else ""))
 
 
+def _turn(q: QueryRecord) -> str:
+    """A turn of a conversation: which, and the earlier turns."""
+    talk = q.turn
+    if not talk:
+        return ""
+    said = "".join(
+        f"<li><b>user:</b> {escape(str(t.get('question')))}"
+        + (f"<br><b>assistant:</b> {escape(str(t['answer']))}" if t.get("answer") else "")
+        + "</li>" for t in talk.get("history") or [] if isinstance(t, dict))
+    return (f"<p><b>Conversation</b> {escape(str(talk.get('id')))}, turn "
+            f"{escape(str(talk.get('turn')))}</p>" + (f"<ol>{said}</ol>" if said else ""))
+
+
 def _hops(q: QueryRecord) -> str:
     """Each retrieval step of the question on its own (multi-hop)."""
     if not q.hops:
@@ -83,7 +96,8 @@ def question_details(q: QueryRecord) -> str:
                       for m, s in q.metrics.items())
     contexts = "".join(f"<li>{_clip(c)}</li>" for c in q.contexts)
     answer = q.answer
-    return (f"<p><b>Ground truth:</b> {targets or escape(str(gt.get('kind', 'none')))}</p>"
+    truth = targets or escape(str(gt.get("kind", "none")))
+    return (f"{_turn(q)}<p><b>Ground truth:</b> {truth}</p>"
             '<table class="items"><thead><tr><th>rank</th><th>score</th><th>id</th>'
             "<th>document</th><th>grade</th><th>matched by</th></tr></thead>"
             f"<tbody>{items}</tbody></table>{_hops(q)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ragmark.llm.accounting import COMPONENTS
@@ -123,6 +124,9 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
         "",
         f"Percentile bootstrap over queries, {st.n_resamples:,} resamples, seed {st.seed}.",
     ]
+    for name, r in c.reports.items():
+        if r.conversations:
+            lines += ["", *turns_markdown(r.conversations, cols, name)]
     if c.rows:
         lines += ["", f"### Changes against {c.baseline}", ""]
         lines += [f"- {change_sentence(r, c.baseline, label(r.metric))}" for r in c.rows]
@@ -178,8 +182,34 @@ def run_markdown(report: RunReport) -> str:
                   "|---:|---:|---:|---:|---:|---:|"]
         lines += [f"| {h.hop} | {h.questions} | {_num(h.recall)} | {_num(h.hit)} | "
                   f"{_num(h.mrr)} | {h.found} of {h.found_any} |" for h in report.hops]
+    if report.conversations:
+        lines += ["", *turns_markdown(report.conversations, [
+            m for m in report.metrics if m in report.conversations["overall"]][:6])]
     lines += ([""] + [f"Note: {n}" for n in report.notes] if report.notes else [])
     return "\n".join(lines) + "\n\n"
+
+
+def turns_markdown(conv: dict[str, Any], metrics: Sequence[str], config: str | None = None
+                   ) -> list[str]:
+    """Conversations: each metric's mean per turn position, then over the conversations
+    (the mean of their means, their last turns, how many fail at some turn)."""
+    shown = [m for m in metrics if m in conv["overall"]]
+    if not shown:
+        return []
+    o = conv["overall"]
+    lines = [f"Conversations{f' ({config})' if config else ''}: {conv['conversations']}, "
+             "each metric by turn:", "",
+             "| Turn | Questions | " + " | ".join(label(m) for m in shown) + " |",
+             "|---|---:|" + "---:|" * len(shown)]
+    lines += [f"| {t['turn']} | {t['questions']} | "
+              + " | ".join(_num(t["metrics"][m]["mean"]) for m in shown) + " |"
+              for t in conv["by_turn"]]
+    lines += [f"| per conversation | {conv['conversations']} | "
+              + " | ".join(_num(o[m]["mean_of_conversations"]) for m in shown) + " |",
+              "| last turn | | " + " | ".join(_num(o[m]["last_turn"]) for m in shown) + " |",
+              f"| failing (< {conv['failing_below']:g}) | | "
+              + " | ".join(str(o[m]["failing_conversations"]) for m in shown) + " |"]
+    return lines
 
 
 def _num(v: float | None) -> str:

@@ -68,6 +68,7 @@ def queries_json(report: RunReport) -> list[dict[str, Any]]:
     """Every question in full: ground truth, retrieved items with their match, answer,
     contexts, metrics with missing reasons (``--include-details``)."""
     out = []
+    answers = {q.id: q.answer for q in report.queries}
     for q in report.queries:
         truth = ground_truth_json(q.sample) if q.sample else q.ground_truth
         out.append({
@@ -83,8 +84,19 @@ def queries_json(report: RunReport) -> list[dict[str, Any]]:
             "contexts": q.contexts,
             "metrics": {k: score_json(s) for k, s in q.metrics.items()},
             **({"hops": [h.to_json() for h in q.hops]} if q.hops else {}),
+            **({"conversation": _with_answers(talk, answers)} if (talk := q.turn) else {}),
         })
     return out
+
+
+def _with_answers(talk: dict[str, Any], answers: Mapping[str, str | None]
+                  ) -> dict[str, Any]:
+    """A turn's place in its conversation, each earlier turn with the answer this run got
+    for it (a pipeline's), else the one the set logged."""
+    history = [{**t, "answer": answers.get(f"{talk['id']}#{n}") or t.get("answer")}
+               for n, t in enumerate(talk.get("history") or [], start=1)
+               if isinstance(t, Mapping)]
+    return {**talk, "history": history}
 
 
 def depth_json(report: RunReport) -> dict[str, Any]:
@@ -103,6 +115,19 @@ def depth_json(report: RunReport) -> dict[str, Any]:
         out["at_depth"] = dict(report.at_depth)
     if report.short_rankings:
         out["short_rankings"] = {str(k): n for k, n in report.short_rankings.items()}
+    return out
+
+
+def shapes_json(report: RunReport) -> dict[str, Any]:
+    """What a run's shape adds, when it has it: ``hops`` (retrieval by step),
+    ``risk_coverage`` (answers with a confidence), ``conversations`` (turns)."""
+    out: dict[str, Any] = {}
+    if report.hops:
+        out["hops"] = [h.to_json() for h in report.hops]
+    if report.risk_coverage is not None:
+        out["risk_coverage"] = report.risk_coverage
+    if report.conversations is not None:
+        out["conversations"] = report.conversations
     return out
 
 
@@ -130,12 +155,7 @@ def run_to_json(report: RunReport, include_details: bool = False) -> dict[str, A
     if report.corrected:
         out["corrected"] = report.corrected
     out.update(depth_json(report))
-    if report.hops:
-        out["hops"] = [h.to_json() for h in report.hops]
-    if report.risk_coverage is not None:
-        out["risk_coverage"] = report.risk_coverage
-    if report.conversations is not None:
-        out["conversations"] = report.conversations
+    out.update(shapes_json(report))
     if include_details:
         out["queries"] = queries_json(report)
     if report.gated:
@@ -232,6 +252,7 @@ def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, A
             "llm": r.llm,
             **({"corrected": r.corrected} if r.corrected else {}),
             **depth_json(r),
+            **shapes_json(r),
             **({"queries": queries_json(r)} if include_details else {}),
         }
     first = next(iter(c.reports.values()))

@@ -111,6 +111,20 @@ class QueryRecord:
     """Without ``sample`` (a report read from a file): the ground truth as written."""
     hops: tuple[HopRecord, ...] = ()
     """Its retrieval steps judged one by one, when its contexts came in steps."""
+    conversation: dict[str, Any] | None = None
+    """Without ``sample`` (a report read from a file): its place in a conversation."""
+
+    @property
+    def turn(self) -> dict[str, Any] | None:
+        """Its place in a conversation, when it is a turn of one: ``{"id", "turn",
+        "history": [{question, answer}, ...]}`` (the earlier turns)."""
+        if self.sample is None:
+            return self.conversation
+        extra = self.sample.extra
+        if "conversation_id" not in extra:
+            return None
+        return {"id": str(extra["conversation_id"]), "turn": extra.get("turn"),
+                "history": list(extra.get("history") or [])}
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

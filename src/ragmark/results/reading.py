@@ -68,10 +68,13 @@ def query_of(file: str, i: int, q: Any) -> QueryRecord:
             raise where.error(f"expected a string, got {describe(c)}", field=f"contexts[{j}]")
     metrics = field_of(q, "metrics", dict, where, "metrics", "an object")
     hops = field_of(q, "hops", list, where, "hops", "a list", optional=True) or []
+    talk = field_of(q, "conversation", dict, where, "conversation", "an object",
+                    optional=True)
     return QueryRecord(qid, question, retrieved, answer,
                        {m: score_of(v, where, f"metrics.{m}") for m, v in metrics.items()},
                        list(contexts), ground_truth=truth,
-                       hops=tuple(hop_of(h, where, f"hops[{j}]") for j, h in enumerate(hops)))
+                       hops=tuple(hop_of(h, where, f"hops[{j}]") for j, h in enumerate(hops)),
+                       conversation=talk)
 
 
 def hop_of(h: Any, where: Where, name: str) -> HopRecord:

@@ -6,6 +6,7 @@ hand-worked."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from support.cli import run_cli
@@ -254,3 +255,59 @@ def test_the_judge_sees_the_earlier_turns(server, tmp_path, capsys):
                     if "earlier turns of the conversation" in r.body["messages"][0]["content"]]
     assert conversation and "user: Who wrote Dracula?\nassistant: Bram Stoker wrote Dracula." \
         in conversation[-1]["messages"][-1]["content"]
+
+
+def test_conversations_in_compare_report_inspect_and_diff(tmp_path, capsys, monkeypatch):
+    """Two pipelines on the conversation set: MRR per turn c1#1 1, c1#2 1, c2#1 1 for
+    'answer' (each answers from the right passage); 'alone' gives P3 for every turn: 0.
+    By turn: 'answer' 1.0 at turns 1 and 2; 'alone' 0.0."""
+    name = _chat_module(tmp_path, monkeypatch)
+    ds = tmp_path / "chats.jsonl"
+    ds.write_text("\n".join(json.dumps(c) for c in CHATS) + "\n", encoding="utf-8")
+    cfgs = []
+    for fn in ("answer", "alone"):
+        cfg = tmp_path / f"{fn}.toml"
+        cfg.write_text(f'name = "{fn}"\n[pipeline]\nkind = "python"\n'
+                       f'target = "{name}:{fn}"\npython_path = ["svc"]\n')
+        cfgs.append(str(cfg))
+    out = tmp_path / "cmp"
+    code, stdout, err = run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs,
+                                 "--metrics", "mrr", "--output", str(out),
+                                 "--include-details", "--no-history"], capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "cmp.json").read_text())
+    for cfg, value in (("answer", 1.0), ("alone", 0.0)):
+        conv = data["configs"][cfg]["conversations"]
+        assert conv["conversations"] == 2
+        assert [t["metrics"]["mrr"]["mean"] for t in conv["by_turn"]] == [value, value]
+    md = (tmp_path / "cmp.md").read_text()
+    assert "Conversations (answer): 2, each metric by turn:" in md
+    assert "| 2 | 1 | 1.0000 |" in md and "| 2 | 1 | 0.0000 |" in md
+    # the question view knows the turn and what the pipeline answered before it
+    (turn,) = [q for q in data["configs"]["answer"]["queries"] if q["id"] == "c1#2"]
+    assert turn["conversation"] == {"id": "c1", "turn": 2, "history": [
+        {"question": "What does BM25 rank?", "answer": "BM25 ranks documents"}]}
+    html = tmp_path / "cmp.html"
+    code, _, err = run_cli(["report", str(tmp_path / "cmp.json"), "--output", str(html)],
+                           capsys)
+    assert code == 0, err
+    page = html.read_text()
+    assert "answer: 2 conversations, by turn" in page and "alone: 2 conversations" in page
+    assert "<b>Conversation</b> c1, turn 2" in page
+    # a run file: inspect shows the turn; diff pairs the turns of two runs by their ids
+    runs = {}
+    for cfg in cfgs:
+        r = tmp_path / f"{Path(cfg).stem}-run.json"
+        code, _, err = run_cli(["run", "--dataset", str(ds), "--config", cfg, "--metrics",
+                                "mrr", "--output", str(r), "--include-details",
+                                "--no-history"], capsys)
+        assert code == 0, err
+        runs[Path(cfg).stem] = r
+    code, text, err = run_cli(["inspect", str(runs["answer"]), "c1#2"], capsys)
+    assert code == 0, err
+    assert "Conversation c1, turn 2 (after 1 earlier turn)" in text
+    assert "assistant: BM25 ranks documents" in text
+    code, text, err = run_cli(["diff", str(runs["alone"]), str(runs["answer"]),
+                               "--metrics", "mrr"], capsys)
+    assert code == 0, err
+    assert "c1#2" in text
