@@ -111,6 +111,9 @@ class RunConfig(BaseModel):
     refusal_patterns: tuple[str, ...] = ()
     """Regular expressions (case-insensitive) that mark an answer as a refusal, besides
     the default phrases (:data:`ragmark.metrics.production.REFUSALS`)."""
+    refusal_judge: bool = False
+    """Whether an LLM judge (:mod:`ragmark.judges.refusal`) decides which answers are
+    refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
     pipeline: PipelineConfig | None = None  # an external system instead of the parts above
     llm: LLMTable | None = None  # the LLM endpoint (judges; llm generator and reranker)
 

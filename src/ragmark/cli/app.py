@@ -115,7 +115,13 @@ def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def refusal_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--refusal-pattern REGEX``: what else counts as a refusal (repeatable)."""
+    """``--refusal-pattern REGEX``: what else counts as a refusal (repeatable);
+    ``--refusal-judge``: an LLM judge decides instead."""
+    f = click.option(
+        "--refusal-judge", is_flag=True,
+        help="An LLM judge decides which answers decline the question (for refusal and "
+             "the abstention metrics), instead of the phrases and patterns; needs an LLM "
+             "endpoint. Config: refusal_judge = true.")(f)
     return click.option(
         "--refusal-pattern", "refusal_patterns", multiple=True, metavar="REGEX",
         help="A regular expression (case-insensitive) that marks an answer as a refusal, "

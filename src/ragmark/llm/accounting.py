@@ -10,7 +10,7 @@ from typing import Any
 from ragmark.llm.client import LLMClient
 from ragmark.llm.config import LLMSettings
 
-COMPONENTS = ("generator", "reranker", "embeddings")
+COMPONENTS = ("generator", "reranker", "embeddings", "refusal")
 """The pipeline components whose model calls a run accounts for, each in its own block."""
 
 

@@ -26,26 +26,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmark.metrics.answer import AnswerCase, exact_match
-from ragmark.metrics.production import is_refusal
+from ragmark.metrics.production import is_refusal, refused
 from ragmark.types import MetricSpec, Sample, Score, spec
 
 UNANSWERABLE = "unanswerable by design"
 """The reason of an answer metric on a question marked unanswerable."""
 
 
-def _refused(c: AnswerCase) -> bool:
-    return is_refusal(c.answer, c.refusals)
-
-
 def abstention_recall_of(c: AnswerCase) -> Score:
     if c.sample.answerable:
         return Score.missing("answerable question (abstention recall counts the "
                              "unanswerable ones)")
-    return Score(1.0 if _refused(c) else 0.0)
+    return Score(1.0 if refused(c) else 0.0)
 
 
 def abstention_precision_of(c: AnswerCase) -> Score:
-    if not _refused(c):
+    if not refused(c):
         return Score.missing("answered (abstention precision counts the refusals)")
     return Score(0.0 if c.sample.answerable else 1.0)
 
@@ -53,13 +49,13 @@ def abstention_precision_of(c: AnswerCase) -> Score:
 def over_refusal_of(c: AnswerCase) -> Score:
     if not c.sample.answerable:
         return Score.missing(UNANSWERABLE)
-    return Score(1.0 if _refused(c) else 0.0)
+    return Score(1.0 if refused(c) else 0.0)
 
 
 def answered_accuracy_of(c: AnswerCase) -> Score:
     if not c.sample.answerable:
         return Score.missing(UNANSWERABLE)
-    if _refused(c):
+    if refused(c):
         return Score.missing("refused (answered accuracy counts the answered questions)")
     if not c.sample.expected_answer:
         return Score.missing("no expected answer")
@@ -86,9 +82,11 @@ without a value, which fails a run that asks for it)."""
 
 
 def risk_coverage(cases: Sequence[tuple[Sample, str | None, float | None]],
-                  patterns: Sequence[str] = ()) -> dict[str, Any] | None:
+                  patterns: Sequence[str] = (),
+                  judged: Sequence[float | None] | None = None) -> dict[str, Any] | None:
     """The risk-coverage curve of a system that gives a confidence with its answers
-    (selective prediction): the answered questions whose correctness is known — an
+    (selective prediction): the answered questions (not refused: ``judged`` holds the
+    refusal judge's verdicts where it gave them) whose correctness is known — an
     unanswerable one answered is wrong, an answerable one is right when it equals the
     expected answer (exact_match's rule) — most confident first; at the k-th, coverage
     is k / the questions, risk the share wrong among the k. ``aurc`` is the mean risk
@@ -98,8 +96,11 @@ def risk_coverage(cases: Sequence[tuple[Sample, str | None, float | None]],
     (0.25, 0), (0.5, 0.5), (0.75, 0.333); AURC (0 + 0.5 + 0.333) / 3 = 0.278.
     """
     scored = []
-    for sample, answer, confidence in cases:
-        if answer is None or confidence is None or is_refusal(answer, patterns):
+    verdicts = list(judged) if judged is not None else [None] * len(cases)
+    for (sample, answer, confidence), verdict in zip(cases, verdicts, strict=True):
+        if answer is None or confidence is None:
+            continue
+        if (bool(verdict) if verdict is not None else is_refusal(answer, patterns)):
             continue
         if sample.answerable and not sample.expected_answer:
             continue  # right or wrong cannot be told

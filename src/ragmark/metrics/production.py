@@ -64,9 +64,18 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+def refused(c: AnswerCase) -> bool:
+    """Whether the case's answer is a refusal: the refusal judge's verdict when it gave
+    one (``facts["refused"]``, ``refusal_judge = true``), else :func:`is_refusal`."""
+    verdict = c.facts.get("refused")
+    if verdict is not None:
+        return bool(verdict)
+    return is_refusal(c.answer, c.refusals)
+
+
 def refusal_of(c: AnswerCase) -> Score:
     """1 when the answer declines (or is empty), else 0."""
-    return Score(1.0 if is_refusal(c.answer, c.refusals) else 0.0)
+    return Score(1.0 if refused(c) else 0.0)
 
 
 def empty_retrieval_of(c: AnswerCase) -> Score:

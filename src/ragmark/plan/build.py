@@ -44,7 +44,7 @@ def plan_run(req: RunRequest) -> Plan:
     with closed_on_error(ex):
         src = source_of(req, names)
         ds, pooled = _with_extra(src.dataset, req.qrels_extra)
-        cfg = with_refusals(src.config, req.refusal_patterns)
+        cfg = with_refusals(src.config, req.refusal_patterns, req.refusal_judge)
         notes: list[str] = []
         if every:  # every metric whose needs the data, the endpoint and the extras meet
             names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
@@ -57,7 +57,8 @@ def plan_run(req: RunRequest) -> Plan:
             check_trec_ids((s.id for s in ds.samples), "question")
             if src.outputs is None and cfg.pipeline is None:
                 check_trec_ids((d.id for d in ds.corpus.documents), "document")
-        llm, (cfg,) = _endpoint(req, [cfg], need=bool(judges or req.require_llm))
+        llm, (cfg,) = _endpoint(req, [cfg], need=bool(
+            judges or req.require_llm or cfg.refusal_judge))
         return Plan(
             kind="run", dataset=ds, configs=(cfg,),
             metrics=None if names is None else tuple(str(m) for m in names),
@@ -110,7 +111,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
             told += fit_notes
             run_metrics = [str(m) for m in all_names]
             judges += [j for j in more if j not in judges]
-        llm, cfgs = _endpoint(req, cfgs, need=bool(judges or req.require_llm))
+        llm, cfgs = _endpoint(req, cfgs, need=bool(
+            judges or req.require_llm or any(c.refusal_judge for c in cfgs)))
         stats = req.stats or StatSettings(test=req.test, alpha=req.alpha,
                                           n_resamples=req.resamples, seed=req.seed,
                                           correction=req.correction)
@@ -250,13 +252,16 @@ def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:
         specs, note = default_configs()
         if note:
             told.append(note)
-    return [with_refusals(c, req.refusal_patterns) for s in specs for c in (
+    return [with_refusals(c, req.refusal_patterns, req.refusal_judge) for s in specs for c in (
         [s] if isinstance(s, RunConfig) else load_configs(s, top_k=req.top_k))]
 
 
-def with_refusals(cfg: RunConfig, patterns: Sequence[str]) -> RunConfig:
+def with_refusals(cfg: RunConfig, patterns: Sequence[str], judge: bool = False
+                  ) -> RunConfig:
     """The config with the ``--refusal-pattern`` flags added to its own patterns (each
-    checked as a regular expression)."""
+    checked as a regular expression), and the refusal judge on with ``--refusal-judge``."""
+    if judge and not cfg.refusal_judge:
+        cfg = cfg.model_copy(update={"refusal_judge": True})
     if not patterns:
         return cfg
     from ragmark.config import check_regexes

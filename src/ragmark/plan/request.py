@@ -35,6 +35,8 @@ class Request:
     refusal_patterns: tuple[str, ...] = ()
     """``--refusal-pattern``: regular expressions that mark an answer as a refusal,
     besides the default phrases and the configs' own."""
+    refusal_judge: bool = False
+    """``--refusal-judge``: an LLM judge decides which answers are refusals."""
     encoding: str | None = None
     qrels_extra: str | None = None
     # where the results go (``output`` None: no files)

@@ -254,3 +254,47 @@ def estimate(
 
     run_sync(walk())
     return {**dry.summary(), "questions": len(samples)}
+
+
+async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
+                         settings: LLMSettings | None, advance: Callable[[int], None]
+                         ) -> tuple[list[bool | None], list[str], dict[str, Any]]:
+    """The refusal judge's verdict on each answer (True: it declines the question; an
+    empty answer without a call; None where the judge gave no verdict), notes, and the
+    LLM accounting. Without an endpoint, or one that does not answer, every verdict is
+    None and a note says the phrases decide."""
+    from ragmark.judges.prompt import JudgeFailure, ask
+    from ragmark.judges.refusal import REFUSAL_PROMPT, RefusalInput
+
+    fallback = "refusals were told by the phrases and patterns"
+    if settings is None:
+        return [None] * len(answers), [f"refusal judge skipped: no LLM endpoint configured; "
+                                       f"{fallback}"], {}
+    client = open_client(settings)
+    counts = JudgeCounts()
+    try:
+        ok, reason = await client.probe()
+        if not ok:
+            return [None] * len(answers), [
+                f"refusal judge skipped: the LLM endpoint did not answer: {reason}; "
+                f"{fallback}"], {}
+
+        async def one(s: Sample, answer: str) -> bool | None:
+            if not answer.strip():
+                advance(1)
+                return True
+            got = await ask(client, REFUSAL_PROMPT, RefusalInput(
+                question=s.question, answer=answer), counts=counts)
+            advance(1)
+            return None if isinstance(got, JudgeFailure) else got.refused
+
+        flags = list(await asyncio.gather(*(one(s, a) for s, a in zip(
+            samples, answers, strict=True))))
+    finally:
+        await client.aclose()
+    notes = []
+    unjudged = sum(f is None for f in flags)
+    if unjudged:
+        notes.append(f"refusal judge: no verdict on {unjudged} of {len(flags)} answers; "
+                     f"for those, {fallback}")
+    return flags, notes, llm_summary(settings, client, counts)

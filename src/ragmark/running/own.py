@@ -179,7 +179,8 @@ def own(
     parts = got.parts
     # refusal patterns are recorded when given (a config without them records as before)
     cfg_json = without_credentials(cfg.model_dump(mode="json", exclude={"pipeline"} | (
-        set() if cfg.refusal_patterns else {"refusal_patterns"})))
+        set() if cfg.refusal_patterns else {"refusal_patterns"}) | (
+        set() if cfg.refusal_judge else {"refusal_judge"})))
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
                                                **parts.chunker_params})
     facts = {"chunks": len(got.chunks), "index": got.index_source}

@@ -24,7 +24,7 @@ from ragmark.executors import using
 from ragmark.llm.accounting import llm_total
 from ragmark.metrics.abstention import UNANSWERABLE, risk_coverage
 from ragmark.metrics.names import MetricName
-from ragmark.pipelines.base import Output, Sourced, corpus_ids
+from ragmark.pipelines.base import Output, Sourced, StageReport, corpus_ids
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import (
     Aggregate,
@@ -41,6 +41,7 @@ from ragmark.running.scoring import (
     answer_stage,
     judge_stage,
     match_stage,
+    refusal_stage,
     retrieval_scores,
 )
 from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
@@ -268,6 +269,10 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
                 if s.truth.kind == "ids" and p.chunks and p.anonymous == len(p.chunks)}
     matched = match_stage(samples, src.queries, unit,
                           [m for m in names if m.kind == "retrieval"], prog)
+    refusal = StageReport()
+    if cfg.refusal_judge:  # its verdicts go with the answers' facts
+        src.queries, refusal = refusal_stage(samples, src.queries, failed, prog=prog,
+                                             llm=task.llm)
     answers, answer_scores = answer_stage(samples, src.queries, failed,
                                           [m for m in names if m.kind == "answer"], cfg,
                                           dataset.corpus.by_id())
@@ -276,6 +281,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
                             if not s.answerable and qi not in failed}
     judged, stats = judge_stage(samples, answers, unjudged_qs, judge_names, prog=prog,
                                 llm=task.llm, require_llm=task.require_llm)
+    stats = refusal.merge(stats)
     timings = {**src.timings, **stats.timings, "total_s": time.perf_counter() - started}
 
     records = []
@@ -298,7 +304,8 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     curve = None
     if any("confidence" in p.facts for p in src.queries):
         curve = risk_coverage([(s, answers[qi].answer, src.queries[qi].facts.get(
-            "confidence")) for qi, s in enumerate(samples)], cfg.refusal_patterns)
+            "confidence")) for qi, s in enumerate(samples)], cfg.refusal_patterns,
+            [p.facts.get("refused") for p in src.queries])
     if curve is not None:
         aggregates["aurc"] = Aggregate(curve["aurc"], curve["n"], curve["of"] - curve["n"], {
             "no confidence, refused, or right or wrong cannot be told": curve["of"] - curve["n"]}

@@ -186,6 +186,33 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
     return answers, scores
 
 
+def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
+                  failed: Mapping[int, Score], *, prog: Progress, llm: LLMSettings | None
+                  ) -> tuple[list[Produced], StageReport]:
+    """The refusal judge (``refusal_judge = true``) on every answer: its verdict goes
+    with the question's facts as ``refused`` (1 or 0), which the refusal and abstention
+    metrics then read instead of the phrases."""
+    from dataclasses import replace
+
+    from ragmark.running.judging import refusals_async
+
+    todo = [qi for qi, p in enumerate(produced)
+            if qi not in failed and isinstance(p.answer, str)]
+    if not todo:
+        return list(produced), StageReport()
+    t0 = time.perf_counter()
+    with prog.task("judging refusals", len(todo)) as adv:
+        flags, notes, summary = run_sync(refusals_async(
+            [samples[qi] for qi in todo], [str(produced[qi].answer) for qi in todo], llm,
+            adv))
+    out = list(produced)
+    for qi, flag in zip(todo, flags, strict=True):
+        if flag is not None:
+            out[qi] = replace(out[qi], facts={**out[qi].facts, "refused": float(flag)})
+    return out, StageReport({"refusal_judge_s": time.perf_counter() - t0}, tuple(notes),
+                            {"refusal": summary} if summary else {})
+
+
 def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
                 failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
                 llm: LLMSettings | None, require_llm: bool,

@@ -197,6 +197,8 @@ def external(
         config = {"name": cfg.name, "pipeline": pipeline_json(pipe)}
     if cfg.refusal_patterns:  # they change what counts as a refusal: part of the config
         config["refusal_patterns"] = list(cfg.refusal_patterns)
+    if cfg.refusal_judge:
+        config["refusal_judge"] = True
     extra["chunks"] = sum(len(o.contexts) for o in outs)
     made = [produced(o, with_answers, resolve) for o in outs]
     by_text, anonymous = sum(p.by_text for p in made), sum(p.anonymous for p in made)

@@ -140,3 +140,39 @@ def test_a_bad_flag_is_an_error_naming_the_field(tmp_path, capsys, item, message
     log.write_text(json.dumps(item) + "\n", encoding="utf-8")
     code, _, err = run_cli(["run", "--outputs", str(log), "--no-history"], capsys)
     assert code == 2 and message in err and "line 1" in err
+
+
+def test_the_refusal_judge_decides_instead_of_the_phrases(tmp_path, capsys, server):
+    """Answers: a1 'I don't know the details, but term frequency and inverse document
+    frequency.' (the phrases call it a refusal; it answers), u1 'The documents are silent
+    on that.' (no phrase matches; it declines), a2 'the candidate passages', u2 ''. The
+    judge (scripted: YES when the answer says 'silent') declines u1 and answers a1.
+    Phrases: abstention recall 1/2 (u2 empty), over-refusal 1/2 (a1). Judge: recall 2/2,
+    over-refusal 0/2, answered accuracy 1/2 (a1 is not exactly the expected answer, a2
+    is); the empty answer is a refusal without a call: 3 calls."""
+    from support.fake_llm_server import chat_reply
+
+    def judge(body):
+        user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        return chat_reply("YES" if "silent" in user else "NO")
+
+    server.rule = judge
+    log = _log(tmp_path, {
+        "a1": "I don't know the details, but term frequency and inverse document "
+              "frequency.", "u1": "The documents are silent on that.",
+        "a2": "the candidate passages", "u2": ""}, "judged")
+    phrases = _run(tmp_path, capsys, log)["metrics"]
+    assert phrases["abstention_recall"] == 0.5 and phrases["over_refusal"] == 0.5
+    data = _run(tmp_path, capsys, log, "--refusal-judge", "--llm-base-url", server.url,
+                "--llm-model", "test-model", "--metrics", ALL + ",refusal")
+    m = data["metrics"]
+    assert m["abstention_recall"] == 1.0 and m["over_refusal"] == 0.0
+    assert m["abstention_precision"] == 1.0 and m["answered_accuracy"] == 0.5
+    assert data["per_query"]["u1"]["refusal"] == 1.0 and data["per_query"]["a1"]["refusal"] == 0.0
+    assert data["config"]["refusal_judge"] is True
+    assert data["llm"]["refusal"]["calls"] == 3
+    assert len(server.requests) == 3
+    # without an endpoint the phrases decide, and the run says so
+    out = _run(tmp_path, capsys, _log(tmp_path, {"a1": "x", "u1": "y", "a2": "z", "u2": ""},
+                                      "alone"), "--refusal-judge")
+    assert any("refusal judge skipped: no LLM endpoint configured" in n for n in out["notes"])
