@@ -5,19 +5,21 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ragmark.data._read import base_suffix, missing_error
+from ragmark.data._read import base_suffix, missing_error, read_json
 from ragmark.data.beir import is_beir_folder, load_beir
 from ragmark.data.conversations import is_conversations, turns_of
+from ragmark.data.foreign import is_embedding_qa, load_embedding_qa, read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag
-from ragmark.data.sets import load_context_set, load_keyword_set, read_items, set_format
+from ragmark.data.sets import load_context_set, load_keyword_set, set_format
 from ragmark.errors import DataError
 from ragmark.types import Dataset
 
 FORMATS = (
     "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), "
     "an Open RAG Benchmark folder (queries.json, qrels.json, corpus/), "
-    "a keyword or context set, or a conversation set (.json, .jsonl or .jsonl.gz)"
+    "a keyword or context set, or a conversation set (.json, .jsonl or .jsonl.gz), or "
+    "a RAGAS, DeepEval or LlamaIndex evaluation set (.json, .jsonl, .csv)"
 )
 
 
@@ -62,9 +64,18 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
         raise DataError(f"not a dataset folder; {FORMATS}", file=str(path))
     if not path.exists():
         raise missing_error(path)
-    if base_suffix(path) not in (".json", ".jsonl"):
+    if base_suffix(path) not in (".json", ".jsonl", ".csv"):
         raise DataError(f"not a dataset; {FORMATS}{_hint(path)}", file=str(path))
-    items = read_items(path, lenient.encoding)
+    data = read_json(path, lenient.encoding) if base_suffix(path) == ".json" else None
+    if is_embedding_qa(data):
+        if corpus is not None:
+            raise DataError("an EmbeddingQAFinetuneDataset has its own corpus; leave out "
+                            "--corpus", file=str(path))
+        return load_embedding_qa(path, data, lenient)
+    items, foreign = read_rows(path, lenient, data)
+    if foreign is not None:  # RAGAS, DeepEval, LlamaIndex: the gold contexts optional
+        ds = load_context_set(path, items, corpus, lenient, optional_truth=True)
+        return dataclasses.replace(ds, format=foreign)
     if is_conversations(items):  # each turn a question; its truth optional
         return load_context_set(path, turns_of(items), corpus, lenient, optional_truth=True)
     if set_format(items, str(path)) == "keyword":

@@ -29,6 +29,7 @@ from typing import Any
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
 from ragmark.data._read import Where, base_suffix, describe, missing_error
 from ragmark.data.conversations import is_conversations, turns_of
+from ragmark.data.foreign import read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import (
     Logged,
@@ -38,7 +39,7 @@ from ragmark.data.logged import (
     parse_confidence,
     thumb,
 )
-from ragmark.data.sets import _samples, read_items, set_name
+from ragmark.data.sets import _samples, set_name
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
@@ -117,10 +118,11 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
     lenient = lenient or Leniency()
     if not path.exists():
         raise missing_error(path, "file")
-    if base_suffix(path) not in (".json", ".jsonl"):
-        raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list",
+    if base_suffix(path) not in (".json", ".jsonl", ".csv"):
+        raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list "
+                        "(or a RAGAS, DeepEval or LlamaIndex file: .json, .jsonl, .csv)",
                         file=str(path))
-    items = read_items(path, lenient.encoding)
+    items, _ = read_rows(path, lenient)  # RAGAS's and DeepEval's rows as ragmark's
     if is_conversations(items):  # logged conversations: each turn an output
         items = turns_of(items)
     return outputs_of_items(items, path, lenient)

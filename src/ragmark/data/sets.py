@@ -244,7 +244,7 @@ def load_context_set(
 def set_name(path: Path) -> str:
     """``questions`` for ``questions.json``, ``questions.jsonl`` and ``questions.jsonl.gz``."""
     name = path.name
-    for suffix in (".gz", ".jsonl", ".json"):
+    for suffix in (".gz", ".jsonl", ".json", ".csv"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
     return name

@@ -7,7 +7,8 @@ from ragmark.data import load_dataset
 FORMATS = (
     "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), an Open RAG "
     "Benchmark folder (queries.json, qrels.json, corpus/), a keyword or context set, or a "
-    "conversation set (.json, .jsonl or .jsonl.gz)"
+    "conversation set (.json, .jsonl or .jsonl.gz), or a RAGAS, DeepEval or LlamaIndex "
+    "evaluation set (.json, .jsonl, .csv)"
 )
 
 
@@ -36,8 +37,11 @@ def test_a_folder_that_is_no_dataset(files, error_of):
 
 
 def test_a_file_of_another_kind(files, error_of):
-    path = files.text("questions.csv", "question,answer\n")
+    path = files.text("questions.tsv", "question\tanswer\n")
     assert error_of(load_dataset, path) == f"{path}: not a dataset; {FORMATS}"
+    path = files.text("questions.csv", "question,answer\n")
+    assert error_of(load_dataset, path) == (
+        f"{path}: no rows (the CSV file is empty or has only a header)")
 
 
 def test_items_without_the_fields_of_any_set(files, error_of):

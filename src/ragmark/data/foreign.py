@@ -1,0 +1,257 @@
+"""Evaluation sets and logged outputs in other tools' formats, read as ragmark's own.
+
+- **RAGAS** evaluation datasets: the sample fields of RAGAS 0.2+ (``user_input``,
+  ``retrieved_contexts``, ``response``, ``reference``, ``reference_contexts``) and the
+  older ones (``question``, ``contexts``, ``answer``, ``ground_truth`` or
+  ``ground_truths``); JSONL, a JSON list, or CSV as RAGAS writes it (list columns as
+  Python list literals).
+- **DeepEval** goldens and test cases (``input``, ``expected_output``, ``context``,
+  ``retrieval_context``, ``actual_output``), as its dataset saves them (JSON; JSONL and
+  CSV with the list columns joined by ``|``, as DeepEval writes and reads them).
+- **LlamaIndex** ``LabelledRagDataset`` (``rag_dataset.json``: ``{"examples": [{query,
+  reference_contexts, reference_answer, query_by, reference_answer_by}]}``) and
+  ``EmbeddingQAFinetuneDataset`` (``{"queries": {id: text}, "corpus": {id: text},
+  "relevant_docs": {query id: [corpus ids]}}``: relevance by id, its corpus the corpus).
+
+Each row becomes a ragmark item: the question; the expected answer; the gold contexts
+(``reference_contexts`` / ``context``) as ``ground_truth_contexts``; and, where the row
+holds the system's response, its ``answer`` and retrieved ``contexts`` (logged outputs).
+Odd rows whose meaning is clear load with a counted warning (several RAGAS
+``ground_truths``: the first is the expected answer; a list column that is a plain
+string: one context; an empty cell: none); a row without a question is an error naming
+the row and the field.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from ragmark.data._read import Where, base_suffix, describe, read_json, read_text
+from ragmark.data.leniency import Leniency
+from ragmark.errors import DataError
+from ragmark.types import Dataset
+
+FOREIGN = ("ragas", "deepeval", "llamaindex")
+"""The formats read here; ``ragmark`` is the native one."""
+
+_RAGAS_NEW = {"user_input", "retrieved_contexts", "reference_contexts", "response",
+              "reference"}
+_RAGAS_OLD = {"ground_truth", "ground_truths"}
+_DEEPEVAL = {"input", "actual_output", "expected_output", "retrieval_context", "context"}
+
+
+def format_of(items: list[tuple[Where, Any]]) -> str | None:
+    """The foreign format the rows are in, from their field names; None for ragmark's
+    (whose logged outputs RAGAS's oldest rows, question/answer/contexts, already are)."""
+    keys: set[str] = set()
+    for _, v in items[:50]:
+        if isinstance(v, dict):
+            keys |= set(v)
+    if "user_input" in keys or ("question" in keys and keys & _RAGAS_OLD):
+        return "ragas"
+    if "input" in keys and keys & (_DEEPEVAL - {"input"}):
+        return "deepeval"
+    if "query" in keys and keys & {"reference_answer", "reference_contexts"}:
+        return "llamaindex"
+    return None
+
+
+LIST_AS_TEXT = "a plain string where a list of texts belongs, read as one text"
+SEVERAL_TRUTHS = "several ground_truths, the first is the expected answer"
+
+
+def _cell_list(v: Any, where: Where, name: str, lenient: Leniency, sep: str | None = None
+               ) -> list[str] | None:
+    """A list column: a list, a list literal in a CSV cell, texts joined by ``sep``
+    (DeepEval's CSV and JSONL join them with ``|``), a plain string (one text, counted),
+    empty (none)."""
+    if v is None or (isinstance(v, float) and v != v) or v == "":
+        return None
+    if isinstance(v, list):
+        bad = next((x for x in v if not isinstance(x, str)), None)
+        if bad is not None:
+            raise where.error(f"expected a list of strings, got an item {describe(bad)}", name)
+        return list(v)
+    if isinstance(v, str):
+        text = v.strip()
+        if text.startswith("[") and text.endswith("]"):
+            for parse in (json.loads, ast.literal_eval):
+                try:
+                    got = parse(text)
+                except (ValueError, SyntaxError):
+                    continue
+                if isinstance(got, list) and all(isinstance(x, str) for x in got):
+                    return got
+        if sep is not None:
+            return [t for t in v.split(sep) if t.strip()]
+        lenient.warn(LIST_AS_TEXT, f"{name} ({where.short()})",
+                     where.error("expected a list of texts, got a plain string", name))
+        return [v]
+    raise where.error(f"expected a list of strings, got {describe(v)}", name)
+
+
+def _text(v: Any, where: Where, name: str) -> str | None:
+    if v is None or (isinstance(v, float) and v != v) or v == "":
+        return None
+    if not isinstance(v, str):
+        raise where.error(f"expected a string, got {describe(v)}", name)
+    return v
+
+
+def native(fmt: str, items: list[tuple[Where, Any]], lenient: Leniency
+           ) -> list[tuple[Where, dict[str, Any]]]:
+    """The rows of a foreign format as ragmark items (see the module docstring)."""
+    out = []
+    for where, row in items:
+        if not isinstance(row, dict):
+            raise where.error(f"expected an object, got {describe(row)}")
+        out.append((where, _row(fmt, row, where, lenient)))
+    return out
+
+
+def _row(fmt: str, row: dict[str, Any], where: Where, lenient: Leniency) -> dict[str, Any]:
+    if fmt == "ragas":
+        q_key = "user_input" if "user_input" in row else "question"
+        expected = _text(row.get("reference"), where, "reference")
+        if expected is None and "ground_truth" in row:
+            expected = _text(row.get("ground_truth"), where, "ground_truth")
+        truths = _cell_list(row.get("ground_truths"), where, "ground_truths", lenient)
+        if expected is None and truths:
+            if len(truths) > 1:
+                lenient.warn(SEVERAL_TRUTHS, where.short(), where.error(
+                    f"{len(truths)} ground_truths where one expected answer belongs",
+                    "ground_truths"))
+            expected = truths[0]
+        gold = _cell_list(row.get("reference_contexts"), where, "reference_contexts", lenient)
+        answer_key = "response" if "response" in row else "answer"
+        ctx_key = "retrieved_contexts" if "retrieved_contexts" in row else "contexts"
+    elif fmt == "deepeval":
+        q_key, answer_key, ctx_key = "input", "actual_output", "retrieval_context"
+        expected = _text(row.get("expected_output"), where, "expected_output")
+        gold = _cell_list(row.get("context"), where, "context", lenient, "|")
+    else:  # llamaindex
+        q_key, answer_key, ctx_key = "query", "", ""
+        expected = _text(row.get("reference_answer"), where, "reference_answer")
+        gold = _cell_list(row.get("reference_contexts"), where, "reference_contexts", lenient)
+    question = _text(row.get(q_key), where, q_key)
+    if question is None:
+        raise where.error("expected the question, a non-empty string", q_key)
+    item: dict[str, Any] = {"question": question}
+    if row.get("id") is not None:
+        item["id"] = row["id"]
+    if expected is not None:
+        item["expected_answer"] = expected
+    if gold:
+        item["ground_truth_contexts"] = gold
+    answer = _text(row.get(answer_key), where, answer_key) if answer_key else None
+    if answer is not None:
+        item["answer"] = answer
+        item["contexts"] = _cell_list(row.get(ctx_key), where, ctx_key, lenient,
+                                      "|" if fmt == "deepeval" else None) or []
+    return item
+
+
+def read_foreign(path: Path, encoding: str | None = None, data: Any = None
+                 ) -> list[tuple[Where, Any]] | None:
+    """The rows of a CSV file (each row an object, list columns as their text) or of a
+    JSON document holding them (LlamaIndex's ``examples``, DeepEval's ``goldens`` or
+    ``test_cases``); None for any other file (a JSON list or JSONL: ragmark's reader)."""
+    suffix = base_suffix(path)
+    if suffix == ".csv":
+        text = read_text(path, encoding)
+        rows = list(csv.DictReader(io.StringIO(text)))
+        if not rows:
+            raise DataError("no rows (the CSV file is empty or has only a header)",
+                            file=str(path))
+        return [(Where(str(path), line=i + 2), dict(r)) for i, r in enumerate(rows)]
+    if suffix == ".json":
+        data = read_json(path, encoding) if data is None else data
+        if isinstance(data, list) and data:
+            return [(Where(str(path), item=i), v) for i, v in enumerate(data)]
+        if isinstance(data, dict) and isinstance(data.get("examples"), list):
+            return [(Where(str(path), item=f"examples[{i}]"), v)
+                    for i, v in enumerate(data["examples"])]
+        if isinstance(data, dict) and isinstance(data.get("test_cases"), list):
+            return [(Where(str(path), item=f"test_cases[{i}]"), v)
+                    for i, v in enumerate(data["test_cases"])]
+        if isinstance(data, dict) and isinstance(data.get("goldens"), list):
+            return [(Where(str(path), item=f"goldens[{i}]"), v)
+                    for i, v in enumerate(data["goldens"])]
+    return None
+
+
+def read_rows(path: Path, lenient: Leniency, data: Any = None
+              ) -> tuple[list[tuple[Where, Any]], str | None]:
+    """The items of a set or outputs file in any format read here, as ragmark items,
+    and the foreign format they were in (None: ragmark's own); ``data``: the JSON file
+    already parsed."""
+    from ragmark.data.sets import read_items
+
+    items = read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding)
+    fmt = format_of(items)
+    if fmt is None:
+        if base_suffix(path) == ".csv":
+            raise DataError("a CSV file whose columns are not those of a format ragmark "
+                            "reads (RAGAS: user_input/question, ...; DeepEval: input, ...; "
+                            "LlamaIndex: query, ...)", file=str(path))
+        return items, None
+    return list(native(fmt, items, lenient)), fmt
+
+
+def is_embedding_qa(data: Any) -> TypeGuard[dict[str, Any]]:
+    """True for LlamaIndex's EmbeddingQAFinetuneDataset document."""
+    return isinstance(data, dict) and {"queries", "corpus", "relevant_docs"} <= set(data)
+
+
+def load_embedding_qa(path: Path, data: dict[str, Any], lenient: Leniency) -> Dataset:
+    """An EmbeddingQAFinetuneDataset as a dataset judged by id: each query with its
+    relevant corpus ids (grade 1), the corpus its ``corpus``. A query without relevant
+    ids is left out with a counted warning; an id that is not in the corpus is an
+    error."""
+    from types import MappingProxyType
+
+    from ragmark.data.sets import set_name
+    from ragmark.types import Corpus, Document, GroundTruth, Sample
+
+    where = Where(str(path))
+    for key in ("queries", "corpus", "relevant_docs"):
+        if not isinstance(data[key], dict):
+            raise where.error(f"expected an object (id -> ...), got {describe(data[key])}", key)
+    docs = []
+    for did, text in data["corpus"].items():
+        if not isinstance(text, str):
+            raise where.error(f"expected a string, got {describe(text)}", f"corpus.{did}")
+        docs.append(Document(id=str(did), text=text))
+    known = {d.id for d in docs}
+    samples = []
+    for qid, text in data["queries"].items():
+        if not isinstance(text, str):
+            raise where.error(f"expected a string, got {describe(text)}", f"queries.{qid}")
+        ids = data["relevant_docs"].get(qid) or []
+        if not isinstance(ids, list):
+            raise where.error(f"expected a list of corpus ids, got {describe(ids)}",
+                              f"relevant_docs.{qid}")
+        unknown = [i for i in ids if str(i) not in known]
+        if unknown:
+            raise where.error(f"{unknown[0]!r} is not an id of the corpus",
+                              f"relevant_docs.{qid}")
+        if not ids:
+            lenient.warn(NO_RELEVANT, str(qid), where.error(
+                "a query without relevant documents", f"relevant_docs.{qid}"))
+            continue
+        samples.append(Sample(id=str(qid), question=text, truth=GroundTruth(
+            doc_grades=MappingProxyType({str(i): 1 for i in ids}))))
+    if not samples:
+        raise DataError("no query has a relevant document", file=str(path))
+    return Dataset(name=set_name(path), path=str(path), format="llamaindex",
+                   samples=tuple(samples), corpus=Corpus(tuple(docs), str(path)),
+                   default_chunker="whole")
+
+
+NO_RELEVANT = "queries without relevant documents, left out"
+

@@ -1,0 +1,117 @@
+"""Other tools' files read as ragmark's (issue 24, item 1): RAGAS evaluation datasets
+(JSONL and CSV, with and without responses), LlamaIndex's LabelledRagDataset and
+DeepEval goldens and test cases, each file written by the real library (foreign/README.md);
+odd rows load with a counted warning, --strict refuses them, a row without a question is
+an error naming the row and field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import run_cli
+
+from ragmark.data import load_dataset
+from ragmark.data.leniency import Leniency
+from ragmark.data.outputs import load_outputs
+from ragmark.errors import DataError
+
+HERE = Path(__file__).parent / "foreign"
+P1 = "BM25 ranks documents by term frequency and inverse document frequency."
+P2 = "A reranker reorders the candidate passages with a stronger cross-encoder model."
+QUESTIONS = ["What does BM25 rank documents by?", "What does a reranker reorder?"]
+EXPECTED = ["term frequency and inverse document frequency", "the candidate passages"]
+
+
+@pytest.mark.parametrize("name, fmt", [
+    ("ragas_set.jsonl", "ragas"), ("ragas_set.csv", "ragas"),
+    ("ragas_outputs.csv", "ragas"), ("rag_dataset.json", "llamaindex"),
+    ("deepeval_goldens.json", "deepeval"), ("deepeval_goldens.csv", "deepeval")])
+def test_an_evaluation_set_in_each_format(name, fmt):
+    ds = load_dataset(HERE / name)
+    assert ds.format == fmt and not ds.warnings
+    assert [s.question for s in ds.samples] == QUESTIONS
+    assert [s.expected_answer for s in ds.samples] == EXPECTED
+    assert [list(s.truth.passages) for s in ds.samples] == [[P1], [P2]]
+    # the gold contexts make the corpus, as in a context set
+    assert sorted(d.text for d in ds.corpus.documents) == sorted([P1, P2])
+
+
+@pytest.mark.parametrize("name", ["ragas_outputs.jsonl", "ragas_outputs.csv",
+                                  "deepeval_outputs.jsonl", "deepeval_outputs.csv"])
+def test_logged_outputs_in_each_format_are_scored(name, tmp_path, capsys):
+    """q1 retrieved [P2, P1] with P1 gold: MRR 1/2; q2 [P2] with P2 gold: 1."""
+    oset = load_outputs(HERE / name)
+    assert [o.answer for o in oset.outputs.values()] == [
+        "Term frequency and inverse document frequency.", "The candidate passages."]
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(HERE / name), "--metrics",
+                            "mrr,exact_match", "--output", str(out), "--no-history",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    per = json.loads(out.read_text())["per_query"]
+    assert [v["mrr"] for v in per.values()] == [0.5, 1.0]
+    assert [v["exact_match"] for v in per.values()] == [1.0, 1.0]
+
+
+def test_a_run_on_a_ragas_set_retrieves_from_its_contexts(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(HERE / "ragas_set.csv"), "--metrics",
+                            "mrr", "--top-k", "2", "--output", str(out), "--no-history",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text())["metrics"]["mrr@2"] == 1.0
+
+
+def test_odd_rows_are_counted_and_strict_refuses_them(tmp_path, capsys):
+    odd = tmp_path / "old_ragas.jsonl"
+    odd.write_text("\n".join(json.dumps(r) for r in [
+        {"question": QUESTIONS[0], "answer": "tf-idf", "contexts": P1,
+         "ground_truths": [EXPECTED[0], "tf and idf"]},
+        {"question": QUESTIONS[1], "answer": "passages", "contexts": [P2],
+         "ground_truth": EXPECTED[1]}]) + "\n")
+    oset = load_outputs(odd)
+    assert [s.expected_answer for s in oset.dataset.samples] == EXPECTED
+    assert [[c.text for c in o.contexts] for o in oset.outputs.values()] == [[P1], [P2]]
+    warned = " ".join(oset.dataset.warnings)
+    assert "a plain string where a list of texts belongs, read as one text: 1" in warned
+    assert "several ground_truths, the first is the expected answer: 1" in warned
+    with pytest.raises(DataError) as e:
+        load_outputs(odd, Leniency(strict=True))
+    assert "--strict" in str(e.value) and "old_ragas.jsonl" in str(e.value)
+    code, _, err = run_cli(["run", "--outputs", str(odd), "--strict", "--no-history"],
+                           capsys)
+    assert code == 2 and "Traceback" not in err
+
+
+def test_a_row_without_a_question_names_the_row_and_field(tmp_path, capsys):
+    bad = tmp_path / "cases.csv"
+    bad.write_text("input,actual_output,expected_output\n"
+                   "What is BM25?,a ranking function,a ranking function\n"
+                   ",an answer,\n")
+    code, _, err = run_cli(["run", "--dataset", str(bad), "--no-history"], capsys)
+    assert code == 2
+    assert "cases.csv" in err and "line 3" in err and "input" in err
+    assert "Traceback" not in err
+    other = tmp_path / "table.csv"
+    other.write_text("a,b\n1,2\n")
+    code, _, err = run_cli(["run", "--dataset", str(other), "--no-history"], capsys)
+    assert code == 2 and "not those of a format ragmark reads" in err
+
+
+def test_an_embedding_qa_dataset_is_judged_by_id(tmp_path, capsys):
+    """q1 -> n1; q2 -> n2, n3; q3 has none (left out, counted). BM25 over the three
+    passages: q1 finds n1 first (MRR 1); q2's relevant n2 first (MRR 1), recall@1 1/2."""
+    ds = load_dataset(HERE / "embedding_qa.json")
+    assert ds.format == "llamaindex" and [s.id for s in ds.samples] == ["q1", "q2"]
+    assert dict(ds.samples[1].truth.doc_grades) == {"n2": 1, "n3": 1}
+    assert len(ds.corpus.documents) == 3
+    assert any("queries without relevant documents, left out: 1" in w for w in ds.warnings)
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(HERE / "embedding_qa.json"),
+                            "--metrics", "mrr,recall@1", "--top-k", "3", "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    per = json.loads(out.read_text())["per_query"]
+    assert per["q1"]["mrr@3"] == 1.0 and per["q2"]["recall@1"] == 0.5
