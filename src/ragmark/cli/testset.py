@@ -76,6 +76,12 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @click.option("--output", default="testset.json", show_default=True,
               type=click.Path(dir_okay=False),
               help="The context set (.json); the report goes beside it as NAME.report.json.")
+@click.option("--format", "fmt", type=click.Choice(["ragmark", "ragas", "llamaindex",
+                                                    "deepeval"]), default="ragmark",
+              show_default=True,
+              help="Write the set as ragmark's JSON, RAGAS's JSON Lines (user_input, "
+                   "reference, reference_contexts), a LlamaIndex rag_dataset.json or "
+                   "DeepEval goldens (JSON); ragmark reads each back with --dataset.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing test set at --output.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the passage sampling.")
@@ -97,15 +103,20 @@ def testset_cmd(**flags: Any) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
     f = SimpleNamespace(**flags)
     from ragmark.data.corpus import open_corpus
+    from ragmark.data.foreign import EXPORT_SUFFIX, export_items
     from ragmark.llm import open_client
     from ragmark.plan.paths import check_output
-    from ragmark.report.json_writer import write_json
+    from ragmark.report.json_writer import write_json, write_jsonl
     from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
 
     out, progress = consoles(f.quiet)
-    if Path(f.output).suffix.lower() != ".json":
-        raise ConfigError(f"--output: the test set is written as JSON; give a name ending "
-                          f"in .json, got {f.output!r}")
+    suffix = EXPORT_SUFFIX[f.fmt]
+    if f.fmt == "ragas" and f.output == "testset.json":
+        f.output = "testset.jsonl"
+    if Path(f.output).suffix.lower() != suffix:
+        raise ConfigError(f"--output: the test set is written as "
+                          f"{'JSON Lines' if suffix == '.jsonl' else 'JSON'} ({f.fmt}); give "
+                          f"a name ending in {suffix}, got {f.output!r}")
     if not f.dry_run:  # a test set may hold hours of generation or hand edits: never replace
         check_output(f.output, "--output", overwrite=f.overwrite)  # it silently
         check_output(report_path(f.output), "--output (its report)")
@@ -126,7 +137,11 @@ def testset_cmd(**flags: Any) -> None:
         _print_dry_run(out, estimate_testset(documents, chunker, options, client))
         return
     result = generate_testset(documents, chunker, options, client, progress)
-    written = write_json(result.items, f.output) if result.items else None
+    written = None
+    if result.items:
+        shaped = export_items(result.items, f.fmt, settings.model)
+        written = (write_jsonl(shaped, f.output) if suffix == ".jsonl"
+                   else write_json(shaped, f.output))
     report = {"output": None if written is None else str(written), **result.report}
     rpath = write_json(report, report_path(f.output))
     _print_summary(out, report, written)

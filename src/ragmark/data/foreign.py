@@ -255,3 +255,35 @@ def load_embedding_qa(path: Path, data: dict[str, Any], lenient: Leniency) -> Da
 
 NO_RELEVANT = "queries without relevant documents, left out"
 
+
+EXPORT_SUFFIX = {"ragmark": ".json", "ragas": ".jsonl", "llamaindex": ".json",
+                 "deepeval": ".json"}
+"""The file each format writes a test set as (RAGAS: ``EvaluationDataset.to_jsonl``'s
+JSON Lines; LlamaIndex: ``rag_dataset.json``; DeepEval: ``save_as``'s JSON list)."""
+
+
+def export_items(items: list[dict[str, Any]], fmt: str, model: str = "") -> Any:
+    """A ragmark test set (``question``, ``expected_answer``, ``ground_truth_contexts``,
+    ``type``, ``difficulty``, ``source_ids``) in another tool's shape: RAGAS rows, a
+    LlamaIndex ``LabelledRagDataset`` document, DeepEval goldens (the type, difficulty
+    and sources in ``additional_metadata``); ``model``: the LLM that wrote it."""
+    if fmt == "ragmark":
+        return items
+    if fmt == "ragas":
+        return [{"user_input": it["question"], "reference_contexts":
+                 list(it.get("ground_truth_contexts") or []),
+                 "reference": it.get("expected_answer")} for it in items]
+    if fmt == "llamaindex":
+        by = {"model_name": model, "type": "ai"}
+        return {"examples": [{"query": it["question"], "query_by": by,
+                              "reference_contexts": list(it.get("ground_truth_contexts") or []),
+                              "reference_answer": it.get("expected_answer") or "",
+                              "reference_answer_by": by} for it in items]}
+    if fmt == "deepeval":
+        return [{"input": it["question"], "expected_output": it.get("expected_answer"),
+                 "context": list(it.get("ground_truth_contexts") or []),
+                 "additional_metadata": {k: it[k] for k in ("id", "type", "difficulty",
+                                                           "source_ids") if k in it}}
+                for it in items]
+    raise ValueError(f"unknown format {fmt!r}")
+

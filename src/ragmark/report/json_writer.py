@@ -13,6 +13,17 @@ def write_json(data: Any, path: str | Path) -> Path:
     """Write JSON atomically (temp file + rename), creating parent folders. The file gets
     the permissions of any other file written (0666 less the umask), not a temp file's
     0600."""
+    return _atomic(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+                   + "\n")
+
+
+def write_jsonl(rows: Any, path: str | Path) -> Path:
+    """Write JSON Lines (one object a line) atomically, as :func:`write_json`."""
+    return _atomic(path, "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n"
+                                 for r in rows))
+
+
+def _atomic(path: str | Path, text: str) -> Path:
     import uuid
 
     p = Path(path)
@@ -21,8 +32,7 @@ def write_json(data: Any, path: str | Path) -> Path:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, ensure_ascii=False, allow_nan=False)
-            f.write("\n")
+            f.write(text)
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -115,3 +115,32 @@ def test_an_embedding_qa_dataset_is_judged_by_id(tmp_path, capsys):
     assert code == 0, err
     per = json.loads(out.read_text())["per_query"]
     assert per["q1"]["mrr@3"] == 1.0 and per["q2"]["recall@1"] == 0.5
+
+
+ITEMS = [{"id": "q1", "question": QUESTIONS[0], "ground_truth_contexts": [P1],
+          "expected_answer": EXPECTED[0], "type": "factual", "difficulty": "easy",
+          "source_ids": ["d1"]}]
+
+
+def test_the_real_libraries_read_the_exports(tmp_path):
+    """Where ragas, llama-index-core (< 0.14: LabelledRagDataset) and deepeval are
+    installed (not in CI: checked by hand with ragas 0.4.3, llama-index-core 0.12.52,
+    deepeval 4.3.1), each reads what `ragmark testset --format` writes."""
+    from ragmark.data.foreign import export_items
+    from ragmark.report.json_writer import write_json, write_jsonl
+
+    ragas = pytest.importorskip("ragas")
+    llama = pytest.importorskip("llama_index.core.llama_dataset")
+    deepeval = pytest.importorskip("deepeval.dataset")
+    write_jsonl(export_items(ITEMS, "ragas"), tmp_path / "r.jsonl")
+    write_json(export_items(ITEMS, "llamaindex", "m"), tmp_path / "rag_dataset.json")
+    write_json(export_items(ITEMS, "deepeval"), tmp_path / "goldens.json")
+    assert ragas.EvaluationDataset.from_jsonl(str(tmp_path / "r.jsonl")).samples[
+        0].user_input == QUESTIONS[0]
+    assert llama.LabelledRagDataset.from_json(str(tmp_path / "rag_dataset.json")).examples[
+        0].reference_answer == EXPECTED[0]
+    d = deepeval.EvaluationDataset()
+    d.add_goldens_from_json_file(str(tmp_path / "goldens.json"), input_key_name="input",
+                                 expected_output_key_name="expected_output",
+                                 context_key_name="context")
+    assert d.goldens[0].context == [P1]

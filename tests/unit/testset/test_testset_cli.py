@@ -323,3 +323,30 @@ def test_a_small_context_window_is_fitted(corpus, tmp_path, capsys, server):
               + r.body["max_tokens"] <= 1400]
     assert len(fitted) == len(server.requests) - server.refused
     assert {r.body["max_tokens"] for r in fitted} != {1024}
+
+
+def test_each_format_reads_back_as_the_same_questions(corpus, tmp_path, capsys, server):
+    """The same generation (the calls come from the cache after the first) written as
+    ragmark's JSON, RAGAS JSON Lines, a LlamaIndex rag_dataset.json and DeepEval goldens;
+    each read back with --dataset gives the same questions, answers and passages."""
+    server.rule = writer()
+    got = {}
+    for fmt, name in (("ragmark", "s.json"), ("ragas", "s.jsonl"),
+                      ("llamaindex", "rag_dataset.json"), ("deepeval", "goldens.json")):
+        out = tmp_path / fmt / name
+        code, _, err = run_cli(cmd(corpus, out, server, "--size", "4", "--format", fmt),
+                               capsys)
+        assert code == 0, err
+        ds = load_dataset(out, corpus)
+        assert ds.format == ("context" if fmt == "ragmark" else fmt)
+        got[fmt] = [(s.question, s.expected_answer, tuple(s.truth.passages))
+                    for s in ds.samples]
+    assert len(got["ragmark"]) == 4
+    assert got["ragas"] == got["llamaindex"] == got["deepeval"] == got["ragmark"]
+    first = read(tmp_path / "llamaindex" / "rag_dataset.json")["examples"][0]
+    assert first["query_by"] == {"model_name": "test-model", "type": "ai"}
+    lines = (tmp_path / "ragas" / "s.jsonl").read_text().splitlines()
+    assert set(json.loads(lines[0])) == {"user_input", "reference_contexts", "reference"}
+    code, _, err = run_cli(cmd(corpus, tmp_path / "x.json", server, "--size", "1",
+                               "--format", "ragas"), capsys)
+    assert code == 2 and "give a name ending in .jsonl" in err
