@@ -10,6 +10,13 @@ A Python callable::
     concurrency = 1               # questions asked at the same time (threads)
     timeout = 60                  # seconds per question (optional)
 
+A LangChain retriever or runnable, or a LlamaIndex query engine or retriever (the extras
+``ragmark[langchain]``, ``ragmark[llamaindex]``)::
+
+    [pipeline]
+    kind = "langchain"            # or "llamaindex"
+    target = "mypkg.rag:chain"    # module:attribute, the object or a function building it
+
 An HTTP endpoint::
 
     [pipeline]
@@ -44,7 +51,10 @@ class PythonPipelineConfig(BaseModel):
     answer with its contexts (sync or async)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    kind: Literal["python"]
+    kind: Literal["python", "langchain", "llamaindex"]
+    """``python``: a function of the question; ``langchain`` / ``llamaindex``: a
+    LangChain retriever or runnable, a LlamaIndex query engine or retriever (or a
+    function of no arguments that builds one; :mod:`ragmark.pipelines.adapters`)."""
     target: str
     python_path: list[str] = []
     concurrency: int = Field(1, ge=1, le=256)
@@ -115,7 +125,8 @@ class HttpPipelineConfig(BaseModel):
 PipelineConfig = Annotated[PythonPipelineConfig | HttpPipelineConfig,
                            Field(discriminator="kind")]
 PIPELINE_MODELS: dict[str, type[BaseModel]] = {
-    "python": PythonPipelineConfig, "http": HttpPipelineConfig}
+    "python": PythonPipelineConfig, "langchain": PythonPipelineConfig,
+    "llamaindex": PythonPipelineConfig, "http": HttpPipelineConfig}
 
 
 def pipeline_json(cfg: PythonPipelineConfig | HttpPipelineConfig) -> dict[str, Any]:

@@ -52,6 +52,10 @@ def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]") -> Callab
         if not hasattr(obj, part):
             raise ConfigError(f"{where}: {module_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
+    if cfg.kind != "python":  # a LangChain or LlamaIndex object: asked through its API
+        from ragmark.pipelines.adapters import adapt
+
+        return adapt(cfg.kind, obj, cfg.target)
     if not callable(obj):
         raise ConfigError(f"{where}: {cfg.target!r} is not callable")
     return obj  # type: ignore[no-any-return]

@@ -160,7 +160,8 @@ def test_config_errors_name_the_file_and_key(tmp_path):
     p.write_text('[pipeline]\nkind = "grpc"\n')
     with pytest.raises(ConfigError) as e:
         load_configs(p)
-    assert str(e.value) == f"{p}, key 'pipeline.kind': expected 'python' or 'http'"
+    assert str(e.value) == (f"{p}, key 'pipeline.kind': expected 'python' or 'langchain' or "
+                            "'llamaindex' or 'http'")
     p.write_text('[pipeline]\nkind = "http"\nurl = "http://x/ask"\n[retriever]\nname = "bm25"\n')
     with pytest.raises(ConfigError) as e:
         load_configs(p)

@@ -1,0 +1,137 @@
+"""LangChain and LlamaIndex objects as the pipeline: ``kind = "langchain"`` or
+``kind = "llamaindex"`` with ``target = "module:attribute"`` naming the object (or a
+function of no arguments that builds it).
+
+- LangChain: a retriever or any runnable, called with the question (``ainvoke`` when it
+  has it, else ``invoke`` in a worker thread). A list of ``Document`` is the ranking
+  (no answer); a mapping is read as ``create_retrieval_chain`` writes it (``answer``,
+  ``context``) or as the older chains (``result`` / ``output``, ``source_documents``); a
+  string or a message is the answer alone.
+- LlamaIndex: a query engine (``aquery``: the response's text and its source nodes) or a
+  retriever (``aretrieve``: the nodes, no answer).
+
+A document's id is its ``id`` (LangChain) or node id (LlamaIndex), else the metadata's
+``id``, ``doc_id`` or ``source``; its score the node's score or the metadata's ``score``
+/ ``relevance_score``. The result is what a Python pipeline returns (``answer``,
+``contexts``), so everything else (concurrency, timeouts, conversations) is the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from ragmark.errors import ConfigError
+
+KINDS = ("langchain", "llamaindex")
+
+
+def _meta_id(meta: Mapping[str, Any]) -> str | None:
+    for key in ("id", "doc_id", "source"):
+        if meta.get(key) is not None:
+            return str(meta[key])
+    return None
+
+
+def _score(meta: Mapping[str, Any]) -> float | None:
+    for key in ("score", "relevance_score"):
+        v = meta.get(key)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return float(v)
+    return None
+
+
+def lc_context(doc: Any) -> dict[str, Any]:
+    """A LangChain ``Document`` as a context."""
+    meta = dict(getattr(doc, "metadata", None) or {})
+    out: dict[str, Any] = {"text": str(getattr(doc, "page_content", ""))}
+    cid = getattr(doc, "id", None) or _meta_id(meta)
+    if cid is not None:
+        out["id"] = str(cid)
+    if (score := _score(meta)) is not None:
+        out["score"] = score
+    return out
+
+
+def li_context(item: Any) -> dict[str, Any]:
+    """A LlamaIndex ``NodeWithScore`` (or node) as a context."""
+    node = getattr(item, "node", item)
+    meta = dict(getattr(node, "metadata", None) or {})
+    out: dict[str, Any] = {"text": str(node.get_content())}
+    cid = _meta_id(meta) or getattr(node, "node_id", None)
+    if cid is not None:
+        out["id"] = str(cid)
+    ref = getattr(node, "ref_doc_id", None)
+    if ref is not None:
+        out["doc_id"] = str(ref)
+    score = getattr(item, "score", None)
+    if isinstance(score, int | float):
+        out["score"] = float(score)
+    elif (s := _score(meta)) is not None:
+        out["score"] = s
+    return out
+
+
+def _is_documents(value: Any) -> bool:
+    return isinstance(value, list) and all(hasattr(d, "page_content") for d in value)
+
+
+def lc_result(value: Any) -> dict[str, Any]:
+    """What a LangChain runnable returned, as ``{"answer", "contexts"}``."""
+    if _is_documents(value):
+        return {"answer": None, "contexts": [lc_context(d) for d in value]}
+    if isinstance(value, Mapping):
+        answer = next((value[k] for k in ("answer", "result", "output") if k in value), None)
+        docs = next((value[k] for k in ("context", "source_documents") if k in value), [])
+        answer = getattr(answer, "content", answer)
+        return {"answer": answer, "contexts": [lc_context(d) for d in docs]
+                if _is_documents(docs) else docs}
+    return {"answer": getattr(value, "content", value), "contexts": []}
+
+
+def li_result(value: Any) -> dict[str, Any]:
+    """What a LlamaIndex query engine or retriever returned, as ``{"answer", "contexts"}``."""
+    if isinstance(value, list):
+        return {"answer": None, "contexts": [li_context(n) for n in value]}
+    text = getattr(value, "response", None)
+    return {"answer": None if text is None else str(text),
+            "contexts": [li_context(n) for n in getattr(value, "source_nodes", None) or []]}
+
+
+def adapt(kind: str, obj: Any, name: str) -> Callable[[str], Awaitable[dict[str, Any]]]:
+    """An async function of the question that asks ``obj`` (a LangChain or LlamaIndex
+    object) and returns the answer and contexts; a ConfigError, before any question,
+    when ``obj`` is not something it can ask."""
+    if inspect.isfunction(obj) and not inspect.signature(obj).parameters:
+        obj = obj()  # a factory that builds the chain or the engine
+    if kind == "langchain":
+        call = _method(obj, ("ainvoke",), ("invoke",))
+        if call is None:
+            raise ConfigError(f"[pipeline] {name}: expected a LangChain retriever or "
+                              f"runnable (with invoke or ainvoke), got {type(obj).__name__}")
+        convert = lc_result
+    else:
+        call = _method(obj, ("aquery", "aretrieve"), ("query", "retrieve"))
+        if call is None:
+            raise ConfigError(f"[pipeline] {name}: expected a LlamaIndex query engine or "
+                              f"retriever (with query or retrieve), got {type(obj).__name__}")
+        convert = li_result
+
+    async def ask(question: str) -> dict[str, Any]:
+        return convert(await call(question))
+
+    return ask
+
+
+def _method(obj: Any, async_names: Sequence[str], sync_names: Sequence[str]
+            ) -> Callable[[str], Awaitable[Any]] | None:
+    for n in async_names:
+        if callable(getattr(obj, n, None)):
+            return getattr(obj, n)  # type: ignore[no-any-return]
+    for n in sync_names:
+        fn = getattr(obj, n, None)
+        if callable(fn):
+            return lambda q, fn=fn: asyncio.to_thread(fn, q)
+    return None

@@ -1,0 +1,124 @@
+"""LangChain and LlamaIndex objects as the pipeline (issue 24, item 2), with the real
+libraries offline: an in-memory vector store with the fake embeddings and LLMs the
+libraries ship for tests. The ranking ragmark records is the one the library returns
+(the test asks the library itself for it), the answer the fake LLM's."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from support.cli import run_cli
+
+pytest.importorskip("langchain_core")
+pytest.importorskip("llama_index.core")
+
+P1 = "BM25 ranks documents by term frequency and inverse document frequency."
+P2 = "A reranker reorders the candidate passages with a stronger cross-encoder model."
+P3 = "Dense retrievers embed queries and passages into the same vector space."
+QUESTIONS = {"q1": "What does BM25 rank documents by?", "q2": "What does a reranker reorder?"}
+GOLD = {"q1": P1, "q2": P2}
+
+MODULE = f'''
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.language_models import FakeListLLM
+from langchain_core.runnables import RunnableLambda
+from langchain_core.vectorstores import InMemoryVectorStore
+
+store = InMemoryVectorStore(embedding=DeterministicFakeEmbedding(size=32))
+store.add_documents([Document(page_content={P1!r}, id="d1", metadata={{"source": "bm25.txt"}}),
+                     Document(page_content={P2!r}, id="d2"),
+                     Document(page_content={P3!r}, id="d3")])
+retriever = store.as_retriever(search_kwargs={{"k": 2}})
+llm = FakeListLLM(responses=["first answer", "second answer"] * 10)
+
+
+def _answer(question):
+    docs = retriever.invoke(question)
+    return {{"input": question, "context": docs, "answer": llm.invoke(question)}}
+
+
+chain = RunnableLambda(_answer)
+
+
+def engine():
+    from llama_index.core import Document as LDoc, VectorStoreIndex
+    from llama_index.core.embeddings import MockEmbedding
+    from llama_index.core.llms import MockLLM
+
+    index = VectorStoreIndex.from_documents(
+        [LDoc(text={P1!r}, doc_id="d1"), LDoc(text={P2!r}, doc_id="d2"),
+         LDoc(text={P3!r}, doc_id="d3")], embed_model=MockEmbedding(embed_dim=8))
+    return index.as_query_engine(llm=MockLLM(max_tokens=4), similarity_top_k=2)
+
+
+not_a_retriever = 42
+'''
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    name = "lc_" + tmp_path.name.replace("-", "_")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / f"{name}.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "svc"), *sys.path])
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{"id": q, "question": t, "ground_truth_contexts": [GOLD[q]]}
+                              for q, t in QUESTIONS.items()]))
+    yield name, ds
+    sys.modules.pop(name, None)
+
+
+def _run(tmp_path, capsys, name, ds, kind, target, *extra):
+    cfg = tmp_path / f"{kind}-{target}.toml"
+    cfg.write_text(f'name = "{target}"\n[pipeline]\nkind = "{kind}"\n'
+                   f'target = "{name}:{target}"\npython_path = ["svc"]\n')
+    out = tmp_path / f"{target}.json"
+    code, stdout, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg),
+                                 "--metrics", "mrr", "--output", str(out),
+                                 "--include-details", "--no-history", "--quiet", *extra],
+                                capsys)
+    return code, err, (json.loads(out.read_text()) if code == 0 else None)
+
+
+def _mrr(ranking: list[str], gold: str) -> float:
+    return next((1 / r for r, text in enumerate(ranking, start=1) if text == gold), 0.0)
+
+
+def test_a_langchain_retriever_and_chain(setup, tmp_path, capsys):
+    import importlib
+
+    name, ds = setup
+    mod = importlib.import_module(name)
+    expected = {q: [d.page_content for d in mod.retriever.invoke(t)]
+                for q, t in QUESTIONS.items()}  # the library's own ranking
+    for target in ("retriever", "chain"):
+        code, err, data = _run(tmp_path, capsys, name, ds, "langchain", target)
+        assert code == 0, err
+        queries = {q["id"]: q for q in data["queries"]}
+        for q in QUESTIONS:
+            assert queries[q]["contexts"] == expected[q]
+            assert data["per_query"][q]["mrr"] == _mrr(expected[q], GOLD[q])
+            ids = [r["id"] for r in queries[q]["retrieved"]]
+            assert set(ids) <= {"d1", "d2", "d3"}  # the documents' own ids
+        if target == "chain":
+            assert {q["answer"] for q in queries.values()} <= {"first answer",
+                                                                 "second answer"}
+    code, err, _ = _run(tmp_path, capsys, name, ds, "langchain", "not_a_retriever")
+    assert code == 2 and "expected a LangChain retriever or runnable" in err
+
+
+def test_a_llamaindex_query_engine(setup, tmp_path, capsys):
+    name, ds = setup
+    code, err, data = _run(tmp_path, capsys, name, ds, "llamaindex", "engine")
+    assert code == 0, err
+    for q in data["queries"]:
+        assert q["answer"] == "text text text text"  # MockLLM's answer
+        assert len(q["contexts"]) == 2 and set(q["contexts"]) <= {P1, P2, P3}
+        assert {r["doc_id"] for r in q["retrieved"]} <= {"d1", "d2", "d3"}
+        assert data["per_query"][q["id"]]["mrr"] == _mrr(q["contexts"], GOLD[q["id"]])
+    code, err, _ = _run(tmp_path, capsys, name, ds, "llamaindex", "not_a_retriever")
+    assert code == 2 and "expected a LlamaIndex query engine or retriever" in err
