@@ -84,7 +84,8 @@ def lc_result(value: Any) -> dict[str, Any]:
         return {"answer": None, "contexts": [lc_context(d) for d in value]}
     if isinstance(value, Mapping):
         answer = next((value[k] for k in ("answer", "result", "output") if k in value), None)
-        docs = next((value[k] for k in ("context", "source_documents") if k in value), [])
+        docs: Any = next((value[k] for k in ("context", "source_documents") if k in value),
+                         [])
         answer = getattr(answer, "content", answer)
         return {"answer": answer, "contexts": [lc_context(d) for d in docs]
                 if _is_documents(docs) else docs}
@@ -133,5 +134,13 @@ def _method(obj: Any, async_names: Sequence[str], sync_names: Sequence[str]
     for n in sync_names:
         fn = getattr(obj, n, None)
         if callable(fn):
-            return lambda q, fn=fn: asyncio.to_thread(fn, q)
+            return _threaded(fn)
     return None
+
+
+def _threaded(fn: Callable[[str], Any]) -> Callable[[str], Awaitable[Any]]:
+    """``fn`` run in a worker thread, awaitable."""
+    async def call(question: str) -> Any:
+        return await asyncio.to_thread(fn, question)
+
+    return call
