@@ -111,6 +111,9 @@ class RunConfig(BaseModel):
     refusal_patterns: tuple[str, ...] = ()
     """Regular expressions (case-insensitive) that mark an answer as a refusal, besides
     the default phrases (:data:`ragmark.metrics.production.REFUSALS`)."""
+    language: str | None = None
+    """The language of the data (``de``, ``german``): BM25's stemmer and stop-words
+    unless its table sets them (:mod:`ragmark.retrieval.language`)."""
     refusal_judge: bool = False
     """Whether an LLM judge (:mod:`ragmark.judges.refusal`) decides which answers are
     refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
@@ -276,8 +279,40 @@ def _pipeline_checks(data: dict[str, Any], source: str) -> None:
         pipe["python_path"] = resolve_python_path(paths, Path(source).parent)
 
 
+def _apply_language(data: dict[str, Any], source: str) -> None:
+    """``language = "de"``: every bm25 retriever (a hybrid's too) stems and drops the
+    stop-words of that language, unless its table says otherwise."""
+    lang = data.get("language")
+    if lang is None:
+        return
+    from ragmark.retrieval.language import analysis_for, language_code
+
+    if not isinstance(lang, str):
+        raise ConfigError(f"{source}, key 'language': expected a language code such as "
+                          f"'de', got {lang!r}")
+    try:
+        stemmer, stopwords = analysis_for(lang)
+        data["language"] = language_code(lang)
+    except ValueError as e:
+        raise ConfigError(f"{source}, key 'language': {e}") from None
+    if "pipeline" in data:
+        return
+
+    def fill(comp: Any) -> None:
+        if not isinstance(comp, dict):
+            return
+        if comp.get("name") == "bm25":
+            comp.setdefault("stemmer", stemmer or "none")
+            comp.setdefault("stopwords", stopwords or "none")
+        for sub in comp.get("retrievers") or []:
+            fill(sub)
+
+    fill(data.setdefault("retriever", {"name": "bm25"}))
+
+
 def _validate(data: dict[str, Any], source: str) -> RunConfig:
     _pipeline_checks(data, source)
+    _apply_language(data, source)
     _resolve_auto_reranker(data, source)
     _resolve_embedding_env(data, source)
     try:

@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from ragmark.errors import ConfigError
 from ragmark.progress import Advance
 from ragmark.retrieval.bm25_index import BM25Index
+from ragmark.retrieval.language import cjk_bigrams
 from ragmark.types import Chunk
 
 _BATCH = 256
@@ -68,7 +69,7 @@ class BM25Retriever:
         import bm25s
 
         return bm25s.tokenize(
-            list(texts),
+            [cjk_bigrams(t) for t in texts],  # Chinese, Japanese: bigrams, not one token
             stopwords=self.stopwords or [],
             stemmer=self._stemmer_obj,
             show_progress=False,
@@ -106,6 +107,7 @@ class BM25Retriever:
 
         return {"k1": self.k1, "b": self.b, "method": self.method,
                 "stemmer": self.stemmer_name, "stopwords": self.stopwords,
+                "tokens": "cjk-bigrams",
                 "bm25s": getattr(bm25s, "__version__", "?"), "format": FORMAT}
 
     def save(self, folder: Path) -> None:

@@ -180,7 +180,8 @@ def own(
     # refusal patterns are recorded when given (a config without them records as before)
     cfg_json = without_credentials(cfg.model_dump(mode="json", exclude={"pipeline"} | (
         set() if cfg.refusal_patterns else {"refusal_patterns"}) | (
-        set() if cfg.refusal_judge else {"refusal_judge"})))
+        set() if cfg.refusal_judge else {"refusal_judge"}) | (
+        set() if cfg.language else {"language"})))
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
                                                **parts.chunker_params})
     facts = {"chunks": len(got.chunks), "index": got.index_source}
