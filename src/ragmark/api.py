@@ -128,10 +128,28 @@ def _pipeline_config(name: str, pipeline: Pipeline, options: RunOptions) -> Any:
     return _config(name, pipeline, options.get("concurrency", 1), options.get("timeout"))
 
 
+def _askable(pipeline: Any) -> Any:
+    """A LangChain retriever or runnable, or a LlamaIndex query engine or retriever, as a
+    function of the question (:mod:`ragmark.pipelines.adapters`); anything else as is."""
+    from ragmark.pipelines.adapters import adapt
+
+    name = type(pipeline).__name__
+    if any(callable(getattr(pipeline, n, None)) for n in ("ainvoke", "invoke")):
+        fn = adapt("langchain", pipeline, name)
+    elif any(callable(getattr(pipeline, n, None)) for n in ("aquery", "aretrieve")):
+        fn = adapt("llamaindex", pipeline, name)
+    else:
+        return pipeline
+    fn.__name__ = name  # type: ignore[attr-defined]
+    return fn
+
+
 def evaluate_pipeline(pipeline: Pipeline, dataset: str | Path | Dataset,
                       **options: Unpack[PipelineOptions]) -> RunReport:
     """Ask ``pipeline`` every question of ``dataset`` (a path, as ``--dataset`` takes, or
     a loaded :class:`~ragmark.types.Dataset`) and score its answers and contexts.
+    ``pipeline``: a function of the question, or a LangChain retriever or runnable, or a
+    LlamaIndex query engine or retriever (asked through their API).
 
     The options (:class:`PipelineOptions`: ``corpus``, ``split``, ``name``, ``metrics``,
     ``judge_metrics``, ``llm``, ``max_queries``, ``concurrency``, ``timeout``,
@@ -147,6 +165,7 @@ def evaluate_pipeline(pipeline: Pipeline, dataset: str | Path | Dataset,
     from ragmark.plan import RunRequest, execute, plan_run
 
     _known(options, PipelineOptions, "evaluate_pipeline")
+    pipeline = _askable(pipeline)
     cfg = _pipeline_config(options.get("name") or _name_of(pipeline), pipeline, options)
     plan = plan_run(RunRequest(dataset=dataset, config=cfg, pipeline=pipeline,
                                **_common(options)))
@@ -165,6 +184,7 @@ def compare_pipelines(pipelines: Mapping[str, Pipeline], dataset: str | Path | D
     _known(options, CompareOptions, "compare_pipelines")
     if not pipelines:
         raise ConfigError("no pipelines to compare")
+    pipelines = {n: _askable(p) for n, p in pipelines.items()}
     cfgs = [_pipeline_config(n, p, options) for n, p in pipelines.items()]
     common = _common(options)
     compared = options.get("compared")

@@ -43,8 +43,17 @@ def _records(start: int, n: int, answer: str = GOOD, refuse_every: int = 0) -> l
 
 
 def _windows(history: Path) -> list[tuple[int, list[str]]]:
+    """The recorded windows and their questions; none while the monitor that is creating
+    the history has not made its tables yet (the file exists before they do)."""
     con = sqlite3.connect(history)
-    runs = con.execute("SELECT id FROM runs WHERE kind = 'monitor' ORDER BY id").fetchall()
+    try:
+        runs = con.execute("SELECT id FROM runs WHERE kind = 'monitor' ORDER BY id"
+                           ).fetchall()
+    except sqlite3.OperationalError as e:
+        con.close()
+        if "no such table" in str(e):
+            return []
+        raise
     out = [(rid, [q for (q,) in con.execute(
         "SELECT query_id FROM questions WHERE run_id = ? ORDER BY position", (rid,))])
         for (rid,) in runs]

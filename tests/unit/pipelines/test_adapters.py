@@ -122,3 +122,22 @@ def test_a_llamaindex_query_engine(setup, tmp_path, capsys):
         assert data["per_query"][q["id"]]["mrr"] == _mrr(q["contexts"], GOLD[q["id"]])
     code, err, _ = _run(tmp_path, capsys, name, ds, "llamaindex", "not_a_retriever")
     assert code == 2 and "expected a LlamaIndex query engine or retriever" in err
+
+
+def test_the_python_api_takes_the_objects_themselves(setup, tmp_path):
+    import importlib
+
+    import ragmark
+
+    name, ds = setup
+    mod = importlib.import_module(name)
+    report = ragmark.evaluate_pipeline(mod.chain, str(ds), metrics=["mrr"], history=False)
+    expected = {q: [d.page_content for d in mod.retriever.invoke(t)]
+                for q, t in QUESTIONS.items()}
+    for q in report.queries:
+        assert q.contexts == expected[q.id]
+        assert q.metrics["mrr"].value == _mrr(expected[q.id], GOLD[q.id])
+    result = ragmark.compare_pipelines({"lc": mod.retriever, "li": mod.engine()}, str(ds),
+                                       metrics=["mrr"], history=False)
+    assert set(result.reports) == {"lc", "li"}
+    assert all(len(q.contexts) == 2 for q in result.reports["li"].queries)
