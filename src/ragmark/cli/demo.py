@@ -13,11 +13,42 @@ from ragmark.cli.app import cli, consoles
 @click.option("--output", default="rag_eval_results.json", show_default=True,
               type=click.Path(dir_okay=False), help="Where to write the detailed JSON report.")
 @click.option("--quiet", is_flag=True, help="No progress bars.")
-def demo(output: str, quiet: bool) -> None:
+@click.option("--files", "files_to", type=click.Path(file_okay=False),
+              help="Instead of running: copy the demo's questions.json and corpus/ into "
+                   "this folder, to try the other commands on (the documentation's "
+                   "examples start there).")
+def demo(output: str, quiet: bool, files_to: str | None) -> None:
     """Run the bundled demo: a small RAG corpus and keyword set, BM25 + extractive answers."""
     from ragmark.demo.run import run_demo
     from ragmark.plan.paths import check_output
 
+    if files_to is not None:
+        _copy_files(Path(files_to))
+        return
     check_output(output, "--output")
     out, progress = consoles(quiet)
     run_demo(Path(output), out, progress)
+
+
+def _copy_files(folder: Path) -> None:
+    """The demo's questions.json and corpus/ copied into ``folder`` (never over a file
+    that is there: an error naming it, exit 2)."""
+    import shutil
+
+    from ragmark.demo import demo_path
+    from ragmark.errors import ConfigError
+
+    src = demo_path()
+    targets = [folder / "questions.json", folder / "corpus"]
+    there = next((t for t in targets if t.exists()), None)
+    if there is not None:
+        raise ConfigError(f"--files: {there} exists already; give an empty folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / "questions.json", targets[0])
+        shutil.copytree(src / "corpus", targets[1])
+    except OSError as e:
+        raise ConfigError(f"--files: cannot write into {folder}: {e.strerror or e}") from None
+    click.echo(f"Wrote {targets[0]} and {targets[1]}/ "
+               f"({len(list(targets[1].iterdir()))} documents)")
+

@@ -1,0 +1,49 @@
+"""Generates the reference pages at build time (mkdocs-gen-files): the metric catalogue
+from ragmark's own, and the command line from each command's help."""
+
+from __future__ import annotations
+
+import click
+import mkdocs_gen_files
+
+from ragmark.cli import cli
+from ragmark.metrics.names import GROUPS, catalogue
+
+CUTOFF = {"required": "needs one (`@k`)", "optional": "optional (`@k`)", "none": "none"}
+
+
+def metrics_page() -> str:
+    lines = ["# Metrics", "",
+             "Every metric ragmark computes, generated from its catalogue (`ragmark "
+             "metrics` prints the same). *Needs*: what a question must offer for a value "
+             "(`llm`: an LLM endpoint; `expected_answer`, `qrels`, ...); a question "
+             "without it has the metric missing, with the reason. *Cutoff*: whether the "
+             "name takes `@k`; *default*: the cutoffs computed when no metric is named.",
+             "", "| metric | kind | what it is | needs | cutoff | default |",
+             "|---|---|---|---|---|---|"]
+    for s in catalogue().values():
+        default = ", ".join("—" if k is None else f"@{k}" for k in s.default) or "asked for"
+        summary = s.summary.replace("|", "\\|")
+        lines.append(f"| `{s.name}` | {s.kind} | {summary} | {', '.join(s.needs) or '—'} "
+                     f"| {CUTOFF.get(s.cutoff, s.cutoff)} | {default} |")
+    lines += ["", "Groups: " + "; ".join(f"`{g}` = {', '.join(f'`{m}`' for m in ms)}"
+                                       for g, ms in GROUPS.items()) + ".", ""]
+    return "\n".join(lines)
+
+
+def cli_page() -> str:
+    lines = ["# Command line", "", "Each command's `--help`, generated.", ""]
+    ctx = click.Context(cli, info_name="ragmark")
+    for name in sorted(cli.list_commands(ctx)):
+        cmd = cli.get_command(ctx, name)
+        if cmd is None or cmd.hidden:
+            continue
+        sub = click.Context(cmd, info_name=f"ragmark {name}", parent=ctx)
+        lines += [f"## `ragmark {name}`", "", "```text", cmd.get_help(sub), "```", ""]
+    return "\n".join(lines)
+
+
+with mkdocs_gen_files.open("reference/metrics.md", "w") as f:
+    f.write(metrics_page())
+with mkdocs_gen_files.open("reference/cli.md", "w") as f:
+    f.write(cli_page())
