@@ -92,17 +92,17 @@ def ask_all(cfg: PythonPipelineConfig | HttpPipelineConfig, questions: Sequence[
     (``places``: where each question sits in its conversation; the turns of one
     conversation are asked in order, each with the earlier turns, and conversations run
     concurrently)."""
-    pipe = build(cfg, fn)
+    return asked(build(cfg, fn), cfg.concurrency, questions, advance, places)
+
+
+def asked(pipe: PythonPipeline | HttpPipeline, concurrency: int, questions: Sequence[str],
+          advance: Callable[[int], None] = lambda n: None,
+          places: Sequence[Place] | None = None) -> tuple[list[Output], int]:
+    """:func:`ask_all` with the pipeline built (so the caller can ask it more)."""
     where = list(places) if places is not None else [None] * len(questions)
-    outs = run_sync(_ask_all(pipe, questions, cfg.concurrency, advance, where))
+    outs = run_sync(_ask_all(pipe, questions, concurrency, advance, where))
+    assert len(outs) == len(questions)  # each question asked once, in a turn or alone
     return outs, int(getattr(pipe, "retries", 0))
-
-
-def hears_history(cfg: PythonPipelineConfig | HttpPipelineConfig,
-                  fn: Callable[..., Any] | None = None) -> bool:
-    """Whether the pipeline gets the earlier turns of a conversation: an HTTP service
-    always (as chat messages), a Python callable when it takes ``history``."""
-    return bool(getattr(build(cfg, fn), "takes_history", True))
 
 
 def places_of(samples: Sequence[Sample]) -> list[Place]:
@@ -178,9 +178,12 @@ def external(
         t0 = time.perf_counter()
         with prog.task(f"asking {name}", len(samples)) as advance:
             places = places_of(samples)
-            outs, retries = ask_all(pipe, [s.question for s in samples], advance, fn,
-                                    places)
-        if any(places) and not hears_history(pipe, fn):
+            system = build(pipe, fn)
+            outs, retries = asked(system, pipe.concurrency, [s.question for s in samples],
+                                  advance, places)
+        # an HTTP service always gets the earlier turns (as chat messages), a Python
+        # callable when it takes ``history``
+        if any(places) and not getattr(system, "takes_history", True):
             notes.append(f"pipeline {name} takes no history argument: each turn of the "
                          "conversations was asked on its own, without the earlier turns "
                          "(add a history=None parameter: it gets [{question, answer}, ...])")
