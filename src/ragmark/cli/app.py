@@ -114,6 +114,15 @@ def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "qrels judge, one without a relevant document scoring 0.")(f)
 
 
+def input_format_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--input-format NAME``: read --dataset / --outputs as that format."""
+    return click.option(
+        "--input-format", type=click.Choice(["ragmark", "ragas", "deepeval", "llamaindex"]),
+        help="Read --dataset / --outputs as this format instead of telling it from the "
+             "fields: ragmark's own, a RAGAS dataset, DeepEval goldens or test cases, or a "
+             "LlamaIndex LabelledRagDataset.")(f)
+
+
 def refusal_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--refusal-pattern REGEX``: what else counts as a refusal (repeatable);
     ``--refusal-judge``: an LLM judge decides instead."""

@@ -17,6 +17,7 @@ from ragmark.cli.app import (
     gate_options,
     history_options,
     index_cache_option,
+    input_format_option,
     latency_option,
     mean_option,
     qrels_extra_option,
@@ -73,6 +74,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @click.option("--junit", "junit", metavar="FILE",
               help="Write every gate condition as JUnit XML (one test case each).")
 @data_options
+@input_format_option
 @qrels_extra_option
 @mean_option
 @refusal_option

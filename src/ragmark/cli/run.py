@@ -15,6 +15,7 @@ from ragmark.cli.app import (
     gate_options,
     history_options,
     index_cache_option,
+    input_format_option,
     latency_option,
     mean_option,
     qrels_extra_option,
@@ -76,6 +77,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @gate_options
 @regression_options
 @data_options
+@input_format_option
 @qrels_extra_option
 @mean_option
 @refusal_option

@@ -193,7 +193,8 @@ def read_rows(path: Path, lenient: Leniency, data: Any = None
     from ragmark.data.sets import read_items
 
     items = read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding)
-    fmt = format_of(items)
+    fmt = format_of(items) if lenient.input_format is None else (
+        None if lenient.input_format == "ragmark" else lenient.input_format)
     if fmt is None:
         if base_suffix(path) == ".csv":
             raise DataError("a CSV file whose columns are not those of a format ragmark "

@@ -29,6 +29,9 @@ class Leniency:
 
     strict: bool = False
     encoding: str | None = None
+    input_format: str | None = None
+    """``--input-format``: read sets and logs as this format (``ragmark``, ``ragas``,
+    ``deepeval``, ``llamaindex``) instead of telling it from their fields."""
     _kinds: dict[str, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -38,6 +38,9 @@ class Request:
     refusal_judge: bool = False
     """``--refusal-judge``: an LLM judge decides which answers are refusals."""
     encoding: str | None = None
+    input_format: str | None = None
+    """``--input-format``: the format of --dataset / --outputs, instead of telling it from
+    the fields (ragmark, ragas, deepeval, llamaindex)."""
     qrels_extra: str | None = None
     # where the results go (``output`` None: no files)
     output: str | None = None

@@ -112,7 +112,8 @@ def leniency(req: Any) -> Any:
     """How the loaders treat the odd data of a request (``strict``, ``encoding``)."""
     from ragmark.data.leniency import Leniency
 
-    return Leniency(strict=req.strict, encoding=req.encoding)
+    return Leniency(strict=req.strict, encoding=req.encoding,
+                    input_format=getattr(req, "input_format", None))
 
 
 def executor_of(req: Any) -> Any:

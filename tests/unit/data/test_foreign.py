@@ -144,3 +144,24 @@ def test_the_real_libraries_read_the_exports(tmp_path):
                                  expected_output_key_name="expected_output",
                                  context_key_name="context")
     assert d.goldens[0].context == [P1]
+
+
+def test_input_format_overrides_what_the_fields_say(tmp_path, capsys):
+    """A log whose `ground_truth` field makes it look like RAGAS's: as RAGAS its
+    expected answer is that field; --input-format ragmark reads it natively (the field is
+    kept as an extra); --input-format deepeval names the field the row lacks."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": "q1", "question": QUESTIONS[0], "answer": "tf-idf",
+                               "contexts": [P1], "ground_truth": EXPECTED[0]}) + "\n")
+    assert load_outputs(log).dataset.samples[0].expected_answer == EXPECTED[0]
+    native = load_outputs(log, Leniency(input_format="ragmark")).dataset.samples[0]
+    assert native.expected_answer is None and native.extra["ground_truth"] == EXPECTED[0]
+    code, _, err = run_cli(["run", "--outputs", str(log), "--input-format", "deepeval",
+                            "--no-history"], capsys)
+    assert code == 2 and "log.jsonl" in err and "input" in err and "Traceback" not in err
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--input-format", "ragmark",
+                            "--metrics", "groundedness", "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text())["config"]["name"] == "log"
