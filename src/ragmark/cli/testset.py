@@ -82,6 +82,9 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
               help="Write the set as ragmark's JSON, RAGAS's JSON Lines (user_input, "
                    "reference, reference_contexts), a LlamaIndex rag_dataset.json or "
                    "DeepEval goldens (JSON); ragmark reads each back with --dataset.")
+@click.option("--language", metavar="LANG",
+              help="Write the questions and answers in this language (de, german, zh, "
+                   "...), whatever the documents' (the quotes stay as written).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing test set at --output.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the passage sampling.")
@@ -120,8 +123,16 @@ def testset_cmd(**flags: Any) -> None:
     if not f.dry_run:  # a test set may hold hours of generation or hand edits: never replace
         check_output(f.output, "--output", overwrite=f.overwrite)  # it silently
         check_output(report_path(f.output), "--output (its report)")
+    if f.language is not None:
+        from ragmark.retrieval.language import language_code
+
+        try:
+            language_code(f.language)
+        except ValueError as e:
+            raise ConfigError(f"--language: {e}") from None
     options = TestsetOptions(size=f.size, types=parse_types(f.types), seed=f.seed,
-                             max_chars=f.max_chars, max_candidates=f.max_candidates)
+                             max_chars=f.max_chars, max_candidates=f.max_candidates,
+                             language=f.language)
     from ragmark.config import load_config
 
     settings, (cfg,) = resolve_llm([load_config(f.config)])

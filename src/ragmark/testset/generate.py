@@ -75,6 +75,9 @@ class TestsetOptions:
     seed: int = 0
     max_chars: int = 4000
     max_candidates: int | None = None
+    language: str | None = None
+    """The language the questions and answers are written in (a code or name; None: as
+    the model pleases, usually the documents')."""
 
     @property
     def cap(self) -> int:
@@ -205,8 +208,9 @@ def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) 
 
 
 async def _ask_round(client: LLMClient, cands: Sequence[Candidate], counts: JudgeCounts,
-                     advance: Advance) -> list[Generated | JudgeFailure]:
-    prompts = {t: question_prompt(t) for t in {c.qtype for c in cands}}
+                     advance: Advance, language: str | None = None
+                     ) -> list[Generated | JudgeFailure]:
+    prompts = {t: question_prompt(t, language) for t in {c.qtype for c in cands}}
 
     async def one(c: Candidate) -> Generated | JudgeFailure:
         try:
@@ -220,16 +224,17 @@ async def _ask_round(client: LLMClient, cands: Sequence[Candidate], counts: Judg
         await client.aclose()
 
 
-def round_messages(cands: Sequence[Candidate]) -> list[list[Message]]:
+def round_messages(cands: Sequence[Candidate], language: str | None = None
+                   ) -> list[list[Message]]:
     """The first call of every candidate (what the cache is keyed on)."""
-    prompts = {t: question_prompt(t) for t in {c.qtype for c in cands}}
+    prompts = {t: question_prompt(t, language) for t in {c.qtype for c in cands}}
     return [prompts[c.qtype].render(c.input()) for c in cands]
 
 
-def round_params(cands: Sequence[Candidate]) -> dict[str, Any]:
+def round_params(cands: Sequence[Candidate], language: str | None = None) -> dict[str, Any]:
     """The parameters :func:`ask` sends with those calls (the answer's token cap and
     schema), which the cache key includes."""
-    prompts = [question_prompt(t) for t in {c.qtype for c in cands}]
+    prompts = [question_prompt(t, language) for t in {c.qtype for c in cands}]
     caps = {p.token_cap for p in prompts}
     schemas = {json.dumps(p.schema(), sort_keys=True) for p in prompts}
     out: dict[str, Any] = {"max_tokens": caps.pop()} if len(caps) == 1 else {}
@@ -257,14 +262,15 @@ def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
         if not cands:
             break
         rounds += 1
-        if not probed and estimate_calls(client, round_messages(cands),
-                                         **round_params(cands)).calls:
+        if not probed and estimate_calls(client, round_messages(cands, options.language),
+                                         **round_params(cands, options.language)).calls:
             ok, why = run_sync(client.probe())
             if not ok:
                 raise ConfigError(f"the LLM endpoint did not answer: {why}")
             probed = True
         with prog.task(f"writing questions (round {rounds})", len(cands)) as advance:
-            answers = run_sync(_ask_round(client, cands, counts, advance))
+            answers = run_sync(_ask_round(client, cands, counts, advance,
+                                          options.language))
         state.generated += len(cands)
         for c, got in zip(cands, answers, strict=True):
             check_candidate(state, c, got)
@@ -322,8 +328,8 @@ def estimate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
     sampler = Sampler(corpus, chunker, options.seed, options.max_chars)
     state = _State(quota=quotas(options.size, options.types))
     cands = plan_round(sampler, state, options.types, options.cap, 1)
-    messages = round_messages(cands)
-    est = estimate_calls(client, messages, **round_params(cands))
+    messages = round_messages(cands, options.language)
+    est = estimate_calls(client, messages, **round_params(cands, options.language))
     per_call = sum(map(estimate_tokens, messages)) / len(messages) if messages else 0.0
     s = client.settings
     return {

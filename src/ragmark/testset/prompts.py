@@ -169,8 +169,10 @@ _EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {
 }
 
 
-def question_prompt(qtype: str) -> Prompt[SourceInput, Generated]:
-    """The prompt that asks for one question of type ``qtype``."""
+def question_prompt(qtype: str, language: str | None = None
+                    ) -> Prompt[SourceInput, Generated]:
+    """The prompt that asks for one question of type ``qtype`` (written in ``language``
+    when given: a code such as ``de`` or a name)."""
     if qtype not in DOCUMENTS:
         raise ConfigError(f"unknown question type {qtype!r}; known: {', '.join(DOCUMENTS)}")
     docs, out = _EXAMPLES[qtype]
@@ -178,6 +180,10 @@ def question_prompt(qtype: str) -> Prompt[SourceInput, Generated]:
         f"{_COMMON}\n\nRequested question type: {qtype}. A {qtype} question "
         f"{_DESCRIBE[qtype]}"
     )
+    if language is not None:
+        instruction += (f"\n\nWrite the question and the answer in {language_name(language)}"
+                        ", whatever the language of the example; copy the quotes exactly "
+                        "as the documents write them.")
     return Prompt(
         name=f"testset.{qtype}",
         instruction=instruction,
@@ -186,3 +192,15 @@ def question_prompt(qtype: str) -> Prompt[SourceInput, Generated]:
         examples=((SourceInput(documents=docs), Generated.model_validate(out)),),
         check=_check,
     )
+
+
+def language_name(language: str) -> str:
+    """``de`` -> ``German`` (a name as given stays, capitalised)."""
+    from ragmark.retrieval.language import STEMMERS, WITHOUT_SPACES, language_code
+
+    try:
+        code = language_code(language)
+    except ValueError:
+        return language
+    return {**STEMMERS, **WITHOUT_SPACES}[code].capitalize()
+

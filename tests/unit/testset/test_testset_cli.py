@@ -350,3 +350,17 @@ def test_each_format_reads_back_as_the_same_questions(corpus, tmp_path, capsys, 
     code, _, err = run_cli(cmd(corpus, tmp_path / "x.json", server, "--size", "1",
                                "--format", "ragas"), capsys)
     assert code == 2 and "give a name ending in .jsonl" in err
+
+
+def test_the_language_is_asked_for(corpus, tmp_path, capsys, server):
+    server.rule = writer()
+    out = tmp_path / "de.json"
+    code, _, err = run_cli(cmd(corpus, out, server, "--size", "2", "--language", "de"),
+                           capsys)
+    assert code == 0, err
+    systems = [r.body["messages"][0]["content"] for r in server.requests]
+    assert systems and all("Write the question and the answer in German" in s
+                           for s in systems)
+    code, _, err = run_cli(cmd(corpus, tmp_path / "x.json", server, "--size", "1",
+                               "--language", "klingon"), capsys)
+    assert code == 2 and "--language: unknown language 'klingon'" in err
