@@ -28,9 +28,10 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @cli.command("run")
 @click.option("--dataset", type=click.Path(exists=True),
               help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
-@click.option("--outputs", "outputs", type=click.Path(exists=True, dir_okay=False),
+@click.option("--outputs", "outputs", type=click.Path(exists=True),
               help="Score a system's logged outputs instead: JSONL of {question, answer, "
-                   "contexts, ground_truth_contexts?, expected_answer?, ...}; with "
+                   "contexts, ground_truth_contexts?, expected_answer?, ...} (or a RAGAS, "
+                   "DeepEval file; a saved Hugging Face dataset folder); with "
                    "--dataset, the dataset's ground truth scores them (joined by id, else "
                    "question text). Not with --config.")
 @click.option("--traces", "traces", type=click.Path(exists=True),

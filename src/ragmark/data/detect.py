@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from ragmark.data._read import base_suffix, missing_error, read_json
 from ragmark.data.beir import is_beir_folder, load_beir
 from ragmark.data.conversations import is_conversations, turns_of
-from ragmark.data.foreign import is_embedding_qa, load_embedding_qa, read_rows
+from ragmark.data.foreign import is_arrow, is_embedding_qa, load_embedding_qa, read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag
 from ragmark.data.sets import load_context_set, load_keyword_set, set_format
@@ -56,6 +57,8 @@ def load_dataset(
 
 
 def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) -> Dataset:
+    if is_arrow(path):  # RAGAS's to_hf_dataset, saved to disk or as Parquet
+        return _foreign_set(path, corpus, lenient)
     if path.is_dir():
         if is_beir_folder(path):
             return load_beir(path, split, corpus, lenient)
@@ -73,11 +76,24 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
                             "--corpus", file=str(path))
         return load_embedding_qa(path, data, lenient)
     items, foreign = read_rows(path, lenient, data)
-    if foreign is not None:  # RAGAS, DeepEval, LlamaIndex: the gold contexts optional
-        ds = load_context_set(path, items, corpus, lenient, optional_truth=True)
-        return dataclasses.replace(ds, format=foreign)
+    if foreign is not None:
+        return _foreign_set(path, corpus, lenient, items, foreign)
     if is_conversations(items):  # each turn a question; its truth optional
         return load_context_set(path, turns_of(items), corpus, lenient, optional_truth=True)
     if set_format(items, str(path)) == "keyword":
         return load_keyword_set(path, items, corpus, lenient)
     return load_context_set(path, items, corpus, lenient)
+
+
+def _foreign_set(path: Path, corpus: str | Path | None, lenient: Leniency,
+                 items: list[Any] | None = None, fmt: str | None = None) -> Dataset:
+    """A RAGAS, DeepEval or LlamaIndex set (its gold contexts optional)."""
+    if items is None:
+        items, fmt = read_rows(path, lenient)
+    if fmt is None:
+        raise DataError("the rows' fields are not those of a format ragmark reads (RAGAS: "
+                        "user_input, ...; DeepEval: input, ...; LlamaIndex: query, ...)",
+                        file=str(path))
+    ds = load_context_set(path, items, corpus, lenient, optional_truth=True)
+    return dataclasses.replace(ds, format=fmt)
+

@@ -185,6 +185,42 @@ def read_foreign(path: Path, encoding: str | None = None, data: Any = None
     return None
 
 
+def is_arrow(path: Path) -> bool:
+    """A Parquet file, or a folder ``datasets.Dataset.save_to_disk`` wrote (``state.json``
+    and its ``.arrow`` files), as RAGAS's ``to_hf_dataset`` gives them."""
+    if path.is_dir():
+        return (path / "state.json").is_file() and any(path.glob("*.arrow"))
+    return path.suffix.lower() == ".parquet"
+
+
+def read_arrow(path: Path) -> list[tuple[Where, Any]]:
+    """The rows of a Parquet file or a saved Hugging Face dataset folder (needs
+    pyarrow: ``ragmark[arrow]``)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError("reading Parquet or a saved Hugging Face dataset needs pyarrow: "
+                        "pip install 'ragmark[arrow]'", file=str(path)) from None
+    try:
+        if path.is_dir():
+            state = read_json(path / "state.json")
+            names = [f["filename"] for f in state.get("_data_files", [])
+                     if isinstance(f, dict) and "filename" in f] if isinstance(
+                         state, dict) else []
+            rows: list[Any] = []
+            for name in names or sorted(p.name for p in path.glob("*.arrow")):
+                with pa.memory_map(str(path / name)) as source:
+                    rows += pa.ipc.open_stream(source).read_all().to_pylist()
+        else:
+            rows = pq.read_table(str(path)).to_pylist()
+    except (OSError, pa.ArrowException) as e:
+        raise DataError(f"cannot read it as Arrow/Parquet: {e}", file=str(path)) from None
+    if not rows:
+        raise DataError("no rows", file=str(path))
+    return [(Where(str(path), item=i), r) for i, r in enumerate(rows)]
+
+
 def read_rows(path: Path, lenient: Leniency, data: Any = None
               ) -> tuple[list[tuple[Where, Any]], str | None]:
     """The items of a set or outputs file in any format read here, as ragmark items,
@@ -192,7 +228,8 @@ def read_rows(path: Path, lenient: Leniency, data: Any = None
     already parsed."""
     from ragmark.data.sets import read_items
 
-    items = read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding)
+    items = (read_arrow(path) if is_arrow(path) else
+             read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding))
     fmt = format_of(items) if lenient.input_format is None else (
         None if lenient.input_format == "ragmark" else lenient.input_format)
     if fmt is None:

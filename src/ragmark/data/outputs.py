@@ -29,7 +29,7 @@ from typing import Any
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
 from ragmark.data._read import Where, base_suffix, describe, missing_error
 from ragmark.data.conversations import is_conversations, turns_of
-from ragmark.data.foreign import read_rows
+from ragmark.data.foreign import is_arrow, read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import (
     Logged,
@@ -118,7 +118,7 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
     lenient = lenient or Leniency()
     if not path.exists():
         raise missing_error(path, "file")
-    if base_suffix(path) not in (".json", ".jsonl", ".csv"):
+    if base_suffix(path) not in (".json", ".jsonl", ".csv") and not is_arrow(path):
         raise DataError("an outputs set is a .jsonl file (one object a line) or a .json list "
                         "(or a RAGAS, DeepEval or LlamaIndex file: .json, .jsonl, .csv)",
                         file=str(path))

@@ -165,3 +165,22 @@ def test_input_format_overrides_what_the_fields_say(tmp_path, capsys):
                             "--no-history", "--quiet"], capsys)
     assert code == 0, err
     assert json.loads(out.read_text())["config"]["name"] == "log"
+
+
+@pytest.mark.parametrize("name", ["ragas_hf", "ragas_outputs.parquet"])
+def test_a_saved_hugging_face_dataset_and_parquet(name, tmp_path, capsys):
+    """RAGAS's to_hf_dataset() saved with save_to_disk and to_parquet (datasets 5.0.1):
+    an evaluation set with --dataset, logged outputs with --outputs."""
+    pytest.importorskip("pyarrow")
+    ds = load_dataset(HERE / name)
+    assert ds.format == "ragas" and [s.question for s in ds.samples] == QUESTIONS
+    assert [list(s.truth.passages) for s in ds.samples] == [[P1], [P2]]
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(HERE / name), "--metrics", "mrr",
+                            "--output", str(out), "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    assert [v["mrr"] for v in json.loads(out.read_text())["per_query"].values()] == [0.5, 1.0]
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    code, _, err = run_cli(["run", "--dataset", str(broken), "--no-history"], capsys)
+    assert code == 2 and "broken.parquet" in err and "Traceback" not in err

@@ -36,3 +36,8 @@ sets = EvaluationDataset(
 )
 sets.to_jsonl("ragas_set.jsonl")
 sets.to_csv("ragas_set.csv")
+
+# a saved Hugging Face dataset folder and Parquet, as RAGAS gives them (to_hf_dataset)
+hf = EvaluationDataset.from_jsonl("ragas_outputs.jsonl").to_hf_dataset()
+hf.save_to_disk("ragas_hf")
+hf.to_parquet("ragas_outputs.parquet")
