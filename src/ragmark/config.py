@@ -113,7 +113,7 @@ class RunConfig(BaseModel):
     the default phrases (:data:`ragmark.metrics.production.REFUSALS`)."""
     language: str | None = None
     """The language of the data (``de``, ``german``): BM25's stemmer and stop-words
-    unless its table sets them (:mod:`ragmark.retrieval.language`)."""
+    unless its table sets them (:mod:`ragmark.languages`)."""
     refusal_judge: bool = False
     """Whether an LLM judge (:mod:`ragmark.judges.refusal`) decides which answers are
     refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
@@ -285,7 +285,7 @@ def _apply_language(data: dict[str, Any], source: str) -> None:
     lang = data.get("language")
     if lang is None:
         return
-    from ragmark.retrieval.language import analysis_for, language_code
+    from ragmark.languages import analysis_for, language_code
 
     if not isinstance(lang, str):
         raise ConfigError(f"{source}, key 'language': expected a language code such as "

@@ -124,7 +124,7 @@ def testset_cmd(**flags: Any) -> None:
         check_output(f.output, "--output", overwrite=f.overwrite)  # it silently
         check_output(report_path(f.output), "--output (its report)")
     if f.language is not None:
-        from ragmark.retrieval.language import language_code
+        from ragmark.languages import language_code
 
         try:
             language_code(f.language)

@@ -23,6 +23,8 @@ class JudgeCase:
     expected_answer: str | None = None
     history: tuple[tuple[str, str | None], ...] = ()
     """The earlier turns of the conversation, oldest first: (question, answer or None)."""
+    language: str | None = None
+    """The language of the data (a config's ``language``): claims are written in it."""
 
 
 def turn_texts(history: Sequence[tuple[str, str | None]]) -> list[str]:

@@ -105,7 +105,7 @@ async def _claims(client: ChatClient, case: JudgeCase, text: str | None, counts:
                   none: str) -> list[str] | str | JudgeFailure | _Unknown:
     if text is None or not text.strip():
         return none
-    prompt, item = claims_call(case.question, text, case.history)
+    prompt, item = claims_call(case.question, text, case.history, case.language)
     got = await _ask(client, prompt, item, counts)
     if isinstance(got, JudgeFailure | _Unknown):
         return got  # type: ignore[no-any-return]
@@ -227,7 +227,7 @@ def _shared(client: ChatClient, case: JudgeCase, counts: Any) -> Awaitable[tuple
     loop = asyncio.get_running_loop()
     memo = _MEMO.setdefault(client, {})
     key = (loop, case.question, case.answer, tuple(case.contexts), case.expected_answer,
-           case.history)
+           case.history, case.language)
     task = memo.get(key)
     if task is None:
         task = memo[key] = loop.create_task(diagnose(client, case, counts))

@@ -163,14 +163,34 @@ TURN_VERIFY_PROMPT: Prompt[TurnVerifyInput, VerifyOutput] = Prompt(
 )
 
 
-def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | None]] = ()
+def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | None]] = (),
+                language: str | None = None
                 ) -> tuple[Prompt[Any, ClaimsOutput], BaseModel]:
     """The prompt and input that extract the claims of ``answer``: in a conversation
-    (``history``, the earlier turns) the one that resolves references to them."""
+    (``history``, the earlier turns) the one that resolves references to them; with a
+    ``language``, the claims written in it (a question alone, in no stated language,
+    keeps the prompt it always had)."""
     if history:
-        return TURN_CLAIMS_PROMPT, TurnClaimsInput(conversation=turn_texts(history),
-                                                   question=question, answer=answer)
-    return CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer)
+        prompt: Prompt[Any, ClaimsOutput] = TURN_CLAIMS_PROMPT
+        item: BaseModel = TurnClaimsInput(conversation=turn_texts(history),
+                                          question=question, answer=answer)
+    else:
+        prompt, item = CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer)
+    if language is not None:
+        prompt = in_language(prompt, language)
+    return prompt, item
+
+
+def in_language(prompt: Prompt[Any, Any], language: str) -> Prompt[Any, Any]:
+    """``prompt`` asking for its texts in ``language`` (the data's), whatever the
+    language of its examples."""
+    from dataclasses import replace
+
+    from ragmark.languages import language_name
+
+    return replace(prompt, instruction=f"{prompt.instruction} The texts are in "
+                   f"{language_name(language)}: write the claims in "
+                   f"{language_name(language)}, whatever the language of the examples.")
 
 
 def supported_share(verdicts: Sequence[bool]) -> float:
@@ -190,6 +210,7 @@ async def faithfulness(
     *,
     counts: JudgeCounts | None = None,
     history: Sequence[tuple[str, str | None]] = (),
+    language: str | None = None,
 ) -> Score:
     """Share of the answer's claims that the retrieved ``contexts`` support.
 
@@ -204,7 +225,7 @@ async def faithfulness(
         return Score.missing("empty answer")
     if not any(c.strip() for c in contexts):
         return Score.missing("no retrieved context to check the answer against")
-    prompt, item = claims_call(question, answer, history)
+    prompt, item = claims_call(question, answer, history, language)
     got = await ask(client, prompt, item, counts=counts)
     if isinstance(got, JudgeFailure):
         return got.missing()
@@ -234,7 +255,7 @@ async def faithfulness(
 
 def faithfulness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
     return faithfulness(client, c.question, c.answer, c.contexts, counts=counts,
-                        history=c.history)
+                        history=c.history, language=c.language)
 
 
 SPECS = (

@@ -13,9 +13,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
+from ragmark.languages import cjk_bigrams
 from ragmark.progress import Advance
 from ragmark.retrieval.bm25_index import BM25Index
-from ragmark.retrieval.language import cjk_bigrams
 from ragmark.types import Chunk
 
 _BATCH = 256

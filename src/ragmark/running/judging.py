@@ -82,13 +82,15 @@ def histories(samples: Sequence[Sample], records: Sequence[Answered]
 
 def judge_call(
     client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts,
-    history: tuple[tuple[str, str | None], ...] = (),
+    history: tuple[tuple[str, str | None], ...] = (), language: str | None = None,
 ) -> Awaitable[Score] | Score:
     """The judge of metric ``name`` for one question's answer and contexts (a Score at
-    once when it cannot be asked); ``history``: the earlier turns of its conversation."""
+    once when it cannot be asked); ``history``: the earlier turns of its conversation;
+    ``language``: the data's."""
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
-    case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history)
+    case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history,
+                     language)
     compute = SPECS[name].compute
     assert compute is not None  # every judge metric of the catalogue computes itself
     return compute(client, case, counts)  # type: ignore[no-any-return]
@@ -101,6 +103,7 @@ async def _judge_all(
     names: Sequence[str],
     counts: JudgeCounts,
     advance: Callable[[int], None],
+    language: str | None = None,
 ) -> list[dict[str, Score]]:
     ok, reason = await client.probe()
     if not ok:
@@ -115,7 +118,7 @@ async def _judge_all(
     turns = histories(samples, records)
     for i, (s, rec) in enumerate(zip(samples, records, strict=True)):
         for name in names:
-            job = judge_call(client, name, s, rec, counts, turns[i])
+            job = judge_call(client, name, s, rec, counts, turns[i], language)
             if isinstance(job, Score):
                 out[i][name] = job
                 advance(1)
@@ -140,10 +143,11 @@ async def judge_async(
     *,
     require: bool = False,
     advance: Callable[[int], None] = lambda n: None,
+    language: str | None = None,
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
     """Per-query judge scores, notes for the report, and the LLM accounting: every
     (question, metric) judged concurrently on one client (its concurrency limit,
-    retries and call cache)."""
+    retries and call cache); ``language``: the data's (claims are written in it)."""
     if not names:
         return [{} for _ in records], [], {}
     if settings is None:
@@ -154,7 +158,8 @@ async def judge_async(
     client = open_client(settings)
     counts = JudgeCounts()
     try:
-        scores = await _judge_all(client, samples, records, names, counts, advance)
+        scores = await _judge_all(client, samples, records, names, counts, advance,
+                                  language)
     except _Unreachable as e:
         why = f"the LLM endpoint did not answer: {e}"
         if require:
@@ -196,9 +201,10 @@ def _skipped(
     return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}
 
 
-_CLAIMS_SYSTEM = {p.render(item)[0]["content"] for p, item in (
-    claims_call("q", "a"), claims_call("q", "a", (("q0", "a0"),)))}
-"""The system messages of faithfulness's claim extraction (alone, in a conversation)."""
+_CLAIMS_SYSTEM = tuple(p.instruction for p, _ in (
+    claims_call("q", "a"), claims_call("q", "a", (("q0", "a0"),))))
+"""How the system messages of faithfulness's claim extraction begin (alone, in a
+conversation; a stated language adds to the end)."""
 
 
 def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> None:
@@ -209,7 +215,7 @@ def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> Non
     same extraction, followed by their own checks)."""
     if not e.shared:  # else the same call as an earlier one, with its re-ask
         dry.follow(0, 0 if is_reask(e.messages) else 1, estimate_tokens(e.messages) + 120)
-    if fresh and e.messages[0]["content"] in _CLAIMS_SYSTEM:
+    if fresh and str(e.messages[0]["content"]).startswith(_CLAIMS_SYSTEM):
         check = (sum(len(c) for c in rec.contexts) + len(rec.answer or "")) // 4 + 400
         dry.follow(1, 1, check)
 
@@ -219,6 +225,7 @@ def estimate(
     records: Sequence[Answered],
     names: Sequence[str],
     settings: LLMSettings | None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """A dry run: the judge calls a run would make, without calling anything.
 
@@ -242,7 +249,7 @@ def estimate(
         for s, rec, earlier in zip(samples, records, turns, strict=True):
             for name in names:
                 job = judge_call(dry, name, s, rec, JudgeCounts(),  # type: ignore[arg-type]
-                                 earlier)
+                                 earlier, language)
                 if isinstance(job, Score):
                     continue
                 try:

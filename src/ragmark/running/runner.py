@@ -208,7 +208,8 @@ def estimate_run(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
               if p.failure is not None}
     answers, _ = answer_stage(samples, src.queries, failed, [], cfg, dataset.corpus.by_id())
     ok = [qi for qi in range(len(samples)) if qi not in failed]
-    est = estimate([samples[i] for i in ok], [answers[i] for i in ok], sel.judges, task.llm)
+    est = estimate([samples[i] for i in ok], [answers[i] for i in ok], sel.judges, task.llm,
+                   cfg.language)
     return {**est, "embeddings": src.llm["embeddings"]} if "embeddings" in src.llm else est
 
 
@@ -280,7 +281,8 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     unjudged_qs = failed | {qi: Score.missing(UNANSWERABLE) for qi, s in enumerate(samples)
                             if not s.answerable and qi not in failed}
     judged, stats = judge_stage(samples, answers, unjudged_qs, judge_names, prog=prog,
-                                llm=task.llm, require_llm=task.require_llm)
+                                llm=task.llm, require_llm=task.require_llm,
+                                language=cfg.language)
     stats = refusal.merge(stats)
     timings = {**src.timings, **stats.timings, "total_s": time.perf_counter() - started}
 

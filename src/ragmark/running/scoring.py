@@ -215,9 +215,10 @@ def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
 
 def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
                 failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
-                llm: LLMSettings | None, require_llm: bool,
+                llm: LLMSettings | None, require_llm: bool, language: str | None = None,
                 ) -> tuple[list[dict[str, Score]], StageReport]:
-    """Each question's judge scores (on the driver's LLM client)."""
+    """Each question's judge scores (on the driver's LLM client); ``language``: the
+    data's, a config's ``language``."""
     ok = [qi for qi in range(len(samples)) if qi not in failed]
     scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
               for qi in range(len(samples))]
@@ -229,7 +230,7 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
     with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
         got, notes, summary = run_sync(judge_async(
             [samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm,
-            require=require_llm, advance=adv))
+            require=require_llm, advance=adv, language=language))
     for i, sc in zip(ok, got, strict=True):
         scores[i] = sc
     return scores, StageReport({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import Prompt
+from ragmark.languages import language_name
 
 QuestionType = Literal["factual", "reasoning", "summarization", "comparative", "multi_hop"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -192,15 +193,4 @@ def question_prompt(qtype: str, language: str | None = None
         examples=((SourceInput(documents=docs), Generated.model_validate(out)),),
         check=_check,
     )
-
-
-def language_name(language: str) -> str:
-    """``de`` -> ``German`` (a name as given stays, capitalised)."""
-    from ragmark.retrieval.language import STEMMERS, WITHOUT_SPACES, language_code
-
-    try:
-        code = language_code(language)
-    except ValueError:
-        return language
-    return {**STEMMERS, **WITHOUT_SPACES}[code].capitalize()
 

@@ -254,3 +254,33 @@ def test_from_the_command_line_run_inspect_report_and_dry_run(server, tmp_path, 
     code, _, err = run_cli(["report", str(result), "--output", str(html)], capsys)
     assert code == 0, err
     assert "Claim diagnostics:" in html.read_text()
+
+
+def test_claims_are_asked_for_in_the_language_of_the_data(server, tmp_path, capsys):
+    """A config's language = "de": the claim extraction of faithfulness and of the claim
+    diagnostics asks for the claims in German (and only then: a run without a language
+    sends the prompt it always sent)."""
+    from support.cli import run_cli
+
+    server.rule = generic
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "haus.txt").write_text("Die alten Häuser stehen am Fluss. Der Fluss ist breit.")
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{"id": "q1", "question": "Wo stehen die Häuser?",
+                               "expected_answer": "Die Häuser stehen am Fluss.",
+                               "ground_truth_contexts": ["Die alten Häuser stehen am Fluss"]}]))
+    for lang in (None, "de"):
+        cfg = tmp_path / f"{lang}.toml"
+        cfg.write_text(f'name = "x"\n{"" if lang is None else "language = " + repr(lang)}\n')
+        server.requests.clear()
+        code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(corpus),
+                                "--config", str(cfg), "--metrics", "faithfulness,claim_f1",
+                                "--llm-base-url", server.url, "--llm-model", "test-model",
+                                "--no-history", "--quiet", "--allow-missing"], capsys)
+        assert code == 0, err
+        systems = [r.body["messages"][0]["content"] for r in server.requests
+                   if r.body["messages"][0]["content"].startswith("Break the answer")]
+        assert systems
+        said = ["write the claims in German" in s for s in systems]
+        assert all(said) if lang == "de" else not any(said)

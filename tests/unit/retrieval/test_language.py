@@ -9,8 +9,8 @@ import pytest
 
 from ragmark.config import load_configs
 from ragmark.errors import ConfigError
+from ragmark.languages import analysis_for, cjk_bigrams
 from ragmark.retrieval.bm25 import BM25Retriever
-from ragmark.retrieval.language import analysis_for, cjk_bigrams
 from ragmark.types import Chunk
 
 GERMAN = ["Die alten Häuser stehen am Fluss.", "Ein Auto fährt schnell über die Brücke.",

@@ -67,3 +67,17 @@ def cjk_bigrams(text: str) -> str:
         return " " + " ".join(run[i:i + 2] for i in range(len(run) - 1)) + " "
 
     return _CJK.sub(pairs, text)
+
+
+def language_name(language: str) -> str:
+    """``de`` -> ``German`` (a name ragmark does not know stays as given).
+
+    >>> language_name("de"), language_name("zh"), language_name("Plattdeutsch")
+    ('German', 'Chinese', 'Plattdeutsch')
+    """
+    try:
+        code = language_code(language)
+    except ValueError:
+        return language
+    return {**STEMMERS, **WITHOUT_SPACES}[code].capitalize()
+
