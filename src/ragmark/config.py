@@ -279,6 +279,24 @@ def _pipeline_checks(data: dict[str, Any], source: str) -> None:
         pipe["python_path"] = resolve_python_path(paths, Path(source).parent)
 
 
+def with_language(cfg: RunConfig, language: str | None) -> RunConfig:
+    """``cfg`` in ``language`` (``--language``): as ``language = ...`` in its file would
+    make it, its bm25 retrievers' own stemmer and stop-words kept. A ConfigError for an
+    unknown language."""
+    if language is None:
+        return cfg
+    data = cfg.model_dump(mode="json", exclude_none=True)
+    data.pop("language", None)
+    full = {**data, "language": language}
+    _apply_language(full, "--language")
+    return RunConfig.model_validate(full)
+
+
+def where(source: str) -> str:
+    """How an error names the language: the flag, or the file's key."""
+    return source if source.startswith("--") else f"{source}, key 'language'"
+
+
 def _apply_language(data: dict[str, Any], source: str) -> None:
     """``language = "de"``: every bm25 retriever (a hybrid's too) stems and drops the
     stop-words of that language, unless its table says otherwise."""
@@ -288,13 +306,13 @@ def _apply_language(data: dict[str, Any], source: str) -> None:
     from ragmark.languages import analysis_for, language_code
 
     if not isinstance(lang, str):
-        raise ConfigError(f"{source}, key 'language': expected a language code such as "
-                          f"'de', got {lang!r}")
+        raise ConfigError(f"{where(source)}: expected a language code such as 'de', got "
+                          f"{lang!r}")
     try:
         stemmer, stopwords = analysis_for(lang)
         data["language"] = language_code(lang)
     except ValueError as e:
-        raise ConfigError(f"{source}, key 'language': {e}") from None
+        raise ConfigError(f"{where(source)}: {e}") from None
     if "pipeline" in data:
         return
 

@@ -123,6 +123,14 @@ def input_format_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "LlamaIndex LabelledRagDataset.")(f)
 
 
+def language_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--language LANG``: the data's language, for every config."""
+    return click.option(
+        "--language", metavar="LANG",
+        help="The data's language (de, german, zh, ...), for every config as its "
+             "'language' key: BM25's stemmer and stop-words, the judges' claims.")(f)
+
+
 def refusal_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--refusal-pattern REGEX``: what else counts as a refusal (repeatable);
     ``--refusal-judge``: an LLM judge decides instead."""

@@ -18,6 +18,7 @@ from ragmark.cli.app import (
     history_options,
     index_cache_option,
     input_format_option,
+    language_option,
     latency_option,
     mean_option,
     qrels_extra_option,
@@ -75,6 +76,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
               help="Write every gate condition as JUnit XML (one test case each).")
 @data_options
 @input_format_option
+@language_option
 @qrels_extra_option
 @mean_option
 @refusal_option

@@ -16,6 +16,7 @@ from ragmark.cli.app import (
     history_options,
     index_cache_option,
     input_format_option,
+    language_option,
     latency_option,
     mean_option,
     qrels_extra_option,
@@ -79,6 +80,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @regression_options
 @data_options
 @input_format_option
+@language_option
 @qrels_extra_option
 @mean_option
 @refusal_option

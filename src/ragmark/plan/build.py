@@ -44,7 +44,8 @@ def plan_run(req: RunRequest) -> Plan:
     with closed_on_error(ex):
         src = source_of(req, names)
         ds, pooled = _with_extra(src.dataset, req.qrels_extra)
-        cfg = with_refusals(src.config, req.refusal_patterns, req.refusal_judge)
+        cfg = with_language(with_refusals(src.config, req.refusal_patterns,
+                                          req.refusal_judge), req.language)
         notes: list[str] = []
         if every:  # every metric whose needs the data, the endpoint and the extras meet
             names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
@@ -252,8 +253,18 @@ def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:
         specs, note = default_configs()
         if note:
             told.append(note)
-    return [with_refusals(c, req.refusal_patterns, req.refusal_judge) for s in specs for c in (
+    return [with_language(with_refusals(c, req.refusal_patterns, req.refusal_judge),
+                          req.language) for s in specs for c in (
         [s] if isinstance(s, RunConfig) else load_configs(s, top_k=req.top_k))]
+
+
+def with_language(cfg: RunConfig, language: str | None) -> RunConfig:
+    """``--language``: the config in that language (see :func:`ragmark.config.with_language`)."""
+    if language is None:
+        return cfg
+    from ragmark.config import with_language as in_language
+
+    return in_language(cfg, language)
 
 
 def with_refusals(cfg: RunConfig, patterns: Sequence[str], judge: bool = False

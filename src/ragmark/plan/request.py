@@ -37,6 +37,9 @@ class Request:
     besides the default phrases and the configs' own."""
     refusal_judge: bool = False
     """``--refusal-judge``: an LLM judge decides which answers are refusals."""
+    language: str | None = None
+    """``--language``: the data's language, for every config (BM25's stemmer and
+    stop-words, the judges' claims), as a config's ``language`` key."""
     encoding: str | None = None
     input_format: str | None = None
     """``--input-format``: the format of --dataset / --outputs, instead of telling it from

@@ -202,6 +202,8 @@ def external(
         config["refusal_patterns"] = list(cfg.refusal_patterns)
     if cfg.refusal_judge:
         config["refusal_judge"] = True
+    if cfg.language:  # the judges' claims are written in it
+        config["language"] = cfg.language
     extra["chunks"] = sum(len(o.contexts) for o in outs)
     made = [produced(o, with_answers, resolve) for o in outs]
     by_text, anonymous = sum(p.by_text for p in made), sum(p.anonymous for p in made)

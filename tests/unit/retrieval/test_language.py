@@ -70,3 +70,44 @@ def test_chinese_is_tokenised_as_bigrams_with_the_scores_of_bm25s():
     # without bigrams the whole run is one token: the query finds nothing
     plain = bm25s.tokenize(CHINESE, stopwords=[], show_progress=False, return_ids=False)
     assert plain[0] == ["信息检索系统帮助用户找到文档"]
+
+
+def test_the_language_flag_sets_every_config_and_logged_outputs(tmp_path, capsys, server):
+    """--language de on a built-in config gives its BM25 the German stemmer (recorded);
+    on logged outputs it reaches the judges; an unknown language is exit 2 naming the
+    flag."""
+    import json
+
+    from support.cli import run_cli
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i, t in enumerate(GERMAN):
+        (corpus / f"d{i + 1}.txt").write_text(t)
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{"id": "q1", "question": "Haus",
+                               "ground_truth_contexts": [GERMAN[0]]}]))
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(corpus),
+                            "--language", "de", "--metrics", "mrr", "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["config"]["retriever"]["stemmer"] == "german"
+    assert data["config"]["language"] == "de" and data["per_query"]["q1"]["mrr@10"] == 1.0
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(corpus),
+                            "--language", "klingon", "--no-history"], capsys)
+    assert code == 2 and "--language: unknown language 'klingon'" in err
+    from support.fake_llm_server import chat_reply
+
+    server.rule = lambda body: chat_reply('{"claims": []}')
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": "q1", "question": "Wo?", "answer": "Am Fluss.",
+                               "contexts": [GERMAN[0]]}) + "\n")
+    code, _, err = run_cli(["run", "--outputs", str(log), "--language", "german",
+                            "--metrics", "faithfulness", "--llm-base-url", server.url,
+                            "--llm-model", "test-model", "--output", str(out),
+                            "--no-history", "--quiet", "--allow-missing"], capsys)
+    assert code == 0, err
+    assert "write the claims in German" in server.requests[-1].body["messages"][0]["content"]
+    assert json.loads(out.read_text())["config"]["language"] == "de"
