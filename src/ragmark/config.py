@@ -51,7 +51,6 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
-import os
 import re
 import tomllib
 from collections.abc import Sequence
@@ -60,17 +59,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ragmark.config_tables import (  # noqa: F401  (the env names: config's API)
+    EMBEDDING_ENV,
+    LLM_MODEL_ENV,
+    LLM_URL_ENV,
+    apply_language,
+    resolve_auto_reranker,
+    resolve_embedding_env,
+)
 from ragmark.errors import ConfigError, UnknownComponentError
 from ragmark.llm.table import LLMTable
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
-from ragmark.retrieval.rerank import RERANKER_ENV
 
-LLM_URL_ENV = "RAGMARK_LLM_BASE_URL"
-LLM_MODEL_ENV = "RAGMARK_LLM_MODEL"
-EMBEDDING_ENV = {"base_url": "RAGMARK_EMBEDDING_BASE_URL", "model": "RAGMARK_EMBEDDING_MODEL",
-                 "provider": "RAGMARK_EMBEDDING_PROVIDER",
-                 "api_key_env": "RAGMARK_EMBEDDING_API_KEY_ENV"}
-"""Where ``provider = "env"`` (the built-in ``dense-api`` config) finds its endpoint."""
 KINDS = ("chunker", "retriever", "reranker", "generator")
 
 
@@ -174,58 +174,6 @@ def _format_validation(err: ValidationError, source: str) -> str:
     return "\n".join(lines)
 
 
-def _resolve_embedding_env(data: dict[str, Any], source: str) -> None:
-    """``provider = "env"`` in a retriever or chunker table: the embedding endpoint from
-    ``RAGMARK_EMBEDDING_*`` (provider ``openai`` unless set), written into the config so
-    the results file records it."""
-    tables = [data.get("chunker"), data.get("retriever")]
-    tables += list(data["retriever"].get("retrievers") or []) if isinstance(
-        data.get("retriever"), dict) else []
-    for kind, table in zip(["chunker", "retriever"] + ["retriever"] * (len(tables) - 2),
-                           tables, strict=True):
-        if not isinstance(table, dict) or table.get("provider") != "env":
-            continue
-        got = {k: os.environ.get(v, "").strip() for k, v in EMBEDDING_ENV.items()}
-        if not got["base_url"] or not got["model"]:
-            raise ConfigError(
-                f"{source}, key '{kind}': provider = \"env\" takes the embedding endpoint "
-                f"from {EMBEDDING_ENV['base_url']} and {EMBEDDING_ENV['model']} (and "
-                f"optionally {EMBEDDING_ENV['provider']}, {EMBEDDING_ENV['api_key_env']}); "
-                "set them, or give provider, base_url and model in a TOML config")
-        table.update({k: v for k, v in got.items() if v})
-        table.setdefault("provider", "openai")
-        if table["provider"] == "env":
-            table["provider"] = "openai"
-
-
-def _resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
-    """``[reranker] name = "auto"``: the cross-encoder named by RAGMARK_RERANKER_MODEL (or
-    ``model``), else the LLM reranker when an LLM endpoint is set, else a clear error."""
-    rr = data.get("reranker")
-    if not isinstance(rr, dict) or rr.get("name") != "auto":
-        return
-    params = {k: v for k, v in rr.items() if k != "name"}
-    if os.environ.get(RERANKER_ENV) or params.get("model"):
-        # the model goes into the config, so the results file records it
-        data["reranker"] = {"name": "cross-encoder", "model": os.environ.get(RERANKER_ENV),
-                            **params}
-        return
-    table = data.get("llm")
-    if os.environ.get(LLM_URL_ENV, "").strip() or (
-            isinstance(table, dict) and table.get("base_url")):
-        # the endpoint comes from [llm] or RAGMARK_LLM_* when the run starts
-        data["reranker"] = {"name": "llm", **params}
-        return
-    raise ConfigError(
-        f"{source}, key 'reranker': this config reranks, but no reranker is set up. Set "
-        f"{RERANKER_ENV} to a cross-encoder model folder, or {LLM_URL_ENV} and "
-        f"{LLM_MODEL_ENV} (or an [llm] table) for the LLM reranker, or give a TOML config "
-        "with [reranker] name = \"cross-encoder\" and model = \"PATH\" (or name = \"llm\"). "
-        "No reranker "
-        "model ships with ragmark."
-    )
-
-
 def _component_errors(kind: str, comp: Any, key: str, source: str) -> list[str]:
     """Unknown names and parameters of one component (and of nested ``retrievers``)."""
     from ragmark.registry import registry
@@ -288,51 +236,15 @@ def with_language(cfg: RunConfig, language: str | None) -> RunConfig:
     data = cfg.model_dump(mode="json", exclude_none=True)
     data.pop("language", None)
     full = {**data, "language": language}
-    _apply_language(full, "--language")
+    apply_language(full, "--language")
     return RunConfig.model_validate(full)
-
-
-def where(source: str) -> str:
-    """How an error names the language: the flag, or the file's key."""
-    return source if source.startswith("--") else f"{source}, key 'language'"
-
-
-def _apply_language(data: dict[str, Any], source: str) -> None:
-    """``language = "de"``: every bm25 retriever (a hybrid's too) stems and drops the
-    stop-words of that language, unless its table says otherwise."""
-    lang = data.get("language")
-    if lang is None:
-        return
-    from ragmark.languages import analysis_for, language_code
-
-    if not isinstance(lang, str):
-        raise ConfigError(f"{where(source)}: expected a language code such as 'de', got "
-                          f"{lang!r}")
-    try:
-        stemmer, stopwords = analysis_for(lang)
-        data["language"] = language_code(lang)
-    except ValueError as e:
-        raise ConfigError(f"{where(source)}: {e}") from None
-    if "pipeline" in data:
-        return
-
-    def fill(comp: Any) -> None:
-        if not isinstance(comp, dict):
-            return
-        if comp.get("name") == "bm25":
-            comp.setdefault("stemmer", stemmer or "none")
-            comp.setdefault("stopwords", stopwords or "none")
-        for sub in comp.get("retrievers") or []:
-            fill(sub)
-
-    fill(data.setdefault("retriever", {"name": "bm25"}))
 
 
 def _validate(data: dict[str, Any], source: str) -> RunConfig:
     _pipeline_checks(data, source)
-    _apply_language(data, source)
-    _resolve_auto_reranker(data, source)
-    _resolve_embedding_env(data, source)
+    apply_language(data, source)
+    resolve_auto_reranker(data, source)
+    resolve_embedding_env(data, source)
     try:
         cfg = RunConfig.model_validate(data)
     except ValidationError as e:
