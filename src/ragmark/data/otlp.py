@@ -14,6 +14,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -196,7 +197,11 @@ def _value(v: Any) -> Any:
 
 def _typed(raw: bytes | str, lenient: Leniency, where: str) -> list[Span]:
     """The spans of a request decoded into the structs (msgspec's errors propagate)."""
-    req = _DECODER.decode(raw)
+    return _spans_of_struct(_DECODER.decode(raw), lenient, where)
+
+
+def _spans_of_struct(req: Any, lenient: Leniency, where: str) -> list[Span]:
+    """The spans of one decoded ``Request`` struct."""
     out = []
     for rs in req.resourceSpans:
         for ss in rs.scopeSpans:
@@ -205,13 +210,27 @@ def _typed(raw: bytes | str, lenient: Leniency, where: str) -> list[Span]:
                     warn(lenient, NO_IDS, where, "a span without its traceId or spanId")
                     continue
                 # most values are strings: taken inline, the rest by _value
-                attrs = {kv.key: kv.value.stringValue if kv.value.stringValue is not None
-                         else _value(kv.value) for kv in s.attributes}
+                attrs = {kv.key: (v if (v := kv.value.stringValue) is not None
+                                  else _value(kv.value)) for kv in s.attributes}
                 out.append(Span(s.traceId, s.spanId, s.parentSpanId, s.name,
                                 nanos(s.startTimeUnixNano), nanos(s.endTimeUnixNano), attrs,
                                 [(e.name, {kv.key: _value(kv.value) for kv in e.attributes})
                                  for e in s.events] if s.events else []))
     return out
+
+
+def _typed_lines(data: bytes, lenient: Leniency, where: str) -> list[list[Span]] | None:
+    """Every line of a JSON Lines file decoded at once into the structs; None when one
+    line is not a request of the usual shape, or a line is blank (the caller then reads
+    line by line, and counts by line)."""
+    if msgspec is None or b"\n\n" in data or b"\n\r\n" in data:
+        return None
+    try:
+        requests = _DECODER.decode_lines(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    return [_spans_of_struct(r, lenient, f"{where}, line {n}")
+            for n, r in enumerate(requests, start=1)]
 
 
 def number_or_none(v: Any, kind: type) -> Any:
@@ -237,6 +256,8 @@ def decode(raw: bytes | str, lenient: Leniency, where: str) -> list[Span] | None
         return None
     return list(spans_of(request, lenient, where))
 
+
+_BLANK_TO_END = re.compile(rb"\s*\Z")
 
 NOT_JSON = "lines that are not JSON (a truncated file?): left out"
 
@@ -264,11 +285,16 @@ def file_requests(path: Path, lenient: Leniency) -> Iterator[tuple[list[Span], s
     except (OSError, EOFError) as e:
         warn(lenient, "files that cannot be read: left out", str(path), f"unreadable: {e}")
         return
-    if b"\n" not in data.strip():
+    first = data.find(b"\n")
+    if first == -1 or _BLANK_TO_END.match(data, first):  # one document (no copy made)
         got = decode(data, lenient, str(path))
         if got is not None:
             yield got, str(path)
             return
+    elif (every := _typed_lines(data, lenient, str(path))) is not None:
+        for n, spans in enumerate(every, start=1):
+            yield spans, f"{path}, line {n}"
+        return
     for n, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue

@@ -134,3 +134,32 @@ def test_odd_traces_are_counted_and_strict_refuses_them(traces, tmp_path, capsys
     empty.write_text(json.dumps({"resourceSpans": []}), encoding="utf-8")
     with pytest.raises(DataError, match="no trace with a question"):
         load_traces(empty)
+
+
+def test_a_jsonl_file_read_at_once_gives_the_spans_and_lines_of_one_read_by_line(
+        traces, tmp_path):
+    """A file of well-formed requests is decoded in one pass; the spans, and the line a
+    counted warning names, are those of reading it line by line (forced here by a blank
+    line, which the one-pass decoder would not count)."""
+    from ragmark.data.otlp import NO_IDS, _typed_lines, file_requests
+
+    request = traces.read_text(encoding="utf-8").strip()
+    bad_span = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "x"}]}]}]})
+    at_once, by_line = tmp_path / "once.jsonl", tmp_path / "by_line.jsonl"
+    at_once.write_text(f"{request}\n{bad_span}\n{request}\n", encoding="utf-8")
+    by_line.write_text(f"{request}\n{bad_span}\n{request}\n\n", encoding="utf-8")
+    got = {}
+    for path in (at_once, by_line):
+        lenient = Leniency()
+        requests = list(file_requests(path, lenient))
+        got[path.name] = ([(where.rsplit(", ", 1)[1], [(s.trace_id, s.name, s.kind,
+                                                         s.attributes) for s in spans])
+                           for spans, where in requests],
+                          [m.replace(path.name, "F") for m in lenient.messages()])
+    assert _typed_lines(at_once.read_bytes(), Leniency(), "F") is not None  # one pass
+    assert _typed_lines(by_line.read_bytes(), Leniency(), "F") is None
+    assert got["once.jsonl"] == got["by_line.jsonl"]
+    places, messages = got["once.jsonl"]
+    assert [p for p, _ in places] == ["line 1", "line 2", "line 3"]
+    assert len(places[0][1]) == 7 and places[1][1] == []  # 2 + 4 + 1 spans
+    assert messages == [f"{NO_IDS}: 1 ({at_once.parent}/F, line 2)"]
