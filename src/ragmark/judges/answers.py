@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, judge_spec
+from ragmark.judges.case import JudgeCase, in_language, judge_spec
 from ragmark.judges.faithfulness import supported_share
 from ragmark.judges.prompt import (
     ChatClient,
@@ -69,6 +69,7 @@ async def answer_relevance(
     answer: str,
     *,
     counts: JudgeCounts | None = None,
+    language: str | None = None,
 ) -> Score:
     """How directly ``answer`` addresses ``question``: a 1-5 judge rating mapped to [0, 1]
     (``details``: ``rating``, ``reason``). Missing for an empty answer or judge failure."""
@@ -76,7 +77,7 @@ async def answer_relevance(
         return Score.missing("empty answer")
     out = await ask(
         client,
-        ANSWER_RELEVANCE_PROMPT,
+        in_language(ANSWER_RELEVANCE_PROMPT, language),
         AnswerRelevanceInput(question=question, answer=answer),
         counts=counts,
     )
@@ -122,6 +123,7 @@ async def context_relevance(
     contexts: Sequence[str],
     *,
     counts: JudgeCounts | None = None,
+    language: str | None = None,
 ) -> Score:
     """Share of the retrieved ``contexts`` that help answer ``question`` (``details``:
     ``irrelevant`` passage numbers, from 1). Missing with no context or a judge failure."""
@@ -129,7 +131,7 @@ async def context_relevance(
         return Score.missing("no retrieved context")
     out = await ask(
         client,
-        CONTEXT_RELEVANCE_PROMPT,
+        in_language(CONTEXT_RELEVANCE_PROMPT, language),
         ContextRelevanceInput(question=question, context=list(contexts)),
         counts=counts,
     )
@@ -189,6 +191,7 @@ async def answer_correctness(
     expected_answer: str | None,
     *,
     counts: JudgeCounts | None = None,
+    language: str | None = None,
 ) -> Score:
     """1 / 0.5 / 0 for a correct / partially correct / incorrect answer against
     ``expected_answer`` (``details``: ``verdict``, ``reason``). Missing without an
@@ -199,7 +202,7 @@ async def answer_correctness(
         return Score.missing("empty answer")
     out = await ask(
         client,
-        CORRECTNESS_PROMPT,
+        in_language(CORRECTNESS_PROMPT, language),
         CorrectnessInput(question=question, expected_answer=expected_answer, answer=answer),
         counts=counts,
     )
@@ -211,15 +214,18 @@ async def answer_correctness(
 
 
 def answer_relevance_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return answer_relevance(client, c.question, c.answer, counts=counts)
+    return answer_relevance(client, c.question, c.answer, counts=counts,
+                            language=c.language)
 
 
 def context_relevance_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return context_relevance(client, c.question, c.contexts, counts=counts)
+    return context_relevance(client, c.question, c.contexts, counts=counts,
+                             language=c.language)
 
 
 def answer_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return answer_correctness(client, c.question, c.answer, c.expected_answer, counts=counts)
+    return answer_correctness(client, c.question, c.answer, c.expected_answer,
+                              counts=counts, language=c.language)
 
 
 SPECS = (

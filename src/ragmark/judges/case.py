@@ -5,9 +5,10 @@ and the scoring that compute them."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ragmark.judges.prompt import In, Out, Prompt
 from ragmark.types import MetricSpec, Score, spec
 
 
@@ -24,7 +25,26 @@ class JudgeCase:
     history: tuple[tuple[str, str | None], ...] = ()
     """The earlier turns of the conversation, oldest first: (question, answer or None)."""
     language: str | None = None
-    """The language of the data (a config's ``language``): claims are written in it."""
+    """The language of the data (a config's ``language``): every judge is told it, and
+    what a judge writes (claims, statements) is written in it."""
+
+
+def in_language(prompt: Prompt[In, Out], language: str | None,
+                writes: str | None = None) -> Prompt[In, Out]:
+    """``prompt`` told that the texts are in ``language`` (the data's) and to judge them
+    as they are; with ``writes`` (e.g. "the claims"), to write those in it too, whatever
+    the language of its examples. Without a language the prompt is unchanged (and so are
+    its cache keys)."""
+    if language is None:
+        return prompt
+    from ragmark.languages import language_name
+
+    name = language_name(language)
+    note = (f" The texts are in {name}: judge them as they are, in {name} (being in "
+            f"{name} is no defect).")
+    if writes is not None:
+        note += f" Write {writes} in {name}, whatever the language of the examples."
+    return replace(prompt, instruction=prompt.instruction + note)
 
 
 def turn_texts(history: Sequence[tuple[str, str | None]]) -> list[str]:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, judge_spec
+from ragmark.judges.case import JudgeCase, in_language, judge_spec
 from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt, ask
@@ -112,14 +112,14 @@ async def _claims(client: ChatClient, case: JudgeCase, text: str | None, counts:
     return [c.strip() for c in got.claims if c.strip()]
 
 
-async def _check(client: ChatClient, question: str, passage: str, claims: list[str],
+async def _check(client: ChatClient, case: JudgeCase, passage: str, claims: list[str],
                  counts: JudgeCounts) -> list[bool] | JudgeFailure | _Unknown:
     """For each claim, whether ``passage`` entails it (a blank passage entails nothing and
     is not asked)."""
     if not claims or not passage.strip():
         return [False] * len(claims)
-    got = await _ask(client, CHECK_PROMPT,
-                     CheckInput(question=question, passage=passage, claim=claims), counts)
+    got = await _ask(client, in_language(CHECK_PROMPT, case.language),
+                     CheckInput(question=case.question, passage=passage, claim=claims), counts)
     if isinstance(got, JudgeFailure | _Unknown):
         return got  # type: ignore[no-any-return]
     by = {v.claim: v.verdict == "entailment" for v in got.verdicts}
@@ -165,10 +165,10 @@ async def diagnose(client: ChatClient, case: JudgeCase,
     answer_claims, expected_claims = known("answer_claims", a), known("expected_claims", e)
     both = (answer_claims or []) + (expected_claims or [])
     n_a = len(answer_claims or [])
-    jobs = [_check(client, case.question, chunk, both, mine) for chunk in case.contexts]
-    cross_a = (_check(client, case.question, expected or "", answer_claims, mine)
+    jobs = [_check(client, case, chunk, both, mine) for chunk in case.contexts]
+    cross_a = (_check(client, case, expected or "", answer_claims, mine)
                if answer_claims is not None and expected else None)
-    cross_e = (_check(client, case.question, case.answer, expected_claims, mine)
+    cross_e = (_check(client, case, case.answer, expected_claims, mine)
                if expected_claims is not None and case.answer.strip() else None)
     got = await asyncio.gather(*jobs, *(j for j in (cross_a, cross_e) if j is not None))
     by_chunk, rest = got[:len(jobs)], list(got[len(jobs):])

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, judge_spec, turn_texts
+from ragmark.judges.case import JudgeCase, in_language, judge_spec, turn_texts
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -176,21 +176,7 @@ def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | N
                                           question=question, answer=answer)
     else:
         prompt, item = CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer)
-    if language is not None:
-        prompt = in_language(prompt, language)
-    return prompt, item
-
-
-def in_language(prompt: Prompt[Any, Any], language: str) -> Prompt[Any, Any]:
-    """``prompt`` asking for its texts in ``language`` (the data's), whatever the
-    language of its examples."""
-    from dataclasses import replace
-
-    from ragmark.languages import language_name
-
-    return replace(prompt, instruction=f"{prompt.instruction} The texts are in "
-                   f"{language_name(language)}: write the claims in "
-                   f"{language_name(language)}, whatever the language of the examples.")
+    return in_language(prompt, language, "the claims"), item
 
 
 def supported_share(verdicts: Sequence[bool]) -> float:
@@ -233,11 +219,11 @@ async def faithfulness(
     if not claims:
         return Score.missing("the judge found no claims in the answer", claims=[])
     if history:
-        checked = await ask(client, TURN_VERIFY_PROMPT, TurnVerifyInput(
+        checked = await ask(client, in_language(TURN_VERIFY_PROMPT, language), TurnVerifyInput(
             conversation=turn_texts(history), context=list(contexts), claim=claims),
             counts=counts)
     else:
-        checked = await ask(client, VERIFY_PROMPT,
+        checked = await ask(client, in_language(VERIFY_PROMPT, language),
                             VerifyInput(context=list(contexts), claim=claims), counts=counts)
     if isinstance(checked, JudgeFailure):
         return checked.missing(claims=claims)

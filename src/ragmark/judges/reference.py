@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, judge_spec
+from ragmark.judges.case import JudgeCase, in_language, judge_spec
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -87,7 +87,8 @@ CONTEXT_RECALL_PROMPT: Prompt[RecallInput, RecallOutput] = Prompt(
 
 async def context_recall(client: ChatClient, question: str, expected_answer: str | None,
                          contexts: Sequence[str], *,
-                         counts: JudgeCounts | None = None) -> Score:
+                         counts: JudgeCounts | None = None,
+                         language: str | None = None) -> Score:
     """Share of the expected answer's statements the contexts support (``details``:
     ``unattributed`` statements). Missing without an expected answer or contexts, when
     the judge finds no statement, or on judge failure."""
@@ -95,7 +96,7 @@ async def context_recall(client: ChatClient, question: str, expected_answer: str
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, CONTEXT_RECALL_PROMPT,
+    out = await ask(client, in_language(CONTEXT_RECALL_PROMPT, language, "the statements"),
                     RecallInput(question=question, expected_answer=expected_answer,
                                 context=list(contexts)), counts=counts)
     if isinstance(out, JudgeFailure):
@@ -150,7 +151,8 @@ CONTEXT_ENTITY_RECALL_PROMPT: Prompt[EntityInput, EntityOutput] = Prompt(
 
 async def context_entity_recall(client: ChatClient, expected_answer: str | None,
                                 contexts: Sequence[str], *,
-                                counts: JudgeCounts | None = None) -> Score:
+                                counts: JudgeCounts | None = None,
+                         language: str | None = None) -> Score:
     """Share of the expected answer's entities the contexts mention (``details``:
     ``missing`` entities). Missing without an expected answer or contexts, or when the
     judge finds no entity in the expected answer."""
@@ -158,7 +160,8 @@ async def context_entity_recall(client: ChatClient, expected_answer: str | None,
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, CONTEXT_ENTITY_RECALL_PROMPT,
+    out = await ask(client, in_language(CONTEXT_ENTITY_RECALL_PROMPT, language,
+                                          "the entities"),
                     EntityInput(expected_answer=expected_answer, context=list(contexts)),
                     counts=counts)
     if isinstance(out, JudgeFailure):
@@ -220,14 +223,15 @@ def rank_weighted_precision(useful: Sequence[bool]) -> float:
 
 async def context_precision(client: ChatClient, question: str, expected_answer: str | None,
                             contexts: Sequence[str], *,
-                            counts: JudgeCounts | None = None) -> Score:
+                            counts: JudgeCounts | None = None,
+                         language: str | None = None) -> Score:
     """Rank-weighted precision of the contexts useful for the expected answer
     (``details``: ``useful`` passage numbers, from 1)."""
     if expected_answer is None or not expected_answer.strip():
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, CONTEXT_PRECISION_PROMPT,
+    out = await ask(client, in_language(CONTEXT_PRECISION_PROMPT, language),
                     PrecisionInput(question=question, expected_answer=expected_answer,
                                    context=list(contexts)), counts=counts)
     if isinstance(out, JudgeFailure):
@@ -290,7 +294,8 @@ CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
 
 
 async def citation_correctness(client: ChatClient, answer: str, contexts: Sequence[str], *,
-                               counts: JudgeCounts | None = None) -> Score:
+                               counts: JudgeCounts | None = None,
+                         language: str | None = None) -> Score:
     """Share of the answer's cited sentences that their cited contexts support
     (``details``: ``unsupported`` sentences). Missing when the answer cites nothing."""
     if not contexts:
@@ -298,7 +303,7 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
     cited = cited_sentences(answer, len(contexts))
     if not cited:
         return Score.missing("the answer cites no context ([n])")
-    out = await ask(client, CITATION_PROMPT, CitationInput(
+    out = await ask(client, in_language(CITATION_PROMPT, language), CitationInput(
         context=list(contexts),
         cited=[f"{text} (cites {', '.join(map(str, nums))})" for text, nums in cited]),
         counts=counts)
@@ -311,20 +316,23 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
 
 
 def context_recall_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts)
+    return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts,
+                          language=c.language)
 
 
 def context_entity_recall_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts)
+    return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts,
+                                 language=c.language)
 
 
 def context_precision_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
     return context_precision(client, c.question, c.expected_answer, c.contexts,
-                             counts=counts)
+                             counts=counts, language=c.language)
 
 
 def citation_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
-    return citation_correctness(client, c.answer, c.contexts, counts=counts)
+    return citation_correctness(client, c.answer, c.contexts, counts=counts,
+                                language=c.language)
 
 
 SPECS = (

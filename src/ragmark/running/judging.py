@@ -264,12 +264,14 @@ def estimate(
 
 
 async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
-                         settings: LLMSettings | None, advance: Callable[[int], None]
+                         settings: LLMSettings | None, advance: Callable[[int], None],
+                         language: str | None = None
                          ) -> tuple[list[bool | None], list[str], dict[str, Any]]:
     """The refusal judge's verdict on each answer (True: it declines the question; an
     empty answer without a call; None where the judge gave no verdict), notes, and the
     LLM accounting. Without an endpoint, or one that does not answer, every verdict is
     None and a note says the phrases decide."""
+    from ragmark.judges.case import in_language
     from ragmark.judges.prompt import JudgeFailure, ask
     from ragmark.judges.refusal import REFUSAL_PROMPT, RefusalInput
 
@@ -290,7 +292,7 @@ async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
             if not answer.strip():
                 advance(1)
                 return True
-            got = await ask(client, REFUSAL_PROMPT, RefusalInput(
+            got = await ask(client, in_language(REFUSAL_PROMPT, language), RefusalInput(
                 question=s.question, answer=answer), counts=counts)
             advance(1)
             return None if isinstance(got, JudgeFailure) else got.refused

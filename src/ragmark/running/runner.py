@@ -273,7 +273,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     refusal = StageReport()
     if cfg.refusal_judge:  # its verdicts go with the answers' facts
         src.queries, refusal = refusal_stage(samples, src.queries, failed, prog=prog,
-                                             llm=task.llm)
+                                             llm=task.llm, language=cfg.language)
     answers, answer_scores = answer_stage(samples, src.queries, failed,
                                           [m for m in names if m.kind == "answer"], cfg,
                                           dataset.corpus.by_id())

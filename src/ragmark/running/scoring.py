@@ -187,8 +187,8 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
 
 
 def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
-                  failed: Mapping[int, Score], *, prog: Progress, llm: LLMSettings | None
-                  ) -> tuple[list[Produced], StageReport]:
+                  failed: Mapping[int, Score], *, prog: Progress, llm: LLMSettings | None,
+                  language: str | None = None) -> tuple[list[Produced], StageReport]:
     """The refusal judge (``refusal_judge = true``) on every answer: its verdict goes
     with the question's facts as ``refused`` (1 or 0), which the refusal and abstention
     metrics then read instead of the phrases."""
@@ -204,7 +204,7 @@ def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
     with prog.task("judging refusals", len(todo)) as adv:
         flags, notes, summary = run_sync(refusals_async(
             [samples[qi] for qi in todo], [str(produced[qi].answer) for qi in todo], llm,
-            adv))
+            adv, language))
     out = list(produced)
     for qi, flag in zip(todo, flags, strict=True):
         if flag is not None:

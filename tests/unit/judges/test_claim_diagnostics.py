@@ -256,10 +256,11 @@ def test_from_the_command_line_run_inspect_report_and_dry_run(server, tmp_path, 
     assert "Claim diagnostics:" in html.read_text()
 
 
-def test_claims_are_asked_for_in_the_language_of_the_data(server, tmp_path, capsys):
-    """A config's language = "de": the claim extraction of faithfulness and of the claim
-    diagnostics asks for the claims in German (and only then: a run without a language
-    sends the prompt it always sent)."""
+def test_every_judge_is_told_the_language_of_the_data(server, tmp_path, capsys):
+    """A config's language = "de": every judge prompt says the texts are in German (the
+    relevance, correctness, reference-based, claim and refusal judges alike), and the
+    claim extraction of faithfulness and of the claim diagnostics asks for the claims in
+    German; a run without a language sends the prompts it always sent."""
     from support.cli import run_cli
 
     server.rule = generic
@@ -275,12 +276,23 @@ def test_claims_are_asked_for_in_the_language_of_the_data(server, tmp_path, caps
         cfg.write_text(f'name = "x"\n{"" if lang is None else "language = " + repr(lang)}\n')
         server.requests.clear()
         code, _, err = run_cli(["run", "--dataset", str(ds), "--corpus", str(corpus),
-                                "--config", str(cfg), "--metrics", "faithfulness,claim_f1",
-                                "--llm-base-url", server.url, "--llm-model", "test-model",
-                                "--no-history", "--quiet", "--allow-missing"], capsys)
+                                "--config", str(cfg), "--metrics", ",".join(JUDGES),
+                                "--refusal-judge", "--llm-base-url", server.url,
+                                "--llm-model", "test-model", "--no-history", "--quiet",
+                                "--allow-missing"], capsys)
         assert code == 0, err
-        systems = [r.body["messages"][0]["content"] for r in server.requests
-                   if r.body["messages"][0]["content"].startswith("Break the answer")]
+        every = [r.body["messages"][0]["content"] for r in server.requests
+                 if r.body.get("messages")]
+        told = {s.split(".")[0]: "The texts are in German: judge them as they are" in s
+                for s in every}
+        assert len(told) >= 10  # the distinct prompts (one a judge, two for claims)
+        assert all(told.values()) if lang == "de" else not any(told.values())
+        systems = [s for s in every if s.startswith("Break the answer")]
         assert systems
-        said = ["write the claims in German" in s for s in systems]
+        said = ["Write the claims in German" in s for s in systems]
         assert all(said) if lang == "de" else not any(said)
+
+
+JUDGES = ("faithfulness", "claim_f1", "answer_relevance", "context_relevance",
+          "answer_correctness", "context_recall", "context_entity_recall",
+          "context_precision", "citation_correctness")

@@ -109,5 +109,5 @@ def test_the_language_flag_sets_every_config_and_logged_outputs(tmp_path, capsys
                             "--llm-model", "test-model", "--output", str(out),
                             "--no-history", "--quiet", "--allow-missing"], capsys)
     assert code == 0, err
-    assert "write the claims in German" in server.requests[-1].body["messages"][0]["content"]
+    assert "Write the claims in German" in server.requests[-1].body["messages"][0]["content"]
     assert json.loads(out.read_text())["config"]["language"] == "de"
