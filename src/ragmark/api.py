@@ -89,6 +89,12 @@ class RunOptions(TypedDict, total=False):
     history: bool | str | Path
     """Record the result in the run history: True (the default store), a path, or
     False (default: True)."""
+    language: str | None
+    """The data's language (``"de"``, ``"german"``): the judges are told it and write
+    their claims in it (default: none stated)."""
+    input_format: str | None
+    """Read ``dataset`` as ``ragmark``, ``ragas``, ``deepeval`` or ``llamaindex`` instead
+    of telling the format from its fields (default: told from its fields)."""
 
 
 class PipelineOptions(RunOptions, total=False):
@@ -121,6 +127,7 @@ def _common(options: Mapping[str, Any]) -> dict[str, Any]:
             "judge_metrics": list(options.get("judge_metrics", ())),
             "llm": options.get("llm"), "max_queries": options.get("max_queries"),
             "metrics": list(metrics) if metrics is not None else None,
+            "language": options.get("language"), "input_format": options.get("input_format"),
             **_history(options.get("history", True))}
 
 
@@ -153,8 +160,8 @@ def evaluate_pipeline(pipeline: Pipeline, dataset: str | Path | Dataset,
 
     The options (:class:`PipelineOptions`: ``corpus``, ``split``, ``name``, ``metrics``,
     ``judge_metrics``, ``llm``, ``max_queries``, ``concurrency``, ``timeout``,
-    ``history``) are keywords, typed and checked: ``metrics`` default to those the
-    dataset allows; ``judge_metrics`` need ``llm`` (an
+    ``history``, ``language``, ``input_format``) are keywords, typed and checked:
+    ``metrics`` default to those the dataset allows; ``judge_metrics`` need ``llm`` (an
     :class:`~ragmark.llm.LLMSettings` or a dict of its fields, e.g. ``{"base_url":
     ..., "model": ...}``). ``concurrency`` questions are asked at a time (threads for a
     plain function; an ``async def`` runs on the event loop), each within ``timeout``

@@ -2,7 +2,13 @@
 broken link or reference fails), and every code example in it runs: each page's bash
 and Python blocks in order, in a fresh folder, with an LLM endpoint (the scripted local
 server) in the environment for the pages that need one. Only a block that installs
-packages (``pip install``) is not run."""
+packages (``pip install``) is not run.
+
+The guide (``docs/guide/``, every option of every command) shows command lines and
+snippets over the reader's own files (``sh`` and ``py`` blocks): each ``ragmark`` command
+line there is parsed by the command's own parser (a flag or subcommand that does not
+exist fails), each snippet compiles and what it imports from ragmark exists, and each
+TOML and JSON block parses."""
 
 from __future__ import annotations
 
@@ -17,7 +23,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-PAGES = sorted(p for p in DOCS.rglob("*.md") if p.name != "ARCHITECTURE.md")
+PAGES = sorted(p for p in DOCS.rglob("*.md") if p.name != "ARCHITECTURE.md"
+               and "guide" not in p.relative_to(DOCS).parts)
+GUIDE = sorted((DOCS / "guide").glob("*.md"))
+SYNOPSIS = re.compile(r"^```(sh|py|toml|json)\n(.*?)^```", re.S | re.M)
 BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```", re.S | re.M)
 WORDS = re.compile(r"[a-z0-9]{4,}")
 
@@ -106,3 +115,105 @@ def test_the_site_builds_in_strict_mode(tmp_path):
     finally:
         bad.unlink()
     assert got.returncode != 0 and "no-such-page.md" in got.stderr
+
+
+def _command_lines(code: str) -> list[list[str]]:
+    """The ``ragmark`` (and ``evaluate-rag``) command lines of a shell block, as argv
+    (continuation lines joined, comments and the rest of a pipeline dropped); a line
+    with a ``...`` placeholder is not a whole command and is left out."""
+    import shlex
+
+    out = []
+    for line in code.replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        for cut in ("&&", "|", ";"):
+            words = words[:words.index(cut)] if cut in words else words
+        if words and words[0] in ("ragmark", "evaluate-rag") and "..." not in words:
+            out.append(["compare", *words[1:]] if words[0] == "evaluate-rag" else words[1:])
+    return out
+
+
+def _parse(argv: list[str]) -> None:
+    """``argv`` through the commands' own parsers, without running anything: an unknown
+    subcommand or flag, or a flag without its value, raises click's UsageError."""
+    import click
+
+    from ragmark.cli import cli
+
+    cmd: click.Command = cli
+    ctx = click.Context(cli, info_name="ragmark")
+    while isinstance(cmd, click.Group) and argv and not argv[0].startswith("-"):
+        sub = cmd.get_command(ctx, argv[0])
+        if sub is None:
+            raise click.UsageError(f"no such command {argv[0]!r}")
+        cmd, argv = sub, argv[1:]
+        ctx = click.Context(cmd, info_name=cmd.name, parent=ctx)
+    cmd.make_parser(ctx).parse_args(list(argv))
+
+
+def _ragmark_names(code: str) -> list[str]:
+    """What a snippet takes from ragmark (``from ragmark.x import y``, ``ragmark.y``) that
+    does not exist."""
+    import ast
+    import importlib
+
+    import ragmark
+
+    tree = ast.parse(code)
+    missing = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ragmark"):
+            mod = importlib.import_module(node.module)
+            for alias in node.names:
+                if not hasattr(mod, alias.name) and importlib.util.find_spec(
+                        f"{node.module}.{alias.name}") is None:
+                    missing.append(f"{node.module}.{alias.name}")
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+              and node.value.id == "ragmark" and not hasattr(ragmark, node.attr)):
+            missing.append(f"ragmark.{node.attr}")
+    return missing
+
+
+@pytest.mark.parametrize("page", GUIDE, ids=lambda p: p.name)
+def test_the_guide_says_what_the_commands_take(page):
+    import json
+    import tomllib
+
+    import click
+
+    checked = 0
+    for lang, code in SYNOPSIS.findall(page.read_text(encoding="utf-8")):
+        if lang == "sh":
+            for argv in _command_lines(code):
+                try:
+                    _parse(argv)
+                except click.UsageError as e:
+                    pytest.fail(f"{page.name}: ragmark {' '.join(argv)}: {e.format_message()}")
+                checked += 1
+        elif lang == "py":
+            compile(code, page.name, "exec")
+            assert not _ragmark_names(code), (page.name, _ragmark_names(code))
+            checked += 1
+        elif lang == "toml":
+            tomllib.loads(code)
+            checked += 1
+        else:
+            json.loads(code)
+            checked += 1
+    assert checked or not SYNOPSIS.findall(page.read_text(encoding="utf-8"))
+
+
+def test_the_guide_check_fails_on_a_flag_that_does_not_exist():
+    import click
+
+    _parse(["run", "--dataset", "set.json", "--fail-on-regression", "mrr"])
+    _parse(["history", "show", "12"])
+    for bad in (["run", "--no-such-flag"], ["history", "nosuch"], ["run", "--dataset"]):
+        with pytest.raises(click.UsageError):
+            _parse(bad)
+    assert _command_lines("ragmark run --a b \\\n  --c d  # note\nragmark run ... --x\n"
+                          "evaluate-rag --configs a b | tee log") == [
+        ["run", "--a", "b", "--c", "d"], ["compare", "--configs", "a", "b"]]
+    assert _ragmark_names("import ragmark\nragmark.nosuch()\n"
+                          "from ragmark.plan import NoSuch") == ["ragmark.plan.NoSuch",
+                                                                  "ragmark.nosuch"]

@@ -38,6 +38,9 @@ from ragmark.types import Dataset
 
 FOREIGN = ("ragas", "deepeval", "llamaindex")
 """The formats read here; ``ragmark`` is the native one."""
+NAMES = {"ragas": "RAGAS", "deepeval": "DeepEval", "llamaindex": "LlamaIndex"}
+QUESTION_FIELDS = {"ragas": "'user_input' (or 'question' in older sets)",
+                   "deepeval": "'input'", "llamaindex": "'query'"}
 
 _RAGAS_NEW = {"user_input", "retrieved_contexts", "reference_contexts", "response",
               "reference"}
@@ -139,6 +142,13 @@ def _row(fmt: str, row: dict[str, Any], where: Where, lenient: Leniency) -> dict
         expected = _text(row.get("reference_answer"), where, "reference_answer")
         gold = _cell_list(row.get("reference_contexts"), where, "reference_contexts", lenient)
     question = _text(row.get(q_key), where, q_key)
+    if question is None and q_key not in row:
+        has = sorted(row)
+        shown = ", ".join(map(repr, has[:8])) + (f" and {len(has) - 8} more" if len(has) > 8
+                                                 else "")
+        raise where.error(f"no question: read as {NAMES[fmt]}, whose question is "
+                          f"{QUESTION_FIELDS[fmt]}; the row has {shown or 'no field'} (is "
+                          "the input format right?)", q_key)
     if question is None:
         raise where.error("expected the question, a non-empty string", q_key)
     item: dict[str, Any] = {"question": question}

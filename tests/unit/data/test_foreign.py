@@ -184,3 +184,27 @@ def test_a_saved_hugging_face_dataset_and_parquet(name, tmp_path, capsys):
     broken.write_bytes(b"PAR1 not really")
     code, _, err = run_cli(["run", "--dataset", str(broken), "--no-history"], capsys)
     assert code == 2 and "broken.parquet" in err and "Traceback" not in err
+
+
+def test_the_python_api_reads_them_too(tmp_path):
+    """evaluate_pipeline on a DeepEval goldens file (named by input_format, in a stated
+    language, recorded); plan_run scores RAGAS logged outputs as the CLI does."""
+    import ragmark
+    from ragmark.plan import RunRequest, execute, plan_run
+
+    def pipeline(question: str) -> dict:
+        return {"answer": "x", "contexts": [P1, P2] if "BM25" in question else [P1]}
+
+    report = ragmark.evaluate_pipeline(pipeline, HERE / "deepeval_goldens.json",
+                                       metrics=["mrr"], history=False,
+                                       input_format="deepeval", language="de")
+    assert [q.metrics["mrr"].value for q in report.queries] == [1.0, 0.0]
+    assert report.config["language"] == "de"
+    with pytest.raises(DataError, match=r"no question: read as RAGAS, whose question is "
+                       r"'user_input' \(or 'question' in older sets\); the row has "
+                       r"'actual_output', .* and 8 more"):
+        ragmark.evaluate_pipeline(pipeline, HERE / "deepeval_goldens.json",
+                                  history=False, input_format="ragas")
+    out = execute(plan_run(RunRequest(outputs=HERE / "ragas_outputs.jsonl",
+                                       metrics="mrr", no_history=True))).report
+    assert [q.metrics["mrr"].value for q in out.queries] == [0.5, 1.0]

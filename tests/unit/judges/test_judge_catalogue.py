@@ -16,8 +16,8 @@ from ragmark import judges
 from ragmark.judges import answers, claim_scores, claims, reference
 from ragmark.metrics.names import SPECS
 
-# The worked example of the README's contributor section: a yes/no judge of whether the
-# answer says what was asked without unneeded material.
+# The worked example of the guide's development page (docs/guide/development.md): a
+# yes/no judge of whether the answer says what was asked without unneeded material.
 CONCISENESS = '''\
 """Conciseness: does the answer say what the question asks, without unneeded material?"""
 
