@@ -277,3 +277,30 @@ def test_traces_of_one_session_are_the_turns_of_a_conversation(tmp_path, capsys)
     assert code == 0, err
     conv = json.loads(out.read_text())["conversations"]
     assert conv["conversations"] == 1 and [t["questions"] for t in conv["by_turn"]] == [1, 1]
+
+
+def test_two_exports_of_the_same_questions_are_one_dataset_with_an_id_attribute(tmp_path):
+    """The same question traced twice (new trace ids each time): with an id attribute
+    the two loads are one dataset (same question ids, same fingerprint); without one
+    each is its own (the trace ids are the questions' ids)."""
+    from ragmark.data.fingerprint import dataset_hash
+
+    def export(with_id: bool):
+        spans = _two_hop_app()
+        path = tmp_path / f"{with_id}-{len(list(tmp_path.iterdir()))}.json"
+        doc = otlp_json(spans)
+        if not with_id:
+            for rs in doc["resourceSpans"]:
+                for ss in rs["scopeSpans"]:
+                    for s in ss["spans"]:
+                        s["attributes"] = [a for a in s["attributes"]
+                                           if a["key"] != "ragmark.sample_id"]
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        return load_traces(path).dataset
+
+    a, b = export(True), export(True)
+    assert [s.id for s in a.samples] == [s.id for s in b.samples] == ["rank-q"]
+    assert dataset_hash(a) == dataset_hash(b)
+    c, d = export(False), export(False)
+    assert c.samples[0].id != d.samples[0].id  # two trace ids
+    assert dataset_hash(c) != dataset_hash(d)
