@@ -98,8 +98,8 @@ def test_options_are_checked_as_keyword_arguments(dataset):
         ragmark.evaluate_pipeline(good, dataset, metric=["mrr"])  # type: ignore[call-arg]
     assert str(e.value) == (
         "evaluate_pipeline() got an unexpected keyword argument 'metric'; it takes "
-        "concurrency, corpus, history, judge_metrics, llm, max_queries, metrics, name, "
-        "split, timeout")
+        "concurrency, corpus, history, input_format, judge_metrics, language, llm, "
+        "max_queries, metrics, name, split, timeout")
     with pytest.raises(TypeError, match="compare_pipelines.. got an unexpected keyword "
                                         "argument 'name'; it takes baseline, compared, "):
         ragmark.compare_pipelines({"good": good}, dataset, name="x")  # type: ignore[call-arg]
