@@ -78,7 +78,8 @@ def _where(source: str) -> str:
 
 def apply_language(data: dict[str, Any], source: str) -> None:
     """``language = "de"``: every bm25 retriever (a hybrid's too) stems and drops the
-    stop-words of that language, unless its table says otherwise."""
+    stop-words of that language, and an ``llm`` reranker's judge is told it, unless
+    their tables say otherwise."""
     lang = data.get("language")
     if lang is None:
         return
@@ -105,3 +106,6 @@ def apply_language(data: dict[str, Any], source: str) -> None:
             fill(sub)
 
     fill(data.setdefault("retriever", {"name": "bm25"}))
+    reranker = data.get("reranker")
+    if isinstance(reranker, dict) and reranker.get("name") == "llm":
+        reranker.setdefault("language", data["language"])

@@ -60,7 +60,7 @@ class LLMReranker:
 
     def __init__(self, endpoint: Endpoint | LLMSettings | None = None,
                  scale: Literal["graded", "binary"] = "graded",
-                 template: str | None = None) -> None:
+                 template: str | None = None, language: str | None = None) -> None:
         if scale not in ("graded", "binary"):
             raise ConfigError(f"llm reranker: scale must be 'graded' or 'binary', got {scale!r}")
         if template is not None and scale != "binary":
@@ -69,6 +69,7 @@ class LLMReranker:
                          (endpoint or Endpoint()).settings("llm reranker"))
         self.scale = scale
         self.template = template
+        self.language = language
         self.client = direct_client(self.settings)
         self.counts = JudgeCounts()
         self.graded = 0
@@ -88,9 +89,11 @@ class LLMReranker:
     async def _grade_all(self, query: str, texts: Sequence[str]) -> list[Score]:
         if self.scale == "binary":
             jobs = [relevance_label(self.client, query, t, template=self.template,
-                                    counts=self.counts) for t in texts]
+                                    counts=self.counts, language=self.language)
+                    for t in texts]
         else:
-            jobs = [relevance_grade(self.client, query, t, counts=self.counts) for t in texts]
+            jobs = [relevance_grade(self.client, query, t, counts=self.counts,
+                                    language=self.language) for t in texts]
         return list(await asyncio.gather(*jobs))
 
     def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
@@ -138,12 +141,14 @@ class LLMReranker:
 
 @dataclass(frozen=True, kw_only=True)
 class LLMRerankerTable(Endpoint, Table):
-    """The ``[reranker]`` table of ``name = "llm"``: ``scale``, ``template`` and the
+    """The ``[reranker]`` table of ``name = "llm"``: ``scale``, ``template``, ``language``
+    (the data's, which the judge is told; a config's ``language`` fills it) and the
     endpoint's keys (:class:`~ragmark.llm.endpoint.Endpoint`)."""
 
     scale: Literal["graded", "binary"] = "graded"
     template: str | None = None
+    language: str | None = None
 
     def build(self) -> LLMReranker:
-        return LLMReranker(self.endpoint(), self.scale, self.template)
+        return LLMReranker(self.endpoint(), self.scale, self.template, self.language)
 

@@ -147,3 +147,26 @@ def test_run_with_the_llm_reranker_reorders_and_accounts(server, tmp_path, capsy
         main([*args, "--judge-metrics", "context_relevance", "--dry-run"])
     assert e.value.code == 2
     assert "--dry-run cannot run reranker 'llm'" in capsys.readouterr().err
+
+
+def test_a_configs_language_reaches_the_reranker_judge(server, tmp_path, capsys):
+    """language = "de": the llm reranker's judge is told the texts are German (recorded
+    in the config); without a language its prompt is unchanged."""
+    server.rule = lambda body: chat('{"grade": 1}')
+    for lang in (None, "de"):
+        cfg = tmp_path / f"{lang}.toml"
+        said = "" if lang is None else f"language = {lang!r}"
+        cfg.write_text(f'name = "x"\ntop_k = 2\n{said}\n[reranker]\nname = "llm"\n'
+                       f'base_url = "{server.url}"\nmodel = "test-model"\n')
+        server.requests.clear()
+        out = tmp_path / f"{lang}.json"
+        with pytest.raises(SystemExit) as e:
+            main(["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                  str(DEMO / "corpus"), "--config", str(cfg), "--max-queries", "1",
+                  "--skip-generation", "--metrics", "mrr", "--output", str(out),
+                  "--no-history", "--quiet"])
+        assert e.value.code == 0
+        told = ["The texts are in German" in r.body["messages"][0]["content"]
+                for r in server.requests]
+        assert told and (all(told) if lang else not any(told))
+        assert json.loads(out.read_text())["config"]["reranker"].get("language") == lang
