@@ -9,7 +9,8 @@ Nothing happens unless a test asks for the fixture::
 
 ``ragmark_run`` takes the arguments of ``ragmark run`` (``dataset``, ``corpus``,
 ``config``, ``outputs``, ``metrics``, ``judge_metrics``, ``top_k``, ``top_n``,
-``max_queries``, ``split``, ``llm``) or an in-memory ``pipeline`` callable, runs it,
+``max_queries``, ``split``, ``llm``, ``language``, ``input_format``) or an in-memory
+``pipeline`` callable, runs it,
 records it in the run history (``history``: True, a path, or False) and returns an
 :class:`~ragmark.testing.Evaluated` with assertion helpers.
 """
@@ -42,6 +43,8 @@ class FixtureOptions(TypedDict, total=False):
     split: str
     llm: Mapping[str, Any] | None
     history: bool | str | Path
+    language: str | None
+    input_format: str | None
 
 
 def _run(dataset: str | Path | None = None, **options: Unpack[FixtureOptions]) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+FOREIGN = Path(__file__).resolve().parents[1] / "data" / "foreign"
 
 USER_TESTS = f'''
 import pytest
@@ -53,6 +54,12 @@ def test_an_in_memory_pipeline(ragmark_run):
     report = ragmark_run(dataset=DATASET, corpus=CORPUS, pipeline=answer, history=False,
                          metrics=["keyword_coverage"])
     assert report.run_id is None and report.value("keyword_coverage") > 0
+
+
+def test_a_ragas_log_in_german(ragmark_run):
+    report = ragmark_run(outputs={str(FOREIGN / "ragas_outputs.jsonl")!r}, metrics=["mrr"],
+                         history=False, input_format="ragas", language="de")
+    assert report.value("mrr") == 0.75 and report.report.config["language"] == "de"
 '''
 
 
@@ -60,7 +67,7 @@ def test_the_fixture_in_a_users_test_suite(pytester, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGMARK_HISTORY", str(tmp_path / "history.sqlite"))
     pytester.makepyfile(test_rag=USER_TESTS)
     result = pytester.runpytest("-q", "-rs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, failed=2, skipped=1)  # issue 25: the first run skips
+    result.assert_outcomes(passed=4, failed=2, skipped=1)  # issue 25: the first run skips
     assert "no earlier run of 'first-of-its-kind' on this dataset" in result.stdout.str()
     text = result.stdout.str()
     assert "ragmark: precision@5 = 0.2250 < 0.9 over 8 questions; worst: q1 " in text
