@@ -192,23 +192,27 @@ def blame(c: Checked) -> dict[str, Any] | None:
     recalled = _any_rows(c.expected_by_chunk)
     faithful = _any_rows(c.answer_by_chunk)
     found: dict[str, list[str]] = {
-        "retrieval_missed": [x for x, r, u in zip(c.expected_claims, recalled,
-                                                  c.expected_in_answer, strict=True)
-                             if not r and not u],
-        "generator_ignored": [x for x, r, u in zip(c.expected_claims, recalled,
-                                                   c.expected_in_answer, strict=True)
-                              if r and not u],
-        "generator_unsupported": [x for x, f, ok in zip(c.answer_claims, faithful,
-                                                        c.answer_in_expected, strict=True)
-                                  if not f and not ok],
-        "generator_noise": [x for x, f, ok in zip(c.answer_claims, faithful,
-                                                  c.answer_in_expected, strict=True)
-                            if f and not ok],
+        "retrieval_missed": _not_shared(c.expected_claims, recalled, False,
+                                        c.expected_in_answer),
+        "generator_ignored": _not_shared(c.expected_claims, recalled, True,
+                                         c.expected_in_answer),
+        "generator_unsupported": _not_shared(c.answer_claims, faithful, False,
+                                             c.answer_in_expected),
+        "generator_noise": _not_shared(c.answer_claims, faithful, True,
+                                       c.answer_in_expected),
     }
     problems: list[dict[str, Any]] = [{"label": k, "says": BLAME[k], "claims": v}
                                       for k, v in found.items() if v]
     label = str(problems[0]["label"]) if problems else "fine"
     return {"label": label, "says": BLAME[label], "problems": problems}
+
+
+def _not_shared(claims: Sequence[str], in_chunks: Sequence[bool], chunked: bool,
+                shared: Sequence[bool]) -> list[str]:
+    """The claims the other side does not hold (``shared`` false) whose support in the
+    retrieved chunks (``in_chunks``) is ``chunked``."""
+    return [x for x, r, s in zip(claims, in_chunks, shared, strict=True)
+            if r == chunked and not s]
 
 
 def claim_scores(c: Checked, calls: int | None = None) -> dict[str, Score]:
