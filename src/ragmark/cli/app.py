@@ -104,6 +104,32 @@ def data_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def trace_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """How traces are read (``run --traces``, ``monitor``): ``--trace-attribute``,
+    ``--root-name``, ``--root-kind``."""
+    opts = [
+        click.option(
+            "--trace-attribute", "trace_attributes", multiple=True, metavar="ROLE=NAME",
+            help="For traces: the root-span attribute that names a question's id "
+                 "(id=NAME; default ragmark.sample_id; joins --dataset by id), the attribute "
+                 "or event that carries the user's feedback (feedback=NAME; default "
+                 "feedback, user.feedback, feedback.score), the retrieved documents' "
+                 "metadata key that names the document they came from (document_id=KEY; "
+                 "default doc_id, ref_doc_id, file_name) or holds their score "
+                 "(document_score=KEY; default score, relevance_score). Repeatable."),
+        click.option("--root-name", "root_names", multiple=True, metavar="NAME",
+                     help="For traces: only traces whose root span has this name are "
+                          "questions (repeatable; default: every trace with a retriever or "
+                          "LLM span)."),
+        click.option("--root-kind", "root_kinds", multiple=True, metavar="KIND",
+                     help="For traces: only traces whose root span is of this OpenInference "
+                          "kind (CHAIN, AGENT, LLM, ...) are questions (repeatable)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
 def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--mean relevant|trec_eval``: which questions a retrieval metric's mean is over."""
     return click.option(

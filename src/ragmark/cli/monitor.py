@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, trace_options
 from ragmark.cli.llm_opts import _endpoint_opts
 
 
@@ -52,8 +52,11 @@ def _opts(f: Any) -> Any:
 @click.option("--junit", metavar="FILE", help="The drift gate as JUnit XML.")
 @click.option("--history", metavar="PATH", help="The run history holding the windows and "
               "the cursors (default: $RAGMARK_HISTORY, else .ragmark/history.sqlite).")
-@click.option("--trace-attribute", "trace_attributes", multiple=True, metavar="ROLE=NAME",
-              help="For traces: id=NAME or feedback=NAME (see ragmark run --traces).")
+@trace_options
+@click.option("--root-wait", type=click.FloatRange(min=0), default=300.0, show_default=True,
+              metavar="SECONDS", help="For traces: a trace whose root span has not come "
+              "this long after its last span ended is evaluated with its earliest orphan "
+              "as the root (a root whose parent is remote is the root at once).")
 @click.option("--strict", is_flag=True, help="Odd data is an error, not a counted warning.")
 @click.option("--dry-run", is_flag=True, help="Read the new records and estimate the "
               "window's judge calls and cost; record nothing.")
@@ -167,7 +170,8 @@ def _settings(flags: dict[str, Any]) -> Any:
                     budget_cost=flags["budget_cost"], fail_on_drift=drift,
                     reference=flags["reference"], reference_run=flags["reference_run"],
                     margin=flags["margin"], alpha=flags["alpha"], strict=flags["strict"],
-                    keys=TraceKeys.parse(flags["trace_attributes"]))
+                    keys=TraceKeys.parse(flags["trace_attributes"]).rooted(
+                        flags["root_names"], flags["root_kinds"], flags["root_wait"]))
 
 
 def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:

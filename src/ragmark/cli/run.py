@@ -21,6 +21,7 @@ from ragmark.cli.app import (
     mean_option,
     qrels_extra_option,
     refusal_option,
+    trace_options,
 )
 from ragmark.cli.ci import regression_options, request_of, show_outcome, start
 from ragmark.cli.llm_opts import dry_run_text, llm_options
@@ -40,11 +41,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
                    "or a folder; one trace a question, read with the OpenInference or "
                    "GenAI conventions); with --dataset, joined by id attribute, else "
                    "question text. Not with --config.")
-@click.option("--trace-attribute", "trace_attributes", multiple=True, metavar="ROLE=NAME",
-              help="With --traces: the root-span attribute that names a question's id "
-                   "(id=NAME; default ragmark.sample_id; joins --dataset by id), or the "
-                   "attribute or event that carries the user's feedback (feedback=NAME; "
-                   "default feedback, user.feedback, feedback.score). Repeatable.")
+@trace_options
 @click.option("--run-file-in", "run_file_in", type=click.Path(exists=True, dir_okay=False),
               help="Score a TREC run file (qid Q0 docid rank score tag) against --dataset's "
                    "ground truth, as trec_eval would; retrieval metrics only.")

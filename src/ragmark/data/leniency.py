@@ -50,6 +50,11 @@ class Leniency:
                             item=error.item, line=error.line, field=error.field)
         self._kinds.setdefault(kind, []).append(place)
 
+    def note(self, kind: str, place: str) -> None:
+        """Count one case of ``kind`` at ``place`` that is ordinary, not odd (an
+        exporter's retry sending spans again): told with the warnings, never an error."""
+        self._kinds.setdefault(kind, []).append(place)
+
     def count(self, kind: str) -> int:
         return len(self._kinds.get(kind, ()))
 

@@ -43,6 +43,9 @@ class Span:
     end: int
     attributes: dict[str, Any] = field(default_factory=dict)
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    flags: int = 0
+    """OTLP span flags: bit 0x100 says whether the parent is known to be remote, 0x200
+    that it is (a service's entry span whose caller's span lives elsewhere)."""
     kind: str = field(init=False, default="")
     """The OpenInference span kind (RETRIEVER, LLM, ...; a GenAI operation as the kind it
     amounts to; "" for none), read once from the attributes."""
@@ -51,6 +54,16 @@ class Span:
         kind = self.attributes.get(KIND)
         self.kind = (str(kind).upper() if kind is not None else
                      GENAI_KINDS.get(str(self.attributes.get("gen_ai.operation.name", "")), ""))
+
+    @property
+    def remote_parent(self) -> bool:
+        """The span's parent is in another process (its flags say so): the span is this
+        process's root, and the parent will never be in its traces."""
+        return bool(self.parent_id) and self.flags & REMOTE == REMOTE
+
+
+REMOTE = 0x300
+"""SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK."""
 
 
 def warn(lenient: Leniency, kind: str, place: str, reason: str) -> None:
@@ -114,7 +127,7 @@ def spans_of(request: Any, lenient: Leniency, where: str) -> Iterator[Span]:
                 yield Span(str(s["traceId"]), str(s["spanId"]), str(s.get("parentSpanId") or ""),
                            str(s.get("name", "")), nanos(s.get("startTimeUnixNano")),
                            nanos(s.get("endTimeUnixNano")), attributes_of(s.get("attributes")),
-                           events)
+                           events, nanos(s.get("flags")))
 
 
 NO_IDS = "spans without a traceId or spanId: left out"
@@ -165,6 +178,7 @@ if msgspec is not None:
         endTimeUnixNano: int | str = 0  # noqa: N815
         attributes: list[KeyValue] = []
         events: list[Event] = []
+        flags: int | str = 0
 
     class ScopeSpans(msgspec.Struct, gc=False):
         spans: list[OtlpSpan] = []
@@ -215,7 +229,8 @@ def _spans_of_struct(req: Any, lenient: Leniency, where: str) -> list[Span]:
                 out.append(Span(s.traceId, s.spanId, s.parentSpanId, s.name,
                                 nanos(s.startTimeUnixNano), nanos(s.endTimeUnixNano), attrs,
                                 [(e.name, {kv.key: _value(kv.value) for kv in e.attributes})
-                                 for e in s.events] if s.events else []))
+                                 for e in s.events] if s.events else [],
+                                nanos(s.flags) if s.flags else 0))
     return out
 
 

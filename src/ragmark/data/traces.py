@@ -5,23 +5,39 @@ folder of them) read as a system's logged outputs, one question a trace.
 The spans are read with the OpenInference conventions, and with OpenTelemetry's GenAI
 conventions where those are what a span carries:
 
+- the root: the span without a parent, else one whose parent is remote (a service's
+  entry span behind an instrumented gateway), else the earliest orphan (with a warning);
 - the question: the root span's ``input.value`` (GenAI: the last user message of its
   ``gen_ai.input.messages``, else the first retrieval span's
   ``gen_ai.retrieval.query.text``); the answer: the root's ``output.value`` (GenAI: its
-  ``gen_ai.output.messages``), else the last LLM span's;
+  ``gen_ai.output.messages``), else the last LLM span's; a trace whose root is a
+  retriever and that has no LLM span has no answer (its answer metrics are missing);
 - each RETRIEVER span's ``retrieval.documents.N.document.id|content|score`` (a
   RERANKER's ``reranker.output_documents.N...``; GenAI: a ``retrieval`` operation's
   ``gen_ai.retrieval.documents``) is a hop; the hops in span order are the ranking, and
-  each is judged on its own too;
+  each is judged on its own too. A retriever span inside another one (an ensemble, a
+  multi-query or compression retriever calling its children; LlamaIndex's ``_retrieve``
+  inside ``retrieve``) is part of that retrieval, not a hop: the outermost span's
+  documents are what was retrieved. A document without ``document.id`` is named by its
+  ``document.metadata`` (LangChain's and LlamaIndex's keys, :data:`ID_KEYS`), the
+  document it came from by :data:`DOC_KEYS` (LlamaIndex's ``file_name``), its score by
+  :data:`SCORE_KEYS`;
 - latency: the root span's duration; retrieval and generation: the time covered by the
   retriever/reranker spans and by the LLM spans (overlaps counted once);
 - tokens (``llm.token_count.*``; GenAI ``gen_ai.usage.*``) and cost (``llm.cost.*``)
-  summed over the LLM spans;
+  summed over the LLM spans (an LLM span inside one that records them is not counted
+  again);
 - the user's feedback: the first span attribute named as :data:`FEEDBACK` lists (or
   ``--trace-attribute feedback=NAME``), else an event of that name with a ``score`` or
   ``value``; a thumb reads as 1 or 0, a score as given;
 - the question's id: the trace id, or the root's ``ragmark.sample_id`` (or
   ``--trace-attribute id=NAME``), which then joins a ``--dataset`` by id.
+
+A span received twice (an exporter's retry, a spool file copied) is counted once, and
+how many were dropped is said. A trace that is not a question (an index build's
+chunking and embedding spans: neither a retriever nor an LLM span, or an embedding
+root) is left out, counted; of several traces of one question without an id attribute,
+a retrieval-only one is left out when another has the answer.
 
 Odd data loads with counted warnings (a line that is not JSON, a span without ids, a
 trace without a root or without a question, feedback that is neither a thumb nor a
@@ -30,7 +46,6 @@ number); ``--strict`` makes them errors.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,144 +53,19 @@ from typing import Any
 
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import Context, Output, number, thumb
-from ragmark.data.otlp import Span, file_requests, no_gc, warn
+from ragmark.data.otlp import Span, warn
 from ragmark.data.outputs import ODD_FEEDBACK, OutputsSet, contexts_corpus
-from ragmark.errors import ConfigError, DataError
+from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them)
+    DOCUMENTS,
+    DUPLICATE_SPANS,
+    Trace,
+    TraceKeys,
+    gather,
+    message_text,
+    read_traces,
+)
+from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
-
-DOCUMENTS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}
-SAMPLE_ID = ("ragmark.sample_id",)
-"""The root-span attributes that name the question's id (default)."""
-FEEDBACK = ("feedback", "user.feedback", "feedback.score")
-"""The span attributes (and event names) that carry the user's feedback (default)."""
-
-
-
-@dataclass(frozen=True)
-class TraceKeys:
-    """Which attributes name a question's id and carry the user's feedback
-    (``--trace-attribute id=NAME``, ``--trace-attribute feedback=NAME``)."""
-
-    id: tuple[str, ...] = SAMPLE_ID
-    feedback: tuple[str, ...] = FEEDBACK
-
-    @classmethod
-    def parse(cls, given: Sequence[str]) -> TraceKeys:
-        """``ROLE=NAME`` pairs (role: id or feedback); a role given replaces its default."""
-        chosen: dict[str, list[str]] = {}
-        for g in given:
-            role, _, name = g.partition("=")
-            if role.strip() not in ("id", "feedback") or not name.strip():
-                raise ConfigError(f"--trace-attribute {g!r}: expected id=NAME or "
-                                  "feedback=NAME (the attribute that names the question's "
-                                  "id, or that carries the user's feedback)")
-            chosen.setdefault(role.strip(), []).append(name.strip())
-        return cls(tuple(chosen.get("id", SAMPLE_ID)),
-                   tuple(chosen.get("feedback", FEEDBACK)))
-
-
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.is_file() and (
-            p.name.endswith((".json", ".jsonl", ".json.gz", ".jsonl.gz"))))
-        if not found:
-            raise DataError("no OTLP JSON file (.json, .jsonl, .gz) in the folder",
-                            file=str(path))
-        return found
-    if not path.exists():
-        raise DataError("no such file or folder", file=str(path))
-    return [path]
-
-
-def _json_value(v: Any) -> Any:
-    """A structured GenAI attribute: as recorded (a list or object), or a JSON string."""
-    if isinstance(v, str):
-        try:
-            return json.loads(v)
-        except json.JSONDecodeError:
-            return None
-    return v
-
-
-def _genai_documents(span: Span) -> list[Context]:
-    docs = _json_value(span.attributes.get("gen_ai.retrieval.documents"))
-    out = []
-    for d in docs if isinstance(docs, list) else []:
-        if isinstance(d, dict):
-            text = d.get("content") or d.get("text") or ""
-            out.append(Context(str(text), None if d.get("id") is None else str(d["id"]),
-                               None, number(d.get("score"))))
-    return out
-
-
-def message_text(value: Any, role: str) -> str | None:
-    """The text of the last message of ``role`` in GenAI messages (``parts`` of type
-    text, or an older ``content`` string)."""
-    messages = _json_value(value)
-    if not isinstance(messages, list):
-        return None
-    for m in reversed(messages):
-        if not isinstance(m, dict) or m.get("role", role) != role:
-            continue
-        if isinstance(m.get("content"), str):
-            return str(m["content"])
-        texts = [str(p.get("content")) for p in m.get("parts") or []
-                 if isinstance(p, dict) and p.get("type", "text") == "text"
-                 and isinstance(p.get("content"), str)]
-        if texts:
-            return "".join(texts)
-    return None
-
-
-def _documents(span: Span) -> list[Context]:
-    """A retriever's (or reranker's) documents in rank order."""
-    if "gen_ai.retrieval.documents" in span.attributes:
-        return _genai_documents(span)
-    prefix = DOCUMENTS.get(span.kind, "") + "."
-    n = len(prefix)
-    docs: dict[str, dict[str, Any]] = {}
-    for k, v in span.attributes.items():  # string tests, not a regex: hundreds a span
-        if k.startswith(prefix):
-            at = k.find(".document.", n)
-            if at > n:
-                docs.setdefault(k[n:at], {})[k[at + 10:]] = v
-    out = []
-    for index in sorted((x for x in docs if x.isdigit()), key=int):
-        d = docs[index]
-        score = d.get("score")
-        out.append(Context(str(d.get("content") or ""), None if d.get("id") is None
-                           else str(d["id"]), None,
-                           float(score) if isinstance(score, int | float) else None))
-    return out
-
-
-@dataclass
-class Trace:
-    """One trace's spans, its root, and what they say of the question."""
-
-    trace_id: str
-    spans: list[Span]
-
-    def root(self) -> Span | None:
-        ids = {s.span_id for s in self.spans}
-        roots = [s for s in self.spans if not s.parent_id or s.parent_id not in ids]
-        return min(roots, key=lambda s: s.start) if roots else None
-
-    def hops(self) -> list[tuple[Span, list[Context]]]:
-        """The retriever (or reranker) spans in start order, each with its documents."""
-        return [(s, _documents(s)) for s in sorted(self.spans, key=lambda s: s.start)
-                if s.kind in DOCUMENTS]
-
-
-def read_traces(path: str | Path, lenient: Leniency) -> list[Trace]:
-    """Every trace of the file or folder, in order of first appearance."""
-    by_id: dict[str, list[Span]] = {}
-    with no_gc():
-        for f in _files(Path(path)):
-            for spans, _ in file_requests(f, lenient):
-                for span in spans:
-                    by_id.setdefault(span.trace_id, []).append(span)
-    return [Trace(t, spans) for t, spans in by_id.items()]
 
 
 def _text_of(span: Span, value: str, messages: str, role: str) -> str | None:
@@ -185,18 +75,25 @@ def _text_of(span: Span, value: str, messages: str, role: str) -> str | None:
     return message_text(span.attributes.get(messages), role)
 
 
-def _question(trace: Trace, root: Span) -> str | None:
+def _question(root: Span, hops: Sequence[tuple[Span, list[Context]]]) -> str | None:
     q = _text_of(root, "input.value", "gen_ai.input.messages", "user")
     if q is None:
-        asked = [s.attributes.get("gen_ai.retrieval.query.text") for s, _ in trace.hops()]
+        asked = [s.attributes.get("gen_ai.retrieval.query.text") for s, _ in hops]
         q = next((a for a in asked if isinstance(a, str)), None)
     return q
 
 
+NOT_ANSWERS = ("RETRIEVER", "RERANKER", "EMBEDDING")
+"""Root span kinds whose output is not an answer (documents, vectors)."""
+
+
 def _answer(trace: Trace, root: Span) -> str | None:
-    out = _text_of(root, "output.value", "gen_ai.output.messages", "assistant")
-    if out is not None:
-        return out
+    """The root's output, else the last LLM span's; None when neither gives one (a
+    retriever's output is its documents, not an answer)."""
+    if root.kind not in NOT_ANSWERS:
+        out = _text_of(root, "output.value", "gen_ai.output.messages", "assistant")
+        if out is not None:
+            return out
     for s in sorted(trace.spans, key=lambda s: s.end, reverse=True):
         if s.kind == "LLM":
             text = _text_of(s, "output.value", "gen_ai.output.messages", "assistant")
@@ -225,10 +122,17 @@ def _first(attrs: Mapping[str, Any], *keys: str) -> float | None:
     return next((v for v in (number(attrs.get(k)) for k in keys) if v is not None), None)
 
 
-def _usage(llm: Sequence[Span]) -> dict[str, float]:
-    """Tokens and cost summed over the LLM spans that record them."""
+def _usage(trace: Trace) -> dict[str, float]:
+    """Tokens and cost summed over the LLM spans that record them, each once: an LLM
+    span inside one that records them (LlamaIndex's ``complete`` inside ``predict``) is
+    part of that call."""
+    llm = {s.span_id: s for s in trace.spans if s.kind == "LLM"}
+    counts = {sid for sid, s in llm.items() if any(k.startswith(("llm.token_count.",
+              "gen_ai.usage.", "llm.cost.")) for k in s.attributes)}
     tokens, cost = [], []
-    for s in llm:
+    for s in llm.values():
+        if any(a in counts for a in trace.above(s)):
+            continue
         a = s.attributes
         total = _first(a, "llm.token_count.total")
         if total is None:
@@ -275,7 +179,7 @@ def _feedback(trace: Trace, root: Span, keys: TraceKeys) -> tuple[bool, float | 
 
 
 def _facts(trace: Trace, root: Span, keys: TraceKeys, lenient: Leniency) -> dict[str, float]:
-    facts = _usage([s for s in trace.spans if s.kind == "LLM"])
+    facts = _usage(trace)
     retrieval = covered([s for s in trace.spans if s.kind in DOCUMENTS])
     generation = covered([s for s in trace.spans if s.kind == "LLM"])
     if retrieval is not None:
@@ -302,31 +206,87 @@ def _sample_id(trace: Trace, root: Span, keys: TraceKeys) -> str | None:
 NO_QUESTION = "no question on the root span (input.value or gen_ai.input.messages)"
 
 
+NOT_QUESTIONS = ("traces that are not questions (neither a retriever nor an LLM span, or "
+                 "an embedding root: an index build, an embedding batch): left out")
+FILTERED = "traces whose root is not the one --root-name/--root-kind chose: left out"
+RETRIEVAL_ONLY = ("retrieval-only traces of a question another trace answers (a bare "
+                  "retriever call): left out")
+
+
+def _is_question(trace: Trace, root: Span, hops: Sequence[Any], keys: TraceKeys) -> str | None:
+    """None when the trace is a question; else the kind of note that leaves it out. With
+    --root-name/--root-kind the root must be one they name; without, a trace of an
+    instrumented process (its spans have kinds) with neither a retriever nor an LLM span,
+    or whose root is an embedding span, is not a question. A trace without any kind is
+    taken as it is (nothing tells)."""
+    if keys.root_name or keys.root_kind:
+        named = not keys.root_name or root.name in keys.root_name
+        kinded = not keys.root_kind or root.kind in keys.root_kind
+        return None if named and kinded else FILTERED
+    if root.kind == "EMBEDDING":
+        return NOT_QUESTIONS
+    if not hops and any(s.kind for s in trace.spans) and not any(
+            s.kind == "LLM" for s in trace.spans):
+        return NOT_QUESTIONS
+    return None
+
+
+@dataclass
+class _Read:
+    trace: Trace
+    root: Span
+    question: str
+    hops: list[tuple[Span, list[Context]]]
+    answer: str | None
+    sid: str | None
+
+
+def _answered_only(found: list[_Read], lenient: Leniency) -> list[_Read]:
+    """Of the traces of one question (its id attribute, else its text), the
+    retrieval-only ones are left out, counted, when another one has the answer."""
+    answered = {(r.sid or r.question) for r in found if r.answer is not None}
+    kept = []
+    for r in found:
+        if r.answer is None and (r.sid or r.question) in answered:
+            lenient.note(RETRIEVAL_ONLY, f"trace {r.trace.trace_id}")
+        else:
+            kept.append(r)
+    return kept
+
+
 def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
                ) -> tuple[list[Sample], dict[str, Output], set[str]]:
     """Each trace with a question as a sample and its logged output (by id), and the ids
-    an id attribute gave; a trace without a root span or a question is left out,
-    counted."""
-    samples: list[Sample] = []
-    outputs: dict[str, Output] = {}
-    given: set[str] = set()
-    starts: dict[str, int] = {}
+    an id attribute gave; a trace without a root span or a question, or that is not a
+    question, is left out, counted."""
+    found: list[_Read] = []
     for trace in traces:
         root = trace.root()
-        if root is not None and root.parent_id:  # its parent is not in the trace
+        if root is not None and root.parent_id and not root.remote_parent:
             warn(lenient, "traces whose root span is missing (orphan spans): the earliest "
                   "orphan taken as the root", f"trace {trace.trace_id}",
                   "the root span is missing")
-        question = None if root is None else _question(trace, root)
+        hops = trace.hops(keys)
+        question = None if root is None else _question(root, hops)
         if root is None or not isinstance(question, str) or not question.strip():
             warn(lenient, f"traces without a question ({NO_QUESTION}): left out",
                   f"trace {trace.trace_id}", NO_QUESTION)
             continue
-        hops = trace.hops()
+        why = _is_question(trace, root, hops, keys)
+        if why is not None:
+            lenient.note(why, f"trace {trace.trace_id}")
+            continue
+        found.append(_Read(trace, root, question, hops, _answer(trace, root),
+                           _sample_id(trace, root, keys)))
+    samples: list[Sample] = []
+    outputs: dict[str, Output] = {}
+    given: set[str] = set()
+    starts: dict[str, int] = {}
+    for r in _answered_only(found, lenient):
+        trace, root, hops, sid = r.trace, r.root, r.hops, r.sid
         if any(not docs for _, docs in hops):
             warn(lenient, "retriever spans without documents", f"trace {trace.trace_id}",
                   "a retriever span without documents")
-        sid = _sample_id(trace, root, keys)
         if sid is not None and sid in outputs:
             warn(lenient, "traces whose id attribute repeats an earlier trace's: the "
                   "trace id taken instead", f"trace {trace.trace_id}",
@@ -339,9 +299,9 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
         latency = (root.end - root.start) / 1e9 if root.end > root.start else None
         extra = {k: root.attributes[k] for k in ("session.id", "user.id")
                  if isinstance(root.attributes.get(k), str)}
-        samples.append(Sample(qid, question, GroundTruth(), extra=extra))
+        samples.append(Sample(qid, r.question, GroundTruth(), extra=extra))
         starts[qid] = root.start
-        outputs[qid] = Output(_answer(trace, root), contexts, latency,
+        outputs[qid] = Output(r.answer, contexts, latency,
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
                               facts=_facts(trace, root, keys, lenient))
     return _sessions(samples, outputs, starts), outputs, given

@@ -74,6 +74,8 @@ def _span(s: Any) -> dict[str, Any]:
     }
     if s.parent_span_id:
         out["parentSpanId"] = s.parent_span_id.hex()
+    if s.flags:  # whether the parent is remote: that span is its process's root
+        out["flags"] = s.flags
     if s.events:
         out["events"] = [{"name": e.name, "timeUnixNano": str(e.time_unix_nano),
                           "attributes": [_kv(a) for a in e.attributes]} for e in s.events]

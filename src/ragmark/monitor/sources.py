@@ -8,7 +8,11 @@ again from its start (with a note).
 
 **Traces** (a file or a folder of OTLP JSON; the receiver's spool is one) are read by
 record id: a trace is evaluated once its root span has arrived (the spans of a trace come
-in several export requests, the root usually last), and each evaluated trace id is kept.
+in several export requests, the root usually last) — a span without a parent, or one
+whose parent is remote (a service behind an instrumented gateway, whose caller's span is
+never exported here), or, when no span of the trace ended in the last ``root_wait``
+seconds, the earliest orphan — and each evaluated trace id is kept. A span read twice
+(an exporter's retry) is counted once.
 Per file the cursor keeps how far it was read, and from where it must be read again
 while a trace there waits for its root: a ``.jsonl`` file that only grew is read from
 there, an unchanged file whose traces are all evaluated is not opened, any other file is
@@ -19,16 +23,17 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragmark.data._read import Where, json_line
 from ragmark.data.leniency import Leniency
 from ragmark.data.otlp import NOT_JSON, Span, decode, file_requests
 from ragmark.data.outputs import OutputsSet, outputs_of_items
-from ragmark.data.traces import Trace, TraceKeys, outputs_of, traces_set
+from ragmark.data.traces import TraceKeys, gather, outputs_of, traces_set
 from ragmark.errors import DataError
 
 LOG, TRACES = "log", "traces"
@@ -135,11 +140,23 @@ def _read_lines(f: Path, start: int, lenient: Leniency
     return out, start + end
 
 
+class At(NamedTuple):
+    """Where an export request was read: a file and the byte its line starts at."""
+
+    file: str
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.file}, byte {self.offset}"
+
+
 def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys: TraceKeys,
-                      seen: Callable[[Sequence[str]], set[str]]) -> Batch:
-    """The traces of ``path`` complete since the cursor and not evaluated yet."""
+                      seen: Callable[[Sequence[str]], set[str]],
+                      now: float | None = None) -> Batch:
+    """The traces of ``path`` complete since the cursor and not evaluated yet (``now``:
+    the time, in seconds since the epoch, that ``keys.root_wait`` is counted to)."""
     files: dict[str, dict[str, Any]] = dict(state.get("files") or {})
-    by_trace: dict[str, list[Span]] = {}
+    requests: list[tuple[list[Span], At]] = []
     first_line: dict[tuple[str, str], int] = {}  # (file, trace) -> its first line read
     notes: list[str] = []
     read: dict[str, dict[str, Any]] = {}
@@ -161,13 +178,18 @@ def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys
                 continue
             got = [(0, spans) for spans, _ in file_requests(f, lenient)]
             read[name] = {"size": size, "start": 0}
-        for at, spans in got:
-            for s in spans:
-                by_trace.setdefault(s.trace_id, []).append(s)
-                first_line.setdefault((name, s.trace_id), at)
-    traces = [Trace(t, spans) for t, spans in by_trace.items()]
+        requests.extend((spans, At(name, at)) for at, spans in got)
+
+    def first(span: Span, at: At) -> None:
+        first_line.setdefault((at.file, span.trace_id), at.offset)
+
+    traces = gather(requests, lenient, first)
+    by_trace = {t.trace_id: t for t in traces}
     evaluated = seen(list(by_trace)) if by_trace else set()
-    complete = [t for t in traces if any(not s.parent_id for s in t.spans)]
+    waited = None if keys.root_wait is None else int(
+        ((time.time() if now is None else now) - keys.root_wait) * 1e9)
+    complete = [t for t in traces if any(not s.parent_id or s.remote_parent for s in t.spans)
+                or (waited is not None and max(s.end for s in t.spans) <= waited)]
     # a trace evaluated before is done, even when only its late spans were read again
     done = {t.trace_id for t in complete} | evaluated
     new = [t for t in complete if t.trace_id not in evaluated]

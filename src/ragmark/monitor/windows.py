@@ -130,6 +130,8 @@ def read_batch(s: Settings, key: str) -> tuple[dict[str, Any] | None, Batch]:
     else:
         batch = read_traces_since(s.source, dict(before or {}), lenient, s.keys,
                                   lambda ids: store.seen_among(s.history, key, ids))
+    # what reading let through is told with the window (counted; --strict refused it)
+    batch.notes.extend(lenient.messages())
     return before, batch
 
 

@@ -150,6 +150,9 @@ def to_ranking(contexts: Sequence[Context], resolve: Resolve | None = None
     return chunks, [float(n - i) for i in range(n)]
 
 
+NO_ANSWER = "no answer recorded (the trace has no LLM span, and its root is a retriever)"
+
+
 def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = None
              ) -> Produced:
     """The :class:`Produced` of one external output (the answer dropped unless asked);
@@ -160,7 +163,9 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     found_ids = ({c.text: resolve(c.text) for c in out.contexts if c.id is None}
                  if resolve is not None else {})  # each text looked up once
     chunks, scores = to_ranking(out.contexts, found_ids.get if resolve is not None else None)
-    answer = (out.answer or "") if with_answer else None
+    answer: str | GenerationFailed | None = None
+    if with_answer:  # None: the source recorded no answer (a retrieval-only trace)
+        answer = out.answer if out.answer is not None else GenerationFailed(NO_ANSWER)
     found = sum(1 for c in bare if found_ids.get(c.text) is not None)
     facts = dict(out.facts)
     if out.latency_s is not None:

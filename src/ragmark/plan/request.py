@@ -86,7 +86,12 @@ class RunRequest(Request):
     """``--traces``: OTLP JSON traces scored as logged outputs (a file or a folder)."""
     trace_attributes: tuple[str, ...] = ()
     """``--trace-attribute ROLE=NAME``: the attributes that name a question's id and carry
-    the user's feedback (:class:`~ragmark.data.traces.TraceKeys`)."""
+    the user's feedback, and the metadata keys of retrieved documents
+    (:class:`~ragmark.data.traces.TraceKeys`)."""
+    root_names: tuple[str, ...] = ()
+    """``--root-name``: only traces whose root span has one of these names are questions."""
+    root_kinds: tuple[str, ...] = ()
+    """``--root-kind``: only traces whose root span is of one of these kinds are questions."""
     run_file_in: str | None = None
     config: str | Path | RunConfig | None = None
     pipeline: Callable[..., Any] | None = None

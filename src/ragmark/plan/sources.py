@@ -174,9 +174,11 @@ def _logged(req: RunRequest) -> Source:
     if given:
         raise ConfigError(f"{flag} scores logged answers and contexts as they are; it "
                           f"cannot be combined with {', '.join(given)}")
-    if req.trace_attributes and req.traces is None:
-        raise ConfigError("--trace-attribute is for --traces")
-    keys = TraceKeys.parse(req.trace_attributes)
+    for opt, v in (("--trace-attribute", req.trace_attributes), ("--root-name", req.root_names),
+                   ("--root-kind", req.root_kinds)):
+        if v and req.traces is None:
+            raise ConfigError(f"{opt} is for --traces")
+    keys = TraceKeys.parse(req.trace_attributes).rooted(req.root_names, req.root_kinds)
     oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
             else load_outputs(str(req.outputs), leniency(req)))
     cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})

@@ -43,6 +43,7 @@ from ragmark.running.scoring import (
     match_stage,
     refusal_stage,
     retrieval_scores,
+    unknown_ids_note,
 )
 from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
     check_depth,
@@ -318,6 +319,9 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
         aggregates["grounded_ratio"] = Aggregate.of(flags)
 
     notes = list(src.notes) + list(stats.notes)
+    if any(m.kind == "retrieval" for m in names) and (note := unknown_ids_note(
+            {d.id for d in dataset.corpus.documents}, samples, src.queries)):
+        notes.append(note)
     if judge_names:
         from ragmark.judges.checks import degenerate_notes
 

@@ -23,7 +23,7 @@ from ragmark.metrics.abstention import UNANSWERABLE
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.similarity import answer_similarity
-from ragmark.pipelines.base import Produced, StageReport
+from ragmark.pipelines.base import NO_ANSWER, Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.relevance import GradedItem, Matcher, grade_ranking, to_graded, unmatchable
 from ragmark.results.model import HopRecord
@@ -32,6 +32,25 @@ from ragmark.types import Document, GroundTruth, Sample, Score
 
 SKIPPED = "generation skipped"
 """The reason of answer metrics in a run told not to generate (--skip-generation)."""
+
+def unknown_ids_note(corpus_ids: set[str], samples: Sequence[Sample],
+                     made: Sequence[Produced]) -> str | None:
+    """A note when the questions are judged by document id and not one retrieved document
+    id is a corpus document or a ground-truth id (node UUIDs against a set judged by
+    file): every retrieval metric is then 0, which is the ids' kind, not the retrieval."""
+    if not any(s.truth.kind == "ids" for s in samples):
+        return None
+    got = {c.doc_id for p in made for c in p.chunks}
+    known = corpus_ids | {t for s in samples for t in s.truth.doc_grades}
+    if not got or got & known:
+        return None
+    shown = ", ".join(sorted(got)[:3]) + (", ..." if len(got) > 3 else "")
+    return (f"none of the {len(got)} retrieved document ids ({shown}) is a corpus document "
+            "or a ground-truth id, so every retrieval metric is 0: are they ids of another "
+            "kind (chunk or node ids where the set names files)? For traces, "
+            "--trace-attribute document_id=KEY reads the document's id from that key of the "
+            "documents' metadata")
+
 
 def _gold_context(sample: Sample, docs: Mapping[str, Document]) -> list[str]:
     t = sample.truth
@@ -171,8 +190,13 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
         if qi in failed:
             scores.append({str(m): failed[qi] for m in names})
         elif isinstance(p.answer, GenerationFailed):
-            scores.append({str(m): Score.missing(f"generation failed: {p.answer.reason}")
-                           for m in names})
+            # the metrics that do not read the answer (contexts, logged facts) stand
+            reason = p.answer.reason if p.answer.reason == NO_ANSWER else (
+                f"generation failed: {p.answer.reason}")
+            without = [m for m in names if "answer" not in m.spec.needs
+                       and m.spec.compute is not None]
+            scores.append({str(m): Score.missing(reason) for m in names} | _answer_scores(
+                s, p, "", _gold_context(s, docs), without, cfg))
         elif p.answer is None:
             scores.append({str(m): Score.missing(SKIPPED) for m in names})
         else:

@@ -241,13 +241,14 @@ def test_a_trace_waits_for_its_root_span(tmp_path, capsys):
     spool = tmp_path / "spool"
     spool.mkdir()
     tid = "0a" * 16
+    t0 = time.time_ns()  # spans that ended just now: within --root-wait
     child = {"traceId": tid, "spanId": "01" * 8, "parentSpanId": "02" * 8, "name": "ret",
-             "startTimeUnixNano": "1", "endTimeUnixNano": "2", "attributes": [
+             "startTimeUnixNano": str(t0 + 1), "endTimeUnixNano": str(t0 + 2), "attributes": [
                  {"key": KIND, "value": {"stringValue": "RETRIEVER"}},
                  {"key": "retrieval.documents.0.document.content",
                   "value": {"stringValue": P1}}]}
-    root = {"traceId": tid, "spanId": "02" * 8, "name": "rag", "startTimeUnixNano": "0",
-            "endTimeUnixNano": "3", "attributes": [
+    root = {"traceId": tid, "spanId": "02" * 8, "name": "rag", "startTimeUnixNano": str(t0),
+            "endTimeUnixNano": str(t0 + 3), "attributes": [
                 {"key": "input.value", "value": {"stringValue": "q?"}},
                 {"key": "output.value", "value": {"stringValue": "BM25 ranks documents"}}]}
     f = spool / "a.jsonl"

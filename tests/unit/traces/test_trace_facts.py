@@ -188,7 +188,8 @@ def test_feedback_and_id_attributes_are_configurable_and_odd_feedback_counted(tm
     assert oset.outputs["Q0"].facts["feedback"] == 0.0
     assert "feedback" not in oset.outputs["Q1"].facts
     assert lenient.count("feedback that is neither a thumb nor a number: left out") == 1
-    with pytest.raises(ConfigError, match="expected id=NAME or feedback=NAME"):
+    with pytest.raises(ConfigError, match="expected ROLE=NAME .id=NAME: the attribute that "
+                                          "names the question.s id; feedback=NAME"):
         TraceKeys.parse(["rating"])
 
 
