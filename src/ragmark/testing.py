@@ -19,7 +19,7 @@ def metric_key(name: str) -> str:
     from ragmark.metrics.names import parse_metric
     from ragmark.running.judging import JUDGE_METRICS
 
-    if name in JUDGE_METRICS or name == "grounded_ratio":
+    if name in JUDGE_METRICS:
         return name
     m = _CUTOFF.match(name)
     text = f"{m.group(1)}@{m.group(2)}" if m and "@" not in name else name

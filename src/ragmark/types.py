@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copyreg
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -204,24 +204,42 @@ class MetricSpec:
     :class:`~ragmark.metrics.answer.AnswerCase`; a plugin gives
     ``compute(sample, answer, contexts)``, which :func:`ragmark.metrics.names.register`
     adapts), for a judge metric ``compute(client, case, counts) -> awaitable Score`` (a
-    :class:`~ragmark.judges.case.JudgeCase`). Retrieval metrics are declared in
+    :class:`~ragmark.judges.case.JudgeCase`). An ``aggregate`` has no per-question value:
+    it is computed over the run from ``of``, the metric whose values it summarises (or
+    from what the questions recorded, ``of`` None), when that is there. Retrieval
+    metrics are declared in
     :mod:`ragmark.metrics.retrieval`, answer metrics in :mod:`ragmark.metrics.answer`,
     judge metrics in their modules of :mod:`ragmark.judges`; :mod:`ragmark.metrics.names`
     gathers them."""
 
     name: str
-    kind: str  # "retrieval" | "answer" | "judge"
+    kind: str  # "retrieval" | "answer" | "judge" | "aggregate"
     cutoff: str  # "required" | "optional" | "none"
     summary: str
     label: str = ""
     needs: tuple[str, ...] = ()
     default: tuple[int | None, ...] = ()
     compute: Callable[..., Any] | None = field(default=None, compare=False)
+    of: str | None = None
+    better: str = "higher"
+    """Which way is better: "higher" (recall, faithfulness) or "lower" (refusal,
+    latency, hallucination): drift, conversations' failing turns and reports read it."""
+    bounded: bool = True
+    """Values in [0, 1] (a share, a rate, a 0/1 flag); False for measures on their own
+    scale (seconds, tokens, dollars, a feedback score), which have no "failing" value."""
 
     def title(self, k: int | None = None) -> str:
         """The console label, with the cutoff: ``nDCG@10``."""
         base = self.label or self.name
         return base if k is None else f"{base}@{k}"
+
+
+def lower_better(specs: tuple[MetricSpec, ...], names: frozenset[str] | None = None,
+                 bounded: bool = True) -> tuple[MetricSpec, ...]:
+    """``specs`` with ``names`` (all when None) marked lower-is-better (and, unless
+    ``bounded``, measures on their own scale)."""
+    return tuple(replace(s, better="lower", bounded=bounded)
+                 if names is None or s.name in names else s for s in specs)
 
 
 def spec(name: str, kind: str, cutoff: str, summary: str, label: str = "",

@@ -132,7 +132,7 @@ def implicit_conditions(reports: Mapping[str, RunReport]) -> list[Condition]:
                                  f"{who}every question failed: {why}"))
             continue
         for metric, agg in r.metrics.items():
-            if metric in DERIVED or set(agg.reasons) == {SKIPPED}:
+            if set(agg.reasons) == {SKIPPED}:
                 continue  # --skip-generation: answer metrics are missing by request
             ok = agg.n > 0
             out.append(Condition(

@@ -104,6 +104,11 @@ def data_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--quiet`` / ``-q``: no progress bars (the same flag on every command)."""
+    return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(f)
+
+
 def trace_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """How traces are read (``run --traces``, ``monitor``): ``--trace-attribute``,
     ``--root-name``, ``--root-kind``."""

@@ -22,6 +22,7 @@ from ragmark.cli.app import (
     latency_option,
     mean_option,
     qrels_extra_option,
+    quiet_option,
     refusal_option,
 )
 from ragmark.cli.ci import request_of, show_outcome, start
@@ -53,7 +54,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @click.option("--output", default="results/eval", show_default=True,
               help="Writes {output}.json and {output}.md; DIR/ writes DIR/eval.json and "
                    "DIR/eval.md.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@quiet_option
 @click.option("--include-details", is_flag=True,
               help="Per-question records (retrieved items, answers, missing reasons) of "
                    "every config in the JSON, so 'ragmark inspect' works fully on it.")

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, quiet_option
 
 
 @cli.command()
 @click.option("--output", default="rag_eval_results.json", show_default=True,
               type=click.Path(dir_okay=False), help="Where to write the detailed JSON report.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@quiet_option
 @click.option("--files", "files_to", type=click.Path(file_okay=False),
               help="Instead of running: copy the demo's questions.json and corpus/ into "
                    "this folder, to try the other commands on (the documentation's "

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, quiet_option
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
 from ragmark.errors import ConfigError
 
@@ -116,7 +116,7 @@ def pair_line(p: dict[str, Any]) -> str:
               "side (their agreement with each other and a paired test) [default: "
               "--llm-model].")
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the report as JSON.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@quiet_option
 @endpoint_options
 def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a

@@ -14,6 +14,7 @@ from ragmark.cli.app import (
     executor_options,
     format_option,
     history_options,
+    quiet_option,
     warn_data,
 )
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options
@@ -44,7 +45,7 @@ from ragmark.report.console import llm_line
               help="A label judge model at the endpoint; repeat it to compare judges side "
                    "by side (each writes {output}.MODEL.json/.md; their agreement is "
                    "printed and written to {output}.judges.json).")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@quiet_option
 @format_option("json,md")
 @click.option("--allow-missing", is_flag=True,
               help="Do not exit 1 when no question of a config got a label.")

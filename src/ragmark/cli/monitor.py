@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ragmark.cli.app import cli, consoles, trace_options
+from ragmark.cli.app import cli, consoles, quiet_option, trace_options
 from ragmark.cli.llm_opts import _endpoint_opts
 
 
@@ -73,7 +73,7 @@ def _opts(f: Any) -> Any:
               "(required to bind beyond loopback).")
 @click.option("--max-body-mb", type=click.FloatRange(min=0.001), default=16.0,
               show_default=True, help="With --listen: the largest request accepted.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+@quiet_option
 @_opts
 def monitor_cmd(**flags: Any) -> None:
     """Evaluate the records of SOURCE (a JSONL log of outputs, a file or folder of OTLP

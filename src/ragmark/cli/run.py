@@ -20,6 +20,7 @@ from ragmark.cli.app import (
     latency_option,
     mean_option,
     qrels_extra_option,
+    quiet_option,
     refusal_option,
     trace_options,
 )
@@ -72,7 +73,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @latency_option
 @executor_options
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@quiet_option
 @gate_options
 @regression_options
 @data_options

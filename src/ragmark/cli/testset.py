@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, data_options, leniency, warn_data
+from ragmark.cli.app import cli, consoles, data_options, leniency, quiet_option, warn_data
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.report.console import llm_line
@@ -97,7 +97,7 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
               help="Longer passages are cut to this many characters.")
 @click.option("--max-candidates", type=click.IntRange(min=1),
               help="Most candidates to generate in all rounds [default: 2 x size].")
-@click.option("--quiet", is_flag=True, help="No progress bars.")
+@quiet_option
 @data_options
 @endpoint_options
 @click.option("--dry-run", is_flag=True,

@@ -28,6 +28,7 @@ import ast
 import csv
 import io
 import json
+import tokenize
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -68,6 +69,49 @@ LIST_AS_TEXT = "a plain string where a list of texts belongs, read as one text"
 SEVERAL_TRUTHS = "several ground_truths, the first is the expected answer"
 
 
+def list_cell(text: str) -> list[str] | None:
+    """A list of texts written in a CSV cell: a JSON list, a Python list literal
+    (``['a', 'b']``, as pandas writes a list), or numpy's print of a string array
+    (``['a' 'b']``, no commas, lines wrapped: as pandas writes an array column, which
+    ``ast.literal_eval`` would glue into one text); None when the cell is none of them,
+    or mixes them (``['a' 'b', 'c']``) so its texts cannot be told apart."""
+    try:
+        got = json.loads(text)
+    except ValueError:
+        got = None
+    if isinstance(got, list) and all(isinstance(x, str) for x in got):
+        return got
+    try:
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
+                                    tokenize.INDENT, tokenize.DEDENT)]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    if len(tokens) < 2 or tokens[0].string != "[" or tokens[-1].string != "]":
+        return None
+    items: list[list[tokenize.TokenInfo]] = [[]]
+    for t in tokens[1:-1]:
+        if t.type == tokenize.OP and t.string == ",":
+            items.append([])
+        elif t.type == tokenize.STRING:
+            items[-1].append(t)
+        else:
+            return None  # not a list of string literals
+    if items[-1] == [] and len(items) > 1:
+        items.pop()  # a trailing comma
+    if len(items) == 1:  # no comma: numpy's form, each literal one text
+        strings = items[0]
+    elif all(len(group) == 1 for group in items):  # a Python list literal
+        strings = [group[0] for group in items]
+    else:
+        return None  # adjacent literals beside commas: glued or separate?
+    try:
+        out = [ast.literal_eval(t.string) for t in strings]
+    except (ValueError, SyntaxError):
+        return None
+    return out if all(isinstance(x, str) for x in out) else None
+
+
 def _cell_list(v: Any, where: Where, name: str, lenient: Leniency, sep: str | None = None
                ) -> list[str] | None:
     """A list column: a list, a list literal in a CSV cell, texts joined by ``sep``
@@ -83,13 +127,14 @@ def _cell_list(v: Any, where: Where, name: str, lenient: Leniency, sep: str | No
     if isinstance(v, str):
         text = v.strip()
         if text.startswith("[") and text.endswith("]"):
-            for parse in (json.loads, ast.literal_eval):
-                try:
-                    got = parse(text)
-                except (ValueError, SyntaxError):
-                    continue
-                if isinstance(got, list) and all(isinstance(x, str) for x in got):
-                    return got
+            got = list_cell(text)
+            if got is not None:
+                return got
+            if sep is None:
+                raise where.error("a list cell that cannot be read as a list of texts "
+                                  "(expected a JSON list, a Python list literal, or numpy's "
+                                  "print of an array: ['first' 'second']), got "
+                                  f"{describe(v)}", name)
         if sep is not None:
             return [t for t in v.split(sep) if t.strip()]
         lenient.warn(LIST_AS_TEXT, f"{name} ({where.short()})",
@@ -174,11 +219,17 @@ def read_foreign(path: Path, encoding: str | None = None, data: Any = None
     suffix = base_suffix(path)
     if suffix == ".csv":
         text = read_text(path, encoding)
-        rows = list(csv.DictReader(io.StringIO(text)))
+        reader = csv.DictReader(io.StringIO(text))
+        # each row named by the line it starts on (a quoted cell may hold line breaks)
+        rows = []
+        start = reader.line_num + 1 if reader.fieldnames else 1  # after the header
+        for r in reader:
+            rows.append((Where(str(path), line=start), dict(r)))
+            start = reader.line_num + 1
         if not rows:
             raise DataError("no rows (the CSV file is empty or has only a header)",
                             file=str(path))
-        return [(Where(str(path), line=i + 2), dict(r)) for i, r in enumerate(rows)]
+        return rows
     if suffix == ".json":
         data = read_json(path, encoding) if data is None else data
         if isinstance(data, list) and data:

@@ -39,7 +39,7 @@ from ragmark.data.logged import (
     parse_confidence,
     thumb,
 )
-from ragmark.data.sets import _samples, set_name
+from ragmark.data.sets import _samples, answerable_of, set_name
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
@@ -140,7 +140,9 @@ def outputs_of_items(items: list[tuple[Where, Any]], path: str | Path, lenient: 
         question = get_string(obj, "question", where)
         outputs.append(_output(obj, where, lenient))
         given.append(obj.get("id") is not None)
-        passages = get_optional_strings(obj, "ground_truth_contexts", where)
+        # an unanswerable question has no passage to find: none, or an empty list
+        passages = (() if obj.get("ground_truth_contexts") == [] and not answerable_of(
+            obj, where) else get_optional_strings(obj, "ground_truth_contexts", where))
         optional = {
             "expected_answer": get_optional_string(obj, "expected_answer", where),
             "expected_keywords": get_optional_strings(obj, "expected_keywords", where),

@@ -31,7 +31,7 @@ from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbere
 from ragmark.judges.reference import NO_REFERENCE
 from ragmark.llm.dry import NotCached
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.types import Score
+from ragmark.types import Score, lower_better
 
 GROUP = "claims"
 """The name that asks for every claim-level metric at once (``--metrics claims``)."""
@@ -276,5 +276,7 @@ _NEEDS = {n: ("answer", "contexts", "expected_answer") for n in METRICS} | {
     "claim_context_precision": ("contexts", "expected_answer"),
     "claim_faithfulness": ("answer", "contexts")}
 
-SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (RAGChecker)", _LABEL[n], _NEEDS[n], _metric(n))
-              for n in METRICS)
+SPECS = lower_better(tuple(
+    judge_spec(n, _SUMMARY[n] + " (RAGChecker)", _LABEL[n], _NEEDS[n], _metric(n))
+    for n in METRICS), frozenset({"noise_sensitivity_relevant", "noise_sensitivity_irrelevant",
+                                  "hallucination", "self_knowledge"}))  # RAGChecker's arrows

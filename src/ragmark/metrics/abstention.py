@@ -27,7 +27,7 @@ from typing import Any
 
 from ragmark.metrics.answer import AnswerCase, exact_match
 from ragmark.metrics.production import is_refusal, refused
-from ragmark.types import MetricSpec, Sample, Score, spec
+from ragmark.types import MetricSpec, Sample, Score, lower_better, spec
 
 UNANSWERABLE = "unanswerable by design"
 """The reason of an answer metric on a question marked unanswerable."""
@@ -69,12 +69,17 @@ SPECS: tuple[MetricSpec, ...] = (
     spec("abstention_precision", "answer", "none", "unanswerable refused / refused",
          "Abstention precision", ("answer", "unanswerable"),
          compute=abstention_precision_of),
-    spec("over_refusal", "answer", "none", "refused answerable / answerable",
-         "Over-refusal", ("answer", "unanswerable"), (None,), compute=over_refusal_of),
+    *lower_better((spec("over_refusal", "answer", "none", "refused answerable / answerable",
+                        "Over-refusal", ("answer", "unanswerable"), (None,),
+                        compute=over_refusal_of),)),
     spec("answered_accuracy", "answer", "none",
          "exact match on the answerable questions answered", "Answered accuracy",
          ("answer", "expected_answer", "unanswerable"), (None,),
          compute=answered_accuracy_of),
+    *lower_better((spec(
+        "aurc", "aggregate", "none", "area under the risk-coverage curve: the mean risk of "
+        "answering the k most confident questions, k = 1..n (lower is better; needs a "
+        "logged confidence)", "AURC", ("answer", "logged")),)),
 )
 """The abstention metrics: defaults of a set that marks some question unanswerable, but
 abstention_precision (asked for with ``--metrics``: a system that never refuses leaves it

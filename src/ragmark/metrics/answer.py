@@ -249,6 +249,9 @@ SPECS: tuple[MetricSpec, ...] = (
     spec("answer_similarity", "answer", "none",
          "cosine of answer and expected answer embeddings (MiniLM)", "Answer similarity",
          ("expected_answer", "answer", "embeddings")),
+    MetricSpec("grounded_ratio", "aggregate", "none", "share of answers with groundedness "
+               "at or above the config's grounded_threshold (computed with groundedness)",
+               "Grounded ratio", ("answer", "contexts"), of="groundedness"),
 )
 """The answer metrics of the catalogue, in the order they are reported: a new one is its
 function above (``f(case) -> Score``) and its line here."""

@@ -124,6 +124,12 @@ class MetricName:
         return self.spec.kind
 
 
+def lower_is_better() -> frozenset[str]:
+    """The metrics for which a rise is the bad direction (latency, refusal,
+    hallucination, ...), as the catalogue declares them."""
+    return frozenset(s.name for s in catalogue().values() if s.better == "lower")
+
+
 def known_metrics() -> str:
     """The known metric names, for error messages and ``--help``."""
     parts = []

@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ragmark.metrics.answer import AnswerCase
-from ragmark.types import MetricSpec, Score, spec
+from ragmark.types import MetricSpec, Score, lower_better, spec
 
 FACTS = {
     "retrieval_latency_s": "seconds spent retrieving (the retriever and reranker spans)",
@@ -90,16 +91,21 @@ def _recorded(key: str, what: str) -> Callable[[AnswerCase], Score]:
     return compute
 
 
-SPECS: tuple[MetricSpec, ...] = (
-    spec("empty_retrieval", "answer", "none", "1 when nothing was retrieved (mean: the rate)",
-         "Empty retrieval", ("contexts",), compute=empty_retrieval_of),
-    spec("refusal", "answer", "none", "1 when the answer declines or is empty (mean: the "
-         "rate)", "Refusal", ("answer",), compute=refusal_of),
+_MEASURES = (
     spec("latency_s", "answer", "none", "seconds the answer took, as measured or logged",
-         "Latency (s)", ("logged",),
-         compute=_recorded("latency_s", "the answer's latency")),
+         "Latency (s)", ("logged",), compute=_recorded("latency_s", "the answer's latency")),
     *(spec(key, "answer", "none", what, "", ("logged",), compute=_recorded(key, what))
       for key, what in FACTS.items()),
+)
+SPECS: tuple[MetricSpec, ...] = (
+    *lower_better((
+        spec("empty_retrieval", "answer", "none", "1 when nothing was retrieved (mean: the "
+             "rate)", "Empty retrieval", ("contexts",), compute=empty_retrieval_of),
+        spec("refusal", "answer", "none", "1 when the answer declines or is empty (mean: the "
+             "rate)", "Refusal", ("answer",), compute=refusal_of))),
+    # seconds, tokens, dollars: lower is better, on their own scale; feedback as given
+    *(replace(s, bounded=False) if s.name == "feedback" else s for s in lower_better(
+        _MEASURES, frozenset(m.name for m in _MEASURES) - {"feedback"}, bounded=False)),
 )
 """The production measures, in the order they are reported; none is a default of
 ``ragmark run`` (ask for them with ``--metrics``); ``ragmark monitor`` computes them on

@@ -263,7 +263,12 @@ def _handler(spool: Spool, token: str | None, cap: int,
 
 
 def parse_listen(listen: str, token: str | None) -> tuple[str, int]:
-    """``HOST:PORT``, checked: a host beyond loopback needs a token."""
+    """``HOST:PORT``, checked: a host beyond loopback needs a token, and a token given is
+    not empty or blank (``Authorization: Bearer `` would let anyone in)."""
+    if token is not None and not token.strip():
+        raise ConfigError("--token is empty or blank: that is no token (anyone sending "
+                          "'Authorization: Bearer ' would be let in); give a secret, or "
+                          "leave --token out and listen on loopback")
     host, _, port = listen.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
     try:

@@ -26,6 +26,7 @@ from ragmark.data.traces import TraceKeys
 from ragmark.errors import ConfigError
 from ragmark.history import store
 from ragmark.llm import LLMSettings
+from ragmark.metrics.names import lower_is_better
 from ragmark.monitor.sources import LOG, Batch, read_log, read_traces_since, source_key
 from ragmark.monitor.sources import source_kind as kind_of
 from ragmark.progress import NullProgress, Progress
@@ -343,7 +344,7 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                                  "starts with the next window")
             else:
                 rows = drift(ref, _values(report), list(s.fail_on_drift), alpha=s.alpha,
-                             margin=s.margin)
+                             margin=s.margin, lower_is_better=lower_is_better())
                 ref_notes.append(f"drift reference: {what}")
         verdict = "failed" if any(d.drifted for d in rows) else "passed"
         env = envelope("run", dataset_hash(key), report.config) | {"kind": KIND}

@@ -14,6 +14,7 @@ from ragmark.results.model import (
     Aggregate,
     HopSummary,
     RunReport,
+    failing_cell,
     grouped_reasons,
     reason_text,
 )
@@ -132,8 +133,7 @@ def turns_table(conv: dict[str, Any], metrics: Sequence[str]) -> Table:
     table.add_row("per conversation", str(conv["conversations"]),
                   *(_mean(o[m]["mean_of_conversations"]) for m in shown))
     table.add_row("last turn", "", *(_mean(o[m]["last_turn"]) for m in shown))
-    table.add_row(f"failing (< {conv['failing_below']:g})", "",
-                  *(str(o[m]["failing_conversations"]) for m in shown))
+    table.add_row("failing", "", *(failing_cell(o[m]) for m in shown))
     return table
 
 

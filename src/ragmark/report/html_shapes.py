@@ -9,6 +9,7 @@ from html import escape
 from typing import Any
 
 from ragmark.report.html_common import View, breakable, num
+from ragmark.results.model import failing_cell
 
 
 def _hops(v: View) -> str:
@@ -60,13 +61,13 @@ def _turns(v: View, metrics: Sequence[str]) -> str:
              + "".join(f"<td>{num(o[m]['mean_of_conversations'])}</td>" for m in shown)
              + "</tr><tr><td>last turn</td><td></td>"
              + "".join(f"<td>{num(o[m]['last_turn'])}</td>" for m in shown)
-             + f"</tr><tr><td>failing (&lt; {conv['failing_below']:g})</td><td></td>"
-             + "".join(f"<td>{o[m]['failing_conversations']}</td>" for m in shown) + "</tr>")
+             + "</tr><tr><td>failing</td><td></td>"
+             + "".join(f"<td>{escape(failing_cell(o[m]))}</td>" for m in shown) + "</tr>")
     return (f"<h3>{escape(v.name)}: {conv['conversations']} conversations, by turn</h3>"
             f"<table><thead><tr><th>turn</th><th>questions</th>{head}</tr></thead>"
             f"<tbody>{rows}</tbody></table><p>Each metric's mean at each turn position; "
             "per conversation: the mean of the conversations' means; a conversation fails "
-            "at its first turn under the threshold.</p>")
+            "at its first turn on the worse side of the threshold (the metric's rule).</p>")
 
 
 def shapes(vs: Sequence[View], metrics: Sequence[str]) -> str:

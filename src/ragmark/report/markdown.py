@@ -7,7 +7,7 @@ from typing import Any
 
 from ragmark.llm.accounting import COMPONENTS
 from ragmark.report.console import ReasonKeys, label
-from ragmark.results.model import RunReport
+from ragmark.results.model import RunReport, failing_cell
 from ragmark.running.compare import Comparison, change_sentence
 
 TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
@@ -207,8 +207,7 @@ def turns_markdown(conv: dict[str, Any], metrics: Sequence[str], config: str | N
     lines += [f"| per conversation | {conv['conversations']} | "
               + " | ".join(_num(o[m]["mean_of_conversations"]) for m in shown) + " |",
               "| last turn | | " + " | ".join(_num(o[m]["last_turn"]) for m in shown) + " |",
-              f"| failing (< {conv['failing_below']:g}) | | "
-              + " | ".join(str(o[m]["failing_conversations"]) for m in shown) + " |"]
+              "| failing | | " + " | ".join(failing_cell(o[m]) for m in shown) + " |"]
     return lines
 
 

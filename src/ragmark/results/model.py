@@ -284,7 +284,27 @@ class RunReport:
 
 
 FAILING = 0.5
-"""A turn fails a metric when its value is under this (the first failing turn)."""
+"""A turn fails a metric on a [0, 1] scale when its value is on the worse side of this
+(under it where higher is better, over it where lower is: a refusal, a hallucination
+rate); a measure on its own scale (seconds, tokens) has no failing turn."""
+
+
+def failing_rule(metric: str) -> tuple[str, float] | None:
+    """("<", 0.5) or (">", 0.5): when a turn fails ``metric``, by the way the catalogue
+    says is better; None for a measure on its own scale."""
+    from ragmark.metrics.names import catalogue
+
+    spec = catalogue().get(metric.split("@")[0])
+    if spec is not None and not spec.bounded:
+        return None
+    return (">" if spec is not None and spec.better == "lower" else "<"), FAILING
+
+
+def failing_cell(overall: dict[str, Any]) -> str:
+    """A metric's count of failing conversations with its rule (``2 (< 0.5)``), or "-"
+    for a measure without one."""
+    rule = overall.get("failing_when")
+    return "-" if rule is None else f"{overall['failing_conversations']} ({rule})"
 
 
 def _mean(vals: Sequence[float]) -> float | None:
@@ -317,24 +337,32 @@ def conversation_summary(queries: Sequence[QueryRecord]) -> dict[str, Any] | Non
             m: {"mean": _mean([v for q in here if (v := value(q, m)) is not None]),
                 "n": sum(1 for q in here if value(q, m) is not None)} for m in metrics}})
     rows: list[dict[str, Any]] = []
+    rules = {m: failing_rule(m) for m in metrics}
+
+    def fails(m: str, v: float | None) -> bool:
+        rule = rules[m]
+        return v is not None and rule is not None and (
+            v < rule[1] if rule[0] == "<" else v > rule[1])
+
     for cid, turns in convs.items():
         per: dict[str, Any] = {}
         for m in metrics:
             vals = [value(q, m) for q in turns]
             known = [v for v in vals if v is not None]
-            failing = next((i + 1 for i, v in enumerate(vals) if v is not None and v < FAILING),
-                           None)
+            failing = next((i + 1 for i, v in enumerate(vals) if fails(m, v)), None)
             per[m] = {"mean": _mean(known), "last": vals[-1], "first_failing_turn": failing}
         rows.append({"conversation_id": cid, "turns": len(turns), "metrics": per})
     overall: dict[str, Any] = {}
     for m in metrics:
         means = [r["metrics"][m]["mean"] for r in rows if r["metrics"][m]["mean"] is not None]
         lasts = [r["metrics"][m]["last"] for r in rows if r["metrics"][m]["last"] is not None]
-        fails = [r["metrics"][m]["first_failing_turn"] for r in rows
-                 if r["metrics"][m]["first_failing_turn"] is not None]
+        firsts = [r["metrics"][m]["first_failing_turn"] for r in rows
+                  if r["metrics"][m]["first_failing_turn"] is not None]
+        rule = rules[m]
         overall[m] = {"mean_of_conversations": _mean(means), "n": len(means),
                       "last_turn": _mean(lasts), "n_last": len(lasts),
-                      "failing_conversations": len(fails),
-                      "mean_first_failing_turn": _mean([float(f) for f in fails])}
-    return {"conversations": len(rows), "failing_below": FAILING, "overall": overall,
+                      "failing_when": None if rule is None else f"{rule[0]} {rule[1]:g}",
+                      "failing_conversations": None if rule is None else len(firsts),
+                      "mean_first_failing_turn": _mean([float(f) for f in firsts])}
+    return {"conversations": len(rows), "overall": overall,
             "by_turn": by_turn, "by_conversation": rows}

@@ -302,7 +302,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
                                        it.match.rule if it.match else None)
                        for it in matched.rankings[qi]]))
 
-    all_names = [str(m) for m in names] + list(judge_names)
+    all_names = [str(m) for m in names if m.kind != "aggregate"] + list(judge_names)
     aggregates = {m: Aggregate.of([r.metrics[m] for r in records]) for m in all_names}
     curve = None
     if any("confidence" in p.facts for p in src.queries):
@@ -313,6 +313,9 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
         aggregates["aurc"] = Aggregate(curve["aurc"], curve["n"], curve["of"] - curve["n"], {
             "no confidence, refused, or right or wrong cannot be told": curve["of"] - curve["n"]}
             if curve["of"] > curve["n"] else {})
+    elif any(str(m) == "aurc" for m in names):  # asked for: missing, with why
+        aggregates["aurc"] = Aggregate(None, 0, len(records), {
+            "no confidence recorded (the risk-coverage curve needs one)": len(records)})
     if "groundedness" in aggregates:
         flags = [Score(0.0 if r.metrics["groundedness"].details.get("ungrounded") else 1.0)
                  if r.metrics["groundedness"].ok else r.metrics["groundedness"] for r in records]

@@ -70,6 +70,8 @@ def every_metric(dataset: Dataset, *, llm: bool, answers: bool, depth: int | Non
     for spec in catalogue().values():
         if not any(set(spec.needs) <= have for have in offered):
             continue
+        if spec.kind == "aggregate":
+            continue  # computed over the run whenever what it summarises is there
         if spec.kind == "judge":
             judges.append(spec.name)
         elif spec.default:
@@ -230,7 +232,18 @@ def select(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName]
             notes.append(uncut_note(f"config {cfg.name!r} ranks {cfg.top_k} items",
                                     cfg.top_k, renamed))
         renamed = {**quiet, **renamed}
-    return (base + [m for m in named if m not in base], notes,
+    return (computed(base + [m for m in named if m not in base]), notes,
             {str(m): str(at) for m, at in renamed.items()})
+
+
+def computed(names: Sequence[MetricName]) -> list[MetricName]:
+    """``names`` with the metric each aggregate summarises (``grounded_ratio``:
+    groundedness): an aggregate has no per-question value, it is computed over the run
+    from that metric (``aurc``: from the confidences the questions recorded)."""
+    out = list(names)
+    for m in names:
+        if m.kind == "aggregate" and m.spec.of is not None and MetricName(m.spec.of) not in out:
+            out.append(MetricName(m.spec.of))
+    return out
 
 

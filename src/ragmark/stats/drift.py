@@ -20,9 +20,6 @@ from scipy import stats as _scipy_stats
 
 from ragmark.stats import holm
 
-LOWER_IS_BETTER = frozenset({"latency_s", "retrieval_latency_s", "generation_latency_s",
-                             "tokens", "cost_usd", "refusal", "empty_retrieval"})
-"""Metrics for which a rise is the bad direction; for every other metric a fall is."""
 POWER = 0.8
 
 
@@ -88,9 +85,12 @@ def detectable(reference: np.ndarray, newest: np.ndarray, alpha: float) -> float
 
 def drift(reference: Mapping[str, Sequence[float | None]],
           newest: Mapping[str, Sequence[float | None]], metrics: Sequence[str], *,
-          alpha: float = 0.05, margin: float = 0.0) -> list[Drift]:
-    """Each gated metric's verdict, Holm-corrected over ``metrics``. A metric without
-    values on either side has no test (p = 1), with the reason in ``note``."""
+          lower_is_better: frozenset[str] = frozenset(), alpha: float = 0.05,
+          margin: float = 0.0) -> list[Drift]:
+    """Each gated metric's verdict, Holm-corrected over ``metrics``; a rise is the bad
+    direction for ``lower_is_better`` (the catalogue says which), a fall for the others.
+    A metric without values on either side has no test (p = 1), with the reason in
+    ``note``."""
     rows = []
     for m in metrics:
         r, n = _clean(reference.get(m, ())), _clean(newest.get(m, ()))
@@ -108,7 +108,7 @@ def drift(reference: Mapping[str, Sequence[float | None]],
                              int(n.size), None, p, pa, None, False, False, note))
             continue
         change = float(n.mean() - r.mean())
-        worse = change > 0 if m in LOWER_IS_BETTER else change < 0
+        worse = change > 0 if m in lower_is_better else change < 0
         drifted = worse and pa < alpha and abs(change) > margin
         out.append(Drift(m, float(r.mean()), float(n.mean()), int(r.size), int(n.size),
                          change, p, pa, detectable(r, n, alpha), worse, drifted))

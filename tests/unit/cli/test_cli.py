@@ -184,3 +184,21 @@ def test_without_the_dense_extra_the_default_is_sparse_with_a_note(monkeypatch):
     assert note == ("comparing sparse only: the default comparison (dense, sparse, hybrid) "
                     "needs the dense extra (sentence-transformers not installed): pip "
                     "install 'ragmark[dense]'")
+
+
+def test_the_same_long_flag_has_the_same_short_flag_on_every_command():
+    """``run -q`` as ``monitor -q`` (issue 33, item 22): a long flag that has a short form
+    on one command has it on every command that takes it."""
+    from ragmark.cli.app import cli
+
+    shorts: dict[str, set[str]] = {}
+    for name, cmd in cli.commands.items():
+        for p in cmd.params:
+            longs = [o for o in p.opts if o.startswith("--")]
+            for flag in longs:
+                shorts.setdefault(flag, set()).add(
+                    f"{name}:{','.join(sorted(o for o in p.opts if not o.startswith('--')))}")
+    uneven = {flag: sorted(where) for flag, where in shorts.items()
+              if len({w.split(":")[1] for w in where}) > 1}
+    assert uneven == {}
+    assert any(w.endswith(":-q") for w in shorts["--quiet"])

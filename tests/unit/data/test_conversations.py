@@ -57,7 +57,7 @@ def test_a_log_of_conversations_is_scored_per_turn_and_per_conversation(tmp_path
     assert rows["c2"]["mrr"] == {"mean": 0.0, "last": 0.0, "first_failing_turn": 1}
     assert conv["overall"]["recall@1"] == {
         "mean_of_conversations": 0.25, "n": 2, "last_turn": 0.0, "n_last": 2,
-        "failing_conversations": 2, "mean_first_failing_turn": 1.5}
+        "failing_when": "< 0.5", "failing_conversations": 2, "mean_first_failing_turn": 1.5}
     assert conv["overall"]["mrr"]["mean_of_conversations"] == pytest.approx(0.375)
     assert conv["overall"]["mrr"]["failing_conversations"] == 1
     assert "2 conversations, by turn" in stdout
@@ -70,6 +70,34 @@ def test_a_log_of_conversations_is_scored_per_turn_and_per_conversation(tmp_path
     assert sample.extra["conversation_id"] == "c1" and sample.extra["turn"] == 2
     assert sample.extra["history"] == [{"question": "What does BM25 rank?",
                                         "answer": "documents"}]
+
+
+def test_failing_follows_each_metric_s_direction(tmp_path, capsys):
+    """Refusal 0 and latency 0.055 s are no failure (issue 33, item 14): refusal fails a
+    turn above 0.5 (lower is better), latency (seconds, its own scale) has no failing
+    turn; groundedness fails under 0.5. c1: turn 2 refuses ("I don't know"), so refusal
+    fails at turn 2; c2 never refuses."""
+    rows = [{"conversation_id": "c1", "turns": [
+                {"question": "What does BM25 rank?", "answer": "documents", "contexts": [P1],
+                 "latency_ms": 55},
+                {"question": "And then?", "answer": "I don't know.", "contexts": [P2],
+                 "latency_ms": 60}]},
+            {"conversation_id": "c2", "turns": [
+                {"question": "What reorders passages?", "answer": "a reranker",
+                 "contexts": [P2], "latency_ms": 50}]}]
+    log = tmp_path / "chats.jsonl"
+    log.write_text("\n".join(json.dumps(c) for c in rows) + "\n", encoding="utf-8")
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["run", "--outputs", str(log), "--metrics",
+                                 "refusal,latency_s", "--output", str(out), "--no-history",
+                                 "--quiet"], capsys)
+    assert code == 0, err
+    o = json.loads(out.read_text())["conversations"]["overall"]
+    assert (o["refusal"]["failing_when"], o["refusal"]["failing_conversations"]) == ("> 0.5", 1)
+    assert o["refusal"]["mean_first_failing_turn"] == 2.0
+    assert (o["latency_s"]["failing_when"], o["latency_s"]["failing_conversations"]) == (
+        None, None)
+    assert "1 (> 0.5)" in stdout
 
 
 def test_a_conversation_set_runs_on_ragmark_s_own_pipeline(tmp_path, capsys):

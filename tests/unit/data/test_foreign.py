@@ -208,3 +208,37 @@ def test_the_python_api_reads_them_too(tmp_path):
     out = execute(plan_run(RunRequest(outputs=HERE / "ragas_outputs.jsonl",
                                        metrics="mrr", no_history=True))).report
     assert [q.metrics["mrr"].value for q in out.queries] == [0.5, 1.0]
+
+
+def test_numpy_array_cells_are_the_lists_they_print(tmp_path, capsys):
+    """A RAGAS results frame whose list columns hold numpy arrays, written by
+    ``to_csv()``: each cell is ``str(array)`` — ``['first' 'second']``, no commas, long
+    lines wrapped — which ``ast.literal_eval`` glues into one text (issue 33, item 5)."""
+    import csv
+
+    import numpy as np
+
+    long_1 = "BM25 ranks documents by term frequency and inverse document frequency, " * 2
+    rows = [("What does BM25 rank documents by?",
+             np.array([long_1.strip(), "A reranker's model reorders passages."], dtype=object),
+             "Term frequency."),
+            ("What does a reranker reorder?", np.array(["Passages.", "Candidates."]),
+             "The candidate passages.")]
+    assert "\n" in str(rows[0][1]) and "," not in str(rows[1][1])  # numpy's own print
+    log = tmp_path / "ragas_results.csv"
+    with log.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["user_input", "retrieved_contexts", "response"])
+        for q, contexts, answer in rows:
+            w.writerow([q, str(contexts), answer])
+    lenient = Leniency(strict=True, input_format="ragas")
+    oset = load_outputs(log, lenient)
+    got = [[c.text for c in oset.outputs[s.id].contexts] for s in oset.dataset.samples]
+    assert got == [[long_1.strip(), "A reranker's model reorders passages."],
+                   ["Passages.", "Candidates."]]
+    # a list cell that mixes the forms cannot be read unambiguously: refused, named
+    with log.open("a", newline="") as f:
+        csv.writer(f).writerow(["Why?", "['a' 'b', 'c']", "So."])
+    code, _, err = run_cli(["run", "--outputs", str(log), "--no-history", "--quiet"], capsys)
+    assert code == 2 and "ragas_results.csv" in err and "line 5" in err  # lines, not rows
+    assert "retrieved_contexts" in err and "numpy" in err

@@ -176,3 +176,21 @@ def test_the_refusal_judge_decides_instead_of_the_phrases(tmp_path, capsys, serv
     out = _run(tmp_path, capsys, _log(tmp_path, {"a1": "x", "u1": "y", "a2": "z", "u2": ""},
                                       "alone"), "--refusal-judge")
     assert any("refusal judge skipped: no LLM endpoint configured" in n for n in out["notes"])
+
+
+def test_an_unanswerable_logged_output_may_give_an_empty_truth(tmp_path, capsys):
+    """``"ground_truth_contexts": []`` on an unanswerable question, as the guide allows and
+    --dataset takes (issue 33, item 17); an answerable one with it is still refused."""
+    log = tmp_path / "log.jsonl"
+    rows = [{**it, "answer": "I don't know.", "contexts": [P1, P2],
+             "ground_truth_contexts": [] if it["id"].startswith("u") else [P1]}
+            for it in ITEMS]
+    log.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    data = _run(tmp_path, capsys, log, "--metrics", "recall@2,abstention_recall")
+    assert data["metrics"]["abstention_recall"] == 1.0
+    assert data["per_query"]["a1"]["recall@2"] == 1.0
+    assert data["counts"]["recall@2"]["reasons"] == {UNANSWERABLE: 2}
+    rows[0]["ground_truth_contexts"] = []
+    log.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    code, _, err = run_cli(["run", "--outputs", str(log), "--no-history", "--quiet"], capsys)
+    assert code == 2 and "line 1, field 'ground_truth_contexts'" in err

@@ -27,7 +27,7 @@ OLD_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "m
 
 
 def test_every_metric_is_one_kind_of_object():
-    assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge"}
+    assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge", "aggregate"}
     assert tuple(n for n, s in SPECS.items() if s.kind == "judge") == JUDGE_METRICS
     for s in SPECS.values():
         assert s.summary and set(s.needs) <= set(names.NEEDS), s.name
@@ -129,3 +129,40 @@ def test_compare_metrics_all(tmp_path, capsys, monkeypatch):
     got = json.loads((tmp_path / "c.json").read_text())["configs"]["sparse"]["metrics"]
     assert {"r_precision@10", "keyword_coverage", "groundedness", "mrr@10"} <= set(got)
     assert not set(got) & set(JUDGE_METRICS)
+
+
+def test_every_name_a_table_shows_is_a_metric_name(tmp_path, capsys):
+    """The aggregates a table shows (grounded_ratio, aurc) are names --metrics, the
+    gates and ``ragmark metrics`` know (issue 33, item 18); aurc asked for where no
+    question recorded a confidence is missing with why, and the run exits 1."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in [
+        {"question": "q1?", "answer": "Mars is red.", "contexts": ["Mars is a red planet."],
+         "expected_answer": "Mars is red.", "confidence": 0.9},
+        {"question": "q2?", "answer": "Blue.", "contexts": ["Mars is a planet."],
+         "expected_answer": "red", "confidence": 0.2}]) + "\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    shown = list(json.loads(out.read_text())["metrics"])
+    assert {"aurc", "grounded_ratio"} <= set(shown)
+    assert [str(parse_metric(m)) for m in shown] == shown
+    code, listed, _ = run_cli(["metrics"], capsys)
+    assert all(f"\n{m} " in "\n" + listed for m in shown if "@" not in m)
+    # asked for by name: the aggregate and what it is made from; gated by name
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "aurc,grounded_ratio",
+                            "--fail-under", "grounded_ratio=0.6", "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    data = json.loads(out.read_text())
+    # q1 worst-first risk: answering q1 (right) 0, then both 1/2: aurc = (0 + 0.5) / 2
+    assert data["metrics"]["aurc"] == 0.25 and data["metrics"]["grounded_ratio"] == 0.5
+    assert code == 1 and "grounded_ratio" in err
+    for row in (0, 1):
+        lines = log.read_text().splitlines()
+        lines[row] = json.dumps({k: v for k, v in json.loads(lines[row]).items()
+                                 if k != "confidence"})
+        log.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "aurc", "--no-history",
+                            "--quiet"], capsys)
+    assert code == 1 and "aurc got no value for any of 2 questions: no confidence" in err

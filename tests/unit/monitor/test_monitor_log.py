@@ -19,6 +19,7 @@ import pytest
 from support.cli import run_cli
 from support.fake_llm_server import FakeLLMServer
 
+from ragmark.metrics.names import lower_is_better
 from ragmark.monitor.windows import share
 from ragmark.stats.drift import drift
 
@@ -155,7 +156,8 @@ def test_identical_windows_pass_the_drift_gate_in_95_of_200_pairs():
             return {"refusal": list(rng.binomial(1, 0.1, n).astype(float)),
                     "groundedness": list(rng.beta(5, 2, n)),
                     "latency_s": list(rng.lognormal(-1.5, 0.4, n))}
-        rows = drift(window(400), window(100), ["refusal", "groundedness", "latency_s"])
+        rows = drift(window(400), window(100), ["refusal", "groundedness", "latency_s"],
+                     lower_is_better=lower_is_better())
         failed += any(r.drifted for r in rows)
     assert failed <= 10
 

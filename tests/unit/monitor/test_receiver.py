@@ -186,6 +186,11 @@ def test_binding_beyond_loopback_needs_a_token(tmp_path, capsys):
     code, _, err = run_cli(["monitor", "--listen", "0.0.0.0:0", "--spool",
                             str(tmp_path / "s")], capsys)
     assert code == 2 and "--token" in err
+    for blank in ("", "  "):  # no token at all (issue 33, item 4), on any bind
+        for host in ("0.0.0.0", "127.0.0.1"):
+            code, _, err = run_cli(["monitor", "--listen", f"{host}:0", "--token", blank,
+                                    "--spool", str(tmp_path / "s")], capsys)
+            assert code == 2 and "--token is empty or blank" in err
     spool = tmp_path / "spool"
     server, sp = make_server("127.0.0.1:0", spool, token="s3cret")
     threading.Thread(target=server.serve_forever, daemon=True).start()
