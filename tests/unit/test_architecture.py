@@ -181,7 +181,10 @@ def test_every_metric_is_declared_beside_its_code():
             # an aggregate (grounded_ratio, aurc) is declared beside the code it sums up
             assert s.kind in (kind, "aggregate")
             assert s.compute is None or s.compute.__module__ == module.__name__, s.name
-    judged = [s for s in _BUILTIN_SPECS if s.kind == "judge"]
+    from ragmark.metrics.names import catalogue
+
+    assert not [s for s in _BUILTIN_SPECS if s.kind == "judge"]  # they join on first use
+    judged = [s for s in catalogue().values() if s.kind == "judge"]
     assert judged
     for s in judged:
         assert s.compute is not None

@@ -32,7 +32,7 @@ from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
 from ragmark.llm import LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
-from ragmark.metrics.names import SPECS
+from ragmark.metrics.names import catalogue
 from ragmark.running.judging import JUDGE_METRICS, judge_call
 from ragmark.running.scoring import Answer
 from ragmark.stats.agreement import evaluate, mcnemar
@@ -140,7 +140,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     n_resamples, seed = trial.n_resamples, trial.seed
     if metric not in METRICS:
         raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if metric in SPECS and "expected_answer" in SPECS[metric].needs and any(
+    if metric in catalogue() and "expected_answer" in catalogue()[metric].needs and any(
             it.expected_answer is None for it in items):
         raise ConfigError(f"{metric} needs an expected_answer for every item")
     cut = threshold_of(metric, threshold)

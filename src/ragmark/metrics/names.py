@@ -15,35 +15,42 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.errors import UnknownComponentError
-from ragmark.judges import specs as judge_specs
-from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
-from ragmark.judges.claims import GROUP as CLAIM_GROUP
 from ragmark.metrics import abstention as ab
 from ragmark.metrics import answer as am
 from ragmark.metrics import production as prod
 from ragmark.metrics import retrieval as ret
 from ragmark.types import NEEDS, MetricSpec  # noqa: F401  (NEEDS, MetricSpec: names' API)
 
-_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS, *judge_specs())
-"""The built-in metrics, each family's declared beside its code: the retrieval metrics in
-:mod:`ragmark.metrics.retrieval`, the answer metrics in :mod:`ragmark.metrics.answer`, the
-abstention metrics in :mod:`ragmark.metrics.abstention`, the production measures in
-:mod:`ragmark.metrics.production`, the judge metrics in their modules of
-:mod:`ragmark.judges`."""
+_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS)
+"""The built-in metrics computed without a model, each family's declared beside its
+code: the retrieval metrics in :mod:`ragmark.metrics.retrieval`, the answer metrics in
+:mod:`ragmark.metrics.answer`, the abstention metrics in
+:mod:`ragmark.metrics.abstention`, the production measures in
+:mod:`ragmark.metrics.production`. The judge metrics, in their modules of
+:mod:`ragmark.judges`, join on first use of :func:`catalogue` (they bring the LLM
+stack; parsing ``ndcg@10`` does not need it)."""
 
 SPECS: dict[str, MetricSpec] = {}
-"""The metric catalogue, in the order the defaults are computed and reported: the
-built-ins (registered below, at import) and the plugins (the ``ragmark.metric``
-entry-point group, registered on first use by :func:`catalogue`), each through
-:func:`register`."""
+"""The metrics registered so far, in the order the defaults are computed and reported:
+the built-ins (at import), then the judges and the plugins (the ``ragmark.metric``
+entry-point group) on first use of :func:`catalogue`, each through :func:`register`.
+Read the whole catalogue with :func:`catalogue`."""
 _plugins_loaded = False
+_judges_loaded = False
 
 
 def catalogue() -> dict[str, MetricSpec]:
-    """Every metric, the built-ins and those plugins add through the ``ragmark.metric``
-    entry-point group (each a :class:`MetricSpec` of kind ``answer`` with ``compute``,
-    or a callable returning one); loaded once, on first use, never at import."""
-    global _plugins_loaded
+    """Every metric: the built-ins, the judge metrics, and those plugins add through the
+    ``ragmark.metric`` entry-point group (each a :class:`MetricSpec` of kind ``answer``
+    with ``compute``, or a callable returning one); the judges and plugins are loaded
+    once, on first use, never at import."""
+    global _plugins_loaded, _judges_loaded
+    if not _judges_loaded:
+        _judges_loaded = True
+        from ragmark.judges import specs as judge_specs
+
+        for judge in judge_specs():
+            register(judge, plugin=False)
     if not _plugins_loaded:
         _plugins_loaded = True
         from importlib.metadata import entry_points
@@ -117,7 +124,8 @@ class MetricName:
 
     @property
     def spec(self) -> MetricSpec:
-        return catalogue()[self.name]
+        found = SPECS.get(self.name)  # a built-in without loading the judges
+        return found if found is not None else catalogue()[self.name]
 
     @property
     def kind(self) -> str:
@@ -154,7 +162,7 @@ def parse_metric(text: str | MetricName) -> MetricName:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
     base, k_text = m.group(1), m.group(2)
     base = ALIASES.get(base, base)
-    spec = catalogue().get(base)
+    spec = SPECS.get(base) or catalogue().get(base)
     if spec is None:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
     k = int(k_text) if k_text is not None else None
@@ -167,22 +175,31 @@ def parse_metric(text: str | MetricName) -> MetricName:
     return MetricName(base, k)
 
 
-GROUPS: dict[str, tuple[str, ...]] = {CLAIM_GROUP: CLAIM_METRICS}
-"""Names that stand for several metrics: ``claims`` for every claim-level metric."""
+def groups() -> dict[str, tuple[str, ...]]:
+    """Names that stand for several metrics: ``claims`` for every claim-level metric."""
+    from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
+    from ragmark.judges.claims import GROUP as CLAIM_GROUP
+
+    return {CLAIM_GROUP: CLAIM_METRICS}
 
 
 def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:
-    """``texts`` with each group name (:data:`GROUPS`) replaced by its metrics."""
+    """``texts`` with each group name (:func:`groups`) replaced by its metrics (the
+    groups, judges' names, are looked up only for a name that is not a built-in's)."""
     out: list[str | MetricName] = []
     for t in texts:
         key = t.strip().lower() if isinstance(t, str) else ""
-        out.extend(GROUPS.get(key, (t,)))
+        base = _PATTERN.match(key)
+        if not key or (base is not None and ALIASES.get(b := base.group(1), b) in SPECS):
+            out.append(t)
+        else:
+            out.extend(groups().get(key, (t,)))
     return out
 
 
 def parse_metrics(texts: Iterable[str | MetricName] | str) -> list[MetricName]:
     """Parse a list (or a comma-separated string) of metric names, a group name standing
-    for its metrics (:data:`GROUPS`); duplicates dropped."""
+    for its metrics (:func:`groups`); duplicates dropped."""
     if isinstance(texts, str):
         texts = [t for t in texts.split(",") if t.strip()]
     seen: dict[MetricName, None] = {}

@@ -26,7 +26,7 @@ from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.factory import dry_client
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.metrics.names import SPECS, expand_groups
+from ragmark.metrics.names import catalogue, expand_groups
 from ragmark.types import Sample, Score
 
 
@@ -40,9 +40,9 @@ class Answered(Protocol):
     @property
     def contexts(self) -> Sequence[str]: ...
 
-JUDGE_METRICS = tuple(n for n, s in SPECS.items() if s.kind == "judge")
-"""The judge metrics of the catalogue (:data:`ragmark.metrics.names.SPECS`), in order."""
-NEEDS_ANSWER = {n for n in JUDGE_METRICS if "answer" in SPECS[n].needs}
+JUDGE_METRICS = tuple(n for n, s in catalogue().items() if s.kind == "judge")
+"""The judge metrics of the catalogue (:func:`ragmark.metrics.names.catalogue`), in order."""
+NEEDS_ANSWER = {n for n in JUDGE_METRICS if "answer" in catalogue()[n].needs}
 
 
 def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
@@ -91,7 +91,7 @@ def judge_call(
         return Score.missing("no answer (generation skipped or failed)")
     case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history,
                      language)
-    compute = SPECS[name].compute
+    compute = catalogue()[name].compute
     assert compute is not None  # every judge metric of the catalogue computes itself
     return compute(client, case, counts)  # type: ignore[no-any-return]
 

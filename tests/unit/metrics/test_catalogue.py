@@ -166,3 +166,24 @@ def test_every_name_a_table_shows_is_a_metric_name(tmp_path, capsys):
     code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "aurc", "--no-history",
                             "--quiet"], capsys)
     assert code == 1 and "aurc got no value for any of 2 questions: no confidence" in err
+
+
+def test_evaluate_loads_no_llm_stack():
+    """Parsing retrieval metric names needs nothing of the judges (issue 33, item 24):
+    ``ragmark.evaluate`` on a fresh interpreter imports neither httpx nor pydantic nor the
+    judges; naming a judge metric brings them."""
+    import subprocess
+    import sys
+
+    code = ("import sys, ragmark\n"
+            "v = ragmark.evaluate({'q': {'d1': 1}}, {'q': {'d1': 1.0, 'd2': 0.5}},"
+            " ['ndcg@10', 'recall@5', 'mrr', 'P@5'])\n"
+            "assert v == {'ndcg@10': 1.0, 'recall@5': 1.0, 'mrr': 1.0, 'precision@5': 0.2}, v\n"
+            "print(sorted(m for m in ('httpx', 'pydantic', 'ragmark.judges', 'ragmark.llm')"
+            " if m in sys.modules))\n"
+            "from ragmark.metrics.names import parse_metrics\n"
+            "parse_metrics('faithfulness,claims')\n"
+            "print('ragmark.judges' in sys.modules)\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split("\n")
+    assert got[:2] == ["[]", "True"]
