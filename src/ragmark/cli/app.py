@@ -252,5 +252,5 @@ def executor_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--executor", "executor_name", type=click.Choice(["local", "ray"]),
                         default="local", show_default=True,
                         help="Run embedding, retrieval and reranking here (local) or spread "
-                             "over a Ray cluster (ray; pip install 'ragmark[ray]'). LLM calls "
+                             "over a Ray cluster (ray; pip install 'ragmark-eval[ray]'). LLM calls "
                              "stay in this process either way; results are identical.")(f)

@@ -128,7 +128,7 @@ def history_accept(ctx: click.Context, run_id: int) -> None:
 @click.option("--dataset", help="Dataset name or hash prefix (default: that of the config's "
                                 "newest run).")
 @click.option("--plot", "plot", metavar="PREFIX",
-              help="Also draw the trend to PREFIX.png and PREFIX.svg (needs ragmark[plot]).")
+              help="Also draw the trend to PREFIX.png and PREFIX.svg (needs ragmark-eval[plot]).")
 @click.pass_context
 def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | None,
                   plot: str | None) -> None:

@@ -34,7 +34,7 @@ from ragmark.report.console import llm_line
                    "{output}.svg).")
 @click.option("--plot", is_flag=True,
               help="Plot answer presence against k, one line per config (needs "
-                   "ragmark[plot]).")
+                   "ragmark-eval[plot]).")
 @click.option("--dry-run", is_flag=True,
               help="Count the label calls, tokens and cost without calling anything.")
 @click.option("--pool", is_flag=True,

@@ -256,13 +256,13 @@ def is_arrow(path: Path) -> bool:
 
 def read_arrow(path: Path) -> list[tuple[Where, Any]]:
     """The rows of a Parquet file or a saved Hugging Face dataset folder (needs
-    pyarrow: ``ragmark[arrow]``)."""
+    pyarrow: ``ragmark-eval[arrow]``)."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise DataError("reading Parquet or a saved Hugging Face dataset needs pyarrow: "
-                        "pip install 'ragmark[arrow]'", file=str(path)) from None
+                        "pip install 'ragmark-eval[arrow]'", file=str(path)) from None
     try:
         if path.is_dir():
             state = read_json(path / "state.json")

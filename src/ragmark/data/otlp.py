@@ -2,7 +2,7 @@
 exporters and the Collector's file exporter write it (one request a document or a line;
 ids in hex, 64-bit integers as strings), with their attributes decoded.
 
-With ``msgspec`` installed (``ragmark[otel]``) a request is decoded straight into typed
+With ``msgspec`` installed (``ragmark-eval[otel]``) a request is decoded straight into typed
 structs, which is several times faster than building dicts (see
 ``benchmarks/trace_ingest.py``); a request of an odd shape (a field of the wrong type)
 then goes the lenient way: ``json.loads`` (or orjson) and a walk over the dicts that
@@ -142,7 +142,7 @@ def _loads() -> Callable[[str | bytes], Any]:
 
 
 loads = _loads()
-"""JSON text -> value: orjson when installed (``ragmark[otel]``), else ``json.loads``;
+"""JSON text -> value: orjson when installed (``ragmark-eval[otel]``), else ``json.loads``;
 both raise a ValueError on text that is not JSON."""
 
 

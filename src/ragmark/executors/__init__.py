@@ -1,5 +1,5 @@
 """Where the CPU-bound work of a run happens: in this process (``local``, the default) or
-on a Ray cluster (``ray``, the ``ragmark[ray]`` extra).
+on a Ray cluster (``ray``, the ``ragmark-eval[ray]`` extra).
 
 An executor maps a function over items (question shards, embedding batches); the caller
 decides what is a unit of work and merges the results, so both executors give the same

@@ -84,6 +84,20 @@ def _span(s: Any) -> dict[str, Any]:
     return out
 
 
+def protobuf_ready() -> str | None:
+    """None when protobuf exports can be read; else what to install (the Python SDK's
+    default exporter sends protobuf, so a receiver without it drops every export)."""
+    try:
+        from google.protobuf.message import DecodeError  # noqa: F401
+        from google.rpc.status_pb2 import Status  # noqa: F401
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2  # noqa: F401
+    except ImportError as e:
+        return (f"the receiver reads protobuf exports (OpenTelemetry's default) with "
+                f"opentelemetry-proto, which is not installed ({e.name}): "
+                "pip install 'ragmark-eval[otel]'")
+    return None
+
+
 def from_protobuf(body: bytes) -> tuple[dict[str, Any], int]:
     """A protobuf export request as OTLP JSON, and the spans rejected (ids of the wrong
     length)."""
@@ -121,6 +135,8 @@ def from_json(body: bytes) -> tuple[dict[str, Any], int]:
         req = json.loads(body)
     except (ValueError, UnicodeDecodeError) as e:
         raise Rejected(400, f"not JSON: {e}") from None
+    except RecursionError:
+        raise Rejected(400, "not an OTLP trace export: JSON nested too deeply") from None
     if not isinstance(req, dict) or not isinstance(req.get("resourceSpans", []), list):
         raise Rejected(400, "not an OTLP trace export: expected an object with a "
                             "'resourceSpans' list")
@@ -182,8 +198,29 @@ class Spool:
             self.file.close()
 
 
+ENCODINGS = ("gzip", "identity")
+"""The Content-Encodings a request may have (as OpenTelemetry's exporters send)."""
+
+
+class Refusals:
+    """How many requests were refused, by status: each refusal told with its reason."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self.counts: dict[int, int] = {}
+        self.lock = threading.Lock()
+
+    def told(self, status: int, reason: str, client: str) -> None:
+        with self.lock:
+            self.counts[status] = self.counts.get(status, 0) + 1
+            n = sum(self.counts.values())
+        self.say(f"refused ({status}) from {client}: {reason} [{n} refused so far]")
+
+
 def _handler(spool: Spool, token: str | None, cap: int,
              say: Callable[[str], None]) -> type[BaseHTTPRequestHandler]:
+    refusals = Refusals(say)
+
     class Handler(BaseHTTPRequestHandler):
         timeout = 30  # a client that stops sending does not hold a thread forever
         protocol_version = "HTTP/1.1"
@@ -191,51 +228,80 @@ def _handler(spool: Spool, token: str | None, cap: int,
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             return  # no access log on stderr
 
-        def _answer(self, status: int, body: bytes, kind: str) -> None:
+        def _refuse(self, status: int, message: str, proto: bool,
+                    headers: dict[str, str] | None = None) -> None:
+            refusals.told(status, message, self.client_address[0])
+            self.close_connection = True
+            self._status(status, message, proto, headers)
+
+        def _not_post(self) -> None:
+            proto = "protobuf" in (self.headers.get("Content-Type") or "")
+            self._refuse(405, f"{self.command} is not allowed: POST {PATH}", proto,
+                         {"Allow": "POST"})
+
+        do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = _not_post  # noqa: N815
+
+        def _answer(self, status: int, body: bytes, kind: str,
+                    headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", kind)
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)))
             if self.close_connection:  # said, so a client does not reuse the socket
                 self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the client left: no answer
+                self.close_connection = True
 
-        def _status(self, status: int, message: str, proto: bool) -> None:
-            if proto:
+        def _status(self, status: int, message: str, proto: bool,
+                    headers: dict[str, str] | None = None) -> None:
+            if proto and protobuf_ready() is None:
                 from google.rpc.status_pb2 import Status
 
                 self._answer(status, Status(code=3, message=message).SerializeToString(),
-                             "application/x-protobuf")
+                             "application/x-protobuf", headers)
             else:
                 self._answer(status, json.dumps({"code": 3, "message": message}).encode(),
-                             "application/json")
+                             "application/json", headers)
 
         def do_POST(self) -> None:  # noqa: N802
             proto = "protobuf" in (self.headers.get("Content-Type") or "")
             if self.path.split("?")[0] != PATH:
-                self.close_connection = True
-                return self._status(404, f"not found: POST {PATH}", proto)
+                return self._refuse(404, f"not found: POST {PATH}", proto)
             if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
-                self.close_connection = True
-                return self._status(401, "missing or wrong bearer token", proto)
+                return self._refuse(401, "missing or wrong bearer token", proto)
+            encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+            if encoding not in ENCODINGS:
+                return self._refuse(415, f"Content-Encoding {encoding!r} is not read; send "
+                                    f"one of: {', '.join(ENCODINGS)}", proto)
+            if proto and (missing := protobuf_ready()) is not None:
+                return self._refuse(415, f"cannot read protobuf here: {missing}; or send "
+                                    "OTLP JSON (application/json)", proto)
             try:
                 length = int(self.headers.get("Content-Length") or "-1")
             except ValueError:
                 length = -1
             if length < 0:
-                self.close_connection = True
-                return self._status(411, "a Content-Length is required", proto)
+                return self._refuse(411, "a Content-Length is required", proto)
             if length > cap:
-                self.close_connection = True
-                return self._status(413, f"the body is over the cap of {cap} bytes", proto)
-            body = self.rfile.read(length)
+                return self._refuse(413, f"the body is over the cap of {cap} bytes", proto)
             try:
-                if (self.headers.get("Content-Encoding") or "").lower() == "gzip":
+                body = self.rfile.read(length)
+            except OSError:  # the client went away (or stopped sending past the timeout)
+                body = b""
+            if len(body) < length:  # a prefix may parse: never spool half a request
+                return self._refuse(400, f"the body ended after {len(body)} of the "
+                                    f"{length} bytes its Content-Length announced", proto)
+            try:
+                if encoding == "gzip":
                     body = _inflate(body, cap)
                 request, rejected = from_protobuf(body) if proto else from_json(body)
                 spool.append(request)
             except Rejected as e:
-                return self._status(e.status, str(e), proto)
+                return self._refuse(e.status, str(e), proto)
             self._success(rejected, proto)
 
         def _success(self, rejected: int, proto: bool) -> None:
@@ -292,6 +358,9 @@ def make_server(listen: str, spool_dir: Path, *, token: str | None = None,
                 say: Callable[[str], None] = lambda t: None) -> tuple[ThreadingHTTPServer, Spool]:
     """A receiver ready to ``serve_forever`` (and its spool)."""
     host, port = parse_listen(listen, token)
+    missing = protobuf_ready()
+    if missing is not None:
+        raise ConfigError(f"--listen: {missing}")
     spool = Spool(spool_dir)
     try:
         server = ThreadingHTTPServer((host, port), _handler(spool, token, max_body, say))

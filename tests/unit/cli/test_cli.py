@@ -183,7 +183,7 @@ def test_without_the_dense_extra_the_default_is_sparse_with_a_note(monkeypatch):
     assert names == ["sparse"]
     assert note == ("comparing sparse only: the default comparison (dense, sparse, hybrid) "
                     "needs the dense extra (sentence-transformers not installed): pip "
-                    "install 'ragmark[dense]'")
+                    "install 'ragmark-eval[dense]'")
 
 
 def test_the_same_long_flag_has_the_same_short_flag_on_every_command():

