@@ -210,7 +210,8 @@ def _print_retrieved(res: Results, q: QueryRecord, out: Console) -> None:
         match = "no"
         if it.grade > 0:
             match = f"yes: {', '.join(it.targets)} (grade {it.grade}, rule {it.rule})"
-        table.add_row(str(it.rank), f"{it.score:.4f}", Text(it.id), Text(it.doc_id),
+        table.add_row(str(it.rank), "-" if it.score is None else f"{it.score:.4f}",
+                      Text(it.id), Text(it.doc_id),
                       Text(match))
     out.print(table)
     for rule in dict.fromkeys(it.rule for it in items if it.grade > 0 and it.rule):

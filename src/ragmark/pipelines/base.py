@@ -56,6 +56,10 @@ class Produced:
     facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
     """What the source measured or logged of the question (``latency_s`` and
     :data:`~ragmark.metrics.production.FACTS`)."""
+    given_scores: tuple[float | None, ...] | None = None
+    """The score the source gave each chunk (None where it gave none), when ``scores``
+    only order them (made from the rank: a pipeline's or a log's contexts); None when
+    ``scores`` are the source's own (ragmark's retrievers)."""
 
 
 Turn = Mapping[str, Any]
@@ -171,4 +175,36 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     if out.latency_s is not None:
         facts["latency_s"] = out.latency_s
     return Produced(chunks, scores, [c.text for c in out.contexts], answer,
-                    by_text=found, anonymous=len(bare) - found, hops=out.hops, facts=facts)
+                    by_text=found, anonymous=len(bare) - found, hops=out.hops, facts=facts,
+                    given_scores=tuple(c.score for c in out.contexts))
+
+
+def recorded_scores(p: Produced, unit: str) -> dict[str, float | None] | None:
+    """The score to record for each ranked item (a chunk id, or at document unit a
+    document id): the source's own for a chunk, a document's at its first (best-ranked)
+    chunk; None when the ranking scores are the source's own."""
+    if p.given_scores is None:
+        return None
+    out: dict[str, float | None] = {}
+    for c, given in zip(p.chunks, p.given_scores, strict=True):
+        out.setdefault(c.id if unit == "chunk" else c.doc_id, given)
+    return out
+
+
+def folded_documents(p: Produced) -> int:
+    """How many documents came more than once in a question's ranking (several of their
+    chunks): at document unit each counts once, at its best rank."""
+    seen = Counter(c.doc_id for c in p.chunks)
+    return sum(1 for n in seen.values() if n > 1)
+
+
+def folded_note(made: Sequence[Produced], unit: str) -> list[str]:
+    """At document unit, the documents that came more than once in a question's
+    external ranking (several of their chunks), said: each counts once, at its best
+    rank."""
+    folded = sum(folded_documents(p) for p in made if p.given_scores is not None)
+    if unit != "document" or not folded:
+        return []
+    return [f"{folded} document{'s' if folded != 1 else ''} came more than once in a "
+            "question's contexts (several of their chunks): at document unit each counts "
+            "once, at its best rank"]

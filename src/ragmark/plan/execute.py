@@ -97,6 +97,19 @@ def _finished(plan: Plan, report: Any, base: Any) -> Any:
     return report
 
 
+def _trec_noted(result: Any, kind: str) -> Any:
+    """The results with each report's TREC-file note (:func:`trec_note`), if any."""
+    from ragmark.report.trec_run import trec_note
+
+    def noted(r: Any) -> Any:
+        note = trec_note(r)
+        return r if note is None else replace(r, notes=[*r.notes, note])
+
+    if kind == "run":
+        return noted(result)
+    return replace(result, reports={n: noted(r) for n, r in result.reports.items()})
+
+
 def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
              markdown: str, gate_md: str) -> Outcome:
     """Write the results (every format, the TREC run, JUnit, the step summary) and
@@ -111,6 +124,8 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
     ds_hash = (str(result.dataset.get("hash", "")) if plan.kind == "run"
                else result.dataset_hash)
     result = replace(result, gated=gates_json(gates, g.regression, t.history, ds_hash) or None)
+    if t.run_file or "trec" in t.formats:  # the file may make scores from the rank: said
+        result = _trec_noted(result, plan.kind)
     data = (run_to_json(result, t.include_details) if plan.kind == "run"
             else comparison_json(result, t.include_details))
     written: list[Path] = []

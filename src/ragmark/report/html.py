@@ -264,7 +264,7 @@ def at_every_k(queries: Sequence[QueryRecord], names: Sequence[str] = CURVE_METR
             match = None if r.rule is None else Match(tuple(r.targets), int(r.grade), r.rule)
             new = tuple(t for t in (match.targets if match else ()) if t not in seen)
             seen.update(new)
-            ranking.append(GradedItem(r.rank, r.id, r.doc_id, r.score, match, new))
+            ranking.append(GradedItem(r.rank, r.id, r.doc_id, r.score or 0.0, match, new))
         rankings.append(ranking)
     graded = to_graded([q.id for q in kept], grades, rankings)
     wanted = [f"{m}@{k}" for m in names for k in range(1, k_max + 1)]

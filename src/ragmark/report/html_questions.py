@@ -89,7 +89,7 @@ def question_details(q: QueryRecord) -> str:
     targets = ", ".join(f"{escape(str(t))} (grade {g})" for t, g in gt.get("targets", {}).items())
     items = "".join(
         f"<tr class=\"{'hit' if r.grade else ''}\"><td>{r.rank}</td>"
-        f"<td>{r.score:.4f}</td><td>{escape(r.id)}</td>"
+        f"<td>{'—' if r.score is None else f'{r.score:.4f}'}</td><td>{escape(r.id)}</td>"
         f"<td>{escape(r.doc_id)}</td><td>{r.grade}</td>"
         f"<td>{escape(r.rule or '')}</td></tr>" for r in q.retrieved)
     metrics = "".join(f"<li>{escape(m)}: {value_cell(s)[1]}{_unsupported(s)}</li>"

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+
 from ragmark.errors import DataError
-from ragmark.results.model import RunReport
+from ragmark.results.model import RetrievedRecord, RunReport
 
 
 def check_trec_ids(ids: Iterable[str], what: str) -> None:
@@ -22,6 +24,43 @@ def check_trec_ids(ids: Iterable[str], what: str) -> None:
             "without spaces, or leave out --run-file")
 
 
+def _documents(retrieved: Iterable[RetrievedRecord]) -> list[tuple[str, float | None]]:
+    """(document, score) at each document's first (best) place, in trec order."""
+    seen: set[str] = set()
+    out = []
+    for r in retrieved:
+        if r.doc_id not in seen:
+            seen.add(r.doc_id)
+            out.append((r.doc_id, r.score))
+    return out
+
+
+def _keeps_order(docs: list[tuple[str, float | None]]) -> bool:
+    """Whether trec_eval, which orders by score (float32) and then by id (descending),
+    reads the documents back in the order given: every score given, each pair in that
+    order (ragmark's own rankings always are; an external system's scores may tie or
+    interleave)."""
+    if any(s is None for _, s in docs):
+        return False
+    f32 = [float(np.float32(s)) for _, s in docs]
+    return all(a > b or (a == b and ia > ib)
+               for (ia, _), (ib, _), a, b in zip(docs, docs[1:], f32, f32[1:], strict=False))
+
+
+def trec_note(report: RunReport) -> str | None:
+    """What a TREC run file of ``report`` says in a note: the questions whose ranking has
+    no score, or scores that do not fall with the rank (an external system's), were
+    written scores made from the rank."""
+    made = sum(1 for q in report.queries if (docs := _documents(q.retrieved))
+               and not _keeps_order(docs))
+    if not made:
+        return None
+    return (f"the TREC run file gives {made} question{'s' if made != 1 else ''} scores made "
+            "from the rank (n, n-1, ...): their source gave none, or scores that do not "
+            "fall with its order (trec_eval orders by score); the results keep the source's "
+            "own scores, or none")
+
+
 def trec_lines(report: RunReport, tag: str | None = None) -> list[str]:
     """Document-level lines (a document at its best chunk's rank), trec_eval order.
 
@@ -31,14 +70,13 @@ def trec_lines(report: RunReport, tag: str | None = None) -> list[str]:
     tag = "".join("_" if c.isspace() else c for c in tag or str(report.config.get("name")))
     lines = []
     for q in report.queries:
-        seen: set[str] = set()
-        rank = 0
-        for r in q.retrieved:  # already in trec order
-            if r.doc_id in seen:
-                continue
-            seen.add(r.doc_id)
-            rank += 1
-            lines.append(f"{q.id} Q0 {r.doc_id} {rank} {r.score:.9g} {tag}")
+        docs = _documents(q.retrieved)
+        # a missing score, or scores trec_eval would reorder (an external system's), are
+        # made from the rank instead (trec_note says so)
+        scores = [s for _, s in docs] if _keeps_order(docs) else [
+            float(len(docs) - i) for i in range(len(docs))]
+        lines += [f"{q.id} Q0 {d} {rank} {s:.9g} {tag}"
+                  for rank, ((d, _), s) in enumerate(zip(docs, scores, strict=True), start=1)]
     return lines
 
 

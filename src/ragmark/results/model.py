@@ -23,12 +23,13 @@ gated, not tested question by question."""
 
 @dataclass(frozen=True, slots=True)
 class RetrievedRecord:
-    """One retrieved item as reported: rank, chunk id, document, score, match."""
+    """One retrieved item as reported: rank, chunk id, document, score (None: the source
+    gave none; an external system's rank is its order, never an invented score), match."""
 
     rank: int
     id: str
     doc_id: str
-    score: float
+    score: float | None
     grade: int = 0
     targets: tuple[str, ...] = ()
     rule: str | None = None

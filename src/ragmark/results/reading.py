@@ -91,6 +91,10 @@ def hop_of(h: Any, where: Where, name: str) -> HopRecord:
                      h.get("recall"), h.get("hit"), h.get("mrr"), tuple(map(str, found)))
 
 
+def _score(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
 def retrieved_of(it: Any, where: Where, name: str) -> RetrievedRecord:
     """One retrieved item of a question."""
     if not isinstance(it, dict):
@@ -101,7 +105,8 @@ def retrieved_of(it: Any, where: Where, name: str) -> RetrievedRecord:
         rank=field_of(it, "rank", int, where, f"{name}.rank", "an integer"),
         id=field_of(it, "id", str, where, f"{name}.id", "a string"),
         doc_id=field_of(it, "doc_id", str, where, f"{name}.doc_id", "a string"),
-        score=float(field_of(it, "score", (int, float), where, f"{name}.score", "a number")),
+        score=_score(field_of(it, "score", (int, float), where, f"{name}.score",
+                              "a number or null", optional=True)),
         grade=field_of(it, "grade", int, where, f"{name}.grade", "an integer"),
         targets=tuple(str(t) for t in targets or ()),
         rule=rule,

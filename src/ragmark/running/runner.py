@@ -24,7 +24,14 @@ from ragmark.executors import using
 from ragmark.llm.accounting import llm_total
 from ragmark.metrics.abstention import UNANSWERABLE, risk_coverage
 from ragmark.metrics.names import MetricName
-from ragmark.pipelines.base import Output, Sourced, StageReport, corpus_ids
+from ragmark.pipelines.base import (
+    Output,
+    Sourced,
+    StageReport,
+    corpus_ids,
+    folded_note,
+    recorded_scores,
+)
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import (
     Aggregate,
@@ -289,6 +296,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
 
     records = []
     for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True)):
+        given = recorded_scores(p, unit)
         got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed, mean,
                                                        qi in unjudged)}
         # the metric order the user asked for, then the judges
@@ -296,7 +304,8 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
         records.append(QueryRecord(
             id=s.id, question=s.question, answer=answers[qi].answer, metrics=metrics,
             sample=s, contexts=list(p.contexts), hops=matched.hops[qi],
-            retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id, it.score,
+            retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id,
+                                       it.score if given is None else given.get(it.id),
                                        it.match.grade if it.match else 0,
                                        it.match.targets if it.match else (),
                                        it.match.rule if it.match else None)
@@ -325,6 +334,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     if any(m.kind == "retrieval" for m in names) and (note := unknown_ids_note(
             {d.id for d in dataset.corpus.documents}, samples, src.queries)):
         notes.append(note)
+    notes += folded_note(src.queries, unit)
     if judge_names:
         from ragmark.judges.checks import degenerate_notes
 

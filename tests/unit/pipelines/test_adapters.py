@@ -141,3 +141,65 @@ def test_the_python_api_takes_the_objects_themselves(setup, tmp_path):
                                        metrics=["mrr"], history=False)
     assert set(result.reports) == {"lc", "li"}
     assert all(len(q.contexts) == 2 for q in result.reports["li"].queries)
+
+
+def test_the_frameworks_scores_are_recorded_never_invented(tmp_path, capsys):
+    """Issue 33, item 6: the score a LangChain document's metadata or a LlamaIndex node
+    carries is the score recorded (details and results file), not one made from the
+    rank; the TREC run file, which needs one a line and orders by it, makes them from the
+    rank where the framework's would reorder the ranking, and says so; a document that
+    comes twice in one ranking is folded at document unit with a note."""
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+    from llama_index.core import Document as LDoc
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.embeddings import MockEmbedding
+
+    import ragmark
+
+    class Scored(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager):
+            # an ensemble's interleaving: scores that do not fall with the order
+            return [Document(page_content=P1, id="d1", metadata={"score": 0.9}),
+                    Document(page_content=P3, id="d3", metadata={"relevance_score": 0.7}),
+                    Document(page_content=P2, id="d2", metadata={"score": 0.8})]
+
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{"id": q, "question": t, "ground_truth_contexts": [GOLD[q]]}
+                              for q, t in QUESTIONS.items()]))
+    report = ragmark.evaluate_pipeline(Scored(), ds, metrics=["mrr"], history=False)
+    for q in report.queries:
+        assert [(r.id, r.score) for r in q.retrieved] == [
+            ("d1", 0.9), ("d3", 0.7), ("d2", 0.8)]
+    from ragmark.report.trec_run import trec_lines, trec_note
+
+    assert trec_lines(report)[:3] == ["q1 Q0 d1 1 3 Scored", "q1 Q0 d3 2 2 Scored",
+                                      "q1 Q0 d2 3 1 Scored"]
+    assert "scores made from the rank" in trec_note(report)
+
+    index = VectorStoreIndex.from_documents(
+        [LDoc(text=P1, doc_id="d1"), LDoc(text=P2, doc_id="d2"), LDoc(text=P3, doc_id="d3")],
+        embed_model=MockEmbedding(embed_dim=8))
+    retriever = index.as_retriever(similarity_top_k=3)
+    nodes = {t: [n.score for n in retriever.retrieve(t)] for t in QUESTIONS.values()}
+    report = ragmark.evaluate_pipeline(retriever, ds, metrics=["mrr"], history=False)
+    for q in report.queries:
+        assert [r.score for r in q.retrieved] == nodes[q.question]  # the nodes' own scores
+        assert all(r.score is not None and r.score <= 1.0 for r in q.retrieved)
+
+    # a log whose contexts give no score: none recorded; one document twice: folded, said
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"question": QUESTIONS["q1"], "answer": "tf-idf",
+                               "contexts": [{"text": P1, "doc_id": "bm25.txt"},
+                                            {"text": P2, "doc_id": "bm25.txt"},
+                                            {"text": P3, "doc_id": "dense.txt"}]}) + "\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "groundedness",
+                            "--output", str(out), "--include-details", "--no-history",
+                            "--quiet", "--format", "json,trec"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert all(r["score"] is None for r in data["queries"][0]["retrieved"])
+    assert any("1 document came more than once" in n for n in data["notes"])
+    assert any("TREC run file gives 1 question scores made from the rank" in n
+               for n in data["notes"])
