@@ -7,7 +7,7 @@ import click
 import mkdocs_gen_files
 
 from ragmark.cli import cli
-from ragmark.metrics.names import GROUPS, catalogue
+from ragmark.metrics.names import catalogue, groups
 
 CUTOFF = {"required": "needs one (`@k`)", "optional": "optional (`@k`)", "none": "none"}
 
@@ -19,15 +19,15 @@ def metrics_page() -> str:
              "(`llm`: an LLM endpoint; `expected_answer`, `qrels`, ...); a question "
              "without it has the metric missing, with the reason. *Cutoff*: whether the "
              "name takes `@k`; *default*: the cutoffs computed when no metric is named.",
-             "", "| metric | kind | what it is | needs | cutoff | default |",
-             "|---|---|---|---|---|---|"]
+             "", "| metric | kind | what it is | needs | better | cutoff | default |",
+             "|---|---|---|---|---|---|---|"]
     for s in catalogue().values():
         default = ", ".join("—" if k is None else f"@{k}" for k in s.default) or "asked for"
         summary = s.summary.replace("|", "\\|")
         lines.append(f"| `{s.name}` | {s.kind} | {summary} | {', '.join(s.needs) or '—'} "
-                     f"| {CUTOFF.get(s.cutoff, s.cutoff)} | {default} |")
+                     f"| {s.better} | {CUTOFF.get(s.cutoff, s.cutoff)} | {default} |")
     lines += ["", "Groups: " + "; ".join(f"`{g}` = {', '.join(f'`{m}`' for m in ms)}"
-                                       for g, ms in GROUPS.items()) + ".", ""]
+                                       for g, ms in groups().items()) + ".", ""]
     return "\n".join(lines)
 
 

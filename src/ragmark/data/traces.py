@@ -178,6 +178,13 @@ def _feedback(trace: Trace, root: Span, keys: TraceKeys) -> tuple[bool, float | 
     return False, None
 
 
+def feedback_of(trace: Trace, keys: TraceKeys) -> float | None:
+    """The user's feedback in a trace's spans (a thumb as 1 or 0, a score as given), or
+    None: what ``monitor`` reads of spans that came after their trace was evaluated."""
+    root = trace.root()
+    return None if root is None else _feedback(trace, root, keys)[1]
+
+
 def _facts(trace: Trace, root: Span, keys: TraceKeys, lenient: Leniency) -> dict[str, float]:
     facts = _usage(trace)
     retrieval = covered([s for s in trace.spans if s.kind in DOCUMENTS])

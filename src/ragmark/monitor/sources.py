@@ -33,7 +33,7 @@ from ragmark.data._read import Where, json_line
 from ragmark.data.leniency import Leniency
 from ragmark.data.otlp import NOT_JSON, Span, decode, file_requests
 from ragmark.data.outputs import OutputsSet, outputs_of_items
-from ragmark.data.traces import TraceKeys, gather, outputs_of, traces_set
+from ragmark.data.traces import TraceKeys, feedback_of, gather, outputs_of, traces_set
 from ragmark.errors import DataError
 
 LOG, TRACES = "log", "traces"
@@ -53,6 +53,22 @@ class Batch:
     seen: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     waiting: int = 0
+    late: dict[str, float] = field(default_factory=dict)
+    """Feedback that came after its trace was evaluated (trace id -> value), not yet
+    counted in a window: the next recorded window counts it (kept in the cursor state
+    until then)."""
+
+    def counted(self) -> list[str]:
+        """The marks to record with a window that counts :attr:`late` (each feedback
+        once), and the state without it."""
+        self.state = {k: v for k, v in self.state.items() if k != LATE}
+        return [*self.seen, *(FEEDBACK_MARK + t for t in self.late)]
+
+
+LATE = "late_feedback"
+FEEDBACK_MARK = "feedback:"
+"""A record id ``feedback:<trace id>`` in the history marks that trace's feedback as
+counted (at its evaluation, or late), so a re-read or a second copy counts it once."""
 
 
 def source_kind(path: Path) -> str:
@@ -193,6 +209,12 @@ def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys
     # a trace evaluated before is done, even when only its late spans were read again
     done = {t.trace_id for t in complete} | evaluated
     new = [t for t in complete if t.trace_id not in evaluated]
+    late = dict(state.get(LATE) or {})
+    again = [t for t in traces if t.trace_id in evaluated and t.trace_id not in late]
+    given = {t.trace_id: v for t in again if (v := feedback_of(t, keys)) is not None}
+    if given:
+        counted = seen([FEEDBACK_MARK + t for t in given])
+        late |= {t: v for t, v in given.items() if FEEDBACK_MARK + t not in counted}
     for name, r in read.items():
         waits = [at for (fname, tid), at in first_line.items()
                  if fname == name and tid not in done]
@@ -201,7 +223,12 @@ def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys
     if waiting:
         notes.append(f"{waiting} trace{'s' if waiting != 1 else ''} wait for their root span "
                      "(evaluated once it arrives)")
-    samples, outputs, given = outputs_of(new, lenient, keys)
-    oset = traces_set(samples, outputs, given, path, lenient) if samples else None
-    return Batch(oset, {"kind": TRACES, "files": files}, [t.trace_id for t in new], notes,
-                 waiting)
+    samples, outputs, ids = outputs_of(new, lenient, keys)
+    oset = traces_set(samples, outputs, ids, path, lenient) if samples else None
+    if late and oset is None:
+        notes.append(f"{len(late)} feedback given after {'its' if len(late) == 1 else 'their'}"
+                     " trace was evaluated: counted in the next window with records")
+    marks = [t.trace_id for t in new] + [FEEDBACK_MARK + t.trace_id for t in new
+                                         if feedback_of(t, keys) is not None]
+    state_out: dict[str, Any] = {"kind": TRACES, "files": files} | ({LATE: late} if late else {})
+    return Batch(oset, state_out, marks, notes, waiting, late)

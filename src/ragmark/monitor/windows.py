@@ -331,6 +331,9 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
             return Window(None, None, batch, notes=list(batch.notes),
                           trend=trend(s, key))
         report, notes = _cheap(batch, s, prog)
+        if batch.late:
+            report, late_note = with_late_feedback(report, batch.late)
+            notes.append(late_note)
         plan: dict[str, Any] = {}
         if s.judges():
             plan = estimate(batch, s)
@@ -348,7 +351,8 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                 ref_notes.append(f"drift reference: {what}")
         verdict = "failed" if any(d.drifted for d in rows) else "passed"
         env = envelope("run", dataset_hash(key), report.config) | {"kind": KIND}
-        cursor = store.Cursor(key, batch.state, before, batch.seen)
+        marks = batch.counted()  # the late feedback is counted by this window
+        cursor = store.Cursor(key, batch.state, before, marks)
         run_id = store.record(s.history, env, str(s.source), _questions(report.queries),
                               {s.system: store.ConfigResult(
                                   report.config, report.metrics,
@@ -359,6 +363,21 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
         liked = associations(values, values["feedback"]) if "feedback" in values else []
         return Window(run_id, report, batch, judged, rows, trend(s, key),
                       [*batch.notes, *notes, *ref_notes], liked)
+
+
+def with_late_feedback(report: RunReport, late: dict[str, float]
+                       ) -> tuple[RunReport, str]:
+    """The window's feedback with the feedback that came after its trace was evaluated
+    in an earlier window (a thumbs-up added seconds after the answer): counted here,
+    once, and said."""
+    values = [q.metrics["feedback"] for q in report.queries if "feedback" in q.metrics]
+    agg = Aggregate.of([*values, *(Score(v) for v in late.values())])
+    n = len(late)
+    return replace(report, metrics={**report.metrics, "feedback": agg}), (
+        f"{n} feedback{'s' if n != 1 else ''} given after {'its' if n == 1 else 'their'} "
+        f"trace{'s' if n != 1 else ''} had been evaluated in an earlier window "
+        f"{'is' if n == 1 else 'are'} counted in this window's feedback (n includes "
+        f"{'it' if n == 1 else 'them'})")
 
 
 def _questions(queries: Sequence[QueryRecord]) -> list[tuple[str, str]]:

@@ -116,7 +116,7 @@ def test_missing_extra_names_ragmark_dense(monkeypatch):
         "find_spec",
         lambda name, *a: None if name == "sentence_transformers" else real(name, *a),
     )
-    with pytest.raises(MissingExtraError, match=r"ragmark\[dense\]"):
+    with pytest.raises(MissingExtraError, match=r"ragmark-eval\[dense\]"):
         SentenceTransformerEmbedder()
 
 

@@ -47,7 +47,7 @@ def test_create_rejects_unknown_names_and_address_without_ray():
 
 def test_ray_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(MissingExtraError, match=r"ragmark\[ray\]"):
+    with pytest.raises(MissingExtraError, match=r"ragmark-eval\[ray\]"):
         create("ray")
 
 

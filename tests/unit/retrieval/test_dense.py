@@ -196,7 +196,7 @@ def test_dense_errors(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "faiss" else real(name, *a)
     )
-    with pytest.raises(MissingExtraError, match=r"ragmark\[faiss\]"):
+    with pytest.raises(MissingExtraError, match=r"ragmark-eval\[faiss\]"):
         DenseRetriever(index="faiss", embedder=emb)
 
 

@@ -310,3 +310,51 @@ def test_an_orphan_root_is_taken_after_the_wait(tmp_path, capsys):
     assert code == 0, err
     assert "wait for their root" not in out and "no new record" not in out
     assert "orphan" in out + err, out  # the earliest orphan taken as the root, counted
+
+
+def test_feedback_after_its_trace_was_evaluated_is_counted_once(tmp_path, capsys):
+    """Issue 33, item 12: a thumbs-up span added 8 s after the answer, once monitor has
+    evaluated the trace, is kept until the next window with records and counted in its
+    feedback, once (a re-read or a later window does not count it again); run --traces
+    on the same spool reads it with its trace."""
+    tracer, exporter = recorder()
+    t0 = time.time_ns()
+    _app_trace(tracer, t0=t0)
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    spool = folder / "a.jsonl"
+    spool.write_text(json.dumps(otlp_json(exporter.get_finished_spans())) + "\n")
+    history = str(tmp_path / "h.db")
+
+    def window(*extra):
+        out = tmp_path / "w.json"
+        out.unlink(missing_ok=True)
+        code, text, err = run_cli(["monitor", str(folder), "--history", history, "-q",
+                                   "--output", str(out), *extra], capsys)
+        assert code == 0, err
+        return text, (json.loads(out.read_text()) if out.exists() else None)
+
+    _, w1 = window()
+    assert w1["records"] == 1 and "feedback" not in w1["metrics"]
+    root = next(s for s in exporter.get_finished_spans() if s.name == "rag")
+    exporter.clear()
+    thumb = tracer.start_span("user-feedback", context=trace.set_span_in_context(
+        NonRecordingSpan(root.get_span_context())), start_time=t0 + 8 * 10**9)
+    thumb.set_attribute("feedback", "thumbs_up")
+    thumb.end(end_time=t0 + 8 * 10**9 + 1)
+    with spool.open("a") as f:
+        f.write(json.dumps(otlp_json(exporter.get_finished_spans())) + "\n")
+    text, w2 = window()
+    assert w2["window"] is None and "counted in the next window with records" in text
+    exporter.clear()
+    _app_trace(tracer, t0=t0 + 20 * 10**9)  # a new question, without feedback
+    with spool.open("a") as f:
+        f.write(json.dumps(otlp_json(exporter.get_finished_spans())) + "\n")
+    text, w3 = window()
+    assert w3["records"] == 1 and w3["metrics"]["feedback"] == 1.0
+    assert w3["counts"]["feedback"]["n"] == 1 and "after its trace" in text
+    shutil.copy(spool, folder / "b.jsonl")  # the same spans again: counted already
+    text, w4 = window()
+    assert w4["window"] is None and "after its trace" not in text
+    oset = load_traces(spool, Leniency())
+    assert [o.facts.get("feedback") for o in oset.outputs.values()] == [1.0, None]
