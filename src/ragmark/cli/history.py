@@ -69,7 +69,8 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
     for r in runs:
         cells = [str(r.id), r.created_at.replace("T", " ")[:19], r.kind,
                  f"{r.dataset_name} ({r.dataset_hash[:8]})", str(r.questions),
-                 ", ".join(r.configs), (r.git_commit or "")[:12], r.verdict or "-"]
+                 ", ".join(r.configs), (r.git_commit or "")[:12],
+                 r.verdict or ("no gate" if r.kind == "monitor" else "-")]
         if name:
             aggs = aggregates(path, r.id)
             cells.append(", ".join(_value(aggs[c][name]) for c in r.configs

@@ -111,12 +111,12 @@ def trend_html(w: Window, s: Settings) -> str:
     figures = []
     for m in metrics:
         pts = [(str(p.id), v[0], v[1] if v[1] is not None else v[0],
-                v[2] if v[2] is not None else v[0], p.flagged)
+                v[2] if v[2] is not None else v[0], p.drift_in(m))
                for p in w.trend for v in [p.means.get(m)] if v is not None and v[0] is not None]
         if pts:
             figures.append(svg.trend(
                 m, pts, f"{m} per window (history id), mean with its 95 % interval; "
-                "an open red diamond marks a window that drifted"))
+                "an open red diamond marks a window where this metric drifted"))
     drift_rows = "".join(
         f"<tr><td>{escape(d.metric)}</td><td>{_f(d.reference)}</td><td>{_f(d.newest)}</td>"
         f"<td>{_f(d.change)}</td><td>{d.p_adjusted:.3g}</td><td>{_f(d.mde)}</td>"

@@ -86,6 +86,13 @@ class Point:
     records: int
     means: dict[str, tuple[float | None, float | None, float | None, int]]
     flagged: bool
+    drifted: frozenset[str] | None = None
+    """The metrics that drifted in the window (None: a window recorded before the
+    history kept them; then :attr:`flagged` stands for all)."""
+
+    def drift_in(self, metric: str) -> bool:
+        """Whether ``metric`` drifted in this window."""
+        return metric in self.drifted if self.drifted is not None else self.flagged
 
 
 @dataclass
@@ -279,6 +286,7 @@ def trend(s: Settings, key: str) -> list[Point]:
     points = []
     for r in reversed(_windows(s, key)[: s.windows]):
         _, vals = store.values(s.history, r.id, s.system)
+        env = store.run_row(s.history, r.id)[1]
         means: dict[str, tuple[float | None, float | None, float | None, int]] = {}
         for m, v in vals.items():
             xs = [x for x in v.values() if x is not None and not math.isnan(x)]
@@ -290,7 +298,14 @@ def trend(s: Settings, key: str) -> list[Point]:
                 len(xs) > 1) else 0.0
             half = 1.96 * sd / math.sqrt(len(xs))
             means[m] = (mean, mean - half, mean + half, len(xs))
-        points.append(Point(r.id, r.created_at, r.questions, means, r.verdict == "failed"))
+        # the aggregates without values a question (grounded_ratio, aurc; late feedback
+        # counted in): the window's value, without an interval
+        for m, a in store.aggregates(s.history, r.id).get(s.system, {}).items():
+            if m not in means or m == "feedback" and a.n != means[m][3]:
+                means[m] = (a.value, None, None, a.n)
+        drifted = env.get("drifted")
+        points.append(Point(r.id, r.created_at, r.questions, means, r.verdict == "failed",
+                            None if drifted is None else frozenset(drifted)))
     return points
 
 
@@ -349,8 +364,11 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                 rows = drift(ref, _values(report), list(s.fail_on_drift), alpha=s.alpha,
                              margin=s.margin, lower_is_better=lower_is_better())
                 ref_notes.append(f"drift reference: {what}")
-        verdict = "failed" if any(d.drifted for d in rows) else "passed"
-        env = envelope("run", dataset_hash(key), report.config) | {"kind": KIND}
+        # a window without a drift gate has no verdict ("no gate" in the history)
+        verdict = None if not s.fail_on_drift else (
+            "failed" if any(d.drifted for d in rows) else "passed")
+        env = envelope("run", dataset_hash(key), report.config) | {
+            "kind": KIND, "drifted": [d.metric for d in rows if d.drifted]}
         marks = batch.counted()  # the late feedback is counted by this window
         cursor = store.Cursor(key, batch.state, before, marks)
         run_id = store.record(s.history, env, str(s.source), _questions(report.queries),

@@ -148,8 +148,9 @@ def trend(title: str, points: Sequence[tuple[str, float, float, float, bool]],
     step = (width - left - right) / max(len(points), 1)
     parts = [f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" '
              f'y2="{height - bottom}" stroke="#888"/>',
-             f'<text x="4" y="{y(hi) + 4:.1f}" font-size="10">{hi:.3g}</text>',
-             f'<text x="4" y="{y(lo) + 4:.1f}" font-size="10">{lo:.3g}</text>']
+             f'<text x="4" y="{y(hi) + 4:.1f}" font-size="10">{hi:.3g}</text>']
+    if f"{lo:.3g}" != f"{hi:.3g}":  # a flat line has one value to say
+        parts.append(f'<text x="4" y="{y(lo) + 4:.1f}" font-size="10">{lo:.3g}</text>')
     path = []
     for i, (label, mean, low, high, flagged) in enumerate(points):
         x = left + step * (i + 0.5)

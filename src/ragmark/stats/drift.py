@@ -47,11 +47,16 @@ class Drift:
         """The sentence that says it (a gate failure reads ``metric drifted: ...``)."""
         if self.newest is None or self.reference is None:
             return f"{self.metric}: {self.note}"
-        way = "rose" if (self.change or 0.0) > 0 else "fell"
         mde = f"; the test detects changes of {self.mde:.4g} or more" if self.mde else ""
         verdict = ("drifted" if self.drifted else "held")
-        return (f"{self.metric} {verdict}: {way} from {self.reference:.4g} (n={self.n_reference}"
-                f") to {self.newest:.4g} (n={self.n_newest}), change {self.change:+.4g}, "
+        if f"{self.reference:.4g}" == f"{self.newest:.4g}":  # "fell from 1 to 1" says nothing
+            moved = (f"unchanged at {self.newest:.4g} (n={self.n_reference} before, "
+                     f"n={self.n_newest} now)")
+        else:
+            way = "rose" if (self.change or 0.0) > 0 else "fell"
+            moved = (f"{way} from {self.reference:.4g} (n={self.n_reference}) to "
+                     f"{self.newest:.4g} (n={self.n_newest})")
+        return (f"{self.metric} {verdict}: {moved}, change {self.change:+.4g}, "
                 f"Welch p={self.p:.3g}, Holm-adjusted {self.p_adjusted:.3g} (alpha {alpha}, "
                 f"margin {margin}){mde}")
 

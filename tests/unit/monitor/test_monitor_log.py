@@ -138,11 +138,36 @@ def test_a_planted_drop_fails_the_drift_gate(tmp_path, history, capsys):
     assert 'failures="1"' in junit.read_text()
     assert "**drift**" in summary.read_text()
     page = (tmp_path / "t.html").read_text()
-    assert page.count("<figure") >= 3 and "<title>drift</title>" in page
+    assert page.count("<figure") >= 3
+    # the diamond only on the chart of the metric that drifted (issue 33, item 21)
+    figures = {f.split("</figcaption>")[0].rsplit(">", 1)[-1].split(" per window")[0]: f
+               for f in page.split("<figure")[1:]}
+    assert [m for m, f in figures.items() if "<title>drift</title>" in f] == ["groundedness"]
     assert _windows(history)[-1][0] == 5
     con = sqlite3.connect(history)
-    assert con.execute("SELECT verdict FROM runs ORDER BY id DESC LIMIT 1").fetchone() == (
-        "failed",)
+    assert [v for (v,) in con.execute("SELECT verdict FROM runs ORDER BY id")] == [
+        None, None, None, "passed", "failed"]
+    code, out, _ = run_cli(["history", "--kind", "monitor"], capsys)
+    assert out.count("no gate") == 3 and "passed" in out and "failed" in out
+
+
+def test_the_window_table_and_the_drift_line_say_what_happened(tmp_path, history, capsys):
+    """Issue 33, item 21: the previous window's grounded_ratio (an aggregate, no value a
+    record) is shown; a metric that did not move is "unchanged", not "fell from 1 to 1";
+    a flat trend's axis says its value once."""
+    log = tmp_path / "app.jsonl"
+    for w in range(2):
+        _append(log, _records(w * 20, 20))
+        code, out, err = run_cli(["monitor", str(log), "--fail-on-drift", "groundedness",
+                                  "--output", str(tmp_path / "t.html")], capsys)
+        assert code == 0, err
+    row = next(line for line in out.splitlines() if "grounded_ratio" in line)
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells == ["grounded_ratio", "0.5", "20", "0", "0.5"]  # the previous window's
+    assert "groundedness held: unchanged at 0.5 (n=20 before, n=20 now)" in out
+    page = (tmp_path / "t.html").read_text()
+    flat = next(f for f in page.split("<figure")[1:] if "grounded_ratio per window" in f)
+    assert flat.count('font-size="10">0.5</text>') == 1
 
 
 def test_identical_windows_pass_the_drift_gate_in_95_of_200_pairs():
