@@ -114,6 +114,11 @@ class RunConfig(BaseModel):
     language: str | None = None
     """The language of the data (``de``, ``german``): BM25's stemmer and stop-words
     unless its table sets them (:mod:`ragmark.languages`)."""
+    context_match: str = "contains"
+    """How a retrieved context matches a ground-truth passage: ``contains`` (one text
+    holds the other, 20 characters at least) or ``similarity:T`` (string similarity at
+    least T, as RAGAS's non-LLM context recall and precision count it;
+    :mod:`ragmark.relevance`)."""
     refusal_judge: bool = False
     """Whether an LLM judge (:mod:`ragmark.judges.refusal`) decides which answers are
     refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
@@ -125,6 +130,14 @@ class RunConfig(BaseModel):
     def _patterns(cls, v: tuple[str, ...]) -> tuple[str, ...]:
         check_regexes(v, "refusal pattern")
         return v
+
+    @field_validator("context_match")
+    @classmethod
+    def _match(cls, v: str) -> str:
+        from ragmark.relevance import match_threshold
+
+        t = match_threshold(v.strip())
+        return "contains" if t is None else f"similarity:{t:g}"
 
     def llm_params(self, component: Component) -> dict[str, Any]:
         """A component's parameters; an ``llm`` one gets the ``[llm]`` table's endpoint

@@ -6,7 +6,10 @@ Ground truth is a set of *targets*, each with a grade:
   not tied to one section (a whole document), matches;
 - passages: a target per ground-truth passage; a chunk matches when, after lower-casing
   and collapsing white space, the shorter of the two texts is contained in the longer
-  and has at least 20 characters.
+  and has at least 20 characters (the ``contains`` rule, the default); with the
+  ``similarity:T`` rule (RAGAS's non-LLM context recall and precision) when their string
+  similarity, 1 - the normalised Levenshtein distance of the texts as given, is at
+  least T.
 
 Rankings are judged per chunk or per document (a document ranks at its best chunk).
 Recall and the gains of nDCG/MAP count each target once: an item "reaches" only the
@@ -27,6 +30,35 @@ from ragmark.types import Chunk, GroundTruth
 
 UNITS = ("chunk", "document")
 MIN_MATCH_CHARS = 20
+CONTAINS = "contains"
+RULES = "contains, or similarity:T with T in (0, 1] (e.g. similarity:0.5, as RAGAS's rule)"
+
+
+def match_threshold(rule: str) -> float | None:
+    """The similarity threshold of a context match rule (None: ``contains``); a
+    ValueError for a rule that is neither."""
+    if rule == CONTAINS:
+        return None
+    name, _, value = rule.partition(":")
+    try:
+        t = float(value)
+    except ValueError:
+        t = -1.0
+    if name.strip() != "similarity" or not 0 < t <= 1:
+        raise ValueError(f"context match rule {rule!r}: expected {RULES}")
+    return t
+
+
+def similarity(a: str, b: str) -> float:
+    """1 - the normalised Levenshtein distance of two texts (rapidfuzz's, as RAGAS's
+    ``NonLLMStringSimilarity`` computes it)."""
+    try:
+        from rapidfuzz.distance import Levenshtein
+    except ImportError:
+        from ragmark.errors import MissingExtraError
+
+        raise MissingExtraError("rapidfuzz", "match") from None
+    return float(1.0 - Levenshtein.normalized_distance(a, b))
 
 
 def too_short(passage: str, min_chars: int = MIN_MATCH_CHARS) -> bool:
@@ -35,10 +67,11 @@ def too_short(passage: str, min_chars: int = MIN_MATCH_CHARS) -> bool:
     return len(normalise(passage)) < min_chars
 
 
-def unmatchable(truth: GroundTruth, min_chars: int = MIN_MATCH_CHARS) -> str | None:
+def unmatchable(truth: GroundTruth, min_chars: int = MIN_MATCH_CHARS,
+                rule: str = CONTAINS) -> str | None:
     """Why no retrieved chunk can ever match this ground truth (every passage too
-    short), or None when one can."""
-    if truth.passages and all(too_short(p, min_chars) for p in truth.passages):
+    short for the ``contains`` rule), or None when one can."""
+    if rule == CONTAINS and truth.passages and all(too_short(p, min_chars) for p in truth.passages):
         return (f"every ground-truth passage is under {min_chars} characters, so none can "
                 f"match (the containment rule needs {min_chars})")
     return None
@@ -50,7 +83,7 @@ class Match:
 
     targets: tuple[str, ...]
     grade: int
-    rule: str  # "id" | "section" | "text"
+    rule: str  # "id" | "section" | "text" | "similarity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +101,11 @@ class GradedItem:
 class Matcher:
     """Matches chunks against one question's ground truth."""
 
-    def __init__(self, truth: GroundTruth, min_chars: int = MIN_MATCH_CHARS) -> None:
+    def __init__(self, truth: GroundTruth, min_chars: int = MIN_MATCH_CHARS,
+                 rule: str = CONTAINS) -> None:
         self.truth = truth
         self.min_chars = min_chars
+        self.threshold = match_threshold(rule)
         self._passages = [normalise(p) for p in truth.passages]
         self._sections: dict[str, set[int]] = {}
         for d, s in truth.sections:
@@ -87,6 +122,10 @@ class Matcher:
 
     def match(self, chunk: Chunk) -> Match | None:
         t = self.truth
+        if t.passages and self.threshold is not None:
+            found = tuple(f"passage {i + 1}" for i, p in enumerate(t.passages)
+                          if similarity(chunk.text, p) >= self.threshold)
+            return Match(found, 1, "similarity") if found else None
         if t.passages:
             text = normalise(chunk.text)
             found = tuple(

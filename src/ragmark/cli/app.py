@@ -155,7 +155,14 @@ def input_format_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def language_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--language LANG``: the data's language, for every config."""
+    """``--language LANG``: the data's language, for every config; and
+    ``--context-match RULE``: how contexts match ground-truth passages."""
+    f = click.option(
+        "--context-match", metavar="RULE",
+        help="How a retrieved context matches a ground-truth passage, for every config: "
+             "contains (one text holds the other; the default) or similarity:T (string "
+             "similarity at least T, as RAGAS's non-LLM context recall and precision: "
+             "similarity:0.5). Recorded in the config.")(f)
     return click.option(
         "--language", metavar="LANG",
         help="The data's language (de, german, zh, ...), for every config as its "

@@ -44,8 +44,9 @@ def plan_run(req: RunRequest) -> Plan:
     with closed_on_error(ex):
         src = source_of(req, names)
         ds, pooled = _with_extra(src.dataset, req.qrels_extra)
-        cfg = with_language(with_refusals(src.config, req.refusal_patterns,
-                                          req.refusal_judge), req.language)
+        cfg = with_match(with_language(with_refusals(src.config, req.refusal_patterns,
+                                                     req.refusal_judge), req.language),
+                         req.context_match)
         notes: list[str] = []
         if every:  # every metric whose needs the data, the endpoint and the extras meet
             names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
@@ -253,9 +254,31 @@ def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:
         specs, note = default_configs()
         if note:
             told.append(note)
-    return [with_language(with_refusals(c, req.refusal_patterns, req.refusal_judge),
-                          req.language) for s in specs for c in (
+    return [with_match(with_language(with_refusals(c, req.refusal_patterns,
+                                                   req.refusal_judge), req.language),
+                       req.context_match) for s in specs for c in (
         [s] if isinstance(s, RunConfig) else load_configs(s, top_k=req.top_k))]
+
+
+def with_match(cfg: RunConfig, rule: str | None) -> RunConfig:
+    """``--context-match RULE``: the config with that context match rule (recorded in
+    it); the similarity rule needs rapidfuzz, checked now, before any work."""
+    rule = rule if rule is not None else cfg.context_match
+    from ragmark.relevance import match_threshold
+
+    try:
+        threshold = match_threshold(rule.strip())
+    except ValueError as e:
+        raise ConfigError(f"--context-match: {e}") from None
+    if threshold is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("rapidfuzz") is None:
+            from ragmark.errors import MissingExtraError
+
+            raise MissingExtraError("rapidfuzz", "match")
+    return cfg.model_copy(update={"context_match": "contains" if threshold is None
+                                  else f"similarity:{threshold:g}"})
 
 
 def with_language(cfg: RunConfig, language: str | None) -> RunConfig:

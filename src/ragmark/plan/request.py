@@ -37,6 +37,9 @@ class Request:
     besides the default phrases and the configs' own."""
     refusal_judge: bool = False
     """``--refusal-judge``: an LLM judge decides which answers are refusals."""
+    context_match: str | None = None
+    """``--context-match``: how a retrieved context matches a ground-truth passage, for
+    every config (``contains``, or ``similarity:T`` as RAGAS counts it)."""
     language: str | None = None
     """``--language``: the data's language, for every config (BM25's stemmer and
     stop-words, the judges' claims), as a config's ``language`` key."""

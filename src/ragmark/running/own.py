@@ -177,11 +177,13 @@ def own(
     got = done or retrieval(dataset, samples, cfg, prog, with_answers=with_answers,
                             index_cache=index_cache, latency_sample=latency_sample)
     parts = got.parts
-    # refusal patterns are recorded when given (a config without them records as before)
+    # refusal patterns, a language, a match rule are recorded when given (a config
+    # without them records as before)
     cfg_json = without_credentials(cfg.model_dump(mode="json", exclude={"pipeline"} | (
         set() if cfg.refusal_patterns else {"refusal_patterns"}) | (
         set() if cfg.refusal_judge else {"refusal_judge"}) | (
-        set() if cfg.language else {"language"})))
+        set() if cfg.language else {"language"}) | (
+        set() if cfg.context_match != "contains" else {"context_match"})))
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
                                                **parts.chunker_params})
     facts = {"chunks": len(got.chunks), "index": got.index_source}

@@ -277,7 +277,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     unjudged = {qi for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True))
                 if s.truth.kind == "ids" and p.chunks and p.anonymous == len(p.chunks)}
     matched = match_stage(samples, src.queries, unit,
-                          [m for m in names if m.kind == "retrieval"], prog)
+                          [m for m in names if m.kind == "retrieval"], prog, cfg.context_match)
     refusal = StageReport()
     if cfg.refusal_judge:  # its verdicts go with the answers' facts
         src.queries, refusal = refusal_stage(samples, src.queries, failed, prog=prog,
@@ -298,7 +298,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
     for qi, (s, p) in enumerate(zip(samples, src.queries, strict=True)):
         given = recorded_scores(p, unit)
         got = {**answer_scores[qi], **retrieval_scores(s, qi, matched.values, failed, mean,
-                                                       qi in unjudged)}
+                                                       qi in unjudged, cfg.context_match)}
         # the metric order the user asked for, then the judges
         metrics = {str(m): got[str(m)] for m in names if str(m) in got} | judged[qi]
         records.append(QueryRecord(

@@ -25,7 +25,14 @@ from ragmark.metrics.names import MetricName
 from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import NO_ANSWER, Produced, StageReport
 from ragmark.progress import Progress
-from ragmark.relevance import GradedItem, Matcher, grade_ranking, to_graded, unmatchable
+from ragmark.relevance import (
+    CONTAINS,
+    GradedItem,
+    Matcher,
+    grade_ranking,
+    to_graded,
+    unmatchable,
+)
 from ragmark.results.model import HopRecord
 from ragmark.running.judging import judge_async
 from ragmark.types import Document, GroundTruth, Sample, Score
@@ -106,8 +113,8 @@ class Matched:
     hops: list[tuple[HopRecord, ...]]
 
 
-def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, int]
-               ) -> tuple[HopRecord, ...]:
+def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, int],
+               rule: str = CONTAINS) -> tuple[HopRecord, ...]:
     """Each retrieval step of a question judged on its own ranking: recall (relevant
     targets it retrieved / relevant targets), hit, reciprocal rank of its first relevant
     item, and the relevant targets no earlier step had retrieved. () without steps."""
@@ -121,7 +128,7 @@ def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, 
         chunks = p.chunks[start : start + size]
         start += size
         ranked = grade_ranking(truth, chunks, [float(size - i) for i in range(size)], unit,
-                               Matcher(truth))
+                               Matcher(truth, rule=rule))
         got: set[str] = set()
         first: int | None = None
         for it in ranked:
@@ -136,32 +143,33 @@ def judge_hops(truth: GroundTruth, p: Produced, unit: str, grades: Mapping[str, 
     return tuple(out)
 
 
-def match_shard(shared: tuple[str, Sequence[MetricName]],
+def match_shard(shared: tuple[str, Sequence[MetricName], str],
                 item: tuple[Sequence[Sample], Sequence[Produced]]) -> Matched:
     """One work item: match a shard of questions' rankings against their ground truth
-    and compute their retrieval metrics (each question's values depend on it alone)."""
-    unit, names = shared
+    (by the config's context match rule) and compute their retrieval metrics (each
+    question's values depend on it alone)."""
+    unit, names, rule = shared
     samples, produced = item
     rankings: list[list[GradedItem]] = []
     grades: list[dict[str, int]] = []
     hops: list[tuple[HopRecord, ...]] = []
     for s, p in zip(samples, produced, strict=True):
-        matcher = Matcher(s.truth)
+        matcher = Matcher(s.truth, rule=rule)
         rankings.append(grade_ranking(s.truth, p.chunks, p.scores, unit, matcher))
         grades.append(matcher.target_grades())
-        hops.append(judge_hops(s.truth, p, unit, grades[-1]) if p.hops else ())
+        hops.append(judge_hops(s.truth, p, unit, grades[-1], rule) if p.hops else ())
     values = compute_all(to_graded([s.id for s in samples], grades, rankings,
                                    [s.truth for s in samples]), names)
     return Matched(rankings, grades, values, hops)
 
 
 def match_stage(samples: Sequence[Sample], produced: Sequence[Produced], unit: str,
-                names: Sequence[MetricName], prog: Progress) -> Matched:
+                names: Sequence[MetricName], prog: Progress, rule: str = CONTAINS) -> Matched:
     """:func:`match_shard` over every question, in shards on the active executor."""
     items = [(samples[a : a + MATCH_SHARD], produced[a : a + MATCH_SHARD])
              for a in range(0, len(samples), MATCH_SHARD)]
     with prog.task("matching against the ground truth", len(samples)) as advance:
-        parts = active().map(match_shard, (unit, list(names)), items,
+        parts = active().map(match_shard, (unit, list(names), rule), items,
                              on_done=lambda i, r: advance(len(items[i][0])))
     return Matched([r for m in parts for r in m.rankings],
                    [g for m in parts for g in m.target_grades],
@@ -262,7 +270,7 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
 
 def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],
                       failed: Mapping[int, Score], mean: str = "relevant",
-                      unjudged: bool = False) -> dict[str, Score]:
+                      unjudged: bool = False, rule: str = CONTAINS) -> dict[str, Score]:
     """A question's retrieval metrics. Without a relevant target a value is missing with
     the reason, unless ``mean`` is ``trec_eval`` and the qrels judge the question (some
     document judged, none relevant): then it is 0, as trec_eval counts it. ``unjudged``:
@@ -271,7 +279,7 @@ def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64
     none = UNANSWERABLE if not s.answerable else "no ground truth" if (
         s.truth.kind == "none") else "no relevant target in the ground truth"
     zero = mean == "trec_eval" and s.truth.kind == "ids" and bool(s.truth.doc_grades)
-    short = unmatchable(s.truth) or (UNJUDGED if unjudged else None)
+    short = unmatchable(s.truth, rule=rule) or (UNJUDGED if unjudged else None)
     out = {}
     for name, arr in values.items():
         v = float(arr[qi])
