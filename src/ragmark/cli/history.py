@@ -94,6 +94,11 @@ def history_show(ctx: click.Context, run_id: int) -> None:
               f"{row.git_commit or 'none'}", highlight=False)
     out.print(f"dataset hash {row.dataset_hash}; config hash {env.get('config_hash')}; "
               f"results {row.results_path or 'not written'}", highlight=False)
+    from ragmark.history.retention import pruned_at
+
+    when = pruned_at(path, run_id)
+    if when is not None:
+        out.print(f"per-question values pruned on {when} (aggregates kept)", highlight=False)
     aggs = aggregates(path, run_id)
     for name in configs:
         table = Table(title=f"config {name}", show_header=True, header_style="bold")
@@ -105,6 +110,27 @@ def history_show(ctx: click.Context, run_id: int) -> None:
             table.add_row(metric, _value(a), str(a.n), f"{a.missing}" + (f": {why}" if why
                                                                         else ""))
         out.print(table)
+
+
+@history_cmd.command("prune")
+@click.option("--older-than", "older_than", required=True, metavar="AGE",
+              help="Prune the runs older than this (30d, 12h, 2w).")
+@click.option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]),
+              help="Only runs of this kind.")
+@click.option("--dry-run", is_flag=True, help="Say what would be pruned; change nothing.")
+@click.pass_context
+def history_prune(ctx: click.Context, older_than: str, kind: str | None,
+                  dry_run: bool) -> None:
+    """Drop the per-question values and question texts of old runs (the bulk of the
+    history); their aggregates, gate verdicts and trends stay. Accepted runs and the
+    newest (and newest passing) run of each config on each dataset, a gate's baseline,
+    are never pruned. The file is compacted (VACUUM) after."""
+    from ragmark.history import history_path
+    from ragmark.history.retention import parse_age, prune
+
+    path = history_path(ctx.obj["history"])
+    got = prune(path, parse_age(older_than), kind=kind, dry_run=dry_run)
+    click.echo(f"{got.text(dry_run)} ({path})")
 
 
 @history_cmd.command("accept")

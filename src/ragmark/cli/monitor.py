@@ -57,6 +57,10 @@ def _opts(f: Any) -> Any:
               metavar="SECONDS", help="For traces: a trace whose root span has not come "
               "this long after its last span ended is evaluated with its earliest orphan "
               "as the root (a root whose parent is remote is the root at once).")
+@click.option("--retain-questions", "retain_questions", metavar="AGE",
+              help="Keep each window's per-question values this long (30d, 12h): older "
+              "windows of the source are pruned as new ones are recorded (aggregates, "
+              "verdicts and the trend stay). Default: kept for ever.")
 @click.option("--strict", is_flag=True, help="Odd data is an error, not a counted warning.")
 @click.option("--dry-run", is_flag=True, help="Read the new records and estimate the "
               "window's judge calls and cost; record nothing.")
@@ -134,6 +138,7 @@ def _follow(out: Console, settings: Any, flags: dict[str, Any], progress: Any) -
 def _settings(flags: dict[str, Any]) -> Any:
     from ragmark.cli.llm_opts import resolve_llm
     from ragmark.data.traces import TraceKeys
+    from ragmark.history.retention import parse_age
     from ragmark.history.store import history_path
     from ragmark.metrics.names import parse_metrics
     from ragmark.monitor.windows import Settings
@@ -171,7 +176,9 @@ def _settings(flags: dict[str, Any]) -> Any:
                     reference=flags["reference"], reference_run=flags["reference_run"],
                     margin=flags["margin"], alpha=flags["alpha"], strict=flags["strict"],
                     keys=TraceKeys.parse(flags["trace_attributes"]).rooted(
-                        flags["root_names"], flags["root_kinds"], flags["root_wait"]))
+                        flags["root_names"], flags["root_kinds"], flags["root_wait"]),
+                    retain=None if flags["retain_questions"] is None else parse_age(
+                        flags["retain_questions"], "--retain-questions"))
 
 
 def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:

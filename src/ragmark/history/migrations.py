@@ -79,6 +79,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (source, record_id)
         ) WITHOUT ROWID;
     """),
+    (5, "retention: the runs whose per-question values were pruned", """
+        CREATE TABLE pruned (
+            run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+            pruned_at TEXT NOT NULL
+        );
+        CREATE INDEX runs_by_created ON runs(created_at);
+    """),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -18,6 +18,7 @@ import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,9 @@ class Settings:
     windows: int = 20
     strict: bool = False
     keys: TraceKeys = field(default_factory=TraceKeys)
+    retain: timedelta | None = None
+    """``--retain-questions``: how long a window's per-question values are kept (older
+    windows of the source are pruned as new ones are recorded); None: for ever."""
 
     @property
     def system(self) -> str:
@@ -376,6 +380,11 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                                   report.config, report.metrics,
                                   {q.id: dict(q.metrics) for q in report.queries})},
                               verdict=verdict, cursor=cursor)
+        if s.retain is not None:  # the history stays bounded: old details go
+            from ragmark.history.retention import prune
+
+            prune(s.history, s.retain, kind=KIND, dataset_hash=dataset_hash(key),
+                  vacuum=False)  # freed pages are reused by the next windows
         judged = {k: v for k, v in plan.items() if k != "judged_ids"}
         values = _values(report)
         liked = associations(values, values["feedback"]) if "feedback" in values else []
