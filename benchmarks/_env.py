@@ -39,9 +39,13 @@ def _ram_gib() -> str:
     return f"{int(m.group(1)) / 2**20:.1f} GiB" if m else "unknown"
 
 
+DISTRIBUTIONS = {"ragmark": "ragmark-eval"}
+"""Import names whose distribution is named otherwise (ragmark is ragmark-eval)."""
+
+
 def _version(dist: str) -> str:
     try:
-        return metadata.version(dist)
+        return metadata.version(DISTRIBUTIONS.get(dist, dist))
     except metadata.PackageNotFoundError:
         return "not installed"
 

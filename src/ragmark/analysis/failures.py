@@ -11,6 +11,9 @@ Five kinds of failure, checked per question:
 - ``low_faithfulness``: the judge's faithfulness is below a threshold (default 0.5:
   fewer than half the answer's claims are supported by the retrieved context);
 - ``judge_failure``: a judge metric is missing because the judge gave no usable answer;
+- ``unknown_ids``: nothing relevant retrieved, and the run's note says none of its
+  retrieved ids is a corpus document or a judged id: the ids are of another kind (chunk
+  or node ids against a set judged by document or file), not a retrieval miss;
 - ``claim_blame``: the claim-level diagnostics (``--metrics claims``) blame a part of the
   pipeline, with the claims behind it: retrieval missed the evidence, the generator
   ignored retrieved evidence, added unsupported claims, or repeated wrong claims of
@@ -31,8 +34,11 @@ from typing import Any
 from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.results.model import QueryRecord
 
-KINDS = ("empty_ranking", "no_hit", "ungrounded", "low_faithfulness", "judge_failure",
-         "claim_blame")
+KINDS = ("empty_ranking", "no_hit", "unknown_ids", "ungrounded", "low_faithfulness",
+         "judge_failure", "claim_blame")
+UNKNOWN_IDS = "is a corpus document or a ground-truth id"
+"""What the run's note says when no retrieved id is one the ground truth can judge
+(:func:`ragmark.running.scoring.unknown_ids_note`)."""
 DEFAULT_K = 10
 FAITHFULNESS_BELOW = 0.5
 
@@ -73,6 +79,11 @@ class FailureReport:
         """Questions with a failure of ``kind``."""
         return sum(1 for f in self.failures if f.kind == kind)
 
+    def kinds(self) -> list[str]:
+        """The kinds to report: every kind, but ``unknown_ids`` only where it applies
+        (the run's note says its ids are of another kind)."""
+        return [k for k in KINDS if k != "unknown_ids" or k not in self.unchecked]
+
     def causes(self, kind: str) -> dict[str, int]:
         out: dict[str, int] = {}
         for f in self.failures:
@@ -84,6 +95,7 @@ class FailureReport:
         return {
             "empty_ranking": "retrieved nothing",
             "no_hit": f"no relevant item in the top {self.depth}",
+            "unknown_ids": "retrieved ids of another kind (none is a corpus or judged id)",
             "ungrounded": f"ungrounded answer (groundedness below {self.grounded_threshold:g})",
             "low_faithfulness": f"low faithfulness (below {self.faithfulness_below:g})",
             "judge_failure": "judge failure (no usable verdict)",
@@ -171,6 +183,9 @@ def find_failures(results: Results, k: int = DEFAULT_K,
         rep.unchecked["empty_ranking"] = ("the file does not record empty rankings (a "
                                           "comparison written by an older ragmark)")
     top_n = results.settings.get("top_n")
+    foreign_ids = any(UNKNOWN_IDS in n for n in results.report.notes)
+    if not foreign_ids:
+        rep.unchecked["unknown_ids"] = "every run's retrieved ids include judged ones"
     for q in results.queries:
         nothing = empty is not None and q.id in empty
         if empty is not None:
@@ -181,8 +196,10 @@ def find_failures(results: Results, k: int = DEFAULT_K,
         hit = None if nothing else ret.hit(depth)  # said once, as an empty ranking
         if "no_hit" not in rep.unchecked and hit is not None:
             rep.checked["no_hit"] += 1
+            if foreign_ids:
+                rep.checked["unknown_ids"] += 1
             if not hit:
-                rep.failures.append(_no_hit(q, ret))
+                rep.failures.append(_foreign_ids(q) if foreign_ids else _no_hit(q, ret))
         given = len(q.contexts) if q.contexts else top_n if isinstance(top_n, int) else None
         g = q.metrics.get("groundedness")
         if g is not None and g.value is not None:
@@ -222,6 +239,14 @@ def _empty_ranking(q: QueryRecord, cause: str) -> Failure:
         advice = "the system returned no contexts: check its retriever and what it logs"
     return Failure(q.id, "empty_ranking", f"retrieved nothing ({cause})", "retrieval",
                    advice)
+
+
+def _foreign_ids(q: QueryRecord) -> Failure:
+    return Failure(q.id, "unknown_ids", "no retrieved id is a corpus document or a judged "
+                   "id (the run's ids are of another kind)", "retrieval",
+                   "name each context by the document the ground truth judges: a log's "
+                   "'doc_id', or for traces --trace-attribute document_id=KEY (LlamaIndex: "
+                   "file_name); a retrieval miss cannot be told until then")
 
 
 def _no_hit(q: QueryRecord, ret: _Retrieval) -> Failure:
@@ -342,7 +367,7 @@ def failures_json(results: Results, rep: FailureReport) -> dict[str, Any]:
             kind: {"label": rep.label(kind), "failures": rep.count(kind),
                    "checked": rep.checked[kind], "causes": rep.causes(kind),
                    **({"not_checked": rep.unchecked[kind]} if kind in rep.unchecked else {})}
-            for kind in KINDS
+            for kind in rep.kinds()
         },
         "failures": [{"id": f.query, "kind": f.kind, "fact": f.fact, "cause": f.cause,
                       "diagnosis": f.diagnosis} for f in rep.failures],

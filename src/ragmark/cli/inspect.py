@@ -259,23 +259,22 @@ def _print_metrics(res: Results, q: QueryRecord, out: Console) -> None:
     out.print(table)
 
 
-SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "ungrounded": "ungrounded",
+SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "unknown_ids": "foreign ids",
+         "ungrounded": "ungrounded",
          "low_faithfulness": "unfaithful", "judge_failure": "judge failure",
          "claim_blame": "blamed"}
 
 
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:
     """A count per kind of failure, then each failing question with its diagnosis."""
-    from ragmark.analysis.failures import KINDS
-
     out.print(f"[bold]Failures[/bold] · {escape(res.describe())} ({escape(res.path)}) · "
               f"{_n(rep.n_queries, 'question')}", soft_wrap=True)
     if rep.depth < rep.k:
         _indented(out, f"the run retrieved {rep.depth} items per question: the top "
                        f"{rep.depth} are checked, not the top {rep.k}")
-    labels = {kind: rep.label(kind) for kind in KINDS}
+    labels = {kind: rep.label(kind) for kind in rep.kinds()}
     width = max(len(v) for v in labels.values())
-    for kind in KINDS:
+    for kind in rep.kinds():
         if kind in rep.unchecked:
             line = f"not checked: {rep.unchecked[kind]}"
         else:

@@ -311,7 +311,17 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
         outputs[qid] = Output(r.answer, contexts, latency,
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
                               facts=_facts(trace, root, keys, lenient))
+    for qid, o in outputs.items():  # counted (said once): they cannot be judged by id
+        bare = sum(1 for c in o.contexts if c.id is None)
+        if bare:
+            lenient.note(NO_DOC_ID, f"question {qid} ({bare} of {len(o.contexts)})")
     return _sessions(samples, outputs, starts), outputs, given
+
+
+NO_DOC_ID = ("questions with retrieved documents without an id (no document.id, and no "
+             "id, doc_id, ref_doc_id, source or file_name in their document.metadata): "
+             "named by rank (ctx1, ctx2, ...), without a score where none was given; "
+             "--trace-attribute document_id=KEY names the metadata key that holds one")
 
 
 def _sessions(samples: list[Sample], outputs: Mapping[str, Output],

@@ -15,7 +15,7 @@ from ragmark.report.html_common import View, num
 def failures(data: Mapping[str, Any], vs: Sequence[View]) -> str:
     """``ragmark inspect --failures`` per config: each failing question, what was seen,
     the likely cause and what to do; and what could not be checked."""
-    from ragmark.analysis.failures import KINDS, find_failures
+    from ragmark.analysis.failures import find_failures
     from ragmark.analysis.inspection import results_from
     from ragmark.errors import RagmarkError
 
@@ -30,7 +30,7 @@ def failures(data: Mapping[str, Any], vs: Sequence[View]) -> str:
             f"<li>{escape(rep.label(k))}: {rep.count(k)} of {rep.checked.get(k, 0)} checked"
             "</li>" if k not in rep.unchecked else
             f"<li>{escape(rep.label(k))}: not checked ({escape(rep.unchecked[k])})</li>"
-            for k in KINDS)
+            for k in rep.kinds())
         rows = "".join(f"<tr><td>{escape(f.query)}</td><td>{escape(f.kind)}</td>"
                        f"<td>{escape(f.fact)}</td><td>{escape(f.cause)}</td>"
                        f"<td>{escape(f.diagnosis)}</td></tr>" for f in rep.failures)

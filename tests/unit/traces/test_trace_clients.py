@@ -212,10 +212,16 @@ def test_a_llamaindex_engine_over_files_is_judged_by_file(llamaindex_traces, tmp
     # the documents named by another key: no id is known, and the note says so
     code, _, err = run_cli(["run", "--traces", str(path), "--dataset", str(beir),
                             "--trace-attribute", "document_id=file_path", "--metrics", "mrr",
-                            "--output", str(out), "--quiet", "--no-history"], capsys)
+                            "--output", str(out), "--quiet", "--no-history",
+                            "--include-details"], capsys)
     assert code == 0, err
     notes = json.loads(out.read_text())["notes"]
     assert any("is a corpus document or a ground-truth id" in n for n in notes)
+    # and inspect --failures counts them as ids of another kind, not retrieval misses
+    code, text, err = run_cli(["inspect", str(out), "--failures", "--json"], capsys)
+    assert code == 0, err
+    kinds = [f["kind"] for f in json.loads(text)["failures"]]
+    assert kinds == ["unknown_ids"] * 3
 
 
 def _app_trace(tracer, *, remote_parent=None, tokens=55, t0=None):
@@ -358,3 +364,31 @@ def test_feedback_after_its_trace_was_evaluated_is_counted_once(tmp_path, capsys
     assert w4["window"] is None and "after its trace" not in text
     oset = load_traces(spool, Leniency())
     assert [o.facts.get("feedback") for o in oset.outputs.values()] == [1.0, None]
+
+
+def test_documents_without_an_id_are_said_once_with_a_count():
+    """Issue 33, item 7: a retriever whose documents carry neither document.id nor an id
+    in their metadata: named by rank, no score made up, and said once with a count."""
+    from ragmark.data.traces import NO_DOC_ID, outputs_of, read_traces
+
+    tracer, exporter = recorder()
+    with tracer.start_as_current_span("rag") as root:
+        root.set_attribute(KIND, "CHAIN")
+        root.set_attribute(SpanAttributes.INPUT_VALUE, "What is heapq?")
+        root.set_attribute(SpanAttributes.OUTPUT_VALUE, "A heap queue.")
+        with tracer.start_as_current_span("retrieve") as r:
+            r.set_attribute(KIND, "RETRIEVER")
+            r.set_attribute("retrieval.documents.0.document.content", "heapq is a heap")
+            r.set_attribute("retrieval.documents.0.document.metadata", '{"lang": "en"}')
+            r.set_attribute("retrieval.documents.1.document.content", "bisect sorts")
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "t.json"
+        path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+        lenient = Leniency(strict=True)  # said, not refused: the data is as it is
+        _, outputs, _ = outputs_of(read_traces(path, lenient), lenient, TraceKeys())
+    [out] = outputs.values()
+    assert [(c.id, c.score) for c in out.contexts] == [(None, None), (None, None)]
+    assert lenient.count(NO_DOC_ID) == 1 and "(2 of 2)" in lenient.messages()[0]
