@@ -238,6 +238,14 @@ def load_context_set(
         documents, chunker = open_corpus(corpus, lenient)
     else:
         documents, chunker = _passage_corpus(samples, str(path)), "whole"
+        if not documents.documents:
+            raise DataError(
+                "the file holds no contexts to retrieve from: no question has ground-truth "
+                "contexts (ground_truth_contexts; RAGAS reference_contexts, LlamaIndex "
+                "reference_contexts, DeepEval context: empty or null in every row). Give "
+                "--corpus (the documents, a folder or a file) to retrieve from them, or "
+                "score a system's logged answers with --outputs (answer metrics only)",
+                file=str(path))
     return Dataset(set_name(path), str(path), "context", samples, documents, chunker)
 
 

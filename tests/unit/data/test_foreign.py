@@ -242,3 +242,24 @@ def test_numpy_array_cells_are_the_lists_they_print(tmp_path, capsys):
     code, _, err = run_cli(["run", "--outputs", str(log), "--no-history", "--quiet"], capsys)
     assert code == 2 and "ragas_results.csv" in err and "line 5" in err  # lines, not rows
     assert "retrieved_contexts" in err and "numpy" in err
+
+
+@pytest.mark.parametrize("rows", [
+    {"examples": [{"query": "What is TruthfulQA?", "reference_contexts": None,
+                   "reference_answer": "A benchmark."}]},  # LlamaHub's MiniTruthfulQA shape
+    [{"input": "What is TruthfulQA?", "expected_output": "A benchmark."}],  # DeepEval goldens
+])
+def test_a_set_without_contexts_says_what_to_give(tmp_path, capsys, rows):
+    """Issue 33, item 16: not "chunker 'whole' produced no chunks", but that the file
+    holds no contexts and what to give instead; with --corpus it runs."""
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(rows))
+    code, _, err = run_cli(["run", "--dataset", str(path), "--no-history", "--quiet"], capsys)
+    assert code == 2 and "set.json: the file holds no contexts" in err
+    assert "--corpus" in err and "--outputs" in err and "chunker" not in err
+    corpus = tmp_path / "docs"
+    corpus.mkdir()
+    (corpus / "t.txt").write_text("TruthfulQA is a benchmark of truthful answers.")
+    code, _, err = run_cli(["run", "--dataset", str(path), "--corpus", str(corpus),
+                            "--no-history", "--quiet", "--metrics", "token_f1"], capsys)
+    assert code == 0, err
