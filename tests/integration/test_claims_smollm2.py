@@ -56,10 +56,6 @@ def test_claim_diagnostics_on_smollm2(scifact, tmp_path, capsys, monkeypatch):
         blame = details.get("blame")
         if blame is not None:
             assert blame["label"] in BLAME
-        with capsys.disabled():
-            print(f"\n{q['id']}: {made} calls; "
-                  + ", ".join(f"{n}={m[n]['value']}" for n in METRICS[:3])
-                  + f"; blame {blame and blame['label']}", end="")
         # 4 + chunks, and the re-asks; fewer only when an extraction failed or found none
         assert made >= 4 + CHUNKS or any(m[n]["value"] is None for n in METRICS), made
     llm = r["llm"]

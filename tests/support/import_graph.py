@@ -29,8 +29,9 @@ LAYERS: dict[str, int] = {
     "ragmark.config": 2, "ragmark.config_tables": 2, "ragmark.retrieval": 2,
     "ragmark.generation": 2,
     "ragmark.pipelines": 2,
-    # where the work runs (local, Ray), below the parts that spread their work on it
-    "ragmark.executors": 1,
+    # where the work runs (local, Ray), below the parts that spread their work on it;
+    # the local web server the receiver and the pages share
+    "ragmark.executors": 1, "ragmark.web": 1,
     # 3: running: a run, its scoring and judging, compare, pooling, label, testset, and
     # the results model (with its envelope) they make
     "ragmark.running": 3, "ragmark.labeling": 3, "ragmark.testset": 3, "ragmark.results": 3,

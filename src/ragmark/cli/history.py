@@ -126,10 +126,11 @@ def history_prune(ctx: click.Context, older_than: str, kind: str | None,
     newest (and newest passing) run of each config on each dataset, a gate's baseline,
     are never pruned. The file is compacted (VACUUM) after."""
     from ragmark.history import history_path
-    from ragmark.history.retention import parse_age, prune
+    from ragmark.history.retention import parse_age, prune, to_prune
 
     path = history_path(ctx.obj["history"])
-    got = prune(path, parse_age(older_than), kind=kind, dry_run=dry_run)
+    age = parse_age(older_than)
+    got = to_prune(path, age, kind=kind) if dry_run else prune(path, age, kind=kind)
     click.echo(f"{got.text(dry_run)} ({path})")
 
 

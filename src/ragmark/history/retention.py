@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -62,13 +62,11 @@ class Pruned:
         return f"pruned {what}{kept}{size} (aggregates, verdicts and trends stay)"
 
 
-def prune(path: str | Path, older_than: timedelta, *, now: datetime | None = None,
-          kind: str | None = None, dataset_hash: str | None = None, dry_run: bool = False,
-          vacuum: bool = True) -> Pruned:
-    """Drop the per-question values and question texts of the runs created before
-    ``now - older_than`` (of ``kind`` and ``dataset_hash`` when given), but the accepted
-    runs and each dataset's newest run of each kind; VACUUM after (``vacuum``), so the
-    file shrinks. ``dry_run``: count what would go, change nothing."""
+def to_prune(path: str | Path, older_than: timedelta, *, now: datetime | None = None,
+             kind: str | None = None, dataset_hash: str | None = None) -> Pruned:
+    """What :func:`prune` would drop: the runs created before ``now - older_than`` (of
+    ``kind`` and ``dataset_hash`` when given) not pruned yet, but the accepted runs and
+    the baselines, with their per-question values and question texts; nothing changed."""
     p = Path(path)
     size = p.stat().st_size if p.exists() else 0
     cutoff = ((now or datetime.now(UTC)) - older_than).isoformat(timespec="seconds")
@@ -84,28 +82,37 @@ def prune(path: str | Path, older_than: timedelta, *, now: datetime | None = Non
             f"SELECT r.id FROM runs r WHERE {' AND '.join(where)} AND r.id NOT IN "
             "(SELECT run_id FROM pruned)", args)]
         keep = _baselines(con)
-        kept = [rid for rid in old if rid in keep]
         runs = tuple(rid for rid in old if rid not in keep)
-        values = _count(con, "query_values", runs)
-        questions = _count(con, "questions", runs)
-        if dry_run or not runs:
-            return Pruned(runs, values, questions, len(kept), size)
-        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        return Pruned(runs, _count(con, "query_values", runs), _count(con, "questions", runs),
+                      sum(1 for rid in old if rid in keep), size)
+
+
+def prune(path: str | Path, older_than: timedelta, *, now: datetime | None = None,
+          kind: str | None = None, dataset_hash: str | None = None,
+          vacuum: bool = True) -> Pruned:
+    """Drop the per-question values and question texts of the runs :func:`to_prune`
+    names; VACUUM after (``vacuum``), so the file shrinks."""
+    p = Path(path)
+    plan = to_prune(p, older_than, now=now, kind=kind, dataset_hash=dataset_hash)
+    if not plan.runs:
+        return plan
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    with connect(p, create=False) as con:
         con.execute("BEGIN IMMEDIATE")
         try:
             for table in ("query_values", "questions"):
-                for part in _parts(runs):
+                for part in _parts(plan.runs):
                     con.execute(f"DELETE FROM {table} WHERE run_id IN "
                                 f"({','.join('?' * len(part))})", part)
             con.executemany("INSERT OR IGNORE INTO pruned VALUES (?, ?)",
-                            [(r, stamp) for r in runs])
+                            [(r, stamp) for r in plan.runs])
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
         if vacuum:
             con.execute("VACUUM")
-    return Pruned(runs, values, questions, len(kept), size, p.stat().st_size)
+    return replace(plan, size_after=p.stat().st_size)
 
 
 def _baselines(con: sqlite3.Connection) -> set[int]:

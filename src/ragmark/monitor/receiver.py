@@ -10,20 +10,21 @@ acknowledged, so a killed receiver loses no acknowledged span. A span without it
 or span id is rejected and the rest kept: the answer then reports a partial success
 (``rejectedSpans``), as the OTLP specification says. A body that is not a trace export
 gets 400, one over the size cap (compressed or not) 413, a request without the
-``--token`` 401. The receiver binds to loopback unless a token is given.
+``--token`` 401, a Content-Encoding other than gzip 415, another method than POST 405.
+It is served by the local web server (:mod:`ragmark.web.server`: Starlette on uvicorn,
+which reads exactly the announced body: a client gone mid-body spools nothing), bound
+to loopback unless a token is given.
 """
 
 from __future__ import annotations
 
 import base64
-import ipaddress
 import json
 import os
 import threading
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -217,157 +218,140 @@ class Refusals:
         self.say(f"refused ({status}) from {client}: {reason} [{n} refused so far]")
 
 
-def _handler(spool: Spool, token: str | None, cap: int,
-             say: Callable[[str], None]) -> type[BaseHTTPRequestHandler]:
+def _status_body(status: int, message: str, proto: bool) -> tuple[bytes, str]:
+    if proto and protobuf_ready() is None:
+        from google.rpc.status_pb2 import Status
+
+        return (Status(code=3, message=message).SerializeToString(),
+                "application/x-protobuf")
+    return json.dumps({"code": 3, "message": message}).encode(), "application/json"
+
+
+def _success_body(rejected: int, proto: bool) -> tuple[bytes, str]:
+    message = (f"{rejected} span{'s' if rejected != 1 else ''} without a valid traceId or "
+               "spanId rejected") if rejected else ""
+    if proto:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTracePartialSuccess,
+            ExportTraceServiceResponse,
+        )
+
+        resp = ExportTraceServiceResponse()
+        if rejected:
+            resp.partial_success.CopyFrom(ExportTracePartialSuccess(
+                rejected_spans=rejected, error_message=message))
+        return resp.SerializeToString(), "application/x-protobuf"
+    body = {"partialSuccess": {"rejectedSpans": rejected, "errorMessage": message}
+            } if rejected else {}
+    return json.dumps(body).encode(), "application/json"
+
+
+def make_app(spool: Spool, token: str | None, cap: int,
+             say: Callable[[str], None]) -> Any:
+    """The receiver as a Starlette app: ``POST /v1/traces``, every refusal answered in
+    the request's own encoding (a google.rpc.Status for protobuf) and told on the
+    console with its reason and a running count."""
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import ClientDisconnect, Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from ragmark.web.server import authorised
+
     refusals = Refusals(say)
 
-    class Handler(BaseHTTPRequestHandler):
-        timeout = 30  # a client that stops sending does not hold a thread forever
-        protocol_version = "HTTP/1.1"
+    def refuse(request: Request, status: int, message: str,
+               headers: dict[str, str] | None = None) -> Response:
+        proto = "protobuf" in (request.headers.get("content-type") or "")
+        client = request.client.host if request.client else "?"
+        refusals.told(status, message, client)
+        body, kind = _status_body(status, message, proto)
+        # said, so a client does not send its next request down a socket being closed
+        return Response(body, status, {**(headers or {}), "Connection": "close"},
+                        media_type=kind)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            return  # no access log on stderr
+    def accept(body: bytes, encoding: str, proto: bool) -> int:
+        if encoding == "gzip":
+            body = _inflate(body, cap)
+        request, rejected = from_protobuf(body) if proto else from_json(body)
+        spool.append(request)  # flushed to disk before the answer
+        return rejected
 
-        def _refuse(self, status: int, message: str, proto: bool,
-                    headers: dict[str, str] | None = None) -> None:
-            refusals.told(status, message, self.client_address[0])
-            self.close_connection = True
-            self._status(status, message, proto, headers)
+    async def traces(request: Request) -> Response:
+        proto = "protobuf" in (request.headers.get("content-type") or "")
+        if not authorised(request.headers, token):
+            return refuse(request, 401, "missing or wrong bearer token")
+        encoding = (request.headers.get("content-encoding") or "identity").strip().lower()
+        if encoding not in ENCODINGS:
+            return refuse(request, 415, f"Content-Encoding {encoding!r} is not read; send "
+                          f"one of: {', '.join(ENCODINGS)}")
+        if proto and (missing := protobuf_ready()) is not None:
+            return refuse(request, 415, f"cannot read protobuf here: {missing}; or send "
+                          "OTLP JSON (application/json)")
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > cap:
+            return refuse(request, 413, f"the body is over the cap of {cap} bytes")
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in request.stream():  # exactly the announced body
+                size += len(chunk)
+                if size > cap:
+                    return refuse(request, 413, f"the body is over the cap of {cap} bytes")
+                parts.append(chunk)
+        except ClientDisconnect:  # a client gone mid-body: nothing of it is spooled
+            return refuse(request, 400, f"the client left after {size} bytes of the body")
+        try:
+            rejected = await run_in_threadpool(accept, b"".join(parts), encoding, proto)
+        except Rejected as e:
+            return refuse(request, e.status, str(e))
+        if rejected:
+            say(f"partial success: {rejected} span{'s' if rejected != 1 else ''} without a "
+                "valid traceId or spanId rejected")
+        body, kind = _success_body(rejected, proto)
+        return Response(body, 200, media_type=kind)
 
-        def _not_post(self) -> None:
-            proto = "protobuf" in (self.headers.get("Content-Type") or "")
-            self._refuse(405, f"{self.command} is not allowed: POST {PATH}", proto,
-                         {"Allow": "POST"})
+    async def not_here(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        if status == 405:
+            return refuse(request, 405, f"{request.method} is not allowed: POST {PATH}",
+                          {"Allow": "POST"})
+        return refuse(request, status, f"not found: POST {PATH}" if status == 404
+                      else f"the request was refused ({status})")
 
-        do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = _not_post  # noqa: N815
-
-        def _answer(self, status: int, body: bytes, kind: str,
-                    headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            if self.close_connection:  # said, so a client does not reuse the socket
-                self.send_header("Connection", "close")
-            try:
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):  # the client left: no answer
-                self.close_connection = True
-
-        def _status(self, status: int, message: str, proto: bool,
-                    headers: dict[str, str] | None = None) -> None:
-            if proto and protobuf_ready() is None:
-                from google.rpc.status_pb2 import Status
-
-                self._answer(status, Status(code=3, message=message).SerializeToString(),
-                             "application/x-protobuf", headers)
-            else:
-                self._answer(status, json.dumps({"code": 3, "message": message}).encode(),
-                             "application/json", headers)
-
-        def do_POST(self) -> None:  # noqa: N802
-            proto = "protobuf" in (self.headers.get("Content-Type") or "")
-            if self.path.split("?")[0] != PATH:
-                return self._refuse(404, f"not found: POST {PATH}", proto)
-            if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
-                return self._refuse(401, "missing or wrong bearer token", proto)
-            encoding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
-            if encoding not in ENCODINGS:
-                return self._refuse(415, f"Content-Encoding {encoding!r} is not read; send "
-                                    f"one of: {', '.join(ENCODINGS)}", proto)
-            if proto and (missing := protobuf_ready()) is not None:
-                return self._refuse(415, f"cannot read protobuf here: {missing}; or send "
-                                    "OTLP JSON (application/json)", proto)
-            try:
-                length = int(self.headers.get("Content-Length") or "-1")
-            except ValueError:
-                length = -1
-            if length < 0:
-                return self._refuse(411, "a Content-Length is required", proto)
-            if length > cap:
-                return self._refuse(413, f"the body is over the cap of {cap} bytes", proto)
-            try:
-                body = self.rfile.read(length)
-            except OSError:  # the client went away (or stopped sending past the timeout)
-                body = b""
-            if len(body) < length:  # a prefix may parse: never spool half a request
-                return self._refuse(400, f"the body ended after {len(body)} of the "
-                                    f"{length} bytes its Content-Length announced", proto)
-            try:
-                if encoding == "gzip":
-                    body = _inflate(body, cap)
-                request, rejected = from_protobuf(body) if proto else from_json(body)
-                spool.append(request)
-            except Rejected as e:
-                return self._refuse(e.status, str(e), proto)
-            self._success(rejected, proto)
-
-        def _success(self, rejected: int, proto: bool) -> None:
-            message = (f"{rejected} span{'s' if rejected != 1 else ''} without a valid "
-                       "traceId or spanId rejected") if rejected else ""
-            if proto:
-                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-                    ExportTracePartialSuccess,
-                    ExportTraceServiceResponse,
-                )
-
-                resp = ExportTraceServiceResponse()
-                if rejected:
-                    resp.partial_success.CopyFrom(ExportTracePartialSuccess(
-                        rejected_spans=rejected, error_message=message))
-                self._answer(200, resp.SerializeToString(), "application/x-protobuf")
-            else:
-                body = {"partialSuccess": {"rejectedSpans": rejected, "errorMessage": message}
-                        } if rejected else {}
-                self._answer(200, json.dumps(body).encode(), "application/json")
-            if rejected:
-                say(f"partial success: {message}")
-
-    return Handler
+    return Starlette(routes=[Route(PATH, traces, methods=["POST"])],
+                     exception_handlers={404: not_here, 405: not_here})
 
 
 def parse_listen(listen: str, token: str | None) -> tuple[str, int]:
-    """``HOST:PORT``, checked: a host beyond loopback needs a token, and a token given is
-    not empty or blank (``Authorization: Bearer `` would let anyone in)."""
-    if token is not None and not token.strip():
-        raise ConfigError("--token is empty or blank: that is no token (anyone sending "
-                          "'Authorization: Bearer ' would be let in); give a secret, or "
-                          "leave --token out and listen on loopback")
-    host, _, port = listen.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    try:
-        number = int(port)
-    except ValueError:
-        raise ConfigError(f"--listen {listen!r}: expected HOST:PORT, e.g. 127.0.0.1:4318"
-                          ) from None
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback and token is None:
-        raise ConfigError(f"--listen {listen}: binding beyond loopback lets anyone who can "
-                          "reach this machine write to the spool; give --token SECRET (sent "
-                          "as 'Authorization: Bearer SECRET') or listen on 127.0.0.1")
-    return host, number
+    """``HOST:PORT``, checked (:func:`ragmark.web.server.parse_listen`)."""
+    from ragmark.web.server import parse_listen as checked
+
+    return checked(listen, token)
 
 
 def make_server(listen: str, spool_dir: Path, *, token: str | None = None,
                 max_body: int = 16 * 1024 * 1024,
-                say: Callable[[str], None] = lambda t: None) -> tuple[ThreadingHTTPServer, Spool]:
-    """A receiver ready to ``serve_forever`` (and its spool)."""
+                say: Callable[[str], None] = lambda t: None) -> tuple[Any, Spool]:
+    """A receiver ready to ``serve_forever`` (and its spool); what it needs to read
+    OpenTelemetry's default protobuf exports, and to serve, is checked first."""
     host, port = parse_listen(listen, token)
     missing = protobuf_ready()
     if missing is not None:
         raise ConfigError(f"--listen: {missing}")
+    from ragmark.web.server import Server, missing_packages
+
+    if missing_packages():
+        raise ConfigError(f"--listen: the receiver's server ({', '.join(missing_packages())})"
+                          " is not installed: pip install 'ragmark-eval[otel]'")
     spool = Spool(spool_dir)
     try:
-        server = ThreadingHTTPServer((host, port), _handler(spool, token, max_body, say))
-    except OSError as e:
+        server = Server(make_app(spool, token, max_body, say), listen, host, port)
+    except ConfigError:
         spool.close()
-        raise ConfigError(f"--listen {listen}: cannot bind: {e}") from None
-    server.daemon_threads = True
+        raise
     return server, spool
 
 
@@ -384,6 +368,7 @@ def serve(listen: str, spool_dir: Path, *, token: str | None = None,
     def stop(*_: Any) -> None:
         raise KeyboardInterrupt
 
+    # uvicorn stops gracefully on Ctrl-C or SIGTERM, then passes the signal on
     signal.signal(signal.SIGTERM, stop)
     try:
         server.serve_forever()
