@@ -18,85 +18,28 @@ import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from ragmark.data.leniency import Leniency
-from ragmark.data.traces import TraceKeys
 from ragmark.errors import ConfigError
 from ragmark.history import store
-from ragmark.llm import LLMSettings
 from ragmark.metrics.names import lower_is_better
+from ragmark.monitor.settings import DEFAULTS, JUDGED, KIND, Settings  # noqa: F401
 from ragmark.monitor.sources import LOG, Batch, read_log, read_traces_since, source_key
 from ragmark.monitor.sources import source_kind as kind_of
+from ragmark.monitor.trend import (  # noqa: F401 (the windows' names for them)
+    Point,
+    dataset_hash,
+    reference_values,
+    trend,
+)
 from ragmark.progress import NullProgress, Progress
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.stats.drift import Drift, drift
 from ragmark.stats.feedback import Association, associations
 from ragmark.types import Score
-
-DEFAULTS = ("groundedness", "empty_retrieval", "refusal", "latency_s", "retrieval_latency_s",
-            "generation_latency_s", "tokens", "cost_usd", "feedback")
-"""The cheap metrics every record gets (those the source does not record are left out)."""
-JUDGED = ("faithfulness", "answer_relevance", "context_relevance")
-"""The model-based metrics a window's sample gets when an LLM endpoint is set."""
-KIND = "monitor"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What ``ragmark monitor`` does with a source (its flags, as one value)."""
-
-    source: Path
-    history: Path
-    name: str | None = None
-    metrics: tuple[str, ...] | None = None
-    judge_metrics: tuple[str, ...] | None = None
-    llm: LLMSettings | None = None
-    sample: float = 0.05
-    budget_calls: int | None = None
-    budget_cost: float | None = None
-    fail_on_drift: tuple[str, ...] = ()
-    reference: int = 5
-    reference_run: int | None = None
-    margin: float = 0.0
-    alpha: float = 0.05
-    windows: int = 20
-    strict: bool = False
-    keys: TraceKeys = field(default_factory=TraceKeys)
-    retain: timedelta | None = None
-    """``--retain-questions``: how long a window's per-question values are kept (older
-    windows of the source are pruned as new ones are recorded); None: for ever."""
-
-    @property
-    def system(self) -> str:
-        return self.name or self.source.name.split(".")[0] or "system"
-
-    def judges(self) -> tuple[str, ...]:
-        if self.judge_metrics is not None:
-            return self.judge_metrics
-        return JUDGED if self.llm is not None else ()
-
-
-@dataclass(frozen=True)
-class Point:
-    """One recorded window of the trend: its history id, when, how many records, and
-    each metric's mean with a 95 % interval (normal approximation) and n."""
-
-    id: int
-    created_at: str
-    records: int
-    means: dict[str, tuple[float | None, float | None, float | None, int]]
-    flagged: bool
-    drifted: frozenset[str] | None = None
-    """The metrics that drifted in the window (None: a window recorded before the
-    history kept them; then :attr:`flagged` stands for all)."""
-
-    def drift_in(self, metric: str) -> bool:
-        """Whether ``metric`` drifted in this window."""
-        return metric in self.drifted if self.drifted is not None else self.flagged
 
 
 @dataclass
@@ -255,62 +198,6 @@ def _values(report: RunReport) -> dict[str, list[float | None]]:
         for m, v in q.metrics.items():
             out.setdefault(m, []).append(v.value)
     return out
-
-
-def _windows(s: Settings, key: str) -> list[store.RunRow]:
-    ds = dataset_hash(key)
-    return [r for r in store.list_runs(s.history, kind=KIND, config=s.system)
-            if r.dataset_hash == ds] if s.history.exists() else []
-
-
-def dataset_hash(key: str) -> str:
-    """A source's stand-in for a dataset hash: its windows share it."""
-    return hashlib.sha256(f"monitor:{key}".encode()).hexdigest()
-
-
-def reference_values(s: Settings, key: str) -> tuple[dict[str, list[float | None]], str]:
-    """The values the newest window is compared with, and what they are."""
-    if s.reference_run is not None:
-        row, _, _ = store.run_row(s.history, s.reference_run)
-        config = s.system if s.system in row.configs else row.configs[0]
-        _, vals = store.values(s.history, s.reference_run, config)
-        return ({m: list(v.values()) for m, v in vals.items()},
-                f"run {s.reference_run} ({config!r})")
-    rows = _windows(s, key)[: s.reference]
-    pooled: dict[str, list[float | None]] = {}
-    for r in rows:
-        _, vals = store.values(s.history, r.id, s.system)
-        for m, v in vals.items():
-            pooled.setdefault(m, []).extend(v.values())
-    return pooled, f"the previous {len(rows)} window{'s' if len(rows) != 1 else ''}"
-
-
-def trend(s: Settings, key: str) -> list[Point]:
-    """The source's recorded windows, oldest first (the newest ``s.windows``)."""
-    points = []
-    for r in reversed(_windows(s, key)[: s.windows]):
-        _, vals = store.values(s.history, r.id, s.system)
-        env = store.run_row(s.history, r.id)[1]
-        means: dict[str, tuple[float | None, float | None, float | None, int]] = {}
-        for m, v in vals.items():
-            xs = [x for x in v.values() if x is not None and not math.isnan(x)]
-            if not xs:
-                means[m] = (None, None, None, 0)
-                continue
-            mean = math.fsum(xs) / len(xs)
-            sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) if (
-                len(xs) > 1) else 0.0
-            half = 1.96 * sd / math.sqrt(len(xs))
-            means[m] = (mean, mean - half, mean + half, len(xs))
-        # the aggregates without values a question (grounded_ratio, aurc; late feedback
-        # counted in): the window's value, without an interval
-        for m, a in store.aggregates(s.history, r.id).get(s.system, {}).items():
-            if m not in means or m == "feedback" and a.n != means[m][3]:
-                means[m] = (a.value, None, None, a.n)
-        drifted = env.get("drifted")
-        points.append(Point(r.id, r.created_at, r.questions, means, r.verdict == "failed",
-                            None if drifted is None else frozenset(drifted)))
-    return points
 
 
 def check_gated(s: Settings) -> None:

@@ -35,13 +35,13 @@ from ragmark.pipelines.base import (
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import (
     Aggregate,
-    EmptyRankings,
     HopSummary,
     QueryRecord,
     RetrievedRecord,
     RunReport,
     conversation_summary,
 )
+from ragmark.running.empty import empty_rankings
 from ragmark.running.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
 from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
 from ragmark.running.scoring import (
@@ -346,7 +346,7 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
         notes.append(f"--mean trec_eval: {zeros} question{'s' if zeros != 1 else ''} with "
                      "judged documents but none relevant score 0 on the retrieval metrics "
                      "and count in their means, as trec_eval counts them")
-    empty = _empty_rankings(src, samples, records,
+    empty = empty_rankings(src, samples, records,
                             [str(m) for m in names if m.kind == "retrieval"], cfg)
     if empty is not None and empty.ids:
         notes.append(empty.note())
@@ -365,39 +365,3 @@ def _score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCo
                      queries=records, timings=timings, notes=notes, llm=llm_all,
                      failures=dict(failures), empty=empty, hops=HopSummary.of(records),
                      risk_coverage=curve, conversations=conversation_summary(records))
-
-
-def empty_cause(cfg: RunConfig, source: str) -> str:
-    """Why a question's ranking can be empty, from where it came: ``own`` (ragmark's
-    retriever: BM25 finds nothing when no query term is in the index), ``pipeline`` or
-    ``outputs``."""
-    if source == "outputs":
-        return "the logged output has no contexts"
-    if source == "run_file":
-        return "the run file has no line for it"
-    if source == "pipeline":
-        return "the pipeline returned no contexts"
-    names = {cfg.retriever.name, *(r.get("name") for r in
-                                   cfg.retriever.params.get("retrievers") or [])}
-    if names <= {"bm25"}:
-        return "no query term in the index"
-    return "the retriever returned nothing"
-
-
-def _empty_rankings(src: Sourced, samples: Sequence[Sample], records: Sequence[QueryRecord],
-                    retrieval_names: Sequence[str], cfg: RunConfig) -> EmptyRankings | None:
-    """The questions whose source did not fail but ranked nothing, and each retrieval
-    metric's mean over all questions and over those that retrieved something."""
-    if not retrieval_names:
-        return None
-    empty = [qi for qi, p in enumerate(src.queries) if p.failure is None and not p.chunks]
-    gone = set(empty)
-    kept = [r for qi, r in enumerate(records) if qi not in gone]
-    return EmptyRankings(
-        ids=tuple(samples[qi].id for qi in empty),
-        cause=empty_cause(cfg, str(src.config["source"]) if "source" in src.config else
-                          "pipeline" if cfg.pipeline is not None else "own"),
-        of=len(samples),
-        over_all={m: Aggregate.of([r.metrics[m] for r in records]) for m in retrieval_names},
-        over_retrieved={m: Aggregate.of([r.metrics[m] for r in kept])
-                        for m in retrieval_names})

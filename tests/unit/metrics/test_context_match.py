@@ -61,6 +61,25 @@ def test_a_bad_rule_is_an_error_before_any_work(tmp_path, capsys, rule):
     assert code == 2 and "--context-match" in err and "similarity:T" in err
 
 
+ROWS = [([RE_CHUNKED, OTHER], [REF1, REF2]), ([OTHER], [REF1]), ([REF1, REF2], [REF2, REF1])]
+"""(retrieved contexts, reference contexts) rows."""
+
+
+def _recalls(tmp_path, capsys, rows) -> list[float]:
+    """ragmark's recall over every retrieved context of each row under similarity:0.5."""
+    log = tmp_path / "rows.jsonl"
+    log.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"q{i}?", "answer": "a",
+                                         "contexts": c, "ground_truth_contexts": r})
+                             for i, (c, r) in enumerate(rows)) + "\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "recall@5",
+                            "--context-match", "similarity:0.5", "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    ours = json.loads(out.read_text())["per_query"]
+    return [ours[f"q{i}"]["recall@5"] for i in range(len(rows))]
+
+
 def test_recall_equals_ragas_non_llm_context_recall(tmp_path, capsys):
     """With the real library where it is installed (not in CI: ragas 0.4.3 needs
     langchain-community<0.4): ragmark's recall over every retrieved context under
@@ -69,23 +88,11 @@ def test_recall_equals_ragas_non_llm_context_recall(tmp_path, capsys):
     from ragas.dataset_schema import SingleTurnSample
     from ragas.metrics import NonLLMContextRecall
 
-    rows = [([RE_CHUNKED, OTHER], [REF1, REF2]), ([OTHER], [REF1]),
-            ([REF1, REF2], [REF2, REF1])]
-    log = tmp_path / "rows.jsonl"
-    log.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"q{i}?", "answer": "a",
-                                         "contexts": c, "ground_truth_contexts": r})
-                             for i, (c, r) in enumerate(rows)) + "\n")
-    out = tmp_path / "r.json"
-    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "recall@2",
-                            "--context-match", "similarity:0.5", "--output", str(out),
-                            "--no-history", "--quiet"], capsys)
-    assert code == 0, err
-    ours = json.loads(out.read_text())["per_query"]
     metric = NonLLMContextRecall()
-    for i, (c, r) in enumerate(rows):
-        theirs = metric.single_turn_score(SingleTurnSample(retrieved_contexts=c,
-                                                           reference_contexts=r))
-        assert ours[f"q{i}"]["recall@2"] == pytest.approx(theirs), (i, ragas.__version__)
+    theirs = [metric.single_turn_score(SingleTurnSample(retrieved_contexts=c,
+                                                        reference_contexts=r))
+              for c, r in ROWS]
+    assert _recalls(tmp_path, capsys, ROWS) == pytest.approx(theirs), ragas.__version__
 
 
 def test_recall_equals_what_ragas_gave_on_the_same_rows(tmp_path, capsys):
@@ -97,20 +104,8 @@ def test_recall_equals_what_ragas_gave_on_the_same_rows(tmp_path, capsys):
     similarity:0.5 is the same row by row."""
     from pathlib import Path
 
-    rows = [([RE_CHUNKED, OTHER], [REF1, REF2]), ([OTHER], [REF1]),
-            ([REF1, REF2], [REF2, REF1])]
     foreign = Path(__file__).resolve().parents[1] / "data" / "foreign" / "ragas_outputs.jsonl"
-    rows += [(o["retrieved_contexts"], o["reference_contexts"])
-             for o in map(json.loads, foreign.read_text().splitlines())]
+    rows = ROWS + [(o["retrieved_contexts"], o["reference_contexts"])
+                   for o in map(json.loads, foreign.read_text().splitlines())]
     ragas_0_4_3 = [0.5, 0.0, 1.0, 1.0, 1.0]
-    log = tmp_path / "rows.jsonl"
-    log.write_text("\n".join(json.dumps({"id": f"q{i}", "question": f"q{i}?", "answer": "a",
-                                         "contexts": c, "ground_truth_contexts": r})
-                             for i, (c, r) in enumerate(rows)) + "\n")
-    out = tmp_path / "r.json"
-    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "recall@5",
-                            "--context-match", "similarity:0.5", "--output", str(out),
-                            "--no-history", "--quiet"], capsys)
-    assert code == 0, err
-    ours = json.loads(out.read_text())["per_query"]
-    assert [ours[f"q{i}"]["recall@5"] for i in range(len(rows))] == ragas_0_4_3
+    assert _recalls(tmp_path, capsys, rows) == ragas_0_4_3

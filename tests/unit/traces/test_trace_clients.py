@@ -168,7 +168,7 @@ ASKED = {"h": "What is a priority queue?", "b": "How to keep a list sorted?",
 
 def test_a_llamaindex_engine_over_files_is_judged_by_file(llamaindex_traces, tmp_path,
                                                           capsys):
-    from llama_index.core import Settings, SimpleDirectoryReader, VectorStoreIndex
+    from llama_index.core import SimpleDirectoryReader, VectorStoreIndex
     from llama_index.core.embeddings import MockEmbedding
     from llama_index.core.llms import MockLLM
 
@@ -176,10 +176,10 @@ def test_a_llamaindex_engine_over_files_is_judged_by_file(llamaindex_traces, tmp
     docs.mkdir()
     for name, text in FILES.items():
         (docs / name).write_text(text)
-    Settings.embed_model, Settings.llm = MockEmbedding(embed_dim=8), MockLLM(max_tokens=4)
     # the index is built in the same process: its chunking and embedding traces too
-    index = VectorStoreIndex.from_documents(SimpleDirectoryReader(str(docs)).load_data())
-    engine = index.as_query_engine(similarity_top_k=2)
+    index = VectorStoreIndex.from_documents(SimpleDirectoryReader(str(docs)).load_data(),
+                                            embed_model=MockEmbedding(embed_dim=8))
+    engine = index.as_query_engine(similarity_top_k=2, llm=MockLLM(max_tokens=4))
     about = {"h": "heapq.txt", "b": "bisect.txt", "d": "deque.txt"}
     app_ranks = {}
     for qid, q in ASKED.items():
