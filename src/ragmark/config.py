@@ -61,13 +61,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragmark.config_tables import (  # noqa: F401  (the env names: config's API)
     EMBEDDING_ENV,
-    LLM_MODEL_ENV,
-    LLM_URL_ENV,
     apply_language,
     resolve_auto_reranker,
     resolve_embedding_env,
 )
-from ragmark.errors import ConfigError, UnknownComponentError
+from ragmark.errors import ConfigError, UnknownComponentError, validation_problems
 from ragmark.llm.table import LLMTable
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
 
@@ -167,20 +165,20 @@ BUILTINS: dict[str, dict[str, Any]] = {
 
 def _format_validation(err: ValidationError, source: str) -> str:
     lines = []
-    for e in err.errors():
-        loc = list(e["loc"])
+    for p in validation_problems(err):
+        loc = list(p.loc)
         model: type[BaseModel] = RunConfig
         if loc[:1] == ["pipeline"] and len(loc) > 1 and loc[1] in PIPELINE_MODELS:
             model = PIPELINE_MODELS[str(loc.pop(1))]  # drop pydantic's union tag
         elif loc[:1] == ["llm"] and len(loc) > 1:
             model = LLMTable
-        key = ".".join(str(p) for p in loc) or "(top level)"
-        msg = str(e["msg"]).removeprefix("Value error, ")
-        if e["type"] == "extra_forbidden":
+        key = ".".join(str(x) for x in loc) or "(top level)"
+        msg = p.msg
+        if p.type == "extra_forbidden":
             known = ", ".join(model.model_fields)
             table = f" of [{loc[0]}]" if model is not RunConfig else ""
             msg = f"unknown key; known keys{table}: {known}"
-        elif e["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        elif p.type in ("union_tag_invalid", "union_tag_not_found"):
             key += ".kind"
             msg = f"expected {' or '.join(map(repr, PIPELINE_MODELS))}"
         lines.append(f"{source}, key '{key}': {msg}")

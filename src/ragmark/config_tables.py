@@ -9,10 +9,9 @@ import os
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.llm.fields import BASE_URL_ENV, MODEL_ENV
 from ragmark.retrieval.rerank import RERANKER_ENV
 
-LLM_URL_ENV = "RAGMARK_LLM_BASE_URL"
-LLM_MODEL_ENV = "RAGMARK_LLM_MODEL"
 EMBEDDING_ENV = {"base_url": "RAGMARK_EMBEDDING_BASE_URL", "model": "RAGMARK_EMBEDDING_MODEL",
                  "provider": "RAGMARK_EMBEDDING_PROVIDER",
                  "api_key_env": "RAGMARK_EMBEDDING_API_KEY_ENV"}
@@ -56,15 +55,15 @@ def resolve_auto_reranker(data: dict[str, Any], source: str) -> None:
                             **params}
         return
     table = data.get("llm")
-    if os.environ.get(LLM_URL_ENV, "").strip() or (
+    if os.environ.get(BASE_URL_ENV, "").strip() or (
             isinstance(table, dict) and table.get("base_url")):
         # the endpoint comes from [llm] or RAGMARK_LLM_* when the run starts
         data["reranker"] = {"name": "llm", **params}
         return
     raise ConfigError(
         f"{source}, key 'reranker': this config reranks, but no reranker is set up. Set "
-        f"{RERANKER_ENV} to a cross-encoder model folder, or {LLM_URL_ENV} and "
-        f"{LLM_MODEL_ENV} (or an [llm] table) for the LLM reranker, or give a TOML config "
+        f"{RERANKER_ENV} to a cross-encoder model folder, or {BASE_URL_ENV} and "
+        f"{MODEL_ENV} (or an [llm] table) for the LLM reranker, or give a TOML config "
         "with [reranker] name = \"cross-encoder\" and model = \"PATH\" (or name = \"llm\"). "
         "No reranker "
         "model ships with ragmark."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class RagmarkWarning(UserWarning):
     """Something the library computed as documented but a caller may not expect (NaN
@@ -59,3 +61,37 @@ class MissingExtraError(RagmarkError):
         super().__init__(
             f"this needs the optional package '{package}': pip install 'ragmark-eval[{extra}]'"
         )
+
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a validation error: where (``loc``, the keys from the top), what
+    (``msg``, in ragmark's words), pydantic's error ``type``, and ``shown``: the value
+    given as text, or "" when it is not a short scalar or its field may hold a secret."""
+
+    loc: tuple[str | int, ...]
+    msg: str
+    type: str
+    shown: str
+
+
+def validation_problems(error: Exception, secret: frozenset[str] = frozenset()
+                        ) -> list[Problem]:
+    """A pydantic ``ValidationError`` as :class:`Problem` values, the message without
+    pydantic's "Value error, "; a value of a field in ``secret`` (one that may hold a key
+    pasted by mistake) is never shown. Anything else: its text, no location. The one
+    reader of validation errors; callers say where the value came from."""
+    errors = getattr(error, "errors", None)
+    if errors is None:
+        return [Problem((), str(error), "", "")]
+    out = []
+    for e in errors():
+        loc = tuple(e["loc"])
+        value = e.get("input")
+        shown = repr(value) if (
+            isinstance(value, str | int | float) and not isinstance(value, bool)
+            and not secret.intersection(map(str, loc)) and len(str(value)) <= 80) else ""
+        out.append(Problem(loc, str(e["msg"]).removeprefix("Value error, "), str(e["type"]),
+                           shown))
+    return out

@@ -201,3 +201,24 @@ def test_llm_clients_are_put_together_in_one_factory():
             for i, line in enumerate(path.read_text().splitlines(), 1)
             if re.search(r"\b(LLMClient|DryClient)\(", line) and "class " not in line]
     assert made == []
+
+
+def _writes_environ(node: ast.AST) -> bool:
+    def environ(n: ast.AST) -> bool:
+        return isinstance(n, ast.Attribute) and n.attr == "environ"
+
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return (node.func.attr in ("setdefault", "update", "pop", "clear")
+                and environ(node.func.value)) or node.func.attr == "putenv"
+    if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+        targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+        return any(isinstance(t, ast.Subscript) and environ(t.value) for t in targets)
+    return False
+
+
+def test_one_module_writes_the_environment():
+    """No command, plan or component writes ``os.environ``; the variables a model
+    library must see before it is imported are set by ragmark.libraries (issue 34)."""
+    writers = {m for m, path in ig.modules().items()
+               if any(_writes_environ(n) for n in ast.walk(ast.parse(path.read_text())))}
+    assert writers == {"ragmark.libraries"}

@@ -10,6 +10,7 @@ import click
 from ragmark.cli.app import cli, consoles, quiet_option
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
 from ragmark.errors import ConfigError
+from ragmark.llm.fields import SET_ENDPOINT
 
 
 def _stat(name: str, s: dict[str, Any]) -> str:
@@ -132,15 +133,11 @@ def judge_eval_cmd(**flags: Any) -> None:
         check_output(f.output, "--output")
     items, named = read_items(f.file, f.metric, f.label_map)
     f.metric = f.metric or named or "faithfulness"
-    if f.judge_models:  # the endpoint's model need not be set when the judges are named
-        import os
-
-        from ragmark.llm.config import MODEL_ENV
-        os.environ.setdefault(MODEL_ENV, f.judge_models[0])
-    settings, _ = resolve_llm([])
+    # the endpoint's model need not be set when the judges are named
+    settings, _ = resolve_llm([], model=f.judge_models[0] if f.judge_models else None)
     if settings is None:
         raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
-                          "or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
+                          f"or {SET_ENDPOINT}")
     judges = [settings.model_copy(update={"model": m}) for m in f.judge_models] or [settings]
     trial = Trial(f.metric, f.threshold, f.repeats, f.temperature, f.resamples, f.seed)
     with progress.task(f"judging {len(items):,} items x {f.repeats} x {len(judges)} judges",

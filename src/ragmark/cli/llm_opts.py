@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
 import click
 
+from ragmark.llm.config import ENV, FLAG
+from ragmark.llm.fields import EndpointField, given_on
 from ragmark.llm.providers import names as provider_names
 
 if TYPE_CHECKING:
@@ -14,26 +16,19 @@ if TYPE_CHECKING:
     from ragmark.llm import LLMSettings
 
 
-_META = "ragmark.llm_flags"
-# flag -> LLMSettings field; the flags are kept in the click context, not passed to commands
-_FLAGS = {"llm_base_url": "base_url", "llm_model": "model", "llm_api_key_env": "api_key_env",
-          "llm_provider": "provider", "llm_concurrency": "concurrency",
-          "llm_timeout": "timeout", "llm_max_retries": "max_retries",
-          "llm_prices": "prices", "llm_structured": "structured", "llm_batch": "batch",
-          "llm_max_tokens": "max_tokens", "llm_context_window": "context_window"}
-
+_META = "ragmark.llm_flags"  # the flags are kept in the click context, not passed on
 
 
 def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> None:
     if value is not None and param.name:
-        ctx.meta.setdefault(_META, {})[_FLAGS[param.name]] = value
+        ctx.meta.setdefault(_META, {})[param.name.removeprefix("llm_")] = value
 
 
 def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The LLM endpoint flags (``--llm-base-url`` ... ``--llm-prices``). They override the
     config's ``[llm]`` table, which overrides ``RAGMARK_LLM_*``; read them with
     :func:`resolve_llm`."""
-    for o in reversed(_endpoint_opts()):
+    for o in reversed(endpoint_opts()):
         f = o(f)
     return f
 
@@ -44,7 +39,7 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
                      "answer_relevance, context_relevance, answer_correctness, context_recall, "
                      "context_entity_recall, context_precision, citation_correctness."),
-        *_endpoint_opts(),
+        *endpoint_opts(),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),
         click.option("--human-labels", type=click.Path(exists=True, dir_okay=False),
@@ -57,42 +52,38 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _endpoint_opts() -> list[Callable[..., Any]]:
-    def opt(*args: str, **kw: Any) -> Callable[..., Any]:
-        return click.option(*args, expose_value=False, callback=_keep, **kw)
+def endpoint_opts() -> list[Callable[..., Any]]:
+    """One click option per endpoint field declared on FLAG
+    (:class:`~ragmark.llm.config.LLMSettings`), its help and limits from there."""
+    return [_option(f) for f in given_on(FLAG)]
 
-    return [
-        opt("--llm-base-url", help="OpenAI-compatible or Ollama base URL (default: the "
-            "config's [llm] base_url, else $RAGMARK_LLM_BASE_URL)."),
-        opt("--llm-model", help="Model name (default: [llm] model, else $RAGMARK_LLM_MODEL)."),
-        opt("--llm-api-key-env", help="NAME of the variable holding the API key (default: "
-            "[llm] api_key_env, else $RAGMARK_LLM_API_KEY_ENV)."),
-        opt("--llm-provider", type=click.Choice(provider_names()),
-            help="Protocol of the endpoint (default: openai, any OpenAI-compatible "
-            "server)."),
-        opt("--llm-concurrency", type=click.IntRange(min=1),
-            help="Calls in flight at once (default: 8)."),
-        opt("--llm-timeout", type=click.FloatRange(min=0, min_open=True),
-            help="Seconds per call before it is retried (default: 60)."),
-        opt("--llm-max-retries", type=click.IntRange(min=0),
-            help="Retries of a call after a timeout, 429 or 5xx (default: 4)."),
-        opt("--llm-prices", help="'PROMPT,COMPLETION[,BATCH_DISCOUNT]': $ per million "
-            "tokens of the model, for the cost estimate, and the share a provider batch "
-            "job takes off (default 0.5)."),
-        opt("--llm-batch", is_flag=True, default=None,
-            help="Send the judge calls not in the cache as OpenAI Batch API jobs (about "
-            "half the price, answers within 24 h); stop and rerun to pick a job up."),
-        opt("--llm-max-tokens", type=click.IntRange(min=1),
-            help="Cap on each judge's JSON answer, in tokens (default: 1024; lowered to "
-            "what the context window leaves after the prompt)."),
-        opt("--llm-context-window", type=click.IntRange(min=1),
-            help="The model's context window in tokens, when the server does not say it "
-            "(/models, /props, Ollama's num_ctx); judge calls are fitted in it, their "
-            "texts cut when needed (counted in a note)."),
-        opt("--llm-structured", type=click.Choice(["auto", "off"]),
-            help="Send the judges' output schema in the form the endpoint takes, falling "
-            "back when it refuses (auto, the default), or never (off)."),
-    ]
+
+def _option(f: EndpointField) -> Callable[..., Any]:
+    kind: Any = None
+    ann = f.info.annotation
+    limits = {k: getattr(m, k) for m in f.info.metadata for k in ("ge", "gt", "le")
+              if hasattr(m, k)}
+    if f.name == "provider":
+        kind = click.Choice(provider_names())
+    elif get_origin(ann) is Literal:
+        kind = click.Choice(get_args(ann))
+    elif ann in (int, int | None):
+        kind = click.IntRange(min=limits["ge"] if "ge" in limits else limits.get("gt", -1) + 1,
+                              max=limits.get("le"))
+    elif ann in (float, float | None):
+        kind = click.FloatRange(min=limits.get("ge", limits.get("gt")),
+                                min_open="gt" in limits, max=limits.get("le"))
+    extra: dict[str, Any] = {"is_flag": True, "default": None} if ann is bool else {}
+    return click.option(f.flag, "llm_" + f.name, type=kind, expose_value=False,
+                        callback=_keep, help=_help(f), **extra)
+
+
+def _help(f: EndpointField) -> str:
+    where = [f"[llm] {f.name}"] + ([f"${f.env}"] if ENV in f.on else [])
+    default = f.info.default
+    if not f.info.is_required() and default not in (None, False):
+        where.append(str(default).removesuffix(".0"))
+    return f"{f.info.description} Else: {', else '.join(where)}."
 
 
 def resolve_llm(configs: Sequence[RunConfig], need: bool = True, model: str | None = None

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmark.cli.app import cli, consoles, quiet_option, trace_options
-from ragmark.cli.llm_opts import _endpoint_opts
+from ragmark.cli.llm_opts import endpoint_opts
 
 
 def _opts(f: Any) -> Any:
-    for o in reversed(_endpoint_opts()):
+    for o in reversed(endpoint_opts()):
         f = o(f)
     return f
 
@@ -155,9 +155,10 @@ def _settings(flags: dict[str, Any]) -> Any:
     llm, _ = resolve_llm([], need=judge_list is None or bool(judge_list))
     if judge_list and llm is None:
         from ragmark.errors import ConfigError
+        from ragmark.llm.fields import BASE_URL_ENV
 
-        raise ConfigError("--judge-metrics needs an LLM endpoint: --llm-base-url, or "
-                          "RAGMARK_LLM_BASE_URL")
+        raise ConfigError(f"--judge-metrics needs an LLM endpoint: --llm-base-url, or "
+                          f"{BASE_URL_ENV}")
     metrics = None if not flags["metrics"] else tuple(
         str(m) for m in parse_metrics(flags["metrics"]))
     drift = () if not flags["fail_on_drift"] else tuple(

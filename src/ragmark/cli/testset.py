@@ -11,6 +11,7 @@ import click
 from ragmark.cli.app import cli, consoles, data_options, leniency, quiet_option, warn_data
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
 from ragmark.errors import ConfigError, RagmarkError
+from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.report.console import llm_line
 
 
@@ -138,7 +139,7 @@ def testset_cmd(**flags: Any) -> None:
     settings, (cfg,) = resolve_llm([load_config(f.config)])
     if settings is None:
         raise ConfigError("ragmark testset needs an LLM endpoint: give --llm-base-url and "
-                          "--llm-model, or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
+                          f"--llm-model, or {SET_ENDPOINT}")
     lenient = leniency(f.strict, f.encoding)
     documents, default_chunker = open_corpus(f.corpus, lenient)
     warn_data(lenient.messages())

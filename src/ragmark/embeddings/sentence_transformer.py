@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.libraries import before_import
 from ragmark.progress import Advance
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -200,7 +200,7 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        before_import("huggingface")
         import torch
         from sentence_transformers import SentenceTransformer
 

@@ -10,12 +10,12 @@ statistics are switched off (ragmark sends nothing anywhere) and its logs stay q
 from __future__ import annotations
 
 import logging
-import os
 import socket
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.libraries import before_import
 from ragmark.llm.config import display_url
 
 S = TypeVar("S")
@@ -65,7 +65,7 @@ class RayExecutor:
             import ray
         except ImportError:
             raise MissingExtraError("ray", "ray") from None
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        before_import("ray")
         self.address = address
         self._owned = not ray.is_initialized()
         if self._owned:

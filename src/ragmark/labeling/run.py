@@ -28,6 +28,7 @@ from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import NotCached
 from ragmark.llm.factory import dry_client
+from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.progress import NullProgress, Progress
 from ragmark.relevance import unmatchable
@@ -122,7 +123,7 @@ class LabelRun:
 
 
 NO_ENDPOINT = ("ragmark label needs an LLM endpoint to label passages: give --llm-base-url "
-               "and --llm-model, or set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL")
+               f"and --llm-model, or {SET_ENDPOINT}")
 
 
 def check_template(template: str | None, source: str = "prompt template") -> None:

@@ -5,90 +5,139 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-from ragmark.errors import ConfigError
-
-BASE_URL_ENV = "RAGMARK_LLM_BASE_URL"
-MODEL_ENV = "RAGMARK_LLM_MODEL"
-API_KEY_ENV_ENV = "RAGMARK_LLM_API_KEY_ENV"
-PROVIDER_ENV = "RAGMARK_LLM_PROVIDER"
+from ragmark.errors import ConfigError, validation_problems
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
+# Where a field of the endpoint can be given (ragmark.llm.fields makes each from this):
+FLAG = "flag"            # the --llm-NAME option of every command that calls a model
+ENV = "env"              # the RAGMARK_LLM_NAME environment variable
+TABLE = "table"          # the NAME key of a config's [llm] table
+COMPONENT = "component"  # the NAME key of an llm generator's or reranker's own table
+EVERYWHERE = (FLAG, ENV, TABLE, COMPONENT)
+
+
+def _on(*where: str) -> dict[str, Any]:
+    return {"on": list(where)}
+
+
+def check_url(v: str | None) -> str | None:
+    """An http(s) URL without a trailing slash."""
+    if v is None:
+        return None
+    v = v.strip().rstrip("/")
+    parts = urlsplit(v)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("base_url must be an http:// or https:// URL")
+    return v
+
+
+def check_provider(v: str | None) -> str | None:
+    """A known provider's name."""
+    from ragmark.llm.providers import known
+
+    return None if v is None else known(v)
+
+
+def check_env_name(v: str | None) -> str | None:
+    """The NAME of an environment variable (None when blank); never echoes the value."""
+    if v is None or not v.strip():
+        return None
+    v = v.strip()
+    if not _ENV_NAME.match(v):
+        raise ValueError(
+            "api_key_env must be the NAME of an environment variable (letters, digits, "
+            "underscores), not the key itself")
+    return v
+
+
+VALIDATORS = {"base_url": check_url, "provider": check_provider,
+              "api_key_env": check_env_name}
+"""The checks of a field beyond its type, shared by the settings and the ``[llm]`` table."""
 
 
 class LLMSettings(BaseModel):
-    """One LLM endpoint: where it is, which model, and how hard to try.
+    """One LLM endpoint: where it is, which model, and how hard to try. The one
+    declaration of the endpoint's fields: each field's type, default, limits and help,
+    and where a user can give it (``json_schema_extra["on"]``). The ``--llm-*`` options,
+    the ``[llm]`` table, the keys of an ``llm`` component's table, the ``RAGMARK_LLM_*``
+    variables and the one resolver are made from it in :mod:`ragmark.llm.fields`.
 
     ``provider="openai"`` is any OpenAI-compatible server (``POST {base_url}/chat/completions``);
-    ``"ollama"`` is Ollama's native API (``POST {base_url}/api/chat``). ``prices`` maps a
-    model name to (prompt $, completion $) per million tokens. ``backoff_base`` and
+    ``"ollama"`` is Ollama's native API (``POST {base_url}/api/chat``). ``backoff_base`` and
     ``backoff_max`` (s) shape the exponential backoff with full jitter; a ``Retry-After``
-    is honoured up to ``retry_after_max`` seconds. ``structured="auto"`` sends a judge's
-    output schema in the form the endpoint accepts (:mod:`ragmark.llm.structured`);
-    ``"off"`` never sends one. ``batch``: calls not in the cache go out as OpenAI Batch
-    API jobs (:mod:`ragmark.llm.batch`), priced at ``1 - batch_discount`` of the
-    interactive price, their status polled every ``batch_poll`` seconds.
-    ``context_window`` (tokens) is the model's window when the server does not say it
-    (:mod:`ragmark.llm.window`); ``max_tokens`` caps every JSON judge answer (default
-    1,024; a yes/no answer keeps its cap of 16). Judge calls are fitted in the window.
+    is honoured up to ``retry_after_max`` seconds. ``batch``: calls not in the cache go
+    out as OpenAI Batch API jobs (:mod:`ragmark.llm.batch`), priced at
+    ``1 - batch_discount`` of the interactive price. ``context_window``: see
+    :mod:`ragmark.llm.window`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", hide_input_in_errors=True)
 
-    base_url: str
-    model: str = Field(min_length=1)
-    api_key_env: str | None = None
-    provider: str = "openai"
-    timeout: float = Field(default=60.0, gt=0)
-    concurrency: int = Field(default=8, ge=1)
-    max_retries: int = Field(default=4, ge=0)
+    base_url: str = Field(description="OpenAI-compatible or Ollama base URL.",
+                          json_schema_extra=_on(*EVERYWHERE))
+    model: str = Field(min_length=1, description="Model name.",
+                       json_schema_extra=_on(*EVERYWHERE))
+    api_key_env: str | None = Field(
+        default=None, description="NAME of the variable holding the API key.",
+        json_schema_extra=_on(*EVERYWHERE))
+    provider: str = Field(
+        default="openai", description="Protocol of the endpoint (openai: any "
+        "OpenAI-compatible server).", json_schema_extra=_on(*EVERYWHERE))
+    concurrency: int = Field(default=8, ge=1, description="Calls in flight at once.",
+                             json_schema_extra=_on(*EVERYWHERE))
+    timeout: float = Field(default=60.0, gt=0, description="Seconds per call before it "
+                           "is retried.", json_schema_extra=_on(*EVERYWHERE))
+    max_retries: int = Field(default=4, ge=0, description="Retries of a call after a "
+                             "timeout, 429 or 5xx.", json_schema_extra=_on(*EVERYWHERE))
     temperature: float = Field(default=0.0, ge=0)
     seed: int | None = 0
-    prices: dict[str, tuple[float, float]] | None = None
+    prices: dict[str, tuple[float, float]] | None = Field(
+        default=None, description="'PROMPT,COMPLETION[,BATCH_DISCOUNT]': $ per million "
+        "tokens of the model, for the cost estimate, and the share a provider batch job "
+        "takes off (default 0.5).", json_schema_extra=_on(FLAG, TABLE, COMPONENT))
     backoff_base: float = Field(default=1.0, ge=0)
     backoff_max: float = Field(default=30.0, ge=0)
     retry_after_max: float = Field(default=60.0, ge=0)
-    structured: Literal["auto", "off"] = "auto"
-    batch: bool = False
-    batch_discount: float = Field(default=0.5, ge=0, le=1)
-    batch_poll: float = Field(default=30.0, gt=0)
-    context_window: int | None = Field(default=None, gt=0)
-    max_tokens: int | None = Field(default=None, gt=0)
+    structured: Literal["auto", "off"] = Field(
+        default="auto", description="Send the judges' output schema in the form the "
+        "endpoint takes, falling back when it refuses (auto), or never (off).",
+        json_schema_extra=_on(*EVERYWHERE))
+    batch: bool = Field(
+        default=False, description="Send the judge calls not in the cache as OpenAI Batch "
+        "API jobs (about half the price, answers within 24 h); stop and rerun to pick a "
+        "job up.", json_schema_extra=_on(FLAG, TABLE))
+    batch_discount: float = Field(
+        default=0.5, ge=0, le=1, description="The share of the interactive price a batch "
+        "job takes off.", json_schema_extra=_on(TABLE))
+    batch_poll: float = Field(default=30.0, gt=0, description="Seconds between polls of "
+                              "a batch job.", json_schema_extra=_on(ENV, TABLE))
+    context_window: int | None = Field(
+        default=None, gt=0, description="The model's context window in tokens, when the "
+        "server does not say it (/models, /props, Ollama's num_ctx); judge calls are "
+        "fitted in it, their texts cut when needed (counted in a note).",
+        json_schema_extra=_on(FLAG, ENV, TABLE))
+    max_tokens: int | None = Field(
+        default=None, gt=0, description="Cap on each judge's JSON answer, in tokens "
+        "(1,024 when not given; a yes/no answer keeps its cap of 16; lowered to what the "
+        "context window leaves after the prompt).", json_schema_extra=_on(FLAG, ENV, TABLE))
 
-    @field_validator("base_url")
+    @field_validator(*VALIDATORS)
     @classmethod
-    def _check_url(cls, v: str) -> str:
-        v = v.strip().rstrip("/")
-        parts = urlsplit(v)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError("base_url must be an http:// or https:// URL")
-        return v
-
-    @field_validator("provider")
-    @classmethod
-    def _check_provider(cls, v: str) -> str:
-        from ragmark.llm.providers import known
-
-        return known(v)
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _check_env_name(cls, v: str | None) -> str | None:
-        if v is None or not v.strip():
-            return None
-        v = v.strip()
-        if not _ENV_NAME.match(v):
-            # never echo the value: it may be a key pasted by mistake
-            raise ValueError(
-                "api_key_env must be the NAME of an environment variable (letters, digits, "
-                "underscores), not the key itself"
-            )
-        return v
+    def _check(cls, v: Any, info: ValidationInfo) -> Any:
+        return VALIDATORS[str(info.field_name)](v)
 
     @property
     def display_url(self) -> str:
@@ -116,54 +165,6 @@ class LLMSettings(BaseModel):
             return None
         return self.prices.get(self.model)
 
-    @classmethod
-    def from_env(cls, **overrides: object) -> LLMSettings | None:
-        """Settings from ``RAGMARK_LLM_BASE_URL``, ``RAGMARK_LLM_MODEL``,
-        ``RAGMARK_LLM_API_KEY_ENV`` (and optionally ``RAGMARK_LLM_PROVIDER``); None when
-        no base URL is configured. ``overrides`` set any other field."""
-        base_url = os.environ.get(BASE_URL_ENV, "").strip()
-        if not base_url:
-            return None
-        model = os.environ.get(MODEL_ENV, "").strip()
-        if not model and "model" not in overrides:
-            raise ConfigError(f"{BASE_URL_ENV} is set but {MODEL_ENV} is not; name the model")
-        values: dict[str, object] = {"base_url": base_url, "model": model}
-        key_env = os.environ.get(API_KEY_ENV_ENV, "").strip()
-        if key_env:
-            values["api_key_env"] = key_env
-        provider = os.environ.get(PROVIDER_ENV, "").strip().lower()
-        if provider:
-            values["provider"] = provider
-        values.update(overrides)
-        try:
-            return cls.model_validate(values)
-        except ValueError as e:
-            raise ConfigError(f"LLM settings from the environment: {e}") from None
-
-
-def component_settings(component: str, **given: object) -> LLMSettings:
-    """Settings of a pipeline component that calls an LLM (the ``llm`` generator or
-    reranker): the parameters of its config table, the rest from ``RAGMARK_LLM_*``.
-
-    With ``base_url`` in ``given`` the environment is not read; without either it is a
-    configuration error naming the table to fill in.
-    """
-    given = {k: v for k, v in given.items() if v is not None}
-    settings = LLMSettings.from_env(**given) if "base_url" not in given else None
-    if settings is not None:
-        return settings
-    if "base_url" not in given:
-        raise ConfigError(
-            f"the {component} needs an endpoint: set base_url and model in its config "
-            f"table, or {BASE_URL_ENV} and {MODEL_ENV}"
-        )
-    if "model" not in given:
-        raise ConfigError(f"the {component} needs a model: set 'model' in its config table")
-    try:
-        return LLMSettings.model_validate(given)
-    except ValueError as e:
-        raise ConfigError(f"{component}: {e}") from None
-
 
 def endpoint_settings(component: str, **given: object) -> LLMSettings:
     """Settings of a component that calls a model behind an API other than the chat LLM
@@ -175,19 +176,10 @@ def endpoint_settings(component: str, **given: object) -> LLMSettings:
             raise ConfigError(f"the {component} needs '{key}' in its config table")
     try:
         return LLMSettings.model_validate(given)
-    except ValueError as e:
-        raise ConfigError(f"{component}: {_first_error(e)}") from None
-
-
-def _first_error(e: ValueError) -> str:
-    errors = getattr(e, "errors", None)
-    if errors is None:
-        return str(e)
-    parts = []
-    for err in errors():
-        where = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{where}: {str(err['msg']).removeprefix('Value error, ')}")
-    return "; ".join(parts)
+    except ValidationError as e:
+        raise ConfigError(f"{component}: " + "; ".join(
+            f"{'.'.join(map(str, p.loc))}: {p.msg}" for p in validation_problems(
+                e, frozenset({"api_key_env"})))) from None
 
 
 def display_url(url: str) -> str:

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.libraries import before_import
 
 RERANKER_ENV = "RAGMARK_RERANKER_MODEL"
 _LOADED: dict[tuple[str, int], Any] = {}
@@ -89,7 +90,7 @@ class CrossEncoderReranker:
         if self._model is None:
             self._model = _LOADED.get((self.model_name, self.max_length))
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            before_import("huggingface")
             try:
                 import torch
                 from sentence_transformers import CrossEncoder

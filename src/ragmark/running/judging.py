@@ -25,6 +25,7 @@ from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.factory import dry_client
+from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.metrics.names import catalogue, expand_groups
 from ragmark.types import Sample, Score
@@ -151,7 +152,7 @@ async def judge_async(
     if not names:
         return [{} for _ in records], [], {}
     if settings is None:
-        why = "no LLM endpoint configured (set RAGMARK_LLM_BASE_URL and RAGMARK_LLM_MODEL)"
+        why = f"no LLM endpoint configured ({SET_ENDPOINT})"
         if require:
             raise ConfigError(f"--require-llm: {why}")
         return _skipped(records, names, why)

@@ -6,18 +6,17 @@ import pytest
 
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMSettings, cache_key
+from ragmark.llm.fields import resolve
 
 
-def test_from_env_none_without_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("RAGMARK_LLM_BASE_URL", raising=False)
-    assert LLMSettings.from_env() is None
+def test_resolve_none_without_base_url() -> None:
+    assert resolve({}, {"RAGMARK_LLM_MODEL": "m"}) is None
 
 
-def test_from_env_reads_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", "http://localhost:8000/v1/")
-    monkeypatch.setenv("RAGMARK_LLM_MODEL", "qwen")
-    monkeypatch.setenv("RAGMARK_LLM_API_KEY_ENV", "MY_KEY")
-    s = LLMSettings.from_env(concurrency=2)
+def test_resolve_reads_variables_under_what_is_given() -> None:
+    env = {"RAGMARK_LLM_BASE_URL": "http://localhost:8000/v1/", "RAGMARK_LLM_MODEL": "qwen",
+           "RAGMARK_LLM_API_KEY_ENV": "MY_KEY", "RAGMARK_LLM_CONCURRENCY": "3"}
+    s = resolve({"concurrency": 2}, env)
     assert s is not None
     assert (s.base_url, s.model, s.api_key_env, s.provider) == (
         "http://localhost:8000/v1",
@@ -28,11 +27,16 @@ def test_from_env_reads_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (s.timeout, s.concurrency, s.max_retries, s.temperature) == (60.0, 2, 4, 0.0)
 
 
-def test_from_env_without_model_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", "http://localhost:8000/v1")
-    monkeypatch.delenv("RAGMARK_LLM_MODEL", raising=False)
+def test_resolve_without_model_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="RAGMARK_LLM_MODEL"):
-        LLMSettings.from_env()
+        resolve({}, {"RAGMARK_LLM_BASE_URL": "http://localhost:8000/v1"})
+
+
+def test_a_variable_of_the_wrong_type_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="^RAGMARK_LLM_CONCURRENCY: expected a whole "
+                       "number, got 'many'$"):
+        resolve({}, {"RAGMARK_LLM_BASE_URL": "http://h", "RAGMARK_LLM_MODEL": "m",
+                     "RAGMARK_LLM_CONCURRENCY": "many"})
 
 
 def test_bad_url_is_refused() -> None:

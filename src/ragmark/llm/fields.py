@@ -1,0 +1,136 @@
+"""The LLM endpoint's fields as a user gives them, made from their one declaration
+(:class:`~ragmark.llm.config.LLMSettings`: type, default, limits, help, and where each
+can be given): the ``RAGMARK_LLM_*`` variable names, the ``[llm]`` table's model, the
+keys of an ``llm`` component's table, and :func:`resolve`, the one place a flag, a table
+and the environment become the settings a model is called with. The only module that
+writes the variables' names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
+
+from ragmark.errors import ConfigError, validation_problems
+from ragmark.llm.config import ENV, FLAG, TABLE, LLMSettings
+
+ENV_PREFIX = "RAGMARK_LLM_"
+SECRET = frozenset({"api_key_env", "prices"})
+"""Fields whose value an error never shows (a key pasted by mistake; a long table)."""
+
+
+@dataclass(frozen=True)
+class EndpointField:
+    """One field of the endpoint: its ``name`` (the config key), its declaration
+    (``info``) and where it can be given (``on``: flag, env, table, component)."""
+
+    name: str
+    info: FieldInfo
+    on: frozenset[str]
+
+    @property
+    def flag(self) -> str:
+        return "--llm-" + self.name.replace("_", "-")
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.name.upper()
+
+    def origin(self, where: str) -> str:
+        """How an error names where a value came from."""
+        return {FLAG: self.flag, ENV: self.env, TABLE: f"[llm] {self.name}"}.get(
+            where, self.name)
+
+
+def _declared() -> tuple[EndpointField, ...]:
+    out = []
+    for name, info in LLMSettings.model_fields.items():
+        extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+        on = extra.get("on") or []
+        out.append(EndpointField(name, info, frozenset(str(w) for w in on)))  # type: ignore[union-attr]
+    return tuple(out)
+
+
+FIELDS = _declared()
+BY_NAME = {f.name: f for f in FIELDS}
+
+
+def given_on(where: str) -> tuple[EndpointField, ...]:
+    """The fields a user can give ``where`` (FLAG, ENV, TABLE or COMPONENT)."""
+    return tuple(f for f in FIELDS if where in f.on)
+
+
+def env_var(name: str) -> str:
+    """The environment variable of field ``name`` (which must have one)."""
+    if ENV not in BY_NAME[name].on:
+        raise KeyError(f"the LLM endpoint's {name!r} has no environment variable")
+    return BY_NAME[name].env
+
+
+BASE_URL_ENV = env_var("base_url")
+MODEL_ENV = env_var("model")
+SET_ENDPOINT = f"set {BASE_URL_ENV} and {MODEL_ENV}"
+"""The end of a message telling a user how to name an endpoint in the environment."""
+
+
+def read_env(environ: Mapping[str, str], scope: str = TABLE) -> dict[str, Any]:
+    """The ``RAGMARK_LLM_*`` variables that are set (not blank) of the fields ``scope``
+    (TABLE: the judges; COMPONENT: an llm generator or reranker) takes, as values of
+    the fields' types; a value of the wrong type is a ConfigError naming the variable."""
+    out: dict[str, Any] = {}
+    for f in given_on(ENV):
+        raw = environ.get(f.env, "").strip()
+        if not raw or scope not in f.on:
+            continue
+        if f.info.annotation in (str, str | None):
+            out[f.name] = raw
+            continue
+        try:
+            out[f.name] = TypeAdapter[Any](f.info.annotation or str).validate_strings(raw)
+        except ValidationError:
+            kind = "a whole number" if f.info.annotation in (int, int | None) else "a number"
+            raise ConfigError(f"{f.env}: expected {kind}, got {raw!r}") from None
+    return out
+
+
+def origins(layers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Field -> where its value came from, the later layers (FLAG, TABLE, ENV ...)
+    winning: the names an error gives."""
+    out: dict[str, str] = {}
+    for where, values in layers.items():
+        out.update({k: BY_NAME[k].origin(where) for k in values if k in BY_NAME})
+    return out
+
+
+def settings_error(e: ValidationError, origin: Mapping[str, str]) -> str:
+    """One line per problem, naming where the value came from."""
+    parts = []
+    for p in validation_problems(e, SECRET):
+        field = str(p.loc[0]) if p.loc else ""
+        shown = f" {p.shown}" if p.shown else ""
+        parts.append(f"{origin.get(field, field)}{shown}: {p.msg}")
+    return "LLM settings: " + "; ".join(parts)
+
+
+def resolve(given: Mapping[str, Any], environ: Mapping[str, str], *, scope: str = TABLE,
+            origin: Mapping[str, str] | None = None, no_model: str = ""
+            ) -> LLMSettings | None:
+    """The settings a model is called with: ``given`` (flags over tables, merged by the
+    caller) over the ``RAGMARK_LLM_*`` variables of the fields ``scope`` takes. None when
+    no base URL is set anywhere; a ConfigError (``no_model`` its advice) when a base URL
+    is set but no model, or a value is not allowed, naming where it came from."""
+    env = read_env(environ, scope)
+    values = {**env, **{k: v for k, v in given.items() if v is not None}}
+    if not values.get("base_url"):
+        return None
+    if not values.get("model"):
+        raise ConfigError(no_model or f"an LLM endpoint is set but no model: give "
+                          f"--llm-model, [llm] model, or {MODEL_ENV}")
+    where = {**origins({ENV: env}), **(origin or {})}
+    try:
+        return LLMSettings.model_validate(values)
+    except ValidationError as e:
+        raise ConfigError(settings_error(e, where)) from None

@@ -1,0 +1,102 @@
+"""The LLM endpoint's fields are declared once (LLMSettings) and every way of giving one
+is made from that declaration (issue 34): each RAGMARK_LLM_* variable reaches each
+component that calls a model, the variables' names are written in one module, and each
+command that calls a model takes every --llm-* flag."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import click
+import pytest
+from support import import_graph as ig
+
+from ragmark.cli import cli
+from ragmark.config import load_config
+from ragmark.generation.llm import LLMGeneratorTable
+from ragmark.llm.config import COMPONENT, ENV, FLAG, TABLE
+from ragmark.llm.endpoint import Endpoint
+from ragmark.llm.fields import given_on
+from ragmark.llm.table import LLMTable
+from ragmark.plan.endpoint import resolve_llm
+from ragmark.retrieval.llm_rerank import LLMRerankerTable
+
+# a value of each variable that is not its field's default
+VALUES: dict[str, tuple[str, Any]] = {
+    "base_url": ("http://env.example/v1/", "http://env.example/v1"),
+    "model": ("env-model", "env-model"), "api_key_env": ("ENV_KEY", "ENV_KEY"),
+    "provider": ("ollama", "ollama"), "concurrency": ("3", 3), "timeout": ("7.5", 7.5),
+    "max_retries": ("2", 2), "structured": ("off", "off"), "batch_poll": ("11", 11.0),
+    "context_window": ("999", 999), "max_tokens": ("77", 77),
+}
+
+
+@pytest.fixture
+def every_variable(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    for f in given_on(ENV):
+        monkeypatch.setenv(f.env, VALUES[f.name][0])
+    return {name: got for name, (_, got) in VALUES.items()}
+
+
+def test_every_variable_has_a_value_here() -> None:
+    assert {f.name for f in given_on(ENV)} == set(VALUES)
+
+
+def test_every_variable_reaches_the_judges(every_variable: dict[str, Any]) -> None:
+    # judges, testset, label, judge-eval and monitor resolve their endpoint here
+    settings, _ = resolve_llm([load_config("sparse")])
+    assert settings is not None
+    assert {k: getattr(settings, k) for k in every_variable} == every_variable
+
+
+@pytest.mark.parametrize("table", [LLMGeneratorTable, LLMRerankerTable])
+def test_every_variable_of_a_component_reaches_the_llm_generator_and_reranker(
+        every_variable: dict[str, Any], table: Any) -> None:
+    settings = table().build().settings
+    component = {f.name for f in given_on(COMPONENT) if ENV in f.on}
+    assert component >= {"timeout", "concurrency", "max_retries", "structured", "provider"}
+    assert {k: getattr(settings, k) for k in component} == {
+        k: every_variable[k] for k in component}
+    # the judges' answer cap and window are theirs alone: the generator keeps its own
+    assert (settings.max_tokens, settings.context_window, settings.batch_poll) == (
+        None, None, 30.0)
+
+
+def test_a_component_table_wins_over_the_variables(every_variable: dict[str, Any]) -> None:
+    settings = LLMGeneratorTable(base_url="http://own.example", model="own",
+                                 timeout=3).build().settings
+    assert (settings.base_url, settings.model, settings.timeout, settings.concurrency) == (
+        "http://own.example", "own", 3.0, 3)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The strings that stand alone (docstrings, attribute docs): prose, not code."""
+    return {id(n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+
+
+def test_the_variable_names_are_written_in_one_module() -> None:
+    writers = set()
+    for module, path in ig.modules().items():
+        tree = ast.parse(path.read_text())
+        docs = _docstrings(tree)
+        if any(isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+               and "RAGMARK_LLM_" in n.value for n in ast.walk(tree)):
+            writers.add(module)
+    assert writers == {"ragmark.llm.fields"}
+
+
+def test_the_table_and_the_component_keys_are_the_declared_fields() -> None:
+    assert list(LLMTable.model_fields) == [f.name for f in given_on(TABLE)]
+    assert [f.name for f in Endpoint.__dataclass_fields__.values()] == [  # type: ignore[attr-defined]
+        f.name for f in given_on(COMPONENT)]
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "testset", "judge-eval", "label",
+                                     "monitor"])
+def test_each_command_that_calls_a_model_takes_every_endpoint_flag(command: str) -> None:
+    cmd = cli.commands[command]
+    assert isinstance(cmd, click.Command)
+    flags = {o for p in cmd.params for o in p.opts if o.startswith("--llm-")}
+    assert flags == {f.flag for f in given_on(FLAG)}
