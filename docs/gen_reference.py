@@ -7,6 +7,7 @@ import click
 import mkdocs_gen_files
 
 from ragmark.cli import cli
+from ragmark.cli.flags import flags
 from ragmark.metrics.names import catalogue, groups
 
 CUTOFF = {"required": "needs one (`@k`)", "optional": "optional (`@k`)", "none": "none"}
@@ -31,8 +32,24 @@ def metrics_page() -> str:
     return "\n".join(lines)
 
 
+def flag_index() -> list[str]:
+    """Each flag with the commands that take it and what it means (one meaning per
+    flag name; the few still explained per command show each command's help)."""
+    lines = ["## Flags", "", "Every flag, the commands that take it, and what it means.", "",
+             "| flag | commands | meaning |", "|---|---|---|"]
+    for flag, by in flags(cli).items():
+        if flag.startswith("--") or len(flag) == 2:
+            helps = dict.fromkeys(by.values())
+            meaning = (next(iter(helps)) if len(helps) == 1 else
+                       "<br>".join(f"*{c}*: {h}" for c, h in by.items()))
+            cell = meaning.replace("|", "\\|")
+            lines.append(f"| `{flag}` | {', '.join(by)} | {cell} |")
+    return lines + [""]
+
+
 def cli_page() -> str:
-    lines = ["# Command line", "", "Each command's `--help`, generated.", ""]
+    lines = ["# Command line", "", "Each command's `--help`, generated; then every flag "
+             "with the commands that take it.", ""]
     ctx = click.Context(cli, info_name="ragmark")
     for name in sorted(cli.list_commands(ctx)):
         cmd = cli.get_command(ctx, name)
@@ -40,7 +57,7 @@ def cli_page() -> str:
             continue
         sub = click.Context(cmd, info_name=f"ragmark {name}", parent=ctx)
         lines += [f"## `ragmark {name}`", "", "```text", cmd.get_help(sub), "```", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + flag_index())
 
 
 with mkdocs_gen_files.open("reference/metrics.md", "w") as f:

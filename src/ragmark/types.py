@@ -7,7 +7,9 @@ Data flows one way: Corpus/Dataset (data) -> Chunk (chunking) -> Retrieved (retr
 from __future__ import annotations
 
 import copyreg
-from collections.abc import Callable, Mapping
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -193,6 +195,48 @@ retrieved contexts, an LLM endpoint, an embedding model, facts a log or trace re
 
 
 @dataclass(frozen=True, slots=True)
+class Aggregate:
+    """Mean of one metric over the queries where it was computed.
+
+    ``n`` queries covered, ``missing`` not covered, ``reasons`` why (reason -> count).
+    ``value`` is None when no query has a value. ``detail``: what an aggregate metric
+    computed beside its value (the risk-coverage curve of ``aurc``), not compared.
+    """
+
+    value: float | None
+    n: int
+    missing: int
+    reasons: dict[str, int]
+    detail: dict[str, Any] | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, scores: Sequence[Score]) -> Aggregate:
+        vals = [s.value for s in scores if s.value is not None and not math.isnan(s.value)]
+        reasons = Counter(s.reason or "unknown" for s in scores if s.value is None)
+        value = math.fsum(vals) / len(vals) if vals else None
+        return cls(value, len(vals), len(scores) - len(vals), dict(reasons))
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": self.n, "missing": self.missing}
+        if self.reasons:
+            out["reasons"] = self.reasons
+        return out
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What an aggregate metric reads of a whole run, question by question: the sample,
+    the answer (None: none), what the source recorded (``facts``: a confidence, a
+    refusal verdict) and the metric values; and the config's refusal patterns."""
+
+    samples: Sequence[Sample]
+    answers: Sequence[str | None]
+    facts: Sequence[Mapping[str, Any]]
+    scores: Sequence[Mapping[str, Score]]
+    refusal_patterns: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class MetricSpec:
     """One metric of the catalogue: canonical ``name``, ``kind`` (retrieval, answer,
     judge), ``cutoff`` rule (required, optional, none), a one-line ``summary`` (its
@@ -227,6 +271,11 @@ class MetricSpec:
     bounded: bool = True
     """Values in [0, 1] (a share, a rate, a 0/1 flag); False for measures on their own
     scale (seconds, tokens, dollars, a feedback score), which have no "failing" value."""
+    absent: str = ""
+    """An aggregate's reason when it is asked for and what it summarises is not there."""
+    report: str | None = None
+    """The field of the run's report an aggregate's ``detail`` fills (``aurc``: the
+    risk-coverage curve)."""
 
     def title(self, k: int | None = None) -> str:
         """The console label, with the cutoff: ``nDCG@10``."""

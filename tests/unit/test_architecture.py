@@ -222,3 +222,49 @@ def test_one_module_writes_the_environment():
     writers = {m for m, path in ig.modules().items()
                if any(_writes_environ(n) for n in ast.walk(ast.parse(path.read_text())))}
     assert writers == {"ragmark.libraries"}
+
+
+def test_one_bootstrap_and_one_auc():
+    """Items are resampled in one place (stats/resample.py) and ROC AUC is one function
+    (stats/auc.py): no second loop of draws, no second argument order (issue 34)."""
+    aucs = [m for m, fn in _all_functions() if fn.name in ("auc", "_auc", "roc_auc")]
+    assert aucs == ["ragmark.stats.auc"]
+    draws = set()
+    for module, path in ig.modules().items():
+        for n in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "integers" and not any(
+                        k.arg == "dtype" for k in n.keywords)):  # sign flips: int8
+                draws.add(module)
+    assert draws == {"ragmark.stats.resample"}
+
+
+SPLITS_OTHER_LISTS = {
+    "ragmark.report.writers": "--format's writer names",
+    "ragmark.plan.endpoint": "--llm-prices' numbers",
+    "ragmark.judge_eval.items": "--label-map's pairs",
+    "ragmark.testset.prompts": "--question-types",
+}
+
+
+def test_metric_lists_are_split_in_one_place():
+    """Every comma-separated list of metric names is read by metrics/names.split_names
+    (issue 34); the other modules that split a comma list split something else."""
+    splitters = set()
+    for module, path in ig.modules().items():
+        for n in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "split" and n.args
+                    and isinstance(n.args[0], ast.Constant) and n.args[0].value == ","):
+                splitters.add(module)
+    assert splitters == {"ragmark.metrics.names", *SPLITS_OTHER_LISTS}
+
+
+FUNCTION_AT_MOST = 80  # lines of any function of src/ragmark, its docstring included
+
+
+def test_no_function_is_longer_than_eighty_lines():
+    long = [f"{m}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines"
+            for m, fn in _all_functions()
+            if fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 > FUNCTION_AT_MOST]
+    assert long == []

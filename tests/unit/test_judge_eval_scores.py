@@ -12,20 +12,20 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from support.cli import run_cli
 
 from ragmark.judge_eval.scores import (
-    auc,
     best_threshold,
     by_threshold,
     cross_validated,
     folds_of,
     score_report,
 )
+from ragmark.stats.auc import auc
 
 
 def test_auc_hand_worked():
     # supported items score 1.0 and 0.5, unsupported 0.0 and 0.5: of the 4 pairs, 3 are
     # ordered right and 1 is a tie -> (3 + 0.5) / 4
     truth = np.array([True, False, True, False])
-    assert float(auc(truth, np.array([0.0, 1.0, 0.5, 0.5]))) == 0.875
+    assert float(auc(np.array([0.0, 1.0, 0.5, 0.5]), ~truth)) == 0.875
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -33,11 +33,11 @@ def test_auc_equals_scikit_learn_with_ties(seed):
     rng = np.random.default_rng(seed)
     truth = rng.random(50) < 0.4
     score = np.round(np.clip(np.where(truth, 0.4, 0.7) + rng.normal(0, 0.3, 50), 0, 1), 1)
-    ours = float(auc(truth, score))
+    ours = float(auc(score, ~truth))
     assert ours == pytest.approx(roc_auc_score(~truth, score), abs=1e-12)
     # the block form (bootstrap rows) gives the same value row by row
     rows = rng.integers(0, 50, size=(4, 50))
-    block = auc(truth[rows], score[rows])
+    block = auc(score[rows], ~truth[rows])
     for r, got in zip(rows, block, strict=True):
         if truth[r].all() or (~truth[r]).all():
             assert np.isnan(got)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.results.model import (  # noqa: F401  (DERIVED: gates' API)
-    DERIVED,
+from ragmark.metrics.names import aggregates
+from ragmark.results.model import (
     Aggregate,
     RunReport,
     grouped_reasons,
@@ -70,7 +70,7 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
         if fraction and not 0 <= v <= 1:
             raise ConfigError(f"{option} {text!r}: the fraction must be between 0 and 1")
         m = metric.strip()
-        name = m if m in JUDGE_METRICS or m in DERIVED else str(parse_metric(m))
+        name = m if m in JUDGE_METRICS or m in aggregates() else str(parse_metric(m))
         out.append(Threshold(name, v, config.strip() if colon else None))
     return out
 
@@ -81,7 +81,7 @@ def metric_name(text: str) -> str:
     from ragmark.metrics.names import parse_metric
     from ragmark.running.judging import JUDGE_METRICS
 
-    if text in JUDGE_METRICS or text in DERIVED or "@" in text and text.split("@")[
+    if text in JUDGE_METRICS or text in aggregates() or "@" in text and text.split("@")[
             0] in ("answer_presence", "accuracy", "num_relevant", "agreement"):
         return text
     return str(parse_metric(text))
@@ -183,18 +183,6 @@ def threshold_conditions(reports: Mapping[str, RunReport], fail_under: Sequence[
     return out
 
 
-def implicit_failures(reports: Mapping[str, RunReport]) -> list[str]:
-    """The lines of the implicit conditions that fail."""
-    return [c.message for c in implicit_conditions(reports) if not c.passed]
-
-
-def threshold_failures(reports: Mapping[str, RunReport], fail_under: Sequence[Threshold],
-                       max_missing: Sequence[Threshold]) -> list[str]:
-    """The lines of the explicit thresholds that fail."""
-    return [c.message for c in threshold_conditions(reports, fail_under, max_missing)
-            if not c.passed]
-
-
 def conditions(reports: Mapping[str, RunReport], *, fail_under: Sequence[Threshold] = (),
                max_missing: Sequence[Threshold] = (), allow_missing: bool = False
                ) -> list[Condition]:
@@ -208,13 +196,6 @@ def check(conds: Sequence[Condition]) -> None:
     failed = [c.message for c in conds if not c.passed]
     if failed:
         raise GateFailed(failed)
-
-
-def gate(reports: Mapping[str, RunReport], *, fail_under: Sequence[Threshold] = (),
-         max_missing: Sequence[Threshold] = (), allow_missing: bool = False) -> None:
-    """Raise :class:`GateFailed` listing every failed condition; return when none fails."""
-    check(conditions(reports, fail_under=fail_under, max_missing=max_missing,
-                     allow_missing=allow_missing))
 
 
 def label_failures(configs: Mapping[str, Any], top_k: int) -> list[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmark.data._read import Where, describe, quote, read_json
+from ragmark.data.files import Where, describe, quote, read_json
 from ragmark.errors import ConfigError, DataError
 from ragmark.results.codec import compare_from_json, run_from_json
 from ragmark.results.model import QueryRecord, RunReport

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragmark.analysis.inspection import Results, is_label_file, results_from
-from ragmark.data._read import quote, read_text
+from ragmark.data.files import quote, read_text
 from ragmark.errors import ConfigError, DataError
 from ragmark.stats import cohen_kappa
 from ragmark.text import article

@@ -20,6 +20,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     label,
     metrics_cmd,
     monitor,
+    power,
     report_cmd,
     review,
     run,

@@ -2,18 +2,39 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 from rich.console import Console
 
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 from ragmark.versions import VERSION as __version__
 
 PROGRESS_EVERY = "RAGMARK_PROGRESS_EVERY"
 """Seconds between plain progress lines when stderr is not a terminal (default 5)."""
+
+
+class _StatusLines(logging.Handler):
+    """Status lines (``ragmark.status``: a batch job submitted, polled) on the stderr of
+    the moment, prefixed ``ragmark:``."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        sys.stderr.write(f"ragmark: {record.getMessage()}\n")
+        sys.stderr.flush()
+
+
+def _status_lines(quiet: bool) -> None:
+    """Show the status lines of long work on stderr, or nothing with ``--quiet``."""
+    log = logging.getLogger("ragmark.status")
+    if not any(isinstance(h, _StatusLines) for h in log.handlers):
+        log.addHandler(_StatusLines())
+        log.propagate = False
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
 def consoles(quiet: bool) -> tuple[Console, Any]:
@@ -24,6 +45,7 @@ def consoles(quiet: bool) -> tuple[Console, Any]:
 
     out = Console(highlight=False)
     err = Console(stderr=True)
+    _status_lines(quiet)
     progress: Any
     if quiet:
         progress = NullProgress()
@@ -53,12 +75,12 @@ def configs_options(f: Callable[..., Any], default: tuple[str, ...] = ("sparse",
         click.option("--dataset", required=True, type=click.Path(exists=True),
                      help="BEIR or Open RAG Benchmark folder, or a keyword/context set "
                           "JSON(L) file."),
-        click.option("--corpus", type=click.Path(exists=True), help="Corpus, as for 'run'."),
+        option("--corpus", type=click.Path(exists=True)),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--configs", "configs", multiple=True, default=list(default),
+                     show_default=default_help,
                      help="Config names (sparse, dense, dense-api, hybrid, hybrid-rerank) or TOML "
-                          f"files; repeat, or list them after the flag. [default: "
-                          f"{default_help}]"),
+                          "files; repeat, or list them after the flag."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -76,9 +98,7 @@ def gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      metavar="[CONFIG:]METRIC=F",
                      help="Exit 1 when more than the fraction F of the questions have no "
                           "value of the metric; repeatable."),
-        click.option("--allow-missing", is_flag=True,
-                     help="Do not exit 1 when a metric asked for got no value for any "
-                          "question, or every question of a config failed."),
+        option("--allow-missing", is_flag=True),
         click.option("--allow-short-rankings", is_flag=True,
                      help="Compute metrics whose cutoff exceeds top_k anyway (marked in "
                           "every output) instead of refusing them."),
@@ -207,24 +227,71 @@ def warn_data(warnings: Any, quiet: bool = False) -> None:
         click.echo(f"warning: {w}", err=True)
 
 
+def history_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--history PATH``: the run history a command records in or reads."""
+    return click.option("--history", "history", metavar="PATH",
+                        help="The run history (default: $RAGMARK_HISTORY, else "
+                             ".ragmark/history.sqlite in the current folder).")(f)
+
+
 def history_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--history PATH`` and ``--no-history``: where the run is recorded."""
-    opts = [
-        click.option("--history", "history", metavar="PATH",
-                     help="Run history to record this run in (default: $RAGMARK_HISTORY, "
-                          "else .ragmark/history.sqlite in the current folder)."),
-        click.option("--no-history", is_flag=True, help="Do not record this run."),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
+    f = click.option("--no-history", is_flag=True, help="Do not record this run.")(f)
+    return history_option(f)
+
+
+def dry_run_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--dry-run``: say what would be done, do nothing (the same flag on every
+    command that calls a model or changes a store)."""
+    return click.option("--dry-run", is_flag=True,
+                        help="Say what the command would do (the model calls, tokens and "
+                             "cost it would spend, or what it would change) and do "
+                             "nothing: nothing is called, written or recorded.")(f)
+
+
+def alpha_option(dest: str = "alpha") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--alpha``: the significance level of a command's tests and gate."""
+    return click.option("--alpha", dest, type=click.FloatRange(0, 1, min_open=True,
+                                                                max_open=True),
+                        default=0.05, show_default=True,
+                        help="Significance level of the tests and the gate (family-wise, "
+                             "after Holm).")
+
+
+_RENAMED = "ragmark.renamed"
+
+
+def renamed(old: str, new: str, **kw: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A hidden option ``old`` standing for the option ``new`` (declared with
+    :func:`takes_renamed`) for one release: its value goes to ``new`` with a note on
+    stderr that the name changed."""
+    def keep(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value is None or value is False or value == ():
+            return
+        click.echo(f"warning: {old} is renamed {new}; the old name goes in the next "
+                   "release", err=True)
+        ctx.meta.setdefault(_RENAMED, {})[new] = value
+
+    return click.option(old, expose_value=False, hidden=True, callback=keep, **kw)
+
+
+def takes_renamed(new: str, default: Any = None
+                  ) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """The callback of option ``new`` (declared without a default): its value, else the
+    value given to its old name, else ``default``."""
+    def value(ctx: click.Context, param: click.Parameter, got: Any) -> Any:
+        if got is not None:
+            return got
+        return ctx.meta.get(_RENAMED, {}).get(new, default)
+
+    return value
 
 
 def format_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--format json,md,...``: the writers to write the results with."""
-    return click.option("--format", "formats", metavar="LIST",
-                        help=f"Comma-separated output formats: json, md, trec, csv, or a "
-                             f"plugin's writer. [default: {default}]")
+    return click.option("--format", "formats", metavar="LIST", show_default=default,
+                        help="Comma-separated output formats: json, md, trec, csv, html, "
+                             "or a plugin's writer.")
 
 
 def written_text(paths: Any) -> str:

@@ -10,24 +10,26 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ragmark.cli.shared import option
+
 
 def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--baseline``, ``--fail-on-regression``, ``--margin``, ``--alpha``, ``--junit``."""
+    """``--fail-on-regression``, ``--against``, ``--margin``, ``--junit``: the
+    regression gate of run and compare (``--alpha`` is the command's own)."""
+    from ragmark.cli.app import takes_renamed
+
     opts = [
-        click.option("--baseline", "baseline_ref", metavar="REF",
-                     help="The run to gate against: a results file, a history id, or "
-                          "last (the newest recorded run of this config on this dataset)."),
         click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
-                     help="Exit 1 when a metric is significantly worse than the baseline "
-                          "(paired test, Holm over these metrics); baseline default: last."),
-        click.option("--margin", type=click.FloatRange(min=0), default=0.0,
-                     show_default=True,
-                     help="Fail only on drops larger than this (a practical threshold)."),
-        click.option("--alpha", "gate_alpha", type=click.FloatRange(0, 1, min_open=True,
-                                                                    max_open=True),
-                     default=0.05, show_default=True, help="Significance level of the gate."),
-        click.option("--junit", "junit", metavar="FILE",
-                     help="Write every gate condition as JUnit XML (one test case each)."),
+                     help="Exit 1 when a metric is significantly worse than in the "
+                          "--against results (paired test, Holm over these metrics, "
+                          "--alpha)."),
+        click.option("--against", "against", metavar="REF", callback=takes_renamed(
+                         "--against"),
+                     help="The results to gate against: a results file (of run or "
+                          "compare), a history id, or last, the newest recorded run of each "
+                          "config on this dataset (the default)."),
+        option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True),
+        option("--junit", "junit", metavar="FILE"),
     ]
     for o in reversed(opts):
         f = o(f)

@@ -10,22 +10,21 @@ import click
 from rich.table import Table
 
 from ragmark.analysis.gates import metric_name
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, dry_run_option, history_option
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.metrics.names import split_names
 
 
 @cli.group("history", invoke_without_command=True)
-@click.option("--history", "history", metavar="PATH",
-              help="The run history (default: $RAGMARK_HISTORY, else "
-                   ".ragmark/history.sqlite).")
+@history_option
 @click.option("--dataset", help="Only runs on this dataset (name or hash prefix).")
 @click.option("--config", help="Only runs of this config.")
 @click.option("--metric", help="Only runs that computed this metric, and show its value.")
-@click.option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]),
-              help="Only this kind (monitor: the windows of ragmark monitor).")
+@option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]))
 @click.option("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+@option("--json", "as_json", is_flag=True)
 @click.pass_context
 def history_cmd(ctx: click.Context, **flags: Any) -> None:
     """The recorded runs, newest first; 'history show ID' and 'history trend' look closer."""
@@ -115,9 +114,8 @@ def history_show(ctx: click.Context, run_id: int) -> None:
 @history_cmd.command("prune")
 @click.option("--older-than", "older_than", required=True, metavar="AGE",
               help="Prune the runs older than this (30d, 12h, 2w).")
-@click.option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]),
-              help="Only runs of this kind.")
-@click.option("--dry-run", is_flag=True, help="Say what would be pruned; change nothing.")
+@option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]))
+@dry_run_option
 @click.pass_context
 def history_prune(ctx: click.Context, older_than: str, kind: str | None,
                   dry_run: bool) -> None:
@@ -220,10 +218,9 @@ def _value(a: Any) -> str:
                    "sets differ.")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
               help="Questions listed that got worse and better the most, per metric.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--history", "history", metavar="PATH", help="The run history for ids and "
-                                                          "'last'.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@option("--seed", type=int, default=0, show_default=True)
+@history_option
+@option("--json", "as_json", is_flag=True)
 def diff_cmd(**flags: Any) -> None:
     """Per-question differences from run A to run B: the means, the paired difference
     with its 95% bootstrap interval and randomisation test, and the questions that got
@@ -235,8 +232,7 @@ def diff_cmd(**flags: Any) -> None:
 
     hist = history_path(f.history)
     side_a, side_b = resolve_side(f.a, f.config, hist), resolve_side(f.b, f.config, hist)
-    names = [metric_name(m.strip()) for m in f.metrics.split(",") if m.strip()] if f.metrics \
-        else None
+    names = [metric_name(m) for m in split_names(f.metrics)] if f.metrics else None
     rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
     out, _ = consoles(quiet=True)
     if f.as_json:
@@ -268,64 +264,3 @@ def diff_cmd(**flags: Any) -> None:
                 q = f" {m.question[:70]!r}" if m.question else ""
                 out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
                           highlight=False, markup=False)
-
-
-@cli.command("plan")
-@click.option("--baseline", "baseline_ref", required=True, metavar="REF",
-              help="A run to plan from: results file, history id, or last.")
-@click.option("--against", metavar="REF",
-              help="A second run of the same questions: the spread of the paired "
-                   "differences is measured instead of assumed.")
-@click.option("--effect", type=click.FloatRange(min=0, min_open=True), required=True,
-              help="The smallest drop the gate should detect (in the metric's units).")
-@click.option("--metrics", help="Comma-separated metrics (default: every metric of the run).")
-@click.option("--config", help="The config (for a compare file or 'last').")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.05, show_default=True)
-@click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.8, show_default=True)
-@click.option("--history", "history", metavar="PATH", help="The run history.")
-def plan_cmd(baseline_ref: str, against: str | None, effect: float, metrics: str | None,
-             config: str | None, alpha: float, power: float, history: str | None) -> None:
-    """How many questions a regression gate needs to detect a drop of --effect.
-
-    Paired two-sided test at --alpha with --power. The spread of the paired differences
-    comes from --against when given; else it is taken as the spread of the metric over
-    the baseline's questions (as if two runs correlate at 0.5), a rough guide."""
-    import numpy as np
-
-    from ragmark.analysis.diff import resolve_side
-    from ragmark.analysis.regression import mde, questions_needed
-    from ragmark.history import history_path
-
-    hist = history_path(history)
-    base = resolve_side(baseline_ref, config, hist)
-    other = resolve_side(against, config, hist) if against else None
-    names = [metric_name(m.strip()) for m in metrics.split(",")] if metrics else list(
-        base.values)
-    out, _ = consoles(quiet=True)
-    table = Table(show_header=True, header_style="bold",
-                  title=f"questions needed to detect a drop of {effect:g} (α = {alpha:g}, "
-                        f"power {power:g})")
-    for col in ("metric", "spread", "from", "questions now", "detectable now", "needed"):
-        table.add_column(col, justify="left" if col in ("metric", "from") else "right")
-    for m in names:
-        vals = base.values.get(m)
-        if vals is None:
-            raise ConfigError(f"the baseline has no metric {m!r}; it has "
-                              f"{', '.join(base.values)}")
-        if other is not None:
-            ov = other.values.get(m, {})
-            diffs = np.array([float(ov[q] or 0.0) - v for q, v in vals.items()
-                              if v is not None and ov.get(q) is not None], dtype=np.float64)
-            sd, source, n = (float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0,
-                             "paired differences", len(diffs))
-        else:
-            xs = np.array([v for v in vals.values() if v is not None], dtype=np.float64)
-            sd, source, n = (float(xs.std(ddof=1)) if len(xs) > 1 else 0.0,
-                             "assumed from the baseline", len(xs))
-        now = mde(sd, n, alpha, power)
-        table.add_row(m, f"{sd:.4f}", source, str(n), "—" if now is None else f"{now:.4f}",
-                      f"{questions_needed(sd, effect, alpha, power):,}" if sd > 0 else
-                      "any (no spread)")
-    out.print(table)

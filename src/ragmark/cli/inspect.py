@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ragmark.cli.app import cli, consoles
+from ragmark.cli.shared import option
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -36,7 +37,7 @@ CONTEXT_CHARS = 240
               show_default=True, help="With --failures: faithfulness below this fails.")
 @click.option("--config", "config",
               help="Configuration of a `ragmark compare` file (default: its baseline).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@option("--json", "as_json", is_flag=True)
 def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | None,
                 faithfulness_below: float, config: str | None, as_json: bool) -> None:
     """Show one question of a results file in full (QUERY_ID), or its failures.

@@ -9,6 +9,7 @@ import click
 
 from ragmark.cli.app import cli, consoles, quiet_option
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 from ragmark.llm.fields import SET_ENDPOINT
 
@@ -109,13 +110,9 @@ def pair_line(p: dict[str, Any]) -> str:
               help="Judge every item N times (other seeds) to measure self-consistency.")
 @click.option("--temperature", type=click.FloatRange(min=0),
               help="Sampling temperature of the judge [default: the endpoint's, 0].")
-@click.option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True,
-              help="Bootstrap resamples of the intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--judge-model", "judge_models", multiple=True,
-              help="A judge model at the endpoint; repeat it to measure several side by "
-              "side (their agreement with each other and a paired test) [default: "
-              "--llm-model].")
+@option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True)
+@option("--seed", type=int, default=0, show_default=True)
+@option("--judge-model", "judge_models", multiple=True)
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @quiet_option
 @endpoint_options

@@ -11,6 +11,7 @@ from ragmark.cli.app import (
     configs_options,
     consoles,
     data_options,
+    dry_run_option,
     executor_options,
     format_option,
     history_options,
@@ -18,14 +19,14 @@ from ragmark.cli.app import (
     warn_data,
 )
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options
+from ragmark.cli.shared import option
 from ragmark.report.console import llm_line
 
 
 @cli.command("label")
 @configs_options
-@click.option("--top-k", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Passages labelled per question and config (metrics at k = 1..K).")
-@click.option("--max-queries", type=click.IntRange(min=1), help="Label the first N only.")
+@option("--top-k", type=click.IntRange(min=1), default=10, show_default=True)
+@option("--max-queries", type=click.IntRange(min=1))
 @click.option("--prompt-template", type=click.Path(exists=True, dir_okay=False),
               help="File with the judge's user message; {question} and {passage} (or "
                    "{query} and {document}) are replaced by the fenced texts.")
@@ -35,20 +36,15 @@ from ragmark.report.console import llm_line
 @click.option("--plot", is_flag=True,
               help="Plot answer presence against k, one line per config (needs "
                    "ragmark-eval[plot]).")
-@click.option("--dry-run", is_flag=True,
-              help="Count the label calls, tokens and cost without calling anything.")
+@dry_run_option
 @click.option("--pool", is_flag=True,
               help="Judge the documents of every config's top K that the qrels do not "
                    "judge, and write {output}.qrels.tsv: the qrels extended with the LLM's "
                    "judgments, marked (for run/compare --qrels-extra).")
-@click.option("--judge-model", "judge_models", multiple=True,
-              help="A label judge model at the endpoint; repeat it to compare judges side "
-                   "by side (each writes {output}.MODEL.json/.md; their agreement is "
-                   "printed and written to {output}.judges.json).")
+@option("--judge-model", "judge_models", multiple=True)
 @quiet_option
 @format_option("json,md")
-@click.option("--allow-missing", is_flag=True,
-              help="Do not exit 1 when no question of a config got a label.")
+@option("--allow-missing", is_flag=True)
 @data_options
 @history_options
 @endpoint_options

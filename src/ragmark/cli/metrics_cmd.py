@@ -7,10 +7,11 @@ import json
 import click
 
 from ragmark.cli.app import cli
+from ragmark.cli.shared import option
 
 
 @cli.command("metrics")
-@click.option("--json", "as_json", is_flag=True, help="Print the catalogue as JSON.")
+@option("--json", "as_json", is_flag=True)
 def metrics_cmd(as_json: bool) -> None:
     """List every metric: name (with its cutoff rule), kind, what it needs, the cutoffs
     it is computed at by default, and its formula. Plugins (the ``ragmark.metric``

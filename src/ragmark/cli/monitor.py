@@ -10,8 +10,18 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ragmark.cli.app import cli, consoles, quiet_option, trace_options
+from ragmark.cli.app import (
+    alpha_option,
+    cli,
+    consoles,
+    data_options,
+    dry_run_option,
+    history_option,
+    quiet_option,
+    trace_options,
+)
 from ragmark.cli.llm_opts import endpoint_opts
+from ragmark.cli.shared import option
 
 
 def _opts(f: Any) -> Any:
@@ -22,7 +32,7 @@ def _opts(f: Any) -> Any:
 
 @cli.command("monitor")
 @click.argument("source", required=False, type=click.Path(path_type=Path))
-@click.option("--name", help="The system's name (default: the source's file name).")
+@option("--name")
 @click.option("--metrics", help="Comma-separated cheap metrics for every record (default: "
               "groundedness, empty_retrieval, refusal, latency_s, retrieval_latency_s, "
               "generation_latency_s, tokens, cost_usd, feedback: those the source records).")
@@ -43,15 +53,12 @@ def _opts(f: Any) -> Any:
               help="Drift reference: the previous N windows, pooled.")
 @click.option("--reference-run", type=int, help="Drift reference: this run of the history "
                                                 "instead (a pinned window or run).")
-@click.option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True,
-              help="A change must exceed this (in the metric's unit) to be drift.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.05, show_default=True, help="Family-wise error of the drift gate.")
+@option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True)
+@alpha_option()
 @click.option("--output", "outputs", multiple=True, metavar="FILE",
               help="Write the window: .json, .md or .html (the trend page). Repeatable.")
-@click.option("--junit", metavar="FILE", help="The drift gate as JUnit XML.")
-@click.option("--history", metavar="PATH", help="The run history holding the windows and "
-              "the cursors (default: $RAGMARK_HISTORY, else .ragmark/history.sqlite).")
+@option("--junit", metavar="FILE")
+@history_option
 @trace_options
 @click.option("--root-wait", type=click.FloatRange(min=0), default=300.0, show_default=True,
               metavar="SECONDS", help="For traces: a trace whose root span has not come "
@@ -61,9 +68,8 @@ def _opts(f: Any) -> Any:
               help="Keep each window's per-question values this long (30d, 12h): older "
               "windows of the source are pruned as new ones are recorded (aggregates, "
               "verdicts and the trend stay). Default: kept for ever.")
-@click.option("--strict", is_flag=True, help="Odd data is an error, not a counted warning.")
-@click.option("--dry-run", is_flag=True, help="Read the new records and estimate the "
-              "window's judge calls and cost; record nothing.")
+@data_options
+@dry_run_option
 @click.option("--follow", is_flag=True, help="Keep watching: a window whenever records "
               "arrive (Ctrl-C stops).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=5.0, show_default=True,
@@ -140,7 +146,7 @@ def _settings(flags: dict[str, Any]) -> Any:
     from ragmark.data.traces import TraceKeys
     from ragmark.history.retention import parse_age
     from ragmark.history.store import history_path
-    from ragmark.metrics.names import parse_metrics
+    from ragmark.metrics.names import parse_metrics, split_names
     from ragmark.monitor.windows import Settings
 
     source: Path = flags["source"]
@@ -151,7 +157,7 @@ def _settings(flags: dict[str, Any]) -> Any:
     judges = flags["judge_metrics"]
     judge_list = None if judges is None else tuple(
         () if judges.strip().lower() == "none" else
-        (j.strip() for j in judges.split(",") if j.strip()))
+        split_names(judges))
     llm, _ = resolve_llm([], need=judge_list is None or bool(judge_list))
     if judge_list and llm is None:
         from ragmark.errors import ConfigError
@@ -176,6 +182,7 @@ def _settings(flags: dict[str, Any]) -> Any:
                     budget_cost=flags["budget_cost"], fail_on_drift=drift,
                     reference=flags["reference"], reference_run=flags["reference_run"],
                     margin=flags["margin"], alpha=flags["alpha"], strict=flags["strict"],
+                    encoding=flags["encoding"],
                     keys=TraceKeys.parse(flags["trace_attributes"]).rooted(
                         flags["root_names"], flags["root_kinds"], flags["root_wait"]),
                     retain=None if flags["retain_questions"] is None else parse_age(

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli
+from ragmark.cli.app import cli, history_option
 from ragmark.errors import ConfigError
 
 
@@ -47,8 +47,7 @@ def _recorded(ref: str, history: str | None) -> str:
 @click.argument("refs", nargs=-1, required=True, metavar="FILE_OR_ID...")
 @click.option("--output", default="report.html", show_default=True,
               help="The HTML file to write.")
-@click.option("--history", metavar="PATH", help="The run history the ids refer to "
-              "(default: .ragmark/history.sqlite or RAGMARK_HISTORY).")
+@history_option
 def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     """Render results files (run, compare, label) or history ids as one HTML page that
     works offline: inline CSS, SVG plots and a little JavaScript, no request of any

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ragmark.cli.app import cli, consoles
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 
 
@@ -21,8 +22,7 @@ def review_group() -> None:
 @click.argument("results", type=click.Path(dir_okay=False))
 @click.option("--sample", "n", required=True, type=click.IntRange(min=1),
               help="Number of rows to draw (all of them if fewer).")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of the draw: the same seed draws the same rows.")
+@option("--seed", type=int, default=0, show_default=True)
 @click.option("--metric", help="Metric whose value is the judge column (default: the first "
                                "of faithfulness, answer_correctness, answer_relevance, "
                                "context_relevance the file has).")
@@ -30,7 +30,7 @@ def review_group() -> None:
                                          "(default: its first).")
 @click.option("--output", required=True, type=click.Path(dir_okay=False),
               help="CSV file to write.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing output file.")
+@option("--overwrite", is_flag=True)
 def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str | None,
                output: str, overwrite: bool) -> None:
     """Write a CSV of sampled answers (or labelled passages) for annotators, with an
@@ -65,7 +65,7 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="A score between 0 and 1 counts as yes when at least this.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@option("--json", "as_json", is_flag=True)
 def agreement_cmd(file: str, threshold: float, as_json: bool) -> None:
     """Raw agreement and Cohen's kappa between the `human` and `judge` columns of FILE."""
     from ragmark.analysis.review import kappa_band, read_agreement

@@ -7,9 +7,11 @@ from typing import Any
 import click
 
 from ragmark.cli.app import (
+    alpha_option,
     cli,
     consoles,
     data_options,
+    dry_run_option,
     executor_options,
     format_option,
     gate_options,
@@ -22,10 +24,12 @@ from ragmark.cli.app import (
     qrels_extra_option,
     quiet_option,
     refusal_option,
+    renamed,
     trace_options,
 )
 from ragmark.cli.ci import regression_options, request_of, show_outcome, start
 from ragmark.cli.llm_opts import dry_run_text, llm_options
+from ragmark.cli.shared import option
 
 
 @cli.command("run")
@@ -46,28 +50,24 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @click.option("--run-file-in", "run_file_in", type=click.Path(exists=True, dir_okay=False),
               help="Score a TREC run file (qid Q0 docid rank score tag) against --dataset's "
                    "ground truth, as trec_eval would; retrieval metrics only.")
-@click.option("--corpus", type=click.Path(exists=True),
-              help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
+@option("--corpus", type=click.Path(exists=True))
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
 @click.option("--config", "config",
               help="Built-in config name or a TOML file (default: sparse).")
-@click.option("--name", "name", metavar="NAME",
-              help="The system's name in the results and the history (default: the "
-              "outputs file's stem, or the config's name): today's log named as "
-              "yesterday's is gated and diffed against it.")
-@click.option("--top-k", type=click.IntRange(min=1), help="Items retrieved per question.")
+@option("--name", "name", metavar="NAME")
+@option("--top-k", type=click.IntRange(min=1))
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
 @click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
               help="Judge rankings per chunk or per document (default: auto).")
 @click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5' "
               "(judge metrics too), or 'all': every metric whose needs the data, the LLM "
               "endpoint and the installed extras meet. `ragmark metrics` lists them.")
-@click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate the first N only.")
-@click.option("--skip-generation", is_flag=True, help="Retrieval metrics only.")
+@option("--max-queries", type=click.IntRange(min=1))
+@option("--skip-generation", is_flag=True)
 @click.option("--output", default="eval/results.json", show_default=True,
               help="JSON report path.")
 @click.option("--run-file", help="Also write a TREC run file (document level).")
-@click.option("--include-details", is_flag=True, help="Per-query records in the JSON.")
+@option("--include-details", is_flag=True)
 @format_option("json")
 @index_cache_option
 @latency_option
@@ -76,6 +76,8 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @quiet_option
 @gate_options
 @regression_options
+@renamed("--baseline", "--against", metavar="REF")
+@alpha_option("gate_alpha")
 @data_options
 @input_format_option
 @language_option
@@ -84,8 +86,7 @@ from ragmark.cli.llm_opts import dry_run_text, llm_options
 @refusal_option
 @history_options
 @llm_options
-@click.option("--dry-run", is_flag=True,
-              help="Count the judge calls, tokens and cost without calling anything.")
+@dry_run_option
 def run_cmd(**flags: Any) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs.
 

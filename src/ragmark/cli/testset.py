@@ -8,8 +8,19 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, data_options, leniency, quiet_option, warn_data
+from ragmark.cli.app import (
+    cli,
+    consoles,
+    data_options,
+    dry_run_option,
+    leniency,
+    quiet_option,
+    renamed,
+    takes_renamed,
+    warn_data,
+)
 from ragmark.cli.llm_opts import endpoint_options, resolve_llm
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.report.console import llm_line
@@ -66,9 +77,12 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
     )
 
 
+_DIALECTS = click.Choice(["ragmark", "ragas", "llamaindex", "deepeval"])
+"""The dataset formats a test set is written in (those --input-format reads)."""
+
+
 @cli.command("testset")
-@click.option("--corpus", required=True, type=click.Path(exists=True),
-              help="Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.")
+@option("--corpus", required=True, type=click.Path(exists=True))
 @click.option("--size", required=True, type=click.IntRange(min=1),
               help="Questions to keep, shared evenly over the types.")
 @click.option("--types", help="Comma-separated question types: factual, reasoning, "
@@ -77,18 +91,18 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @click.option("--output", default="testset.json", show_default=True,
               type=click.Path(dir_okay=False),
               help="The context set (.json); the report goes beside it as NAME.report.json.")
-@click.option("--format", "fmt", type=click.Choice(["ragmark", "ragas", "llamaindex",
-                                                    "deepeval"]), default="ragmark",
-              show_default=True,
+@click.option("--output-format", "fmt", type=_DIALECTS,
+              callback=takes_renamed("--output-format", "ragmark"),
               help="Write the set as ragmark's JSON, RAGAS's JSON Lines (user_input, "
                    "reference, reference_contexts), a LlamaIndex rag_dataset.json or "
-                   "DeepEval goldens (JSON); ragmark reads each back with --dataset.")
+                   "DeepEval goldens (JSON); ragmark reads each back with --dataset. "
+                   "[default: ragmark]")
+@renamed("--format", "--output-format", type=_DIALECTS)
 @click.option("--language", metavar="LANG",
               help="Write the questions and answers in this language (de, german, zh, "
                    "...), whatever the documents' (the quotes stay as written).")
-@click.option("--overwrite", is_flag=True, help="Replace an existing test set at --output.")
-@click.option("--seed", default=0, show_default=True, type=int,
-              help="Seed of the passage sampling.")
+@option("--overwrite", is_flag=True)
+@option("--seed", default=0, show_default=True, type=int)
 @click.option("--unit", type=click.Choice(["chunk", "document"]), default="chunk",
               show_default=True, help="Write questions from chunks (cut as --config cuts "
               "them, so every quote lies inside one chunk) or from whole documents.")
@@ -101,8 +115,7 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
 @quiet_option
 @data_options
 @endpoint_options
-@click.option("--dry-run", is_flag=True,
-              help="Count the calls, tokens and cost without calling anything.")
+@dry_run_option
 def testset_cmd(**flags: Any) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
     f = SimpleNamespace(**flags)

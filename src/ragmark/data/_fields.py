@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragmark.data._read import Where, describe
+from ragmark.data.files import Where, describe
 
 if TYPE_CHECKING:
     from ragmark.data.leniency import Leniency

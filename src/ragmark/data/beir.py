@@ -12,8 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ragmark.data._fields import NON_EMPTY_STRING, as_object, check_id, get_string
-from ragmark.data._read import Where, describe, iter_jsonl, iter_lines, quote
 from ragmark.data.corpus import load_jsonl_corpus
+from ragmark.data.files import Where, describe, iter_jsonl, iter_lines, quote
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample

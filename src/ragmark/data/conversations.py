@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmark.data._fields import as_object
-from ragmark.data._read import Where, describe, quote
+from ragmark.data.files import Where, describe, quote
 
 CONVERSATION_FIELDS = frozenset({"conversation_id", "turn", "history"})
 """What a flattened turn carries besides its own fields (kept in ``Sample.extra``)."""

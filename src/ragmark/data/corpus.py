@@ -12,7 +12,7 @@ from ragmark.data._fields import (
     get_optional_string,
     get_string,
 )
-from ragmark.data._read import Where, base_suffix, describe, iter_jsonl, missing_error, quote
+from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, missing_error, quote
 from ragmark.data.folder import load_text_folder
 from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag_corpus

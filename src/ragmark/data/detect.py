@@ -6,9 +6,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ragmark.data._read import base_suffix, missing_error, read_json
 from ragmark.data.beir import is_beir_folder, load_beir
 from ragmark.data.conversations import is_conversations, turns_of
+from ragmark.data.files import base_suffix, missing_error, read_json
 from ragmark.data.foreign import is_arrow, is_embedding_qa, load_embedding_qa, read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.openrag import is_open_rag_folder, load_open_rag

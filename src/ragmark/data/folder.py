@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ragmark.data._read import NotUTF8Error, read_text
+from ragmark.data.files import NotUTF8Error, read_text
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Document

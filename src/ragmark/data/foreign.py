@@ -32,7 +32,7 @@ import tokenize
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ragmark.data._read import Where, base_suffix, describe, read_json, read_text
+from ragmark.data.files import Where, base_suffix, describe, read_json, read_text
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Dataset

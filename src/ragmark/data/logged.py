@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ragmark.data._read import kind_of
+from ragmark.data.files import kind_of
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 CONTEXT_ITEM = "a non-empty string or an object with a non-empty string 'text'"

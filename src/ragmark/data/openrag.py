@@ -13,7 +13,7 @@ from ragmark.data._fields import (
     get_optional_string,
     get_string,
 )
-from ragmark.data._read import Where, describe, missing_error, quote, read_json
+from ragmark.data.files import Where, describe, missing_error, quote, read_json
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 

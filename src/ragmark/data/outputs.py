@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
-from ragmark.data._read import Where, base_suffix, describe, missing_error
 from ragmark.data.conversations import is_conversations, turns_of
+from ragmark.data.files import Where, base_suffix, describe, missing_error
 from ragmark.data.foreign import is_arrow, read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import (

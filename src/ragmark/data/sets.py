@@ -18,8 +18,8 @@ from ragmark.data._fields import (
     get_string,
     get_strings,
 )
-from ragmark.data._read import Where, base_suffix, describe, iter_jsonl, quote, read_json
 from ragmark.data.corpus import open_corpus
+from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, quote, read_json
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.relevance import MIN_MATCH_CHARS, too_short

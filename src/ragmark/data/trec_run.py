@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from ragmark.data._read import read_text
+from ragmark.data.files import iter_lines
 from ragmark.errors import DataError
 
 FORMAT = "a TREC run file: one line per retrieved document, 'qid Q0 docid rank score tag'"
@@ -20,9 +20,7 @@ def read_trec_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
     question is a DataError naming the line."""
     p = Path(path)
     run: dict[str, dict[str, float]] = {}
-    for line_no, line in enumerate(read_text(p).splitlines(), start=1):
-        if not line.strip():
-            continue
+    for line_no, line in iter_lines(p):
         parts = line.split()
         if len(parts) != 6:
             raise DataError(f"expected 6 fields ({FORMAT}), got {len(parts)}", file=str(p),

@@ -13,14 +13,13 @@ changes any of them. In a review CSV the ``human`` cell is yes/no or a score (at
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragmark.analysis.review import cell_error, parse_value, review_rows
-from ragmark.data._read import read_text
+from ragmark.data.files import iter_jsonl
 from ragmark.errors import ConfigError, DataError
 
 SUPPORTED = ("supported", "yes", "true", "1", "faithful", "pass", "correct", "consistent",
@@ -84,11 +83,9 @@ def _text(obj: dict[str, object], key: str, need: bool) -> str | None:
 def read_jsonl(path: str | Path, labels: dict[str, bool]) -> list[Item]:
     """The items of a JSONL file; DataError naming the line and field of a bad one."""
     items = []
-    for line_no, line in enumerate(read_text(Path(path)).splitlines(), start=1):
-        if not line.strip():
-            continue
+    for where, obj in iter_jsonl(Path(path)):
+        line_no = where.line or 0
         try:
-            obj = json.loads(line)
             if not isinstance(obj, dict):
                 raise ValueError("expected a JSON object")
             ctx = obj.get("contexts", obj.get("context"))
@@ -103,7 +100,7 @@ def read_jsonl(path: str | Path, labels: dict[str, bool]) -> list[Item]:
                               tuple(contexts), _text(obj, "answer", True) or "",
                               _text(obj, "expected_answer", False),
                               _label(obj["label"], labels)))
-        except ValueError as e:  # includes bad JSON
+        except ValueError as e:
             raise DataError(str(e), file=str(path), line=line_no) from None
     return items
 

@@ -20,6 +20,7 @@ score and a label (``truth``: True = unsupported):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,54 +28,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.stats.agreement import statistics
+from ragmark.stats.auc import auc
+from ragmark.stats.resample import percentile_interval, resample_rows
 
 FOLDS = 5
 _BLOCK = 500
 
 
-def _midranks(values: NDArray[np.float64]) -> NDArray[np.float64]:
-    """1-based ranks of each row's values, ties given their mean rank."""
-    out = np.empty_like(values, dtype=np.float64)
-    for i, row in enumerate(np.atleast_2d(values)):
-        order = np.sort(row)
-        out[i] = (np.searchsorted(order, row, "left") + np.searchsorted(order, row, "right")
-                  + 1) / 2
-    return out
-
-
-def auc(truth: NDArray[np.bool_], score: NDArray[np.float64]) -> NDArray[np.float64]:
-    """ROC AUC of ``score`` for the supported class (``~truth``) over the last axis,
-    NaN where one class is absent; one sample (1-D) or a block of resamples (2-D).
-
-    >>> float(auc(np.array([True, False, True, False]), np.array([0.0, 1.0, 0.5, 0.5])))
-    0.875
-    """
-    t = np.atleast_2d(truth)
-    s = np.atleast_2d(np.asarray(score, dtype=np.float64))
-    ranks = _midranks(s)
-    pos = (~t).sum(axis=-1).astype(np.float64)  # supported: should score high
-    neg = t.sum(axis=-1).astype(np.float64)
-    r_pos = np.where(~t, ranks, 0.0).sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        got = np.where((pos > 0) & (neg > 0),
-                       (r_pos - pos * (pos + 1) / 2) / np.where(pos * neg > 0, pos * neg, 1),
-                       np.nan)
-    return got if np.ndim(truth) > 1 else got[0]
-
-
 def _interval(truth: NDArray[np.bool_], score: NDArray[np.float64], n_resamples: int,
               seed: int, confidence: float) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    n = len(truth)
-    got = []
-    for start in range(0, n_resamples, _BLOCK):
-        rows = rng.integers(0, n, size=(min(_BLOCK, n_resamples - start), n))
-        got.append(auc(truth[rows], score[rows]))
-    vals = np.concatenate(got)
-    vals = vals[~np.isnan(vals)]
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(vals, [tail, 100 - tail])
-    return float(low), float(high)
+    got = [auc(score[rows], ~truth[rows])
+           for rows in resample_rows(len(truth), n_resamples, seed, _BLOCK)]
+    return percentile_interval(np.concatenate(got), confidence) or (math.nan, math.nan)
 
 
 def balanced_accuracy(truth: NDArray[np.bool_], pred: NDArray[np.bool_]) -> float:
@@ -145,7 +110,7 @@ def score_report(truth: Sequence[bool], score: Sequence[float], *, n_resamples: 
     t = np.asarray(truth, dtype=bool)
     s = np.asarray(score, dtype=np.float64)
     out: dict[str, Any] = {"items": len(t), "distinct_scores": int(len(np.unique(s)))}
-    value = float(auc(t, s)) if len(t) else float("nan")
+    value = float(auc(s, ~t)) if len(t) else float("nan")
     if np.isnan(value):
         out["roc_auc"] = {"value": None, "reason": "the labels hold only one class"}
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmark.data._fields import as_object, check_int, check_string, get_string
-from ragmark.data._read import Where, describe
+from ragmark.data.files import Where, describe
 from ragmark.errors import DataError
 from ragmark.labeling.metrics import LABELS, METRICS, Agreement
 from ragmark.labeling.run import ConfigLabels, LabelledItem, LabelledQuery, LabelRun

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sys
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +41,10 @@ QUIET_TICKS = 20
 """Event-loop turns without a new call before the queue is sent."""
 DONE = ("completed", "failed", "expired", "cancelled")
 _SNIPPET = 200
+STATUS = logging.getLogger("ragmark.status")
+"""Where a batch job's status lines go (submitted, polled, resumed): the command line
+shows them on stderr unless ``--quiet``; a library caller sees them when it sets up
+logging at INFO."""
 
 
 def _json(data: Any) -> tuple[Any, Usage]:
@@ -73,7 +77,7 @@ class Batcher:
         self.jobs: list[str] = []
         """Ids of the jobs this batcher submitted or resumed."""
         self.resumed = 0
-        self.on_status: Callable[[str], None] = _to_stderr
+        self.on_status: Callable[[str], None] = STATUS.info
         self._flusher: asyncio.Task[None] | None = None
 
     async def submit(self, key: str, body: dict[str, Any]) -> LLMResult:
@@ -247,8 +251,3 @@ def _read(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and data.get("batch_id") else None
-
-
-def _to_stderr(line: str) -> None:
-    sys.stderr.write(f"ragmark: {line}\n")
-    sys.stderr.flush()

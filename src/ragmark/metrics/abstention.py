@@ -27,7 +27,7 @@ from typing import Any
 
 from ragmark.metrics.answer import AnswerCase, exact_match
 from ragmark.metrics.production import is_refusal, refused
-from ragmark.types import MetricSpec, Sample, Score, lower_better, spec
+from ragmark.types import Aggregate, MetricSpec, RunView, Sample, Score, lower_better, spec
 
 UNANSWERABLE = "unanswerable by design"
 """The reason of an answer metric on a question marked unanswerable."""
@@ -62,6 +62,22 @@ def answered_accuracy_of(c: AnswerCase) -> Score:
     return exact_match(c.answer, c.sample.expected_answer)
 
 
+def aurc_of(run: RunView) -> Aggregate | None:
+    """AURC over the run, its curve as the detail (:func:`risk_coverage`); None when no
+    answer has a confidence."""
+    if not any("confidence" in f for f in run.facts):
+        return None
+    curve = risk_coverage(list(zip(run.samples, run.answers,
+                                   [f.get("confidence") for f in run.facts], strict=True)),
+                          run.refusal_patterns, [f.get("refused") for f in run.facts])
+    if curve is None:
+        return None
+    left = curve["of"] - curve["n"]
+    return Aggregate(curve["aurc"], curve["n"], left, {
+        "no confidence, refused, or right or wrong cannot be told": left} if left else {},
+        detail=curve)
+
+
 SPECS: tuple[MetricSpec, ...] = (
     spec("abstention_recall", "answer", "none", "refused unanswerable / unanswerable",
          "Abstention recall", ("answer", "unanswerable"), (None,),
@@ -76,10 +92,12 @@ SPECS: tuple[MetricSpec, ...] = (
          "exact match on the answerable questions answered", "Answered accuracy",
          ("answer", "expected_answer", "unanswerable"), (None,),
          compute=answered_accuracy_of),
-    *lower_better((spec(
+    *lower_better((MetricSpec(
         "aurc", "aggregate", "none", "area under the risk-coverage curve: the mean risk of "
         "answering the k most confident questions, k = 1..n (lower is better; needs a "
-        "logged confidence)", "AURC", ("answer", "logged")),)),
+        "logged confidence)", "AURC", ("answer", "logged"), compute=aurc_of,
+        absent="no confidence recorded (the risk-coverage curve needs one)",
+        report="risk_coverage"),)),
 )
 """The abstention metrics: defaults of a set that marks some question unanswerable, but
 abstention_precision (asked for with ``--metrics``: a system that never refuses leaves it

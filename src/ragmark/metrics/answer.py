@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ragmark.text import STOPWORDS, normalise, tokenize
-from ragmark.types import MetricSpec, Sample, Score, spec
+from ragmark.types import Aggregate, MetricSpec, RunView, Sample, Score, spec
 
 __all__ = [
     "combined_score",
@@ -233,6 +233,17 @@ def token_f1_of(c: AnswerCase) -> Score:
     return token_f1(c.answer, c.sample.expected_answer)
 
 
+def grounded_ratio_of(run: RunView) -> Aggregate | None:
+    """The share of answers whose groundedness is at or above the threshold, over the
+    questions with a groundedness value (their reasons kept for the others); None when
+    the run has no groundedness."""
+    got = [q["groundedness"] for q in run.scores if "groundedness" in q]
+    if not got:
+        return None
+    return Aggregate.of([Score(0.0 if g.details.get("ungrounded") else 1.0) if g.ok else g
+                         for g in got])
+
+
 SPECS: tuple[MetricSpec, ...] = (
     spec("keyword_coverage", "answer", "none", "share of expected keywords in answer", "",
          ("keywords", "answer"), (None,), compute=coverage_of),
@@ -251,7 +262,8 @@ SPECS: tuple[MetricSpec, ...] = (
          ("expected_answer", "answer", "embeddings")),
     MetricSpec("grounded_ratio", "aggregate", "none", "share of answers with groundedness "
                "at or above the config's grounded_threshold (computed with groundedness)",
-               "Grounded ratio", ("answer", "contexts"), of="groundedness"),
+               "Grounded ratio", ("answer", "contexts"), of="groundedness",
+               compute=grounded_ratio_of),
 )
 """The answer metrics of the catalogue, in the order they are reported: a new one is its
 function above (``f(case) -> Score``) and its line here."""

@@ -138,6 +138,13 @@ def lower_is_better() -> frozenset[str]:
     return frozenset(s.name for s in catalogue().values() if s.better == "lower")
 
 
+def aggregates() -> frozenset[str]:
+    """The aggregate metrics (``grounded_ratio``, ``aurc``): computed over a run, with
+    no per-question value of their own; reported and gated, not tested question by
+    question."""
+    return frozenset(s.name for s in catalogue().values() if s.kind == "aggregate")
+
+
 def known_metrics() -> str:
     """The known metric names, for error messages and ``--help``."""
     parts = []
@@ -197,11 +204,19 @@ def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:
     return out
 
 
+def split_names(text: str | Iterable[str | MetricName]) -> list[str]:
+    """The names of a comma-separated list (or of a list of names), stripped, blanks
+    dropped: how every list of metric names a user gives is read (``--metrics``,
+    ``--judge-metrics``, the gates' lists)."""
+    parts = text.split(",") if isinstance(text, str) else [str(t) for t in text]
+    return [p.strip() for p in parts if p.strip()]
+
+
 def parse_metrics(texts: Iterable[str | MetricName] | str) -> list[MetricName]:
     """Parse a list (or a comma-separated string) of metric names, a group name standing
     for its metrics (:func:`groups`); duplicates dropped."""
     if isinstance(texts, str):
-        texts = [t for t in texts.split(",") if t.strip()]
+        texts = split_names(texts)
     seen: dict[MetricName, None] = {}
     for t in expand_groups(texts):
         seen.setdefault(parse_metric(t), None)

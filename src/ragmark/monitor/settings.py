@@ -38,6 +38,8 @@ class Settings:
     alpha: float = 0.05
     windows: int = 20
     strict: bool = False
+    encoding: str | None = None
+    """``--encoding``: of log lines that are not UTF-8."""
     keys: TraceKeys = field(default_factory=TraceKeys)
     retain: timedelta | None = None
     """``--retain-questions``: how long a window's per-question values are kept (older

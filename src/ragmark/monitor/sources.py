@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ragmark.data._read import Where, json_line
+from ragmark.data.files import Where, json_line
 from ragmark.data.leniency import Leniency
 from ragmark.data.otlp import NOT_JSON, Span, decode, file_requests
 from ragmark.data.outputs import OutputsSet, outputs_of_items

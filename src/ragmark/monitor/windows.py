@@ -79,7 +79,7 @@ def turn(history: Path, key: str) -> Iterator[None]:
 def read_batch(s: Settings, key: str) -> tuple[dict[str, Any] | None, Batch]:
     """(the cursor state before, the new records) of the source known as ``key``."""
     before = store.cursor_state(s.history, key)
-    lenient = Leniency(strict=s.strict)
+    lenient = Leniency(strict=s.strict, encoding=s.encoding)
     if kind_of(s.source) == LOG:
         batch = read_log(s.source, dict(before or {}), lenient)
     else:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ragmark.data._read import kind_of
+from ragmark.data.files import kind_of
 
 SYNTAX = ("dotted keys with [n] (n from 0; negative from the end) and [*] (every item), "
           "e.g. 'data.sources[*].text'")

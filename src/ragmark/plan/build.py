@@ -29,7 +29,7 @@ def plan_run(req: RunRequest) -> Plan:
     from ragmark.plan.sources import source_of
 
     targets = _targets(req, "run")
-    gated = regression_metrics(req.regression, req.baseline_ref)
+    gated = regression_metrics(req.regression, req.against)
     every, names, judges = _asked(req)
     human, judges = _labelled(req.human_labels, judges)
     under = parse_thresholds(req.fail_under, "--fail-under")
@@ -67,7 +67,7 @@ def plan_run(req: RunRequest) -> Plan:
             also=tuple(str(m) for m in also), judges=tuple(judges), llm=llm,
             options=_options(req, skip_generation=req.skip_generation or src.retrieval_only),
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(gated),
-                          req.baseline_ref, req.gate_alpha, req.margin, req.history),
+                          req.against, req.gate_alpha, req.margin, req.history),
             targets=targets, outputs=src.outputs,
             pipelines={cfg.name: req.pipeline} if req.pipeline is not None else {},
             human=human, executor=ex, notes=tuple(notes) + src.notes,
@@ -77,7 +77,7 @@ def plan_run(req: RunRequest) -> Plan:
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.analysis.gates import check_names, parse_thresholds
-    from ragmark.metrics.names import parse_metrics
+    from ragmark.metrics.names import parse_metrics, split_names
     from ragmark.plan.gating import regression_metrics
     from ragmark.running.compare import StatSettings
     from ragmark.running.judging import JUDGE_METRICS, parse_judge_metrics
@@ -92,8 +92,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"] + regressed
     text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
     every = text.strip().lower() == "all"
-    compared = [m.strip() for m in text.split(",") if m.strip()] if text and not every \
-        else None
+    compared = split_names(text) if text and not every else None
     human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics))
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
@@ -134,7 +133,6 @@ def gated_additions(judges: Sequence[str], gated: Sequence[str]
                     ) -> tuple[list[MetricName], list[str]]:
     """What the gates need besides the metrics asked for (or the defaults): the gated
     metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
-    from ragmark.analysis.gates import DERIVED
     from ragmark.metrics.names import parse_metric
     from ragmark.running.judging import JUDGE_METRICS
 
@@ -145,7 +143,8 @@ def gated_additions(judges: Sequence[str], gated: Sequence[str]
             if m not in out:
                 out.append(m)
         else:
-            name = parse_metric("groundedness" if m in DERIVED else m)
+            name = parse_metric(m)  # an aggregate: what it summarises
+            name = parse_metric(name.spec.of) if name.spec.of else name
             if name not in also:
                 also.append(name)
     return also, out

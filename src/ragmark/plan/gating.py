@@ -12,16 +12,17 @@ from typing import Any
 from ragmark.errors import ConfigError
 
 
-def regression_metrics(text: str | None, baseline_ref: str | None) -> list[str]:
+def regression_metrics(text: str | None, against: str | None) -> list[str]:
     """The gated metrics' canonical names (checked before any work)."""
     if not text:
-        if baseline_ref:
-            raise ConfigError("--baseline/--against names the run to gate against: give "
+        if against:
+            raise ConfigError("--against names the run to gate against: give "
                               "--fail-on-regression METRIC[,METRIC] too")
         return []
     from ragmark.analysis.gates import metric_name
+    from ragmark.metrics.names import split_names
 
-    return [metric_name(m.strip()) for m in text.split(",") if m.strip()]
+    return [metric_name(m) for m in split_names(text)]
 
 
 def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
@@ -144,7 +145,7 @@ def base_of(ref: str | None, config: str, dataset_hash: str, history: Any) -> An
 
 def baselines(plan: Any) -> dict[str, Any]:
     """Each config's baseline side (None: not gated), found before the run starts: a
-    run's from ``--baseline`` (default ``last``; the first run has none and is not
+    run's from ``--against`` (default ``last``; the first run has none and is not
     gated, as compare), each config of a compare its own in ``--against``."""
     g = plan.gating
     if not g.regression:

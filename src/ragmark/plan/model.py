@@ -47,7 +47,7 @@ class Gating:
     allow_missing: bool = False
     regression: tuple[str, ...] = ()
     baseline: str | None = None
-    """``--baseline``/``--against``: a results file, a history id or ``last``."""
+    """``--against``: a results file, a history id or ``last``."""
     alpha: float = 0.05
     margin: float = 0.0
     history: str | Path | None = None

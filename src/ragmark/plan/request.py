@@ -62,6 +62,8 @@ class Request:
     allow_missing: bool = False
     allow_short_rankings: bool = False
     regression: str | None = None
+    against: str | None = None
+    """The results the regression gate compares with (``--against``; default: last)."""
     margin: float = 0.0
     # the LLM endpoint: ``llm`` as given (the API), else the ``--llm-*`` flags over the
     # configs' [llm] tables over RAGMARK_LLM_*
@@ -103,7 +105,6 @@ class RunRequest(Request):
     top_n: int | None = None
     unit: str | None = None
     run_file: str | None = None
-    baseline_ref: str | None = None
     gate_alpha: float = 0.05
 
 
@@ -117,7 +118,6 @@ class CompareRequest(Request):
     pipelines: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     run_metrics: Sequence[str] | None = None
     baseline: str | None = None
-    against: str | None = None
     test: str = "permutation"
     alpha: float = 0.05
     correction: str = "per-metric"

@@ -17,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.metrics.names import aggregates
 from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
 from ragmark.report.html_common import View, breakable, num
 from ragmark.report.html_questions import CSS, JS, questions
 from ragmark.report.html_shapes import shapes
 from ragmark.results.comparison import Comparison
-from ragmark.results.model import DERIVED, QueryRecord
+from ragmark.results.model import QueryRecord
 from ragmark.stats import ComparisonRow, bootstrap_ci
 
 BOOTSTRAP = 2000
@@ -346,7 +347,7 @@ def body(data: Mapping[str, Any]) -> str:
     comparison, vs = views(data)
     shown = [] if comparison is None else list(comparison.metrics)
     if not shown:
-        shown = [m for m in (vs[0].metrics if vs else {}) if m not in DERIVED]
+        shown = [m for m in (vs[0].metrics if vs else {}) if m not in aggregates()]
     all_metrics = list(vs[0].metrics) if vs else []
     ds = data.get("dataset") or data.get("run", {}).get("dataset", {})
     heading = f"ragmark {kind}: {', '.join(v.name for v in vs)} on {ds.get('name', '?')}"

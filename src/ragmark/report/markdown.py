@@ -76,6 +76,20 @@ def _calls(total: dict[str, Any]) -> str:
 def comparison_markdown(c: Comparison, timings: bool = True) -> str:
     """The comparison table, its footnote, the intervals, the changes and (optionally)
     the latency and cost table. Without timings the text is the same on every rerun."""
+    lines = _table(c) + _intervals(c)
+    for name, r in c.reports.items():
+        if r.conversations:
+            lines += ["", *turns_markdown(r.conversations, c.metrics, name)]
+    if c.rows:
+        lines += ["", f"### Changes against {c.baseline}", ""]
+        lines += [f"- {change_sentence(r, c.baseline, label(r.metric))}" for r in c.rows]
+    if timings:
+        lines += _costs(c)
+    return "\n".join(lines) + "\n"
+
+
+def _table(c: Comparison) -> list[str]:
+    """The table of means, its footnotes and how the changes were tested."""
     cols = c.metrics
     st = c.settings
     first = next(iter(c.reports.values()))
@@ -101,7 +115,7 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
     if short:
         lines += ["`†` computed on rankings shorter than the cutoff (--allow-short-rankings; "
                   + ", ".join(f"{n}: top_k = {k}" for n, k in short.items()) + ").", ""]
-    lines += [
+    return lines + [
         f"Changes are relative to the baseline **{c.baseline}**. `*` marks a difference "
         f"that is significant at α = {st.alpha:g} by a {TEST_NAMES[st.test]}"
         + (f" ({st.n_resamples:,} resamples, seed {st.seed})" if st.test == "permutation"
@@ -109,6 +123,14 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
         + f", {_family_text(st.correction, tested)}.",
         "",
         *[f"Note: {n}\n" for n in dict.fromkeys(n for r in c.reports.values() for n in r.notes)],
+    ]
+
+
+def _intervals(c: Comparison) -> list[str]:
+    """The bootstrap intervals of each config's means."""
+    cols = c.metrics
+    st = c.settings
+    lines = [
         f"### {st.confidence:.0%} bootstrap intervals of the mean",
         "",
         "| Config | " + " | ".join(label(m) for m in cols) + " |",
@@ -120,48 +142,44 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
             iv = c.intervals[name].get(m)
             cells.append("—" if iv is None else f"[{iv.low:.4f}, {iv.high:.4f}]")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += [
+    return lines + [
         "",
         f"Percentile bootstrap over queries, {st.n_resamples:,} resamples, seed {st.seed}.",
     ]
+
+
+def _costs(c: Comparison) -> list[str]:
+    """The latency and cost table, and the LLM calls by part."""
+    lines = [
+        "",
+        "### Latency and cost",
+        "",
+        "| Config | Index build (s) | Retrieval p50 (ms) | Retrieval p95 (ms) | LLM calls "
+        "| LLM tokens | Cost ($) | Total (s) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, r in c.reports.items():
-        if r.conversations:
-            lines += ["", *turns_markdown(r.conversations, cols, name)]
-    if c.rows:
-        lines += ["", f"### Changes against {c.baseline}", ""]
-        lines += [f"- {change_sentence(r, c.baseline, label(r.metric))}" for r in c.rows]
-    if timings:
-        lines += [
-            "",
-            "### Latency and cost",
-            "",
-            "| Config | Index build (s) | Retrieval p50 (ms) | Retrieval p95 (ms) | LLM calls "
-            "| LLM tokens | Cost ($) | Total (s) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for name, r in c.reports.items():
-            t = r.timings
-            total = r.llm.get("total", {})
-            tokens = total.get("prompt_tokens", 0) + total.get("completion_tokens", 0)
-            cost = total.get("estimated_cost", 0.0)  # no LLM call at all: nothing to pay
-            lines.append(
-                f"| {name} | {t.get('index_s', 0.0):.2f} | {t.get('latency_p50_ms', 0.0):.1f} "
-                f"| {t.get('latency_p95_ms', 0.0):.1f} | {_calls(total)} "
-                f"| {tokens:,} | {'—' if cost is None else f'{cost:.4f}'} "
-                f"| {t.get('total_s', 0.0):.2f} |"
-            )
-        parts = [f"- {name}: " + "; ".join(parts) for name, r in c.reports.items()
-                 if (parts := llm_parts(r.llm))]
-        if parts:
-            lines += ["", "LLM calls by part:", "", *parts]
-        lines += [
-            "",
-            "Retrieval latency is per question, one question at a time (reranking "
-            "included); embeddings served from ragmark's cache cost no encoding time. LLM "
-            "calls, tokens and cost count the generator, the reranker and the judges "
-            "(calls served from the cache are free); a cost of — needs --llm-prices.",
-        ]
-    return "\n".join(lines) + "\n"
+        t = r.timings
+        total = r.llm.get("total", {})
+        tokens = total.get("prompt_tokens", 0) + total.get("completion_tokens", 0)
+        cost = total.get("estimated_cost", 0.0)  # no LLM call at all: nothing to pay
+        lines.append(
+            f"| {name} | {t.get('index_s', 0.0):.2f} | {t.get('latency_p50_ms', 0.0):.1f} "
+            f"| {t.get('latency_p95_ms', 0.0):.1f} | {_calls(total)} "
+            f"| {tokens:,} | {'—' if cost is None else f'{cost:.4f}'} "
+            f"| {t.get('total_s', 0.0):.2f} |"
+        )
+    parts = [f"- {name}: " + "; ".join(parts) for name, r in c.reports.items()
+             if (parts := llm_parts(r.llm))]
+    if parts:
+        lines += ["", "LLM calls by part:", "", *parts]
+    return lines + [
+        "",
+        "Retrieval latency is per question, one question at a time (reranking "
+        "included); embeddings served from ragmark's cache cost no encoding time. LLM "
+        "calls, tokens and cost count the generator, the reranker and the judges "
+        "(calls served from the cache are free); a cost of — needs --llm-prices.",
+    ]
 
 
 def run_markdown(report: RunReport) -> str:

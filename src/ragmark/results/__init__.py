@@ -78,7 +78,7 @@ def kind_of_results(data: Any, file: str) -> str:
 
 def read_results(path: str | Path) -> tuple[str, dict[str, Any]]:
     """(kind, parsed content) of a results file."""
-    from ragmark.data._read import read_json
+    from ragmark.data.files import read_json
 
     data = read_json(Path(path))
     return kind_of_results(data, str(path)), data

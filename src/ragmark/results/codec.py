@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ragmark.data._read import Where
+from ragmark.data.files import Where
 from ragmark.errors import DataError
 from ragmark.relevance import Matcher
 from ragmark.results import envelope

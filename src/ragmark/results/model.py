@@ -1,4 +1,6 @@
-"""The report model: what one run computed, independent of how it is written. Pure."""
+"""The report model: what one run computed, independent of how it is written. Pure.
+``Aggregate`` lives in :mod:`ragmark.types` (an aggregate metric computes one) and is
+re-exported here."""
 
 from __future__ import annotations
 
@@ -9,16 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmark.types import Sample, Score
+from ragmark.types import Aggregate, Sample, Score
 
 """The report's ``llm`` block holds the judges' accounting at its top level and each of
 these components' in a block of its own."""
-
-
-DERIVED = frozenset({"grounded_ratio", "aurc"})
-"""Aggregates a run derives from its questions' values, with no per-question value of
-their own (the share of grounded answers; the risk-coverage curve's area): reported and
-gated, not tested question by question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,33 +153,6 @@ def reason_text(reason: str, variants: int) -> str:
     return (f"{reason} [and {more} more reason{'s' if more > 1 else ''} that "
             f"differ{'' if more > 1 else 's'} only in {'their' if more > 1 else 'its'} "
             "numbers]")
-
-
-@dataclass(frozen=True, slots=True)
-class Aggregate:
-    """Mean of one metric over the queries where it was computed.
-
-    ``n`` queries covered, ``missing`` not covered, ``reasons`` why (reason -> count).
-    ``value`` is None when no query has a value.
-    """
-
-    value: float | None
-    n: int
-    missing: int
-    reasons: dict[str, int]
-
-    @classmethod
-    def of(cls, scores: Sequence[Score]) -> Aggregate:
-        vals = [s.value for s in scores if s.value is not None and not math.isnan(s.value)]
-        reasons = Counter(s.reason or "unknown" for s in scores if s.value is None)
-        value = math.fsum(vals) / len(vals) if vals else None
-        return cls(value, len(vals), len(scores) - len(vals), dict(reasons))
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"n": self.n, "missing": self.missing}
-        if self.reasons:
-            out["reasons"] = self.reasons
-        return out
 
 
 @dataclass(frozen=True, slots=True)

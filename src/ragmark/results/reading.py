@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmark.data._read import Where, describe
+from ragmark.data.files import Where, describe
 from ragmark.results.model import HopRecord, QueryRecord, RetrievedRecord
 from ragmark.types import Score
 

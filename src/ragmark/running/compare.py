@@ -21,14 +21,14 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import using
-from ragmark.metrics.names import MetricName, parse_metrics
+from ragmark.metrics.names import MetricName, aggregates, parse_metrics
 from ragmark.progress import Progress
 from ragmark.results.comparison import (  # noqa: F401  (ragmark.running.compare's API)
     Comparison,
     StatSettings,
     change_sentence,
 )
-from ragmark.results.model import DERIVED, RunReport
+from ragmark.results.model import RunReport
 from ragmark.running.own import Retrieval
 from ragmark.running.runner import estimate_run, retrieval_of, run
 from ragmark.running.selection import (
@@ -74,7 +74,7 @@ def analyse(
         intervals[n] = {
             m: bootstrap_ci(per_query_values(r, m), st.confidence, st.n_resamples, st.seed)
             for m in r.metrics
-            if m not in DERIVED
+            if m not in aggregates()
         }
     per_query = {n: {m: per_query_values(r, m) for m in metrics} for n, r in reports.items()}
     rows = compare_to_baseline(per_query, baseline, list(metrics), st.test, st.alpha, st.seed,
@@ -145,7 +145,7 @@ def _compared(first: RunReport, compared: Sequence[str] | None, table: list[str]
     names them), else the table metrics it has, else all it has."""
     if compared is None:
         shown = [m for m in table or TABLE_METRICS if m in first.metrics]
-        return shown or [m for m in first.metrics if m not in DERIVED]
+        return shown or [m for m in first.metrics if m not in aggregates()]
     from ragmark.running.judging import JUDGE_METRICS
 
     out = [first.key(m if m in JUDGE_METRICS else str(parse_metrics([m])[0]))

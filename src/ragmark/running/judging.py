@@ -27,7 +27,7 @@ from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.factory import dry_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.metrics.names import catalogue, expand_groups
+from ragmark.metrics.names import catalogue, expand_groups, split_names
 from ragmark.types import Sample, Score
 
 
@@ -50,9 +50,7 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
     """``"faithfulness,answer_relevance"`` -> names, checked against the known ones."""
     if not text:
         return []
-    names = [str(n).strip() for n in expand_groups(
-        text.split(",") if isinstance(text, str) else text)]
-    names = [n for n in names if n]
+    names = split_names(expand_groups(split_names(text)))
     unknown = [n for n in names if n not in JUDGE_METRICS]
     if unknown:
         raise ConfigError(

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ragmark.data._read import read_text
+from ragmark.data.files import iter_lines
 from ragmark.errors import ConfigError, DataError
 from ragmark.types import Dataset, GroundTruth, Sample, Score
 
@@ -87,10 +87,7 @@ def read_extra(path: str | Path) -> dict[str, dict[str, int]]:
     """The LLM judgments of an extended qrels file (rows marked ``llm:...``);
     DataError naming the line of a bad row."""
     out: dict[str, dict[str, int]] = {}
-    text = read_text(Path(path))
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, line in iter_lines(Path(path)):
         cells = line.split("\t")
         if n == 1 and tuple(c.strip() for c in cells) == HEADER:
             continue

@@ -25,6 +25,7 @@ from ragmark.progress import Progress
 from ragmark.registry import registry
 from ragmark.retrieval.base import prepare, retrieve_prepared, slice_prepared
 from ragmark.retrieval.index_cache import build_index
+from ragmark.retrieval.rerank import Reranker
 from ragmark.types import Chunk, Dataset
 
 LATENCY_SAMPLE = 100
@@ -53,7 +54,7 @@ class Components:
     chunker_params: dict[str, Any]
     chunker: Any
     retriever: Any
-    reranker: Any
+    reranker: Reranker | None
     generator: Any
 
 
@@ -222,10 +223,11 @@ def retrieve_stage(parts: Components, chunks: Sequence[Chunk], questions: Sequen
                     rerank_s += time.perf_counter() - t_r
                     got = got[:n_timed] + [Ranked(rest.ids, scores)]
     finally:
-        if llm_rerank:  # its accounting and notes
-            reranker_notes, llm["reranker"] = parts.reranker.summary()
+        if llm_rerank:  # its accounting and notes (a reranker that calls a model)
+            calls_model: Any = parts.reranker
+            reranker_notes, llm["reranker"] = calls_model.summary()
             notes = tuple(reranker_notes)
-            parts.reranker.close()
+            calls_model.close()
     ranked = Ranked(np.concatenate([r.ids for r in got]),
                     np.concatenate([r.scores for r in got]))
     timings = {"retrieve_s": time.perf_counter() - t0}

@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats as _scipy_stats
 
 from ragmark.errors import ConfigError
+from ragmark.stats.resample import percentile_interval, resample_rows
 from ragmark.types import Score
 
 TESTS = ("permutation", "t")
@@ -113,16 +114,10 @@ def bootstrap_ci(
         return Interval(mean, mean, mean, 1, confidence, "one query: no spread to resample")
     if np.all(x == x[0]):
         return Interval(mean, mean, mean, n, confidence)
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples, dtype=np.float64)
-    block = max(1, _BLOCK_ELEMENTS // n)
-    for start in range(0, n_resamples, block):
-        stop = min(start + block, n_resamples)
-        rows = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = x[rows].mean(axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return Interval(float(low), float(high), mean, n, confidence)
+    means = np.concatenate([x[rows].mean(axis=1) for rows in resample_rows(
+        n, n_resamples, seed, max(1, _BLOCK_ELEMENTS // n))])
+    low, high = percentile_interval(means, confidence) or (mean, mean)
+    return Interval(low, high, mean, n, confidence)
 
 
 def paired_permutation_test(

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmark.stats.resample import percentile_interval, resample_rows
+
 STATS = ("balanced_accuracy", "precision", "recall", "f1", "kappa")
 _BLOCK = 500
 
@@ -79,13 +81,10 @@ def evaluate(truth: Sequence[bool], pred: Sequence[bool], *, n_resamples: int = 
     n = len(t)
     point = statistics(t, p)
     boots = {k: [] for k in STATS}  # type: dict[str, list[NDArray[np.float64]]]
-    rng = np.random.default_rng(seed)
     if n > 1:
-        for start in range(0, n_resamples, _BLOCK):
-            rows = rng.integers(0, n, size=(min(_BLOCK, n_resamples - start), n))
+        for rows in resample_rows(n, n_resamples, seed, _BLOCK):
             for k, v in statistics(t[rows], p[rows]).items():
                 boots[k].append(v)
-    tail = (1 - confidence) / 2 * 100
     out: dict[str, Any] = {"n": n}
     for k in STATS:
         value = float(point[k])
@@ -93,9 +92,8 @@ def evaluate(truth: Sequence[bool], pred: Sequence[bool], *, n_resamples: int = 
             out[k] = {"value": None, "reason": _undefined(k)}
             continue
         got = np.concatenate(boots[k]) if boots[k] else np.array([value])
-        got = got[~np.isnan(got)]
-        low, high = np.percentile(got, [tail, 100 - tail]) if got.size else (value, value)
-        out[k] = {"value": value, "ci_low": float(low), "ci_high": float(high)}
+        low, high = percentile_interval(got, confidence) or (value, value)
+        out[k] = {"value": value, "ci_low": low, "ci_high": high}
     tp, fp, fn, tn = (int(x) for x in _counts(t, p))
     out["confusion"] = {"labels unsupported": {"judge unsupported": tp, "judge supported": fn},
                         "labels supported": {"judge unsupported": fp, "judge supported": tn}}

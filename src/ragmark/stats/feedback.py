@@ -18,6 +18,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats as _scipy_stats
 
+from ragmark.stats.auc import auc
+from ragmark.stats.resample import percentile_interval, resample_rows
+
 RESAMPLES = 1000
 
 
@@ -33,18 +36,6 @@ class Association:
     high: float | None
     n: int
     note: str = ""
-
-
-def auc(scores: NDArray[np.float64], positive: NDArray[np.bool_]) -> float:
-    """P(score of a positive > score of a negative) + half the ties.
-
-    >>> auc(np.array([0.9, 0.8, 0.3, 0.1]), np.array([True, False, True, False]))
-    0.75
-    """
-    ranks = _scipy_stats.rankdata(scores)
-    n_pos = int(positive.sum())
-    n_neg = len(scores) - n_pos
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
 def spearman(scores: NDArray[np.float64], feedback: NDArray[np.float64]) -> float:
@@ -78,18 +69,18 @@ def association(metric: str, values: Sequence[float | None], feedback: Sequence[
                            "the metric has one value on every record")
 
     def stat(i: NDArray[np.intp]) -> float:
-        return auc(x[i], y[i] == 1.0) if binary else spearman(x[i], y[i])
+        return float(auc(x[i], y[i] == 1.0)) if binary else spearman(x[i], y[i])
 
     value = stat(np.arange(len(pairs)))
     if math.isnan(value):
         return Association(metric, measure, None, None, None, len(pairs),
                            "the metric or the feedback does not vary")
-    rng = np.random.default_rng(seed)
     draws: list[float] = []
-    for _ in range(10 * n_resamples):  # a resample of one class, or constant, is redrawn
+    # a resample of one class, or constant, is redrawn: rows one at a time
+    for rows in resample_rows(len(pairs), 10 * n_resamples, seed, 1):
         if len(draws) == n_resamples:
             break
-        i = rng.integers(0, len(pairs), len(pairs))
+        i = rows[0]
         if binary and (y[i].all() or not y[i].any()):
             continue
         s = stat(i)
@@ -97,8 +88,8 @@ def association(metric: str, values: Sequence[float | None], feedback: Sequence[
             draws.append(s)
     if not draws:
         return Association(metric, measure, value, None, None, len(pairs))
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return Association(metric, measure, value, float(low), float(high), len(pairs))
+    low, high = percentile_interval(draws, 0.95) or (value, value)
+    return Association(metric, measure, value, low, high, len(pairs))
 
 
 def associations(values: Mapping[str, Sequence[float | None]], feedback: Sequence[float | None],

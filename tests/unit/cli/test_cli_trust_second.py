@@ -194,7 +194,7 @@ def test_two_days_of_logs_are_one_dataset_gated_and_diffed(tmp_path, capsys):
                            capsys)
     assert code == 0, err
     # yesterday's file under another name: accepted with a note naming both
-    code, stdout, err = run_cli(["run", "--outputs", str(today), "--baseline", str(a),
+    code, stdout, err = run_cli(["run", "--outputs", str(today), "--against", str(a),
                                  "--fail-on-regression", "mrr", "--output", str(b), "--quiet"],
                                 capsys)
     assert code == 0, err
@@ -227,7 +227,7 @@ def test_a_compare_of_several_systems_is_not_a_baseline_by_guess(tmp_path, capsy
     both = tmp_path / "c.json"  # a compare of two systems, neither named today
     both.write_text(json.dumps({"configs": {"x": {"per_query": {}}, "y": {"per_query": {}}},
                                 "run": {"baseline": "x", "dataset_hash": ""}}))
-    code, _, err = run_cli(["run", "--outputs", str(log), "--baseline", str(both),
+    code, _, err = run_cli(["run", "--outputs", str(log), "--against", str(both),
                             "--fail-on-regression", "mrr", "--output",
                             str(tmp_path / "r.json"), "--quiet"], capsys)
     assert code == 2 and "no config 'today'" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmark.data._read import describe, iter_jsonl, iter_lines, read_json, read_text
+from ragmark.data.files import describe, iter_jsonl, iter_lines, read_json, read_text
 
 
 def test_read_text_drops_a_bom(files):

@@ -97,8 +97,12 @@ def test_run_fails_on_regression_writes_junit_and_the_step_summary(tmp_path, cap
     # same regression fails again (issue 25 item 6: the gate never ratchets down)
     code, out, _ = run_cli([*args, "--fail-on-regression", "precision@5"], capsys)
     assert code == 1 and "FAIL precision@5 vs run 1 (sparse)" in " ".join(out.split())
+    code, _, err = run_cli([*args, "--against", "last"], capsys)
+    assert code == 2 and "give --fail-on-regression METRIC[,METRIC] too" in err
+    # the old name of --against works for one release, and says so
     code, _, err = run_cli([*args, "--baseline", "last"], capsys)
     assert code == 2 and "give --fail-on-regression METRIC[,METRIC] too" in err
+    assert "warning: --baseline is renamed --against" in err
     # no earlier run (a first CI run): not gated, with a note, as compare does
     code, out, _ = run_cli([*args, "--fail-on-regression", "mrr", "--history",
                             str(tmp_path / "empty.sqlite")], capsys)
@@ -149,12 +153,18 @@ def test_plan_says_how_many_questions_a_gate_needs(tmp_path, capsys):
     data = __import__("json").loads((tmp_path / "r.json").read_text())
     p5 = [q["precision@5"] for q in data["per_query"].values()]
     sd = float(np.std(p5, ddof=1))
-    code, out, _ = run_cli(["plan", "--baseline", str(tmp_path / "r.json"), "--effect",
+    code, out, _ = run_cli(["power", "--from", str(tmp_path / "r.json"), "--effect",
                             "0.02", "--metrics", "precision@5"], capsys)
     assert code == 0
     flat = " ".join(out.split())
     assert f"{questions_needed(sd, 0.02):,}" in flat and f"{sd:.4f}" in flat
-    assert "assumed" in flat  # no --against: the spread is the baseline's own
+    assert "assumed" in flat  # no --with: the spread is the run's own
+    # the former name of the command and of its flag, for one release
+    code, old, err = run_cli(["plan", "--baseline", str(tmp_path / "r.json"), "--effect",
+                              "0.02", "--metrics", "precision@5"], capsys)
+    assert code == 0 and old == out
+    assert "`ragmark plan` is renamed `ragmark power`" in err
+    assert "--baseline is renamed --from" in err
 
 
 def test_compare_against_an_earlier_compare_file(tmp_path, capsys):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import signal
@@ -42,7 +43,18 @@ def chat_paths(server) -> list[str]:
     return [r.path for r in server.requests]
 
 
-def test_uncached_calls_go_out_as_one_job_and_enter_the_cache(server, capfd):
+@pytest.fixture
+def status(caplog):
+    """The status lines of batch jobs (logger ragmark.status, which the command line
+    shows on stderr unless --quiet)."""
+    log = logging.getLogger("ragmark.status")
+    log.addHandler(caplog.handler)
+    caplog.set_level(logging.INFO, logger="ragmark.status")
+    yield caplog
+    log.removeHandler(caplog.handler)
+
+
+def test_uncached_calls_go_out_as_one_job_and_enter_the_cache(server, status):
     c = client(server.url, prices={"test-model": (1.0, 2.0)})
     got = ask_all(c, ["a", "b", "a", "c"])
     assert [g.text for g in got] == ["echo: a", "echo: b", "echo: a", "echo: c"]
@@ -57,7 +69,7 @@ def test_uncached_calls_go_out_as_one_job_and_enter_the_cache(server, capfd):
     assert st.calls == 3 == st.batch_calls and st.cache_hits == 1
     # 3 calls x (11 prompt, 3 completion) tokens at $1/$2 per million, half price
     assert st.estimated_cost() == pytest.approx((33 * 1.0 + 9 * 2.0) / 1e6 * 0.5)
-    err = capfd.readouterr().err
+    err = "\n".join(status.messages)
     assert "submitted provider batch batch_1 (3 calls)" in err
     assert "provider batch batch_1: completed, 3 of 3 done" in err
     again = client(server.url)
@@ -138,6 +150,7 @@ def test_judges_in_batches_match_the_interactive_run(server, tmp_path, capsys, m
     monkeypatch.setenv("RAGMARK_HOME", str(tmp_path / "fresh-home"))
     code, _, err = run_cli(judged_args(server, tmp_path / "b.json", "--llm-batch"), capsys)
     assert code == 0, err
+    assert "provider batch" not in err  # --quiet: no status lines
     assert metrics_of(tmp_path / "b.json") == metrics_of(tmp_path / "i.json")
     jobs = [server.batches.jobs[b] for b in server.batches.created]
     assert len(jobs) == 2  # the first calls, then the re-ask
@@ -179,9 +192,10 @@ def test_a_killed_run_resumes_its_job(server, tmp_path, capsys, monkeypatch):
     server.batches.hold = False
     monkeypatch.setenv("RAGMARK_HOME", str(home))
     monkeypatch.setenv("RAGMARK_LLM_BATCH_POLL", "0.01")
-    code, _, err = run_cli(judged_args(server, out, "--llm-batch"), capsys)
+    loud = [a for a in judged_args(server, out, "--llm-batch") if a != "--quiet"]
+    code, _, err = run_cli(loud, capsys)  # without --quiet: the status lines on stderr
     assert code == 0, err
-    assert "resuming provider batch batch_1" in err
+    assert "ragmark: resuming provider batch batch_1" in err
     assert server.batches.created == ["batch_1", "batch_2"]  # batch_2: the re-ask
     assert not list((home / "llm" / "batches").glob("*.json"))
     monkeypatch.setenv("RAGMARK_HOME", str(tmp_path / "interactive"))

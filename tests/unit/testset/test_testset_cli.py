@@ -334,7 +334,7 @@ def test_each_format_reads_back_as_the_same_questions(corpus, tmp_path, capsys, 
     for fmt, name in (("ragmark", "s.json"), ("ragas", "s.jsonl"),
                       ("llamaindex", "rag_dataset.json"), ("deepeval", "goldens.json")):
         out = tmp_path / fmt / name
-        code, _, err = run_cli(cmd(corpus, out, server, "--size", "4", "--format", fmt),
+        code, _, err = run_cli(cmd(corpus, out, server, "--size", "4", "--output-format", fmt),
                                capsys)
         assert code == 0, err
         ds = load_dataset(out, corpus)
@@ -348,8 +348,13 @@ def test_each_format_reads_back_as_the_same_questions(corpus, tmp_path, capsys, 
     lines = (tmp_path / "ragas" / "s.jsonl").read_text().splitlines()
     assert set(json.loads(lines[0])) == {"user_input", "reference_contexts", "reference"}
     code, _, err = run_cli(cmd(corpus, tmp_path / "x.json", server, "--size", "1",
+                               "--output-format", "ragas"), capsys)
+    assert code == 2 and "give a name ending in .jsonl" in err
+    # the former name of --output-format, for one release
+    code, _, err = run_cli(cmd(corpus, tmp_path / "x.json", server, "--size", "1",
                                "--format", "ragas"), capsys)
     assert code == 2 and "give a name ending in .jsonl" in err
+    assert "warning: --format is renamed --output-format" in err
 
 
 def test_the_language_is_asked_for(corpus, tmp_path, capsys, server):

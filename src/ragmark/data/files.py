@@ -1,6 +1,8 @@
-"""Reading files for the loaders: UTF-8 (with an optional BOM) or a named fallback
-encoding, JSON with positions, JSONL and TSV lines with line numbers, gzip-compressed
-files (``.gz``) read as a stream. Every failure is a DataError naming the file."""
+"""Reading files, for every part of ragmark that reads one: UTF-8 (with an optional BOM)
+or a named fallback encoding, JSON with positions, JSONL and TSV lines with line numbers
+(:func:`iter_jsonl`, :func:`iter_lines`: the one reader of a file of lines), a repeated
+JSON key refused, gzip-compressed files (``.gz``) read as a stream. Every failure is a
+DataError naming the file and line."""
 
 from __future__ import annotations
 

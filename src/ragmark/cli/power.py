@@ -1,0 +1,121 @@
+"""`ragmark power`: how many questions a regression gate needs (power analysis). Was
+`ragmark plan`, which stays for one release as a hidden alias (the run plan is
+:mod:`ragmark.plan`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ragmark.analysis.gates import metric_name
+from ragmark.cli.app import (
+    alpha_option,
+    cli,
+    consoles,
+    history_option,
+    renamed,
+    takes_renamed,
+)
+from ragmark.errors import ConfigError
+from ragmark.metrics.names import split_names
+
+
+def _power_options(f: Any) -> Any:
+    opts: list[Any] = [
+        click.option("--from", "ref", metavar="REF", callback=takes_renamed("--from"),
+                     help="The run to plan from: a results file, a history id, or last."),
+        renamed("--baseline", "--from", metavar="REF"),
+        click.option("--with", "second", metavar="REF", callback=takes_renamed("--with"),
+                     help="A second run of the same questions: the spread of the paired "
+                          "differences is measured instead of assumed."),
+        renamed("--against", "--with", metavar="REF"),
+        click.option("--effect", type=click.FloatRange(min=0, min_open=True), required=True,
+                     help="The smallest drop the gate should detect (in the metric's "
+                          "units)."),
+        click.option("--metrics", help="Comma-separated metrics (default: every metric of "
+                     "the run)."),
+        click.option("--config", help="The config (for a compare file or 'last')."),
+        alpha_option(),
+        click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+                     default=0.8, show_default=True,
+                     help="The chance the gate should have to catch such a drop."),
+        history_option,
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _spread(base: Any, other: Any, metric: str) -> tuple[float, str, int]:
+    """The spread of one metric's paired differences (or, without a second run, of its
+    values), where it came from, and over how many questions."""
+    import numpy as np
+
+    vals = base.values.get(metric)
+    if vals is None:
+        raise ConfigError(f"the run has no metric {metric!r}; it has "
+                          f"{', '.join(base.values)}")
+    if other is not None:
+        ov = other.values.get(metric, {})
+        diffs = np.array([float(ov[q] or 0.0) - v for q, v in vals.items()
+                          if v is not None and ov.get(q) is not None], dtype=np.float64)
+        return (float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0, "paired differences",
+                len(diffs))
+    xs = np.array([v for v in vals.values() if v is not None], dtype=np.float64)
+    return (float(xs.std(ddof=1)) if len(xs) > 1 else 0.0, "assumed from the run",
+            len(xs))
+
+
+def _power(**f: Any) -> None:
+    """How many questions a regression gate needs to detect a drop of --effect.
+
+    Paired two-sided test at --alpha with --power. The spread of the paired differences
+    comes from --with when given; else it is taken as the spread of the metric over
+    the run's questions (as if two runs correlate at 0.5), a rough guide."""
+    from ragmark.analysis.diff import resolve_side
+    from ragmark.analysis.regression import mde, questions_needed
+    from ragmark.history import history_path
+
+    if not f["ref"]:
+        raise click.UsageError("Missing option '--from'.")
+    hist = history_path(f["history"])
+    base = resolve_side(f["ref"], f["config"], hist)
+    other = resolve_side(f["second"], f["config"], hist) if f["second"] else None
+    names = ([metric_name(m) for m in split_names(f["metrics"])] if f["metrics"]
+             else list(base.values))
+    effect, alpha, power = f["effect"], f["alpha"], f["power"]
+    out, _ = consoles(quiet=True)
+    table = Table(show_header=True, header_style="bold",
+                  title=f"questions needed to detect a drop of {effect:g} (α = {alpha:g}, "
+                        f"power {power:g})")
+    for col in ("metric", "spread", "from", "questions now", "detectable now", "needed"):
+        table.add_column(col, justify="left" if col in ("metric", "from") else "right")
+    for m in names:
+        sd, source, n = _spread(base, other, m)
+        now = mde(sd, n, alpha, power)
+        table.add_row(m, f"{sd:.4f}", source, str(n), "—" if now is None else f"{now:.4f}",
+                      f"{questions_needed(sd, effect, alpha, power):,}" if sd > 0 else
+                      "any (no spread)")
+    out.print(table)
+
+
+@cli.command("power")
+@_power_options
+def power_cmd(**flags: Any) -> None:
+    """How many questions a regression gate needs to detect a drop of --effect.
+
+    Paired two-sided test at --alpha with --power. The spread of the paired differences
+    comes from --with when given; else it is taken as the spread of the metric over
+    the run's questions (as if two runs correlate at 0.5), a rough guide."""
+    _power(**flags)
+
+
+@cli.command("plan", hidden=True)
+@_power_options
+def plan_alias(**flags: Any) -> None:
+    """The former name of `ragmark power`."""
+    click.echo("warning: `ragmark plan` is renamed `ragmark power`; the old name goes in "
+               "the next release", err=True)
+    _power(**flags)

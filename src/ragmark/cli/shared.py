@@ -1,0 +1,43 @@
+"""The meaning of each flag that several commands take, written once: a command
+declares it with :func:`option`, which gives every command the same help text (its type,
+default and destination may differ). The test of flag meanings reads every command's
+options and fails when one flag name is explained two ways."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+MEANINGS: dict[str, str] = {
+    "--allow-missing": "Do not exit 1 when a metric asked for got no value for any "
+                       "question, or every question of a config failed (label: no question "
+                       "of a config got a label).",
+    "--corpus": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
+    "--include-details": "Per-question records (retrieved items, answers, missing "
+                         "reasons) in the JSON, so 'ragmark inspect' works fully on it.",
+    "--json": "Print JSON instead of text.",
+    "--judge-model": "A judge model at the endpoint; repeat it to measure several side by "
+                     "side (each with its own results; their agreement is printed) "
+                     "[default: --llm-model].",
+    "--junit": "Write every gate condition as JUnit XML (one test case each).",
+    "--kind": "Only runs of this kind.",
+    "--margin": "Fail only on changes larger than this, in the metric's unit (a practical "
+                "threshold).",
+    "--max-queries": "Only the first N questions.",
+    "--name": "The system's name in the results and the history (default: the source's "
+              "file name).",
+    "--overwrite": "Replace an existing output file.",
+    "--resamples": "Bootstrap (and permutation) resamples of the intervals and tests.",
+    "--seed": "Seed of the random draws and resamples: the same seed gives the same "
+              "numbers.",
+    "--skip-generation": "Retrieval only: no answers, no answer metrics.",
+    "--top-k": "Items retrieved per question (label: each is labelled, metrics at k = "
+               "1..K).",
+}
+
+
+def option(flag: str, *decls: str, **kw: Any) -> Callable[[Callable[..., Any]], Any]:
+    """``click.option(flag, *decls, **kw)`` with the flag's one help text."""
+    return click.option(flag, *decls, help=MEANINGS[flag], **kw)
