@@ -17,8 +17,16 @@ from ragmark.results.model import Aggregate, QueryRecord, RunReport
 UPWARD_AT_MOST = 0
 MUTUAL_AT_MOST = 0
 THIN_COMMANDS = {"ragmark.cli.run": "run_cmd", "ragmark.cli.compare": "compare_cmd",
-                 "ragmark.cli.label": "label_cmd"}
-"""Commands that are adapters of a plan (parse, build the plan, call, print, exit code)."""
+                 "ragmark.cli.label": "label_cmd", "ragmark.cli.monitor": "monitor_cmd",
+                 "ragmark.cli.testset": "testset_cmd",
+                 "ragmark.cli.judge_eval": "judge_eval_cmd"}
+"""Commands that are adapters of a plan (parse, build the plan, call, print, exit code);
+their Request and Plan live in ragmark.plan (issue 34: monitor, testset and judge-eval
+too)."""
+PLANNED = {"ragmark.cli.monitor": "ragmark.plan.monitor",
+           "ragmark.cli.testset": "ragmark.plan.testset",
+           "ragmark.cli.judge_eval": "ragmark.plan.judge_eval",
+           "ragmark.cli.label": "ragmark.plan.label"}
 THIN_AT_MOST = 30  # lines of such a command's function, its docstring included
 
 
@@ -91,8 +99,9 @@ def test_run_and_compare_commands_are_adapters_of_a_plan():
         assert lines <= THIN_AT_MOST, f"{module}.{name}: {lines} lines"
         called = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call)
                   and isinstance(n.func, ast.Name)}
-        assert {"execute", "estimate"} & {c.split("_")[0] for c in called} == {
-            "execute", "estimate"}, f"{module}.{name} calls {sorted(called)}"
+        prefixes = {c.split("_")[0] for c in called}
+        assert "plan" in prefixes and prefixes & {"execute", "estimate", "monitor"}, (
+            f"{module}.{name} calls {sorted(called)}")
 
 
 def test_every_module_has_a_layer():
@@ -268,3 +277,30 @@ def test_no_function_is_longer_than_eighty_lines():
             for m, fn in _all_functions()
             if fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 > FUNCTION_AT_MOST]
     assert long == []
+
+
+def test_the_newer_commands_are_planned_in_plan():
+    """monitor, testset, judge-eval and label take their plan from ragmark.plan, and no
+    command resolves the LLM endpoint itself (issue 34)."""
+    edges = ig.edges()
+    for cli_module, plan_module in PLANNED.items():
+        assert (cli_module, plan_module) in edges, cli_module
+    resolvers = {m for m, fn in _all_functions() if m.startswith("ragmark.cli")
+                 for n in ast.walk(fn) if isinstance(n, ast.Call)
+                 and getattr(n.func, "id", getattr(n.func, "attr", "")) == "resolve_llm"}
+    assert resolvers == set()
+
+
+def test_one_retry_policy():
+    """Every HTTP call is retried by ragmark.retry: no other module declares a retry
+    exception or computes a backoff (issue 34)."""
+    found = set()
+    for module, path in ig.modules().items():
+        for n in ast.walk(ast.parse(path.read_text())):
+            if isinstance(n, ast.ClassDef) and "Retry" in n.name:
+                found.add(module)
+            if (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)
+                    and isinstance(n.left, ast.Constant) and n.left.value == 2
+                    and "attempt" in ast.unparse(n.right)):
+                found.add(module)
+    assert found == {"ragmark.retry"}

@@ -14,6 +14,7 @@ from ragmark.analysis.gates import GateFailed
 from ragmark.cli import (  # noqa: F401  (each registers its command)
     compare,
     demo,
+    diff,
     history,
     inspect,
     judge_eval,

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import click
 
 from ragmark.cli.app import cli, consoles, quiet_option
-from ragmark.cli.llm_opts import endpoint_options, resolve_llm
+from ragmark.cli.llm_opts import endpoint_options
 from ragmark.cli.shared import option
-from ragmark.errors import ConfigError
-from ragmark.llm.fields import SET_ENDPOINT
 
 
 def _stat(name: str, s: dict[str, Any]) -> str:
@@ -119,32 +116,13 @@ def pair_line(p: dict[str, Any]) -> str:
 def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
-    f = SimpleNamespace(**flags)
-    from ragmark.judge_eval import judge_eval, read_items
-    from ragmark.judge_eval.run import Trial, compare_judges
-    from ragmark.plan.paths import check_output
-    from ragmark.report.json_writer import write_json
+    from ragmark.cli.llm_opts import llm_flags
+    from ragmark.plan.judge_eval import JudgeEvalRequest, execute_judge_eval, plan_judge_eval
 
-    out, progress = consoles(f.quiet)
-    if f.output is not None:
-        check_output(f.output, "--output")
-    items, named = read_items(f.file, f.metric, f.label_map)
-    f.metric = f.metric or named or "faithfulness"
-    # the endpoint's model need not be set when the judges are named
-    settings, _ = resolve_llm([], model=f.judge_models[0] if f.judge_models else None)
-    if settings is None:
-        raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
-                          f"or {SET_ENDPOINT}")
-    judges = [settings.model_copy(update={"model": m}) for m in f.judge_models] or [settings]
-    trial = Trial(f.metric, f.threshold, f.repeats, f.temperature, f.resamples, f.seed)
-    with progress.task(f"judging {len(items):,} items x {f.repeats} x {len(judges)} judges",
-                       len(items) * f.repeats * len(judges)) as advance:
-        if len(judges) == 1:
-            report = judge_eval(items, judges[0], trial, advance)
-        else:
-            report = compare_judges(items, judges, trial, advance)
-    report["file"] = f.file
-    if len(judges) == 1:
+    out, progress = consoles(flags.pop("quiet"))
+    plan = plan_judge_eval(JudgeEvalRequest(**flags, llm_flags=llm_flags()))
+    report = execute_judge_eval(plan, progress)
+    if len(plan.judges) == 1:
         lines = report_lines(report)
     else:
         lines = [f"[{name}] {line}" for name, r in report["judges"].items()
@@ -152,5 +130,5 @@ def judge_eval_cmd(**flags: Any) -> None:
         lines += [pair_line(p) for p in report["pairs"]]
     for line in lines:
         out.print(line, highlight=False, soft_wrap=True)
-    if f.output is not None:
-        out.print(f"Report written to {write_json(report, f.output)}")
+    if plan.output is not None:
+        out.print(f"Report written to {plan.output}")

@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
+from collections.abc import Callable
+from typing import Any, Literal, get_args, get_origin
 
 import click
 
 from ragmark.llm.config import ENV, FLAG
 from ragmark.llm.fields import EndpointField, given_on
 from ragmark.llm.providers import names as provider_names
-
-if TYPE_CHECKING:
-    from ragmark.config import RunConfig
-    from ragmark.llm import LLMSettings
-
 
 _META = "ragmark.llm_flags"  # the flags are kept in the click context, not passed on
 
@@ -26,8 +21,8 @@ def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The LLM endpoint flags (``--llm-base-url`` ... ``--llm-prices``). They override the
-    config's ``[llm]`` table, which overrides ``RAGMARK_LLM_*``; read them with
-    :func:`resolve_llm`."""
+    config's ``[llm]`` table, which overrides ``RAGMARK_LLM_*``; a command passes them
+    (:func:`llm_flags`) in its request, and ``plan/`` resolves the endpoint."""
     for o in reversed(endpoint_opts()):
         f = o(f)
     return f
@@ -84,15 +79,6 @@ def _help(f: EndpointField) -> str:
     if not f.info.is_required() and default not in (None, False):
         where.append(str(default).removesuffix(".0"))
     return f"{f.info.description} Else: {', else '.join(where)}."
-
-
-def resolve_llm(configs: Sequence[RunConfig], need: bool = True, model: str | None = None
-                ) -> tuple[LLMSettings | None, list[RunConfig]]:
-    """:func:`ragmark.plan.endpoint.resolve_llm` with the ``--llm-*`` flags of this
-    command."""
-    from ragmark.plan.endpoint import resolve_llm as resolve
-
-    return resolve(configs, llm_flags(), need=need, model=model)
 
 
 def llm_flags() -> dict[str, Any]:

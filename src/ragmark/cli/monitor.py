@@ -97,8 +97,10 @@ def monitor_cmd(**flags: Any) -> None:
     if flags["source"] is None:
         raise click.UsageError("give the SOURCE to monitor (or --listen HOST:PORT --spool "
                                "DIR to receive traces)")
-    settings = _settings(flags)
     from ragmark.monitor.windows import estimate_window, monitor_once
+    from ragmark.plan.monitor import plan_monitor
+
+    settings = plan_monitor(_request(flags))
 
     if not flags["follow"]:
         w = (estimate_window(settings) if flags["dry_run"] else
@@ -141,52 +143,16 @@ def _follow(out: Console, settings: Any, flags: dict[str, Any], progress: Any) -
     return windows
 
 
-def _settings(flags: dict[str, Any]) -> Any:
-    from ragmark.cli.llm_opts import resolve_llm
-    from ragmark.data.traces import TraceKeys
-    from ragmark.history.retention import parse_age
-    from ragmark.history.store import history_path
-    from ragmark.metrics.names import parse_metrics, split_names
-    from ragmark.monitor.windows import Settings
+def _request(flags: dict[str, Any]) -> Any:
+    """The monitor's request of this command's flags."""
+    from dataclasses import fields
 
-    source: Path = flags["source"]
-    if not source.exists():
-        from ragmark.errors import DataError
+    from ragmark.cli.llm_opts import llm_flags
+    from ragmark.plan.monitor import MonitorRequest
 
-        raise DataError("no such file or folder", file=str(source))
-    judges = flags["judge_metrics"]
-    judge_list = None if judges is None else tuple(
-        () if judges.strip().lower() == "none" else
-        split_names(judges))
-    llm, _ = resolve_llm([], need=judge_list is None or bool(judge_list))
-    if judge_list and llm is None:
-        from ragmark.errors import ConfigError
-        from ragmark.llm.fields import BASE_URL_ENV
-
-        raise ConfigError(f"--judge-metrics needs an LLM endpoint: --llm-base-url, or "
-                          f"{BASE_URL_ENV}")
-    metrics = None if not flags["metrics"] else tuple(
-        str(m) for m in parse_metrics(flags["metrics"]))
-    drift = () if not flags["fail_on_drift"] else tuple(
-        str(m) for m in parse_metrics(flags["fail_on_drift"]))
-    for o in flags["outputs"]:
-        if Path(o).suffix not in (".json", ".md", ".html"):
-            raise click.UsageError(f"--output {o}: expected a .json, .md or .html file")
-    from ragmark.plan.paths import check_targets
-
-    # every file the command writes, checked before any record is read
-    check_targets(flags["outputs"], history=flags["history"], junit=flags["junit"])
-    return Settings(source=source, history=history_path(flags["history"]),
-                    name=flags["name"], metrics=metrics, judge_metrics=judge_list, llm=llm,
-                    sample=flags["sample"], budget_calls=flags["budget_calls"],
-                    budget_cost=flags["budget_cost"], fail_on_drift=drift,
-                    reference=flags["reference"], reference_run=flags["reference_run"],
-                    margin=flags["margin"], alpha=flags["alpha"], strict=flags["strict"],
-                    encoding=flags["encoding"],
-                    keys=TraceKeys.parse(flags["trace_attributes"]).rooted(
-                        flags["root_names"], flags["root_kinds"], flags["root_wait"]),
-                    retain=None if flags["retain_questions"] is None else parse_age(
-                        flags["retain_questions"], "--retain-questions"))
+    names = {f.name for f in fields(MonitorRequest)}
+    return MonitorRequest(**{k: v for k, v in flags.items() if k in names},
+                          llm_flags=llm_flags())
 
 
 def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:

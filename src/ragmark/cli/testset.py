@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -13,34 +12,14 @@ from ragmark.cli.app import (
     consoles,
     data_options,
     dry_run_option,
-    leniency,
     quiet_option,
     renamed,
     takes_renamed,
     warn_data,
 )
-from ragmark.cli.llm_opts import endpoint_options, resolve_llm
+from ragmark.cli.llm_opts import endpoint_options
 from ragmark.cli.shared import option
-from ragmark.errors import ConfigError, RagmarkError
-from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.report.console import llm_line
-
-
-def report_path(output: str | Path) -> Path:
-    """``testset.json`` -> ``testset.report.json`` (beside the set, so the set itself
-    stays a plain context set)."""
-    p = Path(output)
-    return p.with_name(p.name[: -len(p.suffix)] + ".report.json")
-
-
-def _chunker(unit: str, cfg: Any, corpus_default: str) -> Any:
-    from ragmark.registry import registry
-
-    if unit == "document":
-        return registry("chunker").create("whole")
-    if cfg.chunker is None:
-        return registry("chunker").create(corpus_default)
-    return registry("chunker").create(cfg.chunker.name, **cfg.chunker.params)
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -118,59 +97,26 @@ _DIALECTS = click.Choice(["ragmark", "ragas", "llamaindex", "deepeval"])
 @dry_run_option
 def testset_cmd(**flags: Any) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
-    f = SimpleNamespace(**flags)
-    from ragmark.data.corpus import open_corpus
-    from ragmark.data.foreign import EXPORT_SUFFIX, export_items
-    from ragmark.llm import open_client
-    from ragmark.plan.paths import check_output
-    from ragmark.report.json_writer import write_json, write_jsonl
-    from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
+    from ragmark.cli.llm_opts import llm_flags
+    from ragmark.plan.testset import (
+        NoQuestion,
+        TestsetRequest,
+        estimate_testset_plan,
+        execute_testset,
+        plan_testset,
+    )
 
-    out, progress = consoles(f.quiet)
-    suffix = EXPORT_SUFFIX[f.fmt]
-    if f.fmt == "ragas" and f.output == "testset.json":
-        f.output = "testset.jsonl"
-    if Path(f.output).suffix.lower() != suffix:
-        raise ConfigError(f"--output: the test set is written as "
-                          f"{'JSON Lines' if suffix == '.jsonl' else 'JSON'} ({f.fmt}); give "
-                          f"a name ending in {suffix}, got {f.output!r}")
-    if not f.dry_run:  # a test set may hold hours of generation or hand edits: never replace
-        check_output(f.output, "--output", overwrite=f.overwrite)  # it silently
-        check_output(report_path(f.output), "--output (its report)")
-    if f.language is not None:
-        from ragmark.languages import language_code
-
-        try:
-            language_code(f.language)
-        except ValueError as e:
-            raise ConfigError(f"--language: {e}") from None
-    options = TestsetOptions(size=f.size, types=parse_types(f.types), seed=f.seed,
-                             max_chars=f.max_chars, max_candidates=f.max_candidates,
-                             language=f.language)
-    from ragmark.config import load_config
-
-    settings, (cfg,) = resolve_llm([load_config(f.config)])
-    if settings is None:
-        raise ConfigError("ragmark testset needs an LLM endpoint: give --llm-base-url and "
-                          f"--llm-model, or {SET_ENDPOINT}")
-    lenient = leniency(f.strict, f.encoding)
-    documents, default_chunker = open_corpus(f.corpus, lenient)
-    warn_data(lenient.messages())
-    chunker = _chunker(f.unit, cfg, default_chunker)
-    client = open_client(settings)
-    if f.dry_run:
-        _print_dry_run(out, estimate_testset(documents, chunker, options, client))
+    out, progress = consoles(flags.pop("quiet"))
+    plan = plan_testset(TestsetRequest(**flags, llm_flags=llm_flags()))
+    warn_data(plan.warnings)
+    if flags["dry_run"]:
+        _print_dry_run(out, estimate_testset_plan(plan))
         return
-    result = generate_testset(documents, chunker, options, client, progress)
-    written = None
-    if result.items:
-        shaped = export_items(result.items, f.fmt, settings.model)
-        written = (write_jsonl(shaped, f.output) if suffix == ".jsonl"
-                   else write_json(shaped, f.output))
-    report = {"output": None if written is None else str(written), **result.report}
-    rpath = write_json(report, report_path(f.output))
-    _print_summary(out, report, written)
+    try:
+        report, rpath = execute_testset(plan, progress)
+    except NoQuestion as e:
+        _print_summary(out, e.report, None)
+        out.print(f"Report written to {e.path}")
+        raise
+    _print_summary(out, report, plan.output)
     out.print(f"Report written to {rpath}")
-    if written is None:
-        raise RagmarkError(f"no question passed the checks, so no test set was written; "
-                           f"see {rpath} for why each candidate was rejected")

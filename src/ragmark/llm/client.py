@@ -4,7 +4,6 @@ Ollama, with an on-disk cache, a concurrency limit, and retries with backoff."""
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -23,9 +22,10 @@ from ragmark.llm.protocol import (
 from ragmark.llm.providers import provider
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
-from ragmark.llm.transport import Posted, Request, Retry, parse_retry_after
+from ragmark.llm.transport import Posted, Request
 from ragmark.llm.window import from_probe
 from ragmark.progress import Advance
+from ragmark.retry import GaveUp, Retry, RetryPolicy, parse_retry_after, with_retries
 
 """Called with the number of calls just finished (drives a progress bar)."""
 
@@ -183,39 +183,37 @@ class LLMClient:
     async def _send(self, http: httpx.AsyncClient, sem: asyncio.Semaphore, req: Request,
                     parse: Callable[[Any], tuple[T, Usage]], *, count: bool = True
                     ) -> Posted[T]:
-        s = self.settings
         headers = self._headers()
         if count:
             self.stats.calls += 1
-        attempt = 0
-        while True:
-            attempt += 1
-            started = time.monotonic()
+        started = [time.monotonic()]
+
+        async def attempt(n: int) -> tuple[T, Usage]:
+            started[0] = time.monotonic()
             try:
                 async with sem:
-                    value, usage = await self._attempt(http, req, headers, parse)
-            except Retry as r:
-                if attempt > s.max_retries:
-                    raise LLMCallFailed(
-                        f"{r.reason} (gave up after {attempt} attempts)", attempts=attempt
-                    ) from None
-                self.stats.retries += 1
-                await asyncio.sleep(self._delay(attempt, r.retry_after))
-                continue
+                    return await self._attempt(http, req, headers, parse)
             except LLMCallFailed as e:
-                e.attempts = attempt
+                e.attempts = n
                 raise
-            self.stats.prompt_tokens += usage.prompt_tokens
-            self.stats.completion_tokens += usage.completion_tokens
-            return Posted(value, usage, attempt, time.monotonic() - started)
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        """Exponential backoff with full jitter; at least a (capped) Retry-After."""
+        def retried() -> None:
+            self.stats.retries += 1
+
+        try:
+            (value, usage), n = await with_retries(attempt, self.policy, retried)
+        except GaveUp as e:
+            raise LLMCallFailed(f"{e.last.reason} (gave up after {e.attempts} attempts)",
+                                attempts=e.attempts) from None
+        self.stats.prompt_tokens += usage.prompt_tokens
+        self.stats.completion_tokens += usage.completion_tokens
+        return Posted(value, usage, n, time.monotonic() - started[0])
+
+    @property
+    def policy(self) -> RetryPolicy:
+        """The endpoint's retries (:mod:`ragmark.retry`)."""
         s = self.settings
-        delay = random.uniform(0.0, min(s.backoff_max, s.backoff_base * 2 ** (attempt - 1)))
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, s.retry_after_max))
-        return delay
+        return RetryPolicy(s.max_retries, s.backoff_base, s.backoff_max, s.retry_after_max)
 
     async def _attempt(
         self, http: httpx.AsyncClient, req: Request, headers: dict[str, str],

@@ -1,14 +1,13 @@
-"""The HTTP pieces of the client: a request, what it returned, a retryable failure, and
-``Retry-After``. Pure: no I/O."""
+"""The HTTP pieces of the client: a request and what it returned; a retryable failure
+and ``Retry-After`` are :mod:`ragmark.retry`'s (re-exported). Pure: no I/O."""
 
 from __future__ import annotations
 
-import email.utils
-import time
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ragmark.llm.results import Usage
+from ragmark.retry import Retry, parse_retry_after
 
 T = TypeVar("T")
 
@@ -38,26 +37,4 @@ class Posted(Generic[T]):
     seconds: float
 
 
-class Retry(Exception):
-    """One attempt failed in a way a retry may fix."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
+__all__ = ["Posted", "Request", "Retry", "parse_retry_after"]

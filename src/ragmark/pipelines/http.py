@@ -13,14 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
 from ragmark.errors import ConfigError
-from ragmark.llm.transport import parse_retry_after
 from ragmark.pipelines.base import (
     Output,
     ShapeError,
@@ -32,18 +30,11 @@ from ragmark.pipelines.base import (
 )
 from ragmark.pipelines.config import HttpPipelineConfig
 from ragmark.pipelines.jsonpath import JsonPath, PathError
+from ragmark.retry import GaveUp, Retry, RetryPolicy, parse_retry_after, with_retries
 
 SNIPPET = 300
 RETRY_AFTER_MAX = 30.0
 BACKOFF_MAX = 10.0
-
-
-class _Retry(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None, **details: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.details = details
 
 
 def snippet(text: str) -> str:
@@ -90,20 +81,17 @@ class HttpPipeline:
         """One question, retried as configured; a failure is an :class:`Output` with its
         error, never raised. A turn of a conversation (``history``: the earlier turns)
         also sends the conversation as chat messages in ``messages_field``."""
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return await self._attempt(question, history)
-            except _Retry as r:
-                if attempt > self.cfg.retries:
-                    tries = f" (gave up after {attempt} attempts)" if attempt > 1 else ""
-                    return Output.failed(r.reason + tries, **r.details)
-                self.retries += 1
-                delay = random.uniform(0.0, min(BACKOFF_MAX, self.cfg.backoff * 2 ** (attempt - 1)))
-                if r.retry_after is not None:
-                    delay = max(delay, min(r.retry_after, RETRY_AFTER_MAX))
-                await asyncio.sleep(delay)
+        def retried() -> None:
+            self.retries += 1
+
+        policy = RetryPolicy(self.cfg.retries, self.cfg.backoff, BACKOFF_MAX, RETRY_AFTER_MAX)
+        try:
+            out, _ = await with_retries(lambda n: self._attempt(question, history), policy,
+                                        retried)
+        except GaveUp as e:
+            tries = f" (gave up after {e.attempts} attempts)" if e.attempts > 1 else ""
+            return Output.failed(e.last.reason + tries, **e.last.details)
+        return out
 
     async def _attempt(self, question: str, history: Sequence[Turn] | None) -> Output:
         cfg = self.cfg
@@ -120,11 +108,11 @@ class HttpPipeline:
             return Output.failed(f"timed out: no answer from {self.name} within "
                                  f"{cfg.timeout:g} s")
         except httpx.TransportError as e:
-            raise _Retry(f"connection error to {self.name}: {type(e).__name__}",
+            raise Retry(f"connection error to {self.name}: {type(e).__name__}",
                          message=str(e)[:SNIPPET]) from None
         status = resp.status_code
         if status == 429 or status >= 500:
-            raise _Retry(f"HTTP {status} from {self.name}",
+            raise Retry(f"HTTP {status} from {self.name}",
                          parse_retry_after(resp.headers.get("retry-after")),
                          response=snippet(resp.text))
         if not 200 <= status < 300:

@@ -77,7 +77,7 @@ def plan_run(req: RunRequest) -> Plan:
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.analysis.gates import check_names, parse_thresholds
-    from ragmark.metrics.names import parse_metrics, split_names
+    from ragmark.metrics.names import parse_metrics, split_names, summarises
     from ragmark.plan.gating import regression_metrics
     from ragmark.running.compare import StatSettings
     from ragmark.running.judging import JUDGE_METRICS, parse_judge_metrics
@@ -89,7 +89,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     under = parse_thresholds(req.fail_under, "--fail-under")
     most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
-    gated = [t.metric for t in (*under, *most) if t.metric != "grounded_ratio"] + regressed
+    # an aggregate of another metric is gated on the run's aggregates, not compared
+    gated = [t.metric for t in (*under, *most) if summarises(t.metric) is None] + regressed
     text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
     every = text.strip().lower() == "all"
     compared = split_names(text) if text and not every else None

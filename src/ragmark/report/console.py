@@ -23,8 +23,6 @@ from ragmark.results.model import (
 def label(name: str) -> str:
     """``ndcg@10`` -> ``nDCG@10``, from the metric catalogue; names it does not know stay
     as they are."""
-    if name == "grounded_ratio":
-        return "Grounded ratio"
     base, at, k = name.partition("@")
     spec = catalogue().get(base)
     return (spec.label or base) + at + k if spec is not None else name

@@ -187,3 +187,29 @@ def test_evaluate_loads_no_llm_stack():
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split("\n")
     assert got[:2] == ["[]", "True"]
+
+
+def test_every_name_of_the_catalogue_is_known_everywhere_a_user_gives_one(capsys):
+    """Each metric the catalogue holds (a table may show it) is read by --metrics, the
+    gates and the pytest helper, labelled by the reports and listed by `ragmark
+    metrics` (issue 34: metric names live in the catalogue only)."""
+    import json
+
+    from support.cli import run_cli
+
+    from ragmark.analysis.gates import metric_name
+    from ragmark.metrics.names import catalogue, parse_metrics
+    from ragmark.report.console import label
+    from ragmark.testing import metric_key
+
+    code, out, _ = run_cli(["metrics", "--json"], capsys)
+    assert code == 0
+    listed = json.loads(out)
+    listed_names = {m["name"] for m in listed} if isinstance(listed, list) else set(listed)
+    for name, spec in catalogue().items():
+        text = f"{name}@5" if spec.cutoff == "required" else name
+        assert str(parse_metrics(text)[0]) == text, name
+        assert metric_name(text) == text, name
+        assert metric_key(text) == text, name
+        assert label(text), name
+        assert name in listed_names, name

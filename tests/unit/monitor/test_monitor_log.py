@@ -264,6 +264,12 @@ def test_two_invocations_at_once_evaluate_each_record_once(tmp_path, history):
     assert len(_windows(history)) == 1  # the second found nothing new
 
 
+def _changed(history, since: int) -> bool:
+    """Whether the history or its write-ahead log was written after ``since`` (ns)."""
+    files = [history, history.with_name(history.name + "-wal")]
+    return any(f.exists() and f.stat().st_mtime_ns > since for f in files)
+
+
 def test_a_killed_monitor_loses_nothing_completed(tmp_path, history):
     log = _judged_log(tmp_path, 100)
     env = {**os.environ}
@@ -271,8 +277,11 @@ def test_a_killed_monitor_loses_nothing_completed(tmp_path, history):
     deadline = time.time() + 120
     while time.time() < deadline and not (history.exists() and _windows(history)):
         time.sleep(0.1)
+    recorded = history.stat().st_mtime_ns
     _append(log, _records(100, 50))
-    time.sleep(0.5)  # killed wherever it is: between windows or in one
+    # killed once it is at work on the new records (the history changes), wherever it is
+    while time.time() < deadline and _changed(history, recorded) is False:
+        time.sleep(0.01)
     p.send_signal(signal.SIGKILL)
     p.communicate(timeout=60)
     assert subprocess.run([sys.executable, "-m", "ragmark", "monitor", str(log), "-q"],

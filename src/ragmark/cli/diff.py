@@ -1,0 +1,74 @@
+"""`ragmark diff`: per-question differences between two runs."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import click
+from rich.table import Table
+
+from ragmark.analysis.gates import metric_name
+from ragmark.cli.app import cli, consoles, history_option
+from ragmark.cli.shared import option
+from ragmark.metrics.names import split_names
+
+
+@cli.command("diff")
+@click.argument("a")
+@click.argument("b")
+@click.option("--config", help="The config to take from a compare file or from the history "
+                               "(needed for 'last' when the history has several).")
+@click.option("--metrics", help="Comma-separated metrics (default: every metric both have).")
+@click.option("--intersect", is_flag=True,
+              help="Pair the questions both runs have even when their datasets or question "
+                   "sets differ.")
+@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Questions listed that got worse and better the most, per metric.")
+@option("--seed", type=int, default=0, show_default=True)
+@history_option
+@option("--json", "as_json", is_flag=True)
+def diff_cmd(**flags: Any) -> None:
+    """Per-question differences from run A to run B: the means, the paired difference
+    with its 95% bootstrap interval and randomisation test, and the questions that got
+    worse and better the most. A and B: results files (run or compare), history ids, or
+    last / last~1 / ... (the newest runs of --config)."""
+    f = SimpleNamespace(**flags)
+    from ragmark.analysis.diff import diff, resolve_side
+    from ragmark.history import history_path
+
+    hist = history_path(f.history)
+    side_a, side_b = resolve_side(f.a, f.config, hist), resolve_side(f.b, f.config, hist)
+    names = [metric_name(m) for m in split_names(f.metrics)] if f.metrics else None
+    rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
+    out, _ = consoles(quiet=True)
+    if f.as_json:
+        click.echo(json.dumps({"a": side_a.label, "b": side_b.label, "notes": notes,
+                               "metrics": [r.to_json() for r in rows]}, indent=2))
+        return
+    out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False)
+    for n in notes:
+        out.print(f"note: {n}", highlight=False)
+    table = Table(show_header=True, header_style="bold")
+    for col in ("metric", "questions", "A", "B", "B - A", "95% interval", "p"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for r in rows:
+        if r.n == 0:
+            table.add_row(r.metric, "0", "—", "—", "—", "—", "—")
+            continue
+        table.add_row(r.metric, str(r.n), f"{r.mean_a:.4f}", f"{r.mean_b:.4f}",
+                      f"{r.delta:+.4f}", "—" if r.low is None else
+                      f"[{r.low:+.4f}, {r.high:+.4f}]", f"{r.p_value:.4f}")
+    out.print(table)
+    for r in rows:
+        if not (r.worse or r.better):
+            continue
+        out.print(f"{r.metric}: {len(r.worse)} shown of the questions that got worse, "
+                  f"{len(r.better)} of those that got better, {r.unchanged} unchanged",
+                  highlight=False)
+        for label, moved in (("worse", r.worse), ("better", r.better)):
+            for m in moved:
+                q = f" {m.question[:70]!r}" if m.question else ""
+                out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
+                          highlight=False, markup=False)

@@ -1,0 +1,100 @@
+"""The plan of ``ragmark judge-eval``: measure one judge, or several side by side,
+against people's labels. :func:`plan_judge_eval` reads the items and resolves the
+judges' endpoint once; :func:`execute_judge_eval` judges and writes the report. Nothing
+here prints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmark.errors import ConfigError
+from ragmark.progress import Progress
+
+if TYPE_CHECKING:
+    from ragmark.judge_eval.items import Item
+    from ragmark.judge_eval.run import Trial
+    from ragmark.llm import LLMSettings
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeEvalRequest:
+    """``ragmark judge-eval``'s flags, by their names."""
+
+    file: str | Path
+    metric: str | None = None
+    threshold: float | None = None
+    label_map: str | None = None
+    repeats: int = 1
+    temperature: float | None = None
+    resamples: int = 2000
+    seed: int = 0
+    judge_models: Sequence[str] = ()
+    output: str | Path | None = None
+    llm_flags: Mapping[str, Any] = field(default_factory=dict)
+    """The ``--llm-*`` flags, over ``RAGMARK_LLM_*``."""
+
+
+@dataclass(frozen=True)
+class JudgeEvalPlan:
+    """What a judge-eval does: the labelled ``items`` of ``file``, each judge's endpoint
+    (``judges``: one, or one per ``--judge-model``), how they are measured (``trial``)
+    and where the report goes (``output``, checked)."""
+
+    file: str
+    items: list[Item]
+    judges: tuple[LLMSettings, ...]
+    trial: Trial
+    output: Path | None
+
+    @property
+    def calls(self) -> int:
+        """The judgements to make: items x repeats x judges."""
+        return len(self.items) * self.trial.repeats * len(self.judges)
+
+
+def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
+    """The plan of ``req``: the output path checked, the items read (a bad one is a
+    DataError naming its line), the endpoint resolved (the model need not be set when
+    the judges are named)."""
+    from ragmark.judge_eval import read_items
+    from ragmark.judge_eval.run import Trial
+    from ragmark.llm.fields import SET_ENDPOINT
+    from ragmark.plan.endpoint import resolve_llm
+    from ragmark.plan.paths import check_output
+
+    if req.output is not None:
+        check_output(req.output, "--output")
+    items, named = read_items(str(req.file), req.metric, req.label_map)
+    models = tuple(req.judge_models)
+    settings, _ = resolve_llm([], req.llm_flags, model=models[0] if models else None)
+    if settings is None:
+        raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
+                          f"or {SET_ENDPOINT}")
+    judges = tuple(settings.model_copy(update={"model": m}) for m in models) or (settings,)
+    trial = Trial(req.metric or named or "faithfulness", req.threshold, req.repeats,
+                  req.temperature, req.resamples, req.seed)
+    return JudgeEvalPlan(str(req.file), list(items), judges, trial,
+                         None if req.output is None else Path(req.output))
+
+
+def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any]:
+    """Judge every item (per judge and repeat) and return the report; written to the
+    plan's output when it has one."""
+    from ragmark.judge_eval import judge_eval
+    from ragmark.judge_eval.run import compare_judges
+    from ragmark.report.json_writer import write_json
+
+    n = len(plan.judges)
+    with progress.task(f"judging {len(plan.items):,} items x {plan.trial.repeats} x {n} "
+                       "judges", plan.calls) as advance:
+        if n == 1:
+            report = judge_eval(plan.items, plan.judges[0], plan.trial, advance)
+        else:
+            report = compare_judges(plan.items, list(plan.judges), plan.trial, advance)
+    report["file"] = plan.file
+    if plan.output is not None:
+        write_json(report, plan.output)
+    return report
