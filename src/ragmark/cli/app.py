@@ -183,10 +183,7 @@ def language_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "contains (one text holds the other; the default) or similarity:T (string "
              "similarity at least T, as RAGAS's non-LLM context recall and precision: "
              "similarity:0.5). Recorded in the config.")(f)
-    return click.option(
-        "--language", metavar="LANG",
-        help="The data's language (de, german, zh, ...), for every config as its "
-             "'language' key: BM25's stemmer and stop-words, the judges' claims.")(f)
+    return option("--language", metavar="LANG")(f)
 
 
 def refusal_option(f: Callable[..., Any]) -> Callable[..., Any]:

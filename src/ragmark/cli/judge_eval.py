@@ -97,10 +97,7 @@ def pair_line(p: dict[str, Any]) -> str:
 @click.option("--metric", help="The judge to measure: faithfulness (default), "
               "answer_relevance, context_relevance, answer_correctness; a review CSV's own "
               "metric when it names one.")
-@click.option("--threshold", type=click.FloatRange(0, 1),
-              help="The label rule: scores below it are 'unsupported' [default: 1.0 for "
-              "faithfulness, every claim supported; 0.5 otherwise]. The report also gives "
-              "the score's ROC AUC and a cross-validated threshold.")
+@option("--threshold", type=click.FloatRange(0, 1))
 @click.option("--label-map", help="LABEL=supported|unsupported pairs, comma-separated, over "
               "the defaults (e.g. '1=unsupported,0=supported' for hallucination labels).")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,

@@ -7,6 +7,7 @@ from typing import Any, Literal, get_args, get_origin
 
 import click
 
+from ragmark.cli.shared import option
 from ragmark.llm.config import ENV, FLAG
 from ragmark.llm.fields import EndpointField, given_on
 from ragmark.llm.providers import names as provider_names
@@ -31,9 +32,7 @@ def endpoint_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """Judge metrics, ``--require-llm`` and the LLM endpoint flags."""
     opts = [
-        click.option("--judge-metrics", help="Comma-separated LLM judge metrics: faithfulness, "
-                     "answer_relevance, context_relevance, answer_correctness, context_recall, "
-                     "context_entity_recall, context_precision, citation_correctness."),
+        option("--judge-metrics"),
         *endpoint_opts(),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),

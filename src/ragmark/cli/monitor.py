@@ -36,9 +36,7 @@ def _opts(f: Any) -> Any:
 @click.option("--metrics", help="Comma-separated cheap metrics for every record (default: "
               "groundedness, empty_retrieval, refusal, latency_s, retrieval_latency_s, "
               "generation_latency_s, tokens, cost_usd, feedback: those the source records).")
-@click.option("--judge-metrics", help="Model-based metrics for the window's sample "
-              "(default with an LLM endpoint: faithfulness, answer_relevance, "
-              "context_relevance; 'none' for none).")
+@option("--judge-metrics")
 @click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=0.05,
               show_default=True, help="Share of records the judges see, picked by a hash "
                                       "of the record id (reruns pick the same).")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, consoles, renamed, takes_renamed
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 
@@ -20,8 +20,9 @@ def review_group() -> None:
 
 @review_group.command("export")
 @click.argument("results", type=click.Path(dir_okay=False))
-@click.option("--sample", "n", required=True, type=click.IntRange(min=1),
-              help="Number of rows to draw (all of them if fewer).")
+@click.option("--rows", "n", type=click.IntRange(min=1), callback=takes_renamed("--rows"),
+              help="Number of rows to draw (all of them if fewer). Required.")
+@renamed("--sample", "--rows", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
 @click.option("--metric", help="Metric whose value is the judge column (default: the first "
                                "of faithfulness, answer_correctness, answer_relevance, "
@@ -42,6 +43,8 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     from ragmark.analysis.review import ASKS, sample_for_review, write_review_csv
     from ragmark.plan.paths import check_output
 
+    if n is None:
+        raise click.UsageError("Missing option '--rows'.")
     if Path(output).exists() and not overwrite:
         raise ConfigError(f"{output} exists (it may hold annotations); choose another "
                           "--output or pass --overwrite")
@@ -63,8 +66,7 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
 
 @review_group.command("agreement")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True,
-              help="A score between 0 and 1 counts as yes when at least this.")
+@option("--threshold", type=click.FloatRange(0, 1), default=0.5, show_default=True)
 @option("--json", "as_json", is_flag=True)
 def agreement_cmd(file: str, threshold: float, as_json: bool) -> None:
     """Raw agreement and Cohen's kappa between the `human` and `judge` columns of FILE."""

@@ -57,8 +57,7 @@ from ragmark.cli.shared import option
 @option("--name", "name", metavar="NAME")
 @option("--top-k", type=click.IntRange(min=1))
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
-@click.option("--unit", type=click.Choice(["auto", "chunk", "document"]),
-              help="Judge rankings per chunk or per document (default: auto).")
+@option("--unit", type=click.Choice(["auto", "chunk", "document"]))
 @click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5' "
               "(judge metrics too), or 'all': every metric whose needs the data, the LLM "
               "endpoint and the installed extras meet. `ragmark metrics` lists them.")

@@ -18,11 +18,21 @@ MEANINGS: dict[str, str] = {
     "--include-details": "Per-question records (retrieved items, answers, missing "
                          "reasons) in the JSON, so 'ragmark inspect' works fully on it.",
     "--json": "Print JSON instead of text.",
+    "--judge-metrics": "Comma-separated LLM judge metrics: faithfulness, answer_relevance, "
+                       "context_relevance, answer_correctness, context_recall, "
+                       "context_entity_recall, context_precision, citation_correctness; "
+                       "'none' for none. Default: none (monitor: faithfulness, "
+                       "answer_relevance and context_relevance on the window's sample when "
+                       "an LLM endpoint is set).",
     "--judge-model": "A judge model at the endpoint; repeat it to measure several side by "
                      "side (each with its own results; their agreement is printed) "
                      "[default: --llm-model].",
     "--junit": "Write every gate condition as JUnit XML (one test case each).",
     "--kind": "Only runs of this kind.",
+    "--language": "The data's language (de, german, zh, ...): run and compare give it to "
+                  "every config as its 'language' key (BM25's stemmer and stop-words, the "
+                  "judges' claims); testset writes its questions and answers in it, "
+                  "whatever the documents' (the quotes stay as written).",
     "--margin": "Fail only on changes larger than this, in the metric's unit (a practical "
                 "threshold).",
     "--max-queries": "Only the first N questions.",
@@ -33,8 +43,16 @@ MEANINGS: dict[str, str] = {
     "--seed": "Seed of the random draws and resamples: the same seed gives the same "
               "numbers.",
     "--skip-generation": "Retrieval only: no answers, no answer metrics.",
+    "--threshold": "The score from which a verdict is yes (supported): judge-eval's label "
+                   "rule, an item scoring below it is 'unsupported' [default: 1.0 for "
+                   "faithfulness, every claim supported; 0.5 otherwise]; review agreement's "
+                   "cut of a score between 0 and 1 [default: 0.5].",
     "--top-k": "Items retrieved per question (label: each is labelled, metrics at k = "
                "1..K).",
+    "--unit": "The unit of text: chunk or document. run: what rankings are judged by "
+              "(auto: documents when the ground truth names documents); testset: what "
+              "questions are written from (chunks cut as --config cuts them, so every "
+              "quote lies inside one).",
 }
 
 

@@ -77,14 +77,10 @@ _DIALECTS = click.Choice(["ragmark", "ragas", "llamaindex", "deepeval"])
                    "DeepEval goldens (JSON); ragmark reads each back with --dataset. "
                    "[default: ragmark]")
 @renamed("--format", "--output-format", type=_DIALECTS)
-@click.option("--language", metavar="LANG",
-              help="Write the questions and answers in this language (de, german, zh, "
-                   "...), whatever the documents' (the quotes stay as written).")
+@option("--language", metavar="LANG")
 @option("--overwrite", is_flag=True)
 @option("--seed", default=0, show_default=True, type=int)
-@click.option("--unit", type=click.Choice(["chunk", "document"]), default="chunk",
-              show_default=True, help="Write questions from chunks (cut as --config cuts "
-              "them, so every quote lies inside one chunk) or from whole documents.")
+@option("--unit", type=click.Choice(["chunk", "document"]), default="chunk", show_default=True)
 @click.option("--config", default="sparse", show_default=True,
               help="Built-in config or TOML file whose chunker cuts the passages.")
 @click.option("--max-chars", default=4000, show_default=True, type=click.IntRange(min=200),

@@ -25,8 +25,8 @@ from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError, RagmarkError
 from ragmark.llm import LLMCallFailed
-from ragmark.llm.config import endpoint_settings
 from ragmark.llm.factory import direct_client
+from ragmark.llm.fields import endpoint_settings
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import embed_body, embed_path, estimate_tokens, parse_embeddings
 from ragmark.llm.providers import names as provider_names

@@ -12,12 +12,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
 )
 
-from ragmark.errors import ConfigError, validation_problems
+from ragmark.errors import ConfigError
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -165,21 +164,6 @@ class LLMSettings(BaseModel):
             return None
         return self.prices.get(self.model)
 
-
-def endpoint_settings(component: str, **given: object) -> LLMSettings:
-    """Settings of a component that calls a model behind an API other than the chat LLM
-    (an embedding or rerank endpoint): ``base_url`` and ``model`` must be in its own
-    config table (``RAGMARK_LLM_*`` names the chat model, not this one)."""
-    given = {k: v for k, v in given.items() if v is not None}
-    for key in ("base_url", "model"):
-        if key not in given:
-            raise ConfigError(f"the {component} needs '{key}' in its config table")
-    try:
-        return LLMSettings.model_validate(given)
-    except ValidationError as e:
-        raise ConfigError(f"{component}: " + "; ".join(
-            f"{'.'.join(map(str, p.loc))}: {p.msg}" for p in validation_problems(
-                e, frozenset({"api_key_env"})))) from None
 
 
 def display_url(url: str) -> str:

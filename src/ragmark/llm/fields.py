@@ -105,14 +105,16 @@ def origins(layers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def settings_error(e: ValidationError, origin: Mapping[str, str]) -> str:
-    """One line per problem, naming where the value came from."""
+def settings_error(e: ValidationError, origin: Mapping[str, str],
+                   head: str = "LLM settings") -> str:
+    """One line per problem, naming where the value came from (the flag, the ``[llm]``
+    key, the variable, the component's key): the one formatter of an endpoint's errors."""
     parts = []
     for p in validation_problems(e, SECRET):
         field = str(p.loc[0]) if p.loc else ""
         shown = f" {p.shown}" if p.shown else ""
         parts.append(f"{origin.get(field, field)}{shown}: {p.msg}")
-    return "LLM settings: " + "; ".join(parts)
+    return f"{head}: " + "; ".join(parts)
 
 
 def resolve(given: Mapping[str, Any], environ: Mapping[str, str], *, scope: str = TABLE,
@@ -134,3 +136,17 @@ def resolve(given: Mapping[str, Any], environ: Mapping[str, str], *, scope: str 
         return LLMSettings.model_validate(values)
     except ValidationError as e:
         raise ConfigError(settings_error(e, where)) from None
+
+
+def endpoint_settings(component: str, **given: object) -> LLMSettings:
+    """Settings of a component that calls a model behind an API other than the chat LLM
+    (an embedding or rerank endpoint): ``base_url`` and ``model`` must be in its own
+    config table (``RAGMARK_LLM_*`` names the chat model, not this one)."""
+    given = {k: v for k, v in given.items() if v is not None}
+    for key in ("base_url", "model"):
+        if key not in given:
+            raise ConfigError(f"the {component} needs '{key}' in its config table")
+    try:
+        return LLMSettings.model_validate(given)
+    except ValidationError as e:
+        raise ConfigError(settings_error(e, {}, head=component)) from None

@@ -25,8 +25,8 @@ from ragmark.errors import ConfigError
 from ragmark.llm import LLMCallFailed
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.cache import cache_key
-from ragmark.llm.config import endpoint_settings
 from ragmark.llm.factory import direct_client
+from ragmark.llm.fields import endpoint_settings
 from ragmark.llm.loop import LoopThread
 from ragmark.llm.protocol import parse_rerank, rerank_body
 from ragmark.retrieval.rerank import unscored_notes

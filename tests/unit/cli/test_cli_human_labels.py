@@ -49,7 +49,7 @@ def test_human_labels_correct_the_judge_metric(server, tmp_path, capsys):
     code, _, err = run_cli(args(server, first, "--include-details"), capsys)
     assert code == 0, err
     review = tmp_path / "review.csv"
-    code, _, err = run_cli(["review", "export", str(first), "--sample", "6", "--seed", "1",
+    code, _, err = run_cli(["review", "export", str(first), "--rows", "6", "--seed", "1",
                             "--metric", "answer_relevance", "--output", str(review)], capsys)
     assert code == 0, err
     ids = [r["id"] for r in csv.DictReader(review.open(encoding="utf-8"))]

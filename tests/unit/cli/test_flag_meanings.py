@@ -14,17 +14,11 @@ NOT_YET_ONE_MEANING = {
     "--config": "a config to run (run, testset) and the config to pick in a results file "
                 "or the history (diff, history, inspect, power, review export)",
     "--dataset": "a dataset to load, and the history's filter by dataset name or hash",
-    "--judge-metrics": "the same judges; monitor's default differs and its help says so",
-    "--language": "the data's language (run, compare) and the one testset writes in",
     "--metric": "the metric to follow (history), to measure (judge-eval), to export "
                 "(review export)",
     "--metrics": "the same meaning; each command's default is in its help",
     "--output": "where the command writes; each help gives its file layout",
     "--plot": "the same meaning; each help names its files",
-    "--sample": "a share of records (monitor) and a number of rows (review export)",
-    "--threshold": "a score's cut into yes/no (judge-eval's label rule, review agreement)",
-    "--unit": "judging rankings per chunk or document (run) and writing questions from "
-              "chunks or documents (testset)",
 }
 """Flags still explained per command, and why: each is to be declared once or renamed;
 the list only shrinks (an entry that no longer differs fails the test)."""

@@ -124,7 +124,7 @@ def run_cli(args, capsys):
 
 def test_export_cli_writes_the_csv_and_keeps_annotations_safe(tmp_path, capsys):
     out = tmp_path / "review.csv"
-    code, stdout, _ = run_cli(["review", "export", str(FIXTURE), "--sample", "2", "--seed",
+    code, stdout, _ = run_cli(["review", "export", str(FIXTURE), "--rows", "2", "--seed",
                                "3", "--output", str(out)], capsys)
     assert code == 0 and "Wrote 2 answers" in stdout
     rows = list(csv.DictReader(out.open(encoding="utf-8", newline="")))
@@ -137,8 +137,11 @@ def test_export_cli_writes_the_csv_and_keeps_annotations_safe(tmp_path, capsys):
                                                               abs=1e-6)
     assert rows[0]["contexts"].startswith("[1] ") and "\n\n[2] " in rows[0]["contexts"]
     code, _, err = run_cli(["review", "export", str(FIXTURE), "--sample", "2", "--output",
-                            str(out)], capsys)
+                            str(out)], capsys)  # the former name of --rows, for one release
     assert code == 2 and "exists (it may hold annotations)" in err
+    assert "warning: --sample is renamed --rows" in err
+    code, _, err = run_cli(["review", "export", str(FIXTURE), "--output", str(out)], capsys)
+    assert code == 2 and "Missing option '--rows'" in err
 
 
 def write_csv(path, rows, header=("id", "question", "answer", "contexts", "metric", "judge",
@@ -232,7 +235,7 @@ def test_export_from_a_label_file_reviews_its_passages(tmp_path, capsys, server)
     passages = {f"{q['id']}@{p['rank']}": p for q in labels["configs"]["sparse"]["queries"]
                 for p in q["passages"]}
     out = tmp_path / "lab.csv"
-    code, stdout, _ = run_cli(["review", "export", str(tmp_path / "lab.json"), "--sample",
+    code, stdout, _ = run_cli(["review", "export", str(tmp_path / "lab.json"), "--rows",
                                "4", "--output", str(out)], capsys)
     assert code == 0 and "Wrote 4 passages" in stdout
     assert "relevance labels of config 'sparse'" in stdout
@@ -243,14 +246,14 @@ def test_export_from_a_label_file_reviews_its_passages(tmp_path, capsys, server)
         assert r["judge"] == str(p["label"])
         assert r["judge"] == ("1" if "retriever" in p["text"] else "0")
         assert r["contexts"] == "[1] " + " ".join(p["text"].split())
-    code, _, err = run_cli(["review", "export", str(tmp_path / "lab.json"), "--sample", "4",
+    code, _, err = run_cli(["review", "export", str(tmp_path / "lab.json"), "--rows", "4",
                             "--metric", "faithfulness", "--output", str(tmp_path / "x.csv")],
                            capsys)
     assert code == 2 and "its judge column is the relevance label" in err
     labels["configs"]["sparse"]["queries"][1]["passages"][0]["label"] = "yes"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(labels))
-    code, _, err = run_cli(["review", "export", str(bad), "--sample", "4", "--output",
+    code, _, err = run_cli(["review", "export", str(bad), "--rows", "4", "--output",
                             str(tmp_path / "y.csv")], capsys)
     assert code == 2
     assert err == (f"error: {bad}, item configs.sparse.queries[1], field 'passages[0].label': "

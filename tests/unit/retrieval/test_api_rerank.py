@@ -123,7 +123,7 @@ def test_settings_are_checked_when_built(monkeypatch):
         APIReranker(model="m")  # the chat LLM's endpoint is not a rerank endpoint
     with pytest.raises(ConfigError, match="needs 'model'"):
         APIReranker(base_url="http://x/v1")
-    with pytest.raises(ConfigError, match="base_url: base_url must be an http"):
+    with pytest.raises(ConfigError, match="base_url 'localhost:8080': base_url must be an http"):
         APIReranker(base_url="localhost:8080", model="m")
     with pytest.raises(ConfigError, match="batch_size must be a positive integer"):
         APIReranker(base_url="http://x/v1", model="m", batch_size=0)
