@@ -36,9 +36,8 @@ from ragmark.cli.shared import option
 @functools.partial(configs_options, default=(), default_help="dense sparse hybrid, or "
                    "sparse without the dense extra")
 @click.option("--baseline", help="Config the others are compared against (default: first).")
-@click.option("--metrics", help="Comma-separated metrics to compare (default: MRR, Recall@5, "
-              "Hit@5, Precision@5, nDCG@10), or 'all': every metric whose needs are met is "
-              "computed, the default ones compared.")
+@option("--metrics", show_default="MRR, Recall@5, Hit@5, Precision@5, nDCG@10 compared; "
+        "with 'all', every metric computed and those compared")
 @option("--top-k", type=click.IntRange(min=1))
 @option("--max-queries", type=click.IntRange(min=1))
 @option("--skip-generation", is_flag=True)

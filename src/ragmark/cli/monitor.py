@@ -33,9 +33,9 @@ def _opts(f: Any) -> Any:
 @cli.command("monitor")
 @click.argument("source", required=False, type=click.Path(path_type=Path))
 @option("--name")
-@click.option("--metrics", help="Comma-separated cheap metrics for every record (default: "
-              "groundedness, empty_retrieval, refusal, latency_s, retrieval_latency_s, "
-              "generation_latency_s, tokens, cost_usd, feedback: those the source records).")
+@option("--metrics", show_default="on every record, those of groundedness, "
+        "empty_retrieval, refusal, latency_s, retrieval_latency_s, generation_latency_s, "
+        "tokens, cost_usd, feedback the source records")
 @option("--judge-metrics")
 @click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=0.05,
               show_default=True, help="Share of records the judges see, picked by a hash "

@@ -18,6 +18,7 @@ from ragmark.cli.app import (
     renamed,
     takes_renamed,
 )
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import split_names
 
@@ -34,8 +35,7 @@ def _power_options(f: Any) -> Any:
         click.option("--effect", type=click.FloatRange(min=0, min_open=True), required=True,
                      help="The smallest drop the gate should detect (in the metric's "
                           "units)."),
-        click.option("--metrics", help="Comma-separated metrics (default: every metric of "
-                     "the run)."),
+        option("--metrics", show_default="every metric of the run"),
         click.option("--config", help="The config (for a compare file or 'last')."),
         alpha_option(),
         click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),

@@ -58,9 +58,7 @@ from ragmark.cli.shared import option
 @option("--top-k", type=click.IntRange(min=1))
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
 @option("--unit", type=click.Choice(["auto", "chunk", "document"]))
-@click.option("--metrics", help="Comma-separated metric names, e.g. 'ndcg@10,mrr,recall@5' "
-              "(judge metrics too), or 'all': every metric whose needs the data, the LLM "
-              "endpoint and the installed extras meet. `ragmark metrics` lists them.")
+@option("--metrics", show_default="those the dataset allows")
 @option("--max-queries", type=click.IntRange(min=1))
 @option("--skip-generation", is_flag=True)
 @click.option("--output", default="eval/results.json", show_default=True,

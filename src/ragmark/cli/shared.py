@@ -36,6 +36,10 @@ MEANINGS: dict[str, str] = {
     "--margin": "Fail only on changes larger than this, in the metric's unit (a practical "
                 "threshold).",
     "--max-queries": "Only the first N questions.",
+    "--metrics": "Comma-separated metric names (e.g. 'ndcg@10,mrr,recall@5', judge "
+                 "metrics and groups too; `ragmark metrics` lists them); on run and "
+                 "compare, 'all': every metric whose needs the data, the LLM endpoint and "
+                 "the installed extras meet.",
     "--name": "The system's name in the results and the history (default: the source's "
               "file name).",
     "--overwrite": "Replace an existing output file.",

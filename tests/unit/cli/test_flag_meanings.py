@@ -16,7 +16,6 @@ NOT_YET_ONE_MEANING = {
     "--dataset": "a dataset to load, and the history's filter by dataset name or hash",
     "--metric": "the metric to follow (history), to measure (judge-eval), to export "
                 "(review export)",
-    "--metrics": "the same meaning; each command's default is in its help",
     "--output": "where the command writes; each help gives its file layout",
     "--plot": "the same meaning; each help names its files",
 }

@@ -6,11 +6,15 @@ command that calls a model takes every --llm-* flag."""
 from __future__ import annotations
 
 import ast
+import json
+from pathlib import Path
 from typing import Any
 
 import click
 import pytest
 from support import import_graph as ig
+from support.cli import run_cli
+from support.fake_llm_server import Reply
 
 from ragmark.cli import cli
 from ragmark.config import load_config
@@ -100,3 +104,62 @@ def test_each_command_that_calls_a_model_takes_every_endpoint_flag(command: str)
     assert isinstance(cmd, click.Command)
     flags = {o for p in cmd.params for o in p.opts if o.startswith("--llm-")}
     assert flags == {f.flag for f in given_on(FLAG)}
+
+
+DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+
+
+def _commands(tmp_path: Path) -> dict[str, list[str]]:
+    """A short invocation of each command that calls a model and resolves its endpoint
+    from the environment alone (dry runs where the command has one)."""
+    data = ["--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus")]
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": "r1", "question": "What is BM25?", "answer": "A "
+                               "ranking function.", "contexts": ["BM25 ranks documents."]})
+                   + "\n", encoding="utf-8")
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"question": "q?", "context": "c.", "answer": "a.",
+                                 "label": "supported"}) + "\n", encoding="utf-8")
+    return {
+        "run": ["run", *data, "--judge-metrics", "answer_relevance", "--dry-run"],
+        "compare": ["compare", *data, "--configs", "sparse", "--judge-metrics",
+                    "answer_relevance", "--dry-run"],
+        "label": ["label", *data, "--top-k", "2", "--max-queries", "1", "--dry-run"],
+        "testset": ["testset", "--corpus", str(DEMO / "corpus"), "--size", "1",
+                    "--output", str(tmp_path / "t.json"), "--dry-run"],
+        "monitor": ["monitor", str(log), "--history", str(tmp_path / "h.sqlite"),
+                    "--dry-run"],
+        "judge-eval": ["judge-eval", str(items), "--metric", "answer_relevance"],
+    }
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "label", "testset", "monitor",
+                                     "judge-eval"])
+def test_every_variable_reaches_each_command(command, every_variable, server, tmp_path,
+                                             capsys, monkeypatch):
+    """Each command that calls a model resolves its endpoint through the one resolver,
+    and every RAGMARK_LLM_* variable is in what it resolves."""
+    import ragmark.llm.fields as fields
+
+    server.rule = lambda body: Reply(body={
+        "id": "x", "object": "chat.completion", "usage": {"prompt_tokens": 1,
+                                                          "completion_tokens": 1},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content":
+                                             '{"rating": 4, "reason": "fine"}'}}]})
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", server.url)
+    monkeypatch.setenv("RAGMARK_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("ENV_KEY", "test-key")  # RAGMARK_LLM_API_KEY_ENV names it
+    want = {**every_variable, "base_url": server.url, "provider": "openai"}
+    seen = []
+    resolve = fields.resolve
+
+    def spy(*args: Any, **kw: Any) -> Any:
+        got = resolve(*args, **kw)
+        seen.append(got)
+        return got
+
+    monkeypatch.setattr(fields, "resolve", spy)
+    code, _, err = run_cli(_commands(tmp_path)[command], capsys)
+    assert code == 0, err
+    assert seen and all(s is not None and {k: getattr(s, k) for k in want} == want
+                        for s in seen)
