@@ -33,6 +33,9 @@ from ragmark.errors import ConfigError
 PATH = "/v1/traces"
 ROLL = 64 * 1024 * 1024
 """A spool file is closed and a new one started past this size."""
+DRAIN = 4
+"""A body over the cap is read and dropped up to this many times the cap before the 413
+(so the client reads the answer); past that the connection is closed."""
 
 
 class Rejected(ValueError):
@@ -279,6 +282,19 @@ def make_app(spool: Spool, token: str | None, cap: int,
         spool.append(request)  # flushed to disk before the answer
         return rejected
 
+    async def too_large(request: Request, read: int) -> Response:
+        """413, after reading (and dropping) the rest of the body up to DRAIN times the
+        cap: a server that closes with a body unread resets the connection, and the
+        client sees the reset, not the 413."""
+        try:
+            async for chunk in request.stream():
+                read += len(chunk)
+                if read > DRAIN * cap:
+                    break
+        except ClientDisconnect:
+            pass
+        return refuse(request, 413, f"the body is over the cap of {cap} bytes")
+
     async def traces(request: Request) -> Response:
         proto = "protobuf" in (request.headers.get("content-type") or "")
         if not authorised(request.headers, token):
@@ -292,14 +308,14 @@ def make_app(spool: Spool, token: str | None, cap: int,
                           "OTLP JSON (application/json)")
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            return refuse(request, 413, f"the body is over the cap of {cap} bytes")
+            return await too_large(request, 0)
         parts: list[bytes] = []
         size = 0
         try:
             async for chunk in request.stream():  # exactly the announced body
                 size += len(chunk)
                 if size > cap:
-                    return refuse(request, 413, f"the body is over the cap of {cap} bytes")
+                    return await too_large(request, size)
                 parts.append(chunk)
         except ClientDisconnect:  # a client gone mid-body: nothing of it is spooled
             return refuse(request, 400, f"the client left after {size} bytes of the body")
