@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
@@ -91,9 +91,18 @@ def read_env(environ: Mapping[str, str], scope: str = TABLE) -> dict[str, Any]:
         try:
             out[f.name] = TypeAdapter[Any](f.info.annotation or str).validate_strings(raw)
         except ValidationError:
-            kind = "a whole number" if f.info.annotation in (int, int | None) else "a number"
-            raise ConfigError(f"{f.env}: expected {kind}, got {raw!r}") from None
+            raise ConfigError(f"{f.env}: expected {_kind(f.info.annotation)}, got "
+                              f"{raw!r}") from None
     return out
+
+
+def _kind(annotation: Any) -> str:
+    """What a variable of this type must hold, for messages."""
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(map(str, get_args(annotation)))
+    if annotation in (int, int | None):
+        return "a whole number"
+    return "a number" if annotation in (float, float | None) else "a value of its type"
 
 
 def origins(layers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

@@ -33,10 +33,16 @@ def test_resolve_without_model_is_a_config_error() -> None:
 
 
 def test_a_variable_of_the_wrong_type_names_the_variable() -> None:
+    env = {"RAGMARK_LLM_BASE_URL": "http://h", "RAGMARK_LLM_MODEL": "m"}
     with pytest.raises(ConfigError, match="^RAGMARK_LLM_CONCURRENCY: expected a whole "
                        "number, got 'many'$"):
-        resolve({}, {"RAGMARK_LLM_BASE_URL": "http://h", "RAGMARK_LLM_MODEL": "m",
-                     "RAGMARK_LLM_CONCURRENCY": "many"})
+        resolve({}, {**env, "RAGMARK_LLM_CONCURRENCY": "many"})
+    with pytest.raises(ConfigError, match="^RAGMARK_LLM_TIMEOUT: expected a number, got "
+                       "'soon'$"):
+        resolve({}, {**env, "RAGMARK_LLM_TIMEOUT": "soon"})
+    with pytest.raises(ConfigError, match="^RAGMARK_LLM_STRUCTURED: expected one of auto, "
+                       "off, got 'maybe'$"):
+        resolve({}, {**env, "RAGMARK_LLM_STRUCTURED": "maybe"})
 
 
 def test_bad_url_is_refused() -> None:
