@@ -72,9 +72,7 @@ def configs_options(f: Callable[..., Any], default: tuple[str, ...] = ("sparse",
     """``--dataset``, ``--corpus``, ``--split`` and ``--configs``: the options of the
     commands that run several configs on one dataset (compare, label)."""
     opts = [
-        click.option("--dataset", required=True, type=click.Path(exists=True),
-                     help="BEIR or Open RAG Benchmark folder, or a keyword/context set "
-                          "JSON(L) file."),
+        option("--dataset", required=True, type=click.Path(exists=True)),
         option("--corpus", type=click.Path(exists=True)),
         click.option("--split", default="test", show_default=True, help="BEIR qrels split."),
         click.option("--configs", "configs", multiple=True, default=list(default),

@@ -50,9 +50,7 @@ from ragmark.cli.shared import option
                    "one of every comparison, or none.")
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--seed", type=int, default=0, show_default=True)
-@click.option("--output", default="results/eval", show_default=True,
-              help="Writes {output}.json and {output}.md; DIR/ writes DIR/eval.json and "
-                   "DIR/eval.md.")
+@option("--output", default="results/eval", show_default=True)
 @quiet_option
 @option("--include-details", is_flag=True)
 @format_option("json,md")

@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 
 from ragmark.cli.app import cli, consoles, quiet_option
+from ragmark.cli.shared import option
 
 
 @cli.command()
-@click.option("--output", default="rag_eval_results.json", show_default=True,
-              type=click.Path(dir_okay=False), help="Where to write the detailed JSON report.")
+@option("--output", default="rag_eval_results.json", show_default=True,
+        type=click.Path(dir_okay=False))
 @quiet_option
 @click.option("--files", "files_to", type=click.Path(file_okay=False),
               help="Instead of running: copy the demo's questions.json and corpus/ into "

@@ -18,8 +18,7 @@ from ragmark.metrics.names import split_names
 @cli.command("diff")
 @click.argument("a")
 @click.argument("b")
-@click.option("--config", help="The config to take from a compare file or from the history "
-                               "(needed for 'last' when the history has several).")
+@option("--config")
 @option("--metrics", show_default="every metric both have")
 @click.option("--intersect", is_flag=True,
               help="Pair the questions both runs have even when their datasets or question "

@@ -17,9 +17,9 @@ from ragmark.errors import ConfigError
 
 @cli.group("history", invoke_without_command=True)
 @history_option
-@click.option("--dataset", help="Only runs on this dataset (name or hash prefix).")
-@click.option("--config", help="Only runs of this config.")
-@click.option("--metric", help="Only runs that computed this metric, and show its value.")
+@option("--dataset")
+@option("--config")
+@option("--metric")
 @option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]))
 @click.option("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
@@ -148,12 +148,10 @@ def history_accept(ctx: click.Context, run_id: int) -> None:
 
 
 @history_cmd.command("trend")
-@click.option("--config", required=True, help="The config to follow.")
-@click.option("--metric", required=True, help="The metric to follow.")
-@click.option("--dataset", help="Dataset name or hash prefix (default: that of the config's "
-                                "newest run).")
-@click.option("--plot", "plot", metavar="PREFIX",
-              help="Also draw the trend to PREFIX.png and PREFIX.svg (needs ragmark-eval[plot]).")
+@option("--config", required=True)
+@option("--metric", required=True)
+@option("--dataset")
+@option("--plot", "plot", metavar="PREFIX")
 @click.pass_context
 def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | None,
                   plot: str | None) -> None:

@@ -35,8 +35,7 @@ CONTEXT_CHARS = 240
                    "top k.  [default: 10]")
 @click.option("--faithfulness-below", type=click.FloatRange(0, 1), default=0.5,
               show_default=True, help="With --failures: faithfulness below this fails.")
-@click.option("--config", "config",
-              help="Configuration of a `ragmark compare` file (default: its baseline).")
+@option("--config", "config")
 @option("--json", "as_json", is_flag=True)
 def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | None,
                 faithfulness_below: float, config: str | None, as_json: bool) -> None:

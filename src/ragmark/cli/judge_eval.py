@@ -94,9 +94,7 @@ def pair_line(p: dict[str, Any]) -> str:
 
 @cli.command("judge-eval")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--metric", help="The judge to measure: faithfulness (default), "
-              "answer_relevance, context_relevance, answer_correctness; a review CSV's own "
-              "metric when it names one.")
+@option("--metric")
 @option("--threshold", type=click.FloatRange(0, 1))
 @click.option("--label-map", help="LABEL=supported|unsupported pairs, comma-separated, over "
               "the defaults (e.g. '1=unsupported,0=supported' for hallucination labels).")
@@ -107,7 +105,7 @@ def pair_line(p: dict[str, Any]) -> str:
 @option("--resamples", type=click.IntRange(min=100), default=2000, show_default=True)
 @option("--seed", type=int, default=0, show_default=True)
 @option("--judge-model", "judge_models", multiple=True)
-@click.option("--output", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@option("--output", type=click.Path(dir_okay=False))
 @quiet_option
 @endpoint_options
 def judge_eval_cmd(**flags: Any) -> None:

@@ -30,12 +30,8 @@ from ragmark.report.console import llm_line
 @click.option("--prompt-template", type=click.Path(exists=True, dir_okay=False),
               help="File with the judge's user message; {question} and {passage} (or "
                    "{query} and {document}) are replaced by the fenced texts.")
-@click.option("--output", default="results/label", show_default=True,
-              help="Writes {output}.json and {output}.md (and with --plot {output}.png, "
-                   "{output}.svg).")
-@click.option("--plot", is_flag=True,
-              help="Plot answer presence against k, one line per config (needs "
-                   "ragmark-eval[plot]).")
+@option("--output", default="results/label", show_default=True)
+@option("--plot", is_flag=True)
 @dry_run_option
 @click.option("--pool", is_flag=True,
               help="Judge the documents of every config's top K that the qrels do not "

@@ -53,8 +53,7 @@ def _opts(f: Any) -> Any:
                                                 "instead (a pinned window or run).")
 @option("--margin", type=click.FloatRange(min=0), default=0.0, show_default=True)
 @alpha_option()
-@click.option("--output", "outputs", multiple=True, metavar="FILE",
-              help="Write the window: .json, .md or .html (the trend page). Repeatable.")
+@option("--output", "outputs", multiple=True, metavar="FILE")
 @option("--junit", metavar="FILE")
 @history_option
 @trace_options

@@ -36,7 +36,7 @@ def _power_options(f: Any) -> Any:
                      help="The smallest drop the gate should detect (in the metric's "
                           "units)."),
         option("--metrics", show_default="every metric of the run"),
-        click.option("--config", help="The config (for a compare file or 'last')."),
+        option("--config"),
         alpha_option(),
         click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
                      default=0.8, show_default=True,

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ragmark.cli.app import cli, history_option
+from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 
 
@@ -45,8 +46,7 @@ def _recorded(ref: str, history: str | None) -> str:
 
 @cli.command("report")
 @click.argument("refs", nargs=-1, required=True, metavar="FILE_OR_ID...")
-@click.option("--output", default="report.html", show_default=True,
-              help="The HTML file to write.")
+@option("--output", default="report.html", show_default=True)
 @history_option
 def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     """Render results files (run, compare, label) or history ids as one HTML page that

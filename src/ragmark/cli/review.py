@@ -24,13 +24,9 @@ def review_group() -> None:
               help="Number of rows to draw (all of them if fewer). Required.")
 @renamed("--sample", "--rows", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
-@click.option("--metric", help="Metric whose value is the judge column (default: the first "
-                               "of faithfulness, answer_correctness, answer_relevance, "
-                               "context_relevance the file has).")
-@click.option("--config", "config", help="Configuration of a `ragmark label` file "
-                                         "(default: its first).")
-@click.option("--output", required=True, type=click.Path(dir_okay=False),
-              help="CSV file to write.")
+@option("--metric")
+@option("--config", "config")
+@option("--output", required=True, type=click.Path(dir_okay=False))
 @option("--overwrite", is_flag=True)
 def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str | None,
                output: str, overwrite: bool) -> None:

@@ -33,8 +33,7 @@ from ragmark.cli.shared import option
 
 
 @cli.command("run")
-@click.option("--dataset", type=click.Path(exists=True),
-              help="BEIR or Open RAG Benchmark folder, or a keyword/context set JSON(L) file.")
+@option("--dataset", type=click.Path(exists=True))
 @click.option("--outputs", "outputs", type=click.Path(exists=True),
               help="Score a system's logged outputs instead: JSONL of {question, answer, "
                    "contexts, ground_truth_contexts?, expected_answer?, ...} (or a RAGAS, "
@@ -52,8 +51,7 @@ from ragmark.cli.shared import option
                    "ground truth, as trec_eval would; retrieval metrics only.")
 @option("--corpus", type=click.Path(exists=True))
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
-@click.option("--config", "config",
-              help="Built-in config name or a TOML file (default: sparse).")
+@option("--config", "config")
 @option("--name", "name", metavar="NAME")
 @option("--top-k", type=click.IntRange(min=1))
 @click.option("--top-n", type=click.IntRange(min=1), help="Contexts passed to the generator.")
@@ -61,8 +59,7 @@ from ragmark.cli.shared import option
 @option("--metrics", show_default="those the dataset allows")
 @option("--max-queries", type=click.IntRange(min=1))
 @option("--skip-generation", is_flag=True)
-@click.option("--output", default="eval/results.json", show_default=True,
-              help="JSON report path.")
+@option("--output", default="eval/results.json", show_default=True)
 @click.option("--run-file", help="Also write a TREC run file (document level).")
 @option("--include-details", is_flag=True)
 @format_option("json")

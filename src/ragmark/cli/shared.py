@@ -14,7 +14,17 @@ MEANINGS: dict[str, str] = {
     "--allow-missing": "Do not exit 1 when a metric asked for got no value for any "
                        "question, or every question of a config failed (label: no question "
                        "of a config got a label).",
+    "--config": "The configuration. run and testset: a built-in name or a TOML file "
+                "(testset cuts passages with its chunker). diff, history, inspect, power "
+                "and review export: a config's name in a results file or the history "
+                "(inspect: default the compare's baseline; review export: the label "
+                "file's first; diff and power: needed for 'last' when the history has "
+                "several).",
     "--corpus": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
+    "--dataset": "The dataset. run, compare and label: a BEIR or Open RAG Benchmark "
+                 "folder, or a keyword/context set JSON(L) file. history: only runs on "
+                 "this dataset, by name or hash prefix (history trend: default that of the "
+                 "config's newest run).",
     "--include-details": "Per-question records (retrieved items, answers, missing "
                          "reasons) in the JSON, so 'ragmark inspect' works fully on it.",
     "--json": "Print JSON instead of text.",
@@ -36,13 +46,29 @@ MEANINGS: dict[str, str] = {
     "--margin": "Fail only on changes larger than this, in the metric's unit (a practical "
                 "threshold).",
     "--max-queries": "Only the first N questions.",
+    "--metric": "The metric this command is about: history lists the runs that computed "
+                "it, with its value; history trend follows it; judge-eval measures its "
+                "judge (faithfulness, answer_relevance, context_relevance, "
+                "answer_correctness; default: a review CSV's own, else faithfulness); "
+                "review export puts its value in the judge column (default: the first of "
+                "faithfulness, answer_correctness, answer_relevance, context_relevance the "
+                "file has).",
     "--metrics": "Comma-separated metric names (e.g. 'ndcg@10,mrr,recall@5', judge "
                  "metrics and groups too; `ragmark metrics` lists them); on run and "
                  "compare, 'all': every metric whose needs the data, the LLM endpoint and "
                  "the installed extras meet.",
     "--name": "The system's name in the results and the history (default: the source's "
               "file name).",
+    "--output": "Where the command writes its result: run, the JSON report; compare and "
+                "label, {output}.json and {output}.md (DIR/: DIR/eval.json, "
+                "DIR/eval.md; label's --plot beside them); testset, the set, its report "
+                "beside it as NAME.report.json; monitor, the window as .json, .md or .html "
+                "(repeatable); judge-eval, the report as JSON; report, the HTML page; "
+                "review export, the CSV; demo, the detailed JSON report.",
     "--overwrite": "Replace an existing output file.",
+    "--plot": "Also draw the chart, PNG and SVG (needs ragmark-eval[plot]): label, answer "
+              "presence against k, one line per config, beside --output; history trend, "
+              "the metric over time, to PREFIX.png and PREFIX.svg.",
     "--resamples": "Bootstrap (and permutation) resamples of the intervals and tests.",
     "--seed": "Seed of the random draws and resamples: the same seed gives the same "
               "numbers.",

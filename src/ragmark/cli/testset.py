@@ -67,9 +67,7 @@ _DIALECTS = click.Choice(["ragmark", "ragas", "llamaindex", "deepeval"])
 @click.option("--types", help="Comma-separated question types: factual, reasoning, "
               "summarization (one document), comparative, multi_hop (two documents). "
               "[default: factual,comparative,reasoning,summarization]")
-@click.option("--output", default="testset.json", show_default=True,
-              type=click.Path(dir_okay=False),
-              help="The context set (.json); the report goes beside it as NAME.report.json.")
+@option("--output", default="testset.json", show_default=True, type=click.Path(dir_okay=False))
 @click.option("--output-format", "fmt", type=_DIALECTS,
               callback=takes_renamed("--output-format", "ragmark"),
               help="Write the set as ragmark's JSON, RAGAS's JSON Lines (user_input, "
@@ -81,8 +79,7 @@ _DIALECTS = click.Choice(["ragmark", "ragas", "llamaindex", "deepeval"])
 @option("--overwrite", is_flag=True)
 @option("--seed", default=0, show_default=True, type=int)
 @option("--unit", type=click.Choice(["chunk", "document"]), default="chunk", show_default=True)
-@click.option("--config", default="sparse", show_default=True,
-              help="Built-in config or TOML file whose chunker cuts the passages.")
+@option("--config", default="sparse", show_default=True)
 @click.option("--max-chars", default=4000, show_default=True, type=click.IntRange(min=200),
               help="Longer passages are cut to this many characters.")
 @click.option("--max-candidates", type=click.IntRange(min=1),
