@@ -249,6 +249,37 @@ def _success_body(rejected: int, proto: bool) -> tuple[bytes, str]:
     return json.dumps(body).encode(), "application/json"
 
 
+def _refused(headers: Any, token: str | None, encoding: str, proto: bool
+             ) -> tuple[int, str] | None:
+    """What is wrong with a request before its body is read (status, why), if anything:
+    the token, the encoding, a protobuf body without the classes to read it."""
+    from ragmark.web.server import authorised
+
+    if not authorised(headers, token):
+        return 401, "missing or wrong bearer token"
+    if encoding not in ENCODINGS:
+        return 415, (f"Content-Encoding {encoding!r} is not read; send one of: "
+                     f"{', '.join(ENCODINGS)}")
+    if proto and (missing := protobuf_ready()) is not None:
+        return 415, f"cannot read protobuf here: {missing}; or send OTLP JSON (application/json)"
+    return None
+
+
+async def _drain(request: Any, read: int, limit: int) -> None:
+    """Read and drop the rest of a body refused as too large, up to ``limit`` bytes in
+    all: a server that closes with a body unread resets the connection, and the client
+    sees the reset instead of the 413."""
+    from starlette.requests import ClientDisconnect
+
+    try:
+        async for chunk in request.stream():
+            read += len(chunk)
+            if read > limit:
+                return
+    except ClientDisconnect:
+        return
+
+
 def make_app(spool: Spool, token: str | None, cap: int,
              say: Callable[[str], None]) -> Any:
     """The receiver as a Starlette app: ``POST /v1/traces``, every refusal answered in
@@ -260,8 +291,6 @@ def make_app(spool: Spool, token: str | None, cap: int,
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import Response
     from starlette.routing import Route
-
-    from ragmark.web.server import authorised
 
     refusals = Refusals(say)
 
@@ -283,29 +312,14 @@ def make_app(spool: Spool, token: str | None, cap: int,
         return rejected
 
     async def too_large(request: Request, read: int) -> Response:
-        """413, after reading (and dropping) the rest of the body up to DRAIN times the
-        cap: a server that closes with a body unread resets the connection, and the
-        client sees the reset, not the 413."""
-        try:
-            async for chunk in request.stream():
-                read += len(chunk)
-                if read > DRAIN * cap:
-                    break
-        except ClientDisconnect:
-            pass
+        await _drain(request, read, DRAIN * cap)
         return refuse(request, 413, f"the body is over the cap of {cap} bytes")
 
     async def traces(request: Request) -> Response:
         proto = "protobuf" in (request.headers.get("content-type") or "")
-        if not authorised(request.headers, token):
-            return refuse(request, 401, "missing or wrong bearer token")
         encoding = (request.headers.get("content-encoding") or "identity").strip().lower()
-        if encoding not in ENCODINGS:
-            return refuse(request, 415, f"Content-Encoding {encoding!r} is not read; send "
-                          f"one of: {', '.join(ENCODINGS)}")
-        if proto and (missing := protobuf_ready()) is not None:
-            return refuse(request, 415, f"cannot read protobuf here: {missing}; or send "
-                          "OTLP JSON (application/json)")
+        if (refused := _refused(request.headers, token, encoding, proto)) is not None:
+            return refuse(request, *refused)
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > cap:
             return await too_large(request, 0)
