@@ -68,9 +68,36 @@ def resolve_llm(configs: Sequence[RunConfig], flags: Mapping[str, Any] | None = 
         except ValidationError as e:
             raise ConfigError(settings_error(e, origin)) from None
         configs = [c.model_copy(update={"llm": table}) for c in configs]
+    configs = [component_endpoints(c) for c in configs]
     if not need:
         return None, list(configs)
     given = table.values() if table else {}
     if model and not given.get("model") and not read_env(os.environ).get("model"):
         given = {**given, "model": model}  # a model the command names (judge-eval's)
     return resolve(given, os.environ, scope=TABLE, origin=origin), list(configs)
+
+
+def component_endpoints(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with each ``llm`` generator's and reranker's endpoint completed from the
+    ``RAGMARK_LLM_*`` variables now, for the keys neither its own table nor the
+    ``[llm]`` table gives: the plan holds what the component will call, and the results
+    file records it. A component without any endpoint is left as it is (it says so
+    when it is built, and only if it is)."""
+    from ragmark.llm.config import COMPONENT
+    from ragmark.llm.fields import read_env
+
+    env = read_env(os.environ, COMPONENT)
+    if not env:
+        return cfg
+    update = {}
+    for kind in ("generator", "reranker"):
+        comp = getattr(cfg, kind, None)
+        if comp is None or comp.name != "llm":
+            continue
+        given = cfg.llm_params(comp)
+        if not (given.get("base_url") or env.get("base_url")):
+            continue
+        more = {k: v for k, v in env.items() if given.get(k) is None}
+        if more:
+            update[kind] = comp.model_copy(update=more)
+    return cfg.model_copy(update=update) if update else cfg

@@ -163,3 +163,29 @@ def test_every_variable_reaches_each_command(command, every_variable, server, tm
     assert code == 0, err
     assert seen and all(s is not None and {k: getattr(s, k) for k in want} == want
                         for s in seen)
+
+
+def test_the_plan_completes_an_llm_generator_from_the_variables(server, tmp_path, capsys,
+                                                                  monkeypatch):
+    """plan/ is where the variables become an llm component's endpoint: the results
+    record what the generator called (its table gave only max_tokens)."""
+    server.rule = lambda body: Reply(body={
+        "id": "x", "object": "chat.completion", "usage": {"prompt_tokens": 3,
+                                                          "completion_tokens": 2},
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "BM25."}}]})
+    monkeypatch.setenv("RAGMARK_LLM_BASE_URL", server.url)
+    monkeypatch.setenv("RAGMARK_LLM_MODEL", "test-model")
+    monkeypatch.setenv("RAGMARK_LLM_TIMEOUT", "7.5")
+    cfg = tmp_path / "gen.toml"
+    cfg.write_text('[generator]\nname = "llm"\nmax_tokens = 64\n', encoding="utf-8")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--config", str(cfg), "--max-queries", "2",
+                            "--output", str(out), "-q"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["config"]["generator"] == {"name": "llm", "max_tokens": 64,
+                                           "base_url": server.url, "model": "test-model",
+                                           "timeout": 7.5}
+    assert len(server.requests) == 2 and all(
+        r.body["model"] == "test-model" for r in server.requests)
