@@ -133,6 +133,32 @@ def test_judge_eval_end_to_end(server, tmp_path, capsys):
     assert temps == {0.7} and seeds == {0, 1}
 
 
+def test_dry_run_counts_the_calls_of_every_repeat_and_calls_nothing(server, tmp_path,
+                                                                    capsys):
+    """Issue 34: judge-eval takes --dry-run as the other commands that call a model do:
+    the calls not in the cache over every repeat (each its own seed), nothing called or
+    written; after a real run of one repeat, its calls are counted as cached."""
+    server.rule = rating_rule
+    items, out = tmp_path / "items.jsonl", tmp_path / "report.json"
+    write_items(items)
+    args = ["judge-eval", str(items), "--metric", "answer_relevance", "--llm-base-url",
+            server.url, "--llm-model", "test-model", "--output", str(out)]
+    code, stdout, err = run_cli([*args, "--repeats", "2", "--dry-run"], capsys)
+    assert code == 0, err
+    text = " ".join(stdout.split())
+    assert "dry run: answer_relevance of 7 items x 2 repeats x 1 judges" in text
+    assert "dry run: 14 judge calls (at most 28 with re-asks) to test-model at " in text
+    assert ", 0 more served from the cache" in text and "Nothing was called" in text
+    assert server.requests == [] and not out.exists()
+    assert run_cli([*args, "--quiet"], capsys)[0] == 0  # repeat 0 (seed 0) is cached now
+    asked = len(server.requests)
+    code, stdout, _ = run_cli([*args, "--repeats", "2", "--dry-run"], capsys)
+    assert code == 0 and len(server.requests) == asked
+    assert "dry run: 7 judge calls (at most 14 with re-asks) to test-model at " in " ".join(
+        stdout.split())
+    assert f", {asked} more served from the cache" in " ".join(stdout.split())  # re-ask too
+
+
 def test_a_review_csv_and_bad_inputs(server, tmp_path, capsys):
     server.rule = rating_rule
     csv_path = tmp_path / "review.csv"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.metrics.names import aggregates, catalogue
+from ragmark.metrics.names import aggregates
 from ragmark.results.model import (
     Aggregate,
     RunReport,
@@ -77,13 +77,11 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
 
 def metric_name(text: str) -> str:
     """A metric's canonical name as results and the history hold it (``P@5`` ->
-    ``precision@5``); judge metrics, derived aggregates and label metrics as they are."""
-    from ragmark.labeling.metrics import METRICS as LABEL_METRICS
+    ``precision@5``); judge metrics and derived aggregates as they are."""
     from ragmark.metrics.names import parse_metric
     from ragmark.running.judging import JUDGE_METRICS
 
-    if text in JUDGE_METRICS or text in aggregates() or "@" in text and text.split("@")[
-            0] in set(LABEL_METRICS) - set(catalogue()):  # a label run's own metrics
+    if text in JUDGE_METRICS or text in aggregates():
         return text
     return str(parse_metric(text))
 

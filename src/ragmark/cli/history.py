@@ -189,10 +189,15 @@ def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | N
 
 
 def _depth_hint(path: Any, name: str | None) -> str:
-    """For a metric without a cutoff that runs recorded at a depth: the names to ask for."""
+    """For a metric without a cutoff that runs recorded at a depth: the names to ask for;
+    for precision@k or recall@k: what label runs call theirs."""
     from ragmark.history.store import at_depths
+    from ragmark.labeling.metrics import current_name
 
     found = at_depths(path, name) if name else []
+    if name and not found and current_name(name) != name:
+        return (f" Label runs call their {name.split('@')[0]} {current_name(name)}: try "
+                f"--metric {current_name(name)}")
     if not found:
         return ""
     return (f" Runs of ragmark's own pipeline name {name} with the depth it covers: "

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, quiet_option
+from ragmark.cli.app import cli, consoles, dry_run_option, quiet_option
 from ragmark.cli.llm_opts import endpoint_options
 from ragmark.cli.shared import option
 
@@ -106,16 +106,28 @@ def pair_line(p: dict[str, Any]) -> str:
 @option("--seed", type=int, default=0, show_default=True)
 @option("--judge-model", "judge_models", multiple=True)
 @option("--output", type=click.Path(dir_okay=False))
+@dry_run_option
 @quiet_option
 @endpoint_options
 def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
-    from ragmark.cli.llm_opts import llm_flags
-    from ragmark.plan.judge_eval import JudgeEvalRequest, execute_judge_eval, plan_judge_eval
+    from ragmark.cli.llm_opts import dry_run_text, llm_flags
+    from ragmark.plan.judge_eval import (
+        JudgeEvalRequest,
+        estimate_judge_eval,
+        execute_judge_eval,
+        plan_judge_eval,
+    )
 
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_judge_eval(JudgeEvalRequest(**flags, llm_flags=llm_flags()))
+    if plan.dry_run:
+        out.print(f"dry run: {plan.trial.metric} of {len(plan.items)} items x "
+                  f"{plan.trial.repeats} repeats x {len(plan.judges)} judges", highlight=False)
+        out.print(dry_run_text(estimate_judge_eval(plan), what="judge"), highlight=False,
+                  soft_wrap=True)
+        return
     report = execute_judge_eval(plan, progress)
     if len(plan.judges) == 1:
         lines = report_lines(report)

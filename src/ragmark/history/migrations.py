@@ -86,6 +86,14 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         CREATE INDEX runs_by_created ON runs(created_at);
     """),
+    (6, "label runs: precision@k and recall@k are judged_precision@k and relative_recall@k",
+     "".join(f"""
+        UPDATE {table} SET metric = '{new}' || substr(metric, {len(old) + 1})
+            WHERE metric LIKE '{old}@%'
+            AND run_id IN (SELECT id FROM runs WHERE kind = 'label');"""
+             for table in ("aggregates", "query_values")
+             for old, new in (("precision", "judged_precision"),
+                              ("recall", "relative_recall")))),
 ]
 LATEST = MIGRATIONS[-1][0]
 

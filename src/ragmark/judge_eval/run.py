@@ -131,6 +131,54 @@ def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
     return {"metric": t.metric, "items": len(items), "judges": reports, "pairs": pairs}
 
 
+def repeat_settings(settings: LLMSettings, trial: Trial, repeat: int) -> LLMSettings:
+    """The judge's settings in repeat ``repeat`` (0, 1, ...): the endpoint's seed plus
+    ``repeat``, at the trial's temperature when it names one."""
+    return settings.model_copy(update={
+        "seed": (settings.seed or 0) + repeat,
+        **({"temperature": trial.temperature} if trial.temperature is not None else {})})
+
+
+def check_trial(items: Sequence[Item], trial: Trial) -> None:
+    """A ConfigError when the trial's metric is not one judge-eval measures, or needs an
+    expected answer an item lacks."""
+    metric = trial.metric
+    if metric not in METRICS:
+        raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if metric in catalogue() and "expected_answer" in catalogue()[metric].needs and any(
+            it.expected_answer is None for it in items):
+        raise ConfigError(f"{metric} needs an expected_answer for every item")
+
+
+def estimate(items: Sequence[Item], settings: LLMSettings, trial: Trial) -> dict[str, Any]:
+    """A dry run of one judge over ``items``: the calls not in the cache yet, over every
+    repeat (each its own seed, so its own calls), the cached ones, prompt tokens and
+    cost, as the other commands' dry runs count them. Nothing is called."""
+    from ragmark.labeling.run import estimate as estimate_labels
+    from ragmark.running.judging import estimate as estimate_judges
+
+    check_trial(items, trial)
+    total: dict[str, Any] = {}
+    for r in range(trial.repeats):
+        s = repeat_settings(settings, trial, r)
+        if trial.metric == LABEL_METRIC:
+            got = estimate_labels([(it.question, "\n\n".join(it.contexts)) for it in items], s)
+        else:
+            got = estimate_judges([Sample(it.id, it.question, expected_answer=it.expected_answer)
+                                   for it in items],
+                                  [Answer(it.answer, it.contexts) for it in items],
+                                  [trial.metric], s)
+        total = got if not total else {
+            k: (None if total.get(k) is None or v is None else total[k] + v)
+            if k in _ADDED else v for k, v in got.items()}
+    return {**total, "items": len(items), "repeats": trial.repeats}
+
+
+_ADDED = frozenset({"calls", "at_most", "cached", "estimated_prompt_tokens",
+                    "at_most_prompt_tokens", "estimated_cost", "at_most_cost", "cut_to_fit"})
+"""The counts of a dry run that the repeats add up (a cost None when one is unknown)."""
+
+
 def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
          advance: Callable[[int], None]) -> tuple[dict[str, Any], list[bool | None]]:
     """One judge's report, and its verdict per item (True = unsupported; None = no
@@ -138,18 +186,12 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     metric, threshold, repeats, temperature = (trial.metric, trial.threshold, trial.repeats,
                                                trial.temperature)
     n_resamples, seed = trial.n_resamples, trial.seed
-    if metric not in METRICS:
-        raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
-    if metric in catalogue() and "expected_answer" in catalogue()[metric].needs and any(
-            it.expected_answer is None for it in items):
-        raise ConfigError(f"{metric} needs an expected_answer for every item")
+    check_trial(items, trial)
     cut = threshold_of(metric, threshold)
     runs: list[list[Score]] = []
     llm: list[dict[str, Any]] = []
     for r in range(repeats):
-        s = settings.model_copy(update={
-            "seed": (settings.seed or 0) + r,
-            **({"temperature": temperature} if temperature is not None else {})})
+        s = repeat_settings(settings, trial, r)
         scores, acct = run_sync(_judge_all(s, metric, items, advance))
         runs.append(scores)
         llm.append(acct)

@@ -33,7 +33,8 @@ def side_by_side(top: TopK, judges: Sequence[LLMSettings], template: str | None 
     for name in top.reports:
         summary["configs"][name] = {
             m: {f"answer_presence@{k}": r.configs[name].metrics[f"answer_presence@{k}"].value,
-                f"precision@{k}": r.configs[name].metrics[f"precision@{k}"].value,
+                f"judged_precision@{k}":
+                    r.configs[name].metrics[f"judged_precision@{k}"].value,
                 "agreement_with_truth": (None if r.configs[name].agreement is None
                                          else r.configs[name].agreement.to_json())}
             for m, r in runs.items()}
@@ -58,11 +59,11 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines = [f"Judges side by side (top {k}):"]
     for cfg, by_judge in summary["configs"].items():
         for m, v in by_judge.items():
-            ap, pr = v[f"answer_presence@{k}"], v[f"precision@{k}"]
+            ap, pr = v[f"answer_presence@{k}"], v[f"judged_precision@{k}"]
             agr = v["agreement_with_truth"]
             lines.append(
                 f"  {cfg} / {m}: answer presence@{k} "
-                f"{'-' if ap is None else f'{ap:.3f}'}, precision@{k} "
+                f"{'-' if ap is None else f'{ap:.3f}'}, judged precision@{k} "
                 f"{'-' if pr is None else f'{pr:.3f}'}"
                 + ("" if not agr or agr.get("kappa") is None
                    else f", kappa with the ground truth {agr['kappa']:.3f}"))

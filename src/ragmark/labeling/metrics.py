@@ -5,11 +5,13 @@ judge said an answer can be derived from the passage), 0.0 (it said no), or miss
 (the judge gave no usable answer). At cutoff k, with R_k passages labelled relevant and
 F_k labels failed among ranks 1..k, and R_K relevant in the whole labelled top K:
 
-- ``precision@k`` = R_k / (k − F_k). A rank holding no passage (the retriever returned
-  fewer than k) counts as not relevant, as in trec_eval; a failed label is left out.
-- ``recall@k`` = R_k / R_K: recall relative to the relevant passages found in the
-  labelled top K; missing when the judge found none there.
-- ``accuracy@k`` = R_k / (k − F_k), equal to precision@k. Seed 003 defines accuracy as
+- ``judged_precision@k`` = R_k / (k − F_k): precision by the judge's labels (seed 003's
+  Precision@k). A rank holding no passage (the retriever returned fewer than k) counts
+  as not relevant, as in trec_eval; a failed label is left out.
+- ``relative_recall@k`` = R_k / R_K (seed 003's Recall@k): recall relative to the
+  relevant passages the judge found in the labelled top K, not to the dataset's
+  targets; missing when the judge found none there.
+- ``accuracy@k`` = R_k / (k − F_k), equal to judged_precision@k. Seed 003 defines accuracy as
   TP / k because every labelled passage is a retrieved one (there are no true
   negatives to count); it is kept under that name so its tables can be reproduced. How
   far the judge agrees with the ground truth is ``agreement@k``.
@@ -27,16 +29,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragmark.metrics.labels import SPECS
 from ragmark.stats import kappa_of_table
 from ragmark.types import Score
 
-METRICS = ("precision", "recall", "accuracy", "num_relevant", "answer_presence",
-           "agreement")
-"""Metric names, in the order they are reported; each is reported as ``name@k``."""
+METRICS = tuple(spec.name for spec in SPECS)
+"""Metric names, in the order they are reported; each is reported as ``name@k``. The
+first two are not the retrieval metrics ``precision@k`` and ``recall@k`` (which count
+the dataset's targets) and are named for what they compute (:mod:`ragmark.metrics.labels`
+declares them for the catalogue)."""
 
-LABELS = {"precision": "Precision", "recall": "Recall", "accuracy": "Accuracy",
-          "num_relevant": "Relevant", "answer_presence": "Answer presence",
-          "agreement": "Agreement"}
+RENAMED = {"precision": "judged_precision", "recall": "relative_recall"}
+"""The names older label runs gave these metrics: read back under the new names
+(:func:`current_name`; the history store's migration 6 renames them in place)."""
+
+LABELS = {spec.name: spec.label for spec in SPECS}
 
 NO_TRUTH = "the dataset has no ground truth for this query"
 ALL_FAILED = "every label in the top {k} failed"
@@ -51,7 +58,8 @@ def per_k_metrics(
     ``labels`` holds at most ``top_k`` labels, best first (fewer when fewer passages
     were retrieved); ``truth`` (same length) the ground-truth relevance of each passage,
     or None when the query has none. Example: labels [0, 1, missing, 1], top_k 4 gives
-    precision@2 = 1/2, precision@4 = 2/3, recall@2 = 1/2, answer_presence@1 = 0.
+    judged_precision@2 = 1/2, judged_precision@4 = 2/3, relative_recall@2 = 1/2,
+    answer_presence@1 = 0.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
@@ -77,10 +85,10 @@ def per_k_metrics(
                 columns[m].append(Score.missing(ALL_FAILED.format(k=k)))
             continue
         prec = Score(relevant / (k - failed))
-        columns["precision"].append(prec)
+        columns["judged_precision"].append(prec)
         columns["accuracy"].append(prec)
-        columns["recall"].append(Score(relevant / total) if total else
-                                 Score.missing(NONE_RELEVANT.format(K=top_k)))
+        columns["relative_recall"].append(Score(relevant / total) if total else
+                                          Score.missing(NONE_RELEVANT.format(K=top_k)))
         columns["num_relevant"].append(Score(float(relevant)))
         columns["answer_presence"].append(Score(1.0 if relevant else 0.0))
         if truth is None:
@@ -90,6 +98,13 @@ def per_k_metrics(
         else:
             columns["agreement"].append(Score.missing("no passage retrieved in the top k"))
     return {f"{m}@{k}": columns[m][k - 1] for m in METRICS for k in range(1, top_k + 1)}
+
+
+def current_name(key: str) -> str:
+    """A label metric's key as label runs write it now: ``precision@3`` (an older label
+    file's) is ``judged_precision@3``; any other key as it is."""
+    base, at, k = key.partition("@")
+    return f"{RENAMED[base]}@{k}" if at and base in RENAMED else key
 
 
 @dataclass(frozen=True, slots=True)

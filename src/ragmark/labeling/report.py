@@ -8,7 +8,7 @@ from typing import Any
 from ragmark.data._fields import as_object, check_int, check_string, get_string
 from ragmark.data.files import Where, describe
 from ragmark.errors import DataError
-from ragmark.labeling.metrics import LABELS, METRICS, Agreement
+from ragmark.labeling.metrics import LABELS, METRICS, Agreement, current_name
 from ragmark.labeling.run import ConfigLabels, LabelledItem, LabelledQuery, LabelRun
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate
@@ -117,8 +117,8 @@ def _config_from_json(name: str, c: Any, file: str) -> ConfigLabels:
     return ConfigLabels(
         name=name, config=dict(c["config"]), chunks=c.get("chunks"),
         queries=_queries_from_json(name, c.get("queries"), file),
-        metrics={k: Aggregate(v, counts[k]["n"], counts[k]["missing"],
-                              dict(counts[k].get("reasons") or {}))
+        metrics={current_name(k): Aggregate(v, counts[k]["n"], counts[k]["missing"],
+                                            dict(counts[k].get("reasons") or {}))
                  for k, v in c["metrics"].items()},
         agreement=_agreement(c.get("agreement")))
 
@@ -149,7 +149,8 @@ def _queries_from_json(name: str, queries: Any, file: str) -> list[LabelledQuery
                 check_string(p.get("text"), where, f"passages[{j}].text", allow_empty=True),
                 _score(label), p["grade"]))
         out.append(LabelledQuery(get_string(obj, "id", where), get_string(obj, "question", where),
-                                 items, {k: _score(v) for k, v in obj["metrics"].items()},
+                                 items, {current_name(k): _score(v)
+                                         for k, v in obj["metrics"].items()},
                                  obj.get("failure")))
     return out
 
@@ -214,8 +215,10 @@ def label_markdown(r: LabelRun) -> str:
     lines += [
         "",
         "Means over the questions; `(n=a/b)` when only a of b questions have a value. "
-        "Recall is relative to the passages judged relevant in the labelled top "
-        f"{r.top_k}; accuracy is TP / k (equal to precision, kept for the tables that "
-        "report it); a failed label is left out of its question's values.",
+        "Judged precision counts the passages the judge labelled relevant (not the "
+        "dataset's targets); relative recall is relative to the passages judged relevant "
+        f"in the labelled top {r.top_k}; accuracy is TP / k (equal to judged precision, "
+        "kept for the tables that report it); a failed label is left out of its "
+        "question's values.",
     ]
     return "\n".join(lines) + "\n"

@@ -17,16 +17,18 @@ from typing import Any
 from ragmark.errors import UnknownComponentError
 from ragmark.metrics import abstention as ab
 from ragmark.metrics import answer as am
+from ragmark.metrics import labels as lab
 from ragmark.metrics import production as prod
 from ragmark.metrics import retrieval as ret
 from ragmark.types import NEEDS, MetricSpec  # noqa: F401  (NEEDS, MetricSpec: names' API)
 
-_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS)
+_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS, *lab.SPECS)
 """The built-in metrics computed without a model, each family's declared beside its
 code: the retrieval metrics in :mod:`ragmark.metrics.retrieval`, the answer metrics in
 :mod:`ragmark.metrics.answer`, the abstention metrics in
 :mod:`ragmark.metrics.abstention`, the production measures in
-:mod:`ragmark.metrics.production`. The judge metrics, in their modules of
+:mod:`ragmark.metrics.production`, the label metrics ``ragmark label`` computes in
+:mod:`ragmark.metrics.labels`. The judge metrics, in their modules of
 :mod:`ragmark.judges`, join on first use of :func:`catalogue` (they bring the LLM
 stack; parsing ``ndcg@10`` does not need it)."""
 
@@ -220,11 +222,22 @@ def split_names(text: str | Iterable[str | MetricName]) -> list[str]:
 
 
 def parse_metrics(texts: Iterable[str | MetricName] | str) -> list[MetricName]:
-    """Parse a list (or a comma-separated string) of metric names, a group name standing
-    for its metrics (:func:`groups`); duplicates dropped."""
+    """Parse a list (or a comma-separated string) of metric names to compute, a group
+    name standing for its metrics (:func:`groups`); duplicates dropped. A label metric
+    is refused (:func:`computable`)."""
     if isinstance(texts, str):
         texts = split_names(texts)
     seen: dict[MetricName, None] = {}
     for t in expand_groups(texts):
-        seen.setdefault(parse_metric(t), None)
+        seen.setdefault(computable(parse_metric(t)), None)
     return list(seen)
+
+
+def computable(name: MetricName) -> MetricName:
+    """``name`` when ``run`` and ``compare`` compute it; an error naming the command
+    that does for a label metric (``judged_precision@5``: ``ragmark label``)."""
+    if name.kind == "label":
+        raise UnknownComponentError(
+            f"{name} is a label metric: 'ragmark label' computes it from an LLM's "
+            "relevance labels; run and compare do not")
+    return name

@@ -134,7 +134,7 @@ def gated_additions(judges: Sequence[str], gated: Sequence[str]
                     ) -> tuple[list[MetricName], list[str]]:
     """What the gates need besides the metrics asked for (or the defaults): the gated
     metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
-    from ragmark.metrics.names import parse_metric
+    from ragmark.metrics.names import computable, parse_metric
     from ragmark.running.judging import JUDGE_METRICS
 
     also: list[MetricName] = []
@@ -144,7 +144,7 @@ def gated_additions(judges: Sequence[str], gated: Sequence[str]
             if m not in out:
                 out.append(m)
         else:
-            name = parse_metric(m)  # an aggregate: what it summarises
+            name = computable(parse_metric(m))  # an aggregate: what it summarises
             name = parse_metric(name.spec.of) if name.spec.of else name
             if name not in also:
                 also.append(name)

@@ -1,7 +1,7 @@
 """The plan of ``ragmark judge-eval``: measure one judge, or several side by side,
 against people's labels. :func:`plan_judge_eval` reads the items and resolves the
-judges' endpoint once; :func:`execute_judge_eval` judges and writes the report. Nothing
-here prints."""
+judges' endpoint once; :func:`execute_judge_eval` judges and writes the report,
+:func:`estimate_judge_eval` counts the calls it would make. Nothing here prints."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ class JudgeEvalRequest:
     seed: int = 0
     judge_models: Sequence[str] = ()
     output: str | Path | None = None
+    dry_run: bool = False
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
     """The ``--llm-*`` flags, over ``RAGMARK_LLM_*``."""
 
@@ -48,6 +49,7 @@ class JudgeEvalPlan:
     judges: tuple[LLMSettings, ...]
     trial: Trial
     output: Path | None
+    dry_run: bool = False
 
     @property
     def calls(self) -> int:
@@ -65,7 +67,7 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
     from ragmark.plan.endpoint import resolve_llm
     from ragmark.plan.paths import check_output
 
-    if req.output is not None:
+    if req.output is not None and not req.dry_run:  # a dry run writes nothing
         check_output(req.output, "--output")
     items, named = read_items(str(req.file), req.metric, req.label_map)
     models = tuple(req.judge_models)
@@ -77,7 +79,15 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
     trial = Trial(req.metric or named or "faithfulness", req.threshold, req.repeats,
                   req.temperature, req.resamples, req.seed)
     return JudgeEvalPlan(str(req.file), list(items), judges, trial,
-                         None if req.output is None else Path(req.output))
+                         None if req.output is None else Path(req.output), req.dry_run)
+
+
+def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
+    """A dry run: each judge's calls (over the repeats), tokens and cost, by its model;
+    nothing is called or written."""
+    from ragmark.judge_eval.run import estimate
+
+    return {s.model: estimate(plan.items, s, plan.trial) for s in plan.judges}
 
 
 def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any]:

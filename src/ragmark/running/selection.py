@@ -70,8 +70,9 @@ def every_metric(dataset: Dataset, *, llm: bool, answers: bool, depth: int | Non
     for spec in catalogue().values():
         if not any(set(spec.needs) <= have for have in offered):
             continue
-        if spec.kind == "aggregate":
-            continue  # computed over the run whenever what it summarises is there
+        if spec.kind in ("aggregate", "label"):
+            continue  # an aggregate is computed over the run whenever what it summarises
+            # is there; a label metric by `ragmark label`
         if spec.kind == "judge":
             judges.append(spec.name)
         elif spec.default:

@@ -59,6 +59,43 @@ def test_a_store_of_each_earlier_schema_is_migrated_keeping_its_runs(tmp_path):
         assert new == 2 and values(path, new, "sparse")[1]["mrr"]["q1"] == 0.5
 
 
+def test_migration_6_renames_the_label_metrics_of_label_runs_only(tmp_path, monkeypatch):
+    """Issue 34: a store of schema 5 holding a label run's precision@3/recall@3 and a
+    retrieval run's precision@3/recall@5 comes out with the label run's named
+    judged_precision@3/relative_recall@3, values and reasons kept, the run's unchanged."""
+    path = tmp_path / "v5.sqlite"
+    con = sqlite3.connect(path, isolation_level=None)
+    migrate(con, upto=5)
+    con.close()
+    label = ConfigResult({"name": "sparse"},
+                         {"precision@3": Aggregate(0.5, 2, 0, {}),
+                          "recall@3": Aggregate(None, 0, 2, {"none relevant": 2}),
+                          "answer_presence@3": Aggregate(1.0, 2, 0, {})},
+                         {"q1": {"precision@3": Score(0.25), "recall@3": Score.missing(
+                             "none relevant"), "answer_presence@3": Score(1.0)}})
+    plain = ConfigResult({"name": "sparse"}, {"precision@3": Aggregate(0.75, 2, 0, {}),
+                                              "recall@5": Aggregate(0.5, 2, 0, {})},
+                         {"q1": {"precision@3": Score(0.75), "recall@5": Score(0.5)}})
+    import ragmark.history.migrations as m
+
+    with monkeypatch.context() as patch:  # record as a store of schema 5 did
+        patch.setattr(m, "MIGRATIONS", MIGRATIONS[:5])
+        lab = record(path, {**ENV, "kind": "label"}, "set", QUESTIONS, {"sparse": label})
+        run = record(path, ENV, "set", QUESTIONS, {"sparse": plain})
+        assert aggregates(path, lab)["sparse"]["precision@3"].value == 0.5
+    with connect(path) as con:
+        assert version(con) == 6
+    assert aggregates(path, lab)["sparse"] == {
+        "judged_precision@3": Aggregate(0.5, 2, 0, {}),
+        "relative_recall@3": Aggregate(None, 0, 2, {"none relevant": 2}),
+        "answer_presence@3": Aggregate(1.0, 2, 0, {})}
+    assert values(path, lab, "sparse")[1] == {"answer_presence@3": {"q1": 1.0},
+                                              "judged_precision@3": {"q1": 0.25},
+                                              "relative_recall@3": {"q1": None}}
+    assert set(aggregates(path, run)["sparse"]) == {"precision@3", "recall@5"}
+    assert values(path, run, "sparse")[1]["precision@3"] == {"q1": 0.75}
+
+
 def test_record_list_show_values_and_trend(tmp_path):
     path = tmp_path / "h.sqlite"
     for i, mrr in enumerate((0.5, 0.6, 0.7)):

@@ -76,10 +76,10 @@ def test_label_two_configs_exact_values_files_plot_and_a_cached_rerun(
     # sparse q1 Y Y N / rel - -   q2 Y N N / rel - rel   q3 N Y Y / rel - rel
     # whole  q1 Y N Y / rel - -   q2 Y N Y / rel - -     q3 Y Y Y / rel - -
     expected = {
-        "sparse": {"precision": [2 / 3, 2 / 3, 5 / 9], "recall": [1 / 2, 5 / 6, 1],
+        "sparse": {"judged_precision": [2 / 3, 2 / 3, 5 / 9], "relative_recall": [1 / 2, 5 / 6, 1],
                    "accuracy": [2 / 3, 2 / 3, 5 / 9], "num_relevant": [2 / 3, 4 / 3, 5 / 3],
                    "answer_presence": [2 / 3, 1, 1], "agreement": [2 / 3, 1 / 2, 5 / 9]},
-        "whole": {"precision": [1, 2 / 3, 7 / 9], "recall": [4 / 9, 5 / 9, 1],
+        "whole": {"judged_precision": [1, 2 / 3, 7 / 9], "relative_recall": [4 / 9, 5 / 9, 1],
                   "accuracy": [1, 2 / 3, 7 / 9], "num_relevant": [1, 4 / 3, 7 / 3],
                   "answer_presence": [1, 1, 1], "agreement": [1, 5 / 6, 5 / 9]},
     }
@@ -98,7 +98,7 @@ def test_label_two_configs_exact_values_files_plot_and_a_cached_rerun(
     assert data["agreement"] == pytest.approx(
         {"n": 18, "agreement": 5 / 9, "kappa": 1 / 7, "tp": 6, "fp": 6, "fn": 2, "tn": 4})
     q1 = sparse["queries"][0]
-    assert q1["id"] == "q1" and q1["metrics"]["precision@3"] == pytest.approx(2 / 3)
+    assert q1["id"] == "q1" and q1["metrics"]["judged_precision@3"] == pytest.approx(2 / 3)
     assert [(p["rank"], p["doc_id"], p["grade"], p["label"]) for p in q1["passages"]] == [
         (1, "rag_pipeline.txt", 1, 1), (2, "retrieval_metrics.txt", 0, 1),
         (3, "chunking.txt", 0, 0)]
@@ -161,9 +161,9 @@ def test_a_label_the_judge_cannot_give_is_missing_counted_and_left_out(
         "relevance_label: unusable judge output after a re-ask: no YES or NO found")
     assert failed["raw"] == "Hard to say, it depends on the reader."
     # sparse k=3: 2 relevant of 2 labelled -> precision 1 (not 2/3)
-    assert [sparse["metrics"][f"precision@{k}"] for k in (1, 2, 3)] == [1, 1, 1]
-    assert [whole["metrics"][f"precision@{k}"] for k in (1, 2, 3)] == [1, 1, 1]
-    assert [whole["metrics"][f"recall@{k}"] for k in (1, 2, 3)] == [0.5, 0.5, 1]
+    assert [sparse["metrics"][f"judged_precision@{k}"] for k in (1, 2, 3)] == [1, 1, 1]
+    assert [whole["metrics"][f"judged_precision@{k}"] for k in (1, 2, 3)] == [1, 1, 1]
+    assert [whole["metrics"][f"relative_recall@{k}"] for k in (1, 2, 3)] == [0.5, 0.5, 1]
     assert [whole["metrics"][f"num_relevant@{k}"] for k in (1, 2, 3)] == [1, 1, 2]
     assert sparse["metrics"]["agreement@3"] == 0.5 and whole["metrics"]["agreement@3"] == 0.5
     assert data["llm"]["judge_failures"] == 2 and data["llm"]["judge_reasks"] == 2
@@ -243,7 +243,7 @@ def test_a_question_an_external_pipeline_failed_on_is_missing_not_zero(
     ext_json = json.loads((tmp_path / "lab.json").read_text())["configs"]["ext"]
     q1, q2, q3 = ext_json["queries"]
     assert [p["label"] for p in q1["passages"]] == [1, 0] and q1["metrics"][
-        "precision@3"] == pytest.approx(1 / 3)
+        "judged_precision@3"] == pytest.approx(1 / 3)
     assert q2["passages"] == [] and "RuntimeError" in q2["failure"]
     assert q2["metrics"]["answer_presence@1"] == {"value": None, "reason": q2["failure"]}
     assert ext_json["metrics"]["answer_presence@1"] == 1.0
@@ -309,8 +309,8 @@ def test_two_label_judges_side_by_side(demo_args, tmp_path, capsys, server):
         cell = summary["configs"][name]
         assert cell["judge-a"]["answer_presence@3"] == pytest.approx(
             a["configs"][name]["metrics"]["answer_presence@3"], abs=1e-9)
-        assert cell["judge-b"]["precision@3"] == pytest.approx(
-            b["configs"][name]["metrics"]["precision@3"], abs=1e-9)
+        assert cell["judge-b"]["judged_precision@3"] == pytest.approx(
+            b["configs"][name]["metrics"]["judged_precision@3"], abs=1e-9)
     (pair,) = summary["pairs"]
     label_a = {(q["id"], p["text"]): p["label"] for c in a["configs"].values()
                for q in c["queries"] for p in q["passages"]}
@@ -351,3 +351,41 @@ def test_a_label_file_reads_back_into_the_model_exactly(demo_args, tmp_path, cap
     assert str(e.value) == ("lab.json, item configs.whole.queries[1], field "
                             "'passages[0].label': expected 0, 1 or an object with value "
                             "null, got 2")
+
+
+def test_an_older_label_file_reads_back_under_the_new_metric_names(demo_args, tmp_path,
+                                                                   capsys, server):
+    """Issue 34: the label metrics that are not the retrieval metrics of the same name
+    are judged_precision@k and relative_recall@k; a label file written with the old
+    names (precision@k, recall@k) reads back under the new ones, values unchanged."""
+    from ragmark.labeling import label_from_json, label_json
+
+    server.rule = judge_rule("generator")
+    out, history = tmp_path / "lab", str(tmp_path / "h.sqlite")
+    code, _, _ = run_cli([*demo_args, "--max-queries", "2", "--output", str(out),
+                          "--history", history, *llm(server)], capsys)
+    assert code == 0
+    new = json.loads((tmp_path / "lab.json").read_text())
+    trend = ["history", "--history", history, "trend", "--config", "sparse", "--metric"]
+    code, shown, _ = run_cli([*trend, "judged_precision@3"], capsys)
+    assert code == 0 and f"{new['configs']['sparse']['metrics']['judged_precision@3']:.4f}" \
+        in shown
+    code, _, err = run_cli([*trend, "precision@3"], capsys)
+    assert code == 2 and "Label runs call their precision judged_precision@3: try --metric "\
+        "judged_precision@3" in " ".join(err.split())
+    sparse = new["configs"]["sparse"]
+    assert "precision@3" not in sparse["metrics"] and "recall@3" not in sparse["metrics"]
+    old_names = {"judged_precision": "precision", "relative_recall": "recall"}
+
+    def renamed(block):
+        return {next((f"{o}@{k.split('@')[1]}" for n, o in old_names.items()
+                      if k.startswith(n + "@")), k): v for k, v in block.items()}
+
+    old = json.loads(json.dumps(new))
+    for c in old["configs"].values():
+        c["metrics"], c["counts"] = renamed(c["metrics"]), renamed(c["counts"])
+        for q in c["queries"]:
+            q["metrics"] = renamed(q["metrics"])
+    assert old["configs"]["sparse"]["metrics"]["precision@3"] == sparse["metrics"][
+        "judged_precision@3"]
+    assert json.loads(json.dumps(label_json(label_from_json(old, "old.json")))) == new

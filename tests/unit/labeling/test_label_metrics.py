@@ -18,12 +18,11 @@ def values(out, metric, top_k):
 def test_every_metric_at_every_k_on_a_worked_example():
     # labels N Y N Y Y; relevant in the labelled top 5: 3
     out = per_k_metrics([N, Y, N, Y, Y], 5)
-    assert list(out)[:5] == ["precision@1", "precision@2", "precision@3", "precision@4",
-                             "precision@5"]
+    assert list(out)[:5] == [f"judged_precision@{k}" for k in range(1, 6)]
     assert len(out) == 5 * len(METRICS)
-    assert values(out, "precision", 5) == pytest.approx([0, 1 / 2, 1 / 3, 2 / 4, 3 / 5])
-    assert values(out, "recall", 5) == pytest.approx([0, 1 / 3, 1 / 3, 2 / 3, 1])
-    assert values(out, "accuracy", 5) == values(out, "precision", 5)  # seed 003: TP / k
+    assert values(out, "judged_precision", 5) == pytest.approx([0, 1 / 2, 1 / 3, 2 / 4, 3 / 5])
+    assert values(out, "relative_recall", 5) == pytest.approx([0, 1 / 3, 1 / 3, 2 / 3, 1])
+    assert values(out, "accuracy", 5) == values(out, "judged_precision", 5)  # seed 003: TP / k
     assert values(out, "num_relevant", 5) == [0, 1, 1, 2, 3]
     assert values(out, "answer_presence", 5) == [0, 1, 1, 1, 1]
     assert all(out[f"agreement@{k}"].reason ==
@@ -39,8 +38,8 @@ def test_agreement_with_the_ground_truth_at_every_k():
 def test_a_failed_label_is_left_out_of_its_queries_values():
     # N Y (failed) Y: at k=3 the labelled ranks are 1, 2 -> precision 1/2; at k=4, 2/3
     out = per_k_metrics([N, Y, F, Y], 4, [False, True, True, True])
-    assert values(out, "precision", 4) == pytest.approx([0, 1 / 2, 1 / 2, 2 / 3])
-    assert values(out, "recall", 4) == pytest.approx([0, 1 / 2, 1 / 2, 1])
+    assert values(out, "judged_precision", 4) == pytest.approx([0, 1 / 2, 1 / 2, 2 / 3])
+    assert values(out, "relative_recall", 4) == pytest.approx([0, 1 / 2, 1 / 2, 1])
     assert values(out, "num_relevant", 4) == [0, 1, 1, 2]
     assert values(out, "agreement", 4) == pytest.approx([1, 1, 1, 1])
 
@@ -50,28 +49,29 @@ def test_only_failed_labels_in_the_top_k_make_every_value_missing_never_zero():
     for m in METRICS:
         assert out[f"{m}@1"].value is None
         assert out[f"{m}@1"].reason == "every label in the top 1 failed"
-    assert values(out, "precision", 3)[1:] == pytest.approx([0, 1 / 2])
+    assert values(out, "judged_precision", 3)[1:] == pytest.approx([0, 1 / 2])
     assert values(out, "answer_presence", 3)[1:] == [0, 1]
 
 
 def test_no_relevant_passage_leaves_recall_missing_and_presence_zero():
     out = per_k_metrics([N, N], 2)
-    assert out["recall@2"] == Score.missing("no passage judged relevant in the labelled top 2")
+    assert out["relative_recall@2"] == Score.missing(
+        "no passage judged relevant in the labelled top 2")
     assert values(out, "answer_presence", 2) == [0, 0]
-    assert values(out, "precision", 2) == [0, 0]
+    assert values(out, "judged_precision", 2) == [0, 0]
 
 
 def test_ranks_without_a_passage_count_as_not_relevant():
     # the retriever returned 2 passages for a top 4: precision divides by k (trec_eval)
     out = per_k_metrics([Y, N], 4, [True, True])
-    assert values(out, "precision", 4) == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4])
-    assert values(out, "recall", 4) == [1, 1, 1, 1]
+    assert values(out, "judged_precision", 4) == pytest.approx([1, 1 / 2, 1 / 3, 1 / 4])
+    assert values(out, "relative_recall", 4) == [1, 1, 1, 1]
     assert values(out, "answer_presence", 4) == [1, 1, 1, 1]
     assert values(out, "agreement", 4) == pytest.approx([1, 1 / 2, 1 / 2, 1 / 2])
     empty = per_k_metrics([], 2)
-    assert values(empty, "precision", 2) == [0, 0]
+    assert values(empty, "judged_precision", 2) == [0, 0]
     assert values(empty, "answer_presence", 2) == [0, 0]
-    assert empty["recall@1"].value is None
+    assert empty["relative_recall@1"].value is None
 
 
 def test_bad_arguments_are_errors():

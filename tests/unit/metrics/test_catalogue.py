@@ -27,7 +27,8 @@ OLD_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "m
 
 
 def test_every_metric_is_one_kind_of_object():
-    assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge", "aggregate"}
+    assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge", "aggregate",
+                                                 "label"}
     assert tuple(n for n, s in SPECS.items() if s.kind == "judge") == JUDGE_METRICS
     for s in SPECS.values():
         assert s.summary and set(s.needs) <= set(names.NEEDS), s.name
@@ -37,6 +38,8 @@ def test_every_metric_is_one_kind_of_object():
     assert label("ndcg@10") == "nDCG@10" and label("faithfulness") == "Faithfulness"
     assert label("keyword_coverage") == "keyword_coverage"  # unchanged outputs
     assert label("grounded_ratio") == "Grounded ratio" and label("nope@3") == "nope@3"
+    assert label("judged_precision@3") == "Judged precision@3"
+    assert parse_metric("Relative_Recall@2").kind == "label"
     # built-ins and plugins come through one door, register: a name is there once
     built_in = [s.name for s in names._BUILTIN_SPECS]
     assert list(SPECS)[:len(built_in)] == built_in  # (a plugin a test added comes after)
@@ -131,6 +134,20 @@ def test_compare_metrics_all(tmp_path, capsys, monkeypatch):
     assert not set(got) & set(JUDGE_METRICS)
 
 
+def test_a_label_metric_asked_of_run_or_compare_says_which_command_computes_it(
+        tmp_path, capsys):
+    """Issue 34: the label metrics are catalogue entries (kind label); run and compare
+    refuse them before any work, through --metrics and through a gate."""
+    data = ["--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+            "--output", str(tmp_path / "r"), "--quiet"]
+    for args in (["run", *data, "--metrics", "mrr,judged_precision@3"],
+                 ["run", *data, "--fail-under", "answer_presence@2=0.5"],
+                 ["compare", *data, "--configs", "sparse", "--metrics", "accuracy@1"]):
+        code, _, err = run_cli(args, capsys)
+        assert code == 2 and "is a label metric: 'ragmark label' computes it" in err, args
+        assert not (tmp_path / "r.json").exists()
+
+
 def test_every_name_a_table_shows_is_a_metric_name(tmp_path, capsys):
     """The aggregates a table shows (grounded_ratio, aurc) are names --metrics, the
     gates and ``ragmark metrics`` know (issue 33, item 18); aurc asked for where no
@@ -208,7 +225,12 @@ def test_every_name_of_the_catalogue_is_known_everywhere_a_user_gives_one(capsys
     listed_names = {m["name"] for m in listed} if isinstance(listed, list) else set(listed)
     for name, spec in catalogue().items():
         text = f"{name}@5" if spec.cutoff == "required" else name
-        assert str(parse_metrics(text)[0]) == text, name
+        if spec.kind == "label":  # known everywhere, computed by `ragmark label` only
+            with pytest.raises(UnknownComponentError, match=f"{text} is a label metric: "
+                               "'ragmark label' computes it"):
+                parse_metrics(text)
+        else:
+            assert str(parse_metrics(text)[0]) == text, name
         assert metric_name(text) == text, name
         assert metric_key(text) == text, name
         assert label(text), name

@@ -224,7 +224,7 @@ def label_runs(draw):
 
     label = st.one_of(st.sampled_from([Score(1.0), Score(0.0)]),
                       text.map(lambda r: Score.missing(r)))
-    metric = st.sampled_from(["precision@1", "recall@2", "answer_presence@1"])
+    metric = st.sampled_from(["judged_precision@1", "relative_recall@2", "answer_presence@1"])
     agreement = st.one_of(st.none(), st.builds(Agreement, *(st.integers(0, 9),) * 4))
     configs = {}
     for name in draw(st.lists(text, min_size=1, max_size=2, unique=True)):
