@@ -5,18 +5,15 @@ screenshot is taken."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from support.browser import launched, needs_chromium, open_page
 
 from ragmark.cli import main
 from ragmark.demo.run import demo_path
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (ragmark-eval[dev])")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None,
-                                reason="needs Debian's chromium (apt-get install chromium)")
+pytestmark = needs_chromium
 
 CHUNKY = 'name = "chunky"\nunit = "chunk"\n[chunker]\nname = "fixed"\nsize = 120\noverlap = 0\n'
 
@@ -35,21 +32,12 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with launched() as b:
         yield b
-        b.close()
 
 
 def _open(browser, path: Path, js: bool = True):
-    context = browser.new_context(java_script_enabled=js)
-    page = context.new_page()
-    seen = {"errors": [], "requests": []}
-    page.on("console", lambda m: seen["errors"].append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: seen["errors"].append(str(e)))
-    page.on("request", lambda r: seen["requests"].append(r.url))
-    page.goto(path.as_uri())
-    return context, page, seen
+    return open_page(browser, path.as_uri(), js)
 
 
 def test_page_opens_offline_without_errors_and_paints_fast(browser, page_file, tmp_path):

@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "ragmark.errors": 0, "ragmark.types": 0, "ragmark.text": 0, "ragmark.home": 0,
     "ragmark.versions": 0, "ragmark.aio": 0, "ragmark.progress": 0, "ragmark.stats": 0,
     "ragmark.registry": 0, "ragmark.languages": 0, "ragmark.libraries": 0,
-    "ragmark.retry": 0,
+    "ragmark.retry": 0, "ragmark.sqlite": 0,
     # 1: matching and metrics, models and their clients, data loading
     "ragmark.relevance": 1, "ragmark.metrics": 1, "ragmark.llm": 1, "ragmark.judges": 1,
     "ragmark.embeddings": 1, "ragmark.chunking": 1, "ragmark.data": 1,
@@ -39,6 +39,8 @@ LAYERS: dict[str, int] = {
     # 4: results and their analysis
     "ragmark.report": 4, "ragmark.analysis": 4, "ragmark.history": 4,
     "ragmark.judge_eval": 4,
+    # people's labels: the annotation store, its queues and page (on the web server)
+    "ragmark.annotate": 4,
     # 5: the plan of a run or compare, built once, executed or estimated
     "ragmark.plan": 5,
     # 5: following a system in production (windows over the history, the receiver)

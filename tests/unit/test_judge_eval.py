@@ -133,6 +133,43 @@ def test_judge_eval_end_to_end(server, tmp_path, capsys):
     assert temps == {0.7} and seeds == {0, 1}
 
 
+def test_several_peoples_labels_give_their_agreement_beside_the_judges(server, tmp_path,
+                                                                      capsys):
+    """Issue 35: two people labelled four items (ragmark annotate --overlap): the judge is
+    measured against the majority (an even split left out), and the report gives the
+    people's agreement (the ceiling) beside the judge's with them. Hand-worked values:
+    people: o_FF 2, o_FT = o_TF 1, o_TT 4, n_F 3, n_T 5, n 8, alpha = 1 - 7 * 2 / 30 =
+    16/30; kappa = (3/4 - 1/2) / (1 - 1/2) = 1/2. With the judge as a third coder (F, T,
+    T on i0-i2; i3, left out, is not judged): o_FF 3, o_FT = o_TF 1, o_TT 6, n_F 4,
+    n_T 7, n 11, alpha = 1 - 10 * 2 / 56 = 36/56."""
+    server.rule = rating_rule
+    items = tmp_path / "labels.jsonl"
+    bob = [0, 1, 1, 0]  # bob disagrees with ann on item 3
+    rows = [{"id": f"i{i}", "question": "Capital of France?", "context": "Paris is the "
+             "capital of France.", "answer": a, "label": lab, "annotator": "ann"}
+            for i, (a, lab) in enumerate(ITEMS)]
+    rows += [{**rows[i], "label": b, "annotator": "bob"} for i, b in enumerate(bob)]
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported", "--llm-base-url",
+                                 server.url, "--llm-model", "test-model", "--output", str(out)],
+                                capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert r["items"] == 6 and r["people"]["split"] == 1  # i3 split evenly: left out
+    p, j = r["people"], r["judge_with_people"]
+    assert p["annotators"] == ["ann", "bob"] and p["items"] == 4
+    assert p["alpha"]["value"] == pytest.approx(16 / 30, abs=1e-12)
+    assert p["kappa"]["value"] == pytest.approx(0.5, abs=1e-12)
+    assert j["items"] == 4 and j["alpha"]["value"] == pytest.approx(36 / 56, abs=1e-12)
+    assert set(j["kappa"]) == {"ann", "bob"}
+    text = " ".join(stdout.split())
+    assert "people (ann, bob) on the 4 items two or more labelled: alpha 0.533 [" in text
+    assert "the ceiling a judge can reach on these labels; 1 items left out" in text
+    assert "the judge with them: alpha 0.643 [" in text
+
+
 def test_dry_run_counts_the_calls_of_every_repeat_and_calls_nothing(server, tmp_path,
                                                                     capsys):
     """Issue 34: judge-eval takes --dry-run as the other commands that call a model do:

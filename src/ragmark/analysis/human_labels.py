@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.analysis.review import cell_error, join_contexts, parse_value, review_rows
-from ragmark.errors import DataError
+from ragmark.errors import ConfigError, DataError
 from ragmark.results.model import RunReport
 from ragmark.stats.ppi import ppi_mean
 
@@ -47,8 +47,12 @@ class HumanLabels:
 
 
 def read_human_labels(path: str | Path) -> HumanLabels:
-    """The labelled rows of a review CSV; DataError (file, line, column) for a bad one,
-    and when no row has a human label."""
+    """The labelled rows of a review CSV; DataError (file, line, column) for a bad row,
+    and when no row has a human label. (A queue of the label store, ``store:QUEUE``:
+    :func:`ragmark.annotate.export.human_labels`.)"""
+    if not Path(path).is_file():
+        raise ConfigError(f"--human-labels {path}: no such file (a review CSV, or "
+                          "store:QUEUE for a queue of `ragmark annotate`)")
     labels: list[HumanLabel] = []
     empty = 0
     for row_no, start, cells in review_rows(path, ("id", "metric", "answer", "contexts",

@@ -12,6 +12,7 @@ import click
 
 from ragmark.analysis.gates import GateFailed
 from ragmark.cli import (  # noqa: F401  (each registers its command)
+    annotate,
     compare,
     demo,
     diff,

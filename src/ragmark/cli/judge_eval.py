@@ -42,6 +42,8 @@ def report_lines(r: dict[str, Any]) -> list[str]:
                      f"supported {c['labels supported']['judge supported']}")
     if "scores" in r:
         lines += score_lines(r["scores"], r["metric"])
+    if "people" in r:
+        lines += people_lines(r["people"], r["judge_with_people"])
     lines += [f"warning: {w}" for w in r.get("warnings", [])]
     if "consistency" in r:
         k = r["consistency"]
@@ -49,6 +51,26 @@ def report_lines(r: dict[str, Any]) -> list[str]:
             k["reason"] if "reason" in k else
             f"{k['flip_rate']:.1%} of {k['items']} items flip their verdict; score spread "
             f"{k['score_spread']:.3f}, standard deviation {k['score_std']:.3f}"))
+    return lines
+
+
+def _alpha(a: dict[str, Any]) -> str:
+    return _stat("alpha", a) if a.get("value") is None or a.get("ci_low") is not None else (
+        f"alpha {a['value']:.3f} ({a['note']})")
+
+
+def people_lines(p: dict[str, Any], j: dict[str, Any]) -> list[str]:
+    """The people's agreement with each other, and the judge's with them: the ceiling."""
+    names = ", ".join(p["annotators"])
+    lines = [f"people ({names}) on the {p['items']} items two or more labelled: "
+             + _alpha(p["alpha"]) + ("; " + _stat("kappa", p["kappa"]) if "kappa" in p
+                                     else "") + " (95% bootstrap): the ceiling a judge "
+             "can reach on these labels"
+             + (f"; {p['split']} items left out, the people split evenly on them"
+                if p["split"] else "")]
+    kappas = "; ".join(_stat(f"kappa with {n}", k) for n, k in j["kappa"].items())
+    lines.append(f"the judge with them: {_alpha(j['alpha'])} on the same {j['items']} "
+                 "items (the judge one more coder)" + (f"; {kappas}" if kappas else ""))
     return lines
 
 
@@ -92,8 +114,14 @@ def pair_line(p: dict[str, Any]) -> str:
             f"p = {t['p_value']:.3g})")
 
 
+def judges_lines(report: dict[str, Any]) -> list[str]:
+    """The console summary of several judges side by side."""
+    return [f"[{name}] {line}" for name, r in report["judges"].items()
+            for line in report_lines(r)] + [pair_line(p) for p in report["pairs"]]
+
+
 @cli.command("judge-eval")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", metavar="FILE|store:QUEUE")
 @option("--metric")
 @option("--threshold", type=click.FloatRange(0, 1))
 @click.option("--label-map", help="LABEL=supported|unsupported pairs, comma-separated, over "
@@ -111,7 +139,8 @@ def pair_line(p: dict[str, Any]) -> str:
 @endpoint_options
 def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
-    JSONL of {question?, context(s), answer, label} or a filled-in review CSV."""
+    JSONL of {question?, context(s), answer, label} or a filled-in review CSV; store:QUEUE
+    reads a queue of `ragmark annotate`."""
     from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.judge_eval import (
         JudgeEvalRequest,
@@ -124,18 +153,12 @@ def judge_eval_cmd(**flags: Any) -> None:
     plan = plan_judge_eval(JudgeEvalRequest(**flags, llm_flags=llm_flags()))
     if plan.dry_run:
         out.print(f"dry run: {plan.trial.metric} of {len(plan.items)} items x "
-                  f"{plan.trial.repeats} repeats x {len(plan.judges)} judges", highlight=False)
-        out.print(dry_run_text(estimate_judge_eval(plan), what="judge"), highlight=False,
+                  f"{plan.trial.repeats} repeats x {len(plan.judges)} judges\n"
+                  + dry_run_text(estimate_judge_eval(plan), what="judge"), highlight=False,
                   soft_wrap=True)
         return
     report = execute_judge_eval(plan, progress)
-    if len(plan.judges) == 1:
-        lines = report_lines(report)
-    else:
-        lines = [f"[{name}] {line}" for name, r in report["judges"].items()
-                 for line in report_lines(r)]
-        lines += [pair_line(p) for p in report["pairs"]]
-    for line in lines:
+    for line in (report_lines(report) if len(plan.judges) == 1 else judges_lines(report)):
         out.print(line, highlight=False, soft_wrap=True)
     if plan.output is not None:
         out.print(f"Report written to {plan.output}")

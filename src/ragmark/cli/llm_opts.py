@@ -36,10 +36,12 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
         *endpoint_opts(),
         click.option("--require-llm", is_flag=True,
                      help="Fail (exit 2) when no endpoint is configured or it does not answer."),
-        click.option("--human-labels", type=click.Path(exists=True, dir_okay=False),
-                     help="A review CSV with people's labels of some answers (`ragmark "
-                     "review export`, 'human' column filled in): report the judge metrics "
-                     "they label corrected by them (PPI++, with a 95% interval)."),
+        click.option("--human-labels", metavar="FILE|store:QUEUE",
+                     help="People's labels of some answers: a review CSV (`ragmark review "
+                     "export` or `ragmark annotate --export`, 'human' column filled in) or "
+                     "store:QUEUE, a queue of `ragmark annotate` read from the label store; "
+                     "report the judge metrics they label corrected by them (PPI++, with a "
+                     "95% interval)."),
     ]
     for o in reversed(opts):
         f = o(f)

@@ -71,13 +71,10 @@ def _opts(f: Any) -> Any:
               "arrive (Ctrl-C stops).")
 @click.option("--interval", type=click.FloatRange(min=0.05), default=5.0, show_default=True,
               help="With --follow: seconds between looks.")
-@click.option("--listen", metavar="HOST:PORT", help="Receive OTLP/HTTP traces on "
-              "/v1/traces into --spool instead (an application's OTEL_EXPORTER_OTLP_ENDPOINT "
-              "points here).")
+@option("--listen", metavar="HOST:PORT")
 @click.option("--spool", type=click.Path(path_type=Path), help="With --listen: the folder "
               "the export requests are appended to (monitor it as a SOURCE).")
-@click.option("--token", help="With --listen: the bearer token a request must carry "
-              "(required to bind beyond loopback).")
+@option("--token")
 @click.option("--max-body-mb", type=click.FloatRange(min=0.001), default=16.0,
               show_default=True, help="With --listen: the largest request accepted.")
 @quiet_option

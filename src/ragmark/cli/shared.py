@@ -17,9 +17,9 @@ MEANINGS: dict[str, str] = {
     "--config": "The configuration. run and testset: a built-in name or a TOML file "
                 "(testset cuts passages with its chunker). diff, history, inspect, power "
                 "and review export: a config's name in a results file or the history "
-                "(inspect: default the compare's baseline; review export: the label "
-                "file's first; diff and power: needed for 'last' when the history has "
-                "several).",
+                "(inspect: default the compare's baseline; review export and annotate: "
+                "of a compare or label file, default its first; diff and power: needed "
+                "for 'last' when the history has several).",
     "--corpus": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
     "--dataset": "The dataset. run, compare and label: a BEIR or Open RAG Benchmark "
                  "folder, or a keyword/context set JSON(L) file. history: only runs on "
@@ -70,6 +70,12 @@ MEANINGS: dict[str, str] = {
               "presence against k, one line per config, beside --output; history trend, "
               "the metric over time, to PREFIX.png and PREFIX.svg.",
     "--resamples": "Bootstrap (and permutation) resamples of the intervals and tests.",
+    "--listen": "Serve on HOST:PORT: monitor receives OTLP/HTTP traces there (on "
+                "/v1/traces, into --spool; an application's OTEL_EXPORTER_OTLP_ENDPOINT "
+                "points here), annotate serves its page. Loopback unless --token is given.",
+    "--token": "With --listen: the secret a request must carry (Authorization: Bearer "
+               "TOKEN; annotate's page takes it once as /?token=TOKEN); required to bind "
+               "beyond loopback, never empty.",
     "--seed": "Seed of the random draws and resamples: the same seed gives the same "
               "numbers.",
     "--skip-generation": "Retrieval only: no answers, no answer metrics.",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from ragmark.errors import ConfigError
 from ragmark.history.migrations import LATEST, migrate, version
 from ragmark.results.model import Aggregate
+from ragmark.sqlite import open_store
 from ragmark.types import Score
 from ragmark.versions import canonical_hash
 
@@ -63,31 +64,19 @@ class RunRow:
     accepted with ``ragmark history accept``), None for runs recorded before verdicts."""
 
 
-@contextmanager
-def connect(path: str | Path, *, create: bool = True) -> Iterator[sqlite3.Connection]:
+def _prepare(con: sqlite3.Connection, p: Path) -> None:
+    if version(con) > LATEST:
+        raise ConfigError(f"the run history {p} has schema {version(con)}, newer than "
+                          f"this ragmark ({LATEST}); upgrade ragmark")
+    migrate(con)
+
+
+def connect(path: str | Path, *, create: bool = True
+            ) -> AbstractContextManager[sqlite3.Connection]:
     """A connection to the store at ``path``, migrated to the latest schema."""
-    p = Path(path)
-    if not p.exists() and not create:
-        raise ConfigError(f"no run history at {p}; run 'ragmark run' or 'ragmark compare' "
-                          "first (or give --history PATH)")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        con = sqlite3.connect(p, timeout=30, isolation_level=None)
-    except sqlite3.Error as e:
-        raise ConfigError(f"cannot open the run history {p}: {e}") from None
-    try:
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA busy_timeout=30000")
-        con.execute("PRAGMA foreign_keys=ON")
-        if version(con) > LATEST:
-            raise ConfigError(f"the run history {p} has schema {version(con)}, newer than "
-                              f"this ragmark ({LATEST}); upgrade ragmark")
-        migrate(con)
-        yield con
-    except sqlite3.DatabaseError as e:
-        raise ConfigError(f"the run history {p} cannot be used: {e}") from None
-    finally:
-        con.close()
+    return open_store(path, "the run history", create=create, prepare=_prepare,
+                      missing="no run history at {path}; run 'ragmark run' or 'ragmark "
+                      "compare' first (or give --history PATH)")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ class Item:
     answer: str
     expected_answer: str | None
     unsupported: bool
+    annotator: str = ""
+    """Who gave the label (``ragmark annotate``'s export names them), if known."""
 
 
 def label_map(text: str | None) -> dict[str, bool]:
@@ -99,7 +101,8 @@ def read_jsonl(path: str | Path, labels: dict[str, bool]) -> list[Item]:
             items.append(Item(str(obj.get("id", line_no)), _text(obj, "question", False) or "",
                               tuple(contexts), _text(obj, "answer", True) or "",
                               _text(obj, "expected_answer", False),
-                              _label(obj["label"], labels)))
+                              _label(obj["label"], labels),
+                              str(obj.get("annotator") or "")))
         except ValueError as e:
             raise DataError(str(e), file=str(path), line=line_no) from None
     return items
@@ -129,7 +132,8 @@ def read_review(path: str | Path, metric: str | None) -> tuple[list[Item], str |
         metrics.add(row_metric)
         items.append(Item(cells["id"], cells.get("question", ""),
                           split_contexts(cells["contexts"]), cells["answer"],
-                          cells.get("expected_answer") or None, value < 0.5))
+                          cells.get("expected_answer") or None, value < 0.5,
+                          cells.get("annotator", "").strip()))
     found = sorted(m for m in metrics if m)
     if len(found) > 1:
         raise DataError(f"the labelled rows are of several metrics ({', '.join(found)}); "
@@ -137,12 +141,34 @@ def read_review(path: str | Path, metric: str | None) -> tuple[list[Item], str |
     return items, found[0] if found else None
 
 
+def read_store(queue: str) -> tuple[list[Item], str]:
+    """The labels of a queue of the label store (``ragmark annotate``), one item per
+    person and label, and the queue's task."""
+    from ragmark.annotate.store import get_queue, label_rows, labels_path
+
+    store = labels_path()
+    task = get_queue(store, queue).task
+    return [Item(r["id"], r["question"], tuple(r["contexts"]), r["answer"],
+                 r["expected_answer"] or None, float(r["human"]) < 0.5, r["annotator"])
+            for r in label_rows(store, queue)], task
+
+
 def read_items(path: str | Path, metric: str | None, label_text: str | None
                ) -> tuple[Sequence[Item], str | None]:
-    """The items of ``path`` (JSONL or review CSV, by extension) and the metric the file
-    names (a review CSV's), if any; DataError when none is labelled."""
+    """The items of ``path`` (JSONL or review CSV, by extension, or ``store:QUEUE``) and
+    the metric the file names (a review CSV's, a queue's task), if any; DataError when
+    none is labelled."""
+    from ragmark.annotate.store import queue_of
+
     p = Path(path)
-    if p.suffix.lower() == ".csv":
+    queue = queue_of(path)
+    named: str | None
+    if queue is not None:
+        items, named = read_store(queue)
+    elif not p.is_file():
+        raise ConfigError(f"{path}: no such file (a JSONL or review CSV of labels, or "
+                          "store:QUEUE for a queue of `ragmark annotate`)")
+    elif p.suffix.lower() == ".csv":
         items, named = read_review(p, metric)
     else:
         items, named = read_jsonl(p, label_map(label_text)), None

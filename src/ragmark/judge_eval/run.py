@@ -27,6 +27,7 @@ from ragmark.aio import run_sync
 from ragmark.analysis.review import LABEL_METRIC
 from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
+from ragmark.judge_eval.people import People, judge_with_people, people_report
 from ragmark.judge_eval.scores import score_report
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
@@ -91,14 +92,17 @@ class Trial:
 
 
 def judge_eval(items: Sequence[Item], settings: LLMSettings, trial: Trial | None = None,
-               advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
-    """The report of the module docstring, as a JSON-ready dict."""
-    return _one(items, settings, trial or Trial(), advance)[0]
+               advance: Callable[[int], None] = lambda n: None,
+               people: People | None = None) -> dict[str, Any]:
+    """The report of the module docstring, as a JSON-ready dict; with ``people`` (several
+    people's labels of the items), their agreement and the judge's with them."""
+    return _one(items, settings, trial or Trial(), advance, people)[0]
 
 
 def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
                    trial: Trial | None = None,
-                   advance: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
+                   advance: Callable[[int], None] = lambda n: None,
+                   people: People | None = None) -> dict[str, Any]:
     """Several judges (models or endpoints) on the same items: each one's report, and
     for every pair, their agreement (Cohen's kappa with a bootstrap interval, on the
     items both judged) and McNemar's exact test of which one agrees with the labels
@@ -109,7 +113,7 @@ def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
     for s in judges:
         name = f"{s.model} at {s.display_url}" if len({j.model for j in judges}) < len(
             judges) else s.model
-        reports[name], verdicts[name] = _one(items, s, t, advance)
+        reports[name], verdicts[name] = _one(items, s, t, advance, people)
     pairs = []
     names = list(reports)
     for i, a in enumerate(names):
@@ -180,7 +184,8 @@ _ADDED = frozenset({"calls", "at_most", "cached", "estimated_prompt_tokens",
 
 
 def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
-         advance: Callable[[int], None]) -> tuple[dict[str, Any], list[bool | None]]:
+         advance: Callable[[int], None], people: People | None = None
+         ) -> tuple[dict[str, Any], list[bool | None]]:
     """One judge's report, and its verdict per item (True = unsupported; None = no
     verdict) from the first repeat."""
     metric, threshold, repeats, temperature = (trial.metric, trial.threshold, trial.repeats,
@@ -230,6 +235,11 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     out["llm"] = llm[0] if repeats == 1 else {"repeats": llm}
     verdict: list[bool | None] = [float(sc.value) < cut if sc.ok else None  # type: ignore[arg-type]
                                   for sc in first]
+    if people is not None:
+        out["people"] = people_report(people, n_resamples, seed)
+        out["judge_with_people"] = judge_with_people(
+            people, {it.id: v for it, v in zip(items, verdict, strict=True)}, n_resamples,
+            seed)
     return out, verdict
 
 

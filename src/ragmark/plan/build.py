@@ -31,7 +31,7 @@ def plan_run(req: RunRequest) -> Plan:
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
     every, names, judges = _asked(req)
-    human, judges = _labelled(req.human_labels, judges)
+    human, judges = _labelled(req.human_labels, judges, req.history)
     under = parse_thresholds(req.fail_under, "--fail-under")
     most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
     for t in (*under, *most):
@@ -94,7 +94,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
     every = text.strip().lower() == "all"
     compared = split_names(text) if text and not every else None
-    human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics))
+    human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics),
+                              req.history)
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
         judges += [m for m in parse_judge_metrics(
@@ -182,15 +183,19 @@ def _asked(req: Request) -> tuple[bool, list[MetricName] | None, list[str]]:
     return every, names, judges
 
 
-def _labelled(path: str | None, judges: list[str]) -> tuple[Any, list[str]]:
+def _labelled(path: str | None, judges: list[str], history: str | Path | None = None
+              ) -> tuple[Any, list[str]]:
     """The human labels (read now, before any work) and the judge metrics with those the
     labels cover added."""
     if path is None:
         return None, judges
     from ragmark.analysis.human_labels import read_human_labels
+    from ragmark.annotate.export import human_labels
+    from ragmark.annotate.store import queue_of
     from ragmark.running.judging import JUDGE_METRICS
 
-    human = read_human_labels(path)
+    queue = queue_of(path)
+    human = read_human_labels(path) if queue is None else human_labels(queue, history)
     return human, judges + [m for m in human.metrics if m in JUDGE_METRICS
                             and m not in judges]
 

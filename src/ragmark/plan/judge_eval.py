@@ -15,6 +15,7 @@ from ragmark.progress import Progress
 
 if TYPE_CHECKING:
     from ragmark.judge_eval.items import Item
+    from ragmark.judge_eval.people import People
     from ragmark.judge_eval.run import Trial
     from ragmark.llm import LLMSettings
 
@@ -50,6 +51,8 @@ class JudgeEvalPlan:
     trial: Trial
     output: Path | None
     dry_run: bool = False
+    people: People | None = None
+    """Several people's labels of the same items (the items hold the majority's)."""
 
     @property
     def calls(self) -> int:
@@ -62,6 +65,7 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
     DataError naming its line), the endpoint resolved (the model need not be set when
     the judges are named)."""
     from ragmark.judge_eval import read_items
+    from ragmark.judge_eval.people import consensus
     from ragmark.judge_eval.run import Trial
     from ragmark.llm.fields import SET_ENDPOINT
     from ragmark.plan.endpoint import resolve_llm
@@ -69,7 +73,8 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
 
     if req.output is not None and not req.dry_run:  # a dry run writes nothing
         check_output(req.output, "--output")
-    items, named = read_items(str(req.file), req.metric, req.label_map)
+    read, named = read_items(str(req.file), req.metric, req.label_map)
+    items, people = consensus(read)
     models = tuple(req.judge_models)
     settings, _ = resolve_llm([], req.llm_flags, model=models[0] if models else None)
     if settings is None:
@@ -79,7 +84,8 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
     trial = Trial(req.metric or named or "faithfulness", req.threshold, req.repeats,
                   req.temperature, req.resamples, req.seed)
     return JudgeEvalPlan(str(req.file), list(items), judges, trial,
-                         None if req.output is None else Path(req.output), req.dry_run)
+                         None if req.output is None else Path(req.output), req.dry_run,
+                         people)
 
 
 def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
@@ -101,9 +107,10 @@ def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any
     with progress.task(f"judging {len(plan.items):,} items x {plan.trial.repeats} x {n} "
                        "judges", plan.calls) as advance:
         if n == 1:
-            report = judge_eval(plan.items, plan.judges[0], plan.trial, advance)
+            report = judge_eval(plan.items, plan.judges[0], plan.trial, advance, plan.people)
         else:
-            report = compare_judges(plan.items, list(plan.judges), plan.trial, advance)
+            report = compare_judges(plan.items, list(plan.judges), plan.trial, advance,
+                                    plan.people)
     report["file"] = plan.file
     if plan.output is not None:
         write_json(report, plan.output)

@@ -23,6 +23,11 @@ def write_jsonl(rows: Any, path: str | Path) -> Path:
                                  for r in rows))
 
 
+def write_text(text: str, path: str | Path) -> Path:
+    """Write any text file (a CSV) atomically, as :func:`write_json`."""
+    return _atomic(path, text)
+
+
 def _atomic(path: str | Path, text: str) -> Path:
     import uuid
 

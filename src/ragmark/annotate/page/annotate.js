@@ -1,0 +1,164 @@
+// ragmark annotate: one item at a time, keyboard first. Every text of an item is put on
+// the page with textContent (never parsed as HTML); every request goes to this server.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const KEY = "ragmark-annotator";
+  let name = document.body.dataset.annotator || localStorage.getItem(KEY) || "";
+  let state = null;
+  let current = null;
+
+  function api(path, body) {
+    const options = body === undefined ? {} : {
+      method: "POST", body: JSON.stringify(body),
+      headers: {"Content-Type": "application/json", "X-Ragmark": "1"}};
+    return fetch(path, options).then((r) => r.json().then((j) => {
+      if (!r.ok) { throw new Error(j.error || r.statusText); }
+      return j;
+    }));
+  }
+
+  function text(id, value) { $(id).textContent = value == null ? "" : String(value); }
+
+  function say(message, error) {
+    text("status", message);
+    $("status").className = error ? "error" : "";
+  }
+
+  function showProgress() {
+    $("bar").max = Math.max(state.total, 1);
+    $("bar").value = state.labelled;
+    text("progress", state.labelled + " of " + state.total + " labelled (you: " +
+         state.done + ")");
+  }
+
+  function mark(value) {
+    for (const b of document.querySelectorAll("#choices button")) {
+      b.setAttribute("aria-pressed", String(value !== null && Number(b.dataset.value) === value));
+    }
+  }
+
+  function load(id) {
+    showProgress();
+    if (id == null) {
+      current = null;
+      $("main").hidden = true;
+      $("done").hidden = false;
+      return Promise.resolve();
+    }
+    const query = "?id=" + encodeURIComponent(id) + "&annotator=" + encodeURIComponent(name);
+    return api("/api/item" + query).then((got) => {
+      const it = got.item;
+      current = id;
+      text("position", (state.order.indexOf(id) + 1) + " / " + state.order.length);
+      text("question", it.question);
+      text("answer", it.answer);
+      $("answer-box").hidden = !it.answer;  // a passage's relevance: no answer to show
+      text("expected", it.expected_answer);
+      $("expected-box").hidden = !it.expected_answer;
+      const list = $("contexts");
+      list.replaceChildren();
+      for (const c of it.contexts || []) {
+        const li = document.createElement("li");
+        li.textContent = c;
+        list.appendChild(li);
+      }
+      $("note").value = got.note || "";
+      mark(got.label);
+      $("judge").hidden = !("judge" in it);
+      text("judge", "judge" in it ? "The judge's " + state.task + ": " + it.judge : "");
+      $("main").hidden = false;
+      $("done").hidden = true;
+    });
+  }
+
+  function after(item) {
+    // the next item after this one the person has not labelled, else the first left
+    const order = state.order;
+    for (let k = order.indexOf(item) + 1; k < order.length; k++) {
+      if (!(order[k] in state.mine)) { return order[k]; }
+    }
+    return state.next;
+  }
+
+  function give(value) {
+    if (current == null) { return; }
+    const item = current;
+    api("/api/label", {annotator: name, item: item, value: value, note: $("note").value})
+      .then((s) => {
+        state = s;
+        say(value === null ? "Skipped." : "Saved.");
+        return load(after(item));
+      })
+      .catch((e) => say("Not saved: " + e.message, true));
+  }
+
+  function move(step) {
+    const order = state.order;
+    const at = current == null ? order.length : order.indexOf(current);
+    const to = at + step;
+    if (to >= 0 && to < order.length) { load(order[to]).catch((e) => say(e.message, true)); }
+  }
+
+  function undo() {
+    api("/api/undo", {annotator: name})
+      .then((s) => {
+        state = s;
+        say(s.undone == null ? "Nothing to undo." : "Undone.");
+        return s.undone == null ? null : load(s.undone);
+      })
+      .catch((e) => say("Not undone: " + e.message, true));
+  }
+
+  function start() {
+    api("/api/state?annotator=" + encodeURIComponent(name))
+      .then((s) => {
+        state = s;
+        text("ask", s.ask);
+        const box = $("choices");
+        box.replaceChildren();
+        for (const c of s.choices) {
+          const b = document.createElement("button");
+          b.type = "button";
+          b.dataset.value = c.value;
+          b.textContent = c.key + " " + c.text;
+          b.addEventListener("click", () => give(c.value));
+          box.appendChild(b);
+        }
+        return load(s.next);
+      })
+      .catch((e) => say(e.message, true));
+  }
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) { return; }
+    const t = e.target;
+    if (t && (t.id === "note" || t.id === "name")) {
+      if (t.id === "note" && (e.key === "Escape" || (e.key === "Enter" && !e.shiftKey))) {
+        e.preventDefault();
+        t.blur();
+      }
+      return;
+    }
+    if (!state) { return; }
+    const choice = state.choices.find((c) => c.key === e.key);
+    if (choice) { e.preventDefault(); give(choice.value); }
+    else if (e.key === "j") { move(1); }
+    else if (e.key === "k") { move(-1); }
+    else if (e.key === "u") { undo(); }
+    else if (e.key === "s") { give(null); }
+    else if (e.key === "n") { e.preventDefault(); $("note").focus(); }
+  });
+
+  $("who").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const given = $("name").value.trim();
+    if (!given) { return; }
+    name = given;
+    localStorage.setItem(KEY, given);
+    $("who").hidden = true;
+    start();
+  });
+
+  if (name) { start(); } else { $("who").hidden = false; $("name").focus(); }
+})();

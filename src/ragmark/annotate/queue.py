@@ -1,0 +1,162 @@
+"""What a queue offers: its items drawn from a results file (a stratified sample), who
+labels what (``overlap``), and the progress. Pure: items and labels in, values out.
+
+An item is the answer (with its question, contexts and expected answer) whose judge
+verdict people give, or, from a ``ragmark label`` file, a passage whose relevance they
+give. Every item needs one person's label, the first ``overlap`` two people's (for the
+agreement between people); a person is offered the items they have not labelled or
+skipped whose labels are still fewer than they need, in queue order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmark.analysis.review import ASKS, ReviewRow
+from ragmark.annotate.store import Label
+from ragmark.errors import ConfigError
+
+CHOICES = ({"key": "1", "value": 1.0, "text": "Yes"}, {"key": "2", "value": 0.0, "text": "No"})
+"""The labels a person gives a yes/no task, with the number key that gives each."""
+VERDICT_AT = {"faithfulness": 1.0}
+"""The judge score at and above which its verdict is *yes* (0.5 for the others), as
+``judge-eval`` reads it: the strata of the sample."""
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """The items of a new queue, the task, and what was left out and why."""
+
+    items: list[dict[str, Any]]
+    task: str
+    eligible: int
+    left_out: dict[str, int]
+    strata: dict[str, int]
+
+
+def item_of(row: ReviewRow) -> dict[str, Any]:
+    return {"id": row.id, "question": row.question, "answer": row.answer,
+            "contexts": list(row.contexts), "expected_answer": row.expected_answer,
+            "metric": row.metric, "judge": row.judge}
+
+
+def verdict(metric: str, judge: float) -> str:
+    return "judge yes" if judge >= VERDICT_AT.get(metric, 0.5) else "judge no"
+
+
+def draw(source: str | Path, task: str | None, n: int | None, seed: int,
+         config: str | None = None) -> Drawn:
+    """The items of ``source`` (a results file of ``run --include-details`` or of
+    ``label``) for ``task`` (a judge metric; None: the file's first): every one, or
+    ``n`` drawn stratified by the judge's verdict (each stratum in proportion, at least
+    one each when ``n`` allows), kept in file order."""
+    from ragmark.analysis.review import sample_for_review
+
+    every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
+    rows = every.rows
+    if n is not None and n < len(rows):
+        rows = _stratified(rows, n, seed)
+    strata = Counter(verdict(r.metric, r.judge) for r in rows)
+    return Drawn([item_of(r) for r in rows], every.metric, every.eligible,
+                 dict(every.left_out), dict(sorted(strata.items())))
+
+
+def _stratified(rows: Sequence[ReviewRow], n: int, seed: int) -> list[ReviewRow]:
+    if n < 1:
+        raise ConfigError(f"--sample must be at least 1, got {n}")
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(rows):
+        groups[verdict(r.metric, r.judge)].append(i)
+    names = sorted(groups)
+    exact = {g: n * len(groups[g]) / len(rows) for g in names}
+    take = {g: min(len(groups[g]), max(int(exact[g]), 1 if n >= len(names) else 0))
+            for g in names}
+    for g in sorted(names, key=lambda g: exact[g] - int(exact[g]), reverse=True):
+        if sum(take.values()) >= n:
+            break
+        if take[g] < len(groups[g]):
+            take[g] += 1
+    while sum(take.values()) > n:  # the minimum of one each overshot: trim the largest
+        take[max(names, key=lambda g: take[g])] -= 1
+    rng = np.random.default_rng(seed)
+    picked = [i for g in names for i in
+              rng.choice(groups[g], size=take[g], replace=False).tolist()]
+    return [rows[i] for i in sorted(picked)]
+
+
+def ask_of(task: str) -> str:
+    return ASKS.get(task, f"is the {task} verdict yes?")
+
+
+@dataclass(frozen=True)
+class View:
+    """What one person sees of a queue: the item ids they may open, in order (those
+    they labelled or skipped, and those still needing a label), their own labels, the
+    next item for them (None: done), and the progress."""
+
+    order: list[str]
+    mine: dict[str, Label]
+    next: str | None
+    total: int
+    labelled: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"order": self.order, "next": self.next, "total": self.total,
+                "labelled": self.labelled,
+                "mine": {k: {"value": v.value, "note": v.note} for k, v in self.mine.items()},
+                "done": sum(1 for v in self.mine.values() if v.value is not None)}
+
+
+def view(items: Sequence[Mapping[str, Any]], labels: Sequence[Label], annotator: str,
+         overlap: int) -> View:
+    """``annotator``'s view of a queue whose first ``overlap`` items need two people."""
+    given: dict[str, set[str]] = defaultdict(set)
+    for lab in labels:
+        if lab.value is not None:
+            given[lab.item].add(lab.annotator)
+    mine = {lab.item: lab for lab in labels if lab.annotator == annotator}
+    order, nxt = [], None
+    for pos, it in enumerate(items):
+        item_id = str(it["id"])
+        need = 2 if pos < overlap else 1
+        others = len(given[item_id] - {annotator})
+        if item_id in mine or others < need:
+            order.append(item_id)
+            if nxt is None and item_id not in mine:
+                nxt = item_id
+    return View(order, mine, nxt, len(items), sum(1 for it in items if given[str(it["id"])]))
+
+
+def status(items: Sequence[Mapping[str, Any]], labels: Sequence[Label],
+           n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Counts of a queue: items, items with a label, labels per annotator and per label
+    value, skips; and the people's agreement (Krippendorff's alpha, nominal, with its
+    interval) over the items two or more people labelled, when there are some."""
+    from ragmark.stats.reliability import krippendorff_alpha
+
+    given = [lab for lab in labels if lab.value is not None]
+    per: dict[str, Counter[str]] = defaultdict(Counter)
+    for lab in labels:
+        per[lab.annotator]["skipped" if lab.value is None else _word(lab.value)] += 1
+    out: dict[str, Any] = {
+        "items": len(items), "labelled": len({lab.item for lab in given}),
+        "annotators": {a: dict(sorted(c.items())) for a, c in sorted(per.items())}}
+    by_item: dict[str, dict[str, float]] = defaultdict(dict)
+    for lab in given:
+        by_item[lab.item][lab.annotator] = float(lab.value)  # type: ignore[arg-type]
+    names = sorted({lab.annotator for lab in given})
+    units = [[by.get(a) for a in names] for by in by_item.values() if len(by) >= 2]
+    if units:
+        out["agreement"] = krippendorff_alpha(units, n_resamples=n_resamples, seed=seed)
+    return out
+
+
+def _word(value: float) -> str:
+    return next((str(c["text"]).lower() for c in CHOICES if c["value"] == value),
+                f"{value:g}")

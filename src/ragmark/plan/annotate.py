@@ -1,0 +1,168 @@
+"""The plan of ``ragmark annotate``: serve a queue's page, print the store's counts
+(``--status``) or write its labels (``--export``). :func:`plan_annotate` checks every
+flag, the bind and the files, and draws the items, before anything is written or
+served; the ``execute_`` functions do it. Nothing here prints."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmark.annotate.store import Queue
+from ragmark.errors import ConfigError
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnnotateRequest:
+    """``ragmark annotate``'s flags, by their names."""
+
+    source: str | Path | None = None
+    task: str | None = None
+    queue: str | None = None
+    annotator: str | None = None
+    sample: int | None = None
+    seed: int = 0
+    overlap: int = 0
+    config: str | None = None
+    reveal_judge: bool = False
+    listen: str = "127.0.0.1:8750"
+    token: str | None = None
+    store: str | Path | None = None
+    history: str | Path | None = None
+    status: bool = False
+    export: str | Path | None = None
+
+
+@dataclass(frozen=True)
+class AnnotatePlan:
+    """What an annotate does (``action``: serve, status or export) on the store at
+    ``store``: the ``queue`` (with its ``items`` when it is new or served; None for the
+    status of every queue), the bind, the export file."""
+
+    action: str
+    store: Path
+    queue: Queue | None
+    items: list[dict[str, Any]] = field(default_factory=list)
+    drawn: dict[str, Any] = field(default_factory=dict)
+    host: str = "127.0.0.1"
+    port: int = 8750
+    token: str | None = None
+    annotator: str | None = None
+    export: Path | None = None
+
+
+def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
+    """The plan of ``req``: flags that do not go together refused, the bind checked (a
+    host beyond loopback needs a token), the source read and its items drawn."""
+    from ragmark.annotate.store import get_queue, labels_path
+
+    path = Path(req.store) if req.store is not None else labels_path(req.history)
+    if req.status and req.export is not None:
+        raise ConfigError("--status and --export: give one of them")
+    if req.overlap < 0:
+        raise ConfigError(f"--overlap must be at least 0, got {req.overlap}")
+    if req.status:
+        return AnnotatePlan("status", path, None if req.queue is None else get_queue(
+            path, req.queue))
+    if req.export is not None:
+        if req.queue is None:
+            raise ConfigError("--export needs --queue NAME (ragmark annotate --status lists "
+                              "the queues)")
+        out = Path(req.export)
+        if out.suffix not in (".csv", ".jsonl"):
+            raise ConfigError(f"--export {out}: expected a .csv (a review CSV, as "
+                              "--human-labels reads) or a .jsonl (as judge-eval reads)")
+        return AnnotatePlan("export", path, get_queue(path, req.queue), export=out)
+    return _serve_plan(req, path)
+
+
+def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
+    from ragmark.annotate.queue import draw
+    from ragmark.web.server import missing_packages, parse_listen
+
+    if req.source is None:
+        raise ConfigError("give SOURCE (a results file of `ragmark run --include-details` "
+                          "or of `ragmark label`), or --status, or --export FILE")
+    missing = missing_packages()
+    if missing:
+        raise ConfigError(f"ragmark annotate serves its page with {', '.join(missing)}: "
+                          "pip install 'ragmark-eval[web]'")
+    host, port = parse_listen(req.listen, req.token)
+    if req.annotator is not None and not req.annotator.strip():
+        raise ConfigError("--annotator is empty: give a name, or leave it out and give "
+                          "it on the page")
+    got = draw(req.source, req.task, req.sample, req.seed, req.config)
+    if req.overlap > len(got.items):
+        raise ConfigError(f"--overlap {req.overlap}: the queue has {len(got.items)} items")
+    name = req.queue or f"{Path(req.source).stem}-{got.task}"
+    queue = Queue(name, got.task, str(req.source), {
+        "overlap": req.overlap, "reveal_judge": req.reveal_judge, "sample": req.sample,
+        "seed": req.seed, "config": req.config})
+    drawn = {"eligible": got.eligible, "left_out": got.left_out, "strata": got.strata}
+    return AnnotatePlan("serve", path, queue, got.items, drawn, host, port, req.token,
+                        req.annotator)
+
+
+def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> None:
+    """Make the queue (or find it, to resume) and serve its page until stopped;
+    ``ready(server, new)`` is called once the socket is bound."""
+    from ragmark.annotate.app import make_app
+    from ragmark.annotate.store import create_queue
+    from ragmark.web.server import Server
+
+    assert plan.queue is not None
+    server = Server(make_app(plan.store, plan.queue, plan.token, plan.annotator),
+                    f"{plan.host}:{plan.port}", plan.host, plan.port)
+    try:
+        new = create_queue(plan.store, plan.queue, plan.items)
+        ready(server, new)
+        server.serve_forever()
+    finally:
+        server.server_close()
+
+
+def annotate_status(plan: AnnotatePlan) -> dict[str, dict[str, Any]]:
+    """Per queue: its task and source, and the counts of :func:`queue.status`."""
+    from ragmark.annotate import store
+    from ragmark.annotate.queue import status
+
+    names = [plan.queue.name] if plan.queue is not None else store.queue_names(plan.store)
+    out = {}
+    for name in names:
+        q = store.get_queue(plan.store, name)
+        out[name] = {"task": q.task, "source": q.source,
+                     **status(store.items(plan.store, name), store.labels(plan.store, name))}
+    return out
+
+
+EXPORT_COLUMNS = ("id", "question", "answer", "contexts", "expected_answer", "metric",
+                  "judge", "human", "annotator", "note", "labelled_at")
+
+
+def export_labels(plan: AnnotatePlan) -> int:
+    """Write every label of the queue (skips left out), one row per person and item:
+    a review CSV (``--human-labels``, ``judge-eval``) or JSONL (``judge-eval``); the
+    number written."""
+    from ragmark.analysis.review import join_contexts
+    from ragmark.annotate.store import label_rows
+    from ragmark.report.json_writer import write_jsonl, write_text
+
+    assert plan.queue is not None and plan.export is not None
+    rows = label_rows(plan.store, plan.queue.name)
+    if plan.export.suffix == ".jsonl":
+        write_jsonl([{**r, "label": int(r["human"])} for r in rows], plan.export)
+    else:
+        import io
+
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(EXPORT_COLUMNS)
+        for r in rows:
+            w.writerow([r["id"], r["question"], r["answer"], join_contexts(r["contexts"]),
+                        r["expected_answer"], r["metric"], f"{r['judge']:.6g}",
+                        f"{r['human']:g}", r["annotator"], r["note"], r["labelled_at"]])
+        write_text(buf.getvalue(), plan.export)
+    return len(rows)

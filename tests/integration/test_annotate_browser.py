@@ -1,0 +1,144 @@
+"""`ragmark annotate`'s page in real headless Chromium (Debian's ``chromium``, driven by
+playwright) with a person's keystrokes: ten items labelled, a reload keeps them, undo,
+a note, a skip, the judge hidden until labelled, a hostile text shown as text, a second
+annotator on the same queue, nothing requested but the server, and the export equal to
+the store (read back by --human-labels' reader)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from support.annotate_data import HOSTILE, results_file
+from support.browser import launched, needs_chromium, open_page, sync_api
+
+from ragmark.analysis.human_labels import read_human_labels
+from ragmark.annotate import store
+from ragmark.plan.annotate import AnnotateRequest, execute_annotate, export_labels, plan_annotate
+
+pytestmark = needs_chromium
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("annotate")
+    plan = plan_annotate(AnnotateRequest(source=results_file(tmp), store=tmp / "labels.sqlite",
+                                         listen="127.0.0.1:0", overlap=2))
+    ready = threading.Event()
+    got = {}
+
+    def on_ready(server, new):
+        got["server"], got["new"] = server, new
+        ready.set()
+
+    thread = threading.Thread(target=execute_annotate, args=(plan, on_ready), daemon=True)
+    thread.start()
+    assert ready.wait(20) and got["new"] is True
+    host, port = got["server"].server_address
+    yield plan, f"http://{host}:{port}"
+    got["server"].shutdown()
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with launched() as b:
+        yield b
+
+
+def _open(browser, url):
+    return open_page(browser, url + "/")
+
+
+def _progress(page, text):
+    try:
+        page.wait_for_function("t => document.getElementById('progress').textContent === t",
+                               arg=text, timeout=10_000)
+    except sync_api.TimeoutError:
+        raise AssertionError(f"progress {page.text_content('#progress')!r}, status "
+                             f"{page.text_content('#status')!r}; expected {text!r}") from None
+
+
+def _showing(page, question_start):
+    try:
+        page.wait_for_function(
+            "t => document.getElementById('question').textContent.startsWith(t) && "
+            "!document.getElementById('main').hidden", arg=question_start, timeout=10_000)
+    except sync_api.TimeoutError:
+        raise AssertionError(f"showing {page.text_content('#question')!r}, status "
+                             f"{page.text_content('#status')!r}; expected "
+                             f"{question_start!r}") from None
+
+
+def test_a_person_labels_ten_items_with_the_keyboard_and_a_reload_keeps_them(served,
+                                                                             browser):
+    plan, url = served
+    context, page, seen = _open(browser, url)
+    page.wait_for_selector("#name")
+    page.keyboard.type("alice")
+    page.keyboard.press("Enter")
+    _showing(page, "Question 0:")
+    assert page.is_hidden("#judge")  # the judge's verdict is hidden until labelled
+    page.keyboard.press("n")
+    page.keyboard.type("the second claim is unclear")
+    page.keyboard.press("Enter")
+    given = []
+    for i in range(10):
+        _showing(page, f"Question {i}:")
+        if i == 2:  # the hostile item is shown as text, and ran nothing
+            assert page.text_content("#answer") == f"Hostile {HOSTILE}"
+            assert page.text_content("#contexts li") == HOSTILE
+            assert page.evaluate("window.pwned") is None
+            assert page.query_selector("#answer img, #contexts img, #answer script") is None
+        key = "1" if i % 3 else "2"
+        page.keyboard.press(key)
+        given.append(1.0 if key == "1" else 0.0)
+        _progress(page, f"{i + 1} of 12 labelled (you: {i + 1})")
+    _showing(page, "Question 10:")
+    page.reload()
+    _progress(page, "10 of 12 labelled (you: 10)")
+    _showing(page, "Question 10:")  # resumes where the person was
+    page.keyboard.press("k")  # back to an item labelled: its label and the judge shown
+    _showing(page, "Question 9:")
+    assert page.is_visible("#judge") and "faithfulness" in page.text_content("#judge")
+    assert page.get_attribute("#choices button:nth-child(1)", "aria-pressed") == "false"
+    assert page.get_attribute("#choices button:nth-child(2)", "aria-pressed") == "true"  # No
+    page.keyboard.press("u")  # undo the last label (item 9)
+    _progress(page, "9 of 12 labelled (you: 9)")
+    _showing(page, "Question 9:")
+    page.keyboard.press("s")  # skip it: not a label, not offered again
+    _showing(page, "Question 10:")
+    _progress(page, "9 of 12 labelled (you: 9)")
+    assert seen["errors"] == []
+    assert {r.split("?")[0] for r in seen["requests"]} <= {
+        f"{url}/", f"{url}/static/annotate.js", f"{url}/static/annotate.css",
+        f"{url}/api/state", f"{url}/api/item", f"{url}/api/label", f"{url}/api/undo"}
+    context.close()
+
+    labels = store.labels(plan.store, plan.queue.name)
+    mine = {lab.item: lab for lab in labels}
+    assert [mine[f"item{i:02d}"].value for i in range(9)] == given[:9]
+    assert mine["item09"].value is None  # the skip
+    assert mine["item00"].note == "the second claim is unclear"
+
+    # a second person on the same queue: the two overlap items (labelled once) and the
+    # items nobody labelled; not alice's others
+    context, page, seen = _open(browser, url)
+    page.wait_for_selector("#name")
+    page.fill("#name", "bob")
+    page.keyboard.press("Enter")
+    _showing(page, "Question 0:")
+    page.keyboard.press("2")
+    _showing(page, "Question 1:")
+    assert page.text_content("#position") == "2 / 5"  # items 0, 1, 9, 10, 11
+    page.keyboard.press("1")
+    _showing(page, "Question 9:")
+    _progress(page, "9 of 12 labelled (you: 2)")
+    context.close()
+
+    out = plan.store.parent / "labels.csv"
+    plan_export = plan_annotate(AnnotateRequest(store=plan.store, queue=plan.queue.name,
+                                                export=out))
+    assert export_labels(plan_export) == 11
+    read = read_human_labels(out)
+    stored = [lab for lab in store.labels(plan.store, plan.queue.name) if lab.value is not None]
+    assert [(h.id, h.value) for h in read.labels] == [(lab.item, lab.value) for lab in stored]
+    assert read.metrics == ["faithfulness"]

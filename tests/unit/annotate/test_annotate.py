@@ -1,0 +1,225 @@
+"""`ragmark annotate` without a browser: the stratified draw, who is offered what, the
+store (a kill -9 of the server loses no acknowledged label), the token and the
+cross-site guard, --status, --export read back by judge-eval and --human-labels, and
+bad flags refused before anything is served."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from support.annotate_data import results_file
+from support.cli import run_cli
+
+from ragmark.analysis.review import ReviewRow
+from ragmark.annotate import queue as q
+from ragmark.annotate import store
+from ragmark.annotate.store import Label, Queue
+
+HEADERS = {"X-Ragmark": "1"}
+
+
+def _rows(judges):
+    return [ReviewRow(f"q{i}", "?", "a", ("c",), "faithfulness", j) for i, j in
+            enumerate(judges)]
+
+
+def test_the_sample_is_stratified_by_the_judges_verdict_and_seeded():
+    # 3 'judge no' (faithfulness < 1) and 9 'judge yes': 4 drawn -> 1 and 3, in file order
+    rows = _rows([0.5, 1, 1, 0, 1, 1, 1, 0.8, 1, 1, 1, 1])
+    got = q._stratified(rows, 4, seed=3)
+    assert [r.id for r in got] == sorted((r.id for r in got), key=lambda i: int(i[1:]))
+    assert sum(r.judge < 1 for r in got) == 1 and sum(r.judge == 1 for r in got) == 3
+    assert got == q._stratified(rows, 4, seed=3) and len(q._stratified(rows, 2, 0)) == 2
+    # a stratum too small for its share still gets one when n allows
+    few = q._stratified(_rows([0.0] + [1.0] * 20), 3, seed=0)
+    assert sum(r.judge == 0 for r in few) == 1 and len(few) == 3
+
+
+def test_who_is_offered_what_with_an_overlap_of_two():
+    items = [{"id": f"i{k}"} for k in range(5)]
+    labels = [Label("Q", "i0", "ann", 1.0, "", "t"), Label("Q", "i2", "ann", 0.0, "", "t"),
+              Label("Q", "i3", "ann", None, "", "t")]  # ann skipped i3
+    ann = q.view(items, labels, "ann", overlap=2)
+    assert ann.order == ["i0", "i1", "i2", "i3", "i4"] and ann.next == "i1"
+    bob = q.view(items, labels, "bob", overlap=2)
+    # i0 needs a second person; i2 is labelled once and needs one; i3 was only skipped
+    assert bob.order == ["i0", "i1", "i3", "i4"] and bob.next == "i0"
+    assert (bob.total, bob.labelled) == (5, 2)
+    assert q.status(items, labels) == {"items": 5, "labelled": 2, "annotators": {
+        "ann": {"no": 1, "skipped": 1, "yes": 1}}}
+
+
+def test_the_store_replaces_a_label_undoes_the_last_and_refuses_other_items(tmp_path):
+    path = tmp_path / "labels.sqlite"
+    queue = Queue("Q", "faithfulness", "run.json", {"overlap": 0})
+    assert store.create_queue(path, queue, [{"id": "a"}, {"id": "b"}]) is True
+    assert store.create_queue(path, queue, [{"id": "a"}, {"id": "b"}]) is False  # resumes
+    with pytest.raises(Exception, match="queue 'Q' exists with other items"):
+        store.create_queue(path, queue, [{"id": "a"}])
+    store.put_label(path, Label("Q", "a", "ann", 1.0, "", ""))
+    store.put_label(path, Label("Q", "b", "ann", 0.0, "", ""))
+    store.put_label(path, Label("Q", "a", "ann", 0.0, "changed my mind", ""))
+    assert [(lab.item, lab.value) for lab in store.labels(path, "Q")] == [("b", 0.0),
+                                                                          ("a", 0.0)]
+    assert store.undo(path, "Q", "ann") == "a"
+    assert [(lab.item, lab.value) for lab in store.labels(path, "Q")] == [("b", 0.0)]
+    assert store.undo(path, "Q", "bob") is None
+    with pytest.raises(Exception, match="no item 'z' in queue 'Q'"):
+        store.put_label(path, Label("Q", "z", "ann", 1.0, "", ""))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(url: str) -> None:
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing answered at {url}")
+
+
+def test_a_killed_server_loses_no_acknowledged_label_and_a_restart_resumes(tmp_path):
+    source, labels_db = results_file(tmp_path), tmp_path / "labels.sqlite"
+    port = _free_port()
+    cmd = [sys.executable, "-m", "ragmark", "annotate", str(source), "--store", str(labels_db),
+           "--listen", f"127.0.0.1:{port}", "--annotator", "ann"]
+    p = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    _wait(url + "/")
+    order = httpx.get(url + "/api/state").json()["order"]
+    acked = []
+    with httpx.Client(timeout=10) as c:
+        for i, item in enumerate(order):
+            r = c.post(url + "/api/label", headers=HEADERS,
+                       json={"item": item, "value": float(i % 2), "note": f"n{i}"})
+            if r.status_code == 200 and r.json()["saved"]:
+                acked.append((item, float(i % 2)))
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=30)
+    assert len(acked) == len(order) == 12
+    got = store.labels(labels_db, "run-faithfulness")
+    assert [(lab.item, lab.value) for lab in got] == acked
+    # started again with the same flags: the same queue, resumed, nothing left to label
+    p = subprocess.Popen(cmd, env={**os.environ}, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        _wait(url + "/")
+        state = httpx.get(url + "/api/state").json()
+        assert (state["next"], state["done"], state["labelled"]) == (None, 12, 12)
+    finally:
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=30)
+    assert "Resumed queue 'run-faithfulness': faithfulness of 12 items" in out
+
+
+@pytest.fixture
+def app(tmp_path):
+    """The app of a queue of the fixture's answers, with a token, in-process."""
+    from starlette.testclient import TestClient
+
+    from ragmark.annotate.app import make_app
+    from ragmark.plan.annotate import AnnotateRequest, plan_annotate
+
+    plan = plan_annotate(AnnotateRequest(source=results_file(tmp_path),
+                                         store=tmp_path / "l.sqlite", token="s3cret"))
+    assert plan.queue is not None
+    store.create_queue(plan.store, plan.queue, plan.items)
+    return TestClient(make_app(plan.store, plan.queue, "s3cret", None)), plan
+
+
+def test_the_token_and_the_cross_site_guard(app):
+    client, plan = app
+    assert client.get("/").status_code == 401
+    assert client.get("/api/state?annotator=ann").status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    page = client.get("/?token=s3cret")  # sets the cookie the page's requests carry
+    assert page.status_code == 200 and "ragmark annotate: run-faithfulness" in page.text
+    assert client.get("/static/annotate.js").status_code == 200
+    state = client.get("/api/state?annotator=ann").json()
+    first = state["next"]
+    item = client.get(f"/api/item?id={first}&annotator=ann").json()["item"]
+    assert "judge" not in item and item["id"] == first  # hidden until labelled
+    body = {"annotator": "ann", "item": first, "value": 1}
+    # a form another site posts (no JSON, no header) is refused, and so is JSON without it
+    assert client.post("/api/label", data={"x": "1"}).status_code == 403
+    assert client.post("/api/label", json=body).status_code == 403
+    assert client.post("/api/label", json={**body, "value": 7}, headers=HEADERS
+                       ).status_code == 400
+    assert client.post("/api/label", json={**body, "annotator": ""}, headers=HEADERS
+                       ).status_code == 400
+    r = client.post("/api/label", json=body, headers=HEADERS)
+    assert r.status_code == 200 and r.json()["done"] == 1
+    assert client.get(f"/api/item?id={first}&annotator=ann").json()["item"]["judge"] == 1.0
+    assert client.get("/static/../store.py").status_code == 404
+    bearer = {"Authorization": "Bearer s3cret"}
+    from starlette.testclient import TestClient
+
+    fresh = TestClient(client.app)
+    assert fresh.get("/api/state?annotator=bob", headers=bearer).status_code == 200
+
+
+def test_status_and_export_read_back_by_judge_eval_and_human_labels(app, tmp_path, capsys):
+    from ragmark.analysis.human_labels import read_human_labels
+    from ragmark.judge_eval import read_items
+
+    _, plan = app
+    ids = [str(it["id"]) for it in plan.items]
+    for who, item, value in (("ann", ids[0], 1.0), ("ann", ids[1], 0.0), ("bob", ids[0], 0.0)):
+        store.put_label(plan.store, Label(plan.queue.name, item, who, value, "", ""))
+    store.put_label(plan.store, Label(plan.queue.name, ids[2], "bob", None, "", ""))
+    code, out, _ = run_cli(["annotate", "--status", "--store", str(plan.store)], capsys)
+    assert code == 0
+    assert out.splitlines() == [
+        f"run-faithfulness: faithfulness from {plan.queue.source}: 2 of 12 items labelled",
+        "  ann: no 1, yes 1", "  bob: no 1, skipped 1",
+        # one item both labelled, yes and no: o_yn = o_ny = 1, n = 2, alpha = 1 - 1 * 2 / 2
+        "  agreement between people on the 1 items two or more labelled: Krippendorff's "
+        "alpha 0.000"]
+    csv_path, jsonl = tmp_path / "out.csv", tmp_path / "out.jsonl"
+    for path in (csv_path, jsonl):
+        code, out, _ = run_cli(["annotate", "--store", str(plan.store), "--queue",
+                                "run-faithfulness", "--export", str(path)], capsys)
+        assert code == 0 and f"Wrote 3 labels to {path}" in out
+    human = read_human_labels(csv_path)
+    assert [(h.id, h.value) for h in human.labels] == [(ids[0], 1.0), (ids[1], 0.0),
+                                                       (ids[0], 0.0)]
+    items, metric = read_items(str(jsonl), None, None)
+    assert metric is None or metric == "faithfulness"
+    assert [(it.id, it.unsupported) for it in items] == [(ids[0], False), (ids[1], True),
+                                                         (ids[0], True)]
+    rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert [r["annotator"] for r in rows] == ["ann", "ann", "bob"]
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give SOURCE (a results file of `ragmark run --include-details`"),
+    (["--listen", "0.0.0.0:8750"], "binding beyond loopback lets anyone"),
+    (["--listen", "0.0.0.0:8750", "--token", " "], "--token is empty or blank"),
+    (["--overlap", "40"], "--overlap 40: the queue has 12 items"),
+    (["--status", "--export", "x.csv"], "--status and --export: give one of them"),
+    (["--export", "x.csv"], "--export needs --queue NAME"),
+    (["--task", "nope"], "no metric 'nope' in"),
+])
+def test_bad_flags_exit_2_before_anything_is_served(args, message, tmp_path, capsys):
+    source = results_file(tmp_path)
+    needs_source = not any(a in args for a in ("--status", "--export")) and args != []
+    code, _, err = run_cli(["annotate", *([str(source)] if needs_source else []), "--store",
+                            str(tmp_path / "l.sqlite"), *args], capsys)
+    assert code == 2 and message in " ".join(err.split()), err
+    assert not (tmp_path / "l.sqlite").exists() or args[:1] == ["--status"]
