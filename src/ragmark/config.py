@@ -41,6 +41,10 @@ values; its keys are dotted paths into the config::
     "chunker.size" = [200, 500]
     top_k = [5, 10]
 
+A ``[judges.METRIC]`` table sets how one judge metric judges: ``alignment = "FILE"``
+gives it the examples and rules people's labels chose (``judge-eval --align
+--save-alignment FILE``; the path relative to where ragmark runs).
+
 A ``[pipeline]`` table makes the config an external RAG system (a Python callable or an
 HTTP endpoint, see :mod:`ragmark.pipelines.config`) that ragmark asks instead of running
 a chunker, retriever and generator; such a config has none of those tables.
@@ -92,6 +96,15 @@ def check_regexes(patterns: Sequence[str], what: str) -> None:
             raise ValueError(f"{what} {p!r} is not a regular expression: {e}") from None
 
 
+class JudgeTable(BaseModel):
+    """``[judges.METRIC]``: how one judge metric judges."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    alignment: str
+    """An alignment file (``judge-eval --save-alignment``): people's examples and rules
+    the judge is given (:mod:`ragmark.judges.guidance`)."""
+
+
 class RunConfig(BaseModel):
     """One pipeline: chunker -> retriever -> (reranker) -> generator, and how it is judged."""
 
@@ -122,6 +135,36 @@ class RunConfig(BaseModel):
     refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
     pipeline: PipelineConfig | None = None  # an external system instead of the parts above
     llm: LLMTable | None = None  # the LLM endpoint (judges; llm generator and reranker)
+    judges: dict[str, JudgeTable] = {}
+    """Per judge metric: its alignment (``[judges.faithfulness] alignment = "FILE"``)."""
+
+    @field_validator("judges")
+    @classmethod
+    def _judges(cls, v: dict[str, JudgeTable]) -> dict[str, JudgeTable]:
+        from ragmark.judges.guidance import read_guidance
+        from ragmark.metrics.names import catalogue
+
+        for metric, table in v.items():
+            spec = catalogue().get(metric)
+            if spec is None or spec.kind != "judge":
+                raise ValueError(f"{metric!r} is not a judge metric")
+            try:
+                read_guidance(table.alignment, metric)
+            except ConfigError as e:
+                raise ValueError(str(e)) from None
+        return v
+
+    def guidance(self) -> dict[str, Any]:
+        """Each aligned judge metric's :class:`~ragmark.judges.guidance.Guidance`."""
+        from ragmark.judges.guidance import read_guidance
+
+        return {m: read_guidance(t.alignment, m) for m, t in self.judges.items()}
+
+    def judges_json(self) -> dict[str, Any]:
+        """What the results record of the aligned judges: file, hash, examples, rules."""
+        return {m: {"alignment": self.judges[m].alignment, "hash": g.hash,
+                    "examples": len(g.examples), "rules": len(g.rubric)}
+                for m, g in self.guidance().items()}
 
     @field_validator("refusal_patterns")
     @classmethod

@@ -39,7 +39,8 @@ def blocks(page: Path) -> list[tuple[str, str]]:
 def test_every_page_has_examples_or_is_a_reference():
     assert {p.relative_to(DOCS).as_posix() for p in PAGES} >= {
         "index.md", "tutorials/evaluate.md", "tutorials/compare.md", "tutorials/gate.md",
-        "tutorials/judge-your-judge.md", "tutorials/monitor.md", "how-to/import.md",
+        "tutorials/judge-your-judge.md", "tutorials/monitor.md",
+        "tutorials/label-measure-align.md", "how-to/import.md",
         "how-to/frameworks.md"}
     for page in PAGES:
         if "reference" not in page.parts:

@@ -89,7 +89,7 @@ def annotate_cmd(**flags: Any) -> None:
 
     def say(lines: list[str]) -> None:
         for line in lines:
-            out.print(line, highlight=False, soft_wrap=True)
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
 
     if plan.action == "status":
         say(status_lines(annotate_status(plan)))

@@ -44,6 +44,8 @@ def report_lines(r: dict[str, Any]) -> list[str]:
         lines += score_lines(r["scores"], r["metric"])
     if "people" in r:
         lines += people_lines(r["people"], r["judge_with_people"])
+    if "alignment" in r:
+        lines += alignment_lines(r["alignment"], r["metric"])
     lines += [f"warning: {w}" for w in r.get("warnings", [])]
     if "consistency" in r:
         k = r["consistency"]
@@ -71,6 +73,29 @@ def people_lines(p: dict[str, Any], j: dict[str, Any]) -> list[str]:
     kappas = "; ".join(_stat(f"kappa with {n}", k) for n, k in j["kappa"].items())
     lines.append(f"the judge with them: {_alpha(j['alpha'])} on the same {j['items']} "
                  "items (the judge one more coder)" + (f"; {kappas}" if kappas else ""))
+    return lines
+
+
+def alignment_lines(a: dict[str, Any], metric: str) -> list[str]:
+    """What aligning the judge did, on held-out items, and where it was saved."""
+    if "reason" in a:
+        lines = [f"alignment not measured: {a['reason']}"]
+    else:
+        def gain(name: str, label: str) -> str:
+            g = a[name]
+            if g["gain"] is None:
+                return f"{label}: not defined"
+            return (f"{label} {g['unaligned']:.3f} -> {g['aligned']:.3f}, gain "
+                    f"{g['gain']:+.3f} [{g['ci_low']:+.3f}, {g['ci_high']:+.3f}]")
+
+        lines = [f"aligned judge, cross-validated ({a['folds']} folds; each fold judged "
+                 f"with up to {max(a['examples_per_prompt'])} examples from the others) on "
+                 f"{a['items']} items: " + gain("balanced_accuracy", "balanced accuracy")
+                 + "; " + gain("kappa", "kappa") + " (paired 95% bootstrap)",
+                 a["verdict"]]
+    if "saved" in a:
+        lines.append(f"alignment saved to {a['saved']} (hash {a['hash'][:12]}); a config "
+                     f"uses it: [judges.{metric}] alignment = \"{a['saved']}\"")
     return lines
 
 
@@ -134,6 +159,12 @@ def judges_lines(report: dict[str, Any]) -> list[str]:
 @option("--seed", type=int, default=0, show_default=True)
 @option("--judge-model", "judge_models", multiple=True)
 @option("--output", type=click.Path(dir_okay=False))
+@click.option("--align", is_flag=True, help="Also align the judge to the labels (examples "
+              "they labelled, their notes as rules) and measure the gain by "
+              "cross-validation: no item is in its own prompt.")
+@click.option("--save-alignment", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With --align: write the alignment chosen from every item (TOML); a "
+              "config uses it as [judges.METRIC] alignment = \"FILE\".")
 @dry_run_option
 @quiet_option
 @endpoint_options
@@ -159,6 +190,6 @@ def judge_eval_cmd(**flags: Any) -> None:
         return
     report = execute_judge_eval(plan, progress)
     for line in (report_lines(report) if len(plan.judges) == 1 else judges_lines(report)):
-        out.print(line, highlight=False, soft_wrap=True)
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
     if plan.output is not None:
         out.print(f"Report written to {plan.output}")

@@ -40,6 +40,8 @@ class Item:
     unsupported: bool
     annotator: str = ""
     """Who gave the label (``ragmark annotate``'s export names them), if known."""
+    note: str = ""
+    """What the person noted with the label (the rules of an aligned judge)."""
 
 
 def label_map(text: str | None) -> dict[str, bool]:
@@ -102,7 +104,7 @@ def read_jsonl(path: str | Path, labels: dict[str, bool]) -> list[Item]:
                               tuple(contexts), _text(obj, "answer", True) or "",
                               _text(obj, "expected_answer", False),
                               _label(obj["label"], labels),
-                              str(obj.get("annotator") or "")))
+                              str(obj.get("annotator") or ""), str(obj.get("note") or "")))
         except ValueError as e:
             raise DataError(str(e), file=str(path), line=line_no) from None
     return items
@@ -133,7 +135,7 @@ def read_review(path: str | Path, metric: str | None) -> tuple[list[Item], str |
         items.append(Item(cells["id"], cells.get("question", ""),
                           split_contexts(cells["contexts"]), cells["answer"],
                           cells.get("expected_answer") or None, value < 0.5,
-                          cells.get("annotator", "").strip()))
+                          cells.get("annotator", "").strip(), cells.get("note", "")))
     found = sorted(m for m in metrics if m)
     if len(found) > 1:
         raise DataError(f"the labelled rows are of several metrics ({', '.join(found)}); "
@@ -149,7 +151,8 @@ def read_store(queue: str) -> tuple[list[Item], str]:
     store = labels_path()
     task = get_queue(store, queue).task
     return [Item(r["id"], r["question"], tuple(r["contexts"]), r["answer"],
-                 r["expected_answer"] or None, float(r["human"]) < 0.5, r["annotator"])
+                 r["expected_answer"] or None, float(r["human"]) < 0.5, r["annotator"],
+                 r["note"])
             for r in label_rows(store, queue)], task
 
 

@@ -29,6 +29,7 @@ from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.people import People, judge_with_people, people_report
 from ragmark.judge_eval.scores import score_report
+from ragmark.judges.guidance import Guidance, aligned
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
 from ragmark.llm import LLMSettings, open_client
@@ -51,7 +52,8 @@ def threshold_of(metric: str, given: float | None) -> float:
 
 
 async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
-                     advance: Callable[[int], None]) -> tuple[list[Score], dict[str, Any]]:
+                     advance: Callable[[int], None], guidance: Guidance | None = None
+                     ) -> tuple[list[Score], dict[str, Any]]:
     client = open_client(settings)
     counts = JudgeCounts()
     ok, why = await client.probe()
@@ -61,10 +63,11 @@ async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
     async def one(it: Item) -> Score:
         try:
             if metric == LABEL_METRIC:  # the passage's relevance to the question, YES/NO
-                return await relevance_label(client, it.question, "\n\n".join(it.contexts),
-                                             counts=counts)
+                return await aligned(relevance_label(
+                    client, it.question, "\n\n".join(it.contexts), counts=counts), guidance)
             sample = Sample(it.id, it.question, expected_answer=it.expected_answer)
-            got = judge_call(client, metric, sample, Answer(it.answer, it.contexts), counts)
+            got = judge_call(client, metric, sample, Answer(it.answer, it.contexts), counts,
+                             guidance=guidance)
             return got if isinstance(got, Score) else await got
         finally:
             advance(1)
@@ -89,6 +92,8 @@ class Trial:
     temperature: float | None = None
     n_resamples: int = 2000
     seed: int = 0
+    align: bool = False
+    """Also align the judge to the labels and measure the gain (:mod:`.align`)."""
 
 
 def judge_eval(items: Sequence[Item], settings: LLMSettings, trial: Trial | None = None,
@@ -97,6 +102,15 @@ def judge_eval(items: Sequence[Item], settings: LLMSettings, trial: Trial | None
     """The report of the module docstring, as a JSON-ready dict; with ``people`` (several
     people's labels of the items), their agreement and the judge's with them."""
     return _one(items, settings, trial or Trial(), advance, people)[0]
+
+
+def judge_eval_aligned(items: Sequence[Item], settings: LLMSettings, trial: Trial,
+                       advance: Callable[[int], None] = lambda n: None,
+                       people: People | None = None) -> tuple[dict[str, Any], Guidance | None]:
+    """:func:`judge_eval`'s report and, with ``trial.align``, the guidance chosen from
+    every item (for ``--save-alignment``)."""
+    out, _, guidance = _one(items, settings, trial, advance, people)
+    return out, guidance
 
 
 def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
@@ -113,7 +127,7 @@ def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
     for s in judges:
         name = f"{s.model} at {s.display_url}" if len({j.model for j in judges}) < len(
             judges) else s.model
-        reports[name], verdicts[name] = _one(items, s, t, advance, people)
+        reports[name], verdicts[name], _ = _one(items, s, t, advance, people)
     pairs = []
     names = list(reports)
     for i, a in enumerate(names):
@@ -185,7 +199,7 @@ _ADDED = frozenset({"calls", "at_most", "cached", "estimated_prompt_tokens",
 
 def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
          advance: Callable[[int], None], people: People | None = None
-         ) -> tuple[dict[str, Any], list[bool | None]]:
+         ) -> tuple[dict[str, Any], list[bool | None], Guidance | None]:
     """One judge's report, and its verdict per item (True = unsupported; None = no
     verdict) from the first repeat."""
     metric, threshold, repeats, temperature = (trial.metric, trial.threshold, trial.repeats,
@@ -240,7 +254,19 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
         out["judge_with_people"] = judge_with_people(
             people, {it.id: v for it, v in zip(items, verdict, strict=True)}, n_resamples,
             seed)
-    return out, verdict
+    guidance = None
+    if trial.align:
+        from ragmark.judge_eval.align import align
+
+        s0 = repeat_settings(settings, trial, 0)
+
+        def judge(some: Sequence[Item], g: Guidance) -> list[Score]:
+            return run_sync(_judge_all(s0, metric, some, advance, g))[0]
+
+        out["alignment"], guidance = align(items, metric, cut, first, judge, seed=seed,
+                                           n_resamples=n_resamples)
+        out["alignment"]["hash"] = guidance.hash
+    return out, verdict, guidance
 
 
 def _one_verdict(pred: Sequence[bool]) -> str | None:

@@ -10,7 +10,8 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -340,6 +341,20 @@ async def _chat(client: ChatClient, messages: Sequence[Message], params: Mapping
         return e
 
 
+CURRENT: ContextVar[Any] = ContextVar("ragmark_guidance", default=None)
+"""The guidance of the judge call under way (a :class:`~ragmark.judges.guidance.Guidance`,
+set by :func:`~ragmark.judges.guidance.aligned`), or None."""
+
+
+def guided(prompt: Prompt[In, Out]) -> Prompt[In, Out]:
+    """``prompt`` with the current guidance's text appended to its instruction
+    (unchanged without one, and so are its cache keys)."""
+    g = CURRENT.get()
+    if g is None:
+        return prompt
+    return replace(prompt, instruction=prompt.instruction.rstrip() + "\n\n" + g.text())
+
+
 async def ask(
     client: ChatClient,
     prompt: Prompt[In, Out],
@@ -354,6 +369,7 @@ async def ask(
     ``client`` is an :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
     counts = counts if counts is not None else JudgeCounts()
     counts.asked += 1
+    prompt = guided(prompt)  # people's examples and rules, when the judge is aligned
     params.setdefault("schema", prompt.schema(item))
     cap = int(params.pop("max_tokens", None) or answer_cap(client, prompt))
     window = known_window(client)

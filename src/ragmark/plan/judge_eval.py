@@ -35,6 +35,8 @@ class JudgeEvalRequest:
     judge_models: Sequence[str] = ()
     output: str | Path | None = None
     dry_run: bool = False
+    align: bool = False
+    save_alignment: str | Path | None = None
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
     """The ``--llm-*`` flags, over ``RAGMARK_LLM_*``."""
 
@@ -53,11 +55,13 @@ class JudgeEvalPlan:
     dry_run: bool = False
     people: People | None = None
     """Several people's labels of the same items (the items hold the majority's)."""
+    save_alignment: Path | None = None
 
     @property
     def calls(self) -> int:
-        """The judgements to make: items x repeats x judges."""
-        return len(self.items) * self.trial.repeats * len(self.judges)
+        """The judgements to make: items x repeats x judges, and each item once more with
+        its fold's guidance when aligning."""
+        return len(self.items) * (self.trial.repeats + self.trial.align) * len(self.judges)
 
 
 def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
@@ -71,8 +75,14 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
     from ragmark.plan.endpoint import resolve_llm
     from ragmark.plan.paths import check_output
 
-    if req.output is not None and not req.dry_run:  # a dry run writes nothing
-        check_output(req.output, "--output")
+    if req.save_alignment is not None and not req.align:
+        raise ConfigError("--save-alignment saves what --align chose: give --align too")
+    if req.save_alignment is not None and len(req.judge_models) > 1:
+        raise ConfigError("--save-alignment saves one judge's alignment: give one "
+                          "--judge-model")
+    for path, flag in ((req.output, "--output"), (req.save_alignment, "--save-alignment")):
+        if path is not None and not req.dry_run:  # a dry run writes nothing
+            check_output(path, flag)
     read, named = read_items(str(req.file), req.metric, req.label_map)
     items, people = consensus(read)
     models = tuple(req.judge_models)
@@ -82,10 +92,11 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
                           f"or {SET_ENDPOINT}")
     judges = tuple(settings.model_copy(update={"model": m}) for m in models) or (settings,)
     trial = Trial(req.metric or named or "faithfulness", req.threshold, req.repeats,
-                  req.temperature, req.resamples, req.seed)
+                  req.temperature, req.resamples, req.seed, req.align)
     return JudgeEvalPlan(str(req.file), list(items), judges, trial,
                          None if req.output is None else Path(req.output), req.dry_run,
-                         people)
+                         people, None if req.save_alignment is None else Path(
+                             req.save_alignment))
 
 
 def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
@@ -99,15 +110,19 @@ def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
 def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any]:
     """Judge every item (per judge and repeat) and return the report; written to the
     plan's output when it has one."""
-    from ragmark.judge_eval import judge_eval
-    from ragmark.judge_eval.run import compare_judges
-    from ragmark.report.json_writer import write_json
+    from ragmark.judge_eval.run import compare_judges, judge_eval_aligned
+    from ragmark.report.json_writer import write_json, write_text
 
     n = len(plan.judges)
     with progress.task(f"judging {len(plan.items):,} items x {plan.trial.repeats} x {n} "
-                       "judges", plan.calls) as advance:
+                       "judges" + (", then each aligned" if plan.trial.align else ""),
+                       plan.calls) as advance:
         if n == 1:
-            report = judge_eval(plan.items, plan.judges[0], plan.trial, advance, plan.people)
+            report, guidance = judge_eval_aligned(plan.items, plan.judges[0], plan.trial,
+                                                  advance, plan.people)
+            if guidance is not None and plan.save_alignment is not None:
+                write_text(guidance.to_toml(), plan.save_alignment)
+                report["alignment"]["saved"] = str(plan.save_alignment)
         else:
             report = compare_judges(plan.items, list(plan.judges), plan.trial, advance,
                                     plan.people)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ragmark.aio import run_sync
@@ -19,6 +19,7 @@ from ragmark.errors import ConfigError
 from ragmark.judges import JudgeCounts
 from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
 from ragmark.judges.faithfulness import claims_call
+from ragmark.judges.guidance import Guidance, aligned
 from ragmark.judges.metrics import JudgeCase
 from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
@@ -82,17 +83,20 @@ def histories(samples: Sequence[Sample], records: Sequence[Answered]
 def judge_call(
     client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts,
     history: tuple[tuple[str, str | None], ...] = (), language: str | None = None,
+    guidance: Guidance | None = None,
 ) -> Awaitable[Score] | Score:
     """The judge of metric ``name`` for one question's answer and contexts (a Score at
     once when it cannot be asked); ``history``: the earlier turns of its conversation;
-    ``language``: the data's."""
+    ``language``: the data's; ``guidance``: people's examples and rules the judge is
+    aligned with (:mod:`ragmark.judges.guidance`)."""
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
     case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history,
                      language)
     compute = catalogue()[name].compute
     assert compute is not None  # every judge metric of the catalogue computes itself
-    return compute(client, case, counts)  # type: ignore[no-any-return]
+    job = compute(client, case, counts)
+    return job if guidance is None else aligned(job, guidance)  # type: ignore[no-any-return]
 
 
 async def _judge_all(
@@ -103,6 +107,7 @@ async def _judge_all(
     counts: JudgeCounts,
     advance: Callable[[int], None],
     language: str | None = None,
+    guidance: Mapping[str, Guidance] | None = None,
 ) -> list[dict[str, Score]]:
     ok, reason = await client.probe()
     if not ok:
@@ -117,7 +122,8 @@ async def _judge_all(
     turns = histories(samples, records)
     for i, (s, rec) in enumerate(zip(samples, records, strict=True)):
         for name in names:
-            job = judge_call(client, name, s, rec, counts, turns[i], language)
+            job = judge_call(client, name, s, rec, counts, turns[i], language,
+                             (guidance or {}).get(name))
             if isinstance(job, Score):
                 out[i][name] = job
                 advance(1)
@@ -143,6 +149,7 @@ async def judge_async(
     require: bool = False,
     advance: Callable[[int], None] = lambda n: None,
     language: str | None = None,
+    guidance: Mapping[str, Guidance] | None = None,
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
     """Per-query judge scores, notes for the report, and the LLM accounting: every
     (question, metric) judged concurrently on one client (its concurrency limit,
@@ -158,7 +165,7 @@ async def judge_async(
     counts = JudgeCounts()
     try:
         scores = await _judge_all(client, samples, records, names, counts, advance,
-                                  language)
+                                  language, guidance)
     except _Unreachable as e:
         why = f"the LLM endpoint did not answer: {e}"
         if require:
@@ -225,6 +232,7 @@ def estimate(
     names: Sequence[str],
     settings: LLMSettings | None,
     language: str | None = None,
+    guidance: Mapping[str, Guidance] | None = None,
 ) -> dict[str, Any]:
     """A dry run: the judge calls a run would make, without calling anything.
 
@@ -248,7 +256,7 @@ def estimate(
         for s, rec, earlier in zip(samples, records, turns, strict=True):
             for name in names:
                 job = judge_call(dry, name, s, rec, JudgeCounts(),  # type: ignore[arg-type]
-                                 earlier, language)
+                                 earlier, language, (guidance or {}).get(name))
                 if isinstance(job, Score):
                     continue
                 try:

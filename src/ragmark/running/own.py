@@ -183,7 +183,9 @@ def own(
         set() if cfg.refusal_patterns else {"refusal_patterns"}) | (
         set() if cfg.refusal_judge else {"refusal_judge"}) | (
         set() if cfg.language else {"language"}) | (
-        set() if cfg.context_match != "contains" else {"context_match"})))
+        set() if cfg.context_match != "contains" else {"context_match"}) | {"judges"}))
+    if cfg.judges:  # which people's examples and rules the judges were given
+        cfg_json["judges"] = cfg.judges_json()
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
                                                **parts.chunker_params})
     facts = {"chunks": len(got.chunks), "index": got.index_source}

@@ -195,7 +195,7 @@ def estimate_run(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
     answers, _ = answer_stage(samples, src.queries, failed, [], cfg, dataset.corpus.by_id())
     ok = [qi for qi in range(len(samples)) if qi not in failed]
     est = estimate([samples[i] for i in ok], [answers[i] for i in ok], sel.judges, task.llm,
-                   cfg.language)
+                   cfg.language, cfg.guidance())
     return {**est, "embeddings": src.llm["embeddings"]} if "embeddings" in src.llm else est
 
 

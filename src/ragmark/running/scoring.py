@@ -247,10 +247,10 @@ def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
 
 def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
                 failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
-                llm: LLMSettings | None, require_llm: bool, language: str | None = None,
+                llm: LLMSettings | None, require_llm: bool, cfg: RunConfig | None = None,
                 ) -> tuple[list[dict[str, Score]], StageReport]:
-    """Each question's judge scores (on the driver's LLM client); ``language``: the
-    data's, a config's ``language``."""
+    """Each question's judge scores (on the driver's LLM client); ``cfg`` gives the
+    data's ``language`` and the aligned judges' guidance (its ``[judges]`` tables)."""
     ok = [qi for qi in range(len(samples)) if qi not in failed]
     scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
               for qi in range(len(samples))]
@@ -262,7 +262,8 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
     with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
         got, notes, summary = run_sync(judge_async(
             [samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm,
-            require=require_llm, advance=adv, language=language))
+            require=require_llm, advance=adv, language=None if cfg is None else cfg.language,
+            guidance=None if cfg is None else cfg.guidance()))
     for i, sc in zip(ok, got, strict=True):
         scores[i] = sc
     return scores, StageReport({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)

@@ -206,6 +206,8 @@ def external(
         config["language"] = cfg.language
     if cfg.context_match != "contains":  # it changes which contexts are relevant
         config["context_match"] = cfg.context_match
+    if cfg.judges:  # which people's examples and rules the judges were given
+        config["judges"] = cfg.judges_json()
     extra["chunks"] = sum(len(o.contexts) for o in outs)
     made = [produced(o, with_answers, resolve) for o in outs]
     by_text, anonymous = sum(p.by_text for p in made), sum(p.anonymous for p in made)

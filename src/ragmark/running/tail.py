@@ -107,8 +107,7 @@ def _stages(dataset: Dataset, samples: Sequence[Sample], queries: list[Produced]
     unjudged_qs = failed | {qi: Score.missing(UNANSWERABLE) for qi, s in enumerate(samples)
                             if not s.answerable and qi not in failed}
     judged, stats = judge_stage(samples, answers, unjudged_qs, sel.judges, prog=prog,
-                                llm=task.llm, require_llm=task.require_llm,
-                                language=cfg.language)
+                                llm=task.llm, require_llm=task.require_llm, cfg=cfg)
     return _Scored(queries, failed, unjudged, matched, answers, answer_scores, judged,
                    refusal.merge(stats))
 

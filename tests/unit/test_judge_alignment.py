@@ -1,0 +1,150 @@
+"""`judge-eval --align` (issue 35): a judge given examples people labelled and their
+notes as rules, measured by cross-validation (no item in its own prompt), saved, and
+used by `run` through `[judges.METRIC] alignment = "FILE"`: recorded in the results,
+part of the cache key. The scripted judge learns from the examples exactly when they are
+in its prompt: it calls an answer naming Lyon irrelevant only when people's examples
+there say NO to one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import run_cli
+from support.fake_llm_server import chat_reply
+
+from ragmark.judges.guidance import Example, Guidance, choose_examples, read_guidance
+
+DEMO = Path(__file__).resolve().parents[1].parent / "src" / "ragmark" / "demo"
+NOTE = "an answer naming Lyon is wrong: the capital is Paris"
+
+
+def system_of(body):
+    return next(m["content"] for m in body["messages"] if m["role"] == "system")
+
+
+def learner(body):
+    """answer_relevance: 5, except 1 for an answer naming Lyon when the prompt holds an
+    example people answered NO that names Lyon."""
+    users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    system = system_of(body)
+    taught = "Their answer: NO" in system and "Lyon" in system.split("Case 1", 1)[-1]
+    bad = taught and "Lyon" in users[-1]
+    return chat_reply(json.dumps({"rating": 1 if bad else 5, "reason": "r"}))
+
+
+def write_items(path: Path) -> None:
+    rows = [{"id": f"l{i}", "question": "What is the capital of France?",
+             "context": "Paris is the capital of France.", "answer": f"Lyon, {i}.",
+             "label": 1, "note": NOTE if i == 0 else ""} for i in range(6)]
+    rows += [{"id": f"p{i}", "question": "What is the capital of France?",
+              "context": "Paris is the capital of France.", "answer": f"Paris, {i}.",
+              "label": 0} for i in range(6)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_examples_are_balanced_and_the_judges_mistakes_come_first():
+    pool = [Example("q", f"a{i}", ("c",), i % 2 == 0) for i in range(8)]
+    wrong = [False, False, False, True, True, False, False, True]
+    got = choose_examples(pool, wrong, 2)
+    assert [e.answer for e in got] == ["a4", "a0", "a3", "a7"]  # yes: a4 wrong; no: both
+
+
+def test_align_measures_the_gain_on_held_out_items_saves_and_a_run_uses_it(
+        server, tmp_path, capsys):
+    server.rule = learner
+    items, saved = tmp_path / "items.jsonl", tmp_path / "judges" / "relevance.toml"
+    write_items(items)
+    out = tmp_path / "je.json"
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported", "--align",
+                                 "--save-alignment", str(saved), "--llm-base-url",
+                                 server.url, "--llm-model", "test-model", "--output",
+                                 str(out)], capsys)
+    assert code == 0, err
+    a = json.loads(out.read_text())["alignment"]
+    # unaligned: every answer relevant (BA 0.5, kappa 0); aligned on held-out folds: the
+    # Lyon answers irrelevant (BA 1, kappa 1); every resample with both labels: gain 0.5
+    assert (a["folds"], a["items"], a["left_out"]) == (5, 12, 0)
+    ba, kappa = a["balanced_accuracy"], a["kappa"]
+    assert (ba["unaligned"], ba["aligned"], ba["gain"]) == (0.5, 1.0, 0.5)
+    assert (ba["ci_low"], ba["ci_high"]) == (0.5, 0.5)
+    assert (kappa["unaligned"], kappa["aligned"]) == (0.0, 1.0)
+    assert a["verdict"] == "alignment helped: balanced accuracy 0.500 -> 1.000 on held-out items"
+    # no fold's prompt held its own items: each aligned call's examples are other items
+    for r in server.requests:
+        system, user = system_of(r.body), r.body["messages"][-1]["content"]
+        if "Case 1" in system:
+            answer = user.split('<data name="answer">\n', 1)[1].split("\n</data>")[0]
+            assert answer not in system.split("Case 1", 1)[1], answer
+    text = " ".join(stdout.split())
+    assert "aligned judge, cross-validated (5 folds; each fold judged with up to 4 examples" \
+        in text and "balanced accuracy 0.500 -> 1.000, gain +0.500 [+0.500, +0.500]" in text
+    g = read_guidance(saved, "answer_relevance")
+    assert g.hash == a["hash"] and a["saved"] == str(saved)
+    assert [e.label for e in g.examples] == [True, True, False, False]
+    assert g.rubric == (NOTE,) and all("Lyon" in e.answer for e in g.examples[2:])
+    assert f'[judges.answer_relevance] alignment = "{saved}"' in text
+
+    cfg = tmp_path / "aligned.toml"
+    cfg.write_text(f'name = "aligned"\n[judges.answer_relevance]\nalignment = "{saved}"\n')
+    run = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+           str(DEMO / "corpus"), "--judge-metrics", "answer_relevance", "--llm-base-url",
+           server.url, "--llm-model", "test-model", "--quiet", "--no-history"]
+    before = len(server.requests)
+    code, _, err = run_cli([*run, "--output", str(tmp_path / "plain.json")], capsys)
+    assert code == 0, err
+    plain = len(server.requests) - before
+    code, _, err = run_cli([*run, "--config", str(cfg), "--output",
+                            str(tmp_path / "aligned.json")], capsys)
+    assert code == 0, err
+    asked = server.requests[before + plain:]
+    assert len(asked) == plain  # other messages, so not one answer from the cache
+    assert all("Their rules:\n- " + NOTE in system_of(r.body) for r in asked)
+    assert not any("Their rules" in system_of(r.body) for r in server.requests[
+        before:before + plain])
+    got = json.loads((tmp_path / "aligned.json").read_text())["config"]["judges"]
+    assert got == {"answer_relevance": {"alignment": str(saved), "hash": g.hash,
+                                        "examples": 4, "rules": 1}}
+    assert "judges" not in json.loads((tmp_path / "plain.json").read_text())["config"]
+
+
+def test_a_changed_or_wrong_alignment_is_refused_before_any_work(server, tmp_path, capsys):
+    saved = tmp_path / "a.toml"
+    g = Guidance("answer_relevance", "does the answer address the question?",
+                 (Example("q", "a", ("c",), True),), ("a rule",))
+    saved.write_text(g.to_toml())
+    assert read_guidance(saved) == g
+    cfg = tmp_path / "c.toml"
+    run = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+           str(DEMO / "corpus"), "--config", str(cfg), "--quiet", "--no-history",
+           "--output", str(tmp_path / "r.json")]
+    cfg.write_text(f'[judges.faithfulness]\nalignment = "{saved}"\n')
+    code, _, err = run_cli(run, capsys)
+    assert code == 2 and f"alignment {saved} is of answer_relevance, not of faithfulness" in err
+    cfg.write_text(f'[judges.answer_relevance]\nalignment = "{saved}"\n')
+    saved.write_text(g.to_toml().replace("a rule", "another rule"))
+    code, _, err = run_cli(run, capsys)
+    assert code == 2 and "its content does not match its hash" in err
+    cfg.write_text(f'[judges.mrr]\nalignment = "{saved}"\n')
+    code, _, err = run_cli(run, capsys)
+    assert code == 2 and "'mrr' is not a judge metric" in err
+    code, _, err = run_cli(["judge-eval", str(saved), "--save-alignment", "x.toml",
+                            "--llm-base-url", server.url, "--llm-model", "m"], capsys)
+    assert code == 2 and "--save-alignment saves what --align chose" in err
+    assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize("n", [3])
+def test_too_few_items_of_a_label_say_so(server, tmp_path, capsys, n):
+    server.rule = learner
+    items = tmp_path / "few.jsonl"
+    items.write_text("".join(json.dumps({"id": f"i{i}", "context": "c", "answer": f"a{i}",
+                                         "label": int(i == 0)}) + "\n" for i in range(n)))
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--align", "--llm-base-url", server.url, "--llm-model",
+                                 "test-model"], capsys)
+    assert code == 0, err
+    assert ("alignment not measured: alignment needs at least 2 items of each label "
+            "(2 folds)") in " ".join(stdout.split())
