@@ -63,6 +63,8 @@ class ReviewRow:
     metric: str
     judge: float
     expected_answer: str = ""
+    claim: str = ""
+    """One claim of the answer, when the row is of a claim (``annotate --per-claim``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,7 +93,8 @@ class Pages:
         got = q.view(store.items(self.path, self.queue.name),
                      store.labels(self.path, self.queue.name), name, self.overlap)
         return {"queue": self.queue.name, "task": self.queue.task,
-                "ask": q.ask_of(self.queue.task), "choices": list(q.CHOICES),
+                "ask": q.ask_of(self.queue.task, bool(self.queue.settings.get("per_claim"))),
+                "choices": list(q.choices_of(self.queue.task)),
                 "reveal": self.reveal, "annotator": name, **got.to_json()}
 
     async def state(self, request: Any) -> Any:
@@ -139,7 +140,7 @@ class Pages:
             return r
         body = await self.body(request)
         name = None if body is None else self.who(body.get("annotator"))
-        values = [c["value"] for c in q.CHOICES]
+        values = [c["value"] for c in q.choices_of(self.queue.task)]
         if body is None or name is None or body.get("value") not in (None, *values):
             return JSONResponse({"error": "expected a JSON object with annotator, item and "
                                  f"a value of {values} or null (a skip)"}, 400)

@@ -24,6 +24,22 @@ from ragmark.errors import ConfigError
 
 CHOICES = ({"key": "1", "value": 1.0, "text": "Yes"}, {"key": "2", "value": 0.0, "text": "No"})
 """The labels a person gives a yes/no task, with the number key that gives each."""
+SCALE = tuple({"key": str(k), "value": (k - 1) / 4, "text": text} for k, text in enumerate(
+    ("not at all", "a little", "half", "mostly", "fully"), start=1))
+"""The labels of a task on a scale: keys 1 to 5, values 0, 0.25, ... 1 (the judge's
+scale)."""
+SCALED = {"answer_correctness": "how far does the answer agree with the expected answer?"}
+"""The tasks people give on a scale, and what they are asked."""
+CLAIM_ASK = "is this claim of the answer supported by the contexts?"
+
+
+def choices_of(task: str) -> tuple[dict[str, Any], ...]:
+    return SCALE if task in SCALED else CHOICES
+
+
+def level_of(task: str) -> str:
+    """Krippendorff's level of the task's labels: interval on a scale, else nominal."""
+    return "interval" if task in SCALED else "nominal"
 VERDICT_AT = {"faithfulness": 1.0}
 """The judge score at and above which its verdict is *yes* (0.5 for the others), as
 ``judge-eval`` reads it: the strata of the sample."""
@@ -43,7 +59,8 @@ class Drawn:
 def item_of(row: ReviewRow) -> dict[str, Any]:
     return {"id": row.id, "question": row.question, "answer": row.answer,
             "contexts": list(row.contexts), "expected_answer": row.expected_answer,
-            "metric": row.metric, "judge": row.judge}
+            "metric": row.metric, "judge": row.judge,
+            **({"claim": row.claim} if row.claim else {})}
 
 
 def verdict(metric: str, judge: float) -> str:
@@ -51,20 +68,46 @@ def verdict(metric: str, judge: float) -> str:
 
 
 def draw(source: str | Path, task: str | None, n: int | None, seed: int,
-         config: str | None = None) -> Drawn:
+         config: str | None = None, per_claim: bool = False) -> Drawn:
     """The items of ``source`` (a results file of ``run --include-details`` or of
     ``label``) for ``task`` (a judge metric; None: the file's first): every one, or
     ``n`` drawn stratified by the judge's verdict (each stratum in proportion, at least
-    one each when ``n`` allows), kept in file order."""
+    one each when ``n`` allows), kept in file order. ``per_claim``: the claims the
+    faithfulness judge made of each answer, each an item with its verdict."""
     from ragmark.analysis.review import sample_for_review
 
     every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
-    rows = every.rows
+    rows = claims_of(source, every.rows, config) if per_claim else every.rows
     if n is not None and n < len(rows):
         rows = _stratified(rows, n, seed)
     strata = Counter(verdict(r.metric, r.judge) for r in rows)
     return Drawn([item_of(r) for r in rows], every.metric, every.eligible,
                  dict(every.left_out), dict(sorted(strata.items())))
+
+
+def claims_of(source: str | Path, rows: Sequence[ReviewRow], config: str | None
+              ) -> list[ReviewRow]:
+    """Each answer's claims as the faithfulness judge wrote them, one row each (id
+    ``QUESTION#N``, the judge 1 where it found the claim supported, else 0)."""
+    from ragmark.analysis.inspection import results_from
+    from ragmark.results import read_results
+
+    if rows and rows[0].metric != "faithfulness":
+        raise ConfigError(f"--per-claim labels the claims of the faithfulness judge, not "
+                          f"of {rows[0].metric}: give --task faithfulness")
+    _, data = read_results(source)
+    by_id = {q.id: q for q in results_from(str(source), data, config).queries}
+    out = []
+    for r in rows:
+        details = by_id[r.id].metrics["faithfulness"].details
+        unsupported = set(details.get("unsupported") or ())
+        out += [ReviewRow(f"{r.id}#{k}", r.question, r.answer, r.contexts, r.metric,
+                          0.0 if c in unsupported else 1.0, r.expected_answer, c)
+                for k, c in enumerate(details.get("claims") or (), start=1)]
+    if not out:
+        raise ConfigError(f"{source}: the faithfulness judge recorded no claims (judge "
+                          "with --judge-metrics faithfulness and --include-details)")
+    return out
 
 
 def _stratified(rows: Sequence[ReviewRow], n: int, seed: int) -> list[ReviewRow]:
@@ -90,8 +133,10 @@ def _stratified(rows: Sequence[ReviewRow], n: int, seed: int) -> list[ReviewRow]
     return [rows[i] for i in sorted(picked)]
 
 
-def ask_of(task: str) -> str:
-    return ASKS.get(task, f"is the {task} verdict yes?")
+def ask_of(task: str, per_claim: bool = False) -> str:
+    if per_claim:
+        return CLAIM_ASK
+    return SCALED.get(task) or ASKS.get(task, f"is the {task} verdict yes?")
 
 
 @dataclass(frozen=True)
@@ -134,7 +179,7 @@ def view(items: Sequence[Mapping[str, Any]], labels: Sequence[Label], annotator:
 
 
 def status(items: Sequence[Mapping[str, Any]], labels: Sequence[Label],
-           n_resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+           n_resamples: int = 2000, seed: int = 0, task: str = "") -> dict[str, Any]:
     """Counts of a queue: items, items with a label, labels per annotator and per label
     value, skips; and the people's agreement (Krippendorff's alpha, nominal, with its
     interval) over the items two or more people labelled, when there are some."""
@@ -143,7 +188,7 @@ def status(items: Sequence[Mapping[str, Any]], labels: Sequence[Label],
     given = [lab for lab in labels if lab.value is not None]
     per: dict[str, Counter[str]] = defaultdict(Counter)
     for lab in labels:
-        per[lab.annotator]["skipped" if lab.value is None else _word(lab.value)] += 1
+        per[lab.annotator]["skipped" if lab.value is None else _word(lab.value, task)] += 1
     out: dict[str, Any] = {
         "items": len(items), "labelled": len({lab.item for lab in given}),
         "annotators": {a: dict(sorted(c.items())) for a, c in sorted(per.items())}}
@@ -153,10 +198,11 @@ def status(items: Sequence[Mapping[str, Any]], labels: Sequence[Label],
     names = sorted({lab.annotator for lab in given})
     units = [[by.get(a) for a in names] for by in by_item.values() if len(by) >= 2]
     if units:
-        out["agreement"] = krippendorff_alpha(units, n_resamples=n_resamples, seed=seed)
+        out["agreement"] = krippendorff_alpha(units, level_of(task), n_resamples=n_resamples,
+                                              seed=seed)
     return out
 
 
-def _word(value: float) -> str:
-    return next((str(c["text"]).lower() for c in CHOICES if c["value"] == value),
+def _word(value: float, task: str = "") -> str:
+    return next((str(c["text"]).lower() for c in choices_of(task) if c["value"] == value),
                 f"{value:g}")

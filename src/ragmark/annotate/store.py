@@ -213,7 +213,8 @@ def label_rows(path: str | Path, queue: str) -> list[dict[str, Any]]:
         if lab.value is None:
             continue
         it = by_id[lab.item]
-        out.append({"id": lab.item, "question": it["question"], "answer": it["answer"],
+        out.append({"id": lab.item, "question": it["question"],
+                    "answer": it.get("claim") or it["answer"],  # a claim is judged alone
                     "contexts": list(it["contexts"]),
                     "expected_answer": it.get("expected_answer") or "",
                     "metric": it["metric"], "judge": it["judge"], "human": lab.value,

@@ -38,8 +38,8 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
         if a is not None:
             lines.append(f"  agreement between people on the {a['units']} items two or "
                          "more labelled: " + (
-                             f"Krippendorff's alpha {a['value']:.3f}" if a["value"] is not
-                             None else f"alpha none ({a['reason']})")
+                             f"Krippendorff's alpha ({a['level']}) {a['value']:.3f}"
+                             if a["value"] is not None else f"alpha none ({a['reason']})")
                          + (f" [{a['ci_low']:.3f}, {a['ci_high']:.3f}]"
                             if a.get("ci_low") is not None else ""))
     return lines
@@ -59,6 +59,8 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
 @option("--seed", type=int, default=0, show_default=True)
 @click.option("--overlap", type=click.IntRange(min=0), default=0, show_default=True,
               help="The first N items are labelled by two people (for their agreement).")
+@click.option("--per-claim", is_flag=True, help="Label each claim the faithfulness judge "
+              "made of an answer (its verdict per claim), not the answer as a whole.")
 @option("--config", "config")
 @click.option("--reveal-judge", is_flag=True, help="Show the judge's value before the "
               "person has labelled [default: after, so it does not anchor them].")

@@ -26,6 +26,7 @@ class AnnotateRequest:
     sample: int | None = None
     seed: int = 0
     overlap: int = 0
+    per_claim: bool = False
     config: str | None = None
     reveal_judge: bool = False
     listen: str = "127.0.0.1:8750"
@@ -94,13 +95,14 @@ def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
     if req.annotator is not None and not req.annotator.strip():
         raise ConfigError("--annotator is empty: give a name, or leave it out and give "
                           "it on the page")
-    got = draw(req.source, req.task, req.sample, req.seed, req.config)
+    got = draw(req.source, req.task, req.sample, req.seed, req.config, req.per_claim)
     if req.overlap > len(got.items):
         raise ConfigError(f"--overlap {req.overlap}: the queue has {len(got.items)} items")
-    name = req.queue or f"{Path(req.source).stem}-{got.task}"
+    name = req.queue or f"{Path(req.source).stem}-{got.task}" + (
+        "-claims" if req.per_claim else "")
     queue = Queue(name, got.task, str(req.source), {
         "overlap": req.overlap, "reveal_judge": req.reveal_judge, "sample": req.sample,
-        "seed": req.seed, "config": req.config})
+        "seed": req.seed, "config": req.config, "per_claim": req.per_claim})
     drawn = {"eligible": got.eligible, "left_out": got.left_out, "strata": got.strata}
     return AnnotatePlan("serve", path, queue, got.items, drawn, host, port, req.token,
                         req.annotator)
@@ -134,7 +136,8 @@ def annotate_status(plan: AnnotatePlan) -> dict[str, dict[str, Any]]:
     for name in names:
         q = store.get_queue(plan.store, name)
         out[name] = {"task": q.task, "source": q.source,
-                     **status(store.items(plan.store, name), store.labels(plan.store, name))}
+                     **status(store.items(plan.store, name), store.labels(plan.store, name),
+                              task=q.task)}
     return out
 
 

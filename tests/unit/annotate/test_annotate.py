@@ -190,7 +190,7 @@ def test_status_and_export_read_back_by_judge_eval_and_human_labels(app, tmp_pat
         "  ann: no 1, yes 1", "  bob: no 1, skipped 1",
         # one item both labelled, yes and no: o_yn = o_ny = 1, n = 2, alpha = 1 - 1 * 2 / 2
         "  agreement between people on the 1 items two or more labelled: Krippendorff's "
-        "alpha 0.000"]
+        "alpha (nominal) 0.000"]
     csv_path, jsonl = tmp_path / "out.csv", tmp_path / "out.jsonl"
     for path in (csv_path, jsonl):
         code, out, _ = run_cli(["annotate", "--store", str(plan.store), "--queue",
@@ -223,3 +223,70 @@ def test_bad_flags_exit_2_before_anything_is_served(args, message, tmp_path, cap
                             str(tmp_path / "l.sqlite"), *args], capsys)
     assert code == 2 and message in " ".join(err.split()), err
     assert not (tmp_path / "l.sqlite").exists() or args[:1] == ["--status"]
+
+
+def test_per_claim_items_carry_the_judges_verdict_of_each_claim(tmp_path, capsys):
+    from ragmark.plan.annotate import AnnotateRequest, export_labels, plan_annotate
+
+    source = results_file(tmp_path)
+    data = json.loads(source.read_text())
+    plan = plan_annotate(AnnotateRequest(source=source, store=tmp_path / "l.sqlite",
+                                         per_claim=True))
+    assert plan.queue is not None and plan.queue.name == "run-faithfulness-claims"
+    first = data["queries"][0]
+    f = first["metrics"]["faithfulness"]
+    claims = [it for it in plan.items if it["id"].startswith(first["id"] + "#")]
+    assert [it["claim"] for it in claims] == f["claims"]
+    assert [it["judge"] for it in claims] == [0.0 if c in f["unsupported"] else 1.0
+                                              for c in f["claims"]]
+    assert all(it["answer"] == first["answer"] for it in claims)
+    store.create_queue(plan.store, plan.queue, plan.items)
+    store.put_label(plan.store, Label(plan.queue.name, claims[0]["id"], "ann", 0.0, "", ""))
+    out = tmp_path / "claims.jsonl"
+    export = plan_annotate(AnnotateRequest(store=plan.store, queue=plan.queue.name,
+                                           export=out))
+    assert export_labels(export) == 1
+    row = json.loads(out.read_text())
+    assert row["answer"] == f["claims"][0] and row["label"] == 0  # judge-eval judges it
+    code, _, err = run_cli(["annotate", str(source), "--store", str(tmp_path / "m.sqlite"),
+                            "--per-claim", "--task", "groundedness"], capsys)
+    assert code == 2 and "--per-claim labels the claims of the faithfulness judge" in err
+
+
+def test_a_task_on_a_scale_has_five_labels_and_interval_agreement(tmp_path):
+    from starlette.testclient import TestClient
+
+    from ragmark.annotate.app import make_app
+    from ragmark.plan.annotate import AnnotateRequest, annotate_status, plan_annotate
+
+    source = results_file(tmp_path)
+    data = json.loads(source.read_text())
+    for q_ in data["queries"]:
+        q_["metrics"]["answer_correctness"] = q_["metrics"].pop("faithfulness", None)
+    source.write_text(json.dumps(data))
+    plan = plan_annotate(AnnotateRequest(source=source, store=tmp_path / "l.sqlite",
+                                         task="answer_correctness"))
+    assert plan.queue is not None
+    store.create_queue(plan.store, plan.queue, plan.items)
+    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    state = client.get("/api/state?annotator=ann").json()
+    assert [c["key"] for c in state["choices"]] == ["1", "2", "3", "4", "5"]
+    assert [c["value"] for c in state["choices"]] == [0, 0.25, 0.5, 0.75, 1]
+    assert state["ask"] == "how far does the answer agree with the expected answer?"
+    first, second = state["order"][:2]
+    for who, item, value in (("ann", first, 0.75), ("bob", first, 0.5), ("ann", second, 0.0),
+                             ("bob", second, 0.25)):
+        r = client.post("/api/label", headers=HEADERS,
+                        json={"annotator": who, "item": item, "value": value})
+        assert r.status_code == 200
+    assert client.post("/api/label", headers=HEADERS, json={
+        "annotator": "ann", "item": first, "value": 0.3}).status_code == 400
+    got = annotate_status(plan_annotate(AnnotateRequest(store=plan.store, status=True)))
+    c = got["run-answer_correctness"]
+    assert c["annotators"] == {"ann": {"mostly": 1, "not at all": 1},
+                               "bob": {"a little": 1, "half": 1}}
+    # interval: units (0.75, 0.5), (0, 0.25): o has four 1-weighted pairs; d2 = 1/16 for
+    # both units' pairs; n = 4; D_e over all values 0, .25, .5, .75 (each n_c = 1):
+    # sum n_c n_k d2 = 2 * (1+4+9+1+4+1)/16 = 40/16; alpha = 1 - 3 * (4/16) / (40/16) = 0.7
+    assert c["agreement"]["level"] == "interval"
+    assert c["agreement"]["value"] == pytest.approx(0.7, abs=1e-12)

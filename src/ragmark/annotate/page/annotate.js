@@ -54,6 +54,8 @@
       text("question", it.question);
       text("answer", it.answer);
       $("answer-box").hidden = !it.answer;  // a passage's relevance: no answer to show
+      text("claim", it.claim);
+      $("claim-box").hidden = !it.claim;  // one claim of the answer (--per-claim)
       text("expected", it.expected_answer);
       $("expected-box").hidden = !it.expected_answer;
       const list = $("contexts");
