@@ -61,7 +61,8 @@ class ReviewRow:
     answer: str
     contexts: tuple[str, ...]
     metric: str
-    judge: float
+    judge: float | None
+    """None: no judge has seen it (logged outputs, ``ragmark annotate``)."""
     expected_answer: str = ""
     claim: str = ""
     """One claim of the answer, when the row is of a claim (``annotate --per-claim``)."""
@@ -186,7 +187,8 @@ def write_review_csv(rows: Sequence[ReviewRow], path: str | Path) -> Path:
         w.writerow(COLUMNS)
         for r in rows:
             w.writerow([r.id, r.question, r.answer, join_contexts(r.contexts),
-                        r.expected_answer, r.metric, f"{r.judge:.6g}", ""])
+                        r.expected_answer, r.metric,
+                        "" if r.judge is None else f"{r.judge:.6g}", ""])
     return p
 
 

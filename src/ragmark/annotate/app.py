@@ -121,7 +121,8 @@ class Pages:
         mine = next((lab for lab in store.labels(self.path, self.queue.name)
                      if lab.item == wanted and lab.annotator == name), None)
         shown = dict(found)
-        if not self.reveal and (mine is None or mine.value is None):
+        if shown.get("judge") is None or not self.reveal and (mine is None
+                                                             or mine.value is None):
             shown.pop("judge", None)  # hidden until the person has labelled the item
         return JSONResponse({"item": shown, "label": None if mine is None else mine.value,
                              "note": "" if mine is None else mine.note})

@@ -63,7 +63,9 @@ def item_of(row: ReviewRow) -> dict[str, Any]:
             **({"claim": row.claim} if row.claim else {})}
 
 
-def verdict(metric: str, judge: float) -> str:
+def verdict(metric: str, judge: float | None) -> str:
+    if judge is None:
+        return "not judged"
     return "judge yes" if judge >= VERDICT_AT.get(metric, 0.5) else "judge no"
 
 
@@ -74,15 +76,58 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
     ``n`` drawn stratified by the judge's verdict (each stratum in proportion, at least
     one each when ``n`` allows), kept in file order. ``per_claim``: the claims the
     faithfulness judge made of each answer, each an item with its verdict."""
-    from ragmark.analysis.review import sample_for_review
+    from ragmark.analysis.review import Sampled, sample_for_review
 
-    every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
+    every: Sampled
+    if is_results(source):
+        every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
+    elif per_claim:
+        raise ConfigError(f"--per-claim labels the claims a judge made: {source} is not a "
+                          "results file of `ragmark run --judge-metrics faithfulness`")
+    else:  # logged outputs: answers no judge has seen yet
+        every = logged_rows(source, task or "faithfulness")
     rows = claims_of(source, every.rows, config) if per_claim else every.rows
     if n is not None and n < len(rows):
         rows = _stratified(rows, n, seed)
     strata = Counter(verdict(r.metric, r.judge) for r in rows)
     return Drawn([item_of(r) for r in rows], every.metric, every.eligible,
                  dict(every.left_out), dict(sorted(strata.items())))
+
+
+def is_results(source: str | Path) -> bool:
+    """Whether ``source`` is a results file of ragmark (else a file of logged outputs)."""
+    from ragmark.data.files import read_json
+    from ragmark.errors import DataError
+    from ragmark.results import kind_of_results
+
+    if Path(source).suffix.lower() != ".json":
+        return False
+    data = read_json(Path(source))
+    try:
+        kind_of_results(data, str(source))
+    except DataError:
+        return False
+    return True
+
+
+def logged_rows(source: str | Path, task: str) -> Any:
+    """The answered questions of a file of logged outputs (as ``run --outputs`` reads
+    it), for ``task``; without a judge's value (judge None)."""
+    from ragmark.analysis.review import Sampled
+    from ragmark.data.outputs import load_outputs
+
+    oset = load_outputs(source)
+    rows, left = [], Counter[str]()
+    for s in oset.dataset.samples:
+        out = oset.outputs.get(s.id)
+        if out is None or out.answer is None or not out.answer.strip():
+            left["no answer"] += 1
+            continue
+        rows.append(ReviewRow(s.id, s.question, out.answer, tuple(
+            c.text for c in out.contexts), task, None, s.expected_answer or ""))
+    if not rows:
+        raise ConfigError(f"{source}: no logged output has an answer to label")
+    return Sampled(rows, task, len(rows), dict(left), f"logged outputs of {source}")
 
 
 def claims_of(source: str | Path, rows: Sequence[ReviewRow], config: str | None

@@ -77,7 +77,8 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
 @quiet_option
 def annotate_cmd(**flags: Any) -> None:
     """Label in the browser: the items of SOURCE (a results file of `ragmark run
-    --include-details`, or of `ragmark label`), one at a time, keyboard first."""
+    --include-details` or of `ragmark label`, or logged outputs as `run --outputs` reads
+    them), one at a time, keyboard first."""
     from ragmark.plan.annotate import (
         AnnotateRequest,
         annotate_status,

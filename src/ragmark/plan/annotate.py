@@ -86,7 +86,8 @@ def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
 
     if req.source is None:
         raise ConfigError("give SOURCE (a results file of `ragmark run --include-details` "
-                          "or of `ragmark label`), or --status, or --export FILE")
+                          "or of `ragmark label`, or a file of logged outputs), or "
+                          "--status, or --export FILE")
     missing = missing_packages()
     if missing:
         raise ConfigError(f"ragmark annotate serves its page with {', '.join(missing)}: "
@@ -165,7 +166,8 @@ def export_labels(plan: AnnotatePlan) -> int:
         w.writerow(EXPORT_COLUMNS)
         for r in rows:
             w.writerow([r["id"], r["question"], r["answer"], join_contexts(r["contexts"]),
-                        r["expected_answer"], r["metric"], f"{r['judge']:.6g}",
+                        r["expected_answer"], r["metric"],
+                        "" if r["judge"] is None else f"{r['judge']:.6g}",
                         f"{r['human']:g}", r["annotator"], r["note"], r["labelled_at"]])
         write_text(buf.getvalue(), plan.export)
     return len(rows)

@@ -290,3 +290,43 @@ def test_a_task_on_a_scale_has_five_labels_and_interval_agreement(tmp_path):
     # sum n_c n_k d2 = 2 * (1+4+9+1+4+1)/16 = 40/16; alpha = 1 - 3 * (4/16) / (40/16) = 0.7
     assert c["agreement"]["level"] == "interval"
     assert c["agreement"]["value"] == pytest.approx(0.7, abs=1e-12)
+
+
+def test_logged_outputs_are_labelled_before_any_judge(tmp_path, capsys):
+    """A file of logged outputs (as `run --outputs` reads it) is a SOURCE too: its
+    answered questions, no judge value (none shown, none exported), the empty answer left
+    out and counted; its labels feed `judge-eval` (the judge measured on them)."""
+    from starlette.testclient import TestClient
+
+    from ragmark.annotate.app import make_app
+    from ragmark.judge_eval import read_items
+    from ragmark.plan.annotate import AnnotateRequest, export_labels, plan_annotate
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in (
+        {"id": "a", "question": "What does BM25 rank?", "answer": "Documents.",
+         "contexts": ["BM25 ranks documents by term frequency."]},
+        {"id": "b", "question": "What is a reranker?", "answer": "",
+         "contexts": ["A reranker reorders passages."]},
+        {"id": "c", "question": "What is MRR?", "answer": "A colour.",
+         "contexts": ["MRR is the mean reciprocal rank."]})))
+    plan = plan_annotate(AnnotateRequest(source=log, store=tmp_path / "l.sqlite"))
+    assert plan.queue is not None and plan.queue.task == "faithfulness"
+    assert [it["id"] for it in plan.items] == ["a", "c"]
+    assert plan.drawn == {"eligible": 2, "left_out": {"no answer": 1},
+                          "strata": {"not judged": 2}}
+    store.create_queue(plan.store, plan.queue, plan.items)
+    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    for item, value in (("a", 1), ("c", 0)):
+        assert client.post("/api/label", headers=HEADERS, json={
+            "annotator": "ann", "item": item, "value": value}).status_code == 200
+    assert "judge" not in client.get("/api/item?id=a&annotator=ann").json()["item"]
+    out = tmp_path / "labels.csv"
+    assert export_labels(plan_annotate(AnnotateRequest(
+        store=plan.store, queue=plan.queue.name, export=out))) == 2
+    items, metric = read_items(str(out), None, None)
+    assert metric == "faithfulness"
+    assert [(it.id, it.unsupported) for it in items] == [("a", False), ("c", True)]
+    code, _, err = run_cli(["annotate", str(log), "--per-claim", "--store",
+                            str(tmp_path / "m.sqlite")], capsys)
+    assert code == 2 and "--per-claim labels the claims a judge made" in err
