@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmark.cli.app import (
@@ -186,10 +187,10 @@ def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
         if w.satisfaction:
             _satisfaction(out, w.satisfaction)
         for d in w.drift:
-            out.print(("[red]" if d.drifted else "") + d.line(s.margin, s.alpha)
+            out.print(("[red]" if d.drifted else "") + escape(d.line(s.margin, s.alpha))
                       + ("[/red]" if d.drifted else ""), soft_wrap=True, highlight=False)
     for note in w.notes:
-        out.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        out.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
     if not flags["dry_run"]:
         for o in flags["outputs"]:
             out.print(f"written: {write(w, s, o)}", highlight=False)

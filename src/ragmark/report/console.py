@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmark.llm.accounting import COMPONENTS
@@ -35,8 +36,9 @@ def _fmt(a: Aggregate) -> str:
 def print_report(report: RunReport, console: Console, verbose: bool = False) -> None:
     ds, cfg = report.dataset, report.config
     console.print(
-        f"[bold]ragmark[/bold] · config [cyan]{cfg.get('name')}[/cyan] · dataset "
-        f"[cyan]{ds.get('name')}[/cyan] ({ds.get('format')}, {ds.get('queries')} questions, "
+        f"[bold]ragmark[/bold] · config [cyan]{escape(str(cfg.get('name')))}[/cyan] · "
+        f"dataset [cyan]{escape(str(ds.get('name')))}[/cyan] ({ds.get('format')}, "
+        f"{ds.get('queries')} questions, "
         f"{ds.get('documents')} documents, {ds.get('chunks')} chunks, unit {cfg.get('unit')})"
     )
     if verbose:
@@ -87,12 +89,14 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
             highlight=False,
         )
     if "calls" in report.llm:
-        console.print(llm_line("judges", report.llm), highlight=False, soft_wrap=True)
+        console.print(llm_line("judges", report.llm), highlight=False, markup=False,
+                      soft_wrap=True)
     for part in COMPONENTS:
         if report.llm.get(part):
-            console.print(llm_line(part, report.llm[part]), highlight=False, soft_wrap=True)
+            console.print(llm_line(part, report.llm[part]), highlight=False, markup=False,
+                          soft_wrap=True)
     for note in report.notes:
-        console.print(f"[yellow]note:[/yellow] {note}", soft_wrap=True)
+        console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
 
 
 def _mean(v: float | None) -> str:

@@ -63,3 +63,24 @@ def test_compare_formats_and_details_for_inspect(tmp_path, capsys):
     assert code == 0
     shown = json.loads(out)
     assert shown["question"] == q["question"] and "note" not in shown
+
+
+def test_the_console_shows_user_text_as_text_not_as_markup(tmp_path, capsys):
+    """A config named like rich markup and a note holding a TOML table name are printed
+    as they are (rich would take '[bold]' and '[judges.faithfulness]' for styles)."""
+    import io
+
+    from rich.console import Console
+
+    from ragmark.report.console import print_report
+    from ragmark.results.model import RunReport
+
+    report = RunReport(config={"name": "[bold]mine", "unit": "chunk"},
+                       dataset={"name": "set[x]", "format": "keyword", "queries": 1},
+                       metrics={}, queries=[],
+                       notes=["use [judges.faithfulness] alignment = 'a.toml'"])
+    buf = io.StringIO()
+    print_report(report, Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert "config [bold]mine · dataset set[x]" in text
+    assert "note: use [judges.faithfulness] alignment = 'a.toml'" in text
