@@ -17,13 +17,13 @@ the reason.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmark.stats.pairwise import sign_test
 from ragmark.stats.resample import percentile_interval, resample_rows
 
 STATS = ("balanced_accuracy", "precision", "recall", "f1", "kappa")
@@ -110,7 +110,5 @@ def mcnemar(a_right: Sequence[bool], b_right: Sequence[bool]) -> dict[str, Any]:
     """
     b = sum(1 for x, y in zip(a_right, b_right, strict=True) if x and not y)
     c = sum(1 for x, y in zip(a_right, b_right, strict=True) if y and not x)
-    n = b + c
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n if n else 1.0
     return {"test": "McNemar exact (two-sided)", "only_first_right": b,
-            "only_second_right": c, "p_value": min(1.0, 2 * tail) if n else 1.0}
+            "only_second_right": c, "p_value": sign_test(b, c)}
