@@ -20,7 +20,7 @@ THIN_COMMANDS = {"ragmark.cli.run": "run_cmd", "ragmark.cli.compare": "compare_c
                  "ragmark.cli.label": "label_cmd", "ragmark.cli.monitor": "monitor_cmd",
                  "ragmark.cli.testset": "testset_cmd",
                  "ragmark.cli.judge_eval": "judge_eval_cmd",
-                 "ragmark.cli.annotate": "annotate_cmd"}
+                 "ragmark.cli.annotate": "annotate_cmd", "ragmark.cli.duel": "duel_cmd"}
 """Commands that are adapters of a plan (parse, build the plan, call, print, exit code);
 their Request and Plan live in ragmark.plan (issue 34: monitor, testset and judge-eval
 too)."""
@@ -28,7 +28,8 @@ PLANNED = {"ragmark.cli.monitor": "ragmark.plan.monitor",
            "ragmark.cli.testset": "ragmark.plan.testset",
            "ragmark.cli.judge_eval": "ragmark.plan.judge_eval",
            "ragmark.cli.label": "ragmark.plan.label",
-           "ragmark.cli.annotate": "ragmark.plan.annotate"}
+           "ragmark.cli.annotate": "ragmark.plan.annotate",
+           "ragmark.cli.duel": "ragmark.plan.duel"}
 THIN_AT_MOST = 30  # lines of such a command's function, its docstring included
 
 

@@ -16,6 +16,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     compare,
     demo,
     diff,
+    duel,
     history,
     inspect,
     judge_eval,

@@ -5,7 +5,8 @@ Asked in both orders (A shown first, then B shown first), as MT-Bench does: a ve
 that changes with the order is position-inconsistent and counts as a tie, and a pair
 whose two answers both name the first shown (or both the second) *follows the position*:
 the share of such pairs is the judge's position-bias rate. With one order (half the
-cost) the order is drawn per question from a seed and recorded.
+cost) the order is drawn per question from a seed and recorded. Two identical answers
+(and contexts) are a tie without a call, and are left out of the position-bias rate.
 
 Criteria: ``overall``; ``correctness`` (against the reference answer, which it needs);
 ``completeness``; ``faithfulness`` (each answer against its own contexts).
@@ -64,6 +65,9 @@ CRITERIA: dict[str, tuple[str, type[BaseModel]]] = {
                      "contexts", PairWithContexts),
 }
 """Each criterion: what 'better' means, and what the judge is shown."""
+
+
+SAME = "the two answers are the same"
 
 
 def pair_prompt(criterion: str) -> Prompt[BaseModel, PairOutput]:
@@ -126,6 +130,8 @@ async def judge_pair(client: object, criterion: str, question: str, a: Side, b: 
         raise ValueError(f"unknown criterion {criterion!r}; known: {', '.join(CRITERIA)}")
     if CRITERIA[criterion][1] is PairWithReference and not reference:
         return PairVerdict(None, failure="no reference answer for the correctness criterion")
+    if a == b:  # the same answer (and contexts): a tie, without asking
+        return PairVerdict("tie", reasons=(SAME,))
     prompt = pair_prompt(criterion)
     said: list[tuple[str, str]] = []
     reasons: list[str] = []

@@ -1,0 +1,137 @@
+"""`ragmark duel A.json B.json` (issue 36, step 3) against the scripted server: two results
+files of the same questions judged pair by pair in both orders; hand-worked verdict
+tables (a fair judge, one that always names the first shown), the sign test and Holm,
+the dry run's counts, the report file, and bad inputs refused before any call."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from support.annotate_data import results_file
+from support.cli import run_cli
+from support.fake_llm_server import chat_reply
+
+from ragmark.stats.pairwise import sign_test
+
+
+def answers(body):
+    user = body["messages"][-1]["content"]
+    return dict(re.findall(r'<data name="(\w+_answer)">\n(.*?)\n</data>', user, re.S))
+
+
+def fair(body):
+    """Prefers an answer over 'No idea.'; two real answers tie."""
+    a = answers(body)
+    first, second = a["first_answer"] != "No idea.", a["second_answer"] != "No idea."
+    better = "tie" if first == second else ("first" if first else "second")
+    return chat_reply(json.dumps({"better": better, "reason": "r"}))
+
+
+def always_first(body):
+    return chat_reply(json.dumps({"better": "first", "reason": "first"}))
+
+
+@pytest.fixture
+def files(tmp_path):
+    """A: the fixture's 12 answers; B: the same questions, 'No idea.' for the first 8."""
+    a = results_file(tmp_path)
+    data = json.loads(a.read_text())
+    for q in data["queries"][:8]:
+        q["answer"] = "No idea."
+    data["config"]["name"] = "weak"
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(data))
+    return a, b
+
+
+def llm(server):
+    return ["--llm-base-url", server.url, "--llm-model", "test-model"]
+
+
+def test_a_fair_judge_gives_a_its_wins_and_no_bias(files, server, tmp_path, capsys):
+    a, b = files
+    server.rule = fair
+    out = tmp_path / "duel.json"
+    code, stdout, err = run_cli(["duel", str(a), str(b), "--output", str(out), "--quiet",
+                                 "--resamples", "500", *llm(server)], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    s = r["criteria"]["overall"]
+    # 8 questions: A answered, B did not -> A wins; 4: both answered -> tie
+    assert (s["wins"], s["ties"], s["losses"]) == (8, 4, 0)
+    assert s["value"] == pytest.approx((8 + 2) / 12)
+    assert s["p_value"] == pytest.approx(sign_test(8, 0)) == pytest.approx(2 / 256)
+    assert s["p_holm"] == s["p_value"]  # one criterion
+    assert s["position_bias"] == {"pairs": 8, "inconsistent": 0, "follows_position": 0,
+                                  "rate": 0.0}  # the 4 identical pairs: no call
+    assert len(server.requests) == 8 * 2  # both orders
+    assert r["verdicts"]["overall"][-1] == {"id": "item11", "verdict": "tie", "orders": [],
+                                            "reasons": ["the two answers are the same"]}
+    assert r["a"]["name"] != r["b"]["name"] == "weak" and r["questions"] == 12
+    assert r["verdicts"]["overall"][0]["orders"] == [{"first": "A", "said": "first"},
+                                                      {"first": "B", "said": "second"}]
+    assert "overall: A wins 8, ties 4, B wins 0; A's win rate 0.833 [" in " ".join(
+        stdout.split())
+
+
+def test_a_judge_that_names_the_first_shown_gives_ties_and_its_bias(files, server,
+                                                                     tmp_path, capsys):
+    a, b = files
+    out = tmp_path / "duel.json"
+    server.rule = always_first
+    code, _, err = run_cli(["duel", str(a), str(b), "--output", str(out), "--quiet",
+                            "--pairwise", "overall,completeness", "--resamples", "500",
+                            *llm(server)], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    for c in ("overall", "completeness"):
+        s = r["criteria"][c]
+        assert (s["wins"], s["ties"], s["losses"]) == (0, 12, 0)  # 8 flipped, 4 the same
+        assert s["position_bias"]["rate"] == 1.0 and s["p_value"] == 1.0
+
+
+def test_one_order_halves_the_calls_and_the_dry_run_counts_them(files, server, tmp_path,
+                                                                capsys):
+    a, b = files
+    server.rule = fair
+    code, stdout, err = run_cli(["duel", str(a), str(b), "--dry-run", "--pairwise",
+                                 "overall,faithfulness", *llm(server)], capsys)
+    assert code == 0, err
+    text = " ".join(stdout.split())
+    assert "dry run: 12 pairs x 2 criteria x 2 orders" in text
+    assert "dry run: 32 judge calls" in text and server.requests == []  # 8 pairs differ
+    out = tmp_path / "one.json"
+    code, stdout, err = run_cli(["duel", str(a), str(b), "--pairwise-orders", "1",
+                                 "--output", str(out), "--quiet", *llm(server)], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert len(server.requests) == 8
+    firsts = [v["orders"][0]["first"] for v in r["verdicts"]["overall"] if v["orders"]]
+    assert len(set(firsts)) == 2  # drawn per question
+    assert r["criteria"]["overall"]["position_bias"]["rate"] is None
+    assert (r["criteria"]["overall"]["wins"], r["criteria"]["overall"]["ties"]) == (8, 4)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--pairwise", "nicest"], "--pairwise 'nicest': the criteria are overall"),
+    (["--pairwise", "correctness"], "compares the answers with the reference answer"),
+])
+def test_bad_inputs_exit_2_before_any_call(files, server, args, message, capsys):
+    a, b = files
+    code, _, err = run_cli(["duel", str(a), str(b), *args, *llm(server)], capsys)
+    assert code == 2 and message in " ".join(err.split()), err
+    assert server.requests == []
+
+
+def test_files_without_answers_or_shared_questions_are_refused(files, server, tmp_path,
+                                                               capsys):
+    a, b = files
+    data = json.loads(b.read_text())
+    for q in data["queries"]:
+        q["id"] = "other-" + q["id"]
+    b.write_text(json.dumps(data))
+    code, _, err = run_cli(["duel", str(a), str(b), *llm(server)], capsys)
+    assert code == 2 and "no question is answered in both files" in err
+    assert "B has no such question: 12" in err and server.requests == []
