@@ -133,5 +133,44 @@ def test_files_without_answers_or_shared_questions_are_refused(files, server, tm
         q["id"] = "other-" + q["id"]
     b.write_text(json.dumps(data))
     code, _, err = run_cli(["duel", str(a), str(b), *llm(server)], capsys)
-    assert code == 2 and "no question is answered in both files" in err
+    assert code == 2 and "no question is answered in both" in err
     assert "B has no such question: 12" in err and server.requests == []
+
+
+def test_three_systems_get_every_match_and_bradley_terry_strengths(files, server,
+                                                                   tmp_path, capsys):
+    """A: 12 answers; B: 'No idea.' for the first 8; C: 'No idea.' for all. A fair judge:
+    A-B 8 wins, 4 ties; A-C 12 wins; B-C 4 wins, 8 ties (identical answers). Win matrix
+    (a tie half each way): W[A,B] 10, W[B,A] 2, W[A,C] 12, W[C,A] 0, W[B,C] 8, W[C,B] 4;
+    the strengths equal choix's on the same counts (each win twice, a tie once each way,
+    which doubles every count and leaves the maximum where it is)."""
+    a, b = files
+    data = json.loads(b.read_text())
+    for q in data["queries"]:
+        q["answer"] = "No idea."
+    data["config"]["name"] = "none"
+    c = tmp_path / "c.json"
+    c.write_text(json.dumps(data))
+    server.rule = fair
+    out = tmp_path / "three.json"
+    code, stdout, err = run_cli(["duel", str(a), str(b), str(c), "--output", str(out),
+                                 "--quiet", "--resamples", "300", *llm(server)], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert [s["name"] for s in r["systems"]] == [r["matches"][0]["a"]["name"], "weak",
+                                                  "none"]
+    got = [(m["criteria"]["overall"]["wins"], m["criteria"]["overall"]["ties"],
+            m["criteria"]["overall"]["losses"]) for m in r["matches"]]
+    assert got == [(8, 4, 0), (12, 0, 0), (4, 8, 0)]
+    s = r["strengths"]["overall"]
+    assert s["win_matrix"] == [[0, 10, 12], [2, 0, 8], [0, 4, 0]]
+    assert s["ranking"] == [r["systems"][0]["name"], "weak", "none"]
+    choix = pytest.importorskip("choix", reason="needs choix (ragmark-eval[dev])")
+    w = s["win_matrix"]
+    doubled = [(i, j) for i in range(3) for j in range(3) for _ in range(int(2 * w[i][j]))]
+    assert s["value"] == pytest.approx(choix.mm_pairwise(3, doubled, tol=1e-12,
+                                                         max_iter=100_000), abs=1e-6)
+    assert all(lo <= v <= hi for lo, v, hi in zip(s["ci_low"], s["value"], s["ci_high"],
+                                                  strict=True))
+    assert "overall: Bradley-Terry log-strength over 12 questions (95% bootstrap): " in \
+        " ".join(stdout.split())

@@ -12,8 +12,8 @@ from ragmark.cli.shared import option
 
 
 @cli.command("duel")
-@click.argument("a", type=click.Path(exists=True, dir_okay=False))
-@click.argument("b", type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True, metavar="A B [MORE]...",
+                type=click.Path(exists=True, dir_okay=False))
 @click.option("--pairwise", default="overall", show_default=True, metavar="CRITERIA",
               help="Comma-separated criteria: overall, correctness (against the reference "
               "answer), completeness, faithfulness (each answer against its own contexts).")
@@ -28,9 +28,10 @@ from ragmark.cli.shared import option
 @quiet_option
 @endpoint_options
 def duel_cmd(**flags: Any) -> None:
-    """Judge A's answers against B's, question by question (two results files of
-    `ragmark run --include-details` over the same questions): wins, ties and losses,
-    A's win rate with its interval, the sign test, and the judge's position bias."""
+    """Judge A's answers against B's, question by question (results files of `ragmark
+    run --include-details` over the same questions): wins, ties and losses, A's win
+    rate with its interval, the sign test, and the judge's position bias; with three
+    files or more, every two of them and their Bradley-Terry strengths."""
     from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.duel import DuelRequest, duel_lines, estimate_duel, execute_duel, plan_duel
 
