@@ -63,6 +63,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ragmark.config_judges import JudgeTable, check_judges, guidance_of, judges_json
 from ragmark.config_tables import (  # noqa: F401  (the env names: config's API)
     EMBEDDING_ENV,
     apply_language,
@@ -94,15 +95,6 @@ def check_regexes(patterns: Sequence[str], what: str) -> None:
             re.compile(p)
         except re.error as e:
             raise ValueError(f"{what} {p!r} is not a regular expression: {e}") from None
-
-
-class JudgeTable(BaseModel):
-    """``[judges.METRIC]``: how one judge metric judges."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    alignment: str
-    """An alignment file (``judge-eval --save-alignment``): people's examples and rules
-    the judge is given (:mod:`ragmark.judges.guidance`)."""
 
 
 class RunConfig(BaseModel):
@@ -141,30 +133,15 @@ class RunConfig(BaseModel):
     @field_validator("judges")
     @classmethod
     def _judges(cls, v: dict[str, JudgeTable]) -> dict[str, JudgeTable]:
-        from ragmark.judges.guidance import read_guidance
-        from ragmark.metrics.names import catalogue
-
-        for metric, table in v.items():
-            spec = catalogue().get(metric)
-            if spec is None or spec.kind != "judge":
-                raise ValueError(f"{metric!r} is not a judge metric")
-            try:
-                read_guidance(table.alignment, metric)
-            except ConfigError as e:
-                raise ValueError(str(e)) from None
-        return v
+        return check_judges(v)
 
     def guidance(self) -> dict[str, Any]:
         """Each aligned judge metric's :class:`~ragmark.judges.guidance.Guidance`."""
-        from ragmark.judges.guidance import read_guidance
-
-        return {m: read_guidance(t.alignment, m) for m, t in self.judges.items()}
+        return guidance_of(self.judges)
 
     def judges_json(self) -> dict[str, Any]:
         """What the results record of the aligned judges: file, hash, examples, rules."""
-        return {m: {"alignment": self.judges[m].alignment, "hash": g.hash,
-                    "examples": len(g.examples), "rules": len(g.rubric)}
-                for m, g in self.guidance().items()}
+        return judges_json(self.judges)
 
     @field_validator("refusal_patterns")
     @classmethod

@@ -27,7 +27,8 @@ LAYERS: dict[str, int] = {
     "ragmark.relevance": 1, "ragmark.metrics": 1, "ragmark.llm": 1, "ragmark.judges": 1,
     "ragmark.embeddings": 1, "ragmark.chunking": 1, "ragmark.data": 1,
     # 2: the pipeline parts and their configuration
-    "ragmark.config": 2, "ragmark.config_tables": 2, "ragmark.retrieval": 2,
+    "ragmark.config": 2, "ragmark.config_tables": 2, "ragmark.config_judges": 2,
+    "ragmark.retrieval": 2,
     "ragmark.generation": 2,
     "ragmark.pipelines": 2,
     # where the work runs (local, Ray), below the parts that spread their work on it;

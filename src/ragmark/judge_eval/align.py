@@ -63,7 +63,8 @@ def align(items: Sequence[Item], metric: str, cut: float,
     aligned: list[bool | None] = [None] * len(items)
     sizes = []
     for test in folds_of(truth, k, seed):
-        train = [i for i in range(len(items)) if i not in set(test.tolist())]
+        held = set(test.tolist())
+        train = [i for i in range(len(items)) if i not in held]
         g = guidance_from([items[i] for i in train], [wrong[i] for i in train], metric)
         sizes.append(len(g.examples))
         got = judge([items[i] for i in test], g)

@@ -7,7 +7,7 @@ alignment = "FILE"`` in a config makes ``run`` and ``compare`` judge with them.
 
 How it reaches the prompt: :func:`aligned` runs a judge's call with the guidance of its
 metric as the current one (a context variable, so every judge module's prompts get it
-without passing it down), and :func:`~ragmark.judges.prompt.guided`, called by
+without passing it down), and :func:`~ragmark.judges.guided.guided`, called by
 :func:`~ragmark.judges.prompt.ask` for every prompt, appends the rubric and the
 examples to the instruction, each example's texts in data blocks as any data. The
 messages change, so the call cache's keys do: an aligned judge never reads an unaligned
@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ragmark.errors import ConfigError
-from ragmark.judges.prompt import CURRENT, data_block
+from ragmark.judges.guided import CURRENT
+from ragmark.judges.prompt import data_block
 from ragmark.versions import canonical_hash
 
 T = TypeVar("T")
@@ -122,7 +123,7 @@ def read_guidance(path: str | Path, metric: str | None = None) -> Guidance:
 
 async def aligned(job: Awaitable[T], guidance: Guidance | None) -> T:
     """Await a judge's call with ``guidance`` as the current one (what
-    :func:`~ragmark.judges.prompt.guided` appends to every prompt of the call)."""
+    :func:`~ragmark.judges.guided.guided` appends to every prompt of the call)."""
     token = CURRENT.set(guidance)
     try:
         return await job

@@ -10,14 +10,14 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ragmark.errors import ConfigError
 from ragmark.judges.fit import answer_cap, fit_call
+from ragmark.judges.guided import guided
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import strict_schema
@@ -339,20 +339,6 @@ async def _chat(client: ChatClient, messages: Sequence[Message], params: Mapping
         return await client.chat(messages, **params)
     except LLMCallFailed as e:
         return e
-
-
-CURRENT: ContextVar[Any] = ContextVar("ragmark_guidance", default=None)
-"""The guidance of the judge call under way (a :class:`~ragmark.judges.guidance.Guidance`,
-set by :func:`~ragmark.judges.guidance.aligned`), or None."""
-
-
-def guided(prompt: Prompt[In, Out]) -> Prompt[In, Out]:
-    """``prompt`` with the current guidance's text appended to its instruction
-    (unchanged without one, and so are its cache keys)."""
-    g = CURRENT.get()
-    if g is None:
-        return prompt
-    return replace(prompt, instruction=prompt.instruction.rstrip() + "\n\n" + g.text())
 
 
 async def ask(
