@@ -174,3 +174,27 @@ def test_three_systems_get_every_match_and_bradley_terry_strengths(files, server
                                                   strict=True))
     assert "overall: Bradley-Terry log-strength over 12 questions (95% bootstrap): " in \
         " ".join(stdout.split())
+
+
+def test_the_pairwise_gate_fails_b_when_it_loses_significantly_to_a(files, server,
+                                                                    tmp_path, capsys):
+    a, b = files
+    server.rule = fair
+    out = tmp_path / "duel.json"
+    code, stdout, err = run_cli(["duel", str(a), str(b), "--fail-on-regression",
+                                 "pairwise:overall", "--output", str(out), "--quiet",
+                                 "--resamples", "300", *llm(server)], capsys)
+    assert code == 1  # weak: 0 wins, 4 ties, 8 losses; p = 2/256
+    (g,) = json.loads(out.read_text())["gates"]
+    assert g["condition"] == "weak: no pairwise loss to " + json.loads(
+        out.read_text())["a"]["name"] + " in overall" and not g["passed"]
+    assert f"sign test p {2 / 256:.3g}" in g["line"]
+    assert "FAILED: loses significantly" in " ".join((stdout + err).split())
+    # the other way round B wins: the gate passes (the calls come from the cache)
+    code, _, err = run_cli(["duel", str(b), str(a), "--fail-on-regression",
+                            "pairwise:overall", "--quiet", "--resamples", "300",
+                            *llm(server)], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["duel", str(a), str(b), "--fail-on-regression", "mrr",
+                            *llm(server)], capsys)
+    assert code == 2 and "a duel gates by the pairwise judge only" in err

@@ -19,10 +19,7 @@ def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
     from ragmark.cli.app import takes_renamed
 
     opts = [
-        click.option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]",
-                     help="Exit 1 when a metric is significantly worse than in the "
-                          "--against results (paired test, Holm over these metrics, "
-                          "--alpha)."),
+        option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]"),
         click.option("--against", "against", metavar="REF", callback=takes_renamed(
                          "--against"),
                      help="The results to gate against: a results file (of run or "

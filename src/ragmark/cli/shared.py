@@ -69,6 +69,19 @@ MEANINGS: dict[str, str] = {
     "--plot": "Also draw the chart, PNG and SVG (needs ragmark-eval[plot]): label, answer "
               "presence against k, one line per config, beside --output; history trend, "
               "the metric over time, to PREFIX.png and PREFIX.svg.",
+    "--pairwise": "Judge the answers pairwise (which of two is better) by these "
+                  "comma-separated criteria: overall, correctness (against the reference "
+                  "answer), completeness, faithfulness (each answer against its own "
+                  "contexts). compare: every two configs meet (default: none); duel: every "
+                  "two files.",
+    "--pairwise-orders": "2: ask the pairwise judge with each answer first (a verdict that "
+                         "flips with the order counts as a tie); 1: one order per "
+                         "question, drawn from --seed (half the calls).",
+    "--fail-on-regression": "Exit 1 when a metric is significantly worse than in the "
+                            "--against results (paired test, Holm over these metrics, "
+                            "--alpha); pairwise:CRITERION when a config loses significantly "
+                            "to the baseline by the pairwise judge (compare: to --baseline; "
+                            "duel: B to A; sign test, Holm across the criteria).",
     "--resamples": "Bootstrap (and permutation) resamples of the intervals and tests.",
     "--listen": "Serve on HOST:PORT: monitor receives OTLP/HTTP traces there (on "
                 "/v1/traces, into --spool; an application's OTEL_EXPORTER_OTLP_ENDPOINT "

@@ -78,14 +78,17 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.analysis.gates import check_names, parse_thresholds
     from ragmark.metrics.names import parse_metrics, split_names, summarises
-    from ragmark.plan.gating import regression_metrics
+    from ragmark.plan.gating import regression_metrics, split_gates
+    from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
     from ragmark.running.compare import StatSettings
     from ragmark.running.judging import JUDGE_METRICS, parse_judge_metrics
 
     targets = _targets(req, "compare")
-    regressed = regression_metrics(req.regression, req.against)
+    regressed = regression_metrics(req.regression, req.against, pairwise=True)
     told: list[str] = []
     cfgs = _configs(req, told)
+    pairwise_gated = split_gates(req.regression)[1]
+    pairwise = pairwise_of(req, len(cfgs), pairwise_gated)
     under = parse_thresholds(req.fail_under, "--fail-under")
     most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
@@ -101,11 +104,13 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         judges += [m for m in parse_judge_metrics(
             [m for m in compared if m in JUDGE_METRICS]) if m not in judges]
         parse_metrics([m for m in compared if m not in JUDGE_METRICS])
-    if req.dry_run and not judges:
-        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+    if req.dry_run and not judges and pairwise is None:
+        raise ConfigError("--dry-run estimates judge calls: give --judge-metrics (or "
+                          "--pairwise) too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
     with closed_on_error(ex):
         ds, pooled = _with_extra(load(req), req.qrels_extra)
+        check_references(pairwise, ds)
         run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
         also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
             [m for m in (*(compared or []), *gated) if m not in JUDGE_METRICS])]
@@ -115,7 +120,9 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
             run_metrics = [str(m) for m in all_names]
             judges += [j for j in more if j not in judges]
         llm, cfgs = _endpoint(req, cfgs, need=bool(
-            judges or req.require_llm or any(c.refusal_judge for c in cfgs)))
+            judges or pairwise or req.require_llm or any(c.refusal_judge for c in cfgs)))
+        if pairwise is not None and not req.dry_run:
+            check_judge(llm)  # before any config runs
         stats = req.stats or StatSettings(test=req.test, alpha=req.alpha,
                                           n_resamples=req.resamples, seed=req.seed,
                                           correction=req.correction)
@@ -125,9 +132,10 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
             judges=tuple(judges), compared=None if compared is None else tuple(compared),
             baseline=req.baseline, stats=stats, llm=llm, options=_options(req),
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(regressed),
-                          req.against, req.alpha, req.margin, req.history),
+                          req.against, req.alpha, req.margin, req.history,
+                          tuple(pairwise_gated)),
             targets=targets, pipelines=dict(req.pipelines), human=human, executor=ex,
-            pooled=pooled)
+            pooled=pooled, pairwise=pairwise)
     return plan, told
 
 

@@ -26,11 +26,16 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
         reports = {plan.configs[0].name: result}
     else:
         result = _compare(plan, progress)
+        if plan.pairwise is not None:
+            from ragmark.plan.pairwise import judged
+
+            result = replace(result, pairwise=judged(plan, result.reports, progress))
         reports = result.reports
     g = plan.gating
     gates = regression_gates([(bases.get(n), r) for n, r in reports.items()],
                              g.regression, g.alpha, g.margin)
-    gate_md = gates_markdown(gates, g.alpha, g.margin)
+    result, pair_gates = _pairwise_gated(plan, result)
+    gate_md = gates_markdown(gates, g.alpha, g.margin) + _pairwise_markdown(pair_gates)
     # a compare's Markdown is as printed before the corrections are added; a run's
     # shows its notes
     markdown = _markdown(plan, result) if plan.kind == "compare" else ""
@@ -38,7 +43,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     result = reports[plan.configs[0].name] if plan.kind == "run" else replace(
         result, reports=reports)
     markdown = (markdown or _markdown(plan, result)) + gate_md
-    return _written(plan, result, reports, gates, markdown, gate_md)
+    return _written(plan, result, reports, (gates, pair_gates), markdown, gate_md)
 
 
 def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
@@ -47,8 +52,16 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
     from ragmark.running.compare import estimate_compare
     from ragmark.running.runner import estimate_run
 
-    if not plan.judges:
+    if not plan.judges and plan.pairwise is None:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
+    if plan.kind == "compare" and plan.pairwise is not None:
+        from ragmark.plan.pairwise import estimated
+        from ragmark.running.compare import dry_compared
+
+        got, answered = dry_compared(plan.dataset, list(plan.configs), plan.task,
+                                     progress=progress)
+        out = got if plan.judges else {}
+        return {**out, "pairwise": estimated(plan, [answered[c.name] for c in plan.configs])}
     if plan.kind == "compare":
         return estimate_compare(plan.dataset, list(plan.configs), plan.task,
                                 progress=progress)
@@ -110,10 +123,36 @@ def _trec_noted(result: Any, kind: str) -> Any:
     return replace(result, reports={n: noted(r) for n, r in result.reports.items()})
 
 
-def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
-             markdown: str, gate_md: str) -> Outcome:
+def _pairwise_gated(plan: Plan, result: Any) -> tuple[Any, list[tuple[str, bool, str]]]:
+    """The pairwise gates' conditions (name, passed, line), recorded in the result's
+    pairwise report."""
+    g = plan.gating
+    if not g.pairwise or getattr(result, "pairwise", None) is None:
+        return result, []
+    from ragmark.plan.pairwise import pairwise_gates
+
+    report = result.pairwise
+    got = pairwise_gates(report, report["baseline"], g.pairwise, g.alpha)
+    gated = {**report, "gates": [{"condition": n, "passed": ok, "line": line}
+                                 for n, ok, line in got]}
+    return replace(result, pairwise=gated), got
+
+
+def _pairwise_markdown(gates: list[tuple[str, bool, str]]) -> str:
+    if not gates:
+        return ""
+    return "\n### Pairwise gate\n\n" + "".join(f"- {line}\n" for _, _, line in gates)
+
+
+def _written(plan: Plan, result: Any, reports: dict[str, Any],
+             gated: tuple[list[Any], list[tuple[str, bool, str]]], markdown: str,
+             gate_md: str) -> Outcome:
     """Write the results (every format, the TREC run, JUnit, the step summary) and
-    record them in the history, with the gates' verdict."""
+    record them in the history, with the gates' verdict (the regression gates, and the
+    pairwise gates' conditions)."""
+    from ragmark.analysis.gates import Condition
+
+    gates, pair_gates = gated
     from ragmark.analysis.gates import conditions
     from ragmark.plan.gating import gate_conditions, gates_json, verdict_of
     from ragmark.report.writers import Written, write_all
@@ -140,7 +179,8 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
 
         trec = write_trec_run(result, t.run_file)
     conds = conditions(reports, fail_under=g.fail_under, max_missing=g.max_missing,
-                       allow_missing=g.allow_missing)
+                       allow_missing=g.allow_missing) + [
+        Condition(n, ok, line) for n, ok, line in pair_gates]
     run_id = None
     if t.history is not None:
         from ragmark.history import record_results
@@ -148,6 +188,7 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any], gates: list[Any],
         run_id = record_results(t.history, data["envelope"], result, json_path,
                                 verdict_of(conds, gates))
     conds, lines = gate_conditions(conds, gates)
+    lines += [line for _, _, line in pair_gates]
     junit = None
     if t.junit:
         from ragmark.report.junit import write_junit

@@ -11,18 +11,39 @@ from typing import Any
 
 from ragmark.errors import ConfigError
 
+PAIRWISE = "pairwise:"
+"""The prefix of a pairwise gate in ``--fail-on-regression`` (``pairwise:overall``)."""
 
-def regression_metrics(text: str | None, against: str | None) -> list[str]:
-    """The gated metrics' canonical names (checked before any work)."""
-    if not text:
-        if against:
-            raise ConfigError("--against names the run to gate against: give "
-                              "--fail-on-regression METRIC[,METRIC] too")
-        return []
-    from ragmark.analysis.gates import metric_name
+
+def split_gates(text: str | None) -> tuple[list[str], list[str]]:
+    """``--fail-on-regression``'s names: the metrics, and the criteria of the pairwise
+    gates (``pairwise:CRITERION``)."""
     from ragmark.metrics.names import split_names
 
-    return [metric_name(m) for m in split_names(text)]
+    names = split_names(text) if text else []
+    return ([n for n in names if not n.startswith(PAIRWISE)],
+            [n[len(PAIRWISE):] for n in names if n.startswith(PAIRWISE)])
+
+
+def regression_metrics(text: str | None, against: str | None, *, pairwise: bool = False
+                       ) -> list[str]:
+    """The gated metrics' canonical names (checked before any work); ``pairwise``: the
+    command takes pairwise gates (they are left out here), else one is an error."""
+    from ragmark.analysis.gates import metric_name
+
+    names, judged = split_gates(text)
+    if judged and not pairwise:
+        raise ConfigError(f"--fail-on-regression {PAIRWISE}{judged[0]}: a pairwise gate "
+                          "needs two systems judged side by side: 'ragmark compare "
+                          "--pairwise' or 'ragmark duel'")
+    if not names:
+        if against:
+            raise ConfigError("--against names the run to gate against: give "
+                              "--fail-on-regression METRIC[,METRIC] too" + (
+                                  " (a pairwise gate is against the compare's baseline "
+                                  "config, not --against)" if judged else ""))
+        return []
+    return [metric_name(m) for m in names]
 
 
 def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:

@@ -52,6 +52,18 @@ class Gating:
     margin: float = 0.0
     history: str | Path | None = None
     """The run history the baselines are found in (``--history``; None: the default)."""
+    pairwise: tuple[str, ...] = ()
+    """``--fail-on-regression pairwise:CRITERION``: the criteria by which a config must
+    not lose significantly to the compare's baseline."""
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """``--pairwise``: the criteria every two configs' answers are judged by, and in how
+    many orders (2: both, a flip is a tie; 1: one drawn per question from the seed)."""
+
+    criteria: tuple[str, ...]
+    orders: int = 2
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,8 @@ class Plan:
     """Put last in the report."""
     pooled: Mapping[str, Any] | None = None
     """What ``--qrels-extra`` added (recorded with the dataset)."""
+    pairwise: Pairwise | None = None
+    """A compare's pairwise judging of its configs' answers (None: none)."""
 
     @property
     def task(self) -> Task:
@@ -114,7 +128,8 @@ class Plan:
                     llm=self.llm, require_llm=o.require_llm, mean=o.mean,
                     max_queries=o.max_queries, skip_generation=o.skip_generation,
                     allow_short_rankings=o.allow_short_rankings, index_cache=o.index_cache,
-                    latency_sample=o.latency_sample, executor=self.executor)
+                    latency_sample=o.latency_sample, executor=self.executor,
+                    answers=self.pairwise is not None)
 
 
 @dataclass

@@ -125,3 +125,6 @@ class CompareRequest(Request):
     seed: int = 0
     stats: StatSettings | None = None
     """Overrides test, alpha, correction, resamples and seed when given."""
+    pairwise: str | Sequence[str] | None = None
+    """``--pairwise``: criteria every two configs' answers are judged by (None: none)."""
+    pairwise_orders: int = 2

@@ -354,11 +354,18 @@ def body(data: Mapping[str, Any]) -> str:
     return "".join([f"<h1>{escape(heading)}</h1>", _header(data, vs),
                     '<section id="summary"><h2>Metrics</h2>',
                     _metric_table(comparison, vs, all_metrics), "</section>",
-                    _forests(comparison, vs, shown), _costs(vs), _curves(vs),
+                    _forests(comparison, vs, shown), _pairwise(data), _costs(vs),
+                    _curves(vs),
                     shapes(vs, shown), _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
                     history(comparison.gated if comparison is not None else
                             vs[0].report.gated if vs and vs[0].report else None)])
+
+
+def _pairwise(data: Mapping[str, Any]) -> str:
+    from ragmark.report.pairwise import pairwise_html
+
+    return pairwise_html(data["pairwise"]) if data.get("pairwise") else ""
 
 
 def render(*files: Mapping[str, Any], title: str | None = None) -> str:

@@ -83,6 +83,10 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
     if c.rows:
         lines += ["", f"### Changes against {c.baseline}", ""]
         lines += [f"- {change_sentence(r, c.baseline, label(r.metric))}" for r in c.rows]
+    if c.pairwise is not None:
+        from ragmark.report.pairwise import pairwise_markdown
+
+        lines += pairwise_markdown(c.pairwise)
     if timings:
         lines += _costs(c)
     return "\n".join(lines) + "\n"

@@ -283,6 +283,7 @@ def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, A
             **({"executor": c.executor} if c.executor else {}),
         },
         **(c.gated or {}),
+        **({"pairwise": c.pairwise} if c.pairwise is not None else {}),
     }
 
 
@@ -323,7 +324,8 @@ def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Compari
                           dict(run.get("executor") or {}),
                           envelope=dict(data["envelope"]) if "envelope" in data else None,
                           versions=dict(run["versions"]) if "versions" in run else None,
-                          gated=_gated(data))
+                          gated=_gated(data),
+                          pairwise=dict(data["pairwise"]) if "pairwise" in data else None)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DataError(f"not a compare's results as ragmark writes them "
                         f"({type(e).__name__}: {e})", file=file) from None

@@ -53,6 +53,9 @@ class Comparison:
     """A comparison read from a results file: the versions it was made with."""
     gated: dict[str, Any] | None = None
     """The regression gates' verdicts and trend as recorded (see :attr:`RunReport.gated`)."""
+    pairwise: dict[str, Any] | None = None
+    """``--pairwise``: every two configs' answers judged side by side (the round robin's
+    report of :mod:`ragmark.running.tournament`, with its ``baseline``)."""
 
     def row(self, config: str, metric: str) -> ComparisonRow | None:
         for r in self.rows:

@@ -28,9 +28,9 @@ from ragmark.results.comparison import (  # noqa: F401  (ragmark.running.compare
     StatSettings,
     change_sentence,
 )
-from ragmark.results.model import RunReport
+from ragmark.results.model import QueryRecord, RunReport
 from ragmark.running.own import Retrieval
-from ragmark.running.runner import estimate_run, retrieval_of, run
+from ragmark.running.runner import dry_answered, retrieval_of, run
 from ragmark.running.selection import (
     default_metrics,
     fit_to_depth,
@@ -229,10 +229,19 @@ def estimate_compare(dataset: Dataset, configs: Sequence[RunConfig], task: Task 
     estimated prompt tokens and cost (see :func:`ragmark.running.judging.estimate`). Nothing is
     called. Each config is estimated on its own, so a call two configs share counts twice
     (a real run makes it once): the sum is an upper bound."""
+    return dry_compared(dataset, configs, task, progress=progress)[0]
+
+
+def dry_compared(dataset: Dataset, configs: Sequence[RunConfig], task: Task | None = None,
+                 *, progress: Progress | None = None
+                 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[QueryRecord]]]:
+    """:func:`estimate_compare`'s estimates, and each config's questions as its run would
+    answer them (see :func:`ragmark.running.runner.dry_answered`)."""
     task = task or Task()
     if not configs:
         raise ConfigError("no configs to compare")
     for c in configs:
         select(dataset, c, task.metrics, task.also,
                allow_short_rankings=task.allow_short_rankings)
-    return {c.name: estimate_run(dataset, c, task, progress=progress) for c in configs}
+    got = {c.name: dry_answered(dataset, c, task, progress=progress) for c in configs}
+    return {n: g[0] for n, g in got.items()}, {n: g[1] for n, g in got.items()}

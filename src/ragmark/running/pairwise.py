@@ -61,6 +61,22 @@ async def _judge_all(client: LLMClient, criteria: Sequence[str], pairs: Sequence
             for k, c in enumerate(criteria)}
 
 
+def check_judge(settings: LLMSettings) -> None:
+    """A ConfigError naming the endpoint when the pairwise judge does not answer (asked
+    before the configs run, so a dead endpoint costs nothing)."""
+    client = open_client(settings)
+
+    async def main() -> tuple[bool, str]:
+        try:
+            return await client.probe()
+        finally:
+            await client.aclose()
+
+    ok, why = run_sync(main())
+    if not ok:
+        raise ConfigError(f"the judge's endpoint did not answer: {why}")
+
+
 def judge_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequence[Pair],
                 orders: int = 2, seed: int = 0,
                 advance: Callable[[int], None] = lambda n: None

@@ -29,6 +29,7 @@ from ragmark.pipelines.base import (
 )
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import (
+    QueryRecord,
     RunReport,
 )
 from ragmark.running.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
@@ -94,9 +95,9 @@ def run(
         return replace(report, executor=ex.info())
 
 
-def _needs_answers(sel: Selected, skip_generation: bool) -> bool:
-    return not skip_generation and (any(m.kind == "answer" for m in sel.names)
-                                    or bool(set(sel.judges) & NEEDS_ANSWER))
+def _needs_answers(sel: Selected, task: Task) -> bool:
+    return not task.skip_generation and (task.answers or any(
+        m.kind == "answer" for m in sel.names) or bool(set(sel.judges) & NEEDS_ANSWER))
 
 
 def _samples(dataset: Dataset, max_queries: int | None) -> list[Sample]:
@@ -114,7 +115,7 @@ def retrieval_of(dataset: Dataset, cfg: RunConfig, task: Task,
     sel = Selected(names, parse_judge_metrics(task.judge_metrics), [], {})
     return retrieval(dataset, _samples(dataset, task.max_queries), cfg,
                      progress or NullProgress(),
-                     with_answers=_needs_answers(sel, task.skip_generation),
+                     with_answers=_needs_answers(sel, task),
                      index_cache=task.index_cache, latency_sample=task.latency_sample)
 
 
@@ -129,7 +130,7 @@ def _run(dataset: Dataset, cfg: RunConfig, task: Task, prog: Progress,
                         pipeline_fn)
     else:
         src = own(dataset, samples, cfg, prog,
-                  with_answers=_needs_answers(sel, task.skip_generation),
+                  with_answers=_needs_answers(sel, task),
                   index_cache=task.index_cache, latency_sample=task.latency_sample,
                   done=done)
     report = score(dataset, samples, src, cfg, sel, task, prog, started)
@@ -173,6 +174,15 @@ def estimate_run(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
     API. Nothing is called. The rankings and answers are made as the run makes them, so
     a config whose answers or scores need a model's calls (an external pipeline, an LLM
     generator or reranker) is a ConfigError."""
+    return dry_answered(dataset, cfg, task, progress=progress, outputs=outputs)[0]
+
+
+def dry_answered(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
+                 progress: Progress | None = None,
+                 outputs: Mapping[str, Output] | None = None
+                 ) -> tuple[dict[str, Any], list[QueryRecord]]:
+    """:func:`estimate_run`'s estimate, and each question as the run would answer it
+    (a record with its answer and contexts, no metric)."""
     task = task or Task()
     with using(task.executor):
         prog = progress or NullProgress()
@@ -185,7 +195,7 @@ def estimate_run(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
             raise ConfigError(f"--dry-run cannot estimate config {cfg.name!r}: its answers "
                               "come from its pipeline, which would have to be called")
         else:
-            with_answers = _needs_answers(sel, task.skip_generation)
+            with_answers = _needs_answers(sel, task)
             got = estimate_retrieval(dataset, samples, cfg, prog, with_answers=with_answers,
                                      index_cache=task.index_cache,
                                      latency_sample=task.latency_sample)
@@ -196,7 +206,11 @@ def estimate_run(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
     ok = [qi for qi in range(len(samples)) if qi not in failed]
     est = estimate([samples[i] for i in ok], [answers[i] for i in ok], sel.judges, task.llm,
                    cfg.language, cfg.guidance())
-    return {**est, "embeddings": src.llm["embeddings"]} if "embeddings" in src.llm else est
+    records = [QueryRecord(s.id, s.question, [], a.answer, {}, list(a.contexts), sample=s)
+               for s, a in zip(samples, answers, strict=True)]
+    if "embeddings" in src.llm:
+        est = {**est, "embeddings": src.llm["embeddings"]}
+    return est, records
 
 
 def _chosen(dataset: Dataset, cfg: RunConfig, task: Task, *, ranked_here: bool) -> Selected:

@@ -30,7 +30,8 @@ class Task:
     computed (and marked) instead of refused. ``index_cache``: load and save the index
     under ``RAGMARK_HOME/indexes``. ``latency_sample``: the first N questions are
     retrieved one at a time, their latency reported. ``executor``: where the CPU-bound
-    stages run (None: the active one, local unless set)."""
+    stages run (None: the active one, local unless set). ``answers``: the answers are
+    made even when no metric reads them (a pairwise judge compares them)."""
 
     metrics: Sequence[str | MetricName] | None = None
     also: Sequence[str | MetricName] = ()
@@ -44,3 +45,4 @@ class Task:
     index_cache: bool = True
     latency_sample: int = LATENCY_SAMPLE
     executor: Executor | None = None
+    answers: bool = False

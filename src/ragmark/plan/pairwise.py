@@ -1,0 +1,127 @@
+"""A compare's pairwise judging (``--pairwise``) and its gate
+(``--fail-on-regression pairwise:CRITERION``): the flags checked before any work
+(:func:`pairwise_of`), every two configs' answers judged after the configs ran
+(:func:`judged`, a round robin of :mod:`ragmark.running.tournament`), the dry run's
+count (:func:`estimated`), and the gate's conditions (:func:`pairwise_gates`: a config
+fails when it loses significantly to the baseline). ``ragmark duel`` gates with the same
+rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragmark.errors import ConfigError
+from ragmark.plan.model import Pairwise
+from ragmark.progress import Progress
+
+
+def criteria_of(text: str | Sequence[str] | None, gated: Sequence[str] = ()) -> list[str]:
+    """The criteria asked for (``--pairwise``) and those a gate needs, checked."""
+    from ragmark.judges.pairwise import CRITERIA
+    from ragmark.metrics.names import split_names
+
+    asked = (split_names(text) if isinstance(text, str) else list(text)) if text else []
+    criteria = list(dict.fromkeys([*asked, *gated]))
+    unknown = [c for c in criteria if c not in CRITERIA]
+    if unknown:
+        where = (f"--pairwise {text!r}" if unknown[0] in asked else
+                 f"--fail-on-regression pairwise:{unknown[0]}")
+        raise ConfigError(f"{where}: the criteria are {', '.join(CRITERIA)}")
+    return criteria
+
+
+def pairwise_of(req: Any, configs: int, gated: Sequence[str]) -> Pairwise | None:
+    """A compare's pairwise judging from its request (None: none asked for), checked
+    before any work: the criteria, the orders, two configs or more, answers made."""
+    criteria = criteria_of(req.pairwise, gated)
+    if not criteria:
+        return None
+    if req.pairwise_orders not in (1, 2):
+        raise ConfigError(f"--pairwise-orders must be 1 or 2, got {req.pairwise_orders}")
+    if configs < 2:
+        raise ConfigError("--pairwise judges configs against each other: compare two "
+                          "configs or more")
+    if req.skip_generation:
+        raise ConfigError("--pairwise judges the configs' answers: drop --skip-generation")
+    return Pairwise(tuple(criteria), req.pairwise_orders)
+
+
+def check_judge(settings: Any) -> None:
+    """The judge's endpoint answers (a ConfigError naming it, before any config runs)."""
+    from ragmark.running.pairwise import check_judge as probe
+
+    if settings is None:
+        raise ConfigError("--pairwise needs a judge: give --llm-base-url and --llm-model")
+    probe(settings)
+
+
+def check_references(p: Pairwise | None, dataset: Any) -> None:
+    """``correctness`` compares the answers with the reference: the dataset needs one."""
+    if p is not None and "correctness" in p.criteria and not any(
+            s.expected_answer for s in dataset.samples):
+        raise ConfigError("--pairwise correctness compares the answers with the reference "
+                          "answer: the dataset's questions have none")
+
+
+def tournament_of(plan: Any, queries: Sequence[Sequence[Any]]) -> Any:
+    """The round robin of the plan's configs over their questions (query records, in
+    config order)."""
+    from ragmark.running.tournament import Tournament, matches_of
+
+    p, st = plan.pairwise, plan.stats
+    names = tuple(c.name for c in plan.configs)
+    return Tournament(names, (None,) * len(names), tuple(matches_of(queries)),
+                      p.criteria, p.orders, st.seed, st.n_resamples)
+
+
+def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
+    """Every two configs' answers judged by every criterion: the round robin's report,
+    with the baseline named."""
+    from ragmark.progress import NullProgress
+    from ragmark.running.tournament import round_robin
+
+    t = tournament_of(plan, [reports[c.name].queries for c in plan.configs])
+    prog = progress or NullProgress()
+    with prog.task(f"pairwise: {len(t.pairs):,} pairs x {len(t.criteria)} criteria x "
+                   f"{t.orders} orders", t.calls) as advance:
+        report = round_robin(t, plan.llm, advance)
+    return {**report, "baseline": plan.baseline or plan.configs[0].name}
+
+
+def estimated(plan: Any, queries: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """The dry run of the pairwise judging, given each config's answers."""
+    from ragmark.running.pairwise import estimate_pairs
+
+    t = tournament_of(plan, queries)
+    return estimate_pairs(plan.llm, t.criteria, t.pairs, t.orders, t.seed)
+
+
+def pairwise_gates(report: dict[str, Any], baseline: str, criteria: Sequence[str],
+                   alpha: float) -> list[tuple[str, bool, str]]:
+    """Per system other than ``baseline`` and gated criterion: (condition name, passed,
+    line). A system fails when it loses to the baseline significantly (its win rate
+    below one half and the sign test's p after Holm below ``alpha``), or when no pair
+    got a verdict (nothing shows it did not lose)."""
+    from ragmark.running.tournament import record_of
+
+    out = []
+    for s in report["systems"]:
+        name = s["name"]
+        if name == baseline:
+            continue
+        for c in criteria:
+            r = record_of(report, name, baseline, c)
+            what = f"{name}: no pairwise loss to {baseline} in {c}"
+            if r is None or r["value"] is None:
+                out.append((what, False, f"{what}: FAILED, no pair got a verdict"))
+                continue
+            lost = r["value"] < 0.5 and r["p_holm"] < alpha
+            line = (f"{name} vs {baseline}, pairwise {c}: {r['wins']} wins, {r['ties']} "
+                    f"ties, {r['losses']} losses; win rate {r['value']:.3f} "
+                    f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}], sign test p {r['p_value']:.3g}"
+                    f" (Holm {r['p_holm']:.3g}) " + (
+                        f"-> FAILED: loses significantly at alpha {alpha:g}" if lost else
+                        f"-> passed: no significant loss at alpha {alpha:g}"))
+            out.append((what, not lost, line))
+    return out

@@ -1,0 +1,214 @@
+"""How a round robin of pairwise verdicts (:mod:`ragmark.running.tournament`) reads: the
+console lines of ``ragmark duel``, the Markdown section of a compare (each match's
+record, the win matrix, the strengths and ranking), and the HTML section (the win
+matrix as a heatmap, the strengths with their intervals)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from ragmark.report import svg
+
+
+def _rate(s: Mapping[str, Any]) -> str:
+    return ("none" if s["value"] is None else
+            f"{s['value']:.3f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]")
+
+
+def _bias(s: Mapping[str, Any], orders: int) -> str:
+    pb = s["position_bias"]
+    if orders == 1:
+        return "not measured (one order)"
+    if pb["rate"] is None:
+        return "none measured"
+    return (f"{pb['rate']:.0%} of {pb['pairs']} pairs ({pb['inconsistent']} flipped with "
+            "the order, counted as ties)")
+
+
+def _ranked(s: Mapping[str, Any]) -> list[tuple[str, float, float | None, float | None]]:
+    return sorted(zip(s["systems"], s["value"], s["ci_low"], s["ci_high"], strict=True),
+                  key=lambda x: -x[1])
+
+
+def _ci(lo: float | None, hi: float | None) -> str:
+    return "n/a" if lo is None or hi is None else f"[{lo:+.3f}, {hi:+.3f}]"
+
+
+def pairwise_lines(r: Mapping[str, Any]) -> list[str]:
+    """The console summary of a duel: per match one line per criterion; for three
+    systems or more, each criterion's strengths and ranking."""
+    if "matches" not in r:
+        return _match_lines(r, r["orders"])
+    lines = [f"duel of {len(r['systems'])} systems: " + ", ".join(
+        f"{s['name']} ({s['file']})" if s.get("file") else s["name"] for s in r["systems"])]
+    for m in r["matches"]:
+        lines += _match_lines(m, r["orders"])
+    for c, s in r["strengths"].items():
+        if s["value"] is None:
+            lines.append(f"{c}: no Bradley-Terry strengths ({s['reason']})")
+            continue
+        lines.append(f"{c}: Bradley-Terry log-strength over {s['questions']} questions "
+                     "(95% bootstrap): " + " > ".join(
+                         f"{n} {v:+.3f} {_ci(lo, hi)}" for n, v, lo, hi in _ranked(s)))
+    return lines
+
+
+def _who(side: Mapping[str, Any]) -> str:
+    return f"{side['name']} ({side['file']})" if side.get("file") else side["name"]
+
+
+def _match_lines(r: Mapping[str, Any], orders: int) -> list[str]:
+    lines = [f"duel: A = {_who(r['a'])}, B = {_who(r['b'])}; "
+             f"{r['questions']} questions both answered"
+             + ("; left out: " + ", ".join(f"{k} {v}" for k, v in r["left_out"].items())
+                if r["left_out"] else "")]
+    for c, s in r["criteria"].items():
+        lines.append(f"{c}: A wins {s['wins']}, ties {s['ties']}, B wins {s['losses']}; "
+                     f"A's win rate {_rate(s)}; {s['test']} p {s['p_value']:.3g} (Holm "
+                     f"{s['p_holm']:.3g}); position bias {_bias(s, orders)}"
+                     + (f"; {sum(s['without_verdict'].values())} pairs without a verdict"
+                        if s["without_verdict"] else ""))
+    return lines
+
+
+def _calls(llm: Mapping[str, Any]) -> str:
+    """The judge's calls, tokens and cost, as the latency table says them for the
+    configs."""
+    if not llm.get("calls") and not llm.get("cache_hits"):
+        return ""
+    cost = llm.get("estimated_cost")
+    return (f" The pairwise judge made {llm['calls']:,} calls ({llm.get('cache_hits', 0):,} "
+            f"more served from the cache), {llm.get('prompt_tokens', 0):,} prompt and "
+            f"{llm.get('completion_tokens', 0):,} completion tokens"
+            + (f", cost ${cost:.4f}" if cost is not None else "") + ".")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def pairwise_markdown(r: Mapping[str, Any]) -> list[str]:
+    """A round robin's Markdown section: per criterion, every match (A's wins, ties,
+    losses, win rate with its interval, the sign test's p with Holm's, the position-bias
+    rate) and, with three systems or more, the win matrix and the Bradley–Terry
+    strengths and ranking."""
+    orders = r["orders"]
+    llm = r.get("llm") or {}
+    judge = f" by {llm['model']}" if llm.get("model") else ""
+    asked = ("both orders (a verdict that flips with the order is a tie)" if orders == 2
+             else "one order, drawn per question")
+    lines = ["", f"### Which answer is better: pairwise verdicts{judge}", "",
+             f"Each pair asked in {asked}; win rate: A's wins plus half its ties over the "
+             f"pairs with a verdict, 95% bootstrap interval over questions (seed "
+             f"{r['seed']}); p: two-sided exact sign test, ties left out, Holm across the "
+             "criteria of a match." + _calls(llm), ""]
+    criteria = list(dict.fromkeys(c for m in r["matches"] for c in m["criteria"]))
+    for c in criteria:
+        lines += [f"#### {c}", "",
+                  "| A | B | Questions | A wins | Ties | B wins | A's win rate [95%] | p (Holm)"
+                  " | Position bias | Without verdict |",
+                  "|---|---|---:|---:|---:|---:|---|---:|---|---:|"]
+        for m in r["matches"]:
+            s = m["criteria"][c]
+            lines.append(
+                f"| {_cell(m['a']['name'])} | {_cell(m['b']['name'])} | {m['questions']} | "
+                f"{s['wins']} | {s['ties']} | {s['losses']} | {_rate(s)} | "
+                f"{s['p_value']:.3g} ({s['p_holm']:.3g}) | {_bias(s, orders)} | "
+                f"{sum(s['without_verdict'].values())} |")
+        st = (r.get("strengths") or {}).get(c)
+        if st is not None and len(st["systems"]) > 2:
+            lines += ["", *_strengths_markdown(st)]
+        lines.append("")
+    return lines
+
+
+def _strengths_markdown(s: Mapping[str, Any]) -> list[str]:
+    names = s["systems"]
+    w = s["win_matrix"]
+    lines = [f"Win matrix over {s['questions']} questions (row beat column; a tie is half "
+             "a win each):", "",
+             "| | " + " | ".join(_cell(n) for n in names) + " |",
+             "|---|" + "---:|" * len(names)]
+    for i, n in enumerate(names):
+        lines.append(f"| {_cell(n)} | " + " | ".join(
+            "–" if i == j else f"{w[i][j]:g}" for j in range(len(names))) + " |")
+    lines.append("")
+    if s["value"] is None:
+        return [*lines, f"No Bradley–Terry strengths ({s['reason']})."]
+    lines += ["| Rank | System | Bradley–Terry log-strength [95%] |", "|---:|---|---|"]
+    lines += [f"| {k} | {_cell(n)} | {v:+.3f} {_ci(lo, hi)} |"
+              for k, (n, v, lo, hi) in enumerate(_ranked(s), 1)]
+    undefined = s.get("resamples_undefined")
+    if undefined:
+        lines += ["", f"{undefined} of {s['n_resamples']} resamples had no maximum and are "
+                  "left out of the intervals."]
+    return lines
+
+
+def pairwise_html(r: Mapping[str, Any]) -> str:
+    """The HTML section of a round robin: per criterion, each match's record, the win
+    matrix as a heatmap (the numbers in the cells) and the strengths with their
+    intervals."""
+    out = ['<section id="pairwise"><h2>Which answer is better (pairwise)</h2>']
+    criteria = list(dict.fromkeys(c for m in r["matches"] for c in m["criteria"]))
+    for c in criteria:
+        rows = []
+        for m in r["matches"]:
+            s = m["criteria"][c]
+            rows.append("<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in (
+                m["a"]["name"], m["b"]["name"], m["questions"], s["wins"], s["ties"],
+                s["losses"], _rate(s), f"{s['p_value']:.3g} ({s['p_holm']:.3g})",
+                _bias(s, r["orders"]))) + "</tr>")
+        out.append(f"<h3>{escape(c)}</h3><table><thead><tr><th>A</th><th>B</th>"
+                   "<th>questions</th><th>A wins</th><th>ties</th><th>B wins</th>"
+                   "<th>A's win rate [95%]</th><th>p (Holm)</th><th>position bias</th>"
+                   f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+        st = (r.get("strengths") or {}).get(c)
+        if st is not None and len(st["systems"]) > 2:
+            out.append(_heatmap(c, st))
+            if st["value"] is not None:
+                out.append(svg.forest(
+                    f"Bradley-Terry strengths ({c})",
+                    [(n, lo if lo is not None else v, v, hi if hi is not None else v)
+                     for n, v, lo, hi in _ranked(st)],
+                    f"{c}: each system's Bradley-Terry log-strength (centred on 0) with its "
+                    f"95% bootstrap interval over {st['questions']} questions, strongest "
+                    "first"))
+            else:
+                out.append(f"<p>No Bradley–Terry strengths ({escape(st['reason'])}).</p>")
+    return "".join(out) + "</section>"
+
+
+def _heatmap(criterion: str, s: Mapping[str, Any]) -> str:
+    """The win matrix as a table whose cells are shaded by the row's share of the
+    meetings with the column (blue: the row won most, orange: it lost most)."""
+    names, w = s["systems"], s["win_matrix"]
+    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    rows = []
+    for i, n in enumerate(names):
+        cells = []
+        for j in range(len(names)):
+            if i == j:
+                cells.append('<td class="diag">–</td>')
+                continue
+            met = w[i][j] + w[j][i]
+            share = w[i][j] / met if met else None
+            style = "" if share is None else f' style="background:{_shade(share)}"'
+            title = ("never met" if share is None else
+                     f"{n} beat {names[j]} in {w[i][j]:g} of {met:g} ({share:.0%})")
+            cells.append(f'<td{style} title="{escape(title)}">{w[i][j]:g}</td>')
+        rows.append(f'<tr><th scope="row">{escape(n)}</th>{"".join(cells)}</tr>')
+    return (f'<figure class="heatmap"><table><caption>{escape(criterion)}: win matrix over '
+            f"{s['questions']} questions (row beat column; a tie is half a win each; the "
+            f"shade is the row's share)</caption><thead><tr><th></th>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></figure>")
+
+
+def _shade(share: float) -> str:
+    """Blue for a share above one half, orange below, white at one half."""
+    strength = abs(share - 0.5) * 2
+    r, g, b = (0, 114, 178) if share >= 0.5 else (230, 159, 0)
+    mix = [round(255 + (c - 255) * strength * 0.6) for c in (r, g, b)]
+    return f"rgb({mix[0]},{mix[1]},{mix[2]})"

@@ -1,0 +1,200 @@
+"""`ragmark compare --pairwise` (issue 36): every two configs' answers judged side by side
+through the scripted server, in both orders. Three configs answer six questions with the
+same passage cut at 300, 60 and 30 characters; the scripted judge prefers the longer
+answer (on one question, the shorter). Hand-worked: every match 5 wins to 1, the sign
+test's p = 2 * 7/64, Bradley–Terry strengths equal choix's on the same counts, no
+position bias; the gate `pairwise:overall` fails a config that loses 6 to 0 (p = 2/64);
+the dry run counts 2 calls per pair and criterion; the verdicts are in the JSON, the
+Markdown, the HTML (a heatmap) and read back from the results file."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from support.cli import run_cli
+from support.fake_llm_server import chat_reply
+
+from ragmark.stats.pairwise import sign_test
+
+FACTS = [
+    ("What is the boiling point of water at sea level?",
+     "Water boils at 100 degrees Celsius at sea level under standard atmospheric pressure, "
+     "which is why recipes assume it."),
+    ("Which planet is known as the red planet?",
+     "Mars is known as the red planet because iron oxide on its surface gives it a reddish "
+     "appearance in the night sky."),
+    ("What gas do plants absorb for photosynthesis?",
+     "Plants absorb carbon dioxide from the air for photosynthesis and release oxygen as a "
+     "product of the process."),
+    ("Who wrote the theory of general relativity?",
+     "Albert Einstein published the theory of general relativity in 1915, describing "
+     "gravity as the curvature of spacetime."),
+    ("What is the largest ocean on Earth?",
+     "The Pacific Ocean is the largest ocean on Earth, covering more than sixty million "
+     "square miles of the planet."),
+    ("How many bones are in the adult human body?",
+     "The adult human body has 206 bones, although babies are born with around 270 that "
+     "fuse together during growth <script>alert(1)</script>."),
+]
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    items = [{"id": f"q{i}", "question": q, "ground_truth_contexts": [c],
+              "expected_answer": c.split(",")[0]} for i, (q, c) in enumerate(FACTS)]
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps(items))
+    cfgs = []
+    for name, chars in (("long", 300), ("mid", 60), ("short", 30)):
+        p = tmp_path / f"{name}.toml"
+        p.write_text(f'name = "{name}"\n[generator]\nname = "top1"\nmax_chars = {chars}\n')
+        cfgs.append(str(p))
+    return ds, cfgs
+
+
+def _answers(body):
+    user = body["messages"][-1]["content"]
+    return dict(re.findall(r'<data name="(\w+_answer)">\n(.*?)\n</data>', user, re.S))
+
+
+def longer(exception=None):
+    """The longer answer is better; on a question mentioning ``exception``, the shorter."""
+    def rule(body):
+        a = _answers(body)
+        first, second = len(a["first_answer"]), len(a["second_answer"])
+        if exception and exception in body["messages"][-1]["content"]:
+            first, second = second, first
+        better = "tie" if first == second else ("first" if first > second else "second")
+        return chat_reply(json.dumps({"better": better, "reason": f"{better} is longer"}))
+    return rule
+
+
+def _compare(setup, server, tmp_path, capsys, *more):
+    ds, cfgs = setup
+    return run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs, "--metrics", "mrr",
+                    "--llm-base-url", server.url, "--llm-model", "judge",
+                    "--output", str(tmp_path / "c"), "--include-details", "--format",
+                    "json,md,html", "--resamples", "300", "--no-history", *more], capsys)
+
+
+def test_three_configs_get_every_match_the_strengths_and_the_win_matrix(setup, server,
+                                                                        tmp_path, capsys):
+    server.rule = longer(exception="bones")
+    code, stdout, err = _compare(setup, server, tmp_path, capsys, "--pairwise", "overall")
+    assert code == 0, err
+    assert len(server.requests) == 3 * 6 * 2  # 3 matches x 6 questions x both orders
+    data = json.loads((tmp_path / "c.json").read_text())
+    r = data["pairwise"]
+    assert r["baseline"] == "long" and [s["name"] for s in r["systems"]] == [
+        "long", "mid", "short"]
+    p = 2 * 7 / 64  # 5 wins, 1 loss: P(X <= 1 | n = 6) doubled
+    for m in r["matches"]:
+        s = m["criteria"]["overall"]
+        assert (s["wins"], s["ties"], s["losses"]) == (5, 0, 1)  # A is the longer
+        assert s["value"] == pytest.approx(5 / 6)
+        assert s["p_value"] == pytest.approx(sign_test(5, 1)) == pytest.approx(p)
+        assert s["position_bias"]["rate"] == 0.0
+        lost = [v["id"] for v in m["verdicts"]["overall"] if v["verdict"] == "B"]
+        assert lost == ["q5"]
+    st = r["strengths"]["overall"]
+    assert st["win_matrix"] == [[0, 5, 5], [1, 0, 5], [1, 1, 0]]
+    choix = pytest.importorskip("choix")
+    data_choix = [(0, 1)] * 5 + [(1, 0)] + [(0, 2)] * 5 + [(2, 0)] + [(1, 2)] * 5 + [(2, 1)]
+    want = choix.mm_pairwise(3, data_choix, alpha=0.0, max_iter=10_000, tol=1e-12)
+    assert np.allclose(st["value"], want - want.mean(), atol=1e-6)
+    # cyclic-free and symmetric: log 5 apart, long on top
+    assert st["value"][0] - st["value"][1] == pytest.approx(st["value"][1] - st["value"][2])
+    assert st["ranking"] == ["long", "mid", "short"]
+    text = " ".join(stdout.split())
+    assert "### Which answer is better: pairwise verdicts by judge" in text
+    assert "| long | mid | 6 | 5 | 0 | 1 | 0.833 [" in text
+    assert "The pairwise judge made 36 calls (0 more served from the cache)" in text
+    assert "| 1 | long | +" in text and "| 3 | short | -" in text
+    md = (tmp_path / "c.md").read_text()
+    assert "| long | – | 5 | 5 |" in md
+    html = (tmp_path / "c.html").read_text()
+    assert '<section id="pairwise">' in html and 'class="heatmap"' in html
+    assert "long beat mid in 5 of 6 (83%)" in html and "<script>alert" not in html
+    assert "Bradley-Terry strengths (overall)" in html
+
+
+def test_the_pairwise_gate_fails_a_config_that_loses_significantly(setup, server,
+                                                                   tmp_path, capsys):
+    server.rule = longer()
+    code, stdout, err = _compare(setup, server, tmp_path, capsys,
+                                 "--fail-on-regression", "pairwise:overall")
+    assert code == 1
+    data = json.loads((tmp_path / "c.json").read_text())
+    r = data["pairwise"]
+    assert list(r["matches"][0]["criteria"]) == ["overall"]  # the gate asks for it
+    gates = {g["condition"]: g for g in r["gates"]}
+    assert set(gates) == {"mid: no pairwise loss to long in overall",
+                          "short: no pairwise loss to long in overall"}
+    mid = gates["mid: no pairwise loss to long in overall"]
+    assert not mid["passed"]
+    assert "0 wins, 0 ties, 6 losses; win rate 0.000" in mid["line"]
+    assert f"p {2 / 64:.3g}" in mid["line"] and "FAILED" in mid["line"]
+    assert "mid vs long, pairwise overall" in " ".join(err.split() + stdout.split())
+    assert r["strengths"]["overall"]["value"] is None  # long never lost: no maximum
+    assert "No Bradley–Terry strengths (no maximum-likelihood" in (tmp_path / "c.md").read_text()
+
+
+def test_a_gate_passes_when_the_loss_is_not_significant(setup, server, tmp_path, capsys):
+    server.rule = longer(exception="bones")
+    code, stdout, err = _compare(setup, server, tmp_path, capsys,
+                                 "--fail-on-regression", "pairwise:overall", "--baseline",
+                                 "mid", "--pairwise-orders", "1")
+    assert code == 0, err
+    assert len(server.requests) == 3 * 6  # one order each
+    r = json.loads((tmp_path / "c.json").read_text())["pairwise"]
+    assert r["baseline"] == "mid"
+    passed = {g["condition"]: g["passed"] for g in r["gates"]}
+    # short loses 1:5 to mid, p = 0.219: not significant; long wins 5:1
+    assert passed == {"long: no pairwise loss to mid in overall": True,
+                      "short: no pairwise loss to mid in overall": True}
+
+
+def test_the_dry_run_counts_two_calls_per_pair_and_criterion(setup, server, tmp_path,
+                                                             capsys):
+    code, stdout, err = _compare(setup, server, tmp_path, capsys, "--pairwise",
+                                 "overall,completeness", "--dry-run")
+    assert code == 0, err
+    assert server.requests == [] and not (tmp_path / "c.json").exists()
+    assert "dry run: 72 judge calls" in " ".join(stdout.split())  # 18 pairs x 2 x 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--pairwise", "nicest"], "--pairwise 'nicest': the criteria are overall"),
+    (["--fail-on-regression", "pairwise:nicest"],
+     "--fail-on-regression pairwise:nicest: the criteria are overall"),
+    (["--pairwise", "overall", "--skip-generation"], "drop --skip-generation"),
+])
+def test_bad_pairwise_flags_exit_2_before_any_work(setup, server, tmp_path, capsys, args,
+                                                   message):
+    code, _, err = _compare(setup, server, tmp_path, capsys, *args)
+    assert code == 2 and message in " ".join(err.split())
+    assert server.requests == []
+
+
+def test_a_dead_judge_is_an_error_before_any_config_runs(setup, tmp_path, capsys):
+    ds, cfgs = setup
+    code, _, err = run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs,
+                            "--pairwise", "overall", "--llm-base-url",
+                            "http://127.0.0.1:9/v1", "--llm-model", "x", "--output",
+                            str(tmp_path / "c"), "--no-history"], capsys)
+    assert code == 2 and "the judge's endpoint did not answer" in err
+    assert "cannot reach http://127.0.0.1:9/v1" in err
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_run_refuses_a_pairwise_gate(setup, capsys):
+    ds, cfgs = setup
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--config", cfgs[0],
+                            "--fail-on-regression", "pairwise:overall", "--no-history"],
+                           capsys)
+    assert code == 2 and "a pairwise gate needs two systems" in " ".join(err.split())
