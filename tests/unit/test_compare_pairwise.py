@@ -198,3 +198,71 @@ def test_run_refuses_a_pairwise_gate(setup, capsys):
                             "--fail-on-regression", "pairwise:overall", "--no-history"],
                            capsys)
     assert code == 2 and "a pairwise gate needs two systems" in " ".join(err.split())
+
+
+def test_inspect_shows_both_verdicts_and_failures_lists_the_lost_questions(
+        setup, server, tmp_path, capsys):
+    server.rule = longer(exception="bones")
+    code, _, err = _compare(setup, server, tmp_path, capsys, "--pairwise", "overall")
+    assert code == 0, err
+    results = str(tmp_path / "c.json")
+    code, stdout, err = run_cli(["inspect", results, "q5", "--config", "mid"], capsys)
+    assert code == 0, err
+    text = " ".join(stdout.split())
+    assert "Pairwise verdicts (2)" in text
+    assert "overall vs long: won (mid shown as B)" in text  # the bones question: shorter
+    assert "A first: the judge said second: second is longer" in text
+    assert "B first: the judge said first: first is longer" in text
+    assert "overall vs short: lost (mid shown as A)" in text
+    code, stdout, _ = run_cli(["inspect", results, "q5", "--config", "mid", "--json"],
+                              capsys)
+    got = json.loads(stdout)["pairwise"]
+    assert [(v["other"], v["outcome"]) for v in got] == [("long", "won"), ("short", "lost")]
+    code, stdout, _ = run_cli(["inspect", results, "--failures", "--config", "short"],
+                              capsys)
+    text = " ".join(stdout.split())
+    assert "lost to the baseline by the pairwise judge 5 of 6 questions" in text
+    for q in ("q0", "q1", "q2", "q3", "q4"):
+        assert f"{q} lost pairwise: the judge preferred long's answer (overall)" in text
+    assert "q5 lost pairwise" not in text
+    code, stdout, _ = run_cli(["inspect", results, "--failures"], capsys)
+    assert "not checked: the config is the baseline" in " ".join(stdout.split())
+
+
+def test_the_history_keeps_the_verdicts_and_diff_shows_them(setup, server, tmp_path,
+                                                            capsys):
+    ds, cfgs = setup
+    hist = tmp_path / "h.db"
+    for i, rule in enumerate((longer(exception="bones"), longer())):
+        server.rule = rule  # another judge model: its own calls, not the cache's
+        code, _, err = run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs,
+                                "--metrics", "mrr", "--pairwise", "overall",
+                                "--llm-base-url", server.url, "--llm-model", f"judge{i}",
+                                "--output", str(tmp_path / f"c{i}"), "--resamples", "300",
+                                "--history", str(hist), "--quiet"], capsys)
+        assert code == 0, err
+    code, stdout, err = run_cli(["history", "--history", str(hist), "show", "1"], capsys)
+    assert code == 0, err
+    text = " ".join(stdout.split())
+    assert "pairwise verdicts (--pairwise):" in text
+    assert "A = long, B = mid; 6 questions both answered" in text
+    assert "overall: A wins 5, ties 0, B wins 1" in text
+    assert "overall: Bradley-Terry log-strength over 6 questions" in text
+    code, stdout, err = run_cli(["diff", "1", "2", "--history", str(hist), "--config",
+                                 "mid"], capsys)
+    assert code == 0, err
+    text = " ".join(stdout.split())
+    assert ("pairwise overall against long: A won 1, tied 0, lost 5 (win rate 0.167 ["
+            in text)
+    assert ("B won 0, tied 0, lost 6 (win rate 0.000 [0.000, 0.000]); 1 question changed: "
+            "q5 won -> lost" in text)
+    assert "pairwise overall against short: A won 5, tied 0, lost 1" in text
+    code, stdout, _ = run_cli(["diff", str(tmp_path / "c0.json"), str(tmp_path / "c1.json"),
+                               "--config", "mid", "--json"], capsys)
+    got = json.loads(stdout)["pairwise"]
+    assert [(p["against"], p["changed"]) for p in got] == [
+        ("long", [{"id": "q5", "a": "won", "b": "lost"}]),
+        ("short", [{"id": "q5", "a": "lost", "b": "won"}])]
+    code, stdout, _ = run_cli(["diff", "1", "1", "--history", str(hist), "--config", "mid",
+                               "--json"], capsys)
+    assert "pairwise" not in json.loads(stdout)  # one run against itself: nothing moved

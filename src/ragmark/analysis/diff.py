@@ -37,6 +37,10 @@ class Side:
     note: str = ""
     """Set when the side was taken for a system of another name (see
     :func:`ragmark.plan.gating.resolve_baseline`)."""
+    origin: str = ""
+    """The results file or history run the side was read from."""
+    pairwise: dict[str, Any] | None = None
+    """That compare's pairwise verdicts (``--pairwise``), if it judged any."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,36 @@ def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: b
     return [diff_metric(a, b, m, top=top, seed=seed) for m in shared], notes
 
 
+def pairwise_diff(a: Side, b: Side) -> list[dict[str, Any]]:
+    """When A and B are two runs that each judged their config's answers against the
+    same other config (``compare --pairwise``): per opponent and criterion, the config's
+    record in A and in B, and the questions whose outcome changed (won, lost, tie)."""
+    from ragmark.running.tournament import outcomes, record_of
+
+    if a.pairwise is None or b.pairwise is None or (a.origin and a.origin == b.origin):
+        return []
+
+    def names(r: dict[str, Any]) -> list[str]:
+        return [s["name"] for s in r.get("systems") or []]
+
+    out = []
+    for other in names(a.pairwise):
+        if other in (a.config, b.config) or other not in names(b.pairwise):
+            continue
+        for c in dict.fromkeys(c for m in a.pairwise["matches"] for c in m["criteria"]):
+            ra = record_of(a.pairwise, a.config, other, c)
+            rb = record_of(b.pairwise, b.config, other, c)
+            if ra is None or rb is None:
+                continue
+            before = outcomes(a.pairwise, a.config, other, c)
+            after = outcomes(b.pairwise, b.config, other, c)
+            changed = [{"id": q, "a": o, "b": after[q]} for q, o in before.items()
+                       if q in after and after[q] != o]
+            out.append({"against": other, "criterion": c, "a": ra, "b": rb,
+                        "changed": changed})
+    return out
+
+
 def side_from_results(label: str, kind: str, data: Mapping[str, Any], config: str | None
                       ) -> Side:
     """A side from a parsed run or compare results file (``config`` picks one config of
@@ -163,6 +197,7 @@ def side_from_results(label: str, kind: str, data: Mapping[str, Any], config: st
             raise ConfigError(f"{label}: no config {chosen!r}; it has {', '.join(c.reports)}")
         side = side_from_report(c.reports[str(chosen)], label)
         side.dataset_hash = c.dataset_hash
+        side.origin, side.pairwise = label, c.pairwise
         return side
     raise ConfigError(f"{label}: a {kind} file cannot be diffed; give run or compare results")
 
@@ -175,7 +210,7 @@ def resolve_side(ref: str, config: str | None, history: Path,
     """A side from a results file, a history id, or ``last`` / ``last~N`` (the newest
     runs and compares of ``config`` that did not fail their gates, on ``dataset_hash``
     when given; a failed run counts again once accepted)."""
-    from ragmark.history import list_runs, run_row, values
+    from ragmark.history import list_runs, pairwise_of, run_row, values
     from ragmark.results import read_results
 
     p = Path(ref)
@@ -209,7 +244,8 @@ def resolve_side(ref: str, config: str | None, history: Path,
     if name not in configs:
         raise ConfigError(f"run {run_id} has no config {name!r}; it has {', '.join(configs)}")
     questions, vals = values(history, run_id, name)
-    return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals)
+    return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals,
+                origin=f"run {run_id}", pairwise=pairwise_of(history, run_id))
 
 
 def side_from_report(report: RunReport, label: str = "this run") -> Side:

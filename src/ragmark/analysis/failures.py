@@ -14,6 +14,8 @@ Five kinds of failure, checked per question:
 - ``unknown_ids``: nothing relevant retrieved, and the run's note says none of its
   retrieved ids is a corpus document or a judged id: the ids are of another kind (chunk
   or node ids against a set judged by document or file), not a retrieval miss;
+- ``pairwise_loss``: a compare's pairwise judge (``--pairwise``) preferred the
+  baseline's answer to this config's, by a criterion;
 - ``claim_blame``: the claim-level diagnostics (``--metrics claims``) blame a part of the
   pipeline, with the claims behind it: retrieval missed the evidence, the generator
   ignored retrieved evidence, added unsupported claims, or repeated wrong claims of
@@ -35,10 +37,13 @@ from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.results.model import QueryRecord
 
 KINDS = ("empty_ranking", "no_hit", "unknown_ids", "ungrounded", "low_faithfulness",
-         "judge_failure", "claim_blame")
+         "judge_failure", "claim_blame", "pairwise_loss")
 UNKNOWN_IDS = "is a corpus document or a ground-truth id"
 """What the run's note says when no retrieved id is one the ground truth can judge
 (:func:`ragmark.running.scoring.unknown_ids_note`)."""
+NOT_APPLICABLE = "no pairwise verdicts in the file (compare with --pairwise)"
+"""Why ``pairwise_loss`` is not checked in a file without pairwise verdicts (the kind
+is then not reported)."""
 DEFAULT_K = 10
 FAITHFULNESS_BELOW = 0.5
 
@@ -81,8 +86,10 @@ class FailureReport:
 
     def kinds(self) -> list[str]:
         """The kinds to report: every kind, but ``unknown_ids`` only where it applies
-        (the run's note says its ids are of another kind)."""
-        return [k for k in KINDS if k != "unknown_ids" or k not in self.unchecked]
+        (the run's note says its ids are of another kind) and ``pairwise_loss`` only in
+        a file with pairwise verdicts."""
+        return [k for k in KINDS if not (k == "unknown_ids" and k in self.unchecked)
+                and self.unchecked.get(k) != NOT_APPLICABLE]
 
     def causes(self, kind: str) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -100,6 +107,7 @@ class FailureReport:
             "low_faithfulness": f"low faithfulness (below {self.faithfulness_below:g})",
             "judge_failure": "judge failure (no usable verdict)",
             "claim_blame": "blamed by the claim diagnostics",
+            "pairwise_loss": "lost to the baseline by the pairwise judge",
         }[kind]
 
 
@@ -227,7 +235,37 @@ def find_failures(results: Results, k: int = DEFAULT_K,
                 rep.failures.append(_blamed(q, told))
     if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
         rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
+    _pairwise_losses(results, rep)
     return rep
+
+
+def _pairwise_losses(results: Results, rep: FailureReport) -> None:
+    """The questions the config lost to the baseline by the pairwise judge, each with
+    the criteria and the judge's reasons."""
+    from ragmark.running.tournament import verdicts_for
+
+    p = results.pairwise
+    if p is None or results.baseline is None or results.config == results.baseline:
+        rep.unchecked["pairwise_loss"] = (
+            NOT_APPLICABLE if p is None else
+            "the config is the baseline (inspect another with --config)")
+        return
+    for q in results.queries:
+        got = [v for v in verdicts_for(p, results.config, q.id)
+               if v["other"] == results.baseline]
+        if any(v["outcome"] is not None for v in got):
+            rep.checked["pairwise_loss"] += 1
+        lost = [v for v in got if v["outcome"] == "lost"]
+        if lost:
+            why = "; ".join(f"{v['criterion']}: {v['reasons'][0]}" if v["reasons"] else
+                            v["criterion"] for v in lost)
+            rep.failures.append(Failure(
+                q.id, "pairwise_loss", f"the judge preferred {results.baseline}'s answer "
+                f"({', '.join(v['criterion'] for v in lost)})", "generation",
+                f"compare the two answers (ragmark inspect FILE {q.id} --config "
+                f"{results.baseline}); the judge said: {why}"))
+    at = {q.id: i for i, q in enumerate(results.queries)}
+    rep.failures.sort(key=lambda f: at.get(f.query, len(at)))  # file order, kinds kept
 
 
 def _empty_ranking(q: QueryRecord, cause: str) -> Failure:

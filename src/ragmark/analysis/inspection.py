@@ -57,6 +57,8 @@ class Results:
     details: bool | None = None
     """Whether the questions carry their texts and rankings (a run file, or a compare
     file written with --include-details); None: as the kind says."""
+    pairwise: dict[str, Any] | None = None
+    """A compare's pairwise verdicts (``--pairwise``: the round robin's report)."""
 
     @property
     def queries(self) -> list[QueryRecord]:
@@ -186,8 +188,10 @@ def _compare(file: str, data: dict[str, Any], config: str | None) -> Results:
     if not details:
         per_query_of(entry.get("per_query"), where)  # its errors name this config
     report = compare_from_json(data, file).reports[name]
+    pairwise = data.get("pairwise")
     return Results(file, "compare", name, tuple(configs), baseline, report,
-                   details=True if details else None)
+                   details=True if details else None,
+                   pairwise=pairwise if isinstance(pairwise, dict) else None)
 
 
 def target_ranks(q: QueryRecord) -> dict[str, int | None]:
@@ -237,4 +241,8 @@ def query_json(results: Results, q: QueryRecord) -> dict[str, Any]:
         out["note"] = (f"a comparison file keeps only metric values per question; "
                        f"{DETAILS_HINT} (with --config {results.config})")
     out["metrics"] = {k: metric_json(m) for k, m in q.metrics.items()}
+    if results.pairwise is not None:
+        from ragmark.running.tournament import verdicts_for
+
+        out["pairwise"] = verdicts_for(results.pairwise, results.config, q.id)
     return out

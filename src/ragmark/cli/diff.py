@@ -34,17 +34,19 @@ def diff_cmd(**flags: Any) -> None:
     worse and better the most. A and B: results files (run or compare), history ids, or
     last / last~1 / ... (the newest runs of --config)."""
     f = SimpleNamespace(**flags)
-    from ragmark.analysis.diff import diff, resolve_side
+    from ragmark.analysis.diff import diff, pairwise_diff, resolve_side
     from ragmark.history import history_path
 
     hist = history_path(f.history)
     side_a, side_b = resolve_side(f.a, f.config, hist), resolve_side(f.b, f.config, hist)
     names = [metric_name(m) for m in split_names(f.metrics)] if f.metrics else None
     rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
+    pairwise = pairwise_diff(side_a, side_b)
     out, _ = consoles(quiet=True)
     if f.as_json:
         click.echo(json.dumps({"a": side_a.label, "b": side_b.label, "notes": notes,
-                               "metrics": [r.to_json() for r in rows]}, indent=2))
+                               "metrics": [r.to_json() for r in rows],
+                               **({"pairwise": pairwise} if pairwise else {})}, indent=2))
         return
     out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False)
     for n in notes:
@@ -71,3 +73,15 @@ def diff_cmd(**flags: Any) -> None:
                 q = f" {m.question[:70]!r}" if m.question else ""
                 out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
                           highlight=False, markup=False)
+    for p in pairwise:
+        def rec(r: dict[str, Any]) -> str:
+            rate = "none" if r["value"] is None else (
+                f"{r['value']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}]")
+            return f"won {r['wins']}, tied {r['ties']}, lost {r['losses']} (win rate {rate})"
+
+        moved = p["changed"]
+        shown = ", ".join(f"{m['id']} {m['a']} -> {m['b']}" for m in moved[:f.top])
+        out.print(f"pairwise {p['criterion']} against {p['against']}: A {rec(p['a'])}; B "
+                  f"{rec(p['b'])}; {len(moved)} question{'' if len(moved) == 1 else 's'} changed"
+                  + (f": {shown}" + (" ..." if len(moved) > f.top else "") if moved else ""),
+                  highlight=False, markup=False, soft_wrap=True)

@@ -82,7 +82,7 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
 @click.pass_context
 def history_show(ctx: click.Context, run_id: int) -> None:
     """One recorded run: its envelope, configs and every aggregate with its coverage."""
-    from ragmark.history import aggregates, history_path, run_row
+    from ragmark.history import aggregates, history_path, pairwise_of, run_row
 
     path = history_path(ctx.obj["history"])
     row, env, configs = run_row(path, run_id)
@@ -108,6 +108,15 @@ def history_show(ctx: click.Context, run_id: int) -> None:
             table.add_row(metric, _value(a), str(a.n), f"{a.missing}" + (f": {why}" if why
                                                                         else ""))
         out.print(table)
+    pairwise = pairwise_of(path, run_id)
+    if pairwise is not None:
+        from ragmark.report.pairwise import pairwise_lines
+
+        out.print("pairwise verdicts (--pairwise):", highlight=False)
+        for line in pairwise_lines(pairwise):
+            out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+        for g in pairwise.get("gates") or []:
+            out.print(f"  gate: {g['line']}", highlight=False, markup=False, soft_wrap=True)
 
 
 @history_cmd.command("prune")

@@ -96,6 +96,7 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
         _indented(out, f"A comparison file keeps only metric values per question; rerun "
                        f"`ragmark run ... --config {res.config} --include-details` for the "
                        "question, its ground truth, the retrieved items and the answer.")
+        _print_pairwise(res, q, out)
         _print_metrics(res, q, out)
         return
     _indented(out, q.question or "")
@@ -114,7 +115,30 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
                 text = text[:CONTEXT_CHARS].rsplit(" ", 1)[0] + f" … ({len(c)} characters)"
             _indented(out, f"[{i}] {text}")
     _print_blame(q, out)
+    _print_pairwise(res, q, out)
     _print_metrics(res, q, out)
+
+
+def _print_pairwise(res: Results, q: QueryRecord, out: Console) -> None:
+    """The pairwise judge's verdicts on this question in every match of the config:
+    won, lost or tie, and what the judge said in each order, with its reasons."""
+    if res.pairwise is None:
+        return
+    from ragmark.running.tournament import verdicts_for
+
+    got = verdicts_for(res.pairwise, res.config, q.id)
+    if not got:
+        return
+    _heading(out, f"Pairwise verdicts ({len(got)})")
+    for v in got:
+        outcome = v["outcome"] or f"no verdict ({v.get('failure', 'unknown')})"
+        _indented(out, f"{v['criterion']} vs {v['other']}: {outcome} ({res.config} shown "
+                       f"as {v['shown_as']})", hang=4)
+        for o, reason in zip(v["orders"], v["reasons"], strict=False):
+            _indented(out, f"{o['first']} first: the judge said {o['said']}: {reason}",
+                      indent=4, hang=6)
+        if not v["orders"] and v["reasons"]:
+            _indented(out, v["reasons"][0], indent=4, hang=6)
 
 
 def _print_turn(q: QueryRecord, out: Console) -> None:
@@ -262,7 +286,7 @@ def _print_metrics(res: Results, q: QueryRecord, out: Console) -> None:
 SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "unknown_ids": "foreign ids",
          "ungrounded": "ungrounded",
          "low_faithfulness": "unfaithful", "judge_failure": "judge failure",
-         "claim_blame": "blamed"}
+         "claim_blame": "blamed", "pairwise_loss": "lost pairwise"}
 
 
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:

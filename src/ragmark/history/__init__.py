@@ -13,6 +13,7 @@ from ragmark.history.store import (
     aggregates,
     history_path,
     list_runs,
+    pairwise_of,
     record,
     run_row,
     trend,
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison
 
-__all__ = ["ConfigResult", "RunRow", "aggregates", "history_path", "list_runs",
+__all__ = ["ConfigResult", "RunRow", "aggregates", "history_path", "list_runs", "pairwise_of",
            "record", "record_results", "run_row", "trend", "values"]
 
 
@@ -55,4 +56,5 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
     first_report = next(iter(reports.values()))
     questions = [(q.id, q.question) for q in first_report.queries]
     return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
-                  {name: _from_report(r) for name, r in reports.items()}, shown, verdict)
+                  {name: _from_report(r) for name, r in reports.items()}, shown, verdict,
+                  pairwise=result.pairwise if isinstance(result, Comparison) else None)

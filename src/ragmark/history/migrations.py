@@ -94,6 +94,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
              for table in ("aggregates", "query_values")
              for old, new in (("precision", "judged_precision"),
                               ("recall", "relative_recall")))),
+    (7, "a compare's pairwise verdicts (--pairwise), as its results file holds them", """
+        ALTER TABLE runs ADD COLUMN pairwise TEXT;
+    """),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -149,21 +149,24 @@ def move_cursor(path: str | Path, cursor: Cursor) -> None:
 def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
            questions: Sequence[tuple[str, str]], configs: Mapping[str, ConfigResult],
            results_path: str | None = None, verdict: str | None = None,
-           cursor: Cursor | None = None) -> int:
+           cursor: Cursor | None = None, pairwise: Mapping[str, Any] | None = None) -> int:
     """Record one completed run, compare, label or monitor window, with its gates'
-    ``verdict`` (passed or failed); returns its id. A window moves its source's
-    ``cursor`` in the same transaction: both are recorded, or neither."""
+    ``verdict`` (passed or failed) and a compare's ``pairwise`` verdicts; returns its
+    id. A window moves its source's ``cursor`` in the same transaction: both are
+    recorded, or neither."""
     with connect(path) as con:
         con.execute("BEGIN IMMEDIATE")
         try:
+            more = () if pairwise is None else (json.dumps(dict(pairwise)),)
             cur = con.execute(
                 "INSERT INTO runs (kind, created_at, ragmark, git_commit, dataset_name, "
-                "dataset_hash, config_hash, questions, envelope, results_path, verdict) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "dataset_hash, config_hash, questions, envelope, results_path, verdict"
+                + (", pairwise" if more else "") + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+                + (", ?" if more else "") + ")",
                 (envelope["kind"], envelope["created_at"], envelope["ragmark"],
                  envelope.get("git_commit"), dataset_name, envelope["dataset_hash"],
                  envelope["config_hash"], len(questions), json.dumps(dict(envelope)),
-                 results_path, verdict))
+                 results_path, verdict, *more))
             run_id = int(cur.lastrowid or 0)
             con.executemany("INSERT INTO questions VALUES (?, ?, ?, ?)",
                             [(run_id, i, qid, text) for i, (qid, text) in enumerate(questions)])
@@ -275,6 +278,15 @@ def run_row(path: str | Path, run_id: int) -> tuple[RunRow, dict[str, Any], dict
         cfgs = con.execute("SELECT name, config FROM run_configs WHERE run_id = ? ORDER BY "
                            "position", (run_id,)).fetchall()
     return matches[0], json.loads(env), {n: json.loads(c) for n, c in cfgs}
+
+
+def pairwise_of(path: str | Path, run_id: int) -> dict[str, Any] | None:
+    """A compare's pairwise verdicts as recorded (None: it judged none)."""
+    with connect(path, create=False) as con:
+        row = con.execute("SELECT pairwise FROM runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        raise ConfigError(f"no run {run_id} in the run history {path}")
+    return None if row[0] is None else dict(json.loads(row[0]))
 
 
 def values(path: str | Path, run_id: int, config: str

@@ -41,7 +41,7 @@ def pairwise_lines(r: Mapping[str, Any]) -> list[str]:
     systems or more, each criterion's strengths and ranking."""
     if "matches" not in r:
         return _match_lines(r, r["orders"])
-    lines = [f"duel of {len(r['systems'])} systems: " + ", ".join(
+    lines = [f"round robin of {len(r['systems'])} systems: " + ", ".join(
         f"{s['name']} ({s['file']})" if s.get("file") else s["name"] for s in r["systems"])]
     for m in r["matches"]:
         lines += _match_lines(m, r["orders"])
@@ -60,7 +60,7 @@ def _who(side: Mapping[str, Any]) -> str:
 
 
 def _match_lines(r: Mapping[str, Any], orders: int) -> list[str]:
-    lines = [f"duel: A = {_who(r['a'])}, B = {_who(r['b'])}; "
+    lines = [f"A = {_who(r['a'])}, B = {_who(r['b'])}; "
              f"{r['questions']} questions both answered"
              + ("; left out: " + ", ".join(f"{k} {v}" for k, v in r["left_out"].items())
                 if r["left_out"] else "")]

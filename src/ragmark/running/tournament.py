@@ -190,11 +190,43 @@ def record_of(report: dict[str, Any], system: str, other: str, criterion: str
             "p_holm": s["p_holm"], "n": s["n"]}
 
 
-def lost(report: dict[str, Any], system: str, other: str, criterion: str) -> list[str]:
-    """The questions ``system`` lost to ``other`` by ``criterion`` (ids, in order)."""
+def outcomes(report: dict[str, Any], system: str, other: str, criterion: str
+             ) -> dict[str, str | None]:
+    """Question id -> ``system``'s outcome against ``other`` by ``criterion``: won,
+    lost, tie, or None without a verdict (empty when they did not meet)."""
     got = match_of(report, system, other)
     if got is None:
-        return []
+        return {}
     m, flipped = got
-    losing = "A" if flipped else "B"
-    return [v["id"] for v in m["verdicts"].get(criterion, []) if v["verdict"] == losing]
+    mine = "B" if flipped else "A"
+    return {v["id"]: (None if v["verdict"] is None else "tie" if v["verdict"] == "tie"
+                      else "won" if v["verdict"] == mine else "lost")
+            for v in m["verdicts"].get(criterion, [])}
+
+
+def lost(report: dict[str, Any], system: str, other: str, criterion: str) -> list[str]:
+    """The questions ``system`` lost to ``other`` by ``criterion`` (ids, in order)."""
+    return [q for q, o in outcomes(report, system, other, criterion).items() if o == "lost"]
+
+
+def verdicts_for(report: dict[str, Any], system: str, query_id: str) -> list[dict[str, Any]]:
+    """Every pairwise verdict on question ``query_id`` in a match of ``system``, from
+    its side: the ``other`` system, the ``criterion``, the ``outcome`` (won, lost, tie,
+    or None without a verdict), the orders asked with what the judge said, the reasons
+    and the failure."""
+    out = []
+    for m in report.get("matches") or []:
+        names = (m["a"]["name"], m["b"]["name"])
+        if system not in names:
+            continue
+        mine, other = ("A", names[1]) if names[0] == system else ("B", names[0])
+        for c, vs in m["verdicts"].items():
+            for v in vs:
+                if v["id"] != query_id:
+                    continue
+                outcome = (None if v["verdict"] is None else "tie" if v["verdict"] == "tie"
+                           else "won" if v["verdict"] == mine else "lost")
+                out.append({"other": other, "criterion": c, "outcome": outcome,
+                            "shown_as": mine, "orders": v["orders"], "reasons": v["reasons"],
+                            **({"failure": v["failure"]} if v.get("failure") else {})})
+    return out

@@ -101,8 +101,9 @@ def test_what_the_file_cannot_tell_is_not_checked(tmp_path):
     p = write(tmp_path, [query("q", [item(1, "a.txt", 1)], {"mrr": 1.0})])
     rep = find_failures(load_results(p))
     assert set(rep.unchecked) == {"ungrounded", "low_faithfulness", "judge_failure",
-                                  "claim_blame", "unknown_ids"}
+                                  "claim_blame", "unknown_ids", "pairwise_loss"}
     assert "unknown_ids" not in rep.kinds()  # reported only where the run's note says so
+    assert "pairwise_loss" not in rep.kinds()  # only in a file with pairwise verdicts
     assert rep.failures == [] and rep.checked["no_hit"] == 1
 
 
