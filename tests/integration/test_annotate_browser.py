@@ -142,3 +142,60 @@ def test_a_person_labels_ten_items_with_the_keyboard_and_a_reload_keeps_them(ser
     stored = [lab for lab in store.labels(plan.store, plan.queue.name) if lab.value is not None]
     assert [(h.id, h.value) for h in read.labels] == [(lab.item, lab.value) for lab in stored]
     assert read.metrics == ["faithfulness"]
+
+
+def test_a_person_gives_preferences_with_the_keyboard_whichever_side_a_is_on(
+        browser, tmp_path, server, capsys, monkeypatch):
+    """Issue 36: a preference queue (A the baseline, B mid) in Chromium. Each pair's
+    first answer is drawn; the person presses 1 (the first is better) on every pair, so
+    the label kept is 1 (A) where A was shown first and 0 (B) where B was; 3 is a tie;
+    the hostile passage is text; after labelling, the judge's preference is shown by
+    side."""
+    from support.pairwise_data import compare_file
+
+    monkeypatch.delenv("RAGMARK_LLM_BASE_URL", raising=False)
+    results = compare_file(tmp_path, server, capsys)
+    plan = plan_annotate(AnnotateRequest(source=results, task="pairwise:overall",
+                                         config="mid", store=tmp_path / "l.sqlite",
+                                         listen="127.0.0.1:0", annotator="carol"))
+    ready = threading.Event()
+    got = {}
+
+    def on_ready(srv, new):
+        got["server"] = srv
+        ready.set()
+
+    thread = threading.Thread(target=execute_annotate, args=(plan, on_ready), daemon=True)
+    thread.start()
+    assert ready.wait(20)
+    host, port = got["server"].server_address
+    url = f"http://{host}:{port}"
+    try:
+        context, page, seen = _open(browser, url)
+        firsts = {it["id"]: it["first"] for it in plan.items}
+        for i, it in enumerate(plan.items):
+            _showing(page, it["question"][:20])
+            first, second = ((it["answer"], it["answer_b"]) if firsts[it["id"]] == "A"
+                             else (it["answer_b"], it["answer"]))
+            assert page.text_content("#answer") == first
+            assert page.text_content("#second") == second
+            assert page.is_visible("#second-box") and page.is_hidden("#judge")
+            if i == 5:  # the bones passage holds a <script>: text, and ran nothing
+                assert "<script>alert(1)</script>" in page.text_content("#contexts")
+                assert page.query_selector("#contexts script, #second script") is None
+            page.keyboard.press("3" if i == 4 else "1")
+            _progress(page, f"{i + 1} of 6 labelled (you: {i + 1})")
+        page.keyboard.press("k")  # back to the last pair: the judge's preference by side
+        _showing(page, plan.items[5]["question"][:20])
+        judge_side = "the first" if (firsts["q5"] == "B") else "the second"  # it chose B
+        assert page.text_content("#judge") == f"The judge (pairwise:overall) preferred {judge_side}"
+        assert page.get_attribute("#choices button:nth-child(1)", "aria-pressed") == "true"
+        assert seen["errors"] == []
+        context.close()
+    finally:
+        got["server"].shutdown()
+        thread.join(10)
+    kept = {lab.item: lab.value for lab in store.labels(plan.store, plan.queue.name)}
+    want = {it["id"]: (0.5 if k == 4 else 1.0 if firsts[it["id"]] == "A" else 0.0)
+            for k, it in enumerate(plan.items)}
+    assert kept == want

@@ -235,11 +235,10 @@ def find_failures(results: Results, k: int = DEFAULT_K,
                 rep.failures.append(_blamed(q, told))
     if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
         rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
-    _pairwise_losses(results, rep)
-    return rep
+    return _pairwise_losses(results, rep)
 
 
-def _pairwise_losses(results: Results, rep: FailureReport) -> None:
+def _pairwise_losses(results: Results, rep: FailureReport) -> FailureReport:
     """The questions the config lost to the baseline by the pairwise judge, each with
     the criteria and the judge's reasons."""
     from ragmark.running.tournament import verdicts_for
@@ -249,7 +248,7 @@ def _pairwise_losses(results: Results, rep: FailureReport) -> None:
         rep.unchecked["pairwise_loss"] = (
             NOT_APPLICABLE if p is None else
             "the config is the baseline (inspect another with --config)")
-        return
+        return rep
     for q in results.queries:
         got = [v for v in verdicts_for(p, results.config, q.id)
                if v["other"] == results.baseline]
@@ -266,6 +265,7 @@ def _pairwise_losses(results: Results, rep: FailureReport) -> None:
                 f"{results.baseline}); the judge said: {why}"))
     at = {q.id: i for i, q in enumerate(results.queries)}
     rep.failures.sort(key=lambda f: at.get(f.query, len(at)))  # file order, kinds kept
+    return rep
 
 
 def _empty_ranking(q: QueryRecord, cause: str) -> Failure:

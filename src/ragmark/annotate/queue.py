@@ -33,7 +33,24 @@ SCALED = {"answer_correctness": "how far does the answer agree with the expected
 CLAIM_ASK = "is this claim of the answer supported by the contexts?"
 
 
+PREFERENCE = ({"key": "1", "side": "first", "value": 1.0, "text": "the first is better"},
+              {"key": "2", "side": "second", "value": 0.0, "text": "the second is better"},
+              {"key": "3", "value": 0.5, "text": "a tie"})
+"""The labels of a preference between two answers (a task ``pairwise:CRITERION``): the
+key says which position is better, the label kept is A's score (1 A, 0 B, 0.5 a tie),
+so the side each answer is shown on (drawn per item) does not change what is kept."""
+PAIRWISE = "pairwise:"
+PREFERRED_VALUE = {"A": 1.0, "B": 0.0, "tie": 0.5}
+"""A preference as the label store keeps it (A's score: a win 1, a tie half)."""
+
+
+def is_pairwise(task: str) -> bool:
+    return task.startswith(PAIRWISE)
+
+
 def choices_of(task: str) -> tuple[dict[str, Any], ...]:
+    if is_pairwise(task):
+        return PREFERENCE
     return SCALE if task in SCALED else CHOICES
 
 
@@ -66,6 +83,8 @@ def item_of(row: ReviewRow) -> dict[str, Any]:
 def verdict(metric: str, judge: float | None) -> str:
     if judge is None:
         return "not judged"
+    if is_pairwise(metric):
+        return {1.0: "judge A", 0.0: "judge B"}.get(judge, "judge tie")
     return "judge yes" if judge >= VERDICT_AT.get(metric, 0.5) else "judge no"
 
 
@@ -78,6 +97,10 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
     faithfulness judge made of each answer, each an item with its verdict."""
     from ragmark.analysis.review import Sampled, sample_for_review
 
+    if task is not None and is_pairwise(task):
+        if per_claim:
+            raise ConfigError("--per-claim labels one answer's claims, not a preference")
+        return draw_pairs(source, task, n, seed, config)
     every: Sampled
     if is_results(source):
         every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
@@ -156,13 +179,20 @@ def claims_of(source: str | Path, rows: Sequence[ReviewRow], config: str | None
 
 
 def _stratified(rows: Sequence[ReviewRow], n: int, seed: int) -> list[ReviewRow]:
+    picked = stratified([verdict(r.metric, r.judge) for r in rows], n, seed)
+    return [rows[i] for i in picked]
+
+
+def stratified(strata: Sequence[str], n: int, seed: int) -> list[int]:
+    """``n`` of the items (their indices, in order) drawn from the ``strata`` each is
+    in, each stratum in proportion and at least one each when ``n`` allows."""
     if n < 1:
         raise ConfigError(f"--sample must be at least 1, got {n}")
     groups: dict[str, list[int]] = defaultdict(list)
-    for i, r in enumerate(rows):
-        groups[verdict(r.metric, r.judge)].append(i)
+    for i, g in enumerate(strata):
+        groups[g].append(i)
     names = sorted(groups)
-    exact = {g: n * len(groups[g]) / len(rows) for g in names}
+    exact = {g: n * len(groups[g]) / len(strata) for g in names}
     take = {g: min(len(groups[g]), max(int(exact[g]), 1 if n >= len(names) else 0))
             for g in names}
     for g in sorted(names, key=lambda g: exact[g] - int(exact[g]), reverse=True):
@@ -173,14 +203,67 @@ def _stratified(rows: Sequence[ReviewRow], n: int, seed: int) -> list[ReviewRow]
     while sum(take.values()) > n:  # the minimum of one each overshot: trim the largest
         take[max(names, key=lambda g: take[g])] -= 1
     rng = np.random.default_rng(seed)
-    picked = [i for g in names for i in
-              rng.choice(groups[g], size=take[g], replace=False).tolist()]
-    return [rows[i] for i in sorted(picked)]
+    return sorted(i for g in names for i in
+                  rng.choice(groups[g], size=take[g], replace=False).tolist())
+
+
+def draw_pairs(source: str | Path, task: str, n: int | None, seed: int,
+               config: str | None) -> Drawn:
+    """A preference task's items: the questions the baseline (A) and ``config`` (B,
+    default the first other config) of a compare both answered, with the compare's
+    pairwise verdict by the criterion when it has one (A's score: 1, 0.5, 0); each
+    item's ``first`` (the answer shown first) drawn from the seed."""
+    from ragmark.analysis.inspection import results_from
+    from ragmark.judges.pairwise import CRITERIA, one_order_first
+    from ragmark.results import read_results
+    from ragmark.running.tournament import outcomes, pairs_between
+
+    criterion = task[len(PAIRWISE):]
+    if criterion not in CRITERIA:
+        raise ConfigError(f"--task {task}: the pairwise criteria are {', '.join(CRITERIA)}")
+    kind, data = read_results(source)
+    if kind != "compare":
+        raise ConfigError(f"--task {task} labels which of two configs' answers is better: "
+                          f"{source} is not a results file of `ragmark compare "
+                          "--include-details`")
+    a = results_from(str(source), data)
+    others = [c for c in a.configs if c != a.config]
+    b_name = config or (others[0] if others else a.config)
+    if b_name == a.config:
+        raise ConfigError(f"--config {b_name}: that is the baseline (A); name another "
+                          f"config of {source}: {', '.join(others)}")
+    b = results_from(str(source), data, b_name)
+    if not (a.detailed and b.detailed):
+        raise ConfigError(f"{source}: the compare has no answers; rerun it with "
+                          "--include-details")
+    pairs, left = pairs_between(a.queries, b.queries)
+    judged = ({} if a.pairwise is None else
+              outcomes(a.pairwise, a.config, b_name, criterion))
+    score = {"won": PREFERRED_VALUE["A"], "lost": PREFERRED_VALUE["B"],
+             "tie": PREFERRED_VALUE["tie"]}
+    items: list[dict[str, Any]] = [{"id": p.id, "question": p.question, "answer": p.a.answer,
+              "answer_b": p.b.answer, "contexts": list(p.a.contexts),
+              "contexts_b": list(p.b.contexts), "expected_answer": p.reference or "",
+              "metric": task, "judge": score.get(judged.get(p.id) or ""),
+              "first": one_order_first(p.id, seed), "a": a.config, "b": b_name}
+             for p in pairs]
+    if not items:
+        raise ConfigError(f"{source}: no question both {a.config} and {b_name} answered")
+    eligible = len(items)
+    if n is not None and n < len(items):
+        items = [items[i] for i in stratified(
+            [verdict(task, it["judge"]) for it in items], n, seed)]
+    strata = Counter(verdict(task, it["judge"]) for it in items)
+    return Drawn(items, task, eligible, left, dict(sorted(strata.items())))
 
 
 def ask_of(task: str, per_claim: bool = False) -> str:
     if per_claim:
         return CLAIM_ASK
+    if is_pairwise(task):
+        from ragmark.judges.pairwise import CRITERIA
+
+        return f"which answer is better {CRITERIA[task[len(PAIRWISE):]][0]}?"
     return SCALED.get(task) or ASKS.get(task, f"is the {task} verdict yes?")
 
 
@@ -249,5 +332,7 @@ def status(items: Sequence[Mapping[str, Any]], labels: Sequence[Label],
 
 
 def _word(value: float, task: str = "") -> str:
+    if is_pairwise(task):
+        return {1.0: "a", 0.0: "b"}.get(value, "tie")
     return next((str(c["text"]).lower() for c in choices_of(task) if c["value"] == value),
                 f"{value:g}")

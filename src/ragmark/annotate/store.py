@@ -206,7 +206,8 @@ def labels(path: str | Path, queue: str) -> list[Label]:
 def label_rows(path: str | Path, queue: str) -> list[dict[str, Any]]:
     """Every label of ``queue`` with its item (skips left out), in the order given: id,
     question, answer, contexts, expected_answer, metric, judge, human (the label),
-    annotator, note, labelled_at."""
+    annotator, note, labelled_at; a preference's also answer_b, contexts_b and the two
+    configs' names a and b."""
     by_id = {str(it["id"]): it for it in items(path, queue)}
     out = []
     for lab in labels(path, queue):
@@ -218,7 +219,9 @@ def label_rows(path: str | Path, queue: str) -> list[dict[str, Any]]:
                     "contexts": list(it["contexts"]),
                     "expected_answer": it.get("expected_answer") or "",
                     "metric": it["metric"], "judge": it["judge"], "human": lab.value,
-                    "annotator": lab.annotator, "note": lab.note, "labelled_at": lab.at})
+                    "annotator": lab.annotator, "note": lab.note, "labelled_at": lab.at,
+                    **({"answer_b": it["answer_b"], "contexts_b": list(it["contexts_b"]),
+                        "a": it.get("a"), "b": it.get("b")} if "answer_b" in it else {})})
     return out
 
 

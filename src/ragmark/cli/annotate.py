@@ -48,8 +48,10 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
 @cli.command("annotate")
 @click.argument("source", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--task", metavar="METRIC", help="The judge metric whose verdict people give "
-              "(faithfulness, answer_relevance, ...; relevance_label for a label file) "
-              "[default: the file's first judge metric].")
+              "(faithfulness, answer_relevance, ...; relevance_label for a label file), "
+              "or pairwise:CRITERION: which of two configs' answers of a compare is "
+              "better (A: the baseline, B: --config) [default: the file's first judge "
+              "metric].")
 @click.option("--queue", metavar="NAME", help="The queue's name [default: SOURCE's name "
               "and the task]; the same name resumes it.")
 @click.option("--annotator", metavar="NAME", help="Label as NAME [default: asked once on "

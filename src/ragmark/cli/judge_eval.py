@@ -175,6 +175,7 @@ def judge_eval_cmd(**flags: Any) -> None:
     from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.judge_eval import (
         JudgeEvalRequest,
+        PreferencePlan,
         estimate_judge_eval,
         execute_judge_eval,
         plan_judge_eval,
@@ -182,6 +183,9 @@ def judge_eval_cmd(**flags: Any) -> None:
 
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_judge_eval(JudgeEvalRequest(**flags, llm_flags=llm_flags()))
+    if isinstance(plan, PreferencePlan):
+        _preferences(plan, out, progress)
+        return
     if plan.dry_run:
         out.print(f"dry run: {plan.trial.metric} of {len(plan.items)} items x "
                   f"{plan.trial.repeats} repeats x {len(plan.judges)} judges\n"
@@ -193,3 +197,53 @@ def judge_eval_cmd(**flags: Any) -> None:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
     if plan.output is not None:
         out.print(f"Report written to {plan.output}")
+
+
+def _preferences(plan: Any, out: Any, progress: Any) -> None:
+    """judge-eval --metric pairwise:CRITERION: the dry run's count, or the judge's
+    agreement with people's preferences."""
+    from ragmark.cli.llm_opts import dry_run_text
+    from ragmark.plan.judge_eval import execute_preferences
+    from ragmark.running.pairwise import estimate_pairs
+
+    if plan.dry_run:
+        est = estimate_pairs(plan.judge, (plan.criterion,), plan.pairs, 2, plan.seed)
+        out.print(f"dry run: pairwise:{plan.criterion} of {len(plan.pairs)} pairs x 2 orders\n"
+                  + dry_run_text({"judge": est}), highlight=False, markup=False,
+                  soft_wrap=True)
+        return
+    report = execute_preferences(plan, progress)
+    for line in preference_lines(report):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if plan.output is not None:
+        out.print(f"Report written to {plan.output}", markup=False)
+
+
+def preference_lines(r: dict[str, Any]) -> list[str]:
+    """The console summary of a judge's agreement with people's preferences."""
+    def counts(c: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+
+    pb = r["position_bias"]
+    acc, k = r["accuracy"], r["kappa"]
+    lines = [f"judge {r['model']} at {r['endpoint']}, {r['metric']}: {r['judged']} of "
+             f"{r['pairs']} pairs judged (both orders; a verdict that flips is a tie); "
+             f"people preferred {counts(r['people'])}; the judge {counts(r['judge'])}"
+             + (f"; {r['split']} pairs left out, the people split evenly" if r["split"]
+                else ""),
+             ("accuracy on the pairs people did not call a tie: none (every pair a tie)"
+              if acc["value"] is None else _stat(
+                  f"accuracy on the {acc['n']} pairs people did not call a tie", acc))
+             + "; " + _stat(f"kappa over A, B, tie ({k['n']} pairs)", k)
+             + " (95% bootstrap)",
+             "position bias: " + ("none measured" if pb["rate"] is None else
+                                  f"{pb['rate']:.0%} of {pb['pairs']} pairs "
+                                  f"({pb['inconsistent']} flipped with the order)"),
+             "confusion: " + counts(r["confusion"])]
+    if r["failures"]:
+        lines.append("without a verdict: " + counts(r["failures"]))
+    if "people_agreement" in r:
+        a = r["people_agreement"]
+        lines.append(f"people ({', '.join(a['annotators'])}) on the {a['pairs']} pairs two "
+                     f"or more judged: {_alpha(a['alpha'])} (95% bootstrap): the ceiling")
+    return lines

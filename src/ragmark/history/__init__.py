@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.history.store import (
+    Also,
     ConfigResult,
     RunRow,
     aggregates,
@@ -57,4 +58,4 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
     questions = [(q.id, q.question) for q in first_report.queries]
     return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
                   {name: _from_report(r) for name, r in reports.items()}, shown, verdict,
-                  pairwise=result.pairwise if isinstance(result, Comparison) else None)
+                  Also(pairwise=result.pairwise) if isinstance(result, Comparison) else None)

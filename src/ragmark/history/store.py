@@ -92,6 +92,15 @@ class Cursor:
     seen: Sequence[str] = ()
 
 
+@dataclass(frozen=True)
+class Also:
+    """What :func:`record` records with a run in its transaction: a monitor source's
+    ``cursor``, a compare's ``pairwise`` verdicts (the round robin's report)."""
+
+    cursor: Cursor | None = None
+    pairwise: Mapping[str, Any] | None = None
+
+
 class CursorMoved(ConfigError):
     """Another ``ragmark monitor`` moved this source's cursor since this one read it."""
 
@@ -149,11 +158,13 @@ def move_cursor(path: str | Path, cursor: Cursor) -> None:
 def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
            questions: Sequence[tuple[str, str]], configs: Mapping[str, ConfigResult],
            results_path: str | None = None, verdict: str | None = None,
-           cursor: Cursor | None = None, pairwise: Mapping[str, Any] | None = None) -> int:
+           also: Also | None = None) -> int:
     """Record one completed run, compare, label or monitor window, with its gates'
-    ``verdict`` (passed or failed) and a compare's ``pairwise`` verdicts; returns its
-    id. A window moves its source's ``cursor`` in the same transaction: both are
-    recorded, or neither."""
+    ``verdict`` (passed or failed); returns its id. What ``also`` holds is recorded in
+    the same transaction (a window moves its source's cursor; a compare keeps its
+    pairwise verdicts): all of it, or nothing."""
+    cursor = None if also is None else also.cursor
+    pairwise = None if also is None else also.pairwise
     with connect(path) as con:
         con.execute("BEGIN IMMEDIATE")
         try:

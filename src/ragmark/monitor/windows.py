@@ -266,7 +266,7 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                               {s.system: store.ConfigResult(
                                   report.config, report.metrics,
                                   {q.id: dict(q.metrics) for q in report.queries})},
-                              verdict=verdict, cursor=cursor)
+                              verdict=verdict, also=store.Also(cursor=cursor))
         if s.retain is not None:  # the history stays bounded: old details go
             from ragmark.history.retention import prune
 

@@ -156,6 +156,8 @@ def export_labels(plan: AnnotatePlan) -> int:
 
     assert plan.queue is not None and plan.export is not None
     rows = label_rows(plan.store, plan.queue.name)
+    if rows and "answer_b" in rows[0]:
+        return _export_preferences(rows, plan.export)
     if plan.export.suffix == ".jsonl":
         write_jsonl([{**r, "label": int(r["human"])} for r in rows], plan.export)
     else:
@@ -171,3 +173,36 @@ def export_labels(plan: AnnotatePlan) -> int:
                         f"{r['human']:g}", r["annotator"], r["note"], r["labelled_at"]])
         write_text(buf.getvalue(), plan.export)
     return len(rows)
+
+
+PREFERENCE_COLUMNS = ("id", "question", "a", "b", "answer_a", "answer_b", "contexts_a",
+                      "contexts_b", "expected_answer", "metric", "judge", "preferred",
+                      "annotator", "note", "labelled_at")
+
+
+def _export_preferences(rows: list[dict[str, Any]], path: Path) -> int:
+    """A preference queue's labels, one row per person and pair, as judge-eval --metric
+    pairwise:CRITERION reads them (JSONL; the CSV has the same columns)."""
+    from ragmark.analysis.review import join_contexts
+    from ragmark.judge_eval.preferences import preferred_of
+    from ragmark.report.json_writer import write_jsonl, write_text
+
+    out = [{"id": r["id"], "question": r["question"], "a": r["a"], "b": r["b"],
+            "answer_a": r["answer"], "answer_b": r["answer_b"], "contexts_a": r["contexts"],
+            "contexts_b": r["contexts_b"], "expected_answer": r["expected_answer"],
+            "metric": r["metric"], "judge": preferred_of(r["judge"]) if r["judge"] is not None
+            else None, "preferred": preferred_of(r["human"]), "annotator": r["annotator"],
+            "note": r["note"], "labelled_at": r["labelled_at"]} for r in rows]
+    if path.suffix == ".jsonl":
+        write_jsonl(out, path)
+        return len(out)
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(PREFERENCE_COLUMNS)
+    for r in out:
+        w.writerow(["" if r[c] is None else join_contexts(r[c]) if c.startswith("contexts")
+                    else r[c] for c in PREFERENCE_COLUMNS])
+    write_text(buf.getvalue(), path)
+    return len(out)

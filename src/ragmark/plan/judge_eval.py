@@ -5,6 +5,7 @@ judges' endpoint once; :func:`execute_judge_eval` judges and writes the report,
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from ragmark.judge_eval.people import People
     from ragmark.judge_eval.run import Trial
     from ragmark.llm import LLMSettings
+    from ragmark.running.pairwise import Pair
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,17 +66,18 @@ class JudgeEvalPlan:
         return len(self.items) * (self.trial.repeats + self.trial.align) * len(self.judges)
 
 
-def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
+def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
     """The plan of ``req``: the output path checked, the items read (a bad one is a
     DataError naming its line), the endpoint resolved (the model need not be set when
     the judges are named)."""
     from ragmark.judge_eval import read_items
     from ragmark.judge_eval.people import consensus
     from ragmark.judge_eval.run import Trial
-    from ragmark.llm.fields import SET_ENDPOINT
-    from ragmark.plan.endpoint import resolve_llm
     from ragmark.plan.paths import check_output
 
+    task = _task_of(req)
+    if task.startswith("pairwise:"):
+        return _preference_plan(req, task)
     if req.save_alignment is not None and not req.align:
         raise ConfigError("--save-alignment saves what --align chose: give --align too")
     if req.save_alignment is not None and len(req.judge_models) > 1:
@@ -86,10 +89,7 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
     read, named = read_items(str(req.file), req.metric, req.label_map)
     items, people = consensus(read)
     models = tuple(req.judge_models)
-    settings, _ = resolve_llm([], req.llm_flags, model=models[0] if models else None)
-    if settings is None:
-        raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
-                          f"or {SET_ENDPOINT}")
+    settings = _judge(req)
     judges = tuple(settings.model_copy(update={"model": m}) for m in models) or (settings,)
     trial = Trial(req.metric or named or "faithfulness", req.threshold, req.repeats,
                   req.temperature, req.resamples, req.seed, req.align)
@@ -97,6 +97,112 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan:
                          None if req.output is None else Path(req.output), req.dry_run,
                          people, None if req.save_alignment is None else Path(
                              req.save_alignment))
+
+
+def _task_of(req: JudgeEvalRequest) -> str:
+    """The metric judged: ``--metric``, else a queue's task (``store:QUEUE``)."""
+    from ragmark.annotate.store import get_queue, labels_path, queue_of
+
+    queue = queue_of(req.file)
+    task = get_queue(labels_path(), queue).task if queue is not None else None
+    if req.metric and task and req.metric != task:
+        raise ConfigError(f"--metric {req.metric}: queue {queue!r} labels {task}")
+    return req.metric or task or ""
+
+
+@dataclass(frozen=True)
+class PreferencePlan:
+    """``judge-eval --metric pairwise:CRITERION``: people's preferences between two
+    answers (``people``: their majority per pair, and their agreement), the pairwise
+    judge, asked in both orders."""
+
+    file: str
+    criterion: str
+    people: Any
+    pairs: list[Pair]
+    judge: LLMSettings
+    resamples: int
+    seed: int
+    output: Path | None
+    dry_run: bool = False
+
+    @property
+    def calls(self) -> int:
+        return 2 * len(self.pairs)
+
+
+def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
+    from ragmark.annotate.store import label_rows, labels_path, queue_of
+    from ragmark.judge_eval.preferences import check_task, consensus, from_rows, read_preferences
+    from ragmark.judges.pairwise import Side
+    from ragmark.plan.paths import check_output
+    from ragmark.running.pairwise import Pair
+
+    criterion = check_task(task)
+    for flag, given in (("--align", req.align), ("--label-map", req.label_map),
+                        ("--threshold", req.threshold is not None),
+                        ("--repeats", req.repeats != 1), ("--judge-model",
+                                                          len(req.judge_models) > 1)):
+        if given:
+            raise ConfigError(f"{flag} does not apply to preferences ({task})")
+    if req.output is not None and not req.dry_run:
+        check_output(req.output, "--output")
+    queue = queue_of(req.file)
+    prefs = (from_rows(label_rows(labels_path(), queue)) if queue is not None
+             else read_preferences(req.file))
+    people = consensus(prefs)
+    if criterion == "correctness" and not all(p.expected_answer for p in people.pairs):
+        raise ConfigError("pairwise:correctness compares the answers with the reference "
+                          "answer: give every pair its expected_answer")
+    pairs = [Pair(p.id, p.question, Side(p.answer_a, p.contexts_a),
+                  Side(p.answer_b, p.contexts_b), p.expected_answer) for p in people.pairs]
+    return PreferencePlan(str(req.file), criterion, people, pairs, _judge(req), req.resamples,
+                          req.seed, None if req.output is None else Path(req.output),
+                          req.dry_run)
+
+
+def _judge(req: JudgeEvalRequest) -> LLMSettings:
+    from ragmark.llm.fields import SET_ENDPOINT
+    from ragmark.plan.endpoint import resolve_llm
+
+    models = tuple(req.judge_models)
+    settings, _ = resolve_llm([], req.llm_flags, model=models[0] if models else None)
+    if settings is None:
+        raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
+                          f"or {SET_ENDPOINT}")
+    return settings
+
+
+def execute_preferences(plan: PreferencePlan, progress: Progress) -> dict[str, Any]:
+    """Judge every pair in both orders; the report of the judge's agreement with the
+    people's preferences (written to the plan's output)."""
+    from ragmark.judge_eval.preferences import agreement, people_agreement
+    from ragmark.judges.pairwise import position_bias
+    from ragmark.report.json_writer import write_json
+    from ragmark.running.pairwise import judge_pairs
+
+    with progress.task(f"judging {len(plan.pairs):,} pairs x 2 orders", plan.calls) as adv:
+        verdicts, llm = judge_pairs(plan.judge, (plan.criterion,), plan.pairs, 2, plan.seed,
+                                    adv)
+    vs = verdicts[plan.criterion]
+    people = [p.preferred for p in plan.people.pairs]
+    judged = [v.verdict for v in vs]
+    report: dict[str, Any] = {
+        "file": plan.file, "metric": f"pairwise:{plan.criterion}",
+        "model": plan.judge.model, "endpoint": plan.judge.base_url,
+        "pairs": len(plan.pairs), "split": plan.people.split,
+        "people": dict(Counter(people)), "judge": dict(Counter(
+            "none" if j is None else j for j in judged)),
+        **agreement(people, judged, n_resamples=plan.resamples, seed=plan.seed),
+        "position_bias": position_bias(vs),
+        "failures": dict(Counter(str(v.failure) for v in vs if v.verdict is None)),
+        "llm": llm}
+    among = people_agreement(plan.people, plan.resamples, plan.seed)
+    if among is not None:
+        report["people_agreement"] = among
+    if plan.output is not None:
+        write_json(report, plan.output)
+    return report
 
 
 def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:

@@ -330,3 +330,60 @@ def test_logged_outputs_are_labelled_before_any_judge(tmp_path, capsys):
     code, _, err = run_cli(["annotate", str(log), "--per-claim", "--store",
                             str(tmp_path / "m.sqlite")], capsys)
     assert code == 2 and "--per-claim labels the claims a judge made" in err
+
+
+def test_a_preference_queue_keeps_as_score_whichever_side_it_was_shown(tmp_path, server,
+                                                                        capsys, monkeypatch):
+    """Issue 36: --task pairwise:overall on a compare: A the baseline, B --config; each
+    pair's first answer drawn; a key names a side, the label kept is A's score; the
+    export is what judge-eval --metric pairwise:overall reads."""
+    from starlette.testclient import TestClient
+    from support.pairwise_data import compare_file
+
+    from ragmark.annotate.app import make_app
+    from ragmark.judge_eval.preferences import read_preferences
+    from ragmark.plan.annotate import AnnotateRequest, plan_annotate
+
+    monkeypatch.delenv("RAGMARK_LLM_BASE_URL", raising=False)
+    results = compare_file(tmp_path, server, capsys)
+    plan = plan_annotate(AnnotateRequest(source=results, task="pairwise:overall",
+                                         config="mid", store=tmp_path / "l.sqlite"))
+    assert plan.queue is not None and plan.queue.name == "c-pairwise:overall"
+    items = plan.items
+    assert [it["id"] for it in items] == [f"q{i}" for i in range(6)]
+    assert {(it["a"], it["b"]) for it in items} == {("long", "mid")}
+    # the compare's verdicts: long won 5, lost the bones question (q5)
+    assert [it["judge"] for it in items] == [1.0] * 5 + [0.0]
+    assert {it["first"] for it in items} == {"A", "B"}  # drawn per pair
+    assert all(len(it["answer"]) > len(it["answer_b"]) for it in items)
+    store.create_queue(plan.store, plan.queue, items)
+    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    state = client.get("/api/state?annotator=ann").json()
+    assert [c["text"] for c in state["choices"]] == [
+        "the first is better", "the second is better", "a tie"]
+    assert state["ask"].startswith("which answer is better overall:")
+    for it, value in zip(items, (1.0, 1.0, 0.0, 0.5, 1.0, 0.0), strict=True):
+        r = client.post("/api/label", json={"annotator": "ann", "item": it["id"],
+                                            "value": value}, headers=HEADERS)
+        assert r.status_code == 200
+    code, out, _ = run_cli(["annotate", "--status", "--store", str(plan.store)], capsys)
+    assert "  ann: a 3, b 2, tie 1" in out.splitlines()
+    path = tmp_path / "prefs.jsonl"
+    code, out, err = run_cli(["annotate", "--store", str(plan.store), "--queue",
+                              "c-pairwise:overall", "--export", str(path)], capsys)
+    assert code == 0, err
+    prefs = read_preferences(path)
+    assert [p.preferred for p in prefs] == ["A", "A", "B", "tie", "A", "B"]
+    assert prefs[0].answer_a == items[0]["answer"] and prefs[0].answer_b == items[0][
+        "answer_b"]
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert rows[5]["judge"] == "B" and rows[0]["a"] == "long" and rows[0]["b"] == "mid"
+    # the people against the compare's judge (the same scripted rule): 4 of 5 decided
+    server.requests.clear()
+    code, stdout, err = run_cli(["judge-eval", str(path), "--metric", "pairwise:overall",
+                                 "--llm-base-url", server.url, "--llm-model", "judge",
+                                 "--resamples", "300"], capsys)
+    assert code == 0, err
+    assert server.requests == []  # every call in the cache from the compare
+    assert "accuracy on the 5 pairs people did not call a tie 0.800 [" in " ".join(
+        stdout.split())

@@ -32,10 +32,38 @@
          state.done + ")");
   }
 
+  let shown = null;  // the item on the page
+
+  // the label kept for a choice: its value, or for a preference A's score (1 when the
+  // answer preferred is A, whichever side it was shown on; a tie 0.5)
+  function kept(c) {
+    if (!c.side || !shown) { return c.value; }
+    return (c.side === "first") === (shown.first !== "B") ? 1 : 0;
+  }
+
   function mark(value) {
     for (const b of document.querySelectorAll("#choices button")) {
-      b.setAttribute("aria-pressed", String(value !== null && Number(b.dataset.value) === value));
+      const c = state.choices[Number(b.dataset.index)];
+      b.setAttribute("aria-pressed", String(value !== null && kept(c) === value));
     }
+  }
+
+  function fill(id, texts) {
+    const list = $(id);
+    list.replaceChildren();
+    for (const c of texts || []) {
+      const li = document.createElement("li");
+      li.textContent = c;
+      list.appendChild(li);
+    }
+  }
+
+  function judgeText(it) {
+    if (!("judge" in it)) { return ""; }
+    if (!("answer_b" in it)) { return "The judge's " + state.task + ": " + it.judge; }
+    const side = it.judge === 0.5 ? "a tie" : ((it.judge === 1) === (it.first !== "B") ?
+      "the first" : "the second");
+    return "The judge (" + state.task + ") preferred " + side;
   }
 
   function load(id) {
@@ -50,25 +78,27 @@
     return api("/api/item" + query).then((got) => {
       const it = got.item;
       current = id;
+      shown = it;
       text("position", (state.order.indexOf(id) + 1) + " / " + state.order.length);
       text("question", it.question);
-      text("answer", it.answer);
+      const pair = "answer_b" in it;  // a preference: two answers, A on the drawn side
+      const swap = pair && it.first === "B";
+      text("answer-head", pair ? "First answer" : "Answer");
+      text("contexts-head", pair ? "Contexts of the first answer" : "Contexts");
+      text("answer", swap ? it.answer_b : it.answer);
       $("answer-box").hidden = !it.answer;  // a passage's relevance: no answer to show
+      text("second", pair ? (swap ? it.answer : it.answer_b) : "");
+      $("second-box").hidden = !pair;
+      fill("second-contexts", pair ? (swap ? it.contexts : it.contexts_b) : []);
       text("claim", it.claim);
       $("claim-box").hidden = !it.claim;  // one claim of the answer (--per-claim)
       text("expected", it.expected_answer);
       $("expected-box").hidden = !it.expected_answer;
-      const list = $("contexts");
-      list.replaceChildren();
-      for (const c of it.contexts || []) {
-        const li = document.createElement("li");
-        li.textContent = c;
-        list.appendChild(li);
-      }
+      fill("contexts", swap ? it.contexts_b : it.contexts);
       $("note").value = got.note || "";
       mark(got.label);
       $("judge").hidden = !("judge" in it);
-      text("judge", "judge" in it ? "The judge's " + state.task + ": " + it.judge : "");
+      text("judge", judgeText(it));
       $("main").hidden = false;
       $("done").hidden = true;
     });
@@ -119,14 +149,14 @@
         text("ask", s.ask);
         const box = $("choices");
         box.replaceChildren();
-        for (const c of s.choices) {
+        s.choices.forEach((c, i) => {
           const b = document.createElement("button");
           b.type = "button";
-          b.dataset.value = c.value;
+          b.dataset.index = String(i);
           b.textContent = c.key + " " + c.text;
-          b.addEventListener("click", () => give(c.value));
+          b.addEventListener("click", () => give(kept(c)));
           box.appendChild(b);
-        }
+        });
         return load(s.next);
       })
       .catch((e) => say(e.message, true));
@@ -144,7 +174,7 @@
     }
     if (!state) { return; }
     const choice = state.choices.find((c) => c.key === e.key);
-    if (choice) { e.preventDefault(); give(choice.value); }
+    if (choice) { e.preventDefault(); give(kept(choice)); }
     else if (e.key === "j") { move(1); }
     else if (e.key === "k") { move(-1); }
     else if (e.key === "u") { undo(); }
