@@ -33,6 +33,9 @@ class HumanLabel:
     answer: str
     contexts: str
     value: float
+    answer_b: str | None = None
+    """A preference (metric ``pairwise:CRITERION``): the second answer; ``answer`` is
+    A's and ``value`` A's score (1 A better, 0 B, 0.5 a tie)."""
 
 
 @dataclass(frozen=True, slots=True)

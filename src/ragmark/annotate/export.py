@@ -15,7 +15,8 @@ from ragmark.errors import DataError
 
 def human_labels(queue: str, history: str | Path | None = None) -> HumanLabels:
     """The queue's labels (store beside the run history ``history``), one per item: the
-    mean of its people's labels (1 yes, 0 no), so two who disagree give 0.5."""
+    mean of its people's labels (1 yes, 0 no), so two who disagree give 0.5; a
+    preference's A's score (1 A, 0 B, 0.5 a tie), likewise averaged."""
     store = labels_path(history)
     get_queue(store, queue)  # a ConfigError naming the queues there when it is not one
     by_id: dict[str, list[dict[str, Any]]] = {}
@@ -26,4 +27,5 @@ def human_labels(queue: str, history: str | Path | None = None) -> HumanLabels:
                         file=str(store))
     return HumanLabels(f"{store} (queue {queue})", tuple(
         HumanLabel(i, g[0]["metric"], g[0]["answer"], join_contexts(g[0]["contexts"]),
-                   sum(float(r["human"]) for r in g) / len(g)) for i, g in by_id.items()), 0)
+                   sum(float(r["human"]) for r in g) / len(g), g[0].get("answer_b"))
+        for i, g in by_id.items()), 0)

@@ -32,6 +32,10 @@ def plan_run(req: RunRequest) -> Plan:
     gated = regression_metrics(req.regression, req.against)
     every, names, judges = _asked(req)
     human, judges = _labelled(req.human_labels, judges, req.history)
+    if human is not None and any(m.startswith("pairwise:") for m in human.metrics):
+        raise ConfigError(f"--human-labels {req.human_labels}: preferences between two "
+                          "configs' answers correct a pairwise win rate: give them to "
+                          "'ragmark compare --pairwise'")
     under = parse_thresholds(req.fail_under, "--fail-under")
     most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
     for t in (*under, *most):
@@ -88,7 +92,11 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     told: list[str] = []
     cfgs = _configs(req, told)
     pairwise_gated = split_gates(req.regression)[1]
-    pairwise = pairwise_of(req, len(cfgs), pairwise_gated)
+    human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics),
+                              req.history)
+    preferred = [] if human is None else [m.partition(":")[2] for m in human.metrics
+                                          if m.startswith("pairwise:")]
+    pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
     under = parse_thresholds(req.fail_under, "--fail-under")
     most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
@@ -97,8 +105,6 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
     every = text.strip().lower() == "all"
     compared = split_names(text) if text and not every else None
-    human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics),
-                              req.history)
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
         judges += [m for m in parse_judge_metrics(

@@ -86,7 +86,51 @@ def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dic
     with prog.task(f"pairwise: {len(t.pairs):,} pairs x {len(t.criteria)} criteria x "
                    f"{t.orders} orders", t.calls) as advance:
         report = round_robin(t, plan.llm, advance)
+    if plan.human is not None:
+        for m, match in zip(report["matches"], t.matches, strict=True):
+            for c, s in m["criteria"].items():
+                got = corrected_win_rate(match, m["verdicts"][c], plan.human, c)
+                if got is not None:
+                    s["corrected"] = got
     return {**report, "baseline": plan.baseline or plan.configs[0].name}
+
+
+def corrected_win_rate(match: Any, verdicts: Sequence[dict[str, Any]], human: Any,
+                       criterion: str) -> dict[str, Any] | None:
+    """A's win rate in ``match`` corrected by people's preferences of its pairs (PPI++:
+    the judge's verdicts on every pair, the people's on those they judged), with the
+    labels left out and why; None when the labels hold no preference by the
+    criterion."""
+    from ragmark.stats.ppi import ppi_mean
+
+    labels = [lab for lab in human.labels if lab.metric == f"pairwise:{criterion}"]
+    if not labels:
+        return None
+    score = {"A": 1.0, "B": 0.0, "tie": 0.5}
+    judge = {v["id"]: score[v["verdict"]] for v in verdicts if v["verdict"] is not None}
+    pairs = {p.id: p for p in match.pairs}
+    people: dict[str, float] = {}
+    left: dict[str, int] = {}
+    for lab in labels:
+        p = pairs.get(lab.id)
+        shown = (lab.answer, lab.answer_b)
+        why = ("the match has no such question" if p is None else
+               "the answers differ from the labelled ones" if shown not in (
+                   (p.a.answer, p.b.answer), (p.b.answer, p.a.answer)) else
+               "the judge gave the pair no verdict" if lab.id not in judge else None)
+        if why is not None:
+            left[why] = left.get(why, 0) + 1
+            continue
+        assert p is not None
+        # labelled with the configs the other way round: A's score is 1 - B's
+        people[lab.id] = lab.value if shown[0] == p.a.answer else 1.0 - lab.value
+    out: dict[str, Any] = {"file": human.path, "labels_left_out": left}
+    if len(people) < 2:
+        return {**out, "estimate": None, "reason": f"{len(people)} usable preference(s); "
+                "a corrected win rate needs at least 2"}
+    rest = [f for i, f in judge.items() if i not in people]
+    return {**out, **ppi_mean(rest, [judge[i] for i in people], list(people.values())
+                              ).to_json()}
 
 
 def estimated(plan: Any, queries: Sequence[Sequence[Any]]) -> dict[str, Any]:

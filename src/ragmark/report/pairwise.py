@@ -117,11 +117,33 @@ def pairwise_markdown(r: Mapping[str, Any]) -> list[str]:
                 f"{s['wins']} | {s['ties']} | {s['losses']} | {_rate(s)} | "
                 f"{s['p_value']:.3g} ({s['p_holm']:.3g}) | {_bias(s, orders)} | "
                 f"{sum(s['without_verdict'].values())} |")
+        lines += _corrected_lines(r, c)
         st = (r.get("strengths") or {}).get(c)
         if st is not None and len(st["systems"]) > 2:
             lines += ["", *_strengths_markdown(st)]
         lines.append("")
     return lines
+
+
+def _corrected_lines(r: Mapping[str, Any], c: str) -> list[str]:
+    """Each match's win rate corrected by people's preferences, where they gave some."""
+    out = []
+    for m in r["matches"]:
+        k = m["criteria"][c].get("corrected")
+        if k is None:
+            continue
+        who = f"{m['a']['name']} against {m['b']['name']}"
+        left = "; ".join(f"{n} left out: {why}" for why, n in k["labels_left_out"].items())
+        if k.get("estimate") is None:
+            out.append(f"- {who}: no corrected win rate ({k['reason']})"
+                       + (f"; {left}" if left else ""))
+            continue
+        out.append(f"- {who}: A's win rate by the judge {k['judge_mean']:.3f}; corrected by "
+                   f"{k['n_labelled']} people's preferences (PPI++, {k['n_unlabelled']} more "
+                   f"pairs judged) {k['estimate']:.3f} [{k['ci_low']:.3f}, "
+                   f"{k['ci_high']:.3f}]; the people alone {k['human_mean']:.3f}"
+                   + (f"; {left}" if left else ""))
+    return ["", *out] if out else []
 
 
 def _strengths_markdown(s: Mapping[str, Any]) -> list[str]:

@@ -387,3 +387,50 @@ def test_a_preference_queue_keeps_as_score_whichever_side_it_was_shown(tmp_path,
     assert server.requests == []  # every call in the cache from the compare
     assert "accuracy on the 5 pairs people did not call a tie 0.800 [" in " ".join(
         stdout.split())
+
+
+def test_peoples_preferences_correct_the_compares_win_rate(tmp_path, server, capsys,
+                                                           monkeypatch):
+    """Issue 36: compare --pairwise --human-labels store:QUEUE: A's win rate of the
+    labelled match corrected by PPI++ from people's preferences of four of its six
+    pairs, equal to ppi_mean on the same values; the other matches are not labelled."""
+    from support.pairwise_data import compare_file, make_setup
+
+    from ragmark.annotate.store import labels_path
+    from ragmark.plan.annotate import AnnotateRequest, plan_annotate
+    from ragmark.stats.ppi import ppi_mean
+
+    monkeypatch.delenv("RAGMARK_LLM_BASE_URL", raising=False)
+    hist = tmp_path / "h.db"
+    results = compare_file(tmp_path, server, capsys)
+    plan = plan_annotate(AnnotateRequest(source=results, task="pairwise:overall",
+                                         config="mid", store=labels_path(hist)))
+    store.create_queue(plan.store, plan.queue, plan.items)
+    for item, value in zip(("q0", "q1", "q2", "q3"), (1.0, 1.0, 0.0, 0.5), strict=True):
+        store.put_label(plan.store, Label(plan.queue.name, item, "ann", value, "", ""))
+    ds, cfgs = make_setup(tmp_path)
+    code, stdout, err = run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs,
+                                 "--metrics", "mrr", "--llm-base-url", server.url,
+                                 "--llm-model", "judge", "--output", str(tmp_path / "again"),
+                                 "--human-labels", "store:c-pairwise:overall", "--history",
+                                 str(hist), "--resamples", "300"], capsys)
+    assert code == 0, err  # --pairwise overall implied by the labels
+    r = json.loads((tmp_path / "again.json").read_text())["pairwise"]
+    long_mid, long_short, _ = (m["criteria"]["overall"] for m in r["matches"])
+    got = long_mid["corrected"]
+    # the judge: long (A) wins q0..q4, loses q5; people labelled q0..q3
+    want = ppi_mean([1.0, 0.0], [1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.5]).to_json()
+    assert got["estimate"] == pytest.approx(want["estimate"])
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((want["ci_low"], want["ci_high"]))
+    assert got["n_labelled"] == 4 and got["n_unlabelled"] == 2
+    assert got["judge_mean"] == pytest.approx(5 / 6) and got["human_mean"] == 0.625
+    # the labels are of long against mid: long against short's answers differ
+    assert long_short["corrected"]["estimate"] is None
+    assert long_short["corrected"]["labels_left_out"] == {
+        "the answers differ from the labelled ones": 4}
+    assert ("long against mid: A's win rate by the judge 0.833; corrected by 4 people's "
+            "preferences (PPI++, 2 more pairs judged)") in " ".join(stdout.split())
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--config", cfgs[0],
+                            "--human-labels", "store:c-pairwise:overall", "--history",
+                            str(hist)], capsys)
+    assert code == 2 and "give them to 'ragmark compare --pairwise'" in " ".join(err.split())
