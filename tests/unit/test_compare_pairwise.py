@@ -14,6 +14,7 @@ import json
 import numpy as np
 import pytest
 from support.cli import run_cli
+from support.fake_llm_server import chat_reply
 from support.pairwise_data import longer, make_setup
 
 from ragmark.stats.pairwise import sign_test
@@ -218,3 +219,31 @@ def test_the_history_keeps_the_verdicts_and_diff_shows_them(setup, server, tmp_p
     code, stdout, _ = run_cli(["diff", "1", "1", "--history", str(hist), "--config", "mid",
                                "--json"], capsys)
     assert "pairwise" not in json.loads(stdout)  # one run against itself: nothing moved
+
+
+def test_pointwise_or_pairwise_how_decisive_each_is_for_its_calls(setup, server, tmp_path,
+                                                                  capsys):
+    pairwise = longer(exception="bones")
+
+    def rule(body):  # the pairwise prompts as above; answer relevance by length
+        if "first_answer" in body["messages"][-1]["content"]:
+            return pairwise(body)
+        answer = body["messages"][-1]["content"]
+        rating = 5 if "which is why" in answer or "appearance" in answer or (
+            "release oxygen" in answer) or "curvature" in answer or "square miles" in answer \
+            or "fuse together" in answer else 3
+        return chat_reply(json.dumps({"rating": rating, "reason": "r"}))
+
+    server.rule = rule
+    code, stdout, err = _compare(setup, server, tmp_path, capsys, "--pairwise", "overall",
+                                 "--judge-metrics", "answer_relevance")
+    assert code == 0, err
+    r = json.loads((tmp_path / "c.json").read_text())["pairwise"]
+    rows = {(d["config"], d["kind"]): d for d in r["decisiveness"]}
+    mid = rows[("mid", "pairwise")]
+    assert mid["value"] == pytest.approx(2 * (1 / 6) - 1) and mid["calls"] == 12
+    assert mid["width_at_100_calls"] == pytest.approx(mid["width"] * (12 / 100) ** 0.5)
+    point = rows[("mid", "pointwise")]
+    assert point["measure"] == "answer_relevance" and point["calls"] == 12  # 6 + 6
+    assert point["value"] == pytest.approx(0.5 - 1.0) and point["width"] == 0.0
+    assert "#### Pointwise or pairwise?" in stdout

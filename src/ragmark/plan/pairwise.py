@@ -92,7 +92,14 @@ def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dic
                 got = corrected_win_rate(match, m["verdicts"][c], plan.human, c)
                 if got is not None:
                     s["corrected"] = got
-    return {**report, "baseline": plan.baseline or plan.configs[0].name}
+    base = plan.baseline or plan.configs[0].name
+    judges = [m for m in plan.judges if all(m in r.metrics for r in reports.values())]
+    if judges:
+        from ragmark.running.tournament import decisiveness
+
+        report["decisiveness"] = decisiveness(reports, report, base, judges,
+                                              n_resamples=t.resamples, seed=t.seed)
+    return {**report, "baseline": base}
 
 
 def corrected_win_rate(match: Any, verdicts: Sequence[dict[str, Any]], human: Any,

@@ -105,6 +105,7 @@ def pairwise_markdown(r: Mapping[str, Any]) -> list[str]:
              f"{r['seed']}); p: two-sided exact sign test, ties left out, Holm across the "
              "criteria of a match." + _calls(llm), ""]
     criteria = list(dict.fromkeys(c for m in r["matches"] for c in m["criteria"]))
+    lines += _decisive_markdown(r.get("decisiveness") or [])
     for c in criteria:
         lines += [f"#### {c}", "",
                   "| A | B | Questions | A wins | Ties | B wins | A's win rate [95%] | p (Holm)"
@@ -123,6 +124,28 @@ def pairwise_markdown(r: Mapping[str, Any]) -> list[str]:
             lines += ["", *_strengths_markdown(st)]
         lines.append("")
     return lines
+
+
+def _decisive_markdown(rows: list[dict[str, Any]]) -> list[str]:
+    """Pointwise or pairwise: each kind's estimate for every config against the
+    baseline, its interval, the calls it cost, and the width at 100 calls."""
+    if not rows:
+        return []
+    out = ["#### Pointwise or pairwise?", "",
+           "Each config against the baseline on a -1..+1 scale: pairwise, its preference "
+           "margin (2 x win rate - 1); pointwise, the difference of its judge metric's "
+           "mean. The narrower the interval at 100 calls (width x sqrt(calls / 100)), the "
+           "more a call says; pointwise calls are both configs' judge calls (every judge "
+           "metric of the run).", "",
+           "| Config | Kind | By | Estimate [95%] | Questions | Calls | Width | Width at 100 "
+           "calls |", "|---|---|---|---|---:|---:|---:|---:|"]
+    for d in rows:
+        w100 = d["width_at_100_calls"]
+        out.append(f"| {_cell(d['config'])} | {d['kind']} | {d['measure']} | "
+                   f"{d['value']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | {d['n']} | "
+                   f"{d['calls']} | {d['width']:.3f} | "
+                   f"{'n/a' if w100 is None else f'{w100:.3f}'} |")
+    return [*out, ""]
 
 
 def _corrected_lines(r: Mapping[str, Any], c: str) -> list[str]:
