@@ -27,18 +27,21 @@ def gguf() -> Path:
 
 
 @contextmanager
-def llama_server(log: Path, *extra: str, start_timeout: float = 120) -> Iterator[str]:
+def llama_server(log: Path, *extra: str, start_timeout: float = 120,
+                 model: Path | None = None, alias: str = "smollm2",
+                 n_ctx: int = 2048) -> Iterator[str]:
     """The server's base URL (``.../v1``) while the block runs; ``extra`` arguments are
-    added to its command line (e.g. ``--embedding true``). RuntimeError, with the end of
-    its log, when it does not start."""
+    added to its command line (e.g. ``--embedding true``); ``model`` another GGUF than
+    SmolLM2's, served as ``alias``. RuntimeError, with the end of its log, when it does
+    not start."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf()),
-             "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "2048", "--n_threads", "2", *extra],
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(model or gguf()),
+             "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", str(n_ctx), "--n_threads", "2", *extra],
             stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:

@@ -32,7 +32,7 @@ def _compare(setup, server, tmp_path, capsys, *more):
     return run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs, "--metrics", "mrr",
                     "--llm-base-url", server.url, "--llm-model", "judge",
                     "--output", str(tmp_path / "c"), "--include-details", "--format",
-                    "json,md,html", "--resamples", "300", "--no-history", *more], capsys)
+                    "json,md,html,csv", "--resamples", "300", "--no-history", *more], capsys)
 
 
 def test_three_configs_get_every_match_the_strengths_and_the_win_matrix(setup, server,
@@ -74,6 +74,11 @@ def test_three_configs_get_every_match_the_strengths_and_the_win_matrix(setup, s
     assert '<section id="pairwise">' in html and 'class="heatmap"' in html
     assert "long beat mid in 5 of 6 (83%)" in html and "<script>alert" not in html
     assert "Bradley-Terry strengths (overall)" in html
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    assert "mid,q5,pairwise:overall vs long,1.0," in rows  # mid won the bones question
+    assert "mid,q0,pairwise:overall vs short,1.0," in rows
+    assert "short,q0,pairwise:overall vs mid,0.0," in rows
+    assert sum("pairwise:" in r for r in rows) == 3 * 2 * 6  # each side of each pair
 
 
 def test_the_pairwise_gate_fails_a_config_that_loses_significantly(setup, server,

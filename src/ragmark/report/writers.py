@@ -165,5 +165,21 @@ def _per_question(out: Written) -> list[tuple[str, list[tuple[str, str, float | 
                 for name, c in out.result.configs.items()]
     reports = out.result.reports if out.kind == "compare" else {
         str(out.result.config.get("name")): out.result}
+    pairwise = getattr(out.result, "pairwise", None) if out.kind == "compare" else None
     return [(name, [(q.id, m, s.value, s.reason) for q in r.queries
-                    for m, s in q.metrics.items()]) for name, r in reports.items()]
+                    for m, s in q.metrics.items()] + _pairwise_rows(pairwise, name))
+            for name, r in reports.items()]
+
+
+def _pairwise_rows(report: Any, name: str) -> list[tuple[str, str, float | None, str | None]]:
+    """A config's pairwise verdicts as CSV rows: metric ``pairwise:CRITERION vs OTHER``,
+    its score (1 won, 0.5 tie, 0 lost; none without a verdict, with why)."""
+    if not report:
+        return []
+    from ragmark.running.tournament import verdicts_for
+
+    ids = [v["id"] for m in report["matches"] for vs in m["verdicts"].values() for v in vs]
+    score = {"won": 1.0, "tie": 0.5, "lost": 0.0}
+    return [(qid, f"pairwise:{v['criterion']} vs {v['other']}", score.get(v["outcome"] or ""),
+             None if v["outcome"] else v.get("failure", "no verdict"))
+            for qid in dict.fromkeys(ids) for v in verdicts_for(report, name, qid)]
