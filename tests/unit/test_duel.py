@@ -198,3 +198,25 @@ def test_the_pairwise_gate_fails_b_when_it_loses_significantly_to_a(files, serve
     code, _, err = run_cli(["duel", str(a), str(b), "--fail-on-regression", "mrr",
                             *llm(server)], capsys)
     assert code == 2 and "a duel gates by the pairwise judge only" in err
+
+
+def test_the_report_as_markdown_or_an_html_page_by_the_suffix(files, server, tmp_path,
+                                                              capsys):
+    from support.annotate_data import HOSTILE
+
+    a, b = files
+    server.rule = fair
+    md, page = tmp_path / "duel.md", tmp_path / "duel.html"
+    for out in (md, page):
+        code, _, err = run_cli(["duel", str(a), str(b), "--output", str(out), "--quiet",
+                                "--fail-on-regression", "pairwise:overall",
+                                "--resamples", "300", *llm(server)], capsys)
+        assert code == 1, err  # weak loses 8 to 0
+    text = md.read_text()
+    assert text.startswith("## ragmark duel: ")
+    assert "| 12 | 8 | 4 | 0 | 0.833 [" in text  # questions, A wins, ties, B wins
+    assert "### Pairwise gate" in text and "FAILED: loses significantly" in text
+    html = page.read_text()
+    assert '<section id="pairwise">' in html and "FAILED: loses significantly" in html
+    assert "<script" not in html.lower() and "http" not in html.split("<body>")[1]
+    assert HOSTILE not in html  # no answer text is on the page, hostile or not

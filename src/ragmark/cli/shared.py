@@ -63,7 +63,8 @@ MEANINGS: dict[str, str] = {
                 "label, {output}.json and {output}.md (DIR/: DIR/eval.json, "
                 "DIR/eval.md; label's --plot beside them); testset, the set, its report "
                 "beside it as NAME.report.json; monitor, the window as .json, .md or .html "
-                "(repeatable); judge-eval and duel, the report as JSON; report, the HTML page; "
+                "(repeatable); judge-eval, the report as JSON; duel, the report as JSON, or "
+                "Markdown or an HTML page by the suffix (.md, .html); report, the HTML page; "
                 "review export, the CSV; demo, the detailed JSON report.",
     "--overwrite": "Replace an existing output file.",
     "--plot": "Also draw the chart, PNG and SVG (needs ragmark-eval[plot]): label, answer "

@@ -134,7 +134,6 @@ def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:
     plan's output): for two systems their match, for more every match and the
     strengths."""
     from ragmark.plan.pairwise import pairwise_gates
-    from ragmark.report.json_writer import write_json
 
     t = plan.tournament
     with progress.task(f"judging {len(t.pairs):,} pairs x {len(t.criteria)} criteria x "
@@ -148,5 +147,19 @@ def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:
     if gates:
         report["gates"] = gates
     if plan.output is not None:
-        write_json(report, plan.output)
+        _write(report, plan.output)
     return report
+
+
+def _write(report: dict[str, Any], path: Path) -> None:
+    """The report as the output's suffix says: .md Markdown, .html a page, else JSON."""
+    from ragmark.report.json_writer import write_json, write_text
+    from ragmark.report.pairwise import duel_html, duel_markdown
+
+    suffix = path.suffix.lower()
+    if suffix == ".md":
+        write_text(duel_markdown(report), path)
+    elif suffix in (".html", ".htm"):
+        write_text(duel_html(report), path)
+    else:
+        write_json(report, path)

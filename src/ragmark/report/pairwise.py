@@ -257,3 +257,39 @@ def _shade(share: float) -> str:
     r, g, b = (0, 114, 178) if share >= 0.5 else (230, 159, 0)
     mix = [round(255 + (c - 255) * strength * 0.6) for c in (r, g, b)]
     return f"rgb({mix[0]},{mix[1]},{mix[2]})"
+
+
+def as_round_robin(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A duel's report as a round robin's (a duel of two files is one match)."""
+    if "matches" in r:
+        return dict(r)
+    match = {k: v for k, v in r.items() if k not in ("orders", "seed", "llm", "gates")}
+    return {"systems": [r["a"], r["b"]], "matches": [match], "strengths": {},
+            "orders": r["orders"], "seed": r["seed"], "llm": r.get("llm") or {},
+            **({"gates": r["gates"]} if "gates" in r else {})}
+
+
+def duel_markdown(r: Mapping[str, Any]) -> str:
+    """A duel's report as Markdown: each match, strengths, the gates."""
+    rr = as_round_robin(r)
+    names = ", ".join(s["name"] + (f" ({s['file']})" if s.get("file") else "")
+                      for s in rr["systems"])
+    lines = [f"## ragmark duel: {names}", *pairwise_markdown(rr)]
+    gates = rr.get("gates") or []
+    if gates:
+        lines += ["### Pairwise gate", "", *[f"- {g['line']}" for g in gates], ""]
+    return "\n".join(lines) + "\n"
+
+
+def duel_html(r: Mapping[str, Any]) -> str:
+    """A duel's report as one self-contained HTML page (no request of any kind)."""
+    from ragmark.report.html_questions import CSS
+
+    rr = as_round_robin(r)
+    title = "ragmark duel: " + ", ".join(s["name"] for s in rr["systems"])
+    gates = "".join(f"<li>{escape(g['line'])}</li>" for g in rr.get("gates") or [])
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{escape(title)}</h1>{pairwise_html(rr)}"
+            + (f"<section id=\"gates\"><h2>Pairwise gate</h2><ul>{gates}</ul></section>"
+               if gates else "") + "</body></html>\n")
