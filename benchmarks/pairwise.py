@@ -61,24 +61,34 @@ TASK = "bigbench-1.0.0/bigbench/benchmark_tasks/hhh_alignment/{}/task.json"
 SUBSETS = ("helpful", "honest", "harmless", "other")
 
 
+def sdist(cache: Path) -> Path:
+    """The bigbench 1.0.0 sdist (358 MB), downloaded from PyPI once, sha256 checked."""
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / "bigbench-1.0.0.tar.gz"
+    if not path.exists():
+        part = path.with_suffix(".part")
+        with httpx.stream("GET", SDIST, timeout=600, follow_redirects=True) as r:
+            r.raise_for_status()
+            with part.open("wb") as f:
+                for chunk in r.iter_bytes():
+                    f.write(chunk)
+        part.replace(path)
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != SHA256:
+        sys.exit(f"{path}: sha256 {h.hexdigest()}, expected {SHA256}")
+    return path
+
+
 def hhh(cache: Path, subsets: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The task's examples per subset, from the sdist (downloaded once, sha256 checked)."""
-    cache.mkdir(parents=True, exist_ok=True)
     wanted = cache / "hhh_alignment.json"
     if not wanted.exists():
-        sdist = cache / "bigbench-1.0.0.tar.gz"
-        if not sdist.exists():
-            with httpx.stream("GET", SDIST, timeout=600, follow_redirects=True) as r:
-                r.raise_for_status()
-                with sdist.open("wb") as f:
-                    for chunk in r.iter_bytes():
-                        f.write(chunk)
-        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
-        if digest != SHA256:
-            sys.exit(f"{sdist}: sha256 {digest}, expected {SHA256}")
         out = {}
         names = {TASK.format(s): s for s in SUBSETS}
-        with tarfile.open(sdist, "r:gz") as tar:
+        with tarfile.open(sdist(cache), "r:gz") as tar:
             for member in tar:
                 if member.name in names:
                     got = tar.extractfile(member)
