@@ -77,6 +77,7 @@ def test_a_person_labels_ten_items_with_the_keyboard_and_a_reload_keeps_them(ser
     page.keyboard.press("Enter")
     _showing(page, "Question 0:")
     assert page.is_hidden("#judge")  # the judge's verdict is hidden until labelled
+    assert page.is_hidden("#claims") and page.query_selector("#answer mark") is None
     page.keyboard.press("n")
     page.keyboard.type("the second claim is unclear")
     page.keyboard.press("Enter")
@@ -99,6 +100,12 @@ def test_a_person_labels_ten_items_with_the_keyboard_and_a_reload_keeps_them(ser
     page.keyboard.press("k")  # back to an item labelled: its label and the judge shown
     _showing(page, "Question 9:")
     assert page.is_visible("#judge") and "faithfulness" in page.text_content("#judge")
+    # the judge's claims, listed with its verdicts, and marked where the answer says them
+    claims = page.query_selector_all("#claims li")
+    assert [c.get_attribute("class") for c in claims] == ["supported", "unsupported",
+                                                          "unsupported"]
+    assert page.text_content("#answer mark.supported") == (
+        "Fixed-size chunking typically uses 500 characters with an overlap of 50")
     assert page.get_attribute("#choices button:nth-child(1)", "aria-pressed") == "false"
     assert page.get_attribute("#choices button:nth-child(2)", "aria-pressed") == "true"  # No
     page.keyboard.press("u")  # undo the last label (item 9)

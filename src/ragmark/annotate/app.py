@@ -124,6 +124,7 @@ class Pages:
         if shown.get("judge") is None or not self.reveal and (mine is None
                                                              or mine.value is None):
             shown.pop("judge", None)  # hidden until the person has labelled the item
+            shown.pop("claims", None)  # the judge's claims and verdicts, likewise
         return JSONResponse({"item": shown, "label": None if mine is None else mine.value,
                              "note": "" if mine is None else mine.note})
 

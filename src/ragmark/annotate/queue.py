@@ -113,8 +113,32 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
     if n is not None and n < len(rows):
         rows = _stratified(rows, n, seed)
     strata = Counter(verdict(r.metric, r.judge) for r in rows)
-    return Drawn([item_of(r) for r in rows], every.metric, every.eligible,
-                 dict(every.left_out), dict(sorted(strata.items())))
+    items = [item_of(r) for r in rows]
+    if not per_claim and every.metric == "faithfulness" and is_results(source):
+        spans = judged_claims(source, config)
+        for it in items:
+            if spans.get(str(it["id"])):
+                it["claims"] = spans[str(it["id"])]
+    return Drawn(items, every.metric, every.eligible, dict(every.left_out),
+                 dict(sorted(strata.items())))
+
+
+def judged_claims(source: str | Path, config: str | None) -> dict[str, list[dict[str, Any]]]:
+    """Per question, the claims the faithfulness judge made of its answer and whether
+    it found each supported (shown, and marked in the answer, once a person has
+    labelled the item)."""
+    from ragmark.analysis.inspection import results_from
+    from ragmark.results import read_results
+
+    _, data = read_results(source)
+    out = {}
+    for q in results_from(str(source), data, config).queries:
+        score = q.metrics.get("faithfulness")
+        details = {} if score is None else score.details
+        unsupported = set(details.get("unsupported") or ())
+        out[q.id] = [{"text": c, "supported": c not in unsupported}
+                     for c in details.get("claims") or ()]
+    return out
 
 
 def is_results(source: str | Path) -> bool:

@@ -155,6 +155,7 @@ def test_the_token_and_the_cross_site_guard(app):
     first = state["next"]
     item = client.get(f"/api/item?id={first}&annotator=ann").json()["item"]
     assert "judge" not in item and item["id"] == first  # hidden until labelled
+    assert "claims" not in item  # the judge's claims and verdicts, likewise
     body = {"annotator": "ann", "item": first, "value": 1}
     # a form another site posts (no JSON, no header) is refused, and so is JSON without it
     assert client.post("/api/label", data={"x": "1"}).status_code == 403
@@ -165,7 +166,8 @@ def test_the_token_and_the_cross_site_guard(app):
                        ).status_code == 400
     r = client.post("/api/label", json=body, headers=HEADERS)
     assert r.status_code == 200 and r.json()["done"] == 1
-    assert client.get(f"/api/item?id={first}&annotator=ann").json()["item"]["judge"] == 1.0
+    shown = client.get(f"/api/item?id={first}&annotator=ann").json()["item"]
+    assert shown["judge"] == 1.0 and [c["supported"] for c in shown["claims"]] == [True, True]
     assert client.get("/static/../store.py").status_code == 404
     bearer = {"Authorization": "Bearer s3cret"}
     from starlette.testclient import TestClient

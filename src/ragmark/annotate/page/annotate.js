@@ -58,6 +58,44 @@
     }
   }
 
+  // the answer with the judge's claims marked where they occur in it word for word
+  // (supported or not); every piece is a text node or a <mark> made here, never HTML
+  function markClaims(id, answer, claims) {
+    const box = $(id);
+    box.replaceChildren();
+    const spans = [];
+    for (const c of claims || []) {
+      const t = (c.text || "").trim().replace(/[.!?]+$/, "");  // "... [1]." holds "..."
+      const at = t ? answer.indexOf(t) : -1;
+      if (at >= 0 && !spans.some((s) => at < s.end && s.start < at + t.length)) {
+        spans.push({start: at, end: at + t.length, supported: c.supported});
+      }
+    }
+    spans.sort((a, b) => a.start - b.start);
+    let pos = 0;
+    for (const s of spans) {
+      box.appendChild(document.createTextNode(answer.slice(pos, s.start)));
+      const m = document.createElement("mark");
+      m.className = s.supported ? "supported" : "unsupported";
+      m.textContent = answer.slice(s.start, s.end);
+      box.appendChild(m);
+      pos = s.end;
+    }
+    box.appendChild(document.createTextNode(answer.slice(pos)));
+  }
+
+  function showClaims(it) {
+    const list = $("claims");
+    list.replaceChildren();
+    for (const c of it.claims || []) {
+      const li = document.createElement("li");
+      li.className = c.supported ? "supported" : "unsupported";
+      li.textContent = c.text + (c.supported ? " (supported)" : " (not supported)");
+      list.appendChild(li);
+    }
+    list.hidden = !(it.claims && it.claims.length);
+  }
+
   function judgeText(it) {
     if (!("judge" in it)) { return ""; }
     if (!("answer_b" in it)) { return "The judge's " + state.task + ": " + it.judge; }
@@ -99,6 +137,8 @@
       mark(got.label);
       $("judge").hidden = !("judge" in it);
       text("judge", judgeText(it));
+      if (it.claims && !pair) { markClaims("answer", it.answer, it.claims); }
+      showClaims(it);
       $("main").hidden = false;
       $("done").hidden = true;
     });
