@@ -20,7 +20,7 @@ import numpy as np
 
 from ragmark.analysis.review import ASKS, ReviewRow
 from ragmark.annotate.store import Label
-from ragmark.errors import ConfigError
+from ragmark.errors import ConfigError, DataError
 
 CHOICES = ({"key": "1", "value": 1.0, "text": "Yes"}, {"key": "2", "value": 0.0, "text": "No"})
 """The labels a person gives a yes/no task, with the number key that gives each."""
@@ -107,8 +107,10 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
     elif per_claim:
         raise ConfigError(f"--per-claim labels the claims a judge made: {source} is not a "
                           "results file of `ragmark run --judge-metrics faithfulness`")
-    else:  # logged outputs: answers no judge has seen yet
+    elif is_outputs(source):  # logged outputs: answers no judge has seen yet
         every = logged_rows(source, task or "faithfulness")
+    else:  # an evaluation set: its reference answers against its own contexts
+        every = reference_rows(source, task or "faithfulness")
     rows = claims_of(source, every.rows, config) if per_claim else every.rows
     if n is not None and n < len(rows):
         rows = _stratified(rows, n, seed)
@@ -175,6 +177,50 @@ def logged_rows(source: str | Path, task: str) -> Any:
     if not rows:
         raise ConfigError(f"{source}: no logged output has an answer to label")
     return Sampled(rows, task, len(rows), dict(left), f"logged outputs of {source}")
+
+
+def is_outputs(source: str | Path) -> bool:
+    """Whether ``source`` reads as logged outputs (its rows have answers), rather than
+    as an evaluation set."""
+    from ragmark.data.outputs import load_outputs
+    from ragmark.errors import DataError
+
+    try:
+        load_outputs(source)
+    except (DataError, ConfigError):
+        return False
+    return True
+
+
+def reference_rows(source: str | Path, task: str) -> Any:
+    """An evaluation set's questions with a reference answer (``ragmark testset``'s, a
+    team's own): the reference answer as the answer, its ground-truth passages (or
+    documents) as the contexts, no judge: people check the set before it measures
+    anything."""
+    from ragmark.analysis.review import Sampled
+    from ragmark.data import load_dataset
+
+    try:
+        ds = load_dataset(source)
+    except (DataError, ConfigError) as e:
+        raise ConfigError(f"{source}: neither a results file, logged outputs nor an "
+                          f"evaluation set ({e})") from None
+    docs = ds.corpus.by_id()
+    rows, left = [], Counter[str]()
+    for s in ds.samples:
+        contexts = list(s.truth.passages) or [docs[d].text for d, g in s.truth.doc_grades.items()
+                                              if g > 0 and d in docs]
+        why = ("no reference answer" if not (s.expected_answer or "").strip() else
+               "no ground-truth context" if not contexts else None)
+        if why is not None:
+            left[why] += 1
+            continue
+        rows.append(ReviewRow(s.id, s.question, str(s.expected_answer), tuple(contexts),
+                              task, None, str(s.expected_answer)))
+    if not rows:
+        raise ConfigError(f"{source}: no question has both a reference answer and a "
+                          f"ground-truth context to label ({dict(left)})")
+    return Sampled(rows, task, len(rows), dict(left), f"evaluation set {source}")
 
 
 def claims_of(source: str | Path, rows: Sequence[ReviewRow], config: str | None

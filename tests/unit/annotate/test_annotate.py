@@ -436,3 +436,28 @@ def test_peoples_preferences_correct_the_compares_win_rate(tmp_path, server, cap
                             "--human-labels", "store:c-pairwise:overall", "--history",
                             str(hist)], capsys)
     assert code == 2 and "give them to 'ragmark compare --pairwise'" in " ".join(err.split())
+
+
+def test_an_evaluation_set_is_checked_before_it_measures_anything(tmp_path, capsys):
+    """Issue 35: SOURCE an evaluation set: each question with a reference answer and a
+    ground-truth context is an item (the reference as the answer, no judge); the others
+    are left out and counted."""
+    from ragmark.plan.annotate import AnnotateRequest, plan_annotate
+
+    items = [{"id": "a", "question": "Q a?", "ground_truth_contexts": ["Ctx a."],
+              "expected_answer": "Answer a."},
+             {"id": "b", "question": "Q b?", "ground_truth_contexts": ["Ctx b."]},
+             {"id": "c", "question": "Q c?", "ground_truth_contexts": ["Ctx c."],
+              "expected_answer": "Answer c."}]
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(items))
+    plan = plan_annotate(AnnotateRequest(source=path, store=tmp_path / "l.sqlite"))
+    assert plan.queue is not None and plan.queue.task == "faithfulness"
+    assert [(it["id"], it["answer"], it["contexts"], it["judge"]) for it in plan.items] == [
+        ("a", "Answer a.", ["Ctx a."], None), ("c", "Answer c.", ["Ctx c."], None)]
+    assert plan.drawn["left_out"] == {"no reference answer": 1}
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps([{"question": "Q?", "ground_truth_contexts": ["x"]}]))
+    code, _, err = run_cli(["annotate", str(bare), "--store", str(tmp_path / "l.sqlite")],
+                           capsys)
+    assert code == 2 and "no question has both a reference answer and a ground-truth" in err
