@@ -252,3 +252,16 @@ def test_pointwise_or_pairwise_how_decisive_each_is_for_its_calls(setup, server,
     assert point["measure"] == "answer_relevance" and point["calls"] == 12  # 6 + 6
     assert point["value"] == pytest.approx(0.5 - 1.0) and point["width"] == 0.0
     assert "#### Pointwise or pairwise?" in stdout
+
+
+def test_equal_strengths_share_a_rank(setup, server, tmp_path, capsys):
+    """A judge that calls every pair a tie: every system's strength is 0, so the
+    ranking says they are equal instead of ordering them."""
+    server.rule = lambda body: chat_reply(json.dumps({"better": "tie", "reason": "same"}))
+    code, stdout, err = _compare(setup, server, tmp_path, capsys, "--pairwise", "overall")
+    assert code == 0, err
+    st = json.loads((tmp_path / "c.json").read_text())["pairwise"]["strengths"]["overall"]
+    assert st["value"] == [0.0, 0.0, 0.0] and st["ranks"] == [1, 1, 1]
+    text = " ".join(stdout.split())
+    assert "| 1 | long | +0.000" in text and "| 1 | short | +0.000" in text
+    assert "Systems with equal strengths share a rank" in text

@@ -32,6 +32,26 @@ def _ranked(s: Mapping[str, Any]) -> list[tuple[str, float, float | None, float 
                   key=lambda x: -x[1])
 
 
+TIED = 1e-9
+"""Log-strengths closer than this are equal (a tie in the ranking)."""
+
+
+def _ranks(ranked: list[tuple[str, float, Any, Any]]) -> list[int]:
+    """Competition ranks of the strongest-first rows: equal strengths share a rank
+    (1, 1, 3)."""
+    return [1 + sum(1 for _, w, _, _ in ranked if w > v + TIED) for _, v, _, _ in ranked]
+
+
+def _ordered(ranked: list[tuple[str, float, Any, Any]]) -> str:
+    """``a +0.5 [..] > b ... = c ...``: '=' between equal strengths."""
+    out = ""
+    for k, (n, v, lo, hi) in enumerate(ranked):
+        if k:
+            out += " = " if abs(ranked[k - 1][1] - v) <= TIED else " > "
+        out += f"{n} {v:+.3f} {_ci(lo, hi)}"
+    return out
+
+
 def _ci(lo: float | None, hi: float | None) -> str:
     return "n/a" if lo is None or hi is None else f"[{lo:+.3f}, {hi:+.3f}]"
 
@@ -50,8 +70,7 @@ def pairwise_lines(r: Mapping[str, Any]) -> list[str]:
             lines.append(f"{c}: no Bradley-Terry strengths ({s['reason']})")
             continue
         lines.append(f"{c}: Bradley-Terry log-strength over {s['questions']} questions "
-                     "(95% bootstrap): " + " > ".join(
-                         f"{n} {v:+.3f} {_ci(lo, hi)}" for n, v, lo, hi in _ranked(s)))
+                     "(95% bootstrap): " + _ordered(_ranked(s)))
     return lines
 
 
@@ -183,8 +202,12 @@ def _strengths_markdown(s: Mapping[str, Any]) -> list[str]:
     if s["value"] is None:
         return [*lines, f"No Bradley–Terry strengths ({s['reason']})."]
     lines += ["| Rank | System | Bradley–Terry log-strength [95%] |", "|---:|---|---|"]
+    ranked = _ranked(s)
     lines += [f"| {k} | {_cell(n)} | {v:+.3f} {_ci(lo, hi)} |"
-              for k, (n, v, lo, hi) in enumerate(_ranked(s), 1)]
+              for k, (n, v, lo, hi) in zip(_ranks(ranked), ranked, strict=True)]
+    if len(set(_ranks(ranked))) < len(ranked):
+        lines += ["", "Systems with equal strengths share a rank: the verdicts do not order "
+                  "them."]
     undefined = s.get("resamples_undefined")
     if undefined:
         lines += ["", f"{undefined} of {s['n_resamples']} resamples had no maximum and are "

@@ -142,8 +142,10 @@ def _strengths(t: Tournament, verdicts: dict[str, list[Any]]) -> dict[str, Any]:
         got = strengths(len(t.names), list(by_question.values()),
                         n_resamples=t.resamples, seed=t.seed)
         if got["value"] is not None:
-            got["ranking"] = [t.names[i] for i in sorted(
-                range(len(t.names)), key=lambda i: -got["value"][i])]
+            order = sorted(range(len(t.names)), key=lambda i: -got["value"][i])
+            got["ranking"] = [t.names[i] for i in order]
+            got["ranks"] = [1 + sum(1 for w in got["value"] if w > got["value"][i] + 1e-9)
+                            for i in order]  # equal strengths share a rank
         out[c] = {**got, "systems": list(t.names)}
     return out
 
