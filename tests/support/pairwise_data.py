@@ -47,7 +47,7 @@ def make_setup(tmp_path):
     return ds, cfgs
 
 
-def _answers(body):
+def answers_of(body):
     user = body["messages"][-1]["content"]
     return dict(re.findall(r'<data name="(\w+_answer)">\n(.*?)\n</data>', user, re.S))
 
@@ -55,7 +55,7 @@ def _answers(body):
 def longer(exception=None):
     """The longer answer is better; on a question mentioning ``exception``, the shorter."""
     def rule(body):
-        a = _answers(body)
+        a = answers_of(body)
         first, second = len(a["first_answer"]), len(a["second_answer"])
         if exception and exception in body["messages"][-1]["content"]:
             first, second = second, first

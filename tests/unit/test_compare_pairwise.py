@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from support.cli import run_cli
 from support.fake_llm_server import chat_reply
-from support.pairwise_data import longer, make_setup
+from support.pairwise_data import answers_of, longer, make_setup
 
 from ragmark.stats.pairwise import sign_test
 
@@ -265,3 +265,38 @@ def test_equal_strengths_share_a_rank(setup, server, tmp_path, capsys):
     text = " ".join(stdout.split())
     assert "| 1 | long | +0.000" in text and "| 1 | short | +0.000" in text
     assert "Systems with equal strengths share a rank" in text
+
+
+def test_a_named_custom_rubric_is_a_criterion(setup, server, tmp_path, capsys):
+    """--pairwise-rubric NAME=TEXT: the judge is asked what TEXT says 'better' means,
+    and the criterion is reported, gated and recorded like a built-in one."""
+    def rule(body):
+        if "by concise: it answers in fewer words" not in json.dumps(body["messages"]):
+            return chat_reply(json.dumps({"better": "tie", "reason": "not the rubric"}))
+        a = answers_of(body)
+        first, second = len(a["first_answer"]), len(a["second_answer"])
+        better = "tie" if first == second else ("first" if first < second else "second")
+        return chat_reply(json.dumps({"better": better, "reason": "shorter"}))
+
+    server.rule = rule
+    code, stdout, err = _compare(setup, server, tmp_path, capsys, "--pairwise", "concise",
+                                 "--pairwise-rubric", "concise=it answers in fewer words",
+                                 "--fail-on-regression", "pairwise:concise", "--baseline",
+                                 "short")
+    assert code == 1, err  # long and mid lose 0:6 to short, the baseline, by concision
+    r = json.loads((tmp_path / "c.json").read_text())["pairwise"]
+    assert r["rubrics"] == {"concise": "it answers in fewer words"}
+    s = r["matches"][0]["criteria"]["concise"]  # long vs mid: mid (shorter) wins all
+    assert (s["wins"], s["losses"]) == (0, 6)
+    assert [g["passed"] for g in r["gates"]] == [False, False]
+    assert "Custom criteria (--pairwise-rubric): **concise**: better means it answers in " \
+        "fewer words." in (tmp_path / "c.md").read_text()
+    for args, message in ((["--pairwise", "concise"], "--pairwise 'concise': the criteria"),
+                          (["--pairwise", "overall", "--pairwise-rubric", "x=y"],
+                           "--pairwise-rubric x: not asked for"),
+                          (["--pairwise", "overall", "--pairwise-rubric", "overall=z"],
+                           "--pairwise-rubric overall: the name is taken"),
+                          (["--pairwise", "a", "--pairwise-rubric", "Bad Name=z"],
+                           "expected NAME=TEXT")):
+        code, _, err = _compare(setup, server, tmp_path, capsys, *args)
+        assert code == 2 and message in " ".join(err.split()), err

@@ -52,6 +52,7 @@ from ragmark.cli.shared import option
 @option("--seed", type=int, default=0, show_default=True)
 @option("--pairwise", metavar="CRITERIA")
 @option("--pairwise-orders", type=click.IntRange(1, 2), default=2, show_default=True)
+@option("--pairwise-rubric", multiple=True, metavar="NAME=TEXT")
 @option("--output", default="results/eval", show_default=True)
 @quiet_option
 @option("--include-details", is_flag=True)

@@ -17,6 +17,7 @@ from ragmark.cli.shared import option
 @option("--pairwise", default="overall", show_default=True, metavar="CRITERIA")
 @option("--pairwise-orders", "orders", type=click.IntRange(1, 2), default=2,
         show_default=True)
+@option("--pairwise-rubric", multiple=True, metavar="NAME=TEXT")
 @option("--fail-on-regression", "regression", metavar="pairwise:CRITERION[,...]")
 @alpha_option()
 @option("--seed", type=int, default=0, show_default=True)

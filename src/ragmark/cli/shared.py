@@ -75,6 +75,9 @@ MEANINGS: dict[str, str] = {
                   "answer), completeness, faithfulness (each answer against its own "
                   "contexts). compare: every two configs meet (default: none); duel: every "
                   "two files.",
+    "--pairwise-rubric": "A custom criterion for --pairwise, NAME=TEXT (repeatable): TEXT "
+                         "says what 'better' means, in your words (the judge sees the "
+                         "question and the two answers); then name it in --pairwise.",
     "--pairwise-orders": "2: ask the pairwise judge with each answer first (a verdict that "
                          "flips with the order counts as a tie); 1: one order per "
                          "question, drawn from --seed (half the calls).",

@@ -70,8 +70,19 @@ CRITERIA: dict[str, tuple[str, type[BaseModel]]] = {
 SAME = "the two answers are the same"
 
 
-def pair_prompt(criterion: str) -> Prompt[BaseModel, PairOutput]:
-    what, model = CRITERIA[criterion]
+def criterion_of(name: str, rubric: str | None = None) -> tuple[str, type[BaseModel]]:
+    """What 'better' means by the criterion ``name``, and what the judge is shown: a
+    built-in one, or a named custom ``rubric`` (the user's words; the judge sees the
+    question and the two answers)."""
+    if rubric is not None:
+        return f"by {name}: {rubric}", PairInput
+    if name not in CRITERIA:
+        raise ValueError(f"unknown criterion {name!r}; known: {', '.join(CRITERIA)}")
+    return CRITERIA[name]
+
+
+def pair_prompt(criterion: str, rubric: str | None = None) -> Prompt[BaseModel, PairOutput]:
+    what, model = criterion_of(criterion, rubric)
     return Prompt(name=f"pairwise_{criterion}", instruction=_ASK.format(what=what),
                   input_model=model, output_model=PairOutput)
 
@@ -106,9 +117,8 @@ def one_order_first(question_id: str, seed: int) -> str:
     return "A" if digest[0] % 2 == 0 else "B"
 
 
-def _input(criterion: str, question: str, first: Side, second: Side,
+def _input(model: type[BaseModel], question: str, first: Side, second: Side,
            reference: str | None) -> BaseModel:
-    model = CRITERIA[criterion][1]
     if model is PairWithReference:
         return PairWithReference(question=question, reference_answer=reference or "",
                                  first_answer=first.answer, second_answer=second.answer)
@@ -123,22 +133,23 @@ def _input(criterion: str, question: str, first: Side, second: Side,
 
 async def judge_pair(client: object, criterion: str, question: str, a: Side, b: Side, *,
                      reference: str | None = None, firsts: Sequence[str] = ("A", "B"),
-                     counts: JudgeCounts | None = None) -> PairVerdict:
-    """The verdict on ``a`` against ``b``: asked with each of ``firsts`` shown first
-    (both orders by default), combined as the module docstring says."""
-    if criterion not in CRITERIA:
-        raise ValueError(f"unknown criterion {criterion!r}; known: {', '.join(CRITERIA)}")
-    if CRITERIA[criterion][1] is PairWithReference and not reference:
+                     counts: JudgeCounts | None = None, rubric: str | None = None
+                     ) -> PairVerdict:
+    """The verdict on ``a`` against ``b`` by ``criterion`` (a built-in one, or a named
+    custom ``rubric``): asked with each of ``firsts`` shown first (both orders by
+    default), combined as the module docstring says."""
+    _, model = criterion_of(criterion, rubric)
+    if model is PairWithReference and not reference:
         return PairVerdict(None, failure="no reference answer for the correctness criterion")
     if a == b:  # the same answer (and contexts): a tie, without asking
         return PairVerdict("tie", reasons=(SAME,))
-    prompt = pair_prompt(criterion)
+    prompt = pair_prompt(criterion, rubric)
     said: list[tuple[str, str]] = []
     reasons: list[str] = []
     for first in firsts:
         shown = (a, b) if first == "A" else (b, a)
         out = await ask(client, prompt,  # type: ignore[arg-type]
-                        _input(criterion, question, shown[0], shown[1], reference),
+                        _input(model, question, shown[0], shown[1], reference),
                         counts=counts)
         if isinstance(out, JudgeFailure):
             return PairVerdict(None, tuple(said), tuple(reasons), failure=out.reason)

@@ -35,6 +35,8 @@ class DuelRequest:
     """``--fail-on-regression pairwise:CRITERION``: B (every file after the first) must
     not lose significantly to A (the first)."""
     alpha: float = 0.05
+    pairwise_rubric: Sequence[str] = ()
+    """``--pairwise-rubric NAME=TEXT``: custom criteria for --pairwise."""
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -83,14 +85,15 @@ def plan_duel(req: DuelRequest) -> DuelPlan:
     from ragmark.llm.fields import SET_ENDPOINT
     from ragmark.plan.endpoint import resolve_llm
     from ragmark.plan.gating import split_gates
-    from ragmark.plan.pairwise import criteria_of
+    from ragmark.plan.pairwise import criteria_of, rubrics_of
     from ragmark.plan.paths import check_output
 
     metrics, gated = split_gates(req.regression)
     if metrics:
         raise ConfigError(f"--fail-on-regression {metrics[0]}: a duel gates by the pairwise "
                           "judge only: pairwise:CRITERION")
-    criteria = tuple(criteria_of(req.pairwise, gated))
+    rubrics = rubrics_of(req.pairwise_rubric)
+    criteria = tuple(criteria_of(req.pairwise, gated, rubrics))
     if not criteria:
         raise ConfigError("--pairwise: give a criterion or more")
     if req.orders not in (1, 2):
@@ -117,7 +120,7 @@ def plan_duel(req: DuelRequest) -> DuelPlan:
     names = tuple(configs) if len(set(configs)) == len(configs) else tuple(
         Path(f).stem for f in req.files)
     t = Tournament(names, tuple(str(f) for f in req.files), tuple(matches), criteria,
-                   req.orders, req.seed, req.resamples)
+                   req.orders, req.seed, req.resamples, rubrics)
     return DuelPlan(t, settings, None if req.output is None else Path(req.output),
                     req.dry_run, tuple(gated), req.alpha)
 
@@ -126,7 +129,7 @@ def estimate_duel(plan: DuelPlan) -> dict[str, Any]:
     from ragmark.running.pairwise import estimate_pairs
 
     t = plan.tournament
-    return estimate_pairs(plan.judge, t.criteria, t.pairs, t.orders, t.seed)
+    return estimate_pairs(plan.judge, t.criteria, t.pairs, t.orders, t.seed, t.rubrics)
 
 
 def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:

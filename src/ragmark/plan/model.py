@@ -64,6 +64,8 @@ class Pairwise:
 
     criteria: tuple[str, ...]
     orders: int = 2
+    rubrics: Mapping[str, str] = field(default_factory=dict)
+    """``--pairwise-rubric``: the custom criteria's words (name -> what 'better' means)."""
 
 
 @dataclass(frozen=True)

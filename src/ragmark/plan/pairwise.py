@@ -8,33 +8,64 @@ rule."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.plan.model import Pairwise
 from ragmark.progress import Progress
 
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
-def criteria_of(text: str | Sequence[str] | None, gated: Sequence[str] = ()) -> list[str]:
-    """The criteria asked for (``--pairwise``) and those a gate needs, checked."""
+
+def rubrics_of(given: Sequence[str]) -> dict[str, str]:
+    """``--pairwise-rubric NAME=TEXT`` (repeatable): custom criteria, by name, in the
+    user's words (what 'better' means)."""
+    from ragmark.judges.pairwise import CRITERIA
+
+    out: dict[str, str] = {}
+    for g in given:
+        name, sep, text = g.partition("=")
+        name, text = name.strip(), " ".join(text.split())
+        if not sep or not _NAME.match(name) or not text:
+            raise ConfigError(f"--pairwise-rubric {g!r}: expected NAME=TEXT, NAME in lower "
+                              "case letters, digits, - and _ (what 'better' means in TEXT)")
+        if name in CRITERIA or name in out:
+            raise ConfigError(f"--pairwise-rubric {name}: the name is taken (built-in: "
+                              f"{', '.join(CRITERIA)})")
+        out[name] = text
+    return out
+
+
+def criteria_of(text: str | Sequence[str] | None, gated: Sequence[str] = (),
+                rubrics: Mapping[str, str] | None = None) -> list[str]:
+    """The criteria asked for (``--pairwise``) and those a gate needs, checked against
+    the built-in ones and the custom ``rubrics``."""
     from ragmark.judges.pairwise import CRITERIA
     from ragmark.metrics.names import split_names
 
     asked = (split_names(text) if isinstance(text, str) else list(text)) if text else []
     criteria = list(dict.fromkeys([*asked, *gated]))
-    unknown = [c for c in criteria if c not in CRITERIA]
+    known = [*CRITERIA, *(rubrics or {})]
+    unknown = [c for c in criteria if c not in known]
     if unknown:
         where = (f"--pairwise {text!r}" if unknown[0] in asked else
                  f"--fail-on-regression pairwise:{unknown[0]}")
-        raise ConfigError(f"{where}: the criteria are {', '.join(CRITERIA)}")
+        raise ConfigError(f"{where}: the criteria are {', '.join(known)} (a custom one: "
+                          "--pairwise-rubric NAME=TEXT)")
+    unused = [r for r in rubrics or {} if r not in criteria]
+    if unused:
+        raise ConfigError(f"--pairwise-rubric {unused[0]}: not asked for; add it to "
+                          "--pairwise")
     return criteria
 
 
 def pairwise_of(req: Any, configs: int, gated: Sequence[str]) -> Pairwise | None:
     """A compare's pairwise judging from its request (None: none asked for), checked
     before any work: the criteria, the orders, two configs or more, answers made."""
-    criteria = criteria_of(req.pairwise, gated)
+    rubrics = rubrics_of(req.pairwise_rubric)
+    criteria = criteria_of(req.pairwise, gated, rubrics)
     if not criteria:
         return None
     if req.pairwise_orders not in (1, 2):
@@ -44,7 +75,7 @@ def pairwise_of(req: Any, configs: int, gated: Sequence[str]) -> Pairwise | None
                           "configs or more")
     if req.skip_generation:
         raise ConfigError("--pairwise judges the configs' answers: drop --skip-generation")
-    return Pairwise(tuple(criteria), req.pairwise_orders)
+    return Pairwise(tuple(criteria), req.pairwise_orders, rubrics)
 
 
 def check_judge(settings: Any) -> None:
@@ -72,7 +103,7 @@ def tournament_of(plan: Any, queries: Sequence[Sequence[Any]]) -> Any:
     p, st = plan.pairwise, plan.stats
     names = tuple(c.name for c in plan.configs)
     return Tournament(names, (None,) * len(names), tuple(matches_of(queries)),
-                      p.criteria, p.orders, st.seed, st.n_resamples)
+                      p.criteria, p.orders, st.seed, st.n_resamples, p.rubrics)
 
 
 def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
@@ -145,7 +176,7 @@ def estimated(plan: Any, queries: Sequence[Sequence[Any]]) -> dict[str, Any]:
     from ragmark.running.pairwise import estimate_pairs
 
     t = tournament_of(plan, queries)
-    return estimate_pairs(plan.llm, t.criteria, t.pairs, t.orders, t.seed)
+    return estimate_pairs(plan.llm, t.criteria, t.pairs, t.orders, t.seed, t.rubrics)
 
 
 def pairwise_gates(report: dict[str, Any], baseline: str, criteria: Sequence[str],

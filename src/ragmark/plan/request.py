@@ -128,3 +128,5 @@ class CompareRequest(Request):
     pairwise: str | Sequence[str] | None = None
     """``--pairwise``: criteria every two configs' answers are judged by (None: none)."""
     pairwise_orders: int = 2
+    pairwise_rubric: Sequence[str] = ()
+    """``--pairwise-rubric NAME=TEXT``: custom criteria for --pairwise."""

@@ -124,6 +124,10 @@ def pairwise_markdown(r: Mapping[str, Any]) -> list[str]:
              f"{r['seed']}); p: two-sided exact sign test, ties left out, Holm across the "
              "criteria of a match." + _calls(llm), ""]
     criteria = list(dict.fromkeys(c for m in r["matches"] for c in m["criteria"]))
+    rubrics = r.get("rubrics") or {}
+    if rubrics:
+        lines += ["Custom criteria (--pairwise-rubric): " + "; ".join(
+            f"**{n}**: better means {t}" for n, t in rubrics.items()) + ".", ""]
     lines += _decisive_markdown(r.get("decisiveness") or [])
     for c in criteria:
         lines += [f"#### {c}", "",
@@ -220,6 +224,9 @@ def pairwise_html(r: Mapping[str, Any]) -> str:
     matrix as a heatmap (the numbers in the cells) and the strengths with their
     intervals."""
     out = ['<section id="pairwise"><h2>Which answer is better (pairwise)</h2>']
+    for name, text in (r.get("rubrics") or {}).items():
+        out.append(f"<p>Custom criterion <strong>{escape(name)}</strong>: better means "
+                   f"{escape(text)}</p>")
     criteria = list(dict.fromkeys(c for m in r["matches"] for c in m["criteria"]))
     for c in criteria:
         rows = []

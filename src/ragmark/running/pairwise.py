@@ -7,7 +7,7 @@ position-bias rate. A dry run counts the calls without making one."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +43,8 @@ def firsts_of(pair: Pair, orders: int, seed: int) -> tuple[str, ...]:
 
 async def _judge_all(client: LLMClient, criteria: Sequence[str], pairs: Sequence[Pair],
                      orders: int, seed: int, counts: JudgeCounts,
-                     advance: Callable[[int], None]) -> dict[str, list[PairVerdict]]:
+                     advance: Callable[[int], None], rubrics: Mapping[str, str]
+                     ) -> dict[str, list[PairVerdict]]:
     ok, why = await client.probe()
     if not ok:
         raise ConfigError(f"the judge's endpoint did not answer: {why}")
@@ -52,7 +53,8 @@ async def _judge_all(client: LLMClient, criteria: Sequence[str], pairs: Sequence
         try:
             return await judge_pair(client, criterion, p.question, p.a, p.b,
                                     reference=p.reference,
-                                    firsts=firsts_of(p, orders, seed), counts=counts)
+                                    firsts=firsts_of(p, orders, seed), counts=counts,
+                                    rubric=rubrics.get(criterion))
         finally:
             advance(orders)
 
@@ -79,16 +81,19 @@ def check_judge(settings: LLMSettings) -> None:
 
 def judge_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequence[Pair],
                 orders: int = 2, seed: int = 0,
-                advance: Callable[[int], None] = lambda n: None
+                advance: Callable[[int], None] = lambda n: None,
+                rubrics: Mapping[str, str] | None = None
                 ) -> tuple[dict[str, list[PairVerdict]], dict[str, Any]]:
-    """Every pair's verdict per criterion, concurrently on one client (its limit,
-    retries and call cache), and the LLM accounting."""
+    """Every pair's verdict per criterion (``rubrics``: the custom ones' words),
+    concurrently on one client (its limit, retries and call cache), and the LLM
+    accounting."""
     client = open_client(settings)
     counts = JudgeCounts()
 
     async def main() -> dict[str, list[PairVerdict]]:
         try:
-            return await _judge_all(client, criteria, pairs, orders, seed, counts, advance)
+            return await _judge_all(client, criteria, pairs, orders, seed, counts, advance,
+                                    rubrics or {})
         finally:
             await client.aclose()
 
@@ -97,7 +102,8 @@ def judge_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequence[
 
 
 def estimate_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequence[Pair],
-                   orders: int = 2, seed: int = 0) -> dict[str, Any]:
+                   orders: int = 2, seed: int = 0, rubrics: Mapping[str, str] | None = None
+                   ) -> dict[str, Any]:
     """A dry run: the calls not in the cache (one per pair, criterion and order; a
     re-ask each at most), the cached ones, prompt tokens and cost; nothing is called."""
     dry = dry_client(settings)
@@ -108,7 +114,8 @@ def estimate_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequen
                 for first in firsts_of(p, orders, seed):
                     try:
                         await judge_pair(dry, c, p.question, p.a, p.b,
-                                         reference=p.reference, firsts=(first,))
+                                         reference=p.reference, firsts=(first,),
+                                         rubric=(rubrics or {}).get(c))
                     except NotCached as e:
                         if not e.shared and not is_reask(e.messages):
                             dry.follow(0, 1, estimate_tokens(e.messages) + 60)

@@ -8,8 +8,8 @@ the configs it ran. The report is plain JSON data; nothing here prints."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragmark.llm import LLMSettings
@@ -85,6 +85,8 @@ class Tournament:
     orders: int = 2
     seed: int = 0
     resamples: int = 2000
+    rubrics: Mapping[str, str] = field(default_factory=dict)
+    """The custom criteria's words (name -> what 'better' means)."""
 
     @property
     def pairs(self) -> list[Pair]:
@@ -102,7 +104,8 @@ def round_robin(t: Tournament, judge: LLMSettings,
     """Judge every pair of every match by every criterion; the report: ``systems``,
     every match (its record per criterion and every verdict), per criterion the
     ``strengths``, and the ``orders``, ``seed`` and LLM accounting."""
-    verdicts, llm = judge_pairs(judge, t.criteria, t.pairs, t.orders, t.seed, advance)
+    verdicts, llm = judge_pairs(judge, t.criteria, t.pairs, t.orders, t.seed, advance,
+                                t.rubrics)
     matches, start = [], 0
     for m in t.matches:
         part = {c: vs[start:start + len(m.pairs)] for c, vs in verdicts.items()}
@@ -111,7 +114,8 @@ def round_robin(t: Tournament, judge: LLMSettings,
     return {"systems": [{"name": n, **({"file": f} if f is not None else {})}
                         for n, f in zip(t.names, t.files, strict=True)],
             "matches": matches, "strengths": _strengths(t, verdicts),
-            "orders": t.orders, "seed": t.seed, "llm": llm}
+            "orders": t.orders, "seed": t.seed, "llm": llm,
+            **({"rubrics": dict(t.rubrics)} if t.rubrics else {})}
 
 
 def _match(t: Tournament, m: Match, verdicts: dict[str, list[Any]]) -> dict[str, Any]:
