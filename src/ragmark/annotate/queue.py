@@ -97,10 +97,8 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
     faithfulness judge made of each answer, each an item with its verdict."""
     from ragmark.analysis.review import Sampled, sample_for_review
 
-    if task is not None and is_pairwise(task):
-        if per_claim:
-            raise ConfigError("--per-claim labels one answer's claims, not a preference")
-        return draw_pairs(source, task, n, seed, config)
+    if task is not None and is_pairwise(task):  # annotate/pairs.py draws those
+        raise ConfigError(f"--task {task}: a preference task is drawn by draw_pairs")
     every: Sampled
     if is_results(source):
         every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
@@ -275,56 +273,6 @@ def stratified(strata: Sequence[str], n: int, seed: int) -> list[int]:
     rng = np.random.default_rng(seed)
     return sorted(i for g in names for i in
                   rng.choice(groups[g], size=take[g], replace=False).tolist())
-
-
-def draw_pairs(source: str | Path, task: str, n: int | None, seed: int,
-               config: str | None) -> Drawn:
-    """A preference task's items: the questions the baseline (A) and ``config`` (B,
-    default the first other config) of a compare both answered, with the compare's
-    pairwise verdict by the criterion when it has one (A's score: 1, 0.5, 0); each
-    item's ``first`` (the answer shown first) drawn from the seed."""
-    from ragmark.analysis.inspection import results_from
-    from ragmark.judges.pairwise import CRITERIA, one_order_first
-    from ragmark.results import read_results
-    from ragmark.running.tournament import outcomes, pairs_between
-
-    criterion = task[len(PAIRWISE):]
-    if criterion not in CRITERIA:
-        raise ConfigError(f"--task {task}: the pairwise criteria are {', '.join(CRITERIA)}")
-    kind, data = read_results(source)
-    if kind != "compare":
-        raise ConfigError(f"--task {task} labels which of two configs' answers is better: "
-                          f"{source} is not a results file of `ragmark compare "
-                          "--include-details`")
-    a = results_from(str(source), data)
-    others = [c for c in a.configs if c != a.config]
-    b_name = config or (others[0] if others else a.config)
-    if b_name == a.config:
-        raise ConfigError(f"--config {b_name}: that is the baseline (A); name another "
-                          f"config of {source}: {', '.join(others)}")
-    b = results_from(str(source), data, b_name)
-    if not (a.detailed and b.detailed):
-        raise ConfigError(f"{source}: the compare has no answers; rerun it with "
-                          "--include-details")
-    pairs, left = pairs_between(a.queries, b.queries)
-    judged = ({} if a.pairwise is None else
-              outcomes(a.pairwise, a.config, b_name, criterion))
-    score = {"won": PREFERRED_VALUE["A"], "lost": PREFERRED_VALUE["B"],
-             "tie": PREFERRED_VALUE["tie"]}
-    items: list[dict[str, Any]] = [{"id": p.id, "question": p.question, "answer": p.a.answer,
-              "answer_b": p.b.answer, "contexts": list(p.a.contexts),
-              "contexts_b": list(p.b.contexts), "expected_answer": p.reference or "",
-              "metric": task, "judge": score.get(judged.get(p.id) or ""),
-              "first": one_order_first(p.id, seed), "a": a.config, "b": b_name}
-             for p in pairs]
-    if not items:
-        raise ConfigError(f"{source}: no question both {a.config} and {b_name} answered")
-    eligible = len(items)
-    if n is not None and n < len(items):
-        items = [items[i] for i in stratified(
-            [verdict(task, it["judge"]) for it in items], n, seed)]
-    strata = Counter(verdict(task, it["judge"]) for it in items)
-    return Drawn(items, task, eligible, left, dict(sorted(strata.items())))
 
 
 def ask_of(task: str, per_claim: bool = False) -> str:

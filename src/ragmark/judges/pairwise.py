@@ -131,13 +131,23 @@ def _input(model: type[BaseModel], question: str, first: Side, second: Side,
                      second_answer=second.answer)
 
 
-async def judge_pair(client: object, criterion: str, question: str, a: Side, b: Side, *,
-                     reference: str | None = None, firsts: Sequence[str] = ("A", "B"),
-                     counts: JudgeCounts | None = None, rubric: str | None = None
+@dataclass(frozen=True)
+class Criterion:
+    """A criterion by name, with its words when it is a custom rubric."""
+
+    name: str
+    rubric: str | None = None
+
+
+async def judge_pair(client: object, criterion: str | Criterion, question: str, a: Side,
+                     b: Side, *, reference: str | None = None,
+                     firsts: Sequence[str] = ("A", "B"), counts: JudgeCounts | None = None
                      ) -> PairVerdict:
-    """The verdict on ``a`` against ``b`` by ``criterion`` (a built-in one, or a named
-    custom ``rubric``): asked with each of ``firsts`` shown first (both orders by
-    default), combined as the module docstring says."""
+    """The verdict on ``a`` against ``b`` by ``criterion`` (a built-in one by name, or a
+    :class:`Criterion` with a custom rubric): asked with each of ``firsts`` shown first
+    (both orders by default), combined as the module docstring says."""
+    c = criterion if isinstance(criterion, Criterion) else Criterion(criterion)
+    criterion, rubric = c.name, c.rubric
     _, model = criterion_of(criterion, rubric)
     if model is PairWithReference and not reference:
         return PairVerdict(None, failure="no reference answer for the correctness criterion")

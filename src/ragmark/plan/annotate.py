@@ -81,7 +81,8 @@ def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
 
 
 def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
-    from ragmark.annotate.queue import draw
+    from ragmark.annotate.pairs import draw_pairs
+    from ragmark.annotate.queue import draw, is_pairwise
     from ragmark.web.server import missing_packages, parse_listen
 
     if req.source is None:
@@ -96,7 +97,12 @@ def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
     if req.annotator is not None and not req.annotator.strip():
         raise ConfigError("--annotator is empty: give a name, or leave it out and give "
                           "it on the page")
-    got = draw(req.source, req.task, req.sample, req.seed, req.config, req.per_claim)
+    if req.task is not None and is_pairwise(req.task):
+        if req.per_claim:
+            raise ConfigError("--per-claim labels one answer's claims, not a preference")
+        got = draw_pairs(req.source, req.task, req.sample, req.seed, req.config)
+    else:
+        got = draw(req.source, req.task, req.sample, req.seed, req.config, req.per_claim)
     if req.overlap > len(got.items):
         raise ConfigError(f"--overlap {req.overlap}: the queue has {len(got.items)} items")
     name = req.queue or f"{Path(req.source).stem}-{got.task}" + (

@@ -13,7 +13,14 @@ from typing import Any
 
 from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
-from ragmark.judges.pairwise import PairVerdict, Side, judge_pair, one_order_first, position_bias
+from ragmark.judges.pairwise import (
+    Criterion,
+    PairVerdict,
+    Side,
+    judge_pair,
+    one_order_first,
+    position_bias,
+)
 from ragmark.judges.prompt import JudgeCounts, is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
@@ -51,10 +58,9 @@ async def _judge_all(client: LLMClient, criteria: Sequence[str], pairs: Sequence
 
     async def one(criterion: str, p: Pair) -> PairVerdict:
         try:
-            return await judge_pair(client, criterion, p.question, p.a, p.b,
-                                    reference=p.reference,
-                                    firsts=firsts_of(p, orders, seed), counts=counts,
-                                    rubric=rubrics.get(criterion))
+            return await judge_pair(client, Criterion(criterion, rubrics.get(criterion)),
+                                    p.question, p.a, p.b, reference=p.reference,
+                                    firsts=firsts_of(p, orders, seed), counts=counts)
         finally:
             advance(orders)
 
@@ -113,9 +119,9 @@ def estimate_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequen
             for p in pairs:
                 for first in firsts_of(p, orders, seed):
                     try:
-                        await judge_pair(dry, c, p.question, p.a, p.b,
-                                         reference=p.reference, firsts=(first,),
-                                         rubric=(rubrics or {}).get(c))
+                        await judge_pair(dry, Criterion(c, (rubrics or {}).get(c)),
+                                         p.question, p.a, p.b, reference=p.reference,
+                                         firsts=(first,))
                     except NotCached as e:
                         if not e.shared and not is_reask(e.messages):
                             dry.follow(0, 1, estimate_tokens(e.messages) + 60)
