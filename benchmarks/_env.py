@@ -9,6 +9,7 @@ import platform
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import metadata
@@ -247,3 +248,30 @@ def write_results(path: Path, lines: Sequence[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")
     print(f"\nwritten: {path}")
+
+
+# -- a local judge behind llama.cpp's server ------------------------------------------
+
+
+def warm_up(url: str, model: str) -> None:
+    """One short chat request, so the server's first-request warm-up is not timed."""
+    import httpx
+
+    httpx.post(f"{url}/chat/completions", timeout=600, json={
+        "model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4})
+
+
+def judge_eval_cli(url: str, model: str, args: Sequence[str], out: Path, home: str
+                   ) -> tuple[dict[str, Any], float]:
+    """``ragmark judge-eval ARGS`` against the server (two calls in flight, 600 s a call,
+    its own RAGMARK_HOME): the report written to ``out`` and the wall time."""
+    env = {**os.environ, "RAGMARK_HOME": home, "RAGMARK_LLM_CONCURRENCY": "2",
+           "RAGMARK_LLM_TIMEOUT": "600"}
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ragmark", "judge-eval", *args,
+                           "--llm-base-url", url, "--llm-model", model, "--output", str(out),
+                           "--quiet"], env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"judge-eval failed: {proc.stderr[-2000:]}")
+    return json.loads(out.read_text()), wall

@@ -25,16 +25,11 @@ import argparse
 import hashlib
 import io
 import json
-import os
-import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -42,9 +37,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _env import (  # noqa: E402
     RESULTS,
     header_lines,
+    judge_eval_cli,
     load_average,
     machine_info,
     md_table,
+    warm_up,
     write_results,
 )
 from pairwise import sdist  # noqa: E402
@@ -93,19 +90,9 @@ def items_of(examples: list[dict[str, Any]], n: int, seed: int) -> list[dict[str
 
 def align(url: str, model: str, items: Path, tmp: Path, home: str
           ) -> tuple[dict[str, Any], float]:
-    env = {**os.environ, "RAGMARK_HOME": home, "RAGMARK_LLM_CONCURRENCY": "2",
-           "RAGMARK_LLM_TIMEOUT": "600"}
-    out, saved = tmp / "report.json", tmp / "alignment.toml"
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragmark", "judge-eval", str(items),
-                           "--metric", "faithfulness", "--align", "--save-alignment",
-                           str(saved), "--llm-base-url", url, "--llm-model", model,
-                           "--output", str(out), "--quiet"],
-                          env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"judge-eval failed: {proc.stderr[-2000:]}")
-    return json.loads(out.read_text()), wall
+    return judge_eval_cli(url, model, [str(items), "--metric", "faithfulness", "--align",
+                                       "--save-alignment", str(tmp / "alignment.toml")],
+                          tmp / "report.json", home)
 
 
 def gain(a: dict[str, Any], name: str) -> list[str]:
@@ -136,9 +123,7 @@ def main() -> None:
             n_ctx=args.n_ctx, start_timeout=300) as url:
         path = Path(tmp) / "items.jsonl"
         path.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
-        httpx.post(f"{url}/chat/completions", timeout=600, json={  # warm-up, not timed
-            "model": args.alias, "messages": [{"role": "user", "content": "Hi"}],
-            "max_tokens": 4})
+        warm_up(url, args.alias)
         report, wall = align(url, args.alias, path, Path(tmp), str(Path(tmp) / "home"))
     a = report.get("alignment") or {}
     lines = header_lines(f"judge-eval --align: a faithfulness judge aligned to people's "

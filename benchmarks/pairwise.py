@@ -31,7 +31,6 @@ import hashlib
 import io
 import json
 import os
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -47,9 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _env import (  # noqa: E402
     RESULTS,
     header_lines,
+    judge_eval_cli,
     load_average,
     machine_info,
     md_table,
+    warm_up,
     write_results,
 )
 from support.llama import MISSING, WHY_MISSING, llama_server  # noqa: E402
@@ -118,19 +119,10 @@ def pairs_of(examples: dict[str, list[dict[str, Any]]], n: int | None, seed: int
 
 def run_pairwise(url: str, model: str, rows: list[dict[str, Any]], tmp: Path, home: str
                  ) -> tuple[dict[str, Any], float]:
-    path, out = tmp / "prefs.jsonl", tmp / "pairwise.json"
+    path = tmp / "prefs.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    env = {**os.environ, "RAGMARK_HOME": home, "RAGMARK_LLM_CONCURRENCY": "2",
-           "RAGMARK_LLM_TIMEOUT": "600"}
-    t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "ragmark", "judge-eval", str(path),
-                           "--metric", "pairwise:overall", "--llm-base-url", url,
-                           "--llm-model", model, "--output", str(out), "--quiet"],
-                          env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"judge-eval failed: {proc.stderr[-2000:]}")
-    return json.loads(out.read_text()), wall
+    return judge_eval_cli(url, model, [str(path), "--metric", "pairwise:overall"],
+                          tmp / "pairwise.json", home)
 
 
 def run_pointwise(url: str, model: str, rows: list[dict[str, Any]], home: str
@@ -196,9 +188,7 @@ def main() -> None:
             Path(tmp) / "log", model=Path(args.gguf) if args.gguf else None, alias=args.alias,
             n_ctx=args.n_ctx, start_timeout=300) as url:
         home = str(Path(tmp) / "home")
-        httpx.post(f"{url}/chat/completions", timeout=600, json={  # warm-up, not timed
-            "model": args.alias, "messages": [{"role": "user", "content": "Hi"}],
-            "max_tokens": 4})
+        warm_up(url, args.alias)
         pair, pair_wall = run_pairwise(url, args.alias, rows, Path(tmp), home)
         point, point_wall = run_pointwise(url, args.alias, rows, home)
     pb = pair["position_bias"]

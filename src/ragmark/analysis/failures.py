@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmark.analysis.blame import BLAME_ADVICE, claim_blame, quoted
 from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.results.model import QueryRecord
 
@@ -240,29 +241,21 @@ def find_failures(results: Results, k: int = DEFAULT_K,
 
 def _pairwise_losses(results: Results, rep: FailureReport) -> FailureReport:
     """The questions the config lost to the baseline by the pairwise judge, each with
-    the criteria and the judge's reasons."""
-    from ragmark.running.tournament import verdicts_for
+    the criteria and the judge's reasons (:func:`ragmark.running.tournament.losses`)."""
+    from ragmark.running.tournament import losses
 
-    p = results.pairwise
-    if p is None or results.baseline is None or results.config == results.baseline:
-        rep.unchecked["pairwise_loss"] = (
-            NOT_APPLICABLE if p is None else
+    p, base = results.pairwise, results.baseline
+    if p is None or base is None or results.config == base:
+        rep.unchecked["pairwise_loss"] = NOT_APPLICABLE if p is None else (
             "the config is the baseline (inspect another with --config)")
         return rep
-    for q in results.queries:
-        got = [v for v in verdicts_for(p, results.config, q.id)
-               if v["other"] == results.baseline]
-        if any(v["outcome"] is not None for v in got):
-            rep.checked["pairwise_loss"] += 1
-        lost = [v for v in got if v["outcome"] == "lost"]
-        if lost:
-            why = "; ".join(f"{v['criterion']}: {v['reasons'][0]}" if v["reasons"] else
-                            v["criterion"] for v in lost)
-            rep.failures.append(Failure(
-                q.id, "pairwise_loss", f"the judge preferred {results.baseline}'s answer "
-                f"({', '.join(v['criterion'] for v in lost)})", "generation",
-                f"compare the two answers (ragmark inspect FILE {q.id} --config "
-                f"{results.baseline}); the judge said: {why}"))
+    rep.checked["pairwise_loss"], lost = losses(p, results.config, base)
+    for qid, why in lost.items():
+        said = "; ".join(f"{c}: {r}" if r else c for c, r in why)
+        rep.failures.append(Failure(
+            qid, "pairwise_loss", f"the judge preferred {base}'s answer "
+            f"({', '.join(c for c, _ in why)})", "generation", f"compare the two answers "
+            f"(ragmark inspect FILE {qid} --config {base}); the judge said: {said}"))
     at = {q.id: i for i, q in enumerate(results.queries)}
     rep.failures.sort(key=lambda f: at.get(f.query, len(at)))  # file order, kinds kept
     return rep
@@ -349,46 +342,16 @@ def _judge_failed(q: QueryRecord, names: list[str], path: str) -> Failure:
                    f"(the raw output is kept: ragmark inspect {path} {q.id} --json)")
 
 
-def claim_blame(q: QueryRecord) -> dict[str, Any] | None:
-    """The question's blame from the claim diagnostics (the same on each claim metric)."""
-    for m in q.metrics.values():
-        told = m.details.get("blame") if m.details else None
-        if isinstance(told, dict) and "label" in told:
-            return told
-    return None
-
-
-_BLAME_ADVICE = {
-    "retrieval_missed": ("retrieval", "the evidence for {claims} is in no retrieved passage: "
-                         "a retrieval problem: check chunking, the embedding model and top_k"),
-    "generator_ignored": ("generation", "the retrieved passages hold {claims} but the answer "
-                          "leaves it out: make the prompt ask for a complete answer from the "
-                          "context, and check how many passages it gets and in what order"),
-    "generator_unsupported": ("generation", "the answer claims {claims}, which neither the "
-                              "passages nor the expected answer support: ask the generator "
-                              "to answer only from the context"),
-    "generator_noise": ("generation", "the answer repeats {claims} from a retrieved passage "
-                        "though the expected answer does not say so: wrong or off-topic "
-                        "passages mislead the generator; raise precision (rerank, fewer "
-                        "passages)"),
-}
-
-
-def _quoted(claims: list[Any], n: int = 2) -> str:
-    shown = "; ".join(f"'{c}'" for c in claims[:n])
-    return shown + (f" and {len(claims) - n} more" if len(claims) > n else "")
-
-
 def _blamed(q: QueryRecord, told: dict[str, Any]) -> Failure:
     problems = [p for p in told.get("problems", []) if isinstance(p, dict)]
     first = next((p for p in problems if p.get("label") == told["label"]), None)
     claims = list(first.get("claims", [])) if first else []
-    cause, advice = _BLAME_ADVICE.get(str(told["label"]), ("unknown", "{claims}"))
+    cause, advice = BLAME_ADVICE.get(str(told["label"]), ("unknown", "{claims}"))
     also = [str(p.get("says")) for p in problems if p is not first]
     fact = str(told.get("says", told["label"])) + (
         f" ({len(claims)} claim{'s' if len(claims) != 1 else ''})" if claims else "") + (
         f"; also: {'; '.join(also)}" if also else "")
-    return Failure(q.id, "claim_blame", fact, cause, advice.format(claims=_quoted(claims)))
+    return Failure(q.id, "claim_blame", fact, cause, advice.format(claims=quoted(claims)))
 
 
 def failures_json(results: Results, rep: FailureReport) -> dict[str, Any]:

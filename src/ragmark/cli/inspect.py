@@ -172,7 +172,7 @@ def _print_hops(q: QueryRecord, out: Console) -> None:
 
 def _print_blame(q: QueryRecord, out: Console) -> None:
     """The claim diagnostics' verdict and the claims behind each problem."""
-    from ragmark.analysis.failures import claim_blame
+    from ragmark.analysis.blame import claim_blame
 
     told = claim_blame(q)
     if told is None:

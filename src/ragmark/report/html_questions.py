@@ -45,7 +45,7 @@ def _unsupported(s: Score) -> str:
 def _claim_blame(q: QueryRecord) -> str:
     """The claim diagnostics' verdict on the question, with the claims behind each
     problem (``--metrics claims``)."""
-    from ragmark.analysis.failures import claim_blame
+    from ragmark.analysis.blame import claim_blame
 
     told = claim_blame(q)
     if told is None:

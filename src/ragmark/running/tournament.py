@@ -290,3 +290,22 @@ def decisiveness(reports: dict[str, Any], report: dict[str, Any], baseline: str,
                         "width_at_100_calls": at_100(iv.high - iv.low, calls),
                         "calls_cover": list(judge_metrics)})
     return out
+
+
+def losses(report: dict[str, Any], system: str, other: str
+           ) -> tuple[int, dict[str, list[tuple[str, str]]]]:
+    """``system`` against ``other`` over every criterion: how many questions got a
+    verdict, and per question it lost, the criteria it lost by with the judge's first
+    reason (question order kept)."""
+    judged: set[str] = set()
+    lost: dict[str, list[tuple[str, str]]] = {}
+    for qid in dict.fromkeys(v["id"] for m in report.get("matches") or []
+                             for vs in m["verdicts"].values() for v in vs):
+        for v in verdicts_for(report, system, qid):
+            if v["other"] != other or v["outcome"] is None:
+                continue
+            judged.add(qid)
+            if v["outcome"] == "lost":
+                lost.setdefault(qid, []).append(
+                    (v["criterion"], v["reasons"][0] if v["reasons"] else ""))
+    return len(judged), lost
