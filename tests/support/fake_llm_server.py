@@ -8,6 +8,7 @@ import contextlib
 import hashlib
 import io
 import json
+import math
 import re
 import threading
 import time
@@ -107,6 +108,11 @@ class FakeLLMServer:
         """Extra keys of every /v1/models entry (``max_model_len`` as vLLM)."""
         self.props: dict[str, Any] | None = None
         """The body of GET /props (llama.cpp), when set."""
+        self.token_rate: float | None = None
+        """The server's own tokenizer, when set: this many tokens a character. POST
+        /tokenize (llama.cpp's) answers with them, and the window (``n_ctx``) counts
+        with them instead of characters / 4."""
+        self.tokenized: list[str] = []
         self.show: dict[str, Any] | None = None
         """The body of POST /api/show (Ollama), when set."""
         self._lock = threading.Lock()
@@ -167,13 +173,18 @@ class FakeLLMServer:
     def _too_long(self, body: Any, path: str) -> str | None:
         if self.n_ctx is None or not path.endswith("/chat/completions"):
             return None
-        prompt = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
+        prompt = sum(self.tokens_of(str(m.get("content", ""))) for m in body["messages"])
+        if self.token_rate is None:
+            prompt = sum(len(str(m.get("content", ""))) for m in body["messages"]) // 4
         asked = int(body.get("max_tokens") or 0)
         if prompt + asked <= self.n_ctx:
             return None
         return (f"This model's maximum context length is {self.n_ctx} tokens. However, you "
                 f"requested {prompt + asked} tokens ({prompt} in the messages, {asked} in "
                 "the completion). Please reduce the length of the messages or completion.")
+
+    def tokens_of(self, text: str) -> int:
+        return math.ceil(len(text) * (self.token_rate or 0.25))
 
     def _pick(self, body: Any) -> Reply:
         with self._lock:
@@ -244,6 +255,15 @@ class FakeLLMServer:
                     self._send(*server.batches.upload(self.headers["Content-Type"], raw), {})
                     return
                 body = json.loads(raw or b"null")
+                if self.path in ("/tokenize", "/extras/tokenize/count") and (
+                        server.token_rate is not None):  # llama.cpp's, llama-cpp-python's
+                    text = body.get("content", body.get("input"))
+                    with server._lock:
+                        server.tokenized.append(text)
+                    n = server.tokens_of(text)
+                    self._send(200, {"tokens": list(range(n))} if "content" in body
+                               else {"count": n}, {})
+                    return
                 if self.path == "/api/show":  # Ollama's model facts: not a chat call
                     server.gets.append(Seen(self.path, dict(self.headers), body,
                                             time.monotonic()))

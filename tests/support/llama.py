@@ -29,20 +29,26 @@ def gguf() -> Path:
 @contextmanager
 def llama_server(log: Path, *extra: str, start_timeout: float = 120,
                  model: Path | None = None, alias: str = "smollm2",
-                 n_ctx: int = 2048) -> Iterator[str]:
+                 n_ctx: int = 2048, binary: Path | None = None, slots: int = 2
+                 ) -> Iterator[str]:
     """The server's base URL (``.../v1``) while the block runs; ``extra`` arguments are
     added to its command line (e.g. ``--embedding true``); ``model`` another GGUF than
-    SmolLM2's, served as ``alias``. RuntimeError, with the end of its log, when it does
-    not start."""
+    SmolLM2's, served as ``alias``. ``binary``: llama.cpp's own ``llama-server`` instead
+    of llama-cpp-python's, with ``slots`` parallel slots of ``n_ctx`` tokens each.
+    RuntimeError, with the end of its log, when it does not start."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    if binary is not None:
+        cmd = [str(binary), "-m", str(model or gguf()), "--alias", alias, "--host",
+               "127.0.0.1", "--port", str(port), "-c", str(n_ctx * slots), "-np", str(slots),
+               "-t", "2", *extra]
+    else:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model or gguf()),
+               "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port),
+               "--n_ctx", str(n_ctx), "--n_threads", "2", *extra]
     with log.open("w") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model or gguf()),
-             "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", str(n_ctx), "--n_threads", "2", *extra],
-            stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + start_timeout

@@ -13,6 +13,7 @@ from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
+    Listed,
     Numbered,
     Prompt,
     ask,
@@ -54,6 +55,7 @@ CLAIMS_PROMPT: Prompt[ClaimsInput, ClaimsOutput] = Prompt(
     ),
     input_model=ClaimsInput,
     output_model=ClaimsOutput,
+    listed=Listed("claims", "answer"),
     examples=(
         (
             ClaimsInput(
@@ -120,6 +122,7 @@ TURN_CLAIMS_PROMPT: Prompt[TurnClaimsInput, ClaimsOutput] = Prompt(
     ),
     input_model=TurnClaimsInput,
     output_model=ClaimsOutput,
+    listed=Listed("claims", "answer"),
     examples=(
         (
             TurnClaimsInput(

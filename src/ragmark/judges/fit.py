@@ -11,12 +11,14 @@ made.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from ragmark.llm.window import CHARS_PER_TOKEN, prompt_tokens
+from ragmark.llm.window import CHARS_PER_TOKEN
+from ragmark.llm.window import prompt_tokens as estimated
 
 JSON_FLOOR = 256
 """The least room a JSON answer is given before the texts it judges are cut."""
@@ -39,9 +41,12 @@ def floor_of(output: str, cap: int) -> int:
     return min(cap, JSON_FLOOR) if output == "json" else cap
 
 
-def fit(prompt: Any, item: Any, cap: int, window: int | None) -> Fitted:
+def fit(prompt: Any, item: Any, cap: int, window: int | None,
+        measure: Callable[[Any], int] | None = None) -> Fitted:
     """``prompt``'s call for ``item`` with an answer of up to ``cap`` tokens, fitted in
-    ``window`` (None: unknown, nothing changes)."""
+    ``window`` (None: unknown, nothing changes); ``measure`` counts a prompt's tokens
+    (the server's tokenizer, :func:`ragmark.llm.tokens.measure_of`), else the estimate."""
+    prompt_tokens = measure or estimated
     messages = prompt.render(item)
     if window is None:
         return Fitted(item, messages, cap)
@@ -76,10 +81,10 @@ def answer_cap(client: Any, prompt: Any) -> int:
 
 
 def fit_call(client: Any, prompt: Any, item: Any, cap: int, window: int | None,
-             counts: Any) -> Fitted:
+             counts: Any, measure: Callable[[Any], int] | None = None) -> Fitted:
     """:func:`fit`, counting a cut call in ``counts`` (a JudgeCounts) and, on a dry
     run's client, in its counts."""
-    fitted = fit(prompt, item, cap, window)
+    fitted = fit(prompt, item, cap, window, measure)
     if fitted.cut:
         counts.cut += 1
         counts.window = window

@@ -5,7 +5,6 @@ one re-ask on invalid output.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import re
@@ -18,9 +17,18 @@ from pydantic import BaseModel, ValidationError
 from ragmark.errors import ConfigError
 from ragmark.judges.fit import answer_cap, fit_call
 from ragmark.judges.guided import guided
+from ragmark.judges.lists import (  # noqa: F401  (judge modules import them from here)
+    Listed,
+    Numbered,
+    exact_count,
+    in_order,
+    most_listed,
+    one_verdict_each,
+)
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import strict_schema
+from ragmark.llm.tokens import measure_of
 from ragmark.llm.window import known_window, learn, window_in_refusal
 from ragmark.types import Score
 
@@ -80,18 +88,6 @@ class JudgeFailure:
         return Score.missing(self.reason, raw=self.raw, **details)
 
 
-def one_verdict_each(got: Sequence[int], n: int, what: str) -> str | None:
-    """None when ``got`` numbers each of 1..n exactly once, else what is wrong."""
-    if sorted(got) != list(range(1, n + 1)):
-        return f"expected one verdict for each {what} 1..{n}, got {what}s {sorted(got)}"
-    return None
-
-
-def in_order(flags: Mapping[int, bool], n: int) -> list[bool]:
-    """The verdicts numbered 1..n (checked by :func:`one_verdict_each`), in order."""
-    return [flags[i] for i in range(1, n + 1)]
-
-
 @dataclass
 class JudgeCounts:
     """Running counts of judge calls: ``asked`` items, ``reasked`` (second tries),
@@ -117,52 +113,6 @@ def _schema_text(model: type[BaseModel]) -> str:
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The output model's JSON schema in the strict shape structured output takes."""
     return strict_schema(model.model_json_schema())
-
-
-@dataclass(frozen=True, slots=True)
-class Numbered:
-    """How a judge's answer numbers the items of its input: the output's list field
-    (``verdicts``), the number field of each entry (``claim``), and the input's list
-    field it counts (``claim``). The per-call schema then allows exactly one entry per
-    input item, numbered 1..n."""
-
-    output_list: str
-    number: str
-    input_list: str
-
-    def check(self, item: Any, out: Any) -> str | None:
-        """None when ``out`` numbers each item of ``item`` exactly once, else what is
-        wrong (for servers that ignore the schema)."""
-        got = [getattr(v, self.number) for v in getattr(out, self.output_list)]
-        return one_verdict_each(got, len(getattr(item, self.input_list)), self.number)
-
-
-def exact_count(schema: dict[str, Any], numbered: Numbered, n: int) -> dict[str, Any]:
-    """``schema`` with the numbered list held to exactly ``n`` entries (``minItems`` =
-    ``maxItems`` = n) and each entry's number one of 1..n (an ``enum``), so a grammar
-    that enforces the schema cannot give the wrong count or a number out of range.
-
-    >>> s = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {
-    ...     "type": "object", "properties": {"claim": {"type": "integer"}}}}}}
-    >>> v = exact_count(s, Numbered("verdicts", "claim", "claim"), 2)["properties"]["verdicts"]
-    >>> v["minItems"], v["maxItems"], v["items"]["properties"]["claim"]
-    (2, 2, {'type': 'integer', 'enum': [1, 2]})
-    """
-    out = copy.deepcopy(schema)
-    defs = out.get("$defs", {})
-    lst = out["properties"][numbered.output_list]
-    lst.update(minItems=n, maxItems=n)
-    entry = lst["items"]
-    if "$ref" in entry:  # inline the entry so that its number can be held to 1..n
-        entry = copy.deepcopy(defs[entry["$ref"].rsplit("/", 1)[-1]])
-        lst["items"] = entry
-    entry["properties"][numbered.number] = {"type": "integer", "enum": list(range(1, n + 1))}
-    used = json.dumps({k: v for k, v in out.items() if k != "$defs"})
-    if defs:
-        out["$defs"] = {k: v for k, v in defs.items() if f"#/$defs/{k}" in used}
-        if not out["$defs"]:
-            del out["$defs"]
-    return out
 
 
 @dataclass(frozen=True)
@@ -191,6 +141,9 @@ class Prompt(Generic[In, Out]):
     numbered: Numbered | None = None
     """Set when the answer numbers the items of the input (one verdict per claim,
     passage, statement): each call's schema then holds the count exactly."""
+    listed: Listed | None = None
+    """Set when the answer lists what it finds in a text of the input: each call's
+    schema then bounds the list, and repeated entries are kept once."""
 
     @property
     def token_cap(self) -> int:
@@ -208,6 +161,8 @@ class Prompt(Generic[In, Out]):
             n = len(getattr(item, self.numbered.input_list))
             if n:
                 schema = exact_count(schema, self.numbered, n)
+        if self.listed is not None and item is not None:
+            schema = self.listed.bound(schema, item)
         return self.output_model.__name__, schema
 
     def __post_init__(self) -> None:
@@ -286,6 +241,8 @@ class Prompt(Generic[In, Out]):
                 for err in e.errors(include_url=False)
             )
             raise ParseError(f"the JSON does not match the expected shape: {problems}") from None
+        if self.listed is not None:
+            out = self.listed.once(out)
         check = self.check or (self.numbered.check if self.numbered is not None else None)
         if item is not None and check is not None:
             problem = check(item, out)
@@ -359,7 +316,8 @@ async def ask(
     params.setdefault("schema", prompt.schema(item))
     cap = int(params.pop("max_tokens", None) or answer_cap(client, prompt))
     window = known_window(client)
-    fitted = fit_call(client, prompt, item, cap, window, counts)
+    measure = None if window is None else await measure_of(client, prompt.render(item))
+    fitted = fit_call(client, prompt, item, cap, window, counts, measure)
     if fitted.problem is not None:
         counts.failed += 1
         return JudgeFailure(fitted.problem, None, 0)
@@ -373,7 +331,7 @@ async def ask(
             if attempt == 1 and learnt and (window is None or learnt < window):
                 learn(client, learnt)  # the refusal named the window: fit, and once more
                 window = learnt
-                fitted = fit_call(client, prompt, item, cap, window, counts)
+                fitted = fit_call(client, prompt, item, cap, window, counts, measure)
                 if fitted.problem is None:
                     messages, params["max_tokens"] = fitted.messages, fitted.max_tokens
                     result = await _chat(client, messages, params)

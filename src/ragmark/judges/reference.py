@@ -33,6 +33,7 @@ from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
+    Listed,
     Numbered,
     Prompt,
     ask,
@@ -70,6 +71,7 @@ CONTEXT_RECALL_PROMPT: Prompt[RecallInput, RecallOutput] = Prompt(
     ),
     input_model=RecallInput,
     output_model=RecallOutput,
+    listed=Listed("statements", "expected_answer", "statement"),
     examples=(
         (
             RecallInput(
@@ -136,6 +138,7 @@ CONTEXT_ENTITY_RECALL_PROMPT: Prompt[EntityInput, EntityOutput] = Prompt(
     ),
     input_model=EntityInput,
     output_model=EntityOutput,
+    listed=Listed("entities", "expected_answer", "entity"),
     examples=(
         (
             EntityInput(expected_answer="The Eiffel Tower was finished in 1889 in Paris.",

@@ -22,6 +22,7 @@ from ragmark.llm.protocol import (
 from ragmark.llm.providers import provider
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
+from ragmark.llm.tokens import ServerTokens
 from ragmark.llm.transport import Posted, Request
 from ragmark.llm.window import from_probe
 from ragmark.progress import Advance
@@ -55,6 +56,10 @@ class LLMClient:
         self._form_lock: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.window: int | None = None  # the context window, once known (llm/window.py)
+        self.slots: int | None = None  # the server's parallel slots, where it says
+        self.tokenize: tuple[str, str] | None = None  # where the server counts tokens
+        self.tokens: ServerTokens | None = None  # counting with it (llm/tokens.py)
+        self.probed = False
         self.batcher: Any = None
         """With ``settings.batch``: a :class:`~ragmark.llm.batch.Batcher` that sends the
         calls not in the cache as provider batch jobs (:func:`ragmark.llm.open_client`
@@ -82,12 +87,21 @@ class LLMClient:
         if self._http is None or self._sem is None or self._loop is not loop:
             # a new event loop (e.g. a second asyncio.run) needs its own pool
             self._http = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=self.settings.concurrency)
+                limits=httpx.Limits(max_connections=self.concurrency)
             )
-            self._sem = asyncio.Semaphore(self.settings.concurrency)
+            self._sem = asyncio.Semaphore(self.concurrency)
             self._form_lock = asyncio.Lock()
             self._loop = loop
         return self._http, self._sem
+
+    @property
+    def concurrency(self) -> int:
+        """Calls in flight at once: the server's parallel slots when it says how many
+        (llama.cpp), unless the concurrency was set (flag, table, variable); else the
+        setting's."""
+        if self.slots and "concurrency" not in self.settings.model_fields_set:
+            return int(self.slots)
+        return int(self.settings.concurrency)
 
     def _headers(self) -> dict[str, str]:
         key = self.settings.api_key()
@@ -325,6 +339,8 @@ class LLMClient:
             data = None
         names = self._model_names(data)
         await from_probe(self, data)  # the context window, where the server says it
+        if self.tokenize is not None and self.tokens is None:
+            self.tokens = ServerTokens(*self.tokenize, s.model, headers)
         if names is None:
             return True, f"{shown} answered"
         if s.model in names:

@@ -68,16 +68,25 @@ def learn(client: Any, window: int) -> None:
 
 
 async def from_probe(client: Any, models: Any) -> None:
-    """Learn the window when the probe of the endpoint found it answering: from its
-    models list (``models``, the JSON of ``/models``), else llama.cpp's ``/props`` when
-    the list is llama.cpp's, or Ollama's ``/api/show``; unknown (None) otherwise."""
+    """Learn what the server says of itself when the probe found it answering: the
+    window from its models list (``models``, the JSON of ``/models``), else llama.cpp's
+    ``/props`` when the list is llama.cpp's, or Ollama's ``/api/show``; llama.cpp's
+    parallel slots (``client.slots``); and its tokenizer endpoint, where it has one
+    (``client.tokenize``: where; :mod:`ragmark.llm.tokens` counts with it). What it does
+    not say stays unknown."""
+    from ragmark.llm.providers.base import Served
+
     settings = client.settings
-    if known_window(client) is not None:
+    if getattr(client, "probed", False):
         return
     ask = provider(settings.provider).window
     try:
         found = None if ask is None else await ask(settings, client._headers(), models)
-    except Exception:  # a server that says nothing useful: the window stays unknown
+    except Exception:  # a server that says nothing useful: it stays unknown
         found = None
-    if found and getattr(client, "window", None) is None:
-        client.window = found
+    client.probed = True
+    served = found if isinstance(found, Served) else Served(window=found or None)
+    if served.window and known_window(client) is None:
+        client.window = served.window
+    client.slots = served.slots
+    client.tokenize = served.tokenize

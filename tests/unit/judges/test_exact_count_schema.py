@@ -61,7 +61,7 @@ def test_each_call_carries_its_own_count(server: FakeLLMServer, client: LLMClien
     assert run(client, faithfulness(client, "q", "A. B.", ["A."])).value == 0.5
     assert run(client, faithfulness(client, "q", "A. B. C.", ["A. B. C."])).value == 1.0
     sent = [r.body["response_format"]["json_schema"]["schema"] for r in server.requests]
-    assert "minItems" not in json.dumps(sent[0])  # the claims list: any length
+    assert "minItems" not in json.dumps(sent[0])  # the claims list: bounded, no count
     assert (_verdicts(sent[1])["minItems"], _verdicts(sent[1])["maxItems"]) == (2, 2)
     assert _verdicts(sent[1])["items"]["properties"]["claim"]["enum"] == [1, 2]
     assert (_verdicts(sent[3])["minItems"], _verdicts(sent[3])["maxItems"]) == (3, 3)

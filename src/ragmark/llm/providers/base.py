@@ -43,7 +43,19 @@ class Provider:
     embeddings_of: Callable[[Any], tuple[list[Any], Usage]]
     model_names: Callable[[Any], set[str]]
     versioned: bool = False
-    window: Callable[[Any, Mapping[str, str], Any], Awaitable[int | None]] | None = None
+    window: Callable[[Any, Mapping[str, str], Any], Awaitable[int | Served | None]] | None = None
+
+
+@dataclass(frozen=True)
+class Served:
+    """What a server says of itself when it is probed: the model's context ``window``
+    (tokens), its parallel ``slots`` (llama.cpp's ``total_slots``), and where it counts
+    tokens with the model's own tokenizer: ``tokenize`` is (URL, the body's field for
+    the text) of an endpoint that answers ``{"tokens": [...]}`` or ``{"count": n}``."""
+
+    window: int | None = None
+    slots: int | None = None
+    tokenize: tuple[str, str] | None = None
 
 
 def positive(value: Any) -> int | None:

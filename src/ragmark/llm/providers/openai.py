@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from ragmark.llm.providers.base import Message, Provider, ResponseError, positive
+from ragmark.llm.providers.base import Message, Provider, ResponseError, Served, positive
 from ragmark.llm.results import Usage
 
 _MODEL_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
@@ -86,18 +86,28 @@ def _from_props(data: Any) -> int | None:
     return positive(data.get("n_ctx"))
 
 
-async def window(settings: Any, headers: Mapping[str, str], models: Any) -> int | None:
-    """From the models list (vLLM's ``max_model_len``, ``context_length`` ...), else
-    llama.cpp's ``/props`` when the list is llama.cpp's."""
+async def window(settings: Any, headers: Mapping[str, str], models: Any) -> Served:
+    """From the models list (vLLM's ``max_model_len``, ``context_length`` ...); llama.cpp's
+    ``/props`` (its window and parallel slots) when the list is llama.cpp's; and the
+    server's tokenizer endpoint where the list says which server it is (llama.cpp's
+    ``/tokenize``, vLLM's ``/tokenize``, llama-cpp-python's ``/extras/tokenize/count``)."""
     got = _from_models(models, settings.model)
     items = models.get("data") if isinstance(models, Mapping) else None
-    llama_cpp = isinstance(items, list) and any(
-        isinstance(m, Mapping) and m.get("owned_by") == "llamacpp" for m in items)
-    if got or not llama_cpp:
-        return got
+    owners = {m.get("owned_by") for m in items if isinstance(m, Mapping)} if isinstance(
+        items, list) else set()
+    root = _root(settings.base_url)
+    if "vllm" in owners:
+        return Served(got, None, (root + "/tokenize", "prompt"))
+    if "me" in owners:  # llama-cpp-python's server names itself so
+        return Served(got, None, (root + "/extras/tokenize/count", "input"))
+    if "llamacpp" not in owners:
+        return Served(got)
     async with httpx.AsyncClient(timeout=5.0, headers=dict(headers)) as http:
-        resp = await http.get(_root(settings.base_url) + "/props")
-        return _from_props(resp.json()) if resp.status_code == 200 else None
+        resp = await http.get(root + "/props")
+    props = resp.json() if resp.status_code == 200 else None
+    slots = positive(props.get("total_slots")) if isinstance(props, Mapping) else None
+    # a slot's window (/props) is the one a call must fit, not the whole cache's (models)
+    return Served(_from_props(props) or got, slots, (root + "/tokenize", "content"))
 
 
 PROVIDER = Provider(

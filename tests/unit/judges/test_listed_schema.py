@@ -1,0 +1,96 @@
+"""Judges that list what they find in a text (issue 37 item 3): the claims of an answer,
+the statements and entities of an expected answer. Under a grammar, SmolLM2 repeated
+one claim until the token cap (llama.cpp's server: 4 of 6 SciFact answers without a
+faithfulness value, "no JSON object found" in a truncated list). Each call's schema now
+bounds the list by the text's length, so the grammar closes it, and a repeated entry is
+kept once, so a repeat is neither verified twice nor counted twice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from judges_support import as_json, run
+from support.fake_llm_server import FakeLLMServer
+
+from ragmark.judges.faithfulness import (
+    CLAIMS_PROMPT,
+    TURN_CLAIMS_PROMPT,
+    ClaimsInput,
+    TurnClaimsInput,
+    faithfulness,
+)
+from ragmark.judges.prompt import most_listed, output_schema
+from ragmark.judges.reference import (
+    CONTEXT_ENTITY_RECALL_PROMPT,
+    CONTEXT_RECALL_PROMPT,
+    EntityInput,
+    RecallInput,
+    context_recall,
+)
+from ragmark.llm import LLMClient
+
+TWELVE = "one two three four five six seven eight nine ten eleven twelve"
+
+
+def test_most_listed_is_a_quarter_of_the_words_and_two():
+    assert most_listed("") == 2
+    assert most_listed(TWELVE) == 5  # ceil(12 / 4) + 2
+    assert most_listed(TWELVE + " thirteen") == 6  # ceil(13 / 4) + 2
+    assert most_listed("w " * 1000) == 64
+
+
+@pytest.mark.parametrize(("prompt", "item", "field"), [
+    (CLAIMS_PROMPT, ClaimsInput(question="q", answer=TWELVE), "claims"),
+    (TURN_CLAIMS_PROMPT, TurnClaimsInput(conversation=["user: hi"], question="q",
+                                         answer=TWELVE), "claims"),
+    (CONTEXT_RECALL_PROMPT, RecallInput(question="a long question " * 9,
+                                        expected_answer=TWELVE, context=["c"]), "statements"),
+    (CONTEXT_ENTITY_RECALL_PROMPT, EntityInput(expected_answer=TWELVE, context=["c"]),
+     "entities"),
+])
+def test_every_listing_judge_bounds_its_list_by_the_text_it_reads(prompt, item, field):
+    _, schema = prompt.schema(item)
+    assert schema["properties"][field]["maxItems"] == 5  # of the text, not the question
+    assert "minItems" not in schema["properties"][field]
+    # the model's own schema is left as it was
+    assert "maxItems" not in json.dumps(output_schema(prompt.output_model))
+    assert prompt.schema()[1] == output_schema(prompt.output_model)
+
+
+def test_llama_cpp_turns_the_bound_into_a_grammar_that_closes_the_list():
+    grammar = pytest.importorskip("llama_cpp.llama_grammar")
+    _, schema = CLAIMS_PROMPT.schema(ClaimsInput(question="q", answer=TWELVE))
+    gbnf = grammar.json_schema_to_gbnf(json.dumps(schema))
+    rules = dict(ln.split(" ::= ", 1) for ln in gbnf.splitlines() if " ::= " in ln)
+    assert rules["claims"].count("string") == 5 and "*" not in rules["claims"]
+
+
+def test_a_repeated_claim_is_verified_and_counted_once(
+        server: FakeLLMServer, client: LLMClient) -> None:
+    server.queue.extend([
+        as_json({"claims": ["Rain falls.", "rain  falls", "Snow is white.", "Rain falls."]}),
+        as_json({"verdicts": [{"claim": 1, "supported": True},
+                              {"claim": 2, "supported": False}]}),
+    ])
+    score = run(client, faithfulness(client, "q", "Rain falls. Snow is white.", ["Rain."]))
+    assert score.value == 0.5  # 1 of 2; the repeats would have made it 3 of 4
+    assert score.details["unsupported"] == ["Snow is white."]
+    claims_call, verify_call = (r.body for r in server.requests)
+    bound = claims_call["response_format"]["json_schema"]["schema"]["properties"]["claims"]
+    assert bound["maxItems"] == most_listed("Rain falls. Snow is white.") == 4  # 5 words
+    verdicts = verify_call["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
+    assert (verdicts["minItems"], verdicts["maxItems"]) == (2, 2)
+    assert verify_call["messages"][-1]["content"].count('<data name="claim"') == 2
+
+
+def test_a_repeated_statement_keeps_its_first_verdict(
+        server: FakeLLMServer, client: LLMClient) -> None:
+    server.queue.append(as_json({"statements": [
+        {"statement": "Curie was born in Warsaw.", "attributed": True},
+        {"statement": "curie was born in warsaw", "attributed": False},
+        {"statement": "Curie was born in 1867.", "attributed": False}]}))
+    score = run(client, context_recall(client, "q", "Curie was born in Warsaw in 1867.",
+                                       ["Curie was born in Warsaw."]))
+    assert score.value == 0.5  # 1 of 2 (the repeat would have made it 1 of 3)
+    assert score.details == {"statements": 2, "unattributed": ["Curie was born in 1867."]}
