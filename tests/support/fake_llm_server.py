@@ -113,6 +113,8 @@ class FakeLLMServer:
         /tokenize (llama.cpp's) answers with them, and the window (``n_ctx``) counts
         with them instead of characters / 4."""
         self.tokenized: list[str] = []
+        self.get_delay = 0.0
+        """Seconds every GET waits before its answer (a server busy generating)."""
         self.show: dict[str, Any] | None = None
         """The body of POST /api/show (Ollama), when set."""
         self._lock = threading.Lock()
@@ -229,6 +231,7 @@ class FakeLLMServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 seen = Seen(self.path, dict(self.headers), None, time.monotonic())
+                time.sleep(server.get_delay)
                 server.gets.append(seen)
                 if self.path.startswith("/v1/batches/"):
                     self._send(*server.batches.get(self.path.rsplit("/", 1)[1]), {})

@@ -315,7 +315,9 @@ class LLMClient:
 
     async def probe(self, timeout: float = 5.0) -> tuple[bool, str]:
         """Whether the endpoint answers ``GET /models`` (OpenAI) or ``/api/tags``
-        (Ollama): ``(ok, reason)``; never raises for network trouble."""
+        (Ollama): ``(ok, reason)``; never raises for network trouble. A server that takes
+        the connection but does not answer within ``timeout`` is busy, not gone: it is
+        given the calls' timeout once more."""
         s = self.settings
         url = s.base_url + models_path(s.provider)
         shown = s.display_url + models_path(s.provider)
@@ -325,7 +327,13 @@ class LLMClient:
             return False, str(e)
         try:
             async with httpx.AsyncClient(timeout=timeout) as http:
-                resp = await http.get(url, headers=headers)
+                try:
+                    resp = await http.get(url, headers=headers)
+                except httpx.ReadTimeout:
+                    # connected but busy (llama-cpp-python answers nothing while it
+                    # generates for another client): wait as long as a call would
+                    timeout = max(timeout, s.timeout)
+                    resp = await http.get(url, headers=headers, timeout=timeout)
         except httpx.TimeoutException:
             return False, f"timeout: {shown} did not answer within {timeout:g} s"
         except httpx.HTTPError as e:

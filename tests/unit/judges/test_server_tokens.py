@@ -126,3 +126,21 @@ def test_llama_cpp_pythons_count_endpoint(server: FakeLLMServer) -> None:
     assert asyncio.run(counter.count("abcdefgh")) == 4 and server.tokenized == ["abcdefgh"]
     broken = ServerTokens(server.url.removesuffix("/v1") + "/nowhere", "input", "m", {})
     assert asyncio.run(broken.count("abc")) is None and broken.broken  # then the estimate
+
+
+def test_a_busy_server_is_waited_for_not_given_up(server: FakeLLMServer) -> None:
+    """llama-cpp-python answers nothing, not even its models list, while it generates
+    for another client: the probe's 5 s ran out and every judge value was missing ("the
+    LLM endpoint did not answer"). A server that took the connection gets the calls'
+    timeout once more; one that does not answer within that is still reported."""
+    server.get_delay = 0.6
+
+    async def probe(call_timeout: float):
+        async with LLMClient(LLMSettings(base_url=server.url, model="test-model",
+                                         timeout=call_timeout), use_cache=False) as c:
+            return await c.probe(timeout=0.2)
+
+    ok, why = asyncio.run(probe(3.0))
+    assert ok and "answered" in why and len(server.gets) == 2
+    ok, why = asyncio.run(probe(0.3))
+    assert not ok and why.endswith("did not answer within 0.3 s")
