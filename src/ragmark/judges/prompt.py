@@ -5,6 +5,7 @@ one re-ask on invalid output.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -15,7 +16,8 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ragmark.errors import ConfigError
-from ragmark.judges.fit import answer_cap, fit_call
+from ragmark.judges.fit import answer_cap, fit, fit_call
+from ragmark.judges.groups import groups_that_fit, merged, part
 from ragmark.judges.guided import guided
 from ragmark.judges.lists import (  # noqa: F401  (judge modules import them from here)
     Listed,
@@ -309,14 +311,33 @@ async def ask(
     """Ask the judge once; on invalid output ask ONE more time (the bad answer and the
     error appended); then give up with a :class:`JudgeFailure` (counted in ``counts``).
     The answer is capped at the prompt's ``token_cap`` unless ``params`` say otherwise.
-    ``client`` is an :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
+    A numbered call too long for the model's window is asked in groups of its items
+    that fit whole (:mod:`ragmark.judges.groups`) before any text is cut. An aligned
+    judge's examples and rules join the prompt (:func:`guided`). ``client`` is an
+    :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
     counts = counts if counts is not None else JudgeCounts()
-    counts.asked += 1
-    prompt = guided(prompt)  # people's examples and rules, when the judge is aligned
+    return await _ask(client, guided(prompt), item, counts, params)
+
+
+async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: JudgeCounts,
+               given: Mapping[str, Any]) -> Out | JudgeFailure:
+    params = dict(given)
     params.setdefault("schema", prompt.schema(item))
     cap = int(params.pop("max_tokens", None) or answer_cap(client, prompt))
     window = known_window(client)
     measure = None if window is None else await measure_of(client, prompt.render(item))
+    bounds = (groups_that_fit(prompt, item, cap, window, measure)
+              if fit(prompt, item, cap, window, measure).cut else None)
+    if bounds is not None:  # the numbered items in groups that fit whole, not texts cut
+        outs = await asyncio.gather(*(_ask(client, prompt, part(prompt, item, a, b),
+                                           counts, given) for a, b in bounds),
+                                    return_exceptions=True)
+        raised = next((o for o in outs if isinstance(o, BaseException)), None)
+        if raised is not None:  # every group was asked first (a dry run counts them all)
+            raise raised
+        failed = next((o for o in outs if isinstance(o, JudgeFailure)), None)
+        return failed if failed is not None else merged(prompt, bounds, outs)
+    counts.asked += 1
     fitted = fit_call(client, prompt, item, cap, window, counts, measure)
     if fitted.problem is not None:
         counts.failed += 1

@@ -95,11 +95,11 @@ def test_the_answer_cap_and_the_dry_run(tmp_path, capsys, server):
     code, stdout, err = run_cli([*args, "--llm-context-window", "2048", "--dry-run"], capsys)
     assert code == 0, err
     assert server.requests == []
-    # the claims calls (question and answer) fit; the context relevance calls do not (the
-    # checks of the claims wait for the claims, unknown to a dry run)
-    assert ("warning: 2 of those prompts do not fit the model's context window of 2,048 "
-            "tokens with their whole texts: the run will cut the texts they judge to fit"
-            ) in stdout
+    # the claims calls (question and answer) fit; a context relevance call of three
+    # ~1,200-token passages does not fit whole, one passage a call does (issue 37): three
+    # calls a question, nothing cut; + the checks of the claims: 2 + 2 + 2 x 3
+    assert "dry run: 10 judge calls" in stdout
+    assert "do not fit the model's context window" not in stdout
     code, _, err = run_cli(args, capsys)  # no window: nothing cut, every answer capped
     assert code == 0, err
     assert {r.body["max_tokens"] for r in server.requests} == {300}
