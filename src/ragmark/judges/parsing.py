@@ -144,11 +144,68 @@ def _embedded(text: str) -> tuple[bool, Any]:
     return False, None
 
 
+_LAST_SCALAR = re.compile(r"[-+0-9.eE]+$|[A-Za-z]+$")
+_DANGLING_KEY = re.compile(r',?\s*"[^"]*"\s*:?\s*$')
+
+
+def _cut_short(text: str) -> tuple[bool, Any]:
+    """The JSON of an answer that stopped before its end (the token cap), closed where
+    it stopped: an entry of a list cut in two is dropped (a claim or a verdict cut in two
+    is not one), a string cut as an object's own value is kept as far as it went (a
+    reason), a key without its value is dropped."""
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        return False, None
+    stack: list[tuple[str, int]] = []  # (closer, where it opened)
+    opened = -1  # where the string under way began, when the text ends inside one
+    escaped = False
+    for i in range(start, len(text)):
+        c = text[i]
+        if opened >= 0:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                opened = -1
+        elif c == '"':
+            opened = i
+        elif c in "{[":
+            stack.append(("}" if c == "{" else "]", i))
+        elif c in "}]" and stack:
+            stack.pop()
+
+    def closed(body: str, open_: list[tuple[str, int]]) -> list[str]:
+        body = body.rstrip()
+        tail = "".join(closer for closer, _ in reversed(open_))
+        return [b + tail for b in (body, body.rstrip(",:"), _DANGLING_KEY.sub("", body))]
+
+    candidates: list[str] = []
+    if len(stack) >= 2 and stack[-1][0] == "}" and stack[-2][0] == "]":
+        candidates += closed(text[start:stack[-1][1]].rstrip().rstrip(","), stack[:-1])
+    if opened >= 0 and stack and stack[-1][0] == "]":
+        candidates += closed(text[start:opened].rstrip().rstrip(","), stack)
+    elif opened >= 0:
+        candidates += closed(text[start:] + '"', stack) + closed(text[start:opened], stack)
+    else:  # a number or a word at the very end may be cut short too: drop it
+        body = text[start:].rstrip()
+        word = _LAST_SCALAR.search(body)
+        if word and word.group(0) not in ("true", "false", "null"):
+            body = body[:word.start()]
+        candidates += closed(body, stack)
+    for candidate in candidates:
+        ok, value = _loads(candidate)
+        if ok and isinstance(value, dict | list) and value:  # {} says nothing
+            return True, value
+    return False, None
+
+
 def extract_json(text: str) -> Any:
     """The JSON object or array in a judge's answer (the first one that parses).
 
     Accepts bare JSON, JSON in a ```json (or plain ```) fence, JSON with prose around
-    it, trailing commas, smart quotes and Python-style literals. Raises ParseError.
+    it, trailing commas, smart quotes, Python-style literals, and JSON that stopped
+    before its end (the answer's token cap): closed where it stopped. Raises ParseError.
 
     >>> extract_json('Sure! ```json\\n{"ok": true,}\\n``` Hope it helps.')
     {'ok': True}
@@ -166,6 +223,11 @@ def extract_json(text: str) -> Any:
         if ok and isinstance(value, dict | list):
             return value
         ok, value = _embedded(m.group(2))
+        if ok:
+            return value
+    first = min((i for i in (body.find("{"), body.find("[")) if i >= 0), default=-1)
+    if first >= 0 and _balanced_end(body, first) is None:  # it stopped before its end
+        ok, value = _cut_short(body)
         if ok:
             return value
     ok, value = _embedded(body)

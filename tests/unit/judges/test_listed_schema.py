@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from judges_support import as_json, run
+from judges_support import as_json, reply, run
 from support.fake_llm_server import FakeLLMServer
 
 from ragmark.judges.faithfulness import (
@@ -94,3 +94,48 @@ def test_a_repeated_statement_keeps_its_first_verdict(
                                        ["Curie was born in Warsaw."]))
     assert score.value == 0.5  # 1 of 2 (the repeat would have made it 1 of 3)
     assert score.details == {"statements": 2, "unattributed": ["Curie was born in 1867."]}
+
+
+@pytest.mark.parametrize(("cut", "read"), [
+    # a reason cut at the cap: the rating before it stands, the reason as far as it went
+    ('{"rating": 3, "reason": "It answers the quest', {"rating": 3,
+                                                      "reason": "It answers the quest"}),
+    ('{"rating": 3, "rea', {"rating": 3}),  # a key without its value is dropped
+    ('{"rating": 3, "reason":', {"rating": 3}),
+    # an entry of a list cut in two is dropped: a claim cut in two is not a claim
+    ('{"claims": ["A.", "B.", "partial cl', {"claims": ["A.", "B."]}),
+    ('{"claims": ["A."', {"claims": ["A."]}),
+    ('{"statements":[{"statement":"x","attributed":true},{"statement":"y y',
+     {"statements": [{"statement": "x", "attributed": True}]}),
+    ('{"r": "a \\"q', {"r": 'a "q'}),  # an escaped quote is not the string's end
+])
+def test_an_answer_cut_at_the_token_cap_is_read_as_far_as_it_went(cut, read):
+    """SmolLM2's answer relevance ran its reason to the 1,024-token cap on 9 of 30
+    SciFact answers; 3 were left without a value after the re-ask, though the rating
+    came first and was whole."""
+    from ragmark.judges.parsing import extract_json
+
+    assert extract_json(cut) == read
+
+
+def test_a_cut_numbered_answer_still_fails_its_count(
+        server: FakeLLMServer, client: LLMClient) -> None:
+    server.queue.extend([
+        as_json({"claims": ["A.", "B."]}),
+        reply('{"verdicts": [{"claim": 1, "supported": true}, {"claim": 2, "supp'),
+        as_json({"verdicts": [{"claim": 1, "supported": True},
+                              {"claim": 2, "supported": True}]}),
+    ])
+    score = run(client, faithfulness(client, "q", "A. B.", ["A. B."]))
+    assert score.value == 1.0 and len(server.requests) == 3  # re-asked, not half-read
+    assert "expected one verdict for each claim 1..2" in (
+        server.requests[2].body["messages"][-1]["content"])
+
+
+def test_a_number_at_the_cut_is_not_trusted():
+    from ragmark.judges.parsing import ParseError, extract_json
+
+    assert extract_json("[1, 2") == [1]  # "2" may have been "25"
+    assert extract_json('{"ok": true') == {"ok": True}  # a whole word stands
+    with pytest.raises(ParseError):  # nothing whole before the cut: nothing read
+        extract_json('{"ok": tr')
