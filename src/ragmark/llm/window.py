@@ -90,3 +90,6 @@ async def from_probe(client: Any, models: Any) -> None:
         client.window = served.window
     client.slots = served.slots
     client.tokenize = served.tokenize
+    forms = getattr(client, "forms", None)
+    if served.form is not None and forms is not None and not forms.known(settings):
+        forms.confirm(settings, served.form)

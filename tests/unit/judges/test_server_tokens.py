@@ -113,7 +113,7 @@ def test_which_servers_count_tokens_and_where():
     assert facts({"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 4096}]}) == Served(
         4096, None, ("http://h:1/tokenize", "prompt"))
     assert facts({"data": [{"id": "m", "owned_by": "me"}]}) == Served(  # llama-cpp-python
-        None, None, ("http://h:1/extras/tokenize/count", "input"))
+        None, None, ("http://h:1/extras/tokenize/count", "input"), form="json_object")
     assert facts({"data": [{"id": "m", "owned_by": "openai"}]}) == Served(None)
 
 
@@ -144,3 +144,28 @@ def test_a_busy_server_is_waited_for_not_given_up(server: FakeLLMServer) -> None
     assert ok and "answered" in why and len(server.gets) == 2
     ok, why = asyncio.run(probe(0.3))
     assert not ok and why.endswith("did not answer within 0.3 s")
+
+
+def test_llama_cpp_gets_the_form_that_pins_each_verdicts_number(server: FakeLLMServer,
+                                                                 tmp_path) -> None:
+    """On llama.cpp's server the json_schema form let SmolLM2 number five passages
+    [1, 1, 2, 3, 3] (7 of 30 SciFact questions without context precision); its
+    json_object form takes the schema with the i-th verdict numbered i."""
+    from ragmark.llm.structured import Forms
+
+    _llama_cpp(server, window=100_000)
+    server.rule = lambda body: VERDICTS
+
+    async def go():
+        async with LLMClient(LLMSettings(base_url=server.url, model="test-model"),
+                             use_cache=False) as c:
+            c.forms = Forms(tmp_path / "structured.json")
+            await c.probe()
+            return await context_precision(c, "q?", "e", CONTEXTS)
+
+    assert asyncio.run(go()).value == 1.0
+    (call,) = [r.body for r in server.requests]
+    sent = call["response_format"]
+    assert sent["type"] == "json_object"
+    pinned = sent["schema"]["properties"]["verdicts"]["prefixItems"]
+    assert [e["properties"]["passage"]["enum"] for e in pinned] == [[1], [2]]

@@ -56,6 +56,10 @@ class Served:
     window: int | None = None
     slots: int | None = None
     tokenize: tuple[str, str] | None = None
+    form: str | None = None
+    """The structured-output form to send first (llama.cpp: ``json_object``, whose
+    schema a numbered answer's entries are pinned in, where its ``json_schema`` form
+    lets a small model repeat a number)."""
 
 
 def positive(value: Any) -> int | None:

@@ -99,7 +99,8 @@ async def window(settings: Any, headers: Mapping[str, str], models: Any) -> Serv
     if "vllm" in owners:
         return Served(got, None, (root + "/tokenize", "prompt"))
     if "me" in owners:  # llama-cpp-python's server names itself so
-        return Served(got, None, (root + "/extras/tokenize/count", "input"))
+        return Served(got, None, (root + "/extras/tokenize/count", "input"),
+                      form="json_object")  # it refuses json_schema's form
     if "llamacpp" not in owners:
         return Served(got)
     async with httpx.AsyncClient(timeout=5.0, headers=dict(headers)) as http:
@@ -107,7 +108,8 @@ async def window(settings: Any, headers: Mapping[str, str], models: Any) -> Serv
     props = resp.json() if resp.status_code == 200 else None
     slots = positive(props.get("total_slots")) if isinstance(props, Mapping) else None
     # a slot's window (/props) is the one a call must fit, not the whole cache's (models)
-    return Served(_from_props(props) or got, slots, (root + "/tokenize", "content"))
+    return Served(_from_props(props) or got, slots, (root + "/tokenize", "content"),
+                  form="json_object")
 
 
 PROVIDER = Provider(
