@@ -59,17 +59,13 @@ from _env import (  # noqa: E402
     DEFAULT_DATA,
     RESULTS,
     check_scifact,
-    header_lines,
     load_average,
     machine_info,
-    md_table,
     write_results,
 )
+from _judges_table import CHUNK_CHARS, report  # noqa: E402
 from support.llama import MISSING, WHY_MISSING, llama_server  # noqa: E402
 
-CHUNK_CHARS = 500
-"""Contexts are chunks of whole sentences of up to this many characters (ragmark's
-sentence chunker), as a RAG system would retrieve them."""
 CACHE = ROOT / "benchmarks" / ".cache" / "judges_vs_ragas"
 METRICS = {  # ragmark's name -> RAGAS's
     "faithfulness": "faithfulness",
@@ -274,128 +270,25 @@ def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, a
     print(f"{tool} {metric} ...", file=sys.stderr, flush=True)
     block = TOOLS[tool](items, metric, proxy, args)
     block.update(totals(proxy.of(proxy.phase)), tool=tool, metric=metric,
-                 load_after=load_average(), measured=time.strftime("%Y-%m-%d %H:%M"))
+                 load_after=load_average(), measured=time.strftime("%Y-%m-%d %H:%M"),
+                 git=machine_info([])["ragmark git"])
     CACHE.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(block, indent=1), encoding="utf-8")
     return block
 
 
-# -- the table --------------------------------------------------------------------------
-
-
-def spearman(a: list[float], b: list[float]) -> float | None:
-    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
-        return None
-    from scipy.stats import spearmanr
-
-    return float(spearmanr(a, b).statistic)
-
-
-def faithfulness_auc(block: dict[str, Any], items: list[dict[str, Any]], seed: int = 0
-                     ) -> tuple[float | None, tuple[float, float] | None, int]:
-    """ROC AUC of the values for supported answers (the items with a value), a 95%
-    percentile bootstrap interval over those items, and how many there were."""
-    from ragmark.stats.auc import auc
-    from ragmark.stats.resample import percentile_interval
-
-    pairs = [(block["values"][it["id"]], it["supported"]) for it in items
-             if block["values"].get(it["id"]) is not None]
-    if not pairs:
-        return None, None, 0
-    score = np.array([p[0] for p in pairs], dtype=np.float64)
-    positive = np.array([p[1] for p in pairs], dtype=bool)
-    point = float(auc(score, positive))
-    rows = np.random.default_rng(seed).integers(0, len(pairs), (2000, len(pairs)))
-    boot = auc(score[rows], positive[rows])
-    boot = boot[~np.isnan(boot)]
-    interval = percentile_interval(boot, 0.95) if len(boot) else None
-    return (None if np.isnan(point) else point), interval, len(pairs)
-
-
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
-
-
-def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, Any]],
-           info: dict[str, str], args: Any) -> list[str]:
-    n = len(items)
-    lines = header_lines(f"Local judges: ragmark vs RAGAS 0.4.3 on {args.alias}", info,
-                         "python benchmarks/judges_vs_ragas.py " + " ".join(sys.argv[1:]))
-    lines += [f"{n} SciFact questions ({sum(it['supported'] for it in items)} answers from "
-              "the relevant abstract, the others from an abstract outside the contexts), "
-              f"5 contexts each (chunks of up to {CHUNK_CHARS} characters); {info['server']}, "
-              f"{args.n_ctx} tokens a slot, behind one counting proxy; both tools: "
-              f"concurrency {args.concurrency}, timeout "
-              f"{args.timeout:g} s, {args.retries} retries, empty caches.", ""]
-    head = ["metric", "tool", f"values of {n}", "wall s", "calls", "refused",
-            "prompt tokens", "of them from the server's cache", "completion tokens",
-            "answers cut at the cap", "failures"]
-    rows = []
-    for metric in METRICS:
-        for tool in TOOLS:
-            b = blocks.get((tool, metric))
-            if b is None:
-                continue
-            got = sum(v is not None for v in b["values"].values())
-            fails = ", ".join(f"{k} x{v}" for k, v in sorted(b["failures"].items(),
-                                                             key=lambda kv: -kv[1]))
-            cached = b.get("cached_tokens")
-            rows.append([metric, tool, str(got), f"{b['wall_s']:.0f}", str(b["calls"]),
-                         str(b["refused"]), f"{b['prompt_tokens']:,}",
-                         "—" if cached is None else f"{cached:,}",
-                         f"{b['completion_tokens']:,}", str(b["cut_by_length"]),
-                         fails.replace("|", "/") or "—"])
-    lines += md_table(head, rows)
-    lines += ["", "## The four metrics together", ""]
-    sums = {tool: {k: sum(blocks[(tool, m)][k] for m in METRICS if (tool, m) in blocks)
-                   for k in ("wall_s", "calls", "prompt_tokens", "completion_tokens")}
-            for tool in TOOLS}
-    rows = [[tool, f"{s['wall_s']:.0f}", str(s["calls"]), f"{s['prompt_tokens']:,}",
-             f"{s['completion_tokens']:,}"] for tool, s in sums.items()]
-    lines += md_table(["tool", "wall s", "calls", "prompt tokens", "completion tokens"], rows)
-    r, g = sums["ragmark"], sums["ragas"]
-    if g["wall_s"] and g["prompt_tokens"]:
-        lines += ["", f"ragmark / RAGAS: wall time x{r['wall_s'] / g['wall_s']:.2f}, "
-                  f"prompt tokens x{r['prompt_tokens'] / g['prompt_tokens']:.2f}, "
-                  f"calls x{r['calls'] / max(g['calls'], 1):.2f}."]
-    lines += ["", "## Do the values agree, and does faithfulness separate?", ""]
-    rows = []
-    for metric in METRICS:
-        a, b = blocks.get(("ragmark", metric)), blocks.get(("ragas", metric))
-        if a is None or b is None:
-            continue
-        both = [(a["values"][i], b["values"][i]) for i in a["values"]
-                if a["values"][i] is not None and b["values"].get(i) is not None]
-        rho = spearman([x for x, _ in both], [y for _, y in both])
-        rows.append([metric, str(len(both)), _fmt(rho, 2)])
-    lines += md_table(["metric", "items both valued", "Spearman rho"], rows)
-    lines.append("")
-    rows = []
-    for tool in TOOLS:
-        b = blocks.get((tool, "faithfulness"))
-        if b is None:
-            continue
-        point, ci, m = faithfulness_auc(b, items)
-        sup = [b["values"][it["id"]] for it in items
-               if it["supported"] and b["values"].get(it["id"]) is not None]
-        uns = [b["values"][it["id"]] for it in items
-               if not it["supported"] and b["values"].get(it["id"]) is not None]
-        rows.append([tool, str(m), _fmt(point), "—" if ci is None else
-                     f"[{ci[0]:.3f}, {ci[1]:.3f}]",
-                     _fmt(float(np.mean(sup)) if sup else None),
-                     _fmt(float(np.mean(uns)) if uns else None)])
-    lines += md_table(["tool", "items with a value", "faithfulness ROC AUC",
-                       "95% bootstrap interval", "mean (supported)", "mean (unsupported)"],
-                      rows)
-    refusals = sorted({f"{b['tool']} {b['metric']}: {e}" for b in blocks.values()
-                       for e in b.get("refusals", [])})
-    if refusals:
-        lines += ["", "Refused calls (HTTP 4xx/5xx), the server's words:", ""]
-        lines += [f"- {r}" for r in refusals]
-    measured = sorted({b["measured"] + " (" + b["tool"] + ")" for b in blocks.values()})
-    lines += ["", "Blocks measured: " + "; ".join(measured) + ".",
-              "", "Load average at the end: " + load_average() + "."]
-    return lines
+def measure_all(items: list[dict[str, Any]], args: Any) -> dict[tuple[str, str], Any]:
+    """Every metric with every tool asked for, on one server behind one proxy."""
+    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp, llama_server(
+            Path(tmp) / "server.log", model=Path(args.model) if args.model else None,
+            alias=args.alias, n_ctx=args.n_ctx, start_timeout=300, binary=args.server,
+            slots=args.concurrency) as url, Proxy(url) as proxy:
+        drain(proxy, args.alias)  # the first request warms the server up
+        for metric in args.metrics.split(","):
+            for tool in args.tools.split(","):
+                blocks[(tool, metric)] = measure(tool, metric, items, proxy, args)
+    return blocks
 
 
 def _server_version(binary: Path) -> str:
@@ -421,6 +314,8 @@ def main() -> None:
     ap.add_argument("--metrics", default=",".join(METRICS))
     ap.add_argument("--reuse", default="", help="tools whose saved blocks are reused")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the table from the saved blocks; start no server")
     args = ap.parse_args()
     if MISSING and (args.server is None or args.model is None):
         sys.exit(WHY_MISSING)
@@ -432,15 +327,9 @@ def main() -> None:
         info["model"] = f"{Path(args.model).name} ({args.alias})"
     info["server"] = (_server_version(args.server) if args.server
                       else "llama-cpp-python's llama_cpp.server")
-    blocks: dict[tuple[str, str], dict[str, Any]] = {}
-    with tempfile.TemporaryDirectory() as tmp, llama_server(
-            Path(tmp) / "server.log", model=Path(args.model) if args.model else None,
-            alias=args.alias, n_ctx=args.n_ctx, start_timeout=300, binary=args.server,
-            slots=args.concurrency) as url, Proxy(url) as proxy:
-        drain(proxy, args.alias)  # the first request warms the server up
-        for metric in args.metrics.split(","):
-            for tool in args.tools.split(","):
-                blocks[(tool, metric)] = measure(tool, metric, items, proxy, args)
+    if args.report_only:
+        args.reuse = ",".join(TOOLS)
+    blocks = {} if args.report_only else measure_all(items, args)
     for tool in TOOLS:  # blocks of other runs, when asked for
         for metric in METRICS:
             path = CACHE / f"{args.alias}-{items_hash(items)}-{tool}-{metric}.json"

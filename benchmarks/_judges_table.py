@@ -1,0 +1,144 @@
+"""The table of benchmarks/judges_vs_ragas.py: per tool and metric, values, time,
+calls and tokens; the tools together; their agreement; faithfulness's separation of
+supported from unsupported answers. Nothing happens at import."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+from _env import header_lines, load_average, md_table
+
+CHUNK_CHARS = 500
+"""Contexts are chunks of whole sentences of up to this many characters (ragmark's
+sentence chunker), as a RAG system would retrieve them."""
+TOOLS = ("ragmark", "ragas")
+METRICS = ("faithfulness", "answer_relevance", "context_precision", "context_recall")
+
+
+def spearman(a: list[float], b: list[float]) -> float | None:
+    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
+        return None
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic)
+
+
+def faithfulness_auc(block: dict[str, Any], items: list[dict[str, Any]], seed: int = 0
+                     ) -> tuple[float | None, tuple[float, float] | None, int]:
+    """ROC AUC of the values for supported answers (the items with a value), a 95%
+    percentile bootstrap interval over those items, and how many there were."""
+    from ragmark.stats.auc import auc
+    from ragmark.stats.resample import percentile_interval
+
+    pairs = [(block["values"][it["id"]], it["supported"]) for it in items
+             if block["values"].get(it["id"]) is not None]
+    if not pairs:
+        return None, None, 0
+    score = np.array([p[0] for p in pairs], dtype=np.float64)
+    positive = np.array([p[1] for p in pairs], dtype=bool)
+    point = float(auc(score, positive))
+    rows = np.random.default_rng(seed).integers(0, len(pairs), (2000, len(pairs)))
+    boot = auc(score[rows], positive[rows])
+    boot = boot[~np.isnan(boot)]
+    interval = percentile_interval(boot, 0.95) if len(boot) else None
+    return (None if np.isnan(point) else point), interval, len(pairs)
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, Any]],
+           info: dict[str, str], args: Any) -> list[str]:
+    n = len(items)
+    lines = header_lines(f"Local judges: ragmark vs RAGAS 0.4.3 on {args.alias}", info,
+                         "python benchmarks/judges_vs_ragas.py " + " ".join(sys.argv[1:]))
+    lines += [f"{n} SciFact questions ({sum(it['supported'] for it in items)} answers from "
+              "the relevant abstract, the others from an abstract outside the contexts), "
+              f"5 contexts each (chunks of up to {CHUNK_CHARS} characters); {info['server']}, "
+              f"{args.n_ctx} tokens a slot, behind one counting proxy; both tools: "
+              f"concurrency {args.concurrency}, timeout "
+              f"{args.timeout:g} s, {args.retries} retries, empty caches.", ""]
+    head = ["metric", "tool", f"values of {n}", "wall s", "calls", "refused",
+            "prompt tokens", "of them from the server's cache", "completion tokens",
+            "answers cut at the cap", "failures"]
+    rows = []
+    for metric in METRICS:
+        for tool in TOOLS:
+            b = blocks.get((tool, metric))
+            if b is None:
+                rows.append([metric, tool, "not measured in this run", *[""] * 8])
+                continue
+            got = sum(v is not None for v in b["values"].values())
+            fails = ", ".join(f"{k} x{v}" for k, v in sorted(b["failures"].items(),
+                                                             key=lambda kv: -kv[1]))
+            cached = b.get("cached_tokens")
+            rows.append([metric, tool, str(got), f"{b['wall_s']:.0f}", str(b["calls"]),
+                         str(b["refused"]), f"{b['prompt_tokens']:,}",
+                         "—" if cached is None else f"{cached:,}",
+                         f"{b['completion_tokens']:,}", str(b["cut_by_length"]),
+                         fails.replace("|", "/") or "—"])
+    lines += md_table(head, rows)
+    both = [m for m in METRICS if all((tool, m) in blocks for tool in TOOLS)]
+    lines += ["", "## The metrics measured for both tools, together", "",
+              f"{', '.join(both) or 'none'}{'' if len(both) == len(METRICS) else ' only'}.",
+              ""]
+    sums = {tool: {k: sum(blocks[(tool, m)][k] for m in both)
+                   for k in ("wall_s", "calls", "prompt_tokens", "completion_tokens")}
+            for tool in TOOLS}
+    got = {tool: sum(v is not None for m in both for v in blocks[(tool, m)]["values"].values())
+           for tool in TOOLS}
+    rows = [[tool, f"{got[tool]} of {n * len(both)}", f"{s['wall_s']:.0f}", str(s["calls"]),
+             f"{s['prompt_tokens']:,}", f"{s['completion_tokens']:,}"]
+            for tool, s in sums.items()]
+    lines += md_table(["tool", "values", "wall s", "calls", "prompt tokens",
+                       "completion tokens"], rows)
+    r, g = sums["ragmark"], sums["ragas"]
+    if g["wall_s"] and g["prompt_tokens"]:
+        lines += ["", f"ragmark / RAGAS: wall time x{r['wall_s'] / g['wall_s']:.2f}, "
+                  f"prompt tokens x{r['prompt_tokens'] / g['prompt_tokens']:.2f}, "
+                  f"calls x{r['calls'] / max(g['calls'], 1):.2f}, values "
+                  f"{got['ragmark']} against {got['ragas']} (a tool that gives up after a "
+                  "first call that does not parse spends fewer tokens and gets nothing)."]
+    lines += ["", "## Do the values agree, and does faithfulness separate?", ""]
+    rows = []
+    for metric in METRICS:
+        a, b = blocks.get(("ragmark", metric)), blocks.get(("ragas", metric))
+        if a is None or b is None:
+            continue
+        both = [(a["values"][i], b["values"][i]) for i in a["values"]
+                if a["values"][i] is not None and b["values"].get(i) is not None]
+        rho = spearman([x for x, _ in both], [y for _, y in both])
+        rows.append([metric, str(len(both)), _fmt(rho, 2)])
+    lines += md_table(["metric", "items both valued", "Spearman rho"], rows)
+    lines.append("")
+    rows = []
+    for tool in TOOLS:
+        b = blocks.get((tool, "faithfulness"))
+        if b is None:
+            continue
+        point, ci, m = faithfulness_auc(b, items)
+        sup = [b["values"][it["id"]] for it in items
+               if it["supported"] and b["values"].get(it["id"]) is not None]
+        uns = [b["values"][it["id"]] for it in items
+               if not it["supported"] and b["values"].get(it["id"]) is not None]
+        rows.append([tool, str(m), _fmt(point), "—" if ci is None else
+                     f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+                     _fmt(float(np.mean(sup)) if sup else None),
+                     _fmt(float(np.mean(uns)) if uns else None)])
+    lines += md_table(["tool", "items with a value", "faithfulness ROC AUC",
+                       "95% bootstrap interval", "mean (supported)", "mean (unsupported)"],
+                      rows)
+    refusals = sorted({f"{b['tool']} {b['metric']}: {e}" for b in blocks.values()
+                       for e in b.get("refusals", [])})
+    if refusals:
+        lines += ["", "Refused calls (HTTP 4xx/5xx), the server's words:", ""]
+        lines += [f"- {r}" for r in refusals]
+    measured = [f"{b['tool']} {b['metric']}: {b['measured']}, ragmark at {b.get('git', '?')}, "
+                f"load average after {b['load_after']}" for b in blocks.values()]
+    lines += ["", "Blocks measured (each tool and metric, when and where):", ""]
+    lines += [f"- {m}" for m in sorted(measured)]
+    lines += ["", "Load average at the end: " + load_average() + "."]
+    return lines
