@@ -17,6 +17,27 @@ TOOLS = ("ragmark", "ragas")
 METRICS = ("faithfulness", "answer_relevance", "context_precision", "context_recall")
 
 
+def shown(argv: list[str]) -> str:
+    """The command's arguments without this machine's paths: a path under the project's
+    parent folder relative to the project, any other absolute path by its name."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out: list[str] = []
+    for a in argv:
+        if out and out[-1] == "--remark":
+            out[-1:] = []  # printed below, not in the command
+            continue
+        p = Path(a)
+        if p.is_absolute():
+            try:
+                a = str(Path("..") / p.resolve().relative_to(root.parent))
+            except ValueError:
+                a = p.name
+        out.append(a)
+    return " ".join(out)
+
+
 def spearman(a: list[float], b: list[float]) -> float | None:
     if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
         return None
@@ -54,13 +75,15 @@ def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, 
            info: dict[str, str], args: Any) -> list[str]:
     n = len(items)
     lines = header_lines(f"Local judges: ragmark vs RAGAS 0.4.3 on {args.alias}", info,
-                         "python benchmarks/judges_vs_ragas.py " + " ".join(sys.argv[1:]))
+                         "python benchmarks/judges_vs_ragas.py " + shown(sys.argv[1:]))
     lines += [f"{n} SciFact questions ({sum(it['supported'] for it in items)} answers from "
               "the relevant abstract, the others from an abstract outside the contexts), "
               f"5 contexts each (chunks of up to {CHUNK_CHARS} characters); {info['server']}, "
               f"{args.n_ctx} tokens a slot, behind one counting proxy; both tools: "
               f"concurrency {args.concurrency}, timeout "
               f"{args.timeout:g} s, {args.retries} retries, empty caches.", ""]
+    if args.remark:
+        lines += [args.remark, ""]
     head = ["metric", "tool", f"values of {n}", "wall s", "calls", "refused",
             "prompt tokens", "of them from the server's cache", "completion tokens",
             "answers cut at the cap", "failures"]

@@ -314,6 +314,7 @@ def main() -> None:
     ap.add_argument("--metrics", default=",".join(METRICS))
     ap.add_argument("--reuse", default="", help="tools whose saved blocks are reused")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--remark", default="", help="a paragraph for the table's head")
     ap.add_argument("--report-only", action="store_true",
                     help="write the table from the saved blocks; start no server")
     args = ap.parse_args()
