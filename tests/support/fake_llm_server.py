@@ -113,6 +113,8 @@ class FakeLLMServer:
         /tokenize (llama.cpp's) answers with them, and the window (``n_ctx``) counts
         with them instead of characters / 4."""
         self.tokenized: list[str] = []
+        self.tokenize_peers: set[Any] = set()
+        """The client addresses (connections) the tokenizer's requests came on."""
         self.get_delay = 0.0
         """Seconds every GET waits before its answer (a server busy generating)."""
         self.show: dict[str, Any] | None = None
@@ -263,6 +265,7 @@ class FakeLLMServer:
                     text = body.get("content", body.get("input"))
                     with server._lock:
                         server.tokenized.append(text)
+                        server.tokenize_peers.add(self.client_address)
                     n = server.tokens_of(text)
                     self._send(200, {"tokens": list(range(n))} if "content" in body
                                else {"count": n}, {})

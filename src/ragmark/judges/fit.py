@@ -80,11 +80,9 @@ def answer_cap(client: Any, prompt: Any) -> int:
     return int(most) if prompt.output == "json" else min(prompt.token_cap, int(most))
 
 
-def fit_call(client: Any, prompt: Any, item: Any, cap: int, window: int | None,
-             counts: Any, measure: Callable[[Any], int] | None = None) -> Fitted:
-    """:func:`fit`, counting a cut call in ``counts`` (a JudgeCounts) and, on a dry
-    run's client, in its counts."""
-    fitted = fit(prompt, item, cap, window, measure)
+def counted(client: Any, fitted: Fitted, window: int | None, counts: Any) -> Fitted:
+    """``fitted``, a cut call counted in ``counts`` (a JudgeCounts) and, on a dry run's
+    client, in its counts."""
     if fitted.cut:
         counts.cut += 1
         counts.window = window

@@ -16,7 +16,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ragmark.errors import ConfigError
-from ragmark.judges.fit import answer_cap, fit, fit_call
+from ragmark.judges.fit import answer_cap, counted, fit
 from ragmark.judges.groups import groups_that_fit, merged, part
 from ragmark.judges.guided import guided
 from ragmark.judges.lists import (  # noqa: F401  (judge modules import them from here)
@@ -326,8 +326,8 @@ async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: Ju
     cap = int(params.pop("max_tokens", None) or answer_cap(client, prompt))
     window = known_window(client)
     measure = None if window is None else await measure_of(client, prompt.render(item))
-    bounds = (groups_that_fit(prompt, item, cap, window, measure)
-              if fit(prompt, item, cap, window, measure).cut else None)
+    whole = fit(prompt, item, cap, window, measure)
+    bounds = groups_that_fit(prompt, item, cap, window, measure) if whole.cut else None
     if bounds is not None:  # the numbered items in groups that fit whole, not texts cut
         outs = await asyncio.gather(*(_ask(client, prompt, part(prompt, item, a, b),
                                            counts, given) for a, b in bounds),
@@ -338,7 +338,7 @@ async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: Ju
         failed = next((o for o in outs if isinstance(o, JudgeFailure)), None)
         return failed if failed is not None else merged(prompt, bounds, outs)
     counts.asked += 1
-    fitted = fit_call(client, prompt, item, cap, window, counts, measure)
+    fitted = counted(client, whole, window, counts)
     if fitted.problem is not None:
         counts.failed += 1
         return JudgeFailure(fitted.problem, None, 0)
@@ -352,7 +352,8 @@ async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: Ju
             if attempt == 1 and learnt and (window is None or learnt < window):
                 learn(client, learnt)  # the refusal named the window: fit, and once more
                 window = learnt
-                fitted = fit_call(client, prompt, item, cap, window, counts, measure)
+                fitted = counted(client, fit(prompt, item, cap, window, measure), window,
+                                 counts)
                 if fitted.problem is None:
                     messages, params["max_tokens"] = fitted.messages, fitted.max_tokens
                     result = await _chat(client, messages, params)

@@ -81,6 +81,8 @@ class LLMClient:
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+        if self.tokens is not None:
+            await self.tokens.aclose()
 
     def _client(self) -> tuple[httpx.AsyncClient, asyncio.Semaphore]:
         loop = asyncio.get_running_loop()

@@ -33,6 +33,22 @@ class ServerTokens:
         self.requests = 0
         self.broken = False
         """Set when the endpoint failed: the estimate is used from then on."""
+        self._http: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> httpx.AsyncClient:
+        """One connection pool for the counts of an event loop (a new loop, a new pool)."""
+        loop = asyncio.get_running_loop()
+        if self._http is None or self._loop is not loop:
+            self._http = httpx.AsyncClient(timeout=30.0, headers=self.headers)
+            self._loop = loop
+        return self._http
+
+    async def aclose(self) -> None:
+        """Close the pool of the running loop's counts."""
+        if self._http is not None and self._loop is asyncio.get_running_loop():
+            await self._http.aclose()
+        self._http = self._loop = None
 
     async def count(self, text: str) -> int | None:
         """``text``'s tokens, or None when the server cannot say."""
@@ -44,9 +60,8 @@ class ServerTokens:
         if self.field != "content":  # llama.cpp's takes no model; the others do
             body["model"] = self.model
         try:
-            async with httpx.AsyncClient(timeout=30.0, headers=self.headers) as http:
-                self.requests += 1
-                resp = await http.post(self.url, json=body)
+            self.requests += 1
+            resp = await self._client().post(self.url, json=body)
             data = resp.json() if resp.status_code == 200 else None
             n = data.get("count") if isinstance(data, Mapping) else None
             if n is None and isinstance(data, Mapping) and isinstance(data.get("tokens"), list):
