@@ -118,6 +118,20 @@ class GroundTruth:
         return sum(1 for g in self.doc_grades.values() if g > 0)
 
 
+IMPORTANCE = ("vital", "okay")
+"""A nugget's importance (TREC RAG): vital, a fact a good answer must hold; okay, worth
+having but not essential."""
+
+
+@dataclass(frozen=True, slots=True)
+class Nugget:
+    """One fact a good answer to a question holds (TREC RAG's nuggets), with its
+    ``importance``, one of :data:`IMPORTANCE`."""
+
+    text: str
+    importance: str = "okay"
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One evaluation item: a question, its ground truth, and optional references.
@@ -132,6 +146,9 @@ class Sample:
     expected_keywords: tuple[str, ...] | None = None
     extra: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     answerable: bool = True
+    nuggets: tuple[Nugget, ...] | None = None
+    """The facts a good answer holds, when the set gives them (``nuggets``); else the
+    nugget judge creates them from the expected answer and the relevant passages."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,8 @@ from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
                            "expected_answer", "expected_keywords", "latency_ms", "latency_s",
-                           "tokens", "cost_usd", "feedback", "hops", "confidence"})
+                           "tokens", "cost_usd", "feedback", "hops", "confidence",
+                           "nuggets"})
 MEASURED = {"latency_ms": 0.001, "latency_s": 1.0, "tokens": 1.0, "cost_usd": 1.0}
 """A line's optional measured fields (non-negative numbers) and their scale to the
 production measures' units (``latency_ms`` is read as seconds)."""

@@ -21,13 +21,16 @@ from ragmark.data._fields import (
 from ragmark.data.corpus import open_corpus
 from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, quote, read_json
 from ragmark.data.leniency import Leniency
+from ragmark.data.nuggets import nuggets_of
 from ragmark.errors import DataError
 from ragmark.relevance import MIN_MATCH_CHARS, too_short
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
-KEYWORD_FIELDS = frozenset({"id", "question", "expected_keywords", "must_be_grounded_in"})
+KEYWORD_FIELDS = frozenset({"id", "question", "expected_keywords", "must_be_grounded_in",
+                            "nuggets"})
 CONTEXT_FIELDS = frozenset(
-    {"id", "question", "ground_truth_contexts", "expected_answer", "expected_keywords"}
+    {"id", "question", "ground_truth_contexts", "expected_answer", "expected_keywords",
+     "nuggets"}
 )
 _DRIVE = re.compile(r"[A-Za-z]:(/|$)")
 
@@ -115,6 +118,8 @@ def _samples(
                 truth=truth,
                 extra=MappingProxyType(extra),
                 answerable=answerable_of(obj, where),
+                nuggets=None if obj.get("nuggets") is None else nuggets_of(obj["nuggets"],
+                                                                           where),
                 **optional,
             )
         )
@@ -211,11 +216,12 @@ def load_context_set(
     path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None,
     lenient: Leniency | None = None, optional_truth: bool = False,
 ) -> Dataset:
-    """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?, ...}``
-    items; other fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds
-    are checked when present: ``type`` and ``difficulty`` strings, ``source_ids`` a list
-    of strings. ``optional_truth``: an item may lack ``ground_truth_contexts`` (a turn of
-    a conversation that asks for nothing to be retrieved)."""
+    """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?,
+    nuggets?, ...}`` items (``nuggets``: :func:`~ragmark.data.nuggets.nuggets_of`); other
+    fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds are checked
+    when present: ``type`` and ``difficulty`` strings, ``source_ids`` a list of strings.
+    ``optional_truth``: an item may lack ``ground_truth_contexts`` (a turn of a
+    conversation that asks for nothing to be retrieved)."""
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)

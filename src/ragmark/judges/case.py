@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.judges.prompt import In, Out, Prompt
-from ragmark.types import MetricSpec, Score, spec
+from ragmark.types import MetricSpec, Nugget, Score, spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +27,11 @@ class JudgeCase:
     language: str | None = None
     """The language of the data (a config's ``language``): every judge is told it, and
     what a judge writes (claims, statements) is written in it."""
+    nuggets: tuple[Nugget, ...] | None = None
+    """The facts a good answer holds, when the set gives them (TREC RAG's nuggets)."""
+    gold: tuple[str, ...] = ()
+    """The texts of the relevant passages, when the ground truth has them: with the
+    expected answer, what the nugget judge creates nuggets from."""
 
 
 def in_language(prompt: Prompt[In, Out], language: str | None,

@@ -27,10 +27,9 @@ from pydantic import BaseModel, Field
 from ragmark.judges.case import JudgeCase, in_language, judge_spec
 from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
 from ragmark.judges.faithfulness import claims_call
-from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt, ask
+from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
 from ragmark.judges.reference import NO_REFERENCE
-from ragmark.llm.dry import NotCached
-from ragmark.llm.protocol import estimate_tokens
+from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score, lower_better
 
 GROUP = "claims"
@@ -82,45 +81,26 @@ CHECK_PROMPT: Prompt[CheckInput, CheckOutput] = Prompt(
 )
 
 
-class _Unknown:
-    """An answer a dry run cannot know (not in the cache)."""
-
-
-UNKNOWN = _Unknown()
-
-
-async def _ask(client: ChatClient, prompt: Prompt[Any, Any], item: BaseModel,
-               counts: JudgeCounts) -> Any:
-    """The judge's answer, a JudgeFailure, or UNKNOWN in a dry run (the re-ask it may
-    cost is counted there)."""
-    try:
-        return await ask(client, prompt, item, counts=counts)
-    except NotCached as e:
-        if not e.shared:
-            client.follow(0, 1, estimate_tokens(e.messages) + 120)  # type: ignore[attr-defined,arg-type]
-        return UNKNOWN
-
-
 async def _claims(client: ChatClient, case: JudgeCase, text: str | None, counts: JudgeCounts,
-                  none: str) -> list[str] | str | JudgeFailure | _Unknown:
+                  none: str) -> list[str] | str | JudgeFailure | Unknown:
     if text is None or not text.strip():
         return none
     prompt, item = claims_call(case.question, text, case.history, case.language)
-    got = await _ask(client, prompt, item, counts)
-    if isinstance(got, JudgeFailure | _Unknown):
+    got = await ask_or_unknown(client, prompt, item, counts)
+    if isinstance(got, JudgeFailure | Unknown):
         return got  # type: ignore[no-any-return]
     return [c.strip() for c in got.claims if c.strip()]
 
 
 async def _check(client: ChatClient, case: JudgeCase, passage: str, claims: list[str],
-                 counts: JudgeCounts) -> list[bool] | JudgeFailure | _Unknown:
+                 counts: JudgeCounts) -> list[bool] | JudgeFailure | Unknown:
     """For each claim, whether ``passage`` entails it (a blank passage entails nothing and
     is not asked)."""
     if not claims or not passage.strip():
         return [False] * len(claims)
-    got = await _ask(client, in_language(CHECK_PROMPT, case.language),
+    got = await ask_or_unknown(client, in_language(CHECK_PROMPT, case.language),
                      CheckInput(question=case.question, passage=passage, claim=claims), counts)
-    if isinstance(got, JudgeFailure | _Unknown):
+    if isinstance(got, JudgeFailure | Unknown):
         return got  # type: ignore[no-any-return]
     by = {v.claim: v.verdict == "entailment" for v in got.verdicts}
     return [by[i] for i in range(1, len(claims) + 1)]
@@ -147,7 +127,7 @@ async def diagnose(client: ChatClient, case: JudgeCase,
         _claims(client, case, expected, mine, NO_REFERENCE))
     why: dict[str, str] = {}
     raw: dict[str, str | None] = {}
-    if isinstance(a, _Unknown) or isinstance(e, _Unknown):
+    if isinstance(a, Unknown) or isinstance(e, Unknown):
         _sure_follow_ups(client, case)
         dry = "dry run: the claims are not known yet"
         return Checked(None, None, len(case.contexts), why=dict.fromkeys(
@@ -193,7 +173,7 @@ async def diagnose(client: ChatClient, case: JudgeCase,
     for piece, res, own, other in (
             ("answer_in_expected", out_a, "answer_claims", "expected_claims"),
             ("expected_in_answer", out_e, "expected_claims", "answer_claims")):
-        if isinstance(res, JudgeFailure | _Unknown):
+        if isinstance(res, JudgeFailure | Unknown):
             why[piece] = _reason(res)
             raw[piece] = res.raw if isinstance(res, JudgeFailure) else None
         elif res is None:  # its claims are not known, or the other side is not there
@@ -205,11 +185,7 @@ async def diagnose(client: ChatClient, case: JudgeCase,
         out_e if isinstance(out_e, list) else None, why,
         {k: v for k, v in raw.items() if k in why})
     if counts is not None:
-        counts.asked += mine.asked
-        counts.reasked += mine.reasked
-        counts.failed += mine.failed
-        counts.cut += mine.cut
-        counts.window = mine.window or counts.window
+        counts.add(mine)
     return checked, mine.asked + mine.reasked
 
 

@@ -104,6 +104,14 @@ class JudgeCounts:
     window: int | None = None
     """That window, when some were."""
 
+    def add(self, other: JudgeCounts) -> None:
+        """Count ``other``'s calls too (a judge of several calls counts its own first)."""
+        self.asked += other.asked
+        self.reasked += other.reasked
+        self.failed += other.failed
+        self.cut += other.cut
+        self.window = other.window or self.window
+
 
 @functools.cache
 def _schema_text(model: type[BaseModel]) -> str:

@@ -45,7 +45,7 @@ def score_json(s: Score) -> Any:
 def ground_truth_json(sample: Sample) -> dict[str, Any]:
     """A question's ground truth: ``kind``, ``targets`` (name -> grade, named as in
     ``retrieved[].targets``), the ``passages`` of a context set, and the expected
-    answer and keywords when the set has them."""
+    answer, keywords and nuggets when the set has them."""
     truth = sample.truth
     out: dict[str, Any] = {"kind": truth.kind, "targets": Matcher(truth).target_grades()}
     if truth.passages:
@@ -54,6 +54,8 @@ def ground_truth_json(sample: Sample) -> dict[str, Any]:
         out["expected_answer"] = sample.expected_answer
     if sample.expected_keywords is not None:
         out["expected_keywords"] = list(sample.expected_keywords)
+    if sample.nuggets is not None:
+        out["nuggets"] = [{"text": n.text, "importance": n.importance} for n in sample.nuggets]
     if not sample.answerable:
         out["answerable"] = False
     return out

@@ -13,7 +13,7 @@ import sys
 from support.fake_llm_server import chat_reply
 
 from ragmark import judges
-from ragmark.judges import answers, claim_scores, claims, reference
+from ragmark.judges import answers, claim_scores, claims, nugget_scores, nuggets, reference
 from ragmark.metrics.names import SPECS
 
 # The worked example of the guide's development page (docs/guide/development.md): a
@@ -87,12 +87,13 @@ main(sys.argv[2:])
 def test_the_built_in_judges_are_declared_beside_their_code():
     # (ragmark.judges.faithfulness the attribute is the judge function, not the module)
     faithfulness_judge = importlib.import_module("ragmark.judges.faithfulness")
-    declared = [*faithfulness_judge.SPECS, *answers.SPECS, *reference.SPECS, *claims.SPECS]
+    declared = [*faithfulness_judge.SPECS, *answers.SPECS, *reference.SPECS, *claims.SPECS,
+                *nuggets.SPECS]
     assert judges.specs() == tuple(declared)
     assert [s.name for s in SPECS.values() if s.kind == "judge"] == [
         "faithfulness", "answer_relevance", "context_relevance", "answer_correctness",
         "context_recall", "context_entity_recall", "context_precision",
-        "citation_correctness", *claim_scores.METRICS]
+        "citation_correctness", *claim_scores.METRICS, *nugget_scores.METRICS]
     for s in declared:
         assert s.cutoff == "none" and "llm" in s.needs and SPECS[s.name] is s
 

@@ -1,0 +1,250 @@
+"""TREC RAG's nugget evaluation (issue 38): the four scores on hand-worked assignments
+and equal to castorini's nuggetizer (``nuggetizer.core.metrics``, the package's own
+scoring) on the same assignments; nugget creation, importance and assignment through the
+scripted server; nuggets from the set used as they are; every missing score with its
+reason."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from judges_support import as_json, reply, run
+from nuggetizer.core.metrics import calculate_nugget_scores
+
+from ragmark.judges.case import JudgeCase
+from ragmark.judges.nugget_scores import ASSIGNMENTS, METRICS, NO_VITAL, Assigned, nugget_scores
+from ragmark.judges.nuggets import NOTHING_TO_CREATE_FROM, PASSAGES_A_CALL, judge
+from ragmark.types import Nugget
+
+BLOCK = re.compile(r'<data name="(\w+)"(?: index="\d+")?>\n(.*?)\n</data>', re.S)
+_ORACLE = {"nugget_vital_strict": "strict_vital_score", "nugget_vital": "vital_score",
+           "nugget_all_strict": "strict_all_score", "nugget_all": "all_score"}
+
+
+def assigned(*pairs: tuple[str, str]) -> list[Assigned]:
+    return [Assigned(Nugget(f"fact {i}", imp), a) for i, (imp, a) in enumerate(pairs)]
+
+
+def test_the_four_scores_hand_worked():
+    # vital [support, partial, not], okay [support]: all_strict 2/4, all (2 + 0.5)/4,
+    # vital_strict 1/3, vital (1 + 0.5)/3 -- TREC RAG's definitions (arXiv 2411.09607)
+    got = nugget_scores(assigned(("vital", "support"), ("vital", "partial_support"),
+                                 ("vital", "not_support"), ("okay", "support")))
+    assert {m: s.value for m, s in got.items()} == pytest.approx({
+        "nugget_all_strict": 0.5, "nugget_all": 0.625,
+        "nugget_vital_strict": 1 / 3, "nugget_vital": 0.5})
+
+
+def test_without_a_vital_nugget_the_vital_scores_are_missing_not_zero():
+    got = nugget_scores(assigned(("okay", "support"), ("okay", "partial_support")))
+    assert got["nugget_vital"].value is None and got["nugget_vital"].reason == NO_VITAL
+    assert got["nugget_vital_strict"].reason == NO_VITAL
+    assert got["nugget_all"].value == 0.75 and got["nugget_all_strict"].value == 0.5
+    assert all(s.reason == "no nugget for this question" for s in nugget_scores([]).values())
+
+
+@given(st.lists(st.tuples(st.sampled_from(["vital", "okay"]), st.sampled_from(ASSIGNMENTS)),
+                min_size=1, max_size=30).filter(lambda p: any(i == "vital" for i, _ in p)))
+def test_equal_to_nuggetizers_own_scoring(pairs):
+    ours = nugget_scores(assigned(*pairs))
+    theirs = calculate_nugget_scores("q", [{"text": f"fact {i}", "importance": imp,
+                                            "assignment": a}
+                                           for i, (imp, a) in enumerate(pairs)])
+    for metric, field in _ORACLE.items():
+        assert ours[metric].value == pytest.approx(getattr(theirs, field)), metric
+
+
+# ---------------------------------------------------------------- through the scripted server
+
+QUESTION = "Who built the Eiffel Tower, and when?"
+EXPECTED = "Gustave Eiffel's company built it. It was finished in 1889."
+
+
+def blocks(body) -> list[tuple[str, str]]:
+    user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+    return BLOCK.findall(user)
+
+
+def kind(body) -> str:
+    system = body["messages"][0]["content"]
+    for start, name in (("List the nuggets", "create"), ("Label each numbered nugget",
+                                                         "importance"),
+                        ("For each numbered nugget", "assign")):
+        if system.startswith(start):
+            return name
+    raise AssertionError(system[:60])
+
+
+def scripted(body):
+    """Creation: the expected answer's sentences, then the first four words of each
+    passage; importance: the first two vital; assignment: support when the answer holds
+    every word of the nugget, partial when some, not_support when none."""
+    got = blocks(body)
+    named = [(n, t) for n, t in got]
+    if kind(body) == "create":
+        have = [t for n, t in named if n == "nugget"]
+        if have == ["(none)"]:
+            have = []
+        expected = dict(named).get("expected_answer", "")
+        new = [s.strip() for s in expected.split(".") if s.strip()]
+        new += [" ".join(t.split()[:4]) for n, t in named if n == "passage" and t != "(none)"]
+        return as_json({"nuggets": list(dict.fromkeys(have + new))})
+    nuggets = [t for n, t in named if n == "nugget"]
+    if kind(body) == "importance":
+        return as_json({"labels": [{"nugget": i, "importance": "vital" if i <= 2 else "okay"}
+                                   for i in range(1, len(nuggets) + 1)]})
+    answer = set(dict(named)["answer"].lower().replace(".", "").split())
+    verdicts = []
+    for i, text in enumerate(nuggets, start=1):
+        words = set(text.lower().replace(".", "").split())
+        share = len(words & answer) / len(words)
+        verdicts.append({"nugget": i, "assignment": "support" if share == 1 else
+                         "partial_support" if share > 0 else "not_support"})
+    return as_json({"verdicts": verdicts})
+
+
+def test_created_labelled_and_assigned_through_the_server(client, server):
+    server.rule = scripted
+    case = JudgeCase(QUESTION, "Gustave Eiffel's company built it", [], EXPECTED,
+                     gold=("Paris hosted the World's Fair of 1889.",))
+    got = run(client, judge(client, case))
+    assert [kind(r.body) for r in server.requests] == ["create", "importance", "assign"]
+    nuggets = got["nugget_all"].details["nuggets"]
+    assert nuggets == [
+        {"text": "Gustave Eiffel's company built it", "importance": "vital",
+         "assignment": "support"},
+        {"text": "It was finished in 1889", "importance": "vital", "assignment": "partial_support"},
+        {"text": "Paris hosted the World's", "importance": "okay", "assignment": "not_support"}]
+    # vital [support, partial]; okay [not]: vital_strict 1/2, vital 1.5/2, all_strict 1/3,
+    # all 1.5/3
+    assert {m: s.value for m, s in got.items()} == pytest.approx({
+        "nugget_vital_strict": 0.5, "nugget_vital": 0.75, "nugget_all_strict": 1 / 3,
+        "nugget_all": 0.5})
+    assert got["nugget_vital"].details["source"] == "judge"
+    assert got["nugget_vital"].details["calls"] == 3
+    # the assignment's schema holds exactly one verdict per nugget, numbered 1..3
+    schema = server.requests[2].body["response_format"]["json_schema"]["schema"]
+    verdicts = schema["properties"]["verdicts"]
+    assert verdicts["minItems"] == verdicts["maxItems"] == 3
+    assert verdicts["items"]["properties"]["nugget"]["enum"] == [1, 2, 3]
+    # what the answers to one question share comes first; the answer, which varies, last
+    assert [n for n, _ in blocks(server.requests[2].body)] == [
+        "question", "nugget", "nugget", "nugget", "answer"]
+
+
+def test_creation_reads_ten_passages_a_call_and_carries_the_list(client, server):
+    server.rule = scripted
+    gold = tuple(f"Passage number {i} says something." for i in range(1, 13))
+    case = JudgeCase(QUESTION, "", [], None, gold=gold)
+    got = run(client, judge(client, case))
+    creates = [r for r in server.requests if kind(r.body) == "create"]
+    assert len(creates) == 2 and PASSAGES_A_CALL == 10
+    first, second = (blocks(r.body) for r in creates)
+    assert sum(n == "passage" for n, _ in first) == 10
+    assert sum(n == "passage" for n, _ in second) == 2
+    assert [t for n, t in second if n == "nugget"][:2] == ["Passage number 1 says",
+                                                          "Passage number 2 says"]
+    # an empty answer supports no nugget, without an assignment call
+    assert [kind(r.body) for r in server.requests][-1] == "importance"
+    assert got["nugget_all"].value == 0.0
+    assert len(got["nugget_all"].details["nuggets"]) == 12
+
+
+def test_nuggets_from_the_set_are_used_as_they_are(client, server):
+    server.rule = scripted
+    nuggets = (Nugget("Gustave Eiffel's company built the tower", "vital"),
+               Nugget("finished in 1889", "okay"))
+    case = JudgeCase(QUESTION, "It was finished in 1889.", [], EXPECTED, nuggets=nuggets)
+    got = run(client, judge(client, case))
+    assert [kind(r.body) for r in server.requests] == ["assign"]
+    assert got["nugget_vital"].value == 0.0 and got["nugget_all"].value == 0.5
+    assert got["nugget_all"].details["source"] == "set"
+
+
+def test_answers_to_one_question_share_its_nuggets(client, server):
+    """The scores of two answers, four metrics each, asked concurrently: the nuggets are
+    created once (one creation and one labelling call), each answer assigned once."""
+    from ragmark.judges.nuggets import SPECS
+
+    server.rule = scripted
+    cases = [JudgeCase(QUESTION, a, [], EXPECTED) for a in
+             ("Gustave Eiffel's company built it.", "It was finished in 1889.")]
+
+    async def all_scores():
+        return await asyncio.gather(*(s.compute(client, c, None) for c in cases
+                                      for s in SPECS))
+
+    got = run(client, all_scores())
+    assert sorted(kind(r.body) for r in server.requests) == [
+        "assign", "assign", "create", "importance"]
+    # both nuggets vital; each answer holds one and part of the other (the word "it"):
+    # strict 1/2, with partial credit 1.5/2
+    assert [s.value for s in got] == [0.5, 0.75, 0.5, 0.75] * 2
+
+
+def test_missing_scores_keep_their_reasons(client, server):
+    got = run(client, judge(client, JudgeCase(QUESTION, "An answer.", [], None)))
+    assert {s.reason for s in got.values()} == {NOTHING_TO_CREATE_FROM}
+    assert not server.requests
+    server.queue.extend([reply("no idea"), reply("still no idea")])
+    got = run(client, judge(client, JudgeCase(QUESTION, "An answer.", [], EXPECTED)))
+    reason = got["nugget_all"].reason
+    assert reason.startswith("nuggets.create: unusable judge output after a re-ask")
+    assert got["nugget_all"].details["raw"] == "still no idea"
+    assert all(s.value is None for s in got.values()) and set(got) == set(METRICS)
+
+
+def test_from_the_command_line_with_nuggets_from_the_log_and_created(server, tmp_path,
+                                                                     capsys):
+    """Logged outputs whose first question gives its nuggets and whose second does not:
+    the dry run counts the calls (one assignment; a creation, a labelling and an
+    assignment), the run scores both, and the results keep each question's nuggets."""
+    import json
+
+    from support.cli import run_cli
+
+    server.rule = scripted
+    log = tmp_path / "outputs.jsonl"
+    rows = [
+        {"id": "q1", "question": QUESTION, "answer": "Gustave Eiffel's company built it.",
+         "contexts": ["The tower was built by the company of Gustave Eiffel."],
+         "nuggets": [{"text": "Gustave Eiffel's company built the tower",
+                      "importance": "Vital"},
+                     {"text": "finished in 1889", "importance": "okay"}]},
+        {"id": "q2", "question": QUESTION, "answer": "It was finished in 1889.",
+         "contexts": ["Completed in March 1889."], "expected_answer": EXPECTED,
+         "ground_truth_contexts": ["Paris hosted the World's Fair of 1889."]}]
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["--outputs", str(log), "--metrics", "nuggets", "--llm-base-url", server.url,
+            "--llm-model", "test-model"]
+    code, out, err = run_cli(["run", *base, "--dry-run"], capsys)
+    assert code == 0, err
+    assert not server.requests
+    # each of the four may be re-asked once
+    assert "dry run: 4 judge calls (at most 8 with re-asks)" in out
+    result = tmp_path / "r.json"
+    code, _, err = run_cli(["run", *base, "--output", str(result), "--include-details",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    assert len(server.requests) == 4
+    data = json.loads(result.read_text())
+    assert set(METRICS) <= set(data["metrics"])
+    per = {q["id"]: q for q in data["queries"]}
+    q1 = per["q1"]["metrics"]
+    assert q1["nugget_all"]["source"] == "set"
+    # "the tower" is not in the answer: the vital nugget partly held, the okay one not
+    assert [(n["importance"], n["assignment"]) for n in q1["nugget_all"]["nuggets"]] == [
+        ("vital", "partial_support"), ("okay", "not_support")]
+    assert (q1["nugget_vital_strict"]["value"], q1["nugget_vital"]["value"],
+            q1["nugget_all"]["value"]) == (0.0, 0.5, 0.25)
+    assert per["q1"]["ground_truth"]["nuggets"][0] == {
+        "text": "Gustave Eiffel's company built the tower", "importance": "vital"}
+    q2 = per["q2"]["metrics"]["nugget_all"]
+    assert q2["source"] == "judge" and "nuggets" not in per["q2"]["ground_truth"]
+    assert [n["text"] for n in q2["nuggets"]] == [
+        "Gustave Eiffel's company built it", "It was finished in 1889",
+        "Paris hosted the World's"]
