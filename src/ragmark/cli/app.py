@@ -208,6 +208,16 @@ def qrels_extra_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "added for the documents the dataset's qrels do not judge.")(f)
 
 
+def nuggets_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--nuggets FILE``: the questions' nuggets, for the nugget metrics."""
+    return click.option(
+        "--nuggets", type=click.Path(exists=True, dir_okay=False), metavar="FILE",
+        help="Each question's nuggets for the nugget metrics (JSONL, one question a line: "
+             "{qid, nuggets: [{text, importance}]}, as TREC RAG and nuggetizer write them, "
+             "and as a run writes them beside its results): used instead of creating them, "
+             "so that every system is scored against the same nuggets.")(f)
+
+
 def leniency(strict: bool, encoding: str | None) -> Any:
     from ragmark.data.leniency import Leniency
 

@@ -21,6 +21,7 @@ from ragmark.cli.app import (
     language_option,
     latency_option,
     mean_option,
+    nuggets_option,
     qrels_extra_option,
     quiet_option,
     refusal_option,
@@ -76,6 +77,7 @@ from ragmark.cli.shared import option
 @input_format_option
 @language_option
 @qrels_extra_option
+@nuggets_option
 @mean_option
 @refusal_option
 @history_options

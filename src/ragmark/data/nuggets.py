@@ -11,6 +11,7 @@ aside: a nugget file says what a good answer holds, not what one answer held.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from ragmark.data._fields import as_object, check_id, check_string
 from ragmark.data.files import Where, describe, iter_jsonl, quote
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
-from ragmark.types import IMPORTANCE, Nugget
+from ragmark.types import IMPORTANCE, Dataset, Nugget
 
 MOST_NUGGETS = 30
 """The most nuggets a question may have: TREC RAG's (and nuggetizer's) cap."""
@@ -83,3 +84,42 @@ def read_nugget_file(path: Path, lenient: Leniency | None = None
     if not out:
         raise DataError("no nuggets (the file is empty)", file=str(path))
     return out
+
+
+NOT_IN_SET = "questions of the nugget file the dataset does not have (left aside)"
+REPLACED = "questions whose own nuggets the nugget file replaced"
+
+
+def with_nuggets(ds: Dataset, path: str | Path, lenient: Leniency | None = None
+                 ) -> Dataset:
+    """``ds`` with the nuggets of the file at ``path`` (``--nuggets``) on the questions it
+    names, so that every system is scored against the same nuggets; a question it names
+    that the set lacks, or whose own nuggets it replaces, is counted in a warning. A
+    file that names none of the set's questions is an error."""
+    lenient = lenient or Leniency()
+    table = read_nugget_file(Path(path), lenient)
+    ids = {s.id for s in ds.samples}
+    for qid in table:
+        if qid not in ids:
+            lenient.warn(NOT_IN_SET, qid, DataError(
+                f"question {quote(qid)} is not in the dataset", file=str(path)))
+    if not ids & set(table):
+        some = ", ".join(quote(q) for q in list(table)[:3])
+        raise DataError(f"names none of the dataset's questions (it names {some}; the set's "
+                        f"ids are e.g. {quote(ds.samples[0].id)})", file=str(path))
+    samples = []
+    for s in ds.samples:
+        given = table.get(s.id)
+        if given is not None and s.nuggets is not None and s.nuggets != given:
+            lenient.warn(REPLACED, s.id, DataError(
+                f"question {quote(s.id)} has nuggets of its own", file=str(path)))
+        samples.append(s if given is None else replace(s, nuggets=given))
+    return replace(ds, samples=tuple(samples),
+                   warnings=(*ds.warnings, *lenient.messages()))
+
+
+def nugget_line(qid: str, question: str, nuggets: tuple[Nugget, ...]) -> dict[str, Any]:
+    """One line of a nugget file, as nuggetizer writes it (:func:`read_nugget_file`
+    reads it back)."""
+    return {"qid": qid, "query": question,
+            "nuggets": [{"text": n.text, "importance": n.importance} for n in nuggets]}

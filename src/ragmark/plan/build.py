@@ -47,7 +47,7 @@ def plan_run(req: RunRequest) -> Plan:
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
     with closed_on_error(ex):
         src = source_of(req, names)
-        ds, pooled = _with_extra(src.dataset, req.qrels_extra)
+        ds, pooled = _with_extra(_with_nuggets(src.dataset, req), req.qrels_extra)
         cfg = with_match(with_language(with_refusals(src.config, req.refusal_patterns,
                                                      req.refusal_judge), req.language),
                          req.context_match)
@@ -81,7 +81,7 @@ def plan_run(req: RunRequest) -> Plan:
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.analysis.gates import check_names, parse_thresholds
-    from ragmark.metrics.names import parse_metrics, split_names, summarises
+    from ragmark.metrics.names import expand_groups, parse_metrics, split_names, summarises
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
     from ragmark.running.compare import StatSettings
@@ -104,7 +104,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     gated = [t.metric for t in (*under, *most) if summarises(t.metric) is None] + regressed
     text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
     every = text.strip().lower() == "all"
-    compared = split_names(text) if text and not every else None
+    # a group (claims, nuggets) stands for its metrics, judged like any judge metric
+    compared = split_names(expand_groups(split_names(text))) if text and not every else None
     judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
         judges += [m for m in parse_judge_metrics(
@@ -115,7 +116,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
                           "--pairwise) too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
     with closed_on_error(ex):
-        ds, pooled = _with_extra(load(req), req.qrels_extra)
+        ds, pooled = _with_extra(_with_nuggets(load(req), req), req.qrels_extra)
         check_references(pairwise, ds)
         run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
         also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
@@ -260,6 +261,16 @@ def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] 
     from ragmark.running.pooling import read_extra, with_extra
 
     return with_extra(ds, read_extra(path), path)
+
+
+def _with_nuggets(ds: Dataset, req: Request) -> Dataset:
+    """The dataset with the nuggets of ``--nuggets`` (read before any work)."""
+    if req.nuggets is None:
+        return ds
+    from ragmark.data.nuggets import with_nuggets
+    from ragmark.plan.sources import leniency
+
+    return with_nuggets(ds, req.nuggets, leniency(req))
 
 
 def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:

@@ -173,6 +173,11 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any],
                                                gate_md))
     json_path = (t.json_path or t.stem.with_name(t.stem.name + ".json")) if (
         "json" in t.formats and t.stem is not None) else (written[0] if written else None)
+    if t.formats and t.stem is not None:
+        from ragmark.results.nuggets import write_nuggets_beside
+
+        nuggets = write_nuggets_beside(result, t.stem)
+        written += [nuggets] if nuggets is not None else []
     trec = None
     if t.run_file:
         from ragmark.report.trec_run import write_trec_run

@@ -48,6 +48,9 @@ class Request:
     """``--input-format``: the format of --dataset / --outputs, instead of telling it from
     the fields (ragmark, ragas, deepeval, llamaindex)."""
     qrels_extra: str | None = None
+    nuggets: str | None = None
+    """``--nuggets FILE``: each question's nuggets (TREC RAG's, nuggetizer's files; the
+    file a run wrote beside its results), used instead of creating them."""
     # where the results go (``output`` None: no files)
     output: str | None = None
     formats: str | None = None

@@ -248,3 +248,83 @@ def test_from_the_command_line_with_nuggets_from_the_log_and_created(server, tmp
     assert [n["text"] for n in q2["nuggets"]] == [
         "Gustave Eiffel's company built it", "It was finished in 1889",
         "Paris hosted the World's"]
+
+
+def test_a_run_writes_its_nuggets_and_another_reuses_them(server, tmp_path, capsys):
+    """``run --output r.json`` writes r.nuggets.jsonl (nuggetizer's layout); another
+    system's answers scored with ``--nuggets r.nuggets.jsonl`` meet the same nuggets, with
+    no creation call. A nugget file naming none of the questions is exit 2."""
+    import json
+
+    from support.cli import run_cli
+
+    server.rule = scripted
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    row = {"id": "q2", "question": QUESTION, "contexts": ["Completed in March 1889."],
+           "expected_answer": EXPECTED}
+    first.write_text(json.dumps({**row, "answer": "It was finished in 1889."}) + "\n")
+    second.write_text(json.dumps({**row, "answer": "Gustave Eiffel's company built it."})
+                      + "\n")
+    llm = ["--metrics", "nuggets", "--llm-base-url", server.url, "--llm-model", "test-model",
+           "--quiet", "--no-history"]
+    code, _, err = run_cli(["run", "--outputs", str(first), "--output",
+                            str(tmp_path / "a.json"), *llm], capsys)
+    assert code == 0, err
+    written = tmp_path / "a.nuggets.jsonl"
+    lines = [json.loads(t) for t in written.read_text().splitlines()]
+    assert lines == [{"qid": "q2", "query": QUESTION, "nuggets": [
+        {"text": "Gustave Eiffel's company built it", "importance": "vital"},
+        {"text": "It was finished in 1889", "importance": "vital"}]}]
+    server.requests.clear()
+    code, _, err = run_cli(["run", "--outputs", str(second), "--nuggets", str(written),
+                            "--output", str(tmp_path / "b.json"), "--include-details",
+                            *llm], capsys)
+    assert code == 0, err
+    assert [kind(r.body) for r in server.requests] == ["assign"]
+    got = json.loads((tmp_path / "b.json").read_text())["queries"][0]
+    assert got["ground_truth"]["nuggets"] == lines[0]["nuggets"]
+    assert got["metrics"]["nugget_all"]["source"] == "set"
+    assert (tmp_path / "b.nuggets.jsonl").read_text() == written.read_text()
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"qid": "x9", "nuggets": lines[0]["nuggets"]}) + "\n")
+    code, _, err = run_cli(["run", "--outputs", str(second), "--nuggets", str(other), *llm],
+                           capsys)
+    assert code == 2 and "names none of the dataset's questions" in err
+
+
+def test_a_compare_scores_every_config_against_the_same_nuggets(server, tmp_path, capsys):
+    """Two configs on a set without nuggets: the nuggets are created once (the second
+    config's creation comes from the call cache), both configs' answers meet the same
+    ones, and the compare writes them beside its results."""
+    import json
+    from pathlib import Path
+
+    from support.cli import run_cli
+
+    server.rule = scripted
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{
+        "id": "q1", "question": "What are the two main components of a RAG pipeline?",
+        "expected_answer": "A retriever finds passages. A generator writes the answer.",
+        "ground_truth_contexts": ["The retriever and the generator are the two main "
+                                  "components"]}]))
+    demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo" / "corpus"
+    flat = tmp_path / "flat.toml"
+    flat.write_text('[retriever]\nname = "bm25"\nb = 0.0\n')
+    code, _, err = run_cli(["compare", "--dataset", str(ds), "--corpus", str(demo),
+                            "--configs", "sparse", str(flat), "--metrics", "nuggets",
+                            "--llm-base-url", server.url, "--llm-model", "test-model",
+                            "--output", str(tmp_path / "c"), "--include-details",
+                            "--quiet", "--no-history"], capsys)
+    assert code == 0, err
+    kinds = [kind(r.body) for r in server.requests]
+    assert kinds.count("create") == 1 and kinds.count("importance") == 1
+    data = json.loads((tmp_path / "c.json").read_text())
+    used = [[n["text"] for n in run["queries"][0]["metrics"]["nugget_all"]["nuggets"]]
+            for run in data["configs"].values()]
+    assert set(data["comparisons"][0]) >= {"metric", "p_value"}
+    assert {r["metric"] for r in data["comparisons"]} == set(METRICS)
+    assert used[0] == used[1] == ["A retriever finds passages", "A generator writes the answer",
+                                  "The retriever and the"]
+    written = [json.loads(t) for t in (tmp_path / "c.nuggets.jsonl").read_text().splitlines()]
+    assert [n["text"] for n in written[0]["nuggets"]] == used[0]
