@@ -1,4 +1,6 @@
-"""BEIR folders: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (graded).
+"""BEIR folders: corpus.jsonl, queries.jsonl and qrels/<split>.tsv (graded); and TREC
+RAG's files in the same shape: the segments as corpus.jsonl (``docid``, ``segment``),
+the topics as topics.tsv, the nuggets as nuggets.jsonl (then the qrels are optional).
 
 corpus and queries may be gzip-compressed (``corpus.jsonl.gz``); the qrels may be BEIR's
 TSV (``query-id corpus-id score``) or TREC's format (``qid 0 docid grade``, white space
@@ -16,9 +18,10 @@ from ragmark.data.corpus import load_jsonl_corpus
 from ragmark.data.files import Where, describe, iter_jsonl, iter_lines, quote
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
-from ragmark.types import Dataset, GroundTruth, Sample
+from ragmark.types import Dataset, GroundTruth, Nugget, Sample
 
-LAYOUT = "a BEIR folder needs corpus.jsonl, queries.jsonl and qrels/<split>.tsv"
+LAYOUT = ("a BEIR folder needs corpus.jsonl, queries.jsonl (or TREC's topics.tsv) and "
+          "qrels/<split>.tsv (or, in a TREC RAG folder, nuggets.jsonl)")
 HEADER = ["query-id", "corpus-id", "score"]
 COLUMNS = ("3 tab-separated columns (query-id, corpus-id, score) or TREC's 4 (qid 0 docid "
            "grade)")
@@ -37,8 +40,33 @@ def _find(folder: Path, name: str) -> Path:
     return gz if not plain.exists() and gz.exists() else plain
 
 
+TOPICS = ("topics.tsv", "topics.txt")
+"""TREC's topics, one a line: ``qid<TAB>query`` (TREC RAG's ``topics.rag24.test.txt``
+renamed), read in place of queries.jsonl."""
+NUGGETS = "nuggets.jsonl"
+"""A TREC RAG folder's nuggets (:mod:`ragmark.data.nuggets`), beside its qrels."""
+
+
 def is_beir_folder(folder: Path) -> bool:
-    return any(_find(folder, name).exists() for name in ("corpus.jsonl", "queries.jsonl", "qrels"))
+    return any(_find(folder, name).exists()
+               for name in ("corpus.jsonl", "queries.jsonl", "qrels", *TOPICS))
+
+
+def load_topics(path: Path, lenient: Leniency | None = None) -> dict[str, str]:
+    """query id -> text, from TREC's topics file: ``qid<TAB>query`` a line."""
+    lenient = lenient or Leniency()
+    topics: dict[str, str] = {}
+    for number, text in iter_lines(path, lenient.encoding):
+        where = Where(str(path), line=number)
+        qid, tab, query = text.partition("\t")
+        if not tab or not qid.strip() or not query.strip():
+            raise where.error("expected a topic id, a tab and the topic's text")
+        if qid.strip() in topics:
+            raise where.error(f"duplicate topic id {quote(qid.strip())}", "qid")
+        topics[qid.strip()] = query.strip()
+    if not topics:
+        raise DataError("no topics (the file is empty)", file=str(path))
+    return topics
 
 
 def load_queries(path: Path, lenient: Leniency | None = None) -> dict[str, str]:
@@ -157,23 +185,43 @@ def load_beir(folder: Path, split: str = "test", corpus: str | Path | None = Non
             "a BEIR folder has its own corpus (corpus.jsonl); leave out --corpus",
             file=str(folder),
         )
-    for name, kind in (("corpus.jsonl", "file"), ("queries.jsonl", "file"), ("qrels", "folder")):
+    topics = next((folder / t for t in TOPICS if (folder / t).is_file()), None)
+    nuggets_path = _find(folder, NUGGETS)
+    needed = [("corpus.jsonl", "file")]
+    needed += [] if topics is not None else [("queries.jsonl", "file")]
+    needed += [] if nuggets_path.exists() else [("qrels", "folder")]
+    for name, kind in needed:
         if not _find(folder, name).exists():
             raise DataError(f"no such {kind}; {LAYOUT}", file=str(folder / name))
-    qrels_path = _split_path(folder, split)
-    queries = load_queries(_find(folder, "queries.jsonl"), lenient)
+    queries = (load_topics(topics, lenient) if topics is not None
+               else load_queries(_find(folder, "queries.jsonl"), lenient))
     documents = load_jsonl_corpus(_find(folder, "corpus.jsonl"), lenient)
     known = {d.id for d in documents.documents} | documents.left_out
-    qrels = load_qrels(qrels_path, queries, known, lenient)
+    qrels = (load_qrels(_split_path(folder, split), queries, known, lenient)
+             if (folder / "qrels").exists() else {})
+    nuggets = _nuggets(nuggets_path, queries, lenient) if nuggets_path.exists() else {}
     samples = tuple(
-        Sample(id=qid, question=queries[qid], truth=GroundTruth(doc_grades=MappingProxyType(g)))
-        for qid, g in qrels.items()
-    )
+        Sample(id=qid, question=queries[qid],
+               truth=GroundTruth(doc_grades=MappingProxyType(qrels.get(qid, {}))),
+               nuggets=nuggets.get(qid))
+        for qid in (*qrels, *(q for q in nuggets if q not in qrels)))
     return Dataset(
         name=folder.resolve().name,
         path=str(folder),
-        format="beir",
+        format="trec-rag" if topics is not None or nuggets else "beir",
         samples=samples,
         corpus=documents,
         default_chunker="whole",
     )
+
+
+def _nuggets(path: Path, queries: dict[str, str], lenient: Leniency
+             ) -> dict[str, tuple[Nugget, ...]]:
+    from ragmark.data.nuggets import read_nugget_file
+
+    got = read_nugget_file(path, lenient)
+    unknown = [q for q in got if q not in queries]
+    if unknown:
+        raise DataError(f"nuggets of unknown topic {quote(unknown[0])} (not among the "
+                        "topics)", file=str(path))
+    return got

@@ -30,16 +30,23 @@ EMPTY_DOCUMENTS = "empty documents left out of the index (kept in the ground tru
 SAME_DUPLICATES = "documents repeated with the same id and text, loaded once"
 
 
+ID_FIELDS = ("_id", "id", "docid")
+"""A document's id: BEIR's ``_id``, ``id``, or ``docid`` as MS MARCO v2.1's segmented
+corpus (TREC RAG's) writes it, whose text is its ``segment``."""
+
+
 def _document(value: object, where: Where, lenient: Leniency) -> Document | str:
     """The document of one line, or its id when it is empty (title and text both empty
     or blank): left out of the index with a warning."""
     obj = as_object(value, where)
-    id_field = "_id" if "_id" in obj else "id"
+    id_field = next((f for f in ID_FIELDS if f in obj), "id")
     if id_field not in obj:
-        raise where.error(f"missing; expected {NON_EMPTY_STRING} (or '_id' as in BEIR)", "id")
+        raise where.error(f"missing; expected {NON_EMPTY_STRING} (or '_id' as in BEIR, "
+                          "'docid' as in MS MARCO's segments)", "id")
     doc_id = check_id(obj[id_field], where, id_field, lenient)
     title = get_optional_string(obj, "title", where, allow_empty=True) or ""
-    text = get_string(obj, "text", where, allow_empty=True)
+    text_field = "segment" if "text" not in obj and "segment" in obj else "text"
+    text = get_string(obj, text_field, where, allow_empty=True)
     if not text.strip() and not title.strip():
         lenient.warn(EMPTY_DOCUMENTS, f"{quote(doc_id)} ({where.short()})", where.error(
             f"document {quote(doc_id)} is empty: expected {NON_EMPTY_STRING} (or a non-empty "
@@ -54,8 +61,9 @@ def _document(value: object, where: Where, lenient: Leniency) -> Document | str:
 
 
 def load_jsonl_corpus(path: Path, lenient: Leniency | None = None) -> Corpus:
-    """One document a line: ``{"id" or "_id", "text", "title"?, "metadata"?}`` (the file
-    may be gzip-compressed, ``.jsonl.gz``). Empty documents are left out with a warning;
+    """One document a line: ``{"id" or "_id", "text", "title"?, "metadata"?}``, or MS
+    MARCO v2.1's segments ``{"docid", "segment", "title"?, ...}`` (the file may be
+    gzip-compressed, ``.jsonl.gz``). Empty documents are left out with a warning;
     a repeated id is an error unless its text is the same (then loaded once, warned)."""
     lenient = lenient or Leniency()
     documents: dict[str, Document] = {}
@@ -65,7 +73,7 @@ def load_jsonl_corpus(path: Path, lenient: Leniency | None = None) -> Corpus:
         document = _document(value, where, lenient)
         doc_id = document if isinstance(document, str) else document.id
         if doc_id in first:
-            field = "_id" if "_id" in value else "id"
+            field = next((f for f in ID_FIELDS if f in value), "id")
             earlier = documents.get(doc_id)
             same = (doc_id in empty and isinstance(document, str)) or (
                 isinstance(document, Document) and earlier == document)

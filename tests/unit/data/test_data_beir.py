@@ -65,7 +65,8 @@ def test_missing_parts_of_the_layout(files, error_of):
     (folder / "queries.jsonl").unlink()
     assert error_of(load_dataset, folder) == (
         f"{folder / 'queries.jsonl'}: no such file; a BEIR folder needs corpus.jsonl, "
-        "queries.jsonl and qrels/<split>.tsv"
+        "queries.jsonl (or TREC's topics.tsv) and qrels/<split>.tsv (or, in a TREC RAG "
+        "folder, nuggets.jsonl)"
     )
 
 

@@ -137,7 +137,8 @@ def test_jsonl_document_errors(files, error_of):
         ('["a"]', "line 1: expected an object, got a list"),
         (
             '{"text": "t"}',
-            "line 1, field 'id': missing; expected a non-empty string (or '_id' as in BEIR)",
+            "line 1, field 'id': missing; expected a non-empty string (or '_id' as in BEIR, "
+            "'docid' as in MS MARCO's segments)",
         ),
         ('{"_id": 7.5, "text": "t"}', "line 1, field '_id': expected a non-empty string, "
          "got 7.5"),

@@ -1,0 +1,109 @@
+"""TREC RAG's files as a dataset (issue 38): the segmented corpus (MS MARCO v2.1's
+layout: docid, segment), the topics (qid TAB query), the nuggets and the qrels in a
+BEIR-shaped folder; bad lines refused with the place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragmark.data import load_dataset
+from ragmark.errors import DataError
+from ragmark.types import Nugget
+
+SEGMENTS = [
+    {"docid": "msmarco_v2.1_doc_01#0_10", "url": "https://example.org/eiffel",
+     "title": "Eiffel Tower", "headings": "History",
+     "segment": "The Eiffel Tower was built by the company of Gustave Eiffel and finished "
+                "in 1889 for the World's Fair.", "start_char": 0, "end_char": 96},
+    {"docid": "msmarco_v2.1_doc_01#1_200", "url": "https://example.org/eiffel",
+     "title": "Eiffel Tower", "headings": "Height",
+     "segment": "The tower is 330 metres tall and was the tallest structure until 1930.",
+     "start_char": 97, "end_char": 170},
+    {"docid": "msmarco_v2.1_doc_02#0_0", "url": "https://example.org/potty",
+     "title": "Potty training", "headings": "",
+     "segment": "Take a toddler to the potty every two hours while potty training."},
+]
+
+
+def trec_folder(root: Path, *, qrels: bool = True) -> Path:
+    folder = root / "trec"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SEGMENTS))
+    (folder / "topics.tsv").write_text("2024-1\twho built the eiffel tower\n"
+                                       "2024-2\thow often to take a toddler to the potty\n"
+                                       "2024-3\tan unjudged topic\n")
+    (folder / "nuggets.jsonl").write_text(
+        json.dumps({"qid": "2024-2", "query": "how often to take a toddler to the potty",
+                    "nuggets": [{"text": "every two hours", "importance": "vital"}]}) + "\n"
+        + json.dumps({"qid": "2024-1", "query": "who built the eiffel tower", "nuggets": [
+            {"text": "Gustave Eiffel's company built it", "importance": "vital"},
+            {"text": "finished in 1889", "importance": "okay"}]}) + "\n")
+    if qrels:
+        (folder / "qrels").mkdir()
+        (folder / "qrels" / "test.txt").write_text(
+            "2024-1 0 msmarco_v2.1_doc_01#0_10 3\n2024-1 0 msmarco_v2.1_doc_01#1_200 1\n")
+    return folder
+
+
+def test_a_trec_rag_folder_loads_topics_segments_nuggets_and_qrels(tmp_path):
+    ds = load_dataset(trec_folder(tmp_path))
+    assert ds.format == "trec-rag"
+    # the judged topics first, then those with nuggets only; an unjudged topic without
+    # nuggets is not a question
+    assert [s.id for s in ds.samples] == ["2024-1", "2024-2"]
+    first, second = ds.samples
+    assert first.question == "who built the eiffel tower"
+    assert dict(first.truth.doc_grades) == {"msmarco_v2.1_doc_01#0_10": 3,
+                                            "msmarco_v2.1_doc_01#1_200": 1}
+    assert first.nuggets == (Nugget("Gustave Eiffel's company built it", "vital"),
+                             Nugget("finished in 1889", "okay"))
+    assert second.nuggets == (Nugget("every two hours", "vital"),)
+    assert not second.truth.doc_grades
+    doc = ds.corpus.by_id()["msmarco_v2.1_doc_02#0_0"]
+    assert doc.text.startswith("Take a toddler") and doc.title == "Potty training"
+
+
+def test_without_qrels_the_nuggets_name_the_questions(tmp_path):
+    ds = load_dataset(trec_folder(tmp_path, qrels=False))
+    assert [s.id for s in ds.samples] == ["2024-2", "2024-1"]
+
+
+def test_bad_trec_files_are_refused_with_the_place(tmp_path):
+    folder = trec_folder(tmp_path)
+    (folder / "topics.tsv").write_text("2024-1\twho built it\n2024-2 no tab here\n")
+    with pytest.raises(DataError, match="expected a topic id, a tab and the topic's text") as e:
+        load_dataset(folder)
+    assert e.value.line == 2
+    (folder / "topics.tsv").write_text("2024-1\twho built it\n")
+    with pytest.raises(DataError, match="nuggets of unknown topic '2024-2'|nuggets of unknown "
+                                        "topic \"2024-2\""):
+        load_dataset(folder)
+
+
+def test_nuggets_of_a_trec_rag_folder_through_a_run(tmp_path, server, capsys):
+    """ragmark's own pipeline on the segments (BM25, the extractive generator), the
+    folder's nuggets assigned by the judge: recall@2 from the qrels, the nugget scores
+    from the nuggets, no creation call."""
+    from support.cli import run_cli
+    from support.fake_llm_server import chat_reply
+
+    def assign(body):
+        user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        n = user.count('<data name="nugget"')
+        return chat_reply(json.dumps({"verdicts": [
+            {"nugget": i, "assignment": "support"} for i in range(1, n + 1)]}))
+
+    server.rule = assign
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(trec_folder(tmp_path)), "--metrics",
+                            "recall@2,nuggets", "--top-k", "2", "--llm-base-url", server.url,
+                            "--llm-model", "test-model", "--output", str(out), "--quiet",
+                            "--no-history"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert len(server.requests) == 2  # one assignment an answer
+    assert data["metrics"]["nugget_all"] == 1.0 and data["metrics"]["recall@2"] == 1.0
+    assert data["counts"]["recall@2"]["n"] == 1  # the topic without qrels has no target
