@@ -40,6 +40,7 @@ from ragmark.data.logged import (
     thumb,
 )
 from ragmark.data.sets import _samples, answerable_of, set_name
+from ragmark.data.trec_answers import is_trec_answers, trec_answer_rows
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth
 
@@ -111,10 +112,13 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
 ODD_FEEDBACK = "feedback that is neither a thumb nor a number: left out"
 
 
-def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSet:
+def load_outputs(path: str | Path, lenient: Leniency | None = None,
+                 against: Dataset | None = None) -> OutputsSet:
     """Read and check an outputs set; any bad line is a DataError naming the file, the
     line (or item) and the field. ``"answer": null`` is an empty answer, with a warning
-    (``dataset.warnings``)."""
+    (``dataset.warnings``). TREC RAG's answer files are read too
+    (:mod:`ragmark.data.trec_answers`), their segments and topics from ``against``, the
+    dataset they are scored against."""
     path = Path(path)
     lenient = lenient or Leniency()
     if not path.exists():
@@ -126,6 +130,10 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None) -> OutputsSe
     items, _ = read_rows(path, lenient)  # RAGAS's and DeepEval's rows as ragmark's
     if is_conversations(items):  # logged conversations: each turn an output
         items = turns_of(items)
+    elif is_trec_answers(items):
+        items = trec_answer_rows(  # type: ignore[assignment]
+            items, None if against is None else against.corpus,
+            {} if against is None else {s.id: s.question for s in against.samples}, lenient)
     return outputs_of_items(items, path, lenient)
 
 

@@ -179,12 +179,12 @@ def _logged(req: RunRequest) -> Source:
         if v and req.traces is None:
             raise ConfigError(f"{opt} is for --traces")
     keys = TraceKeys.parse(req.trace_attributes).rooted(req.root_names, req.root_kinds)
+    ds = None if req.dataset is None else load(req)  # the log is scored by its truth
     oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
-            else load_outputs(str(req.outputs), leniency(req)))
+            else load_outputs(str(req.outputs), leniency(req), ds))
     cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})
-    if req.dataset is None:
+    if ds is None:
         return Source(oset.dataset, cfg, oset.outputs)
-    ds = load(req)  # the ground truth is the dataset's: join the log to it
     outputs, notes = join_outputs(oset, ds)
     # what loading the log let through is told as the dataset's is
     ds = replace(ds, warnings=(*ds.warnings, *oset.dataset.warnings))

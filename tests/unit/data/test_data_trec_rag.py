@@ -107,3 +107,77 @@ def test_nuggets_of_a_trec_rag_folder_through_a_run(tmp_path, server, capsys):
     assert len(server.requests) == 2  # one assignment an answer
     assert data["metrics"]["nugget_all"] == 1.0 and data["metrics"]["recall@2"] == 1.0
     assert data["counts"]["recall@2"]["n"] == 1  # the topic without qrels has no target
+
+
+def answers_file(root: Path, lines: list[dict]) -> Path:
+    path = root / "ragnarok.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+ANSWER = {"run_id": "ragnarok", "topic_id": "2024-1", "topic": "who built the eiffel tower",
+          "references": ["msmarco_v2.1_doc_01#0_10", "msmarco_v2.1_doc_01#1_200"],
+          "response_length": 17,
+          "answer": [{"text": "Gustave Eiffel's company built it.", "citations": [0]},
+                     {"text": "It is 330 metres tall.", "citations": [1, 0]},
+                     {"text": "It is in Paris.", "citations": []}]}
+
+
+def test_trec_rag_answers_are_logged_outputs_of_its_topics(tmp_path, server, capsys):
+    """A TREC RAG answer file scored against its folder: each answer's sentences with
+    their citations as [n] markers, the referenced segments as its contexts, the
+    folder's nuggets assigned to it; a topic the file does not answer is missing."""
+    from support.cli import run_cli
+    from support.fake_llm_server import chat_reply
+
+    seen = []
+
+    def assign(body):
+        user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        seen.append(user)
+        n = user.count('<data name="nugget"')
+        return chat_reply(json.dumps({"verdicts": [
+            {"nugget": i, "assignment": "support" if i == 1 else "not_support"}
+            for i in range(1, n + 1)]}))
+
+    server.rule = assign
+    folder = trec_folder(tmp_path)
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(folder), "--outputs",
+                            str(answers_file(tmp_path, [ANSWER])), "--metrics", "nuggets",
+                            "--llm-base-url", server.url, "--llm-model", "test-model",
+                            "--output", str(out), "--include-details", "--quiet",
+                            "--no-history", "--allow-missing"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    q = {x["id"]: x for x in data["queries"]}
+    assert q["2024-1"]["answer"] == ("Gustave Eiffel's company built it. [1] It is 330 metres "
+                                     "tall. [2] [1] It is in Paris.")
+    assert q["2024-1"]["contexts"] == [SEGMENTS[0]["segment"], SEGMENTS[1]["segment"]]
+    assert q["2024-1"]["metrics"]["nugget_all"]["value"] == 0.5
+    assert q["2024-1"]["metrics"]["nugget_vital_strict"]["value"] == 1.0
+    assert q["2024-2"]["metrics"]["nugget_all"]["reason"] == (
+        "the log has no output for this question")
+    assert len(seen) == 1 and "It is 330 metres tall. [2] [1]" in seen[0]
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"references": ["msmarco_v2.1_doc_99#0_0"]},
+     "field 'references[0]': segment 'msmarco_v2.1_doc_99#0_0' is not in the corpus"),
+    ({"answer": [{"text": "x.", "citations": [2]}]},
+     "field 'answer[0].citations[0]': expected an index into references (0 to 1), got 2"),
+    ({"topic_id": "2024-9", "topic": None},
+     "field 'topic_id': topic '2024-9' has no text"),
+])
+def test_bad_trec_answers_exit_2_naming_the_line_and_field(tmp_path, capsys, change, says):
+    from support.cli import run_cli
+
+    path = answers_file(tmp_path, [ANSWER, {**ANSWER, **change}])
+    code, _, err = run_cli(["run", "--dataset", str(trec_folder(tmp_path)), "--outputs",
+                            str(path), "--metrics", "nuggets", "--quiet"], capsys)
+    assert code == 2 and "Traceback" not in err
+    flat = " ".join(err.split()).replace('"', "'")
+    assert "line 2" in flat and says in flat, flat
+    code, _, err = run_cli(["run", "--outputs", str(answers_file(tmp_path, [ANSWER])),
+                            "--metrics", "nuggets", "--quiet"], capsys)
+    assert code == 2 and "TREC RAG answers cite segments by id: give --dataset" in err
