@@ -176,8 +176,7 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any],
     if t.formats and t.stem is not None:
         from ragmark.results.nuggets import write_nuggets_beside
 
-        nuggets = write_nuggets_beside(result, t.stem)
-        written += [nuggets] if nuggets is not None else []
+        written += write_nuggets_beside(result, t.stem)
     trec = None
     if t.run_file:
         from ragmark.report.trec_run import write_trec_run

@@ -1,6 +1,17 @@
-"""The nuggets a run scored its answers against, from its nugget scores' details: written
-beside the results as a nugget file (``<results>.nuggets.jsonl``), so that another
-system is scored against the same ones (``--nuggets``)."""
+"""What a run's nugget scores rest on, from their details, written beside the results in
+the files TREC RAG's tools read and write (castorini's nuggetizer):
+
+- ``<results>.nuggets.jsonl``: the nuggets each question's answers were scored against,
+  so that another system is scored against the same ones (``--nuggets``);
+- ``<results>[.<config>].assignments.jsonl``: each answer's nuggets with their
+  importance and assignment (nuggetizer's assignment output: ``qid``, ``query``,
+  ``answer_text``, ``run_id``, ``nuggets``), which nuggetizer's own scoring reads;
+- ``<results>[.<config>].nugget_scores.jsonl``: the per-topic scores in nuggetizer's
+  metrics layout (``qid``, ``strict_vital_score``, ``strict_all_score``,
+  ``vital_score``, ``all_score``), then the ``"qid": "all"`` line of their means. A
+  score that is missing (no vital nugget) is null and left out of the mean, where
+  nuggetizer writes 0 and counts it.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data.nuggets import nugget_line
-from ragmark.judges.nugget_scores import METRICS
+from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.results.model import RunReport
 from ragmark.types import Nugget
 
 SUFFIX = ".nuggets.jsonl"
+OURS_AS_THEIRS = {"nugget_vital_strict": "strict_vital_score",
+                  "nugget_all_strict": "strict_all_score", "nugget_vital": "vital_score",
+                  "nugget_all": "all_score"}
+"""ragmark's names of the four scores -> nuggetizer's."""
 
 
 def nuggets_used(report: RunReport) -> dict[str, tuple[str, tuple[Nugget, ...]]]:
@@ -30,17 +45,58 @@ def nuggets_used(report: RunReport) -> dict[str, tuple[str, tuple[Nugget, ...]]]
     return out
 
 
-def write_nuggets_beside(result: Any, stem: Path) -> Path | None:
-    """Write the nuggets of ``result`` (a run's report, or a comparison's first config's:
-    a compare scores every config against the same) to ``<stem>.nuggets.jsonl``; None
-    when no answer was scored against nuggets."""
-    reports: Mapping[str, RunReport] = getattr(result, "reports", None) or {"run": result}
+def _lines(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                    encoding="utf-8")
+    return path
+
+
+def assignments(report: RunReport, run_id: str) -> list[dict[str, Any]]:
+    """Each scored answer as nuggetizer's assignment output."""
+    rows = []
+    for q in report.queries:
+        listed = next((q.metrics[m].details.get("nuggets") for m in METRICS
+                       if m in q.metrics and q.metrics[m].details.get("nuggets")), None)
+        if listed:
+            rows.append({"query": q.question, "qid": q.id, "answer_text": q.answer or "",
+                         "response_length": len((q.answer or "").split()), "run_id": run_id,
+                         "nuggets": [dict(n) for n in listed]})
+    return rows
+
+
+def topic_scores(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The per-topic scores of the assignment rows (:func:`assignments`) in nuggetizer's
+    metrics layout, then the "all" line: all four, whichever of them the run asked."""
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        got = nugget_scores([Assigned(Nugget(str(n["text"]), str(n["importance"])),
+                                      str(n["assignment"])) for n in row["nuggets"]])
+        out.append({"qid": row["qid"], **{theirs: got[ours].value
+                                          for ours, theirs in OURS_AS_THEIRS.items()}})
+    means: dict[str, Any] = {"qid": "all"}
+    for theirs in OURS_AS_THEIRS.values():
+        values = [r[theirs] for r in out if r[theirs] is not None]
+        means[theirs] = sum(values) / len(values) if values else None
+    return out + [means] if out else []
+
+
+def write_nuggets_beside(result: Any, stem: Path) -> list[Path]:
+    """Write the files of the module beside the results at ``stem`` (the nuggets once:
+    a compare scores every config against the same); nothing when no answer was scored
+    against nuggets."""
+    reports: Mapping[str, RunReport] = getattr(result, "reports", None) or {"": result}
     used = nuggets_used(next(iter(reports.values())))
     if not used:
-        return None
-    path = stem.with_name(stem.name + SUFFIX)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(nugget_line(qid, question, nuggets),
-                                       ensure_ascii=False) + "\n"
-                            for qid, (question, nuggets) in used.items()), encoding="utf-8")
-    return path
+        return []
+    written = [_lines(stem.with_name(stem.name + SUFFIX),
+                      [nugget_line(qid, question, nuggets)
+                       for qid, (question, nuggets) in used.items()])]
+    for name, report in reports.items():
+        base = stem.name + (f".{name}" if name else "")
+        run_id = name or str(report.config.get("name") or stem.name)
+        rows = assignments(report, run_id)
+        written.append(_lines(stem.with_name(base + ".assignments.jsonl"), rows))
+        written.append(_lines(stem.with_name(base + ".nugget_scores.jsonl"),
+                              topic_scores(rows)))
+    return written

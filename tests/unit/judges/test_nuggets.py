@@ -248,6 +248,21 @@ def test_from_the_command_line_with_nuggets_from_the_log_and_created(server, tmp
     assert [n["text"] for n in q2["nuggets"]] == [
         "Gustave Eiffel's company built it", "It was finished in 1889",
         "Paris hosted the World's"]
+    # beside the results, nuggetizer's files: the assignments, which nuggetizer's own
+    # scoring reads to the same per-topic scores, and those scores with their mean
+    rows = [json.loads(t) for t in (tmp_path / "r.assignments.jsonl").read_text()
+            .splitlines()]
+    assert [r["qid"] for r in rows] == ["q1", "q2"] and rows[0]["run_id"] == "outputs"
+    scores = [json.loads(t) for t in (tmp_path / "r.nugget_scores.jsonl").read_text()
+              .splitlines()]
+    assert [s["qid"] for s in scores] == ["q1", "q2", "all"]
+    for row, ours in zip(rows, scores, strict=False):
+        theirs = calculate_nugget_scores(row["qid"], row["nuggets"])
+        assert ours == {"qid": theirs.qid, "strict_vital_score": theirs.strict_vital_score,
+                        "strict_all_score": theirs.strict_all_score,
+                        "vital_score": theirs.vital_score, "all_score": theirs.all_score}
+    assert scores[2]["all_score"] == pytest.approx((scores[0]["all_score"]
+                                                    + scores[1]["all_score"]) / 2)
 
 
 def test_a_run_writes_its_nuggets_and_another_reuses_them(server, tmp_path, capsys):
