@@ -182,7 +182,9 @@ def _logged(req: RunRequest) -> Source:
     ds = None if req.dataset is None else load(req)  # the log is scored by its truth
     oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
             else load_outputs(str(req.outputs), leniency(req), ds))
-    cfg = RunConfig.model_validate({"name": oset.dataset.name, "unit": req.unit or "auto"})
+    runs = {s.extra.get("run_id") for s in oset.dataset.samples}  # TREC RAG answers name it
+    name = next(iter(runs)) if len(runs) == 1 and None not in runs else oset.dataset.name
+    cfg = RunConfig.model_validate({"name": name, "unit": req.unit or "auto"})
     if ds is None:
         return Source(oset.dataset, cfg, oset.outputs)
     outputs, notes = join_outputs(oset, ds)

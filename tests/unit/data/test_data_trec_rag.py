@@ -159,6 +159,9 @@ def test_trec_rag_answers_are_logged_outputs_of_its_topics(tmp_path, server, cap
     assert q["2024-2"]["metrics"]["nugget_all"]["reason"] == (
         "the log has no output for this question")
     assert len(seen) == 1 and "It is 330 metres tall. [2] [1]" in seen[0]
+    assert data["config"]["name"] == "ragnarok"  # the run's run_id names the system
+    assert json.loads((tmp_path / "r.assignments.jsonl").read_text().splitlines()[0])[
+        "run_id"] == "ragnarok"
 
 
 @pytest.mark.parametrize(("change", "says"), [
