@@ -115,8 +115,23 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
                 text = text[:CONTEXT_CHARS].rsplit(" ", 1)[0] + f" … ({len(c)} characters)"
             _indented(out, f"[{i}] {text}")
     _print_blame(q, out)
+    _print_nuggets(q, out)
     _print_pairwise(res, q, out)
     _print_metrics(res, q, out)
+
+
+def _print_nuggets(q: QueryRecord, out: Console) -> None:
+    """The nuggets the answer was scored against, each with its importance and what the
+    answer made of it."""
+    from ragmark.analysis.nugget_view import nugget_line, nugget_view
+
+    view = nugget_view(q)
+    if view is None:
+        return
+    source, nuggets = view
+    _heading(out, f"Nuggets ({len(nuggets)}, {source})")
+    for i, n in enumerate(nuggets, start=1):
+        _indented(out, f"{i}. {nugget_line(n)}", hang=5)
 
 
 def _print_pairwise(res: Results, q: QueryRecord, out: Console) -> None:
@@ -260,6 +275,10 @@ def _metric_note(name: str, m: Score, res: Results) -> str:
               if isinstance(d.get(key), list) and d[key]]
     if claims:  # the claim diagnostics: the claims behind the value
         return " | ".join(claims)
+    if isinstance(d.get("nuggets"), list):  # the nugget scores: see "Nuggets" above
+        said = [n.get("assignment") for n in d["nuggets"] if isinstance(n, dict)]
+        return (f"{said.count('support')} of {len(said)} nuggets supported, "
+                f"{said.count('partial_support')} partly")
     parts = [f"{key} {d[key]}" for key in ("rating", "verdict") if key in d]
     if d.get("reason"):
         parts.append(str(d["reason"]))

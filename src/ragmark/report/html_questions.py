@@ -58,6 +58,19 @@ def _claim_blame(q: QueryRecord) -> str:
             + (f"<ul>{problems}</ul>" if problems else ""))
 
 
+def _nuggets(q: QueryRecord) -> str:
+    """The nuggets the answer was scored against (``--metrics nuggets``), each with its
+    importance and what the answer made of it."""
+    from ragmark.analysis.nugget_view import nugget_line, nugget_view
+
+    view = nugget_view(q)
+    if view is None:
+        return ""
+    source, nuggets = view
+    return (f"<p><b>Nuggets</b> ({len(nuggets)}, {escape(source)}):</p><ol class=\"claims\">"
+            + "".join(f"<li>{escape(nugget_line(n))}</li>" for n in nuggets) + "</ol>")
+
+
 def _turn(q: QueryRecord) -> str:
     """A turn of a conversation: which, and the earlier turns."""
     talk = q.turn
@@ -103,7 +116,7 @@ def question_details(q: QueryRecord) -> str:
             f"<tbody>{items}</tbody></table>{_hops(q)}"
             f"<p><b>Answer:</b> {escape(answer) if answer else '<i>none</i>'}</p>"
             f"<details><summary>contexts the generator saw</summary><ol>{contexts}</ol>"
-            f"</details>{_claim_blame(q)}<ul class=\"qm\">{metrics}</ul>")
+            f"</details>{_claim_blame(q)}{_nuggets(q)}<ul class=\"qm\">{metrics}</ul>")
 
 
 def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:

@@ -248,6 +248,20 @@ def test_from_the_command_line_with_nuggets_from_the_log_and_created(server, tmp
     assert [n["text"] for n in q2["nuggets"]] == [
         "Gustave Eiffel's company built it", "It was finished in 1889",
         "Paris hosted the World's"]
+    # inspect and the HTML question view show each question's nuggets
+    code, out, err = run_cli(["inspect", str(result), "q1"], capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "Nuggets (2, given with the question)" in flat
+    assert ("1. vital, partly supported: Gustave Eiffel's company built the tower" in flat
+            and "2. okay, not supported: finished in 1889" in flat)
+    assert "0 of 2 nuggets supported, 1 partly" in flat
+    html = tmp_path / "r.html"
+    code, _, err = run_cli(["report", str(result), "--output", str(html)], capsys)
+    assert code == 0, err
+    page = html.read_text()
+    assert "<b>Nuggets</b> (3, created by the judge)" in page
+    assert "<li>okay, not supported: finished in 1889</li>" in page
     # beside the results, nuggetizer's files: the assignments, which nuggetizer's own
     # scoring reads to the same per-topic scores, and those scores with their mean
     rows = [json.loads(t) for t in (tmp_path / "r.assignments.jsonl").read_text()
