@@ -41,7 +41,7 @@ def test_every_page_has_examples_or_is_a_reference():
         "index.md", "tutorials/evaluate.md", "tutorials/compare.md", "tutorials/gate.md",
         "tutorials/judge-your-judge.md", "tutorials/monitor.md",
         "tutorials/label-measure-align.md", "how-to/import.md",
-        "how-to/frameworks.md"}
+        "how-to/frameworks.md", "how-to/trec-rag.md"}
     for page in PAGES:
         if "reference" not in page.parts:
             assert blocks(page), f"{page} has no example"
@@ -56,6 +56,13 @@ def _judge(body):
     user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
     data = dict(re.findall(r'<data name="(\w+)"(?: index="\d+")?>\n(.*?)\n</data>', user,
                            re.S))
+    if "numbered nugget" in system:  # a nugget is supported when the answer holds its words
+        answer = set(WORDS.findall(data.get("answer", "").lower()))
+        nuggets = re.findall(r'<data name="nugget" index="\d+">\n(.*?)\n</data>', user, re.S)
+        return chat_reply(json.dumps({"verdicts": [
+            {"nugget": i, "assignment": "support" if set(WORDS.findall(n.lower())) <= answer
+             else "partial_support" if set(WORDS.findall(n.lower())) & answer
+             else "not_support"} for i, n in enumerate(nuggets, start=1)]}))
     if "factual claims" in system:
         return chat_reply(json.dumps({"claims": [s.strip() + "." for s in
                                                  data.get("answer", "").split(".")

@@ -37,6 +37,14 @@ from ragmark.cli.shared import option
 @functools.partial(configs_options, default=(), default_help="dense sparse hybrid, or "
                    "sparse without the dense extra")
 @click.option("--baseline", help="Config the others are compared against (default: first).")
+@click.option("--outputs", "outputs", multiple=True, type=click.Path(exists=True,
+                                                                     dir_okay=False),
+              metavar="FILE",
+              help="A system's logged outputs (as `run --outputs` reads them; TREC RAG's "
+                   "answer files too), compared with the other --outputs files on the "
+                   "--dataset's questions instead of configs run here. Repeatable; each "
+                   "system is named by its run_id, else its file's name. Not with "
+                   "--configs.")
 @option("--metrics", show_default="MRR, Recall@5, Hit@5, Precision@5, nDCG@10 compared; "
         "with 'all', every metric computed and those compared")
 @option("--top-k", type=click.IntRange(min=1))
@@ -51,6 +59,11 @@ from ragmark.cli.shared import option
                    "one of every comparison, or none.")
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--seed", type=int, default=0, show_default=True)
+@click.option("--rank-against", type=click.Path(exists=True, dir_okay=False),
+              metavar="FILE",
+              help="A published table of run-level scores (a run id and its score a line): "
+                   "Kendall's tau, with its interval, between the compared systems' "
+                   "ranking on each compared metric and the file's.")
 @option("--pairwise", metavar="CRITERIA")
 @option("--pairwise-orders", type=click.IntRange(1, 2), default=2, show_default=True)
 @option("--pairwise-rubric", multiple=True, metavar="NAME=TEXT")

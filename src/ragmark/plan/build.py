@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ragmark.errors import ConfigError
 from ragmark.plan.model import Gating, Options, Plan, Targets
 from ragmark.plan.request import CompareRequest, Request, RunRequest
-from ragmark.plan.sources import closed_on_error, executor_of, load
+from ragmark.plan.sources import closed_on_error, executor_of, load, logged_systems
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -90,7 +90,9 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     targets = _targets(req, "compare")
     regressed = regression_metrics(req.regression, req.against, pairwise=True)
     told: list[str] = []
-    cfgs = _configs(req, told)
+    early = _with_nuggets(load(req), req) if req.outputs else None  # logs join its questions
+    cfgs, logged = (_configs(req, told), {}) if early is None else logged_systems(
+        req, early, told)
     pairwise_gated = split_gates(req.regression)[1]
     human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics),
                               req.history)
@@ -116,7 +118,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
                           "--pairwise) too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
     with closed_on_error(ex):
-        ds, pooled = _with_extra(_with_nuggets(load(req), req), req.qrels_extra)
+        ds, pooled = _with_extra(early if early is not None else _with_nuggets(load(req), req),
+                                 req.qrels_extra)
         check_references(pairwise, ds)
         run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
         also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
@@ -141,8 +144,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(regressed),
                           req.against, req.alpha, req.margin, req.history,
                           tuple(pairwise_gated)),
-            targets=targets, pipelines=dict(req.pipelines), human=human, executor=ex,
-            pooled=pooled, pairwise=pairwise)
+            targets=targets, pipelines=dict(req.pipelines), logged=logged, human=human,
+            executor=ex, pooled=pooled, pairwise=pairwise, rank_against=_ranked(req))
     return plan, told
 
 
@@ -261,6 +264,15 @@ def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] 
     from ragmark.running.pooling import read_extra, with_extra
 
     return with_extra(ds, read_extra(path), path)
+
+
+def _ranked(req: CompareRequest) -> tuple[str, dict[str, float]] | None:
+    """``--rank-against``'s file and its scores (read before any work)."""
+    if req.rank_against is None:
+        return None
+    from ragmark.data.run_scores import read_run_scores
+
+    return req.rank_against, read_run_scores(req.rank_against, req.encoding)
 
 
 def _with_nuggets(ds: Dataset, req: Request) -> Dataset:

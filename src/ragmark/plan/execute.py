@@ -30,6 +30,10 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
             from ragmark.plan.pairwise import judged
 
             result = replace(result, pairwise=judged(plan, result.reports, progress))
+        if plan.rank_against is not None:
+            from ragmark.analysis.ranking import rank_agreement
+
+            result = replace(result, ranking=rank_agreement(result, *plan.rank_against))
         reports = result.reports
     g = plan.gating
     gates = regression_gates([(bases.get(n), r) for n, r in reports.items()],
@@ -59,12 +63,12 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
         from ragmark.running.compare import dry_compared
 
         got, answered = dry_compared(plan.dataset, list(plan.configs), plan.task,
-                                     progress=progress)
+                                     progress=progress, logged=plan.logged)
         out = got if plan.judges else {}
         return {**out, "pairwise": estimated(plan, [answered[c.name] for c in plan.configs])}
     if plan.kind == "compare":
         return estimate_compare(plan.dataset, list(plan.configs), plan.task,
-                                progress=progress)
+                                progress=progress, logged=plan.logged)
     (cfg,) = plan.configs
     return {"run": estimate_run(plan.dataset, cfg, plan.task, progress=progress,
                                 outputs=plan.outputs)}
@@ -83,7 +87,7 @@ def _compare(plan: Plan, progress: Progress | None) -> Any:
 
     return compare(plan.dataset, list(plan.configs), plan.task, baseline=plan.baseline,
                    compared=plan.compared, settings=plan.stats, progress=progress,
-                   pipeline_fns=plan.pipelines)
+                   given={**plan.pipelines, **plan.logged})
 
 
 def _markdown(plan: Plan, result: Any) -> str:

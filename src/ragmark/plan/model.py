@@ -109,6 +109,8 @@ class Plan:
     gating: Gating = field(default_factory=Gating)
     targets: Targets = field(default_factory=Targets)
     outputs: Mapping[str, Output] | None = None
+    logged: Mapping[str, Mapping[str, Output]] = field(default_factory=dict)
+    """A compare's logged systems: config name -> its outputs (sample id -> output)."""
     pipelines: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     human: HumanLabels | None = None
     executor: Executor | None = None
@@ -119,6 +121,8 @@ class Plan:
     """What ``--qrels-extra`` added (recorded with the dataset)."""
     pairwise: Pairwise | None = None
     """A compare's pairwise judging of its configs' answers (None: none)."""
+    rank_against: tuple[str, Mapping[str, float]] | None = None
+    """``--rank-against``: the file and its run-level scores (None: none)."""
 
     @property
     def task(self) -> Task:

@@ -118,6 +118,10 @@ class CompareRequest(Request):
     dataset's defaults)."""
 
     configs: Sequence[str | Path | RunConfig] = ()
+    outputs: Sequence[str | Path] = ()
+    """``--outputs FILE`` (repeatable): systems' logged outputs (TREC RAG's answer files
+    among them) compared on the dataset's questions instead of configs run here; each
+    named by its run_id, else its file's name."""
     pipelines: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     run_metrics: Sequence[str] | None = None
     baseline: str | None = None
@@ -130,6 +134,9 @@ class CompareRequest(Request):
     """Overrides test, alpha, correction, resamples and seed when given."""
     pairwise: str | Sequence[str] | None = None
     """``--pairwise``: criteria every two configs' answers are judged by (None: none)."""
+    rank_against: str | None = None
+    """``--rank-against FILE``: a published table of run-level scores; Kendall's tau
+    between the compared systems' ranking on each compared metric and the file's."""
     pairwise_orders: int = 2
     pairwise_rubric: Sequence[str] = ()
     """``--pairwise-rubric NAME=TEXT``: custom criteria for --pairwise."""

@@ -182,12 +182,47 @@ def _logged(req: RunRequest) -> Source:
     ds = None if req.dataset is None else load(req)  # the log is scored by its truth
     oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
             else load_outputs(str(req.outputs), leniency(req), ds))
-    runs = {s.extra.get("run_id") for s in oset.dataset.samples}  # TREC RAG answers name it
-    name = next(iter(runs)) if len(runs) == 1 and None not in runs else oset.dataset.name
-    cfg = RunConfig.model_validate({"name": name, "unit": req.unit or "auto"})
+    cfg = RunConfig.model_validate({"name": logged_name(oset), "unit": req.unit or "auto"})
     if ds is None:
         return Source(oset.dataset, cfg, oset.outputs)
     outputs, notes = join_outputs(oset, ds)
     # what loading the log let through is told as the dataset's is
     ds = replace(ds, warnings=(*ds.warnings, *oset.dataset.warnings))
     return Source(ds, cfg, outputs, notes=tuple(notes))
+
+
+def logged_name(oset: Any) -> str:
+    """The system a log holds: its lines' one ``run_id`` (TREC RAG's answer files), else
+    the file's name."""
+    runs = {s.extra.get("run_id") for s in oset.dataset.samples}
+    return str(next(iter(runs))) if len(runs) == 1 and None not in runs else str(
+        oset.dataset.name)
+
+
+def logged_systems(req: Any, ds: Dataset, told: list[str]
+                   ) -> tuple[list[Any], dict[str, Any]]:
+    """``compare --outputs``: each file a system (named by :func:`logged_name`), its
+    outputs joined to ``ds``'s questions; what joining them noted goes to ``told``."""
+    from ragmark.config import RunConfig
+    from ragmark.data.outputs import join_outputs, load_outputs
+
+    if req.configs:
+        raise ConfigError("compare --outputs compares systems' logged outputs; it cannot be "
+                          "combined with --configs")
+    cfgs: list[Any] = []
+    logged: dict[str, Any] = {}
+    files: dict[str, Any] = {}
+    for path in req.outputs:
+        lenient = leniency(req)
+        oset = load_outputs(str(path), lenient, ds)
+        name = logged_name(oset)
+        if name in files:
+            raise ConfigError(f"--outputs {path} and {files[name]} both hold the system "
+                              f"{name!r}: two systems need two names (their run_id, or "
+                              "their files' names)")
+        files[name] = path
+        outputs, notes = join_outputs(oset, ds)
+        told += [f"{name}: {n}" for n in (*notes, *lenient.messages())]
+        cfgs.append(RunConfig.model_validate({"name": name, "unit": "auto"}))
+        logged[name] = outputs
+    return cfgs, logged

@@ -87,6 +87,10 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
         from ragmark.report.pairwise import pairwise_markdown
 
         lines += pairwise_markdown(c.pairwise)
+    if c.ranking is not None:
+        from ragmark.analysis.ranking import ranking_markdown
+
+        lines += ranking_markdown(c.ranking)
     if timings:
         lines += _costs(c)
     return "\n".join(lines) + "\n"

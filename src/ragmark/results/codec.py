@@ -286,6 +286,7 @@ def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, A
         },
         **(c.gated or {}),
         **({"pairwise": c.pairwise} if c.pairwise is not None else {}),
+        **({"ranking_agreement": c.ranking} if c.ranking is not None else {}),
     }
 
 
@@ -327,7 +328,9 @@ def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Compari
                           envelope=dict(data["envelope"]) if "envelope" in data else None,
                           versions=dict(run["versions"]) if "versions" in run else None,
                           gated=_gated(data),
-                          pairwise=dict(data["pairwise"]) if "pairwise" in data else None)
+                          pairwise=dict(data["pairwise"]) if "pairwise" in data else None,
+                          ranking=(dict(data["ranking_agreement"])
+                                   if "ranking_agreement" in data else None))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise DataError(f"not a compare's results as ragmark writes them "
                         f"({type(e).__name__}: {e})", file=file) from None

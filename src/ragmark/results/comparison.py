@@ -56,6 +56,9 @@ class Comparison:
     pairwise: dict[str, Any] | None = None
     """``--pairwise``: every two configs' answers judged side by side (the round robin's
     report of :mod:`ragmark.running.tournament`, with its ``baseline``)."""
+    ranking: dict[str, Any] | None = None
+    """``--rank-against``: Kendall's tau between the configs' ranking on each compared
+    metric and a published table's (:func:`ragmark.stats.ranking.kendall_tau`)."""
 
     def row(self, config: str, metric: str) -> ComparisonRow | None:
         for r in self.rows:

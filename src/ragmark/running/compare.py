@@ -22,6 +22,7 @@ from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import using
 from ragmark.metrics.names import MetricName, aggregates, parse_metrics
+from ragmark.pipelines.base import Output
 from ragmark.progress import Progress
 from ragmark.results.comparison import (  # noqa: F401  (ragmark.running.compare's API)
     Comparison,
@@ -91,7 +92,7 @@ def compare(
     compared: Sequence[str] | None = None,
     settings: StatSettings | None = None,
     progress: Progress | None = None,
-    pipeline_fns: Mapping[str, Callable[..., Any]] | None = None,
+    given: Mapping[str, Callable[..., Any] | Mapping[str, Output]] | None = None,
 ) -> Comparison:
     """Run every config on the same questions, as ``task`` says (a
     :class:`~ragmark.running.task.Task`), and compare each with the baseline (default:
@@ -106,7 +107,8 @@ def compare(
     first config runs. The task's ``executor``: where the CPU-bound stages run (default:
     the active one); on one that spreads work, the retrieval stages of the configs run
     side by side, and the LLM calls (generators, judges) still one config after the
-    other.
+    other. ``given``: by config name, the in-memory callable of a ``python`` pipeline, or
+    a logged system's outputs (sample id -> output) scored instead of running it.
     """
     task = task or Task()
     if not configs:
@@ -128,8 +130,10 @@ def compare(
         done = _side_by_side(dataset, configs, task, progress) if ex.distributed else {}
         reports: dict[str, RunReport] = {}
         for c in configs:
-            r = run(dataset, c, task, progress=progress,
-                    pipeline_fn=(pipeline_fns or {}).get(c.name), done=done.get(c.name))
+            got = (given or {}).get(c.name)
+            r = run(dataset, c, task, progress=progress, done=done.get(c.name),
+                    pipeline_fn=got if callable(got) else None,
+                    outputs=got if isinstance(got, Mapping) else None)
             reports[c.name] = replace(r, at_depth={**r.at_depth, **at_depth},
                                       notes=[note, *r.notes] if note else r.notes)
         info = ex.info()
@@ -224,16 +228,20 @@ def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], task: Task,
 
 
 def estimate_compare(dataset: Dataset, configs: Sequence[RunConfig], task: Task | None = None,
-                     *, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
+                     *, progress: Progress | None = None,
+                     logged: Mapping[str, Mapping[str, Output]] | None = None
+                     ) -> dict[str, dict[str, Any]]:
     """A dry run of :func:`compare`: per config, the judge calls not yet cached and their
     estimated prompt tokens and cost (see :func:`ragmark.running.judging.estimate`). Nothing is
     called. Each config is estimated on its own, so a call two configs share counts twice
-    (a real run makes it once): the sum is an upper bound."""
-    return dry_compared(dataset, configs, task, progress=progress)[0]
+    (a real run makes it once): the sum is an upper bound. ``logged``: the logged
+    systems' outputs by config name."""
+    return dry_compared(dataset, configs, task, progress=progress, logged=logged)[0]
 
 
 def dry_compared(dataset: Dataset, configs: Sequence[RunConfig], task: Task | None = None,
-                 *, progress: Progress | None = None
+                 *, progress: Progress | None = None,
+                 logged: Mapping[str, Mapping[str, Output]] | None = None
                  ) -> tuple[dict[str, dict[str, Any]], dict[str, list[QueryRecord]]]:
     """:func:`estimate_compare`'s estimates, and each config's questions as its run would
     answer them (see :func:`ragmark.running.runner.dry_answered`)."""
@@ -243,5 +251,6 @@ def dry_compared(dataset: Dataset, configs: Sequence[RunConfig], task: Task | No
     for c in configs:
         select(dataset, c, task.metrics, task.also,
                allow_short_rankings=task.allow_short_rankings)
-    got = {c.name: dry_answered(dataset, c, task, progress=progress) for c in configs}
+    got = {c.name: dry_answered(dataset, c, task, progress=progress,
+                                outputs=(logged or {}).get(c.name)) for c in configs}
     return {n: g[0] for n, g in got.items()}, {n: g[1] for n, g in got.items()}

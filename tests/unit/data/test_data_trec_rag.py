@@ -184,3 +184,92 @@ def test_bad_trec_answers_exit_2_naming_the_line_and_field(tmp_path, capsys, cha
     code, _, err = run_cli(["run", "--outputs", str(answers_file(tmp_path, [ANSWER])),
                             "--metrics", "nuggets", "--quiet"], capsys)
     assert code == 2 and "TREC RAG answers cite segments by id: give --dataset" in err
+
+
+def test_compare_two_trec_rag_runs_on_the_same_nuggets(tmp_path, server, capsys):
+    """`compare --outputs A --outputs B`: two TREC RAG runs on the folder's topics, each
+    named by its run_id, their nugget scores with intervals against the same nuggets, a
+    test between them, and each run's assignments and per-topic scores written."""
+    from support.cli import run_cli
+    from support.fake_llm_server import chat_reply
+
+    def assign(body):  # support a nugget when the answer holds its last word
+        user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        import re
+        blocks = re.findall(r'<data name="(\w+)"(?: index="\d+")?>\n(.*?)\n</data>', user, re.S)
+        answer = dict(blocks)["answer"].lower()
+        nuggets = [t for n, t in blocks if n == "nugget"]
+        return chat_reply(json.dumps({"verdicts": [
+            {"nugget": i, "assignment": "support" if t.split()[-1].lower() in answer
+             else "not_support"} for i, t in enumerate(nuggets, start=1)]}))
+
+    server.rule = assign
+    folder = trec_folder(tmp_path)
+    potty = {"topic_id": "2024-2", "references": ["msmarco_v2.1_doc_02#0_0"],
+             "answer": [{"text": "Every two hours.", "citations": [0]}]}
+    a = answers_file(tmp_path, [ANSWER, {**potty, "run_id": "ragnarok"}])
+    b = tmp_path / "other.jsonl"
+    b.write_text("".join(json.dumps(x) + "\n" for x in [
+        {**ANSWER, "run_id": "baseline", "answer": [{"text": "It was finished in 1889.",
+                                                      "citations": [0]}]},
+        {**potty, "run_id": "baseline", "answer": [{"text": "Often.", "citations": []}]}]))
+    base = ["compare", "--dataset", str(folder), "--outputs", str(a), "--outputs", str(b),
+            "--metrics", "nuggets", "--llm-base-url", server.url, "--llm-model",
+            "test-model", "--quiet", "--no-history"]
+    code, out, err = run_cli([*base, "--dry-run"], capsys)
+    assert code == 0, err
+    assert not server.requests and "judge calls" in out
+    published = tmp_path / "published.tsv"
+    published.write_text("run\tscore\nragnarok\t0.41\nbaseline\t0.62\nthird\t0.10\n")
+    code, out, err = run_cli([*base, "--output", str(tmp_path / "c"), "--rank-against",
+                              str(published)], capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "c.json").read_text())
+    # the published table ranks baseline first, ragmark's nugget_all ragnarok first
+    agree = data["ranking_agreement"]
+    assert agree["against"] == "published.tsv"
+    assert agree["metrics"]["nugget_all"]["tau"] == -1.0
+    assert agree["metrics"]["nugget_all"]["n"] == 2
+    assert agree["metrics"]["nugget_all"]["only_there"] == ["third"]
+    assert agree["metrics"]["nugget_all"]["reason"] == "an interval needs 5 systems or more"
+    flat = " ".join(out.split())
+    assert "Ranking agreement with published.tsv" in flat
+    assert "nugget_all: Kendall's tau -1.000 (no interval: an interval needs 5 systems" in flat
+    assert list(data["configs"]) == ["ragnarok", "baseline"]
+    # ragnarok: topic 1 holds "it" (nugget 1) and not "1889"; topic 2 holds "hours"
+    #   -> nugget_all (1/2 + 1/1) / 2 = 0.75; baseline: topic 1 "it" and "1889" (2/2),
+    #   topic 2 nothing (0) -> 0.5
+    assert data["configs"]["ragnarok"]["metrics"]["nugget_all"] == 0.75
+    assert data["configs"]["baseline"]["metrics"]["nugget_all"] == 0.5
+    assert data["configs"]["ragnarok"]["intervals"]["nugget_all"]["n"] == 2
+    row = next(r for r in data["comparisons"] if r["metric"] == "nugget_all")
+    assert row["config"] == "baseline" and row["baseline"] == "ragnarok" and row["n"] == 2
+    for run in ("ragnarok", "baseline"):
+        rows = [json.loads(t) for t in (tmp_path / f"c.{run}.assignments.jsonl")
+                .read_text().splitlines()]
+        assert [r["run_id"] for r in rows] == [run, run]
+        assert [len(r["nuggets"]) for r in rows] == [2, 1]  # the folder's nuggets
+    assert len(server.requests) == 4  # one assignment an answer, no creation
+    b2 = tmp_path / "again.jsonl"
+    b2.write_text(a.read_text())
+    code, _, err = run_cli(["compare", "--dataset", str(folder), "--outputs", str(a),
+                            "--outputs", str(b2), "--metrics", "nuggets", "--quiet"], capsys)
+    assert code == 2 and "both hold the system 'ragnarok'" in err
+
+
+def test_a_published_score_table_is_read_with_its_errors_placed(tmp_path):
+    from ragmark.data.run_scores import read_run_scores
+
+    path = tmp_path / "scores.csv"
+    path.write_text("run_id,all_score\nr1, 0.5\nr2,0.25\n")
+    assert read_run_scores(path) == {"r1": 0.5, "r2": 0.25}
+    path.write_text("r1 0.5\nr2 high\n")
+    with pytest.raises(DataError, match="expected a number") as e:
+        read_run_scores(path)
+    assert e.value.line == 2
+    path.write_text("r1 0.5\nr1 0.6\n")
+    with pytest.raises(DataError, match="again"):
+        read_run_scores(path)
+    path.write_text("r1 0.5 extra\n")
+    with pytest.raises(DataError, match="expected a run id and its score, got 3 fields"):
+        read_run_scores(path)
