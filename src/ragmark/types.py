@@ -149,6 +149,9 @@ class Sample:
     nuggets: tuple[Nugget, ...] | None = None
     """The facts a good answer holds, when the set gives them (``nuggets``); else the
     nugget judge creates them from the expected answer and the relevant passages."""
+    relevant_texts: tuple[str, ...] = ()
+    """The texts of the documents the qrels judge relevant (BEIR and TREC RAG folders),
+    best grade first: the relevant passages the nugget judge creates nuggets from."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -200,10 +200,13 @@ def load_beir(folder: Path, split: str = "test", corpus: str | Path | None = Non
     qrels = (load_qrels(_split_path(folder, split), queries, known, lenient)
              if (folder / "qrels").exists() else {})
     nuggets = _nuggets(nuggets_path, queries, lenient) if nuggets_path.exists() else {}
+    texts = {d.id: d.text for d in documents.documents}
     samples = tuple(
         Sample(id=qid, question=queries[qid],
                truth=GroundTruth(doc_grades=MappingProxyType(qrels.get(qid, {}))),
-               nuggets=nuggets.get(qid))
+               nuggets=nuggets.get(qid),
+               relevant_texts=tuple(texts[d] for d, g in sorted(
+                   qrels.get(qid, {}).items(), key=lambda dg: -dg[1]) if g > 0 and d in texts))
         for qid in (*qrels, *(q for q in nuggets if q not in qrels)))
     return Dataset(
         name=folder.resolve().name,

@@ -13,10 +13,10 @@ it is no part of the dataset's identity (its questions and ground truth are)."""
 
 def dataset_hash(dataset: Dataset) -> str:
     """SHA-256 over the corpus (ids, titles, texts) and the questions with their ground
-    truth: two results files with the same hash were computed on the same data. The
-    "corpus" of logged outputs is the contexts the system retrieved, not data: their
-    identity is the questions and ground truth alone, so two days of logs over the same
-    questions are one dataset."""
+    truth (their nuggets too, when given): two results files with the same hash were
+    computed on the same data. The "corpus" of logged outputs is the contexts the system
+    retrieved, not data: their identity is the questions and ground truth alone, so two
+    days of logs over the same questions are one dataset."""
     h = hashlib.sha256()
 
     def put(*parts: object) -> None:
@@ -31,4 +31,6 @@ def dataset_hash(dataset: Dataset) -> str:
         t = s.truth
         put("q", s.id, s.question, sorted(t.doc_grades.items()), t.sections, t.passages,
             s.expected_answer, s.expected_keywords)
+        if s.nuggets is not None:  # what the nugget scores count against (none: as before)
+            put("n", [(n.text, n.importance) for n in s.nuggets])
     return h.hexdigest()

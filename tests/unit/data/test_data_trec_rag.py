@@ -273,3 +273,52 @@ def test_a_published_score_table_is_read_with_its_errors_placed(tmp_path):
     path.write_text("r1 0.5 extra\n")
     with pytest.raises(DataError, match="expected a run id and its score, got 3 fields"):
         read_run_scores(path)
+
+
+def test_the_relevant_segments_are_what_nuggets_are_created_from(tmp_path, server):
+    """A TREC RAG folder without nuggets: the judge creates them from each topic's
+    relevant segments (the qrels' documents, best grade first); the folder's nuggets
+    are part of the dataset's fingerprint, so results over other nuggets are other
+    data."""
+    import asyncio
+    import re
+
+    from support.fake_llm_server import chat_reply
+
+    from ragmark.data.fingerprint import dataset_hash
+    from ragmark.judges import JudgeCounts
+    from ragmark.llm import LLMClient, LLMSettings
+    from ragmark.running.judging import judge_call
+
+    folder = trec_folder(tmp_path)
+    with_nuggets = load_dataset(folder)
+    (folder / "nuggets.jsonl").unlink()
+    ds = load_dataset(folder)
+    assert dataset_hash(ds) != dataset_hash(with_nuggets)
+    (topic,) = ds.samples
+    assert topic.relevant_texts == (SEGMENTS[0]["segment"], SEGMENTS[1]["segment"])
+    seen = []
+
+    def rule(body):
+        user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        seen.append(re.findall(r'<data name="passage" index="\d+">\n(.*?)\n</data>', user,
+                               re.S))
+        if "List the nuggets" in body["messages"][0]["content"]:
+            return chat_reply(json.dumps({"nuggets": ["Gustave Eiffel's company built it"]}))
+        return chat_reply(json.dumps({"labels": [{"nugget": 1, "importance": "vital"}]}))
+
+    server.rule = rule
+    client = LLMClient(LLMSettings(base_url=server.url, model="m"), use_cache=False)
+
+    class Unanswered:
+        answer, contexts = "", ()
+
+    async def judged():
+        try:
+            return await judge_call(client, "nugget_all", topic, Unanswered(), JudgeCounts())
+        finally:
+            await client.aclose()
+
+    got = asyncio.run(judged())
+    assert seen[0] == [SEGMENTS[0]["segment"], SEGMENTS[1]["segment"]]
+    assert got.value == 0.0 and got.details["source"] == "judge"
