@@ -40,9 +40,10 @@ def _find(folder: Path, name: str) -> Path:
     return gz if not plain.exists() and gz.exists() else plain
 
 
-TOPICS = ("topics.tsv", "topics.txt")
-"""TREC's topics, one a line: ``qid<TAB>query`` (TREC RAG's ``topics.rag24.test.txt``
-renamed), read in place of queries.jsonl."""
+TOPICS = ("topics.tsv", "topics.txt", "topics.jsonl")
+"""TREC's topics, read in place of queries.jsonl: one a line, ``qid<TAB>query`` (TREC RAG
+2024's ``topics.rag24.test.txt`` renamed), or JSON ``{"id", "title"}`` (TREC RAG 2025's
+``trec_rag_2025_queries.jsonl``; ``qid``/``_id`` and ``query``/``text`` too)."""
 NUGGETS = "nuggets.jsonl"
 """A TREC RAG folder's nuggets (:mod:`ragmark.data.nuggets`), beside its qrels."""
 
@@ -53,8 +54,10 @@ def is_beir_folder(folder: Path) -> bool:
 
 
 def load_topics(path: Path, lenient: Leniency | None = None) -> dict[str, str]:
-    """query id -> text, from TREC's topics file: ``qid<TAB>query`` a line."""
+    """query id -> text, from TREC's topics file (:data:`TOPICS`)."""
     lenient = lenient or Leniency()
+    if path.suffix == ".jsonl":
+        return _json_topics(path, lenient)
     topics: dict[str, str] = {}
     for number, text in iter_lines(path, lenient.encoding):
         where = Where(str(path), line=number)
@@ -216,6 +219,22 @@ def load_beir(folder: Path, split: str = "test", corpus: str | Path | None = Non
         corpus=documents,
         default_chunker="whole",
     )
+
+
+def _json_topics(path: Path, lenient: Leniency) -> dict[str, str]:
+    topics: dict[str, str] = {}
+    for where, value in iter_jsonl(path, lenient.encoding):
+        obj = as_object(value, where)
+        key = next((k for k in ("id", "qid", "_id") if k in obj), "id")
+        qid = check_id(obj.get(key), where, key, lenient)
+        text_key = next((k for k in ("title", "query", "text") if k in obj), "title")
+        text = get_string(obj, text_key, where)
+        if qid in topics:
+            raise where.error(f"duplicate topic id {quote(qid)}", key)
+        topics[qid] = text.strip()
+    if not topics:
+        raise DataError("no topics (the file is empty)", file=str(path))
+    return topics
 
 
 def _nuggets(path: Path, queries: dict[str, str], lenient: Leniency

@@ -2,7 +2,10 @@
 participants submit them (and castorini's Ragnarök writes them):
 
 ``{"run_id", "topic_id", "topic"?, "references": [segment ids], "answer": [{"text",
-"citations": [indices into references]}], "response_length"?}``
+"citations": [indices into references]}], "response_length"?}`` (TREC 2024), or with
+``{"metadata": {"team_id", "run_id", "narrative_id", "narrative", ...}}`` in place of
+the run and topic fields and citations given as indices or as segment ids (TREC 2025's
+two formats; a cited segment outside ``references`` is added to the contexts).
 
 Each line becomes a logged output of its topic: the answer, its sentences joined, each
 followed by its citations as ``[n]`` markers (n counted from 1, so ragmark's citation
@@ -27,12 +30,43 @@ NEEDS_CORPUS = ("TREC RAG answers cite segments by id: give --dataset, the TREC 
 
 
 def is_trec_answers(items: list[tuple[Where, Any]]) -> bool:
-    """True when the items are TREC RAG answers (``topic_id`` and a list ``answer``)."""
-    return any(isinstance(v, dict) and "topic_id" in v and isinstance(v.get("answer"), list)
-               for _, v in items)
+    """True when the items are TREC RAG answers (``topic_id``, or TREC 2025's
+    ``metadata``, and a list ``answer``)."""
+    return any(isinstance(v, dict) and isinstance(v.get("answer"), list) and (
+        "topic_id" in v or isinstance(v.get("metadata"), dict)) for _, v in items)
 
 
-def _sentences(value: Any, where: Where, n_refs: int) -> list[tuple[str, list[int]]]:
+def _field(obj: dict[str, Any], name: str, of_2025: str) -> tuple[Any, str]:
+    """A field of TREC 2024's layout, else its TREC 2025 counterpart in ``metadata``,
+    with the name to put in an error."""
+    meta = obj.get("metadata")
+    if name not in obj and isinstance(meta, dict) and of_2025 in meta:
+        return meta[of_2025], f"metadata.{of_2025}"
+    return obj.get(name), name
+
+
+def _cited(c: Any, refs: list[Any], where: Where, at: str) -> int:
+    """The reference index of one citation: an index into references, or a segment id
+    (added to references when it is not among them)."""
+    if isinstance(c, str) and c.strip():
+        if c not in refs:
+            refs.append(c)
+        return refs.index(c)
+    if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(refs):
+        raise where.error(f"expected an index into references (0 to {len(refs) - 1}) or a "
+                          f"segment id, got {describe(c)}", at)
+    return c
+
+
+def _segment(docs: Mapping[str, Any], ref: Any, where: Where, at: str, source: str
+             ) -> dict[str, str]:
+    doc = docs.get(ref) if isinstance(ref, str) else None
+    if doc is None:
+        raise where.error(f"segment {quote(str(ref))} is not in the corpus {source}", at)
+    return {"id": ref, "text": doc.text}
+
+
+def _sentences(value: Any, where: Where, refs: list[Any]) -> list[tuple[str, list[int]]]:
     if not isinstance(value, list):
         raise where.error(f"expected a list of {{text, citations}} objects, got "
                           f"{describe(value)}", "answer")
@@ -47,11 +81,8 @@ def _sentences(value: Any, where: Where, n_refs: int) -> list[tuple[str, list[in
         if not isinstance(cites, list):
             raise where.error(f"expected a list of reference indices, got {describe(cites)}",
                               f"{at}.citations")
-        for j, c in enumerate(cites):
-            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < n_refs:
-                raise where.error(f"expected an index into references (0 to {n_refs - 1}), "
-                                  f"got {describe(c)}", f"{at}.citations[{j}]")
-        out.append((text.strip(), list(dict.fromkeys(cites))))
+        got = [_cited(c, refs, where, f"{at}.citations[{j}]") for j, c in enumerate(cites)]
+        out.append((text.strip(), list(dict.fromkeys(got))))
     return out
 
 
@@ -68,27 +99,28 @@ def trec_answer_rows(items: list[tuple[Where, Any]], corpus: Corpus | None,
     rows = []
     for where, value in items:
         obj = as_object(value, where)
-        topic = check_id(obj.get("topic_id"), where, "topic_id", lenient)
+        raw_topic, topic_field = _field(obj, "topic_id", "narrative_id")
+        topic = check_id(raw_topic, where, topic_field, lenient)
         refs = obj.get("references") or []
         if not isinstance(refs, list):
             raise where.error(f"expected a list of segment ids, got {describe(refs)}",
                               "references")
-        contexts = []
-        for i, ref in enumerate(refs):
-            doc = docs.get(ref) if isinstance(ref, str) else None
-            if doc is None:
-                raise where.error(f"segment {quote(str(ref))} is not in the corpus "
-                                  f"{corpus.source}", f"references[{i}]")
-            contexts.append({"id": ref, "text": doc.text})
-        sentences = _sentences(obj.get("answer"), where, len(refs))
-        question = obj.get("topic") or questions.get(topic)
+        refs = list(refs)
+        given = len(refs)
+        contexts = [_segment(docs, ref, where, f"references[{i}]", corpus.source)
+                    for i, ref in enumerate(refs)]
+        sentences = _sentences(obj.get("answer"), where, refs)  # may cite more segments
+        contexts += [_segment(docs, ref, where, "answer", corpus.source)
+                     for ref in refs[given:]]
+        question = _field(obj, "topic", "narrative")[0] or questions.get(topic)
         if not isinstance(question, str) or not question.strip():
             raise where.error(f"topic {quote(topic)} has no text: not among the dataset's "
-                              "topics, and the line gives no 'topic'", "topic_id")
+                              "topics, and the line gives no 'topic'", topic_field)
+        run = _field(obj, "run_id", "run_id")[0]
         answer = " ".join(t + "".join(f" [{c + 1}]" for c in cites)
                           for t, cites in sentences if t)
         rows.append((where, {
             "id": topic, "question": question, "answer": answer, "contexts": contexts,
             "answer_sentences": [{"text": t, "citations": c} for t, c in sentences],
-            **({"run_id": obj["run_id"]} if isinstance(obj.get("run_id"), str) else {})}))
+            **({"run_id": run} if isinstance(run, str) and run.strip() else {})}))
     return rows

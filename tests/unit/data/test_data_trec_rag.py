@@ -168,7 +168,8 @@ def test_trec_rag_answers_are_logged_outputs_of_its_topics(tmp_path, server, cap
     ({"references": ["msmarco_v2.1_doc_99#0_0"]},
      "field 'references[0]': segment 'msmarco_v2.1_doc_99#0_0' is not in the corpus"),
     ({"answer": [{"text": "x.", "citations": [2]}]},
-     "field 'answer[0].citations[0]': expected an index into references (0 to 1), got 2"),
+     "field 'answer[0].citations[0]': expected an index into references (0 to 1) or a "
+     "segment id, got 2"),
     ({"topic_id": "2024-9", "topic": None},
      "field 'topic_id': topic '2024-9' has no text"),
 ])
@@ -322,3 +323,43 @@ def test_the_relevant_segments_are_what_nuggets_are_created_from(tmp_path, serve
     got = asyncio.run(judged())
     assert seen[0] == [SEGMENTS[0]["segment"], SEGMENTS[1]["segment"]]
     assert got.value == 0.0 and got.details["source"] == "judge"
+
+
+def test_trec_2025_topics_and_answers_with_metadata_and_segment_ids(tmp_path, server, capsys):
+    """TREC RAG 2025's files: topics as JSONL {id, title}; answers with the run and topic
+    in ``metadata`` and citations given as segment ids (one outside references)."""
+    from support.cli import run_cli
+    from support.fake_llm_server import chat_reply
+
+    server.rule = lambda body: chat_reply(json.dumps({"verdicts": [
+        {"nugget": i, "assignment": "support"} for i in range(
+            1, [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+            .count('<data name="nugget"') + 1)]}))
+    folder = trec_folder(tmp_path)
+    (folder / "topics.tsv").unlink()
+    (folder / "topics.jsonl").write_text(
+        json.dumps({"id": "2024-1", "title": "who built the eiffel tower"}) + "\n"
+        + json.dumps({"id": "2024-2", "title": "how often to take a toddler to the potty"})
+        + "\n")
+    assert [s.question for s in load_dataset(folder).samples] == [
+        "who built the eiffel tower", "how often to take a toddler to the potty"]
+    run = tmp_path / "run25.jsonl"
+    run.write_text(json.dumps({
+        "metadata": {"team_id": "t", "run_id": "run25", "type": "automatic",
+                     "narrative_id": "2024-1", "narrative": "who built the eiffel tower"},
+        "references": ["msmarco_v2.1_doc_01#0_10"],
+        "answer": [{"text": "Gustave Eiffel's company built it.",
+                    "citations": ["msmarco_v2.1_doc_01#0_10", "msmarco_v2.1_doc_01#1_200"]}]})
+        + "\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(folder), "--outputs", str(run),
+                            "--metrics", "nuggets", "--llm-base-url", server.url,
+                            "--llm-model", "m", "--output", str(out), "--include-details",
+                            "--quiet", "--no-history", "--allow-missing"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["config"]["name"] == "run25"
+    q = data["queries"][0]
+    assert q["answer"] == "Gustave Eiffel's company built it. [1] [2]"
+    assert q["contexts"] == [SEGMENTS[0]["segment"], SEGMENTS[1]["segment"]]
+    assert q["metrics"]["nugget_all"]["value"] == 1.0
