@@ -47,3 +47,21 @@ def ranking_markdown(ranking: Mapping[str, Any]) -> list[str]:
                                      for k in ("only_here", "only_there") if a.get(k)))
             break
     return lines
+
+
+def ranking_html(ranking: Mapping[str, Any]) -> str:
+    """The agreement as an HTML section (every text escaped)."""
+    from html import escape
+
+    rows = []
+    for m, a in (ranking.get("metrics") or {}).items():
+        tau = "—" if a.get("tau") is None else f"{a['tau']:.3f}"
+        iv = (f"[{a['low']:.2f}, {a['high']:.2f}]" if a.get("low") is not None
+              else str(a.get("reason") or ""))
+        p = "—" if a.get("p_value") is None else f"{a['p_value']:.3g}"
+        rows.append("<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in (
+            m, tau, iv, p, a.get("n"))) + "</tr>")
+    return ('<section id="ranking"><h2>Ranking agreement with '
+            f"{escape(str(ranking.get('against')))}</h2><table><thead><tr><th>metric</th>"
+            "<th>Kendall's tau</th><th>95% interval</th><th>p</th><th>systems</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table></section>")

@@ -354,7 +354,8 @@ def body(data: Mapping[str, Any]) -> str:
     return "".join([f"<h1>{escape(heading)}</h1>", _header(data, vs),
                     '<section id="summary"><h2>Metrics</h2>',
                     _metric_table(comparison, vs, all_metrics), "</section>",
-                    _forests(comparison, vs, shown), _pairwise(data), _costs(vs),
+                    _forests(comparison, vs, shown), _pairwise(data), _ranking(data),
+                    _costs(vs),
                     _curves(vs),
                     shapes(vs, shown), _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
@@ -366,6 +367,12 @@ def _pairwise(data: Mapping[str, Any]) -> str:
     from ragmark.report.pairwise import pairwise_html
 
     return pairwise_html(data["pairwise"]) if data.get("pairwise") else ""
+
+
+def _ranking(data: Mapping[str, Any]) -> str:
+    from ragmark.analysis.ranking import ranking_html
+
+    return ranking_html(data["ranking_agreement"]) if data.get("ranking_agreement") else ""
 
 
 def render(*files: Mapping[str, Any], title: str | None = None) -> str:

@@ -236,6 +236,13 @@ def test_compare_two_trec_rag_runs_on_the_same_nuggets(tmp_path, server, capsys)
     flat = " ".join(out.split())
     assert "Ranking agreement with published.tsv" in flat
     assert "nugget_all: Kendall's tau -1.000 (no interval: an interval needs 5 systems" in flat
+    page = tmp_path / "c.html"
+    code, _, err = run_cli(["report", str(tmp_path / "c.json"), "--output", str(page)],
+                           capsys)
+    assert code == 0, err
+    html = page.read_text()
+    assert "<h2>Ranking agreement with published.tsv</h2>" in html
+    assert "<td>nugget_all</td><td>-1.000</td><td>an interval needs 5 systems or more</td>" in html
     assert list(data["configs"]) == ["ragnarok", "baseline"]
     # ragnarok: topic 1 holds "it" (nugget 1) and not "1889"; topic 2 holds "hours"
     #   -> nugget_all (1/2 + 1/1) / 2 = 0.75; baseline: topic 1 "it" and "1889" (2/2),
