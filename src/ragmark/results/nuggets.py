@@ -83,10 +83,13 @@ def topic_scores(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_nuggets_beside(result: Any, stem: Path) -> list[Path]:
     """Write the files of the module beside the results at ``stem`` (the nuggets once:
-    a compare scores every config against the same); nothing when no answer was scored
-    against nuggets."""
+    a compare scores every config against the same, each question's from the first
+    config that scored an answer to it); nothing when no answer was scored against
+    nuggets."""
     reports: Mapping[str, RunReport] = getattr(result, "reports", None) or {"": result}
-    used = nuggets_used(next(iter(reports.values())))
+    used: dict[str, tuple[str, tuple[Nugget, ...]]] = {}
+    for report in reports.values():  # a question a config did not answer, another did
+        used |= {k: v for k, v in nuggets_used(report).items() if k not in used}
     if not used:
         return []
     written = [_lines(stem.with_name(stem.name + SUFFIX),
