@@ -37,14 +37,8 @@ from ragmark.cli.shared import option
 @functools.partial(configs_options, default=(), default_help="dense sparse hybrid, or "
                    "sparse without the dense extra")
 @click.option("--baseline", help="Config the others are compared against (default: first).")
-@click.option("--outputs", "outputs", multiple=True, type=click.Path(exists=True,
-                                                                     dir_okay=False),
-              metavar="FILE",
-              help="A system's logged outputs (as `run --outputs` reads them; TREC RAG's "
-                   "answer files too), compared with the other --outputs files on the "
-                   "--dataset's questions instead of configs run here. Repeatable; each "
-                   "system is named by its run_id, else its file's name. Not with "
-                   "--configs.")
+@option("--outputs", "outputs", multiple=True, type=click.Path(exists=True,
+                                                               dir_okay=False))
 @option("--metrics", show_default="MRR, Recall@5, Hit@5, Precision@5, nDCG@10 compared; "
         "with 'all', every metric computed and those compared")
 @option("--top-k", type=click.IntRange(min=1))

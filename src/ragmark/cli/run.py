@@ -35,12 +35,7 @@ from ragmark.cli.shared import option
 
 @cli.command("run")
 @option("--dataset", type=click.Path(exists=True))
-@click.option("--outputs", "outputs", type=click.Path(exists=True),
-              help="Score a system's logged outputs instead: JSONL of {question, answer, "
-                   "contexts, ground_truth_contexts?, expected_answer?, ...} (or a RAGAS, "
-                   "DeepEval file; a saved Hugging Face dataset folder); with "
-                   "--dataset, the dataset's ground truth scores them (joined by id, else "
-                   "question text). Not with --config.")
+@option("--outputs", "outputs", type=click.Path(exists=True))
 @click.option("--traces", "traces", type=click.Path(exists=True),
               help="Score a system's OpenTelemetry traces instead: OTLP JSON (a file, .gz "
                    "or a folder; one trace a question, read with the OpenInference or "

@@ -21,10 +21,17 @@ MEANINGS: dict[str, str] = {
                 "of a compare or label file, default its first; diff and power: needed "
                 "for 'last' when the history has several).",
     "--corpus": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
-    "--dataset": "The dataset. run, compare and label: a BEIR or Open RAG Benchmark "
-                 "folder, or a keyword/context set JSON(L) file. history: only runs on "
+    "--dataset": "The dataset. run, compare and label: a BEIR (or TREC RAG) or Open RAG "
+                 "Benchmark folder, or a keyword/context set JSON(L) file. history: only runs on "
                  "this dataset, by name or hash prefix (history trend: default that of the "
                  "config's newest run).",
+    "--outputs": "A system's logged outputs, scored instead of running a config: JSONL of "
+                 "{question, answer, contexts, ground_truth_contexts?, expected_answer?, "
+                 "...} (or a RAGAS or DeepEval file, a saved Hugging Face dataset folder, "
+                 "TREC RAG's answer files); with --dataset, the dataset's ground truth "
+                 "scores them (joined by id, else question text). Not with --config(s). "
+                 "compare takes it more than once: each file a system, named by its run_id, "
+                 "else the file's name, compared on --dataset's questions.",
     "--include-details": "Per-question records (retrieved items, answers, missing "
                          "reasons) in the JSON, so 'ragmark inspect' works fully on it.",
     "--json": "Print JSON instead of text.",
