@@ -37,8 +37,10 @@ MEANINGS: dict[str, str] = {
     "--json": "Print JSON instead of text.",
     "--judge-metrics": "Comma-separated LLM judge metrics: faithfulness, answer_relevance, "
                        "context_relevance, answer_correctness, context_recall, "
-                       "context_entity_recall, context_precision, citation_correctness; "
-                       "'none' for none. Default: none (monitor: faithfulness, "
+                       "context_entity_recall, context_precision, citation_correctness, "
+                       "the claim metrics ('claims' for all) and the nugget metrics "
+                       "('nuggets' for all; see `ragmark metrics`); 'none' for none. "
+                       "Default: none (monitor: faithfulness, "
                        "answer_relevance and context_relevance on the window's sample when "
                        "an LLM endpoint is set).",
     "--judge-model": "A judge model at the endpoint; repeat it to measure several side by "
