@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmark.judges.nugget_scores import METRICS
 from ragmark.results.model import QueryRecord
+from ragmark.results.nuggets import scored_nuggets
 
 SOURCES = {"set": "given with the question", "judge": "created by the judge"}
 SHOWN = {"support": "supported", "partial_support": "partly supported",
@@ -14,16 +14,13 @@ SHOWN = {"support": "supported", "partial_support": "partly supported",
 
 
 def nugget_view(q: QueryRecord) -> tuple[str, list[dict[str, Any]]] | None:
-    """(where the nuggets came from, the nuggets with importance and assignment) of the
-    question's nugget scores (the same on each), or None without them."""
-    for name in METRICS:
-        m = q.metrics.get(name)
-        listed = m.details.get("nuggets") if m is not None and m.details else None
-        if isinstance(listed, list) and listed:
-            source = str(m.details.get("source", "")) if m is not None else ""
-            return SOURCES.get(source, source or "where from not recorded"), [
-                n for n in listed if isinstance(n, dict)]
-    return None
+    """(where the nuggets came from, in words; the nuggets with importance and
+    assignment) of the question's nugget scores, or None without them."""
+    got = scored_nuggets(q)
+    if got is None:
+        return None
+    source, nuggets = got
+    return SOURCES.get(source, source or "where from not recorded"), nuggets
 
 
 def nugget_line(n: dict[str, Any]) -> str:

@@ -18,7 +18,6 @@ claims / 5) + ceil(expected claims / 5))``.
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Awaitable, Sequence
 from typing import Any, Literal
 
@@ -29,6 +28,7 @@ from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
 from ragmark.judges.reference import NO_REFERENCE
+from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score, lower_better
 
@@ -195,19 +195,11 @@ def _reason(got: Any) -> str:
     return "dry run: the verdicts are not known yet"
 
 
-_MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
-"""Per client: one diagnosis a question, shared by every claim metric asked of it."""
-
-
 def _shared(client: ChatClient, case: JudgeCase, counts: Any) -> Awaitable[tuple[Checked, int]]:
-    loop = asyncio.get_running_loop()
-    memo = _MEMO.setdefault(client, {})
-    key = (loop, case.question, case.answer, tuple(case.contexts), case.expected_answer,
+    """One diagnosis a question, shared by every claim metric asked of it."""
+    key = (case.question, case.answer, tuple(case.contexts), case.expected_answer,
            case.history, case.language)
-    task = memo.get(key)
-    if task is None:
-        task = memo[key] = loop.create_task(diagnose(client, case, counts))
-    return task  # type: ignore[no-any-return]
+    return once_per_client(client, key, lambda: diagnose(client, case, counts))
 
 
 def _metric(name: str) -> Any:

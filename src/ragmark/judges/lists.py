@@ -98,11 +98,21 @@ class Listed:
         kept = []
         for entry in getattr(out, self.output_list):
             text = entry if self.key is None else getattr(entry, self.key)
-            norm = " ".join(str(text).casefold().split()).rstrip(" .;")
+            norm = same_entry(str(text))
             if norm not in seen:
                 seen.add(norm)
                 kept.append(entry)
         return out.model_copy(update={self.output_list: kept})
+
+
+def same_entry(text: str) -> str:
+    """What two listed entries share when they are the same (case, spacing and a
+    closing full stop aside).
+
+    >>> same_entry("  The  tower. ") == same_entry("the tower")
+    True
+    """
+    return " ".join(text.casefold().split()).rstrip(" .;")
 
 
 def most_listed(text: str) -> int:

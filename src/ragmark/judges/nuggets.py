@@ -16,16 +16,16 @@ from and the calls are in every nugget score's details.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import Awaitable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from ragmark.judges.case import JudgeCase, in_language, judge_spec
+from ragmark.judges.lists import same_entry
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
+from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Nugget, Score
 
@@ -191,7 +191,7 @@ def _once(texts: list[str]) -> list[str]:
     """``texts`` stripped, blanks dropped, each kept once (case and spacing aside)."""
     seen: dict[str, str] = {}
     for t in texts:
-        key = " ".join(t.casefold().split()).rstrip(" .;")
+        key = same_entry(t)
         if key and key not in seen:
             seen[key] = t.strip()
     return list(seen.values())
@@ -243,22 +243,8 @@ async def judge(client: ChatClient, case: JudgeCase,
     return {m: Score(s.value, s.reason, details) for m, s in nugget_scores(got).items()}
 
 
-_MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
-"""Per client: one creation a question and one judgement an answer, shared by the four
-scores and by every answer to the question."""
-
-
-def _once_a_loop(client: ChatClient, key: tuple[Any, ...], make: Any) -> Awaitable[Any]:
-    loop = asyncio.get_running_loop()
-    memo = _MEMO.setdefault(client, {})
-    task = memo.get((loop, *key))
-    if task is None:
-        task = memo[(loop, *key)] = loop.create_task(make())
-    return task  # type: ignore[no-any-return]
-
-
 def _created(client: ChatClient, case: JudgeCase, counts: JudgeCounts) -> Awaitable[Made]:
-    return _once_a_loop(client, ("create", case.question, case.expected_answer, case.gold,
+    return once_per_client(client, ("create", case.question, case.expected_answer, case.gold,
                                  case.language), lambda: create(client, case, counts))
 
 
@@ -266,7 +252,7 @@ def _metric(name: str) -> Any:
     async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
         key = ("judge", case.question, case.answer, case.expected_answer, case.gold,
                case.nuggets, case.language)
-        scores = await _once_a_loop(client, key, lambda: judge(client, case, counts))
+        scores = await once_per_client(client, key, lambda: judge(client, case, counts))
         return scores[name]  # type: ignore[no-any-return]
 
     return compute

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragmark.data.nuggets import nugget_line
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
-from ragmark.results.model import RunReport
+from ragmark.results.model import QueryRecord, RunReport
 from ragmark.types import Nugget
 
 SUFFIX = ".nuggets.jsonl"
@@ -32,13 +32,24 @@ OURS_AS_THEIRS = {"nugget_vital_strict": "strict_vital_score",
 """ragmark's names of the four scores -> nuggetizer's."""
 
 
+def scored_nuggets(q: QueryRecord) -> tuple[str, list[dict[str, Any]]] | None:
+    """(where the nuggets came from, the nuggets with importance and assignment) that the
+    question's nugget scores carry (the same on each), or None without them."""
+    for name in METRICS:
+        m = q.metrics.get(name)
+        listed = m.details.get("nuggets") if m is not None and m.details else None
+        if isinstance(listed, list) and listed and m is not None:
+            return str(m.details.get("source", "")), [n for n in listed
+                                                        if isinstance(n, dict)]
+    return None
+
+
 def nuggets_used(report: RunReport) -> dict[str, tuple[str, tuple[Nugget, ...]]]:
     """Question id -> (question, the nuggets its answer was scored against), for the
     questions whose nugget scores had nuggets."""
     out: dict[str, tuple[str, tuple[Nugget, ...]]] = {}
     for q in report.queries:
-        listed = next((q.metrics[m].details.get("nuggets") for m in METRICS
-                       if m in q.metrics and q.metrics[m].details.get("nuggets")), None)
+        listed = (scored_nuggets(q) or ("", []))[1]
         if listed:
             out[q.id] = (q.question, tuple(Nugget(str(n["text"]), str(n["importance"]))
                                            for n in listed))
@@ -56,8 +67,7 @@ def assignments(report: RunReport, run_id: str) -> list[dict[str, Any]]:
     """Each scored answer as nuggetizer's assignment output."""
     rows = []
     for q in report.queries:
-        listed = next((q.metrics[m].details.get("nuggets") for m in METRICS
-                       if m in q.metrics and q.metrics[m].details.get("nuggets")), None)
+        listed = (scored_nuggets(q) or ("", []))[1]
         if listed:
             rows.append({"query": q.question, "qid": q.id, "answer_text": q.answer or "",
                          "response_length": len((q.answer or "").split()), "run_id": run_id,
