@@ -5,6 +5,7 @@
   punctuation separate tokens).
 - :data:`STOPWORDS`: English function words, removed where a metric wants content words.
 - :func:`split_sentences`: sentence spans as ``(start, end)`` character offsets.
+- :func:`citing_sentences`: an answer's sentences with the ``[n]`` passages each cites.
 - :func:`contains_normalised`: the passage-containment rule of SPEC section 3.
 """
 
@@ -14,6 +15,7 @@ import re
 
 __all__ = [
     "STOPWORDS",
+    "citing_sentences",
     "contains_normalised",
     "content_tokens",
     "normalise",
@@ -46,7 +48,7 @@ STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 # not. The second list are real words ("the answer is no. The ...") that only abbreviate
 # before a number ("No. 5", "pp. 10", "Sec. 3").
 _ABBREVIATIONS = (
-    "e.g", "i.e", "et al", "cf", "vs", "viz", "fig", "figs", "eq", "eqs", "approx", "ca",
+    "e.g", "i.e", "et al", "cf", "vs", "v", "viz", "fig", "figs", "eq", "eqs", "approx", "ca",
     "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "inc", "ltd", "corp", "dept",
 )  # fmt: skip
 _NUMBER_ABBREVIATIONS = ("no", "nos", "vol", "pp", "p", "sec", "ch", "tab", "ref", "refs")
@@ -148,6 +150,32 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
             spans.append((start, end))
         prev = cut
     return spans
+
+
+_CITE_RE = re.compile(r"\[(\d+)\]")
+_MARKS_AFTER_END_RE = re.compile(r"([.!?]+[\"'\u201d\u2019)]*)((?:[^\S\n]*\[\d+\])+)")
+_SPACE_BEFORE_STOP_RE = re.compile(r"\s+([.!?,;:])")
+
+
+def citing_sentences(text: str) -> list[tuple[str, tuple[int, ...]]]:
+    """The sentences of an answer (:func:`split_sentences`; a line break ends one too),
+    each with the numbers of the ``[n]`` markers standing in it or right after its
+    closing stop (in order, each once), the markers removed. A sentence without a marker
+    cites ``()``.
+
+    >>> citing_sentences("Paris is big [1]. It is old. [2][3] No cite.\\n- A list item [2]")
+    [('Paris is big.', (1,)), ('It is old.', (2, 3)), ('No cite.', ()), ('- A list item', (2,))]
+    """
+    out = []
+    for line in text.splitlines():
+        line = _MARKS_AFTER_END_RE.sub(lambda m: m.group(2) + m.group(1), line)
+        for start, end in split_sentences(line):
+            part = line[start:end]
+            cites = tuple(dict.fromkeys(int(c) for c in _CITE_RE.findall(part)))
+            words = _SPACE_BEFORE_STOP_RE.sub(r"\1", " ".join(_CITE_RE.sub(" ", part).split()))
+            if words:
+                out.append((words, cites))
+    return out
 
 
 def contains_normalised(a: str, b: str, min_len: int = 20) -> bool:

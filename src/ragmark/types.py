@@ -123,6 +123,10 @@ IMPORTANCE = ("vital", "okay")
 having but not essential."""
 
 
+Sentences = tuple[tuple[str, tuple[int, ...]], ...]
+"""An answer's sentences, each with the numbers (from 1) of the contexts it cites."""
+
+
 @dataclass(frozen=True, slots=True)
 class Nugget:
     """One fact a good answer to a question holds (TREC RAG's nuggets), with its

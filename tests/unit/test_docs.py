@@ -63,6 +63,13 @@ def _judge(body):
             {"nugget": i, "assignment": "support" if set(WORDS.findall(n.lower())) <= answer
              else "partial_support" if set(WORDS.findall(n.lower())) & answer
              else "not_support"} for i, n in enumerate(nuggets, start=1)]}))
+    if "Each numbered statement cites the passage" in system:  # support: the passage's words
+        passage = set(WORDS.findall(data.get("passage", "").lower()))
+        said = re.findall(r'<data name="statement" index="\d+">\n(.*?)\n</data>', user, re.S)
+        return chat_reply(json.dumps({"verdicts": [
+            {"statement": i, "support": "full_support" if set(WORDS.findall(t.lower()))
+             <= passage else "partial_support" if set(WORDS.findall(t.lower())) & passage
+             else "no_support"} for i, t in enumerate(said, start=1)]}))
     if "factual claims" in system:
         return chat_reply(json.dumps({"claims": [s.strip() + "." for s in
                                                  data.get("answer", "").split(".")

@@ -115,23 +115,20 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
                 text = text[:CONTEXT_CHARS].rsplit(" ", 1)[0] + f" … ({len(c)} characters)"
             _indented(out, f"[{i}] {text}")
     _print_blame(q, out)
-    _print_nuggets(q, out)
+    _print_judged(q, out)
     _print_pairwise(res, q, out)
     _print_metrics(res, q, out)
 
 
-def _print_nuggets(q: QueryRecord, out: Console) -> None:
-    """The nuggets the answer was scored against, each with its importance and what the
-    answer made of it."""
-    from ragmark.analysis.nugget_view import nugget_line, nugget_view
+def _print_judged(q: QueryRecord, out: Console) -> None:
+    """The nuggets the answer was scored against and its cited sentences' support, each
+    with what the judge made of it."""
+    from ragmark.analysis.judged_view import judged_sections
 
-    view = nugget_view(q)
-    if view is None:
-        return
-    source, nuggets = view
-    _heading(out, f"Nuggets ({len(nuggets)}, {source})")
-    for i, n in enumerate(nuggets, start=1):
-        _indented(out, f"{i}. {nugget_line(n)}", hang=5)
+    for heading, lines in judged_sections(q):
+        _heading(out, heading)
+        for i, line in enumerate(lines, start=1):
+            _indented(out, f"{i}. {line}", hang=5)
 
 
 def _print_pairwise(res: Results, q: QueryRecord, out: Console) -> None:
@@ -279,6 +276,11 @@ def _metric_note(name: str, m: Score, res: Results) -> str:
         said = [n.get("assignment") for n in d["nuggets"] if isinstance(n, dict)]
         return (f"{said.count('support')} of {len(said)} nuggets supported, "
                 f"{said.count('partial_support')} partly")
+    if isinstance(d.get("sentences"), list):  # the support scores: see "Support" above
+        got = [s.get("support") for s in d["sentences"] if isinstance(s, dict)]
+        return (f"{got.count('full_support')} of {d.get('cited')} cited sentences fully "
+                f"supported, {got.count('partial_support')} partly; "
+                f"{d.get('uncited')} uncited")
     parts = [f"{key} {d[key]}" for key in ("rating", "verdict") if key in d]
     if d.get("reason"):
         parts.append(str(d["reason"]))

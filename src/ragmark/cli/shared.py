@@ -38,8 +38,9 @@ MEANINGS: dict[str, str] = {
     "--judge-metrics": "Comma-separated LLM judge metrics: faithfulness, answer_relevance, "
                        "context_relevance, answer_correctness, context_recall, "
                        "context_entity_recall, context_precision, citation_correctness, "
-                       "the claim metrics ('claims' for all) and the nugget metrics "
-                       "('nuggets' for all; see `ragmark metrics`); 'none' for none. "
+                       "the claim metrics ('claims' for all), the nugget metrics "
+                       "('nuggets' for all) and the support of cited sentences "
+                       "('support' for all; see `ragmark metrics`); 'none' for none. "
                        "Default: none (monitor: faithfulness, "
                        "answer_relevance and context_relevance on the window's sample when "
                        "an LLM endpoint is set).",

@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ragmark.data.files import kind_of
+from ragmark.types import Sentences
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 CONTEXT_ITEM = "a non-empty string or an object with a non-empty string 'text'"
@@ -59,6 +60,10 @@ class Output:
     details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     hops: tuple[tuple[str, int], ...] = ()
     facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+    sentences: Sentences | None = None
+    """The answer's sentences with the contexts each cites (numbers from 1), when the
+    log gives them as its units (TREC RAG's answer objects); else the judges read them
+    from the answer's ``[n]`` markers."""
 
     @classmethod
     def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,

@@ -16,7 +16,10 @@ normalised containment, as in a context set); a line without it has them missing
 ``latency_ms`` (or ``latency_s``), ``tokens``, ``cost_usd`` and ``feedback`` (a thumb or
 a score) are the production measures of the line; ``confidence`` (a number) the
 system's confidence (the risk-coverage curve); ``answerable``/``is_impossible`` mark a
-question the corpus cannot answer. Other fields are kept in ``Sample.extra``.
+question the corpus cannot answer. ``answer_sentences`` (``[{"text", "citations":
+[indices into contexts, from 0]}]``, as TREC RAG's answer files are read) gives the
+answer's sentences as units for the support judge. Other fields are kept in
+``Sample.extra``.
 """
 
 from __future__ import annotations
@@ -40,14 +43,14 @@ from ragmark.data.logged import (
     thumb,
 )
 from ragmark.data.sets import _samples, answerable_of, set_name
-from ragmark.data.trec_answers import is_trec_answers, trec_answer_rows
+from ragmark.data.trec_answers import answer_objects, is_trec_answers, trec_answer_rows
 from ragmark.errors import DataError
-from ragmark.types import Corpus, Dataset, Document, GroundTruth
+from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sentences
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
                            "expected_answer", "expected_keywords", "latency_ms", "latency_s",
                            "tokens", "cost_usd", "feedback", "hops", "confidence",
-                           "nuggets"})
+                           "nuggets", "answer_sentences"})
 MEASURED = {"latency_ms": 0.001, "latency_s": 1.0, "tokens": 1.0, "cost_usd": 1.0}
 """A line's optional measured fields (non-negative numbers) and their scale to the
 production measures' units (``latency_ms`` is read as seconds)."""
@@ -106,7 +109,22 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
     except ShapeError as e:
         raise where.error(e.message, field=e.field) from None
     latency = facts.pop("latency_s", None)
-    return Output(answer, contexts, latency, hops=hops, facts=facts)
+    return Output(answer, contexts, latency, hops=hops, facts=facts,
+                  sentences=_given_sentences(obj, where, len(contexts)))
+
+
+def _given_sentences(obj: dict[str, Any], where: Where, n: int) -> Sentences | None:
+    """``answer_sentences`` (``[{"text", "citations": [indices into contexts, from
+    0]}]``, as TREC RAG's answer objects are read) as the answer's sentences with the
+    contexts each cites numbered from 1; None when the line does not give them."""
+    if obj.get("answer_sentences") is None:
+        return None
+    refs: list[Any] = list(range(n))
+    got = answer_objects(obj["answer_sentences"], where, refs, "answer_sentences", "contexts")
+    if len(refs) > n:
+        raise where.error(f"expected citations as indices into contexts (0 to {n - 1}), "
+                          f"got {describe(refs[n])}", "answer_sentences")
+    return tuple((text, tuple(c + 1 for c in cites)) for text, cites in got)
 
 
 ODD_FEEDBACK = "feedback that is neither a thumb nor a number: left out"

@@ -7,11 +7,12 @@ participants submit them (and castorini's Ragnarök writes them):
 the run and topic fields and citations given as indices or as segment ids (TREC 2025's
 two formats; a cited segment outside ``references`` is added to the contexts).
 
-Each line becomes a logged output of its topic: the answer, its sentences joined, each
-followed by its citations as ``[n]`` markers (n counted from 1, so ragmark's citation
-judges read them); the contexts, the referenced segments' texts from the dataset's
-corpus (the TREC RAG folder); and the sentences with their citations kept as they were
-(``Sample.extra["answer_sentences"]``).
+Each line becomes a logged output of its topic: the answer, its sentences (the answer
+objects) a line each, each followed by its citations as ``[n]`` markers (n counted from
+1); the contexts, the referenced segments' texts from the dataset's corpus (the TREC RAG
+folder); and the answer objects with their citations as they were
+(``answer_sentences``), which the support judge takes as the answer's sentences, as the
+track does (an object may hold more than one sentence).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _field(obj: dict[str, Any], name: str, of_2025: str) -> tuple[Any, str]:
     return obj.get(name), name
 
 
-def _cited(c: Any, refs: list[Any], where: Where, at: str) -> int:
+def _cited(c: Any, refs: list[Any], where: Where, at: str, into: str) -> int:
     """The reference index of one citation: an index into references, or a segment id
     (added to references when it is not among them)."""
     if isinstance(c, str) and c.strip():
@@ -53,7 +54,7 @@ def _cited(c: Any, refs: list[Any], where: Where, at: str) -> int:
             refs.append(c)
         return refs.index(c)
     if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < len(refs):
-        raise where.error(f"expected an index into references (0 to {len(refs) - 1}) or a "
+        raise where.error(f"expected an index into {into} (0 to {len(refs) - 1}) or a "
                           f"segment id, got {describe(c)}", at)
     return c
 
@@ -66,13 +67,18 @@ def _segment(docs: Mapping[str, Any], ref: Any, where: Where, at: str, source: s
     return {"id": ref, "text": doc.text}
 
 
-def _sentences(value: Any, where: Where, refs: list[Any]) -> list[tuple[str, list[int]]]:
+def answer_objects(value: Any, where: Where, refs: list[Any], field: str = "answer",
+                   into: str = "references") -> list[tuple[str, list[int]]]:
+    """The answer objects ``[{"text", "citations"}]`` of ``field``, each (text, indices
+    into ``refs`` -- called ``into`` in errors --, once each); a citation may be a
+    reference id, added to ``refs`` when it is not among them. A bad object is an error
+    naming the line and the field."""
     if not isinstance(value, list):
         raise where.error(f"expected a list of {{text, citations}} objects, got "
-                          f"{describe(value)}", "answer")
+                          f"{describe(value)}", field)
     out = []
     for i, raw in enumerate(value):
-        at = f"answer[{i}]"
+        at = f"{field}[{i}]"
         obj = raw if isinstance(raw, dict) else None
         if obj is None:
             raise where.error(f"expected an object {{text, citations}}, got {describe(raw)}", at)
@@ -81,7 +87,8 @@ def _sentences(value: Any, where: Where, refs: list[Any]) -> list[tuple[str, lis
         if not isinstance(cites, list):
             raise where.error(f"expected a list of reference indices, got {describe(cites)}",
                               f"{at}.citations")
-        got = [_cited(c, refs, where, f"{at}.citations[{j}]") for j, c in enumerate(cites)]
+        got = [_cited(c, refs, where, f"{at}.citations[{j}]", into)
+               for j, c in enumerate(cites)]
         out.append((text.strip(), list(dict.fromkeys(got))))
     return out
 
@@ -109,7 +116,7 @@ def trec_answer_rows(items: list[tuple[Where, Any]], corpus: Corpus | None,
         given = len(refs)
         contexts = [_segment(docs, ref, where, f"references[{i}]", corpus.source)
                     for i, ref in enumerate(refs)]
-        sentences = _sentences(obj.get("answer"), where, refs)  # may cite more segments
+        sentences = answer_objects(obj.get("answer"), where, refs)  # may cite more segments
         contexts += [_segment(docs, ref, where, "answer", corpus.source)
                      for ref in refs[given:]]
         question = _field(obj, "topic", "narrative")[0] or questions.get(topic)
@@ -117,8 +124,8 @@ def trec_answer_rows(items: list[tuple[Where, Any]], corpus: Corpus | None,
             raise where.error(f"topic {quote(topic)} has no text: not among the dataset's "
                               "topics, and the line gives no 'topic'", topic_field)
         run = _field(obj, "run_id", "run_id")[0]
-        answer = " ".join(t + "".join(f" [{c + 1}]" for c in cites)
-                          for t, cites in sentences if t)
+        answer = "\n".join(t + "".join(f" [{c + 1}]" for c in cites)
+                           for t, cites in sentences if t)
         rows.append((where, {
             "id": topic, "question": question, "answer": answer, "contexts": contexts,
             "answer_sentences": [{"text": t, "citations": c} for t, c in sentences],

@@ -40,7 +40,7 @@ __all__ = [
     "specs",
 ]
 
-_BUILT_IN = ("faithfulness", "answers", "reference", "claims", "nuggets")
+_BUILT_IN = ("faithfulness", "answers", "reference", "claims", "nuggets", "support")
 """The built-in judge modules, in the catalogue's order."""
 
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.judges.prompt import In, Out, Prompt
-from ragmark.types import MetricSpec, Nugget, Score, spec
+from ragmark.text import citing_sentences
+from ragmark.types import MetricSpec, Nugget, Score, Sentences, spec
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,17 @@ class JudgeCase:
     gold: tuple[str, ...] = ()
     """The texts of the relevant passages, when the ground truth has them: with the
     expected answer, what the nugget judge creates nuggets from."""
+    sentences: Sentences | None = None
+    """The answer's sentences with the contexts each cites (from 1), when its source gave
+    them as its units (TREC RAG's answer objects); else the judges that read citations
+    find them from the answer's ``[n]`` markers."""
+
+
+def answer_sentences(case: JudgeCase) -> Sentences:
+    """The answer's sentences with the contexts each cites: as its source gave them,
+    else read from its ``[n]`` markers (:func:`ragmark.text.citing_sentences`)."""
+    return case.sentences if case.sentences is not None else tuple(
+        citing_sentences(case.answer))
 
 
 def in_language(prompt: Prompt[In, Out], language: str | None,

@@ -22,7 +22,6 @@ context_recall 0.5; verdicts [useful, not, useful] -> context_precision
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
@@ -39,7 +38,8 @@ from ragmark.judges.prompt import (
     ask,
     in_order,
 )
-from ragmark.types import Score
+from ragmark.text import citing_sentences
+from ragmark.types import Score, Sentences
 
 NO_REFERENCE = "no expected_answer for this question"
 
@@ -246,24 +246,20 @@ async def context_precision(client: ChatClient, question: str, expected_answer: 
 
 # ---------------------------------------------------------------- citation correctness
 
-_CITE = re.compile(r"\[(\d+)\]")
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?:\s*\[\d+\])*|$)")
-
-
-def cited_sentences(answer: str, n_contexts: int) -> list[tuple[str, list[int]]]:
-    """The answer's sentences that cite a context, with the numbers they cite (those
-    within 1..n_contexts), markers removed from the text.
+def cited_sentences(answer: str, n_contexts: int, sentences: Sentences | None = None
+                    ) -> list[tuple[str, list[int]]]:
+    """The answer's sentences that cite a context (``sentences`` when its source gave
+    them, else :func:`ragmark.text.citing_sentences`), with the numbers they cite within
+    1..n_contexts, markers removed from the text.
 
     >>> cited_sentences("Paris is big [1]. It is old [2][3]. No cite.", 2)
     [('Paris is big.', [1]), ('It is old.', [2])]
     """
     out = []
-    for m in _SENTENCE.finditer(answer):
-        sentence = m.group(0).strip()
-        cites = [int(c) for c in _CITE.findall(sentence) if 1 <= int(c) <= n_contexts]
-        text = " ".join(_CITE.sub("", sentence).split()).replace(" .", ".")
-        if cites and text:
-            out.append((text, list(dict.fromkeys(cites))))
+    for text, cites in (citing_sentences(answer) if sentences is None else sentences):
+        within = [c for c in cites if 1 <= c <= n_contexts]
+        if within:
+            out.append((text, within))
     return out
 
 
@@ -298,12 +294,14 @@ CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
 
 async def citation_correctness(client: ChatClient, answer: str, contexts: Sequence[str], *,
                                counts: JudgeCounts | None = None,
-                         language: str | None = None) -> Score:
+                               language: str | None = None,
+                               sentences: Sentences | None = None) -> Score:
     """Share of the answer's cited sentences that their cited contexts support
-    (``details``: ``unsupported`` sentences). Missing when the answer cites nothing."""
+    (``details``: ``unsupported`` sentences). Missing when the answer cites nothing.
+    ``sentences``: the answer's sentences and citations, when its source gave them."""
     if not contexts:
         return Score.missing("no retrieved context")
-    cited = cited_sentences(answer, len(contexts))
+    cited = cited_sentences(answer, len(contexts), sentences)
     if not cited:
         return Score.missing("the answer cites no context ([n])")
     out = await ask(client, in_language(CITATION_PROMPT, language), CitationInput(
@@ -335,7 +333,7 @@ def context_precision_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Sc
 
 def citation_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
     return citation_correctness(client, c.answer, c.contexts, counts=counts,
-                                language=c.language)
+                                language=c.language, sentences=c.sentences)
 
 
 SPECS = (

@@ -193,13 +193,16 @@ def parse_metric(text: str | MetricName) -> MetricName:
 
 def groups() -> dict[str, tuple[str, ...]]:
     """Names that stand for several metrics: ``claims`` for every claim-level metric,
-    ``nuggets`` for the four nugget scores."""
+    ``nuggets`` for the four nugget scores, ``support`` for the three support scores."""
     from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
     from ragmark.judges.claims import GROUP as CLAIM_GROUP
     from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
     from ragmark.judges.nuggets import GROUP as NUGGET_GROUP
+    from ragmark.judges.support import GROUP as SUPPORT_GROUP
+    from ragmark.judges.support import METRICS as SUPPORT_METRICS
 
-    return {CLAIM_GROUP: CLAIM_METRICS, NUGGET_GROUP: NUGGET_METRICS}
+    return {CLAIM_GROUP: CLAIM_METRICS, NUGGET_GROUP: NUGGET_METRICS,
+            SUPPORT_GROUP: SUPPORT_METRICS}
 
 
 def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:

@@ -27,7 +27,7 @@ from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
     parse_result,
 )
 from ragmark.generation.base import GenerationFailed
-from ragmark.types import Chunk
+from ragmark.types import Chunk, Sentences
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,9 @@ class Produced:
     facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
     """What the source measured or logged of the question (``latency_s`` and
     :data:`~ragmark.metrics.production.FACTS`)."""
+    sentences: Sentences | None = None
+    """The answer's sentences with the contexts each cites, when the source gives them
+    (TREC RAG's answer objects)."""
     given_scores: tuple[float | None, ...] | None = None
     """The score the source gave each chunk (None where it gave none), when ``scores``
     only order them (made from the rank: a pipeline's or a log's contexts); None when
@@ -176,7 +179,7 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
         facts["latency_s"] = out.latency_s
     return Produced(chunks, scores, [c.text for c in out.contexts], answer,
                     by_text=found, anonymous=len(bare) - found, hops=out.hops, facts=facts,
-                    given_scores=tuple(c.score for c in out.contexts))
+                    sentences=out.sentences, given_scores=tuple(c.score for c in out.contexts))
 
 
 def recorded_scores(p: Produced, unit: str) -> dict[str, float | None] | None:

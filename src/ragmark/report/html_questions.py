@@ -58,17 +58,14 @@ def _claim_blame(q: QueryRecord) -> str:
             + (f"<ul>{problems}</ul>" if problems else ""))
 
 
-def _nuggets(q: QueryRecord) -> str:
-    """The nuggets the answer was scored against (``--metrics nuggets``), each with its
-    importance and what the answer made of it."""
-    from ragmark.analysis.nugget_view import nugget_line, nugget_view
+def _judged(q: QueryRecord) -> str:
+    """The nuggets the answer was scored against (``--metrics nuggets``) and its cited
+    sentences' support (``--metrics support``), each with what the judge made of it."""
+    from ragmark.analysis.judged_view import judged_sections
 
-    view = nugget_view(q)
-    if view is None:
-        return ""
-    source, nuggets = view
-    return (f"<p><b>Nuggets</b> ({len(nuggets)}, {escape(source)}):</p><ol class=\"claims\">"
-            + "".join(f"<li>{escape(nugget_line(n))}</li>" for n in nuggets) + "</ol>")
+    return "".join(f"<p><b>{escape(heading)}</b>:</p><ol class=\"claims\">"
+                   + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ol>"
+                   for heading, lines in judged_sections(q))
 
 
 def _turn(q: QueryRecord) -> str:
@@ -116,7 +113,7 @@ def question_details(q: QueryRecord) -> str:
             f"<tbody>{items}</tbody></table>{_hops(q)}"
             f"<p><b>Answer:</b> {escape(answer) if answer else '<i>none</i>'}</p>"
             f"<details><summary>contexts the generator saw</summary><ol>{contexts}</ol>"
-            f"</details>{_claim_blame(q)}{_nuggets(q)}<ul class=\"qm\">{metrics}</ul>")
+            f"</details>{_claim_blame(q)}{_judged(q)}<ul class=\"qm\">{metrics}</ul>")
 
 
 def questions(vs: Sequence[View], metrics: Sequence[str]) -> str:

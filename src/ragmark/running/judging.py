@@ -92,7 +92,8 @@ def judge_call(
     if name in NEEDS_ANSWER and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
     case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history,
-                     language, s.nuggets, s.truth.passages or s.relevant_texts)
+                     language, s.nuggets, s.truth.passages or s.relevant_texts,
+                     getattr(rec, "sentences", None))
     compute = catalogue()[name].compute
     assert compute is not None  # every judge metric of the catalogue computes itself
     job = compute(client, case, counts)

@@ -35,7 +35,7 @@ from ragmark.relevance import (
 )
 from ragmark.results.model import HopRecord
 from ragmark.running.judging import judge_async
-from ragmark.types import Document, GroundTruth, Sample, Score
+from ragmark.types import Document, GroundTruth, Sample, Score, Sentences
 
 SKIPPED = "generation skipped"
 """The reason of answer metrics in a run told not to generate (--skip-generation)."""
@@ -183,6 +183,8 @@ class Answer:
 
     answer: str | None
     contexts: Sequence[str]
+    sentences: Sentences | None = None
+    """The answer's sentences with the contexts each cites, when its source gave them."""
 
 
 def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
@@ -194,7 +196,7 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
     scores: list[dict[str, Score]] = []
     for qi, (s, p) in enumerate(zip(samples, produced, strict=True)):
         text = p.answer if isinstance(p.answer, str) and qi not in failed else None
-        answers.append(Answer(text, list(p.contexts)))
+        answers.append(Answer(text, list(p.contexts), p.sentences))
         if qi in failed:
             scores.append({str(m): failed[qi] for m in names})
         elif isinstance(p.answer, GenerationFailed):

@@ -5,47 +5,13 @@ BEIR-shaped folder; bad lines refused with the place."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from support.trec_rag import ANSWER, SEGMENTS, answers_file, trec_folder
 
 from ragmark.data import load_dataset
 from ragmark.errors import DataError
 from ragmark.types import Nugget
-
-SEGMENTS = [
-    {"docid": "msmarco_v2.1_doc_01#0_10", "url": "https://example.org/eiffel",
-     "title": "Eiffel Tower", "headings": "History",
-     "segment": "The Eiffel Tower was built by the company of Gustave Eiffel and finished "
-                "in 1889 for the World's Fair.", "start_char": 0, "end_char": 96},
-    {"docid": "msmarco_v2.1_doc_01#1_200", "url": "https://example.org/eiffel",
-     "title": "Eiffel Tower", "headings": "Height",
-     "segment": "The tower is 330 metres tall and was the tallest structure until 1930.",
-     "start_char": 97, "end_char": 170},
-    {"docid": "msmarco_v2.1_doc_02#0_0", "url": "https://example.org/potty",
-     "title": "Potty training", "headings": "",
-     "segment": "Take a toddler to the potty every two hours while potty training."},
-]
-
-
-def trec_folder(root: Path, *, qrels: bool = True) -> Path:
-    folder = root / "trec"
-    folder.mkdir()
-    (folder / "corpus.jsonl").write_text("".join(json.dumps(s) + "\n" for s in SEGMENTS))
-    (folder / "topics.tsv").write_text("2024-1\twho built the eiffel tower\n"
-                                       "2024-2\thow often to take a toddler to the potty\n"
-                                       "2024-3\tan unjudged topic\n")
-    (folder / "nuggets.jsonl").write_text(
-        json.dumps({"qid": "2024-2", "query": "how often to take a toddler to the potty",
-                    "nuggets": [{"text": "every two hours", "importance": "vital"}]}) + "\n"
-        + json.dumps({"qid": "2024-1", "query": "who built the eiffel tower", "nuggets": [
-            {"text": "Gustave Eiffel's company built it", "importance": "vital"},
-            {"text": "finished in 1889", "importance": "okay"}]}) + "\n")
-    if qrels:
-        (folder / "qrels").mkdir()
-        (folder / "qrels" / "test.txt").write_text(
-            "2024-1 0 msmarco_v2.1_doc_01#0_10 3\n2024-1 0 msmarco_v2.1_doc_01#1_200 1\n")
-    return folder
 
 
 def test_a_trec_rag_folder_loads_topics_segments_nuggets_and_qrels(tmp_path):
@@ -109,20 +75,6 @@ def test_nuggets_of_a_trec_rag_folder_through_a_run(tmp_path, server, capsys):
     assert data["counts"]["recall@2"]["n"] == 1  # the topic without qrels has no target
 
 
-def answers_file(root: Path, lines: list[dict]) -> Path:
-    path = root / "ragnarok.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return path
-
-
-ANSWER = {"run_id": "ragnarok", "topic_id": "2024-1", "topic": "who built the eiffel tower",
-          "references": ["msmarco_v2.1_doc_01#0_10", "msmarco_v2.1_doc_01#1_200"],
-          "response_length": 17,
-          "answer": [{"text": "Gustave Eiffel's company built it.", "citations": [0]},
-                     {"text": "It is 330 metres tall.", "citations": [1, 0]},
-                     {"text": "It is in Paris.", "citations": []}]}
-
-
 def test_trec_rag_answers_are_logged_outputs_of_its_topics(tmp_path, server, capsys):
     """A TREC RAG answer file scored against its folder: each answer's sentences with
     their citations as [n] markers, the referenced segments as its contexts, the
@@ -151,8 +103,8 @@ def test_trec_rag_answers_are_logged_outputs_of_its_topics(tmp_path, server, cap
     assert code == 0, err
     data = json.loads(out.read_text())
     q = {x["id"]: x for x in data["queries"]}
-    assert q["2024-1"]["answer"] == ("Gustave Eiffel's company built it. [1] It is 330 metres "
-                                     "tall. [2] [1] It is in Paris.")
+    assert q["2024-1"]["answer"] == ("Gustave Eiffel's company built it. [1]\nIt is 330 "
+                                     "metres tall. [2] [1]\nIt is in Paris.")
     assert q["2024-1"]["contexts"] == [SEGMENTS[0]["segment"], SEGMENTS[1]["segment"]]
     assert q["2024-1"]["metrics"]["nugget_all"]["value"] == 0.5
     assert q["2024-1"]["metrics"]["nugget_vital_strict"]["value"] == 1.0

@@ -13,7 +13,15 @@ import sys
 from support.fake_llm_server import chat_reply
 
 from ragmark import judges
-from ragmark.judges import answers, claim_scores, claims, nugget_scores, nuggets, reference
+from ragmark.judges import (
+    answers,
+    claim_scores,
+    claims,
+    nugget_scores,
+    nuggets,
+    reference,
+    support,
+)
 from ragmark.metrics.names import SPECS
 
 # The worked example of the guide's development page (docs/guide/development.md): a
@@ -88,12 +96,13 @@ def test_the_built_in_judges_are_declared_beside_their_code():
     # (ragmark.judges.faithfulness the attribute is the judge function, not the module)
     faithfulness_judge = importlib.import_module("ragmark.judges.faithfulness")
     declared = [*faithfulness_judge.SPECS, *answers.SPECS, *reference.SPECS, *claims.SPECS,
-                *nuggets.SPECS]
+                *nuggets.SPECS, *support.SPECS]
     assert judges.specs() == tuple(declared)
     assert [s.name for s in SPECS.values() if s.kind == "judge"] == [
         "faithfulness", "answer_relevance", "context_relevance", "answer_correctness",
         "context_recall", "context_entity_recall", "context_precision",
-        "citation_correctness", *claim_scores.METRICS, *nugget_scores.METRICS]
+        "citation_correctness", *claim_scores.METRICS, *nugget_scores.METRICS,
+        *support.METRICS]
     for s in declared:
         assert s.cutoff == "none" and "llm" in s.needs and SPECS[s.name] is s
 

@@ -260,7 +260,7 @@ def test_from_the_command_line_with_nuggets_from_the_log_and_created(server, tmp
     code, _, err = run_cli(["report", str(result), "--output", str(html)], capsys)
     assert code == 0, err
     page = html.read_text()
-    assert "<b>Nuggets</b> (3, created by the judge)" in page
+    assert "<b>Nuggets (3, created by the judge)</b>" in page
     assert "<li>okay, not supported: finished in 1889</li>" in page
     # beside the results, nuggetizer's files: the assignments, which nuggetizer's own
     # scoring reads to the same per-topic scores, and those scores with their mean
