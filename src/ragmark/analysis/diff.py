@@ -41,6 +41,9 @@ class Side:
     """The results file or history run the side was read from."""
     pairwise: dict[str, Any] | None = None
     """That compare's pairwise verdicts (``--pairwise``), if it judged any."""
+    nuggets_hash: str | None = None
+    """The fingerprint of the nuggets its nugget scores count against, when it has them
+    (:func:`ragmark.results.nuggets.nuggets_hash`)."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,21 @@ def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: b
             raise ConfigError(f"metric {unknown[0]!r} is not in both runs; both have: "
                               f"{', '.join(shared) or 'none'}")
         shared = list(metrics)
+    _same_nuggets(a, b, shared)
     return [diff_metric(a, b, m, top=top, seed=seed) for m in shared], notes
+
+
+def _same_nuggets(a: Side, b: Side, metrics: Sequence[str]) -> None:
+    """A ConfigError when nugget metrics would pair scores over different nuggets."""
+    from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
+
+    named = [m for m in metrics if m in NUGGET_METRICS]
+    if named and a.nuggets_hash and b.nuggets_hash and a.nuggets_hash != b.nuggets_hash:
+        raise ConfigError(
+            f"{a.label} and {b.label} scored {', '.join(named)} against different nuggets "
+            f"(fingerprints {a.nuggets_hash[:12]} and {b.nuggets_hash[:12]}): their values "
+            "cannot be paired. Score both against the same nuggets (--nuggets FILE, e.g. "
+            "the first's <results>.nuggets.jsonl), or leave those metrics out (--metrics)")
 
 
 def pairwise_diff(a: Side, b: Side) -> list[dict[str, Any]]:
@@ -255,5 +272,7 @@ def side_from_report(report: RunReport, label: str = "this run") -> Side:
         for m, s in q.metrics.items():
             vals.setdefault(m, {})[q.id] = s.value
     name = str(report.config.get("name"))
+    used = report.dataset.get("nuggets_hash")
     return Side(f"{label} ({name})", name, str(report.dataset.get("hash", "")),
-                {q.id: q.question for q in report.queries}, vals)
+                {q.id: q.question for q in report.queries}, vals,
+                nuggets_hash=used if isinstance(used, str) else None)

@@ -15,8 +15,9 @@ the files TREC RAG's tools read and write (castorini's nuggetizer):
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +45,31 @@ def scored_nuggets(q: QueryRecord) -> tuple[str, list[dict[str, Any]]] | None:
     return None
 
 
-def nuggets_used(report: RunReport) -> dict[str, tuple[str, tuple[Nugget, ...]]]:
+def nuggets_used(report: RunReport | Iterable[QueryRecord]
+                 ) -> dict[str, tuple[str, tuple[Nugget, ...]]]:
     """Question id -> (question, the nuggets its answer was scored against), for the
-    questions whose nugget scores had nuggets."""
+    questions whose nugget scores had nuggets (of a report, or of its records)."""
     out: dict[str, tuple[str, tuple[Nugget, ...]]] = {}
-    for q in report.queries:
+    for q in report.queries if isinstance(report, RunReport) else report:
         listed = (scored_nuggets(q) or ("", []))[1]
         if listed:
             out[q.id] = (q.question, tuple(Nugget(str(n["text"]), str(n["importance"]))
                                            for n in listed))
     return out
+
+
+def nuggets_hash(records: Iterable[QueryRecord]) -> str | None:
+    """SHA-256 over the nuggets each question's answer was scored against (by question
+    id), or None when no answer was: two runs whose nugget scores can be compared have
+    the same."""
+    used = nuggets_used(records)
+    if not used:
+        return None
+    h = hashlib.sha256()
+    for qid in sorted(used):
+        h.update(json.dumps([qid, [(n.text, n.importance) for n in used[qid][1]]],
+                            ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
 
 
 def _lines(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -32,6 +32,7 @@ from ragmark.results.model import (
     RunReport,
     conversation_summary,
 )
+from ragmark.results.nuggets import nuggets_hash
 from ragmark.running.empty import empty_rankings
 from ragmark.running.scoring import (
     Answer,
@@ -199,6 +200,8 @@ def score(dataset: Dataset, samples: Sequence[Sample], src: Sourced, cfg: RunCon
     info = {"name": dataset.name, "path": dataset.path, "format": dataset.format,
             "queries": len(samples), "documents": len(dataset.corpus.documents), **src.dataset,
             "hash": dataset_hash(dataset)}
+    if (used := nuggets_hash(records)) is not None:
+        info["nuggets_hash"] = used
     if dataset.warnings:
         info["warnings"] = list(dataset.warnings)
         notes = [f"data loaded with warnings: {w}" for w in dataset.warnings] + notes

@@ -128,3 +128,18 @@ def test_history_commands(tmp_path, capsys):
     assert "mrr@10 of sparse on questions" in out
     code, _, err = run_cli(["history", "--history", str(tmp_path / "none.sqlite")], capsys)
     assert code == 2 and "no run history at" in err
+
+
+def test_nugget_scores_over_different_nuggets_are_not_paired():
+    """Issue 38: two runs whose nugget metrics count against different nuggets (another
+    judge created them, or another --nuggets file) cannot be diffed on them: refused with
+    the reason; the other metrics still can, and the same nuggets pair as usual."""
+    values = {"nugget_all": {"q1": 0.5, "q2": 1.0}, "mrr": {"q1": 1.0, "q2": 0.5}}
+    a, b = _side("A", values), _side("B", values)
+    a.nuggets_hash, b.nuggets_hash = "a" * 64, "b" * 64
+    with pytest.raises(ConfigError, match=r"A and B scored nugget_all against different "
+                                          r"nuggets \(fingerprints aaaaaaaaaaaa and bbbb"):
+        diff(a, b)
+    assert [d.metric for d in diff(a, b, ["mrr"])[0]] == ["mrr"]
+    b.nuggets_hash = a.nuggets_hash
+    assert [d.metric for d in diff(a, b)[0]] == ["nugget_all", "mrr"]

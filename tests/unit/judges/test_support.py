@@ -12,7 +12,7 @@ import pytest
 from judges_support import as_json, reply, run
 
 from ragmark.judges.case import JudgeCase
-from ragmark.judges.support import METRICS, NOTHING_CITED, judge, support_scores
+from ragmark.judges.support import LABELS, METRICS, NOTHING_CITED, judge, support_scores
 from ragmark.text import citing_sentences
 
 BLOCK = re.compile(r'<data name="(\w+)"(?: index="\d+")?>\n(.*?)\n</data>', re.S)
@@ -226,3 +226,47 @@ def test_a_logs_own_sentences_are_checked(tmp_path):
                    + "\n")
     with pytest.raises(DataError, match=r"indices into contexts \(0 to 0\), got \"a\""):
         load_outputs(log)
+
+
+def test_support_of_ragmarks_own_llm_generators_answers(tmp_path, server, capsys):
+    """ragmark's LLM generator cites its contexts as [n]: each cited sentence judged
+    against the context it cites first, the uncited one counted, on the demo corpus."""
+    import json
+    from pathlib import Path
+
+    from support.cli import run_cli
+
+    from ragmark.generation.llm import INSTRUCTION
+
+    def rule(body):
+        if body["messages"][0]["content"].startswith(INSTRUCTION[:40]):
+            return reply("A retriever finds the passages [1]. It is quick. "
+                         "The generator writes the answer [2][1].")
+        return scripted(body)
+
+    server.rule = rule
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps([{"question": "What is a RAG pipeline made of?",
+                               "ground_truth_contexts": ["a retriever finds the passages"]}]))
+    cfg = tmp_path / "llm.toml"
+    cfg.write_text(f'name = "gen"\ntop_n = 2\n[generator]\nname = "llm"\n[llm]\n'
+                   f'base_url = "{server.url}"\nmodel = "test-model"\n')
+    demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo" / "corpus"
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--config", str(cfg), "--dataset", str(ds), "--corpus",
+                            str(demo), "--metrics", "support", "--output", str(out),
+                            "--include-details", "--quiet", "--no-history"], capsys)
+    assert code == 0, err
+    q = json.loads(out.read_text())["queries"][0]
+    m = q["metrics"]
+    sentences = m["support_recall"]["sentences"]
+    assert [(s["text"], s["passage"]) for s in sentences] == [
+        ("A retriever finds the passages.", 1), ("It is quick.", None),
+        ("The generator writes the answer.", 2)]
+    assert all(s["support"] in LABELS for s in (sentences[0], sentences[2]))
+    again = support_scores([s["support"] for s in sentences])
+    assert {n: m[n]["value"] for n in METRICS} == {n: s.value for n, s in again.items()}
+    judged = [r for r in server.requests if "Each numbered statement" in
+              r.body["messages"][0]["content"]]
+    # one call for each context cited first (contexts 1 and 2), in either order
+    assert sorted(dict(blocks(r.body))["passage"] for r in judged) == sorted(q["contexts"][:2])
