@@ -227,7 +227,7 @@ def resolve_side(ref: str, config: str | None, history: Path,
     """A side from a results file, a history id, or ``last`` / ``last~N`` (the newest
     runs and compares of ``config`` that did not fail their gates, on ``dataset_hash``
     when given; a failed run counts again once accepted)."""
-    from ragmark.history import list_runs, pairwise_of, run_row, values
+    from ragmark.history import NUGGETS_HASHES, list_runs, pairwise_of, run_row, values
     from ragmark.results import read_results
 
     p = Path(ref)
@@ -256,13 +256,15 @@ def resolve_side(ref: str, config: str | None, history: Path,
     else:
         raise ConfigError(f"{ref!r} is neither a results file, a history id, nor last / "
                           "last~N")
-    row, _, configs = run_row(history, run_id)
+    row, env, configs = run_row(history, run_id)
     name = config or next(iter(configs))
     if name not in configs:
         raise ConfigError(f"run {run_id} has no config {name!r}; it has {', '.join(configs)}")
     questions, vals = values(history, run_id, name)
+    used = (env.get(NUGGETS_HASHES) or {}).get(name)
     return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals,
-                origin=f"run {run_id}", pairwise=pairwise_of(history, run_id))
+                origin=f"run {run_id}", pairwise=pairwise_of(history, run_id),
+                nuggets_hash=used if isinstance(used, str) else None)
 
 
 def side_from_report(report: RunReport, label: str = "this run") -> Side:

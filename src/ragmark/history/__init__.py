@@ -26,13 +26,18 @@ if TYPE_CHECKING:
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison
 
-__all__ = ["ConfigResult", "RunRow", "aggregates", "history_path", "list_runs", "pairwise_of",
-           "record", "record_results", "run_row", "trend", "values"]
+__all__ = ["NUGGETS_HASHES", "ConfigResult", "RunRow", "aggregates", "history_path",
+           "list_runs", "pairwise_of", "record", "record_results", "run_row", "trend",
+           "values"]
 
 
 def _from_report(report: RunReport) -> ConfigResult:
     return ConfigResult(report.config, report.metrics,
                         {q.id: dict(q.metrics) for q in report.queries})
+
+
+NUGGETS_HASHES = "nuggets_hashes"
+"""The envelope's record of each config's nuggets fingerprint, in the history."""
 
 
 def record_results(path: str | Path, envelope: Mapping[str, Any],
@@ -56,6 +61,10 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
         str(result.config.get("name")): result}
     first_report = next(iter(reports.values()))
     questions = [(q.id, q.question) for q in first_report.queries]
+    used = {name: r.dataset["nuggets_hash"] for name, r in reports.items()
+            if isinstance(r.dataset.get("nuggets_hash"), str)}
+    if used:  # what each config's nugget scores counted against (diff pairs only equal)
+        envelope = {**envelope, NUGGETS_HASHES: used}
     return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
                   {name: _from_report(r) for name, r in reports.items()}, shown, verdict,
                   Also(pairwise=result.pairwise) if isinstance(result, Comparison) else None)

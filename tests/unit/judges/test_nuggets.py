@@ -363,3 +363,36 @@ def test_a_compare_scores_every_config_against_the_same_nuggets(server, tmp_path
                                   "The retriever and the"]
     written = [json.loads(t) for t in (tmp_path / "c.nuggets.jsonl").read_text().splitlines()]
     assert [n["text"] for n in written[0]["nuggets"]] == used[0]
+
+
+def test_the_history_knows_which_nuggets_a_run_counted_against(tmp_path, server, capsys,
+                                                                monkeypatch):
+    """Two runs of one log whose nuggets two judges created differently: `ragmark diff`
+    of the history's last two runs refuses to pair their nugget scores, saying why;
+    another metric still diffs."""
+    import json
+
+    from support.cli import run_cli
+
+    monkeypatch.setenv("RAGMARK_HISTORY", str(tmp_path / "history.sqlite"))
+    log = tmp_path / "outputs.jsonl"
+    log.write_text(json.dumps({"id": "q1", "question": QUESTION, "answer": "Gustave Eiffel's "
+                               "company built it.", "contexts": ["Built by Eiffel."],
+                               "expected_answer": EXPECTED}) + "\n")
+    for model, first in (("judge-a", "It was finished in 1889"), ("judge-b", "Eiffel")):
+        def rule(body, first=first):
+            if kind(body) == "create":
+                return as_json({"nuggets": [first]})
+            return scripted(body)
+
+        server.rule = rule
+        code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "nuggets,groundedness",
+                                "--llm-base-url", server.url, "--llm-model", model,
+                                "--quiet"], capsys)
+        assert code == 0, err
+    code, _, err = run_cli(["diff", "last~1", "last"], capsys)
+    assert code == 2
+    assert "scored nugget_vital_strict, nugget_vital, nugget_all_strict, nugget_all against " \
+           "different nuggets" in " ".join(err.split())
+    code, out, err = run_cli(["diff", "last~1", "last", "--metrics", "groundedness"], capsys)
+    assert code == 0, err
