@@ -148,17 +148,25 @@ def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: b
     return [diff_metric(a, b, m, top=top, seed=seed) for m in shared], notes
 
 
-def _same_nuggets(a: Side, b: Side, metrics: Sequence[str]) -> None:
-    """A ConfigError when nugget metrics would pair scores over different nuggets."""
+def other_nuggets(a: Side, b: Side, metrics: Sequence[str]) -> str | None:
+    """Why the nugget metrics among ``metrics`` cannot pair A's values with B's (they
+    count against different nuggets), or None when they can (or none is named)."""
     from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
 
     named = [m for m in metrics if m in NUGGET_METRICS]
-    if named and a.nuggets_hash and b.nuggets_hash and a.nuggets_hash != b.nuggets_hash:
-        raise ConfigError(
-            f"{a.label} and {b.label} scored {', '.join(named)} against different nuggets "
+    if not (named and a.nuggets_hash and b.nuggets_hash and a.nuggets_hash != b.nuggets_hash):
+        return None
+    return (f"{a.label} and {b.label} scored {', '.join(named)} against different nuggets "
             f"(fingerprints {a.nuggets_hash[:12]} and {b.nuggets_hash[:12]}): their values "
-            "cannot be paired. Score both against the same nuggets (--nuggets FILE, e.g. "
-            "the first's <results>.nuggets.jsonl), or leave those metrics out (--metrics)")
+            "cannot be paired. Score both against the same nuggets (--nuggets FILE, e.g. the "
+            "first's <results>.nuggets.jsonl)")
+
+
+def _same_nuggets(a: Side, b: Side, metrics: Sequence[str]) -> None:
+    """A ConfigError when nugget metrics would pair scores over different nuggets."""
+    why = other_nuggets(a, b, metrics)
+    if why is not None:
+        raise ConfigError(why + ", or leave those metrics out (--metrics)")
 
 
 def pairwise_diff(a: Side, b: Side) -> list[dict[str, Any]]:

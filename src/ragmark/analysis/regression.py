@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from ragmark.analysis.diff import Side
+from ragmark.analysis.diff import Side, other_nuggets
 from ragmark.stats import Interval, bootstrap_ci, holm, paired_permutation_test
 
 POWER = 0.8
@@ -77,10 +77,13 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
     """Each gated metric of ``now`` against ``base``, Holm-corrected over the metrics."""
     pending: list[tuple[str, tuple[int, float, float, float, Interval | None, float,
                                    float | None] | None]] = []
+    unpaired: dict[str, str] = {}
     for metric in metrics:
         va, vb = base.values.get(metric, {}), now.values.get(metric, {})
         ids = [q for q in now.questions if va.get(q) is not None and vb.get(q) is not None]
-        if not ids:
+        why = other_nuggets(base, now, [metric])
+        if not ids or why is not None:
+            unpaired[metric] = why or "no question has a value in both runs"
             pending.append((metric, None))
             continue
         x = np.array([va[q] for q in ids], dtype=np.float64)
@@ -97,7 +100,7 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
     for metric, got in pending:
         if got is None:
             rows.append(GateRow(metric, 0, None, None, None, None, None, None, None, None,
-                                False, "no question has a value in both runs"))
+                                False, unpaired[metric]))
             continue
         n, mb, mn, delta, iv, p, m = got
         p_adj = next(adjusted)

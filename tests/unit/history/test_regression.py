@@ -188,3 +188,20 @@ def test_compare_against_an_earlier_compare_file(tmp_path, capsys):
     code, _, err = run_cli(["compare", *demo, "--configs", "sparse", "--against", "last",
                             "--output", str(tmp_path / "x")], capsys)
     assert code == 2 and "give --fail-on-regression METRIC[,METRIC] too" in err
+
+
+def test_the_gate_does_not_pair_nugget_scores_over_other_nuggets():
+    """A baseline whose nugget scores counted against other nuggets cannot gate them: the
+    gate fails with the reason (as when no question pairs); other metrics are gated."""
+    vals = {"nugget_all": {"q0": 0.5, "q1": 1.0, "q2": 0.75},
+            "mrr": {"q0": 1.0, "q1": 0.5, "q2": 1.0}}
+    base, now = (Side(name, "cfg", "d", {f"q{i}": "" for i in range(3)}, vals)
+                 for name in ("base", "now"))
+    base.nuggets_hash, now.nuggets_hash = "a" * 64, "b" * 64
+    rows = {r.metric: r for r in regression_gate(base, now, ["nugget_all", "mrr"])}
+    assert rows["nugget_all"].passed is False and rows["nugget_all"].n == 0
+    assert rows["nugget_all"].reason.startswith("base and now scored nugget_all against "
+                                                "different nuggets (fingerprints aaaa")
+    assert rows["mrr"].passed is True and rows["mrr"].n == 3
+    now.nuggets_hash = base.nuggets_hash
+    assert regression_gate(base, now, ["nugget_all"])[0].passed is True
