@@ -111,7 +111,7 @@ async def judge(client: ChatClient, case: JudgeCase,
     """The three support scores of one answer, each with its sentences in the details."""
     if not case.answer.strip():
         return dict.fromkeys(METRICS, Score.missing("empty answer"))
-    sentences = answer_sentences(case)
+    sentences = [(t, cites) for t, cites in answer_sentences(case) if t.strip()]
     first = [next((c for c in cites if 1 <= c <= len(case.contexts)), None)
              for _, cites in sentences]
     passages = list(dict.fromkeys(p for p in first if p is not None))

@@ -270,3 +270,18 @@ def test_support_of_ragmarks_own_llm_generators_answers(tmp_path, server, capsys
               r.body["messages"][0]["content"]]
     # one call for each context cited first (contexts 1 and 2), in either order
     assert sorted(dict(blocks(r.body))["passage"] for r in judged) == sorted(q["contexts"][:2])
+
+
+def test_sentences_the_source_gives_are_the_units(client, server):
+    """Given sentences (TREC RAG's answer objects) are judged as they are, whole, even of
+    two sentences, against their first cited context; a blank one is no sentence."""
+    server.rule = scripted
+    given = (("The tower was built by the company of Gustave Eiffel. It opened in 1889.",
+              (1, 2)), ("", (1,)), ("Nothing cited here", ()))
+    case = JudgeCase("Who built it?", "ignored [2]. Text [1].", PASSAGES, sentences=given)
+    got = run(client, judge(client, case))
+    assert len(server.requests) == 1
+    assert [t for n, t in blocks(server.requests[0].body) if n == "statement"] == [given[0][0]]
+    assert [(s["passage"], s["support"]) for s in got["support_full"].details["sentences"]] == [
+        (1, "partial_support"), (None, None)]
+    assert values(got) == {"support_full": 0.0, "support_partial": 0.5, "support_recall": 0.25}
