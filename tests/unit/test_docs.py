@@ -45,6 +45,7 @@ def test_every_page_has_examples_or_is_a_reference():
     for page in PAGES:
         if "reference" not in page.parts:
             assert blocks(page), f"{page} has no example"
+    assert any(DOCS_PORT in page.read_text() for page in PAGES)  # replaced when they run
 
 
 def _judge(body):
@@ -91,7 +92,9 @@ def test_the_examples_run(page, tmp_path, server):
            "RAGMARK_LLM_MODEL": "test-model", "PYTHONPATH": str(tmp_path)}
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    port = str(_free_port())  # a page's fixed port, taken by something else, fails nothing
     for i, (lang, code) in enumerate(blocks(page)):
+        code = code.replace(DOCS_PORT, port)
         cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "bash" else [
             sys.executable, "-c", code]
         got = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True,
@@ -99,6 +102,18 @@ def test_the_examples_run(page, tmp_path, server):
         assert got.returncode == 0, (f"{page.name} block {i + 1} ({lang}) exited "
                                      f"{got.returncode}:\n{code}\n--- stderr:\n"
                                      f"{got.stderr[-3000:]}\n--- stdout:\n{got.stdout[-2000:]}")
+
+
+DOCS_PORT = "18751"
+"""The port the pages' served examples listen on (ragmark annotate)."""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _has(module: str) -> bool:
