@@ -66,6 +66,11 @@ def kind_of_results(data: Any, file: str) -> str:
             raise DataError(f"results schema {schema!r} is newer than this ragmark reads "
                             f"({SCHEMA}); upgrade ragmark", file=file, field="envelope.schema")
         return str(kind)
+    if data.get("kind") == "monitor":  # it has metrics and counts too: not a run
+        raise DataError("a monitor window (ragmark monitor --output FILE.json), not the "
+                        "results of a run, compare or label: its trend page is `ragmark "
+                        "monitor SOURCE --output trend.html`, its windows are in `ragmark "
+                        "history --kind monitor`", file=file)
     if "top_k" in data and isinstance(data.get("configs"), dict):
         return "label"
     if isinstance(data.get("configs"), dict) and ("comparisons" in data or "run" in data):

@@ -81,8 +81,23 @@ def test_each_window_takes_only_the_new_complete_lines(tmp_path, history, capsys
     assert first["metrics"]["feedback"] == pytest.approx(2 / 3)  # r0 down, r1 up, r2 up
     assert first["metrics"]["latency_s"] == pytest.approx((0.100 + 0.137 + 0.124) / 3)
     assert set(first["latency_s"]) == {"p50", "p95", "p99"}
+    # the trend's interval: a percentile bootstrap, as every interval of ragmark, so a
+    # share stays a share (a normal approximation gave [-0.32, 0.99] for 0, 1, 0)
+    from ragmark.monitor.trend import TREND_RESAMPLES
+    from ragmark.stats import bootstrap_ci
+
+    iv = bootstrap_ci([0.0, 1.0, 0.0], 0.95, TREND_RESAMPLES)
+    point = first["trend"][-1]["metrics"]["groundedness"]
+    assert (point["low"], point["high"], point["n"]) == (iv.low, iv.high, 3)
+    assert point["low"] == 0.0
     assert "tokens" not in first["metrics"]  # not recorded by the log: left out, noted
     assert "not recorded by this source, left out: " in out
+    # a window's file is no run's results (it has metrics and counts too): report and
+    # diff refuse it, saying where its trend page is (they read it as a run before)
+    code, _, err = run_cli(["report", str(tmp_path / "w1.json"), "--output",
+                            str(tmp_path / "w1.html")], capsys)
+    assert code == 2 and "a monitor window" in err and "--output trend.html" in err
+    assert not (tmp_path / "w1.html").exists()
     # two more lines and one still being written: the window takes the two
     _append(log, _records(3, 2), partial='{"id": "r5", "question": "half a li')
     code, out, err = run_cli(["monitor", str(log)], capsys)
