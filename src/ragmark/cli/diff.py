@@ -48,9 +48,9 @@ def diff_cmd(**flags: Any) -> None:
                                "metrics": [r.to_json() for r in rows],
                                **({"pairwise": pairwise} if pairwise else {})}, indent=2))
         return
-    out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False)
+    out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False, markup=False)
     for n in notes:
-        out.print(f"note: {n}", highlight=False)
+        out.print(f"note: {n}", highlight=False, markup=False)
     table = Table(show_header=True, header_style="bold")
     for col in ("metric", "questions", "A", "B", "B - A", "95% interval", "p"):
         table.add_column(col, justify="left" if col == "metric" else "right")

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 
 from ragmark.analysis.gates import metric_name
 from ragmark.cli.app import cli, consoles, dry_run_option, history_option
@@ -73,7 +74,7 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
             aggs = aggregates(path, r.id)
             cells.append(", ".join(_value(aggs[c][name]) for c in r.configs
                                    if name in aggs.get(c, {})))
-        table.add_row(*cells)
+        table.add_row(*(Text(c) for c in cells))  # names and texts as they are
     out.print(table)
 
 
@@ -89,9 +90,9 @@ def history_show(ctx: click.Context, run_id: int) -> None:
     out, _ = consoles(quiet=True)
     out.print(f"run {row.id}: {row.kind} on {row.dataset_name} ({row.questions} questions), "
               f"{row.created_at}, ragmark {env.get('ragmark')}, commit "
-              f"{row.git_commit or 'none'}", highlight=False)
+              f"{row.git_commit or 'none'}", highlight=False, markup=False)
     out.print(f"dataset hash {row.dataset_hash}; config hash {env.get('config_hash')}; "
-              f"results {row.results_path or 'not written'}", highlight=False)
+              f"results {row.results_path or 'not written'}", highlight=False, markup=False)
     from ragmark.history.retention import pruned_at
 
     when = pruned_at(path, run_id)
@@ -99,14 +100,14 @@ def history_show(ctx: click.Context, run_id: int) -> None:
         out.print(f"per-question values pruned on {when} (aggregates kept)", highlight=False)
     aggs = aggregates(path, run_id)
     for name in configs:
-        table = Table(title=f"config {name}", show_header=True, header_style="bold")
+        table = Table(title=Text(f"config {name}"), show_header=True, header_style="bold")
         for col, just in (("metric", "left"), ("value", "right"), ("questions", "right"),
                           ("missing", "right")):
             table.add_column(col, justify=just)  # type: ignore[arg-type]
         for metric, a in aggs.get(name, {}).items():
             why = "; ".join(f"{r} ({k})" for r, k in a.reasons.items())
-            table.add_row(metric, _value(a), str(a.n), f"{a.missing}" + (f": {why}" if why
-                                                                        else ""))
+            table.add_row(metric, _value(a), str(a.n), Text(f"{a.missing}" + (
+                f": {why}" if why else "")))  # a reason may hold [n] or brackets
         out.print(table)
     pairwise = pairwise_of(path, run_id)
     if pairwise is not None:
@@ -179,7 +180,7 @@ def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | N
         raise ConfigError(f"no recorded run of config {config!r} computed {name}"
                           + (f" on dataset {dataset!r}" if dataset else "")
                           + _depth_hint(path, name))
-    table = Table(title=f"{name} of {config} on {points[0][0].dataset_name}",
+    table = Table(title=Text(f"{name} of {config} on {points[0][0].dataset_name}"),
                   show_header=True, header_style="bold")
     for col in ("run", "created (UTC)", "commit", name, "questions"):
         table.add_column(col, justify="left" if col in ("created (UTC)", "commit") else "right")

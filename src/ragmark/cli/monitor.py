@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ragmark.cli.app import (
     alpha_option,
@@ -163,13 +164,14 @@ def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
                      f"{j.get('at_most') or 0} for all {j['sampled']} with re-asks)"
                      + (f", ${j['estimated_cost']:.4f}" if j.get("estimated_cost") else "")
                      if j.get("judges") else "; no judge metric (cheap metrics only)"),
-                  highlight=False, soft_wrap=True)
+                  highlight=False, soft_wrap=True, markup=False)
     elif w.report is None:
         last = w.trend[-1].id if w.trend else None
         out.print(f"no new record in {s.source}"
-                  + (f" since window {last}" if last is not None else ""), highlight=False)
+                  + (f" since window {last}" if last is not None else ""), highlight=False,
+                  markup=False)
     else:
-        table = Table(title=f"window {w.id} of {s.system}: {n} records",
+        table = Table(title=Text(f"window {w.id} of {s.system}: {n} records"),
                       title_justify="left", header_style="bold")
         for col in ("metric", "value", "records", "missing", "previous"):
             table.add_column(col, justify="left" if col == "metric" else "right")

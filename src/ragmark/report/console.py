@@ -45,7 +45,7 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
         for q in report.queries:
             parts = [f"{k}={s.value:.3f}" if s.ok else f"{k}=missing ({s.reason})"
                      for k, s in q.metrics.items()]
-            console.print(f"  {q.id}: " + ", ".join(parts), highlight=False)
+            console.print(f"  {q.id}: " + ", ".join(parts), highlight=False, markup=False)
     table = Table(show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("value", justify="right")

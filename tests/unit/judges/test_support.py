@@ -285,3 +285,31 @@ def test_sentences_the_source_gives_are_the_units(client, server):
     assert [(s["passage"], s["support"]) for s in got["support_full"].details["sentences"]] == [
         (1, "partial_support"), (None, None)]
     assert values(got) == {"support_full": 0.0, "support_partial": 0.5, "support_recall": 0.25}
+
+
+def test_names_and_reasons_with_brackets_print_as_they_are(tmp_path, server, capsys,
+                                                           monkeypatch):
+    """A missing reason holds "[n]" and a file name brackets: the run's verbose lines,
+    the history's list and its run view print them as they are, not as rich markup
+    (which ate "[n]" and would stop on a closing tag)."""
+    import json
+
+    from support.cli import run_cli
+
+    monkeypatch.setenv("RAGMARK_HISTORY", str(tmp_path / "h.sqlite"))
+    server.rule = scripted
+    log = tmp_path / "log[x].jsonl"
+    log.write_text(json.dumps({"id": "q[/b]1", "question": "Who?", "answer": "No cite.",
+                               "contexts": PASSAGES}) + "\n")
+    code, out, err = run_cli(["run", "--outputs", str(log), "--metrics", "support",
+                              "--llm-base-url", server.url, "--llm-model", "m", "--verbose",
+                              "--allow-missing"], capsys)
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "q[/b]1: " in flat and f"support_full=missing ({NOTHING_CITED})" in flat
+    code, out, err = run_cli(["history"], capsys)
+    assert code == 0, err
+    assert "log[x]" in " ".join(out.split())
+    code, out, err = run_cli(["history", "show", "1"], capsys)
+    assert code == 0, err
+    assert "([n])" in " ".join(out.split())
