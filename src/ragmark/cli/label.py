@@ -96,7 +96,7 @@ def _show(out: Any, plan: Any, done: Any) -> None:
         return
     for model, result in done.runs.items():
         if plan.mode == "judges":
-            out.print(f"## judge {model}", highlight=False)
+            out.print(f"## judge {model}", highlight=False, markup=False)
         out.print(label_markdown(result), markup=False, highlight=False, soft_wrap=True)
         out.print(llm_line("labels", result.llm), highlight=False, soft_wrap=True)
     for line in summary_lines(done.summary) if done.summary is not None else ():

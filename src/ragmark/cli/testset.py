@@ -38,7 +38,7 @@ def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> No
               f"{report['rejected']} rejected" + (f" ({why})" if why else ""), soft_wrap=True)
     out.print(llm_line("testset", report["llm"]), highlight=False, soft_wrap=True)
     for note in report["notes"]:
-        out.print(f"Note: {note}", soft_wrap=True)
+        out.print(f"Note: {note}", soft_wrap=True, markup=False)
 
 
 def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
