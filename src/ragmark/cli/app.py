@@ -43,7 +43,7 @@ def consoles(quiet: bool) -> tuple[Console, Any]:
     from ragmark.progress import NullProgress
     from ragmark.report.progress import PlainProgress, RichProgress
 
-    out = Console(highlight=False)
+    out = Console(highlight=False, markup=False)  # texts as they are; styled lines say so
     err = Console(stderr=True)
     _status_lines(quiet)
     progress: Any

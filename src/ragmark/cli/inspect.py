@@ -72,7 +72,7 @@ def _n(count: int, noun: str) -> str:
 
 def _heading(out: Console, text: str) -> None:
     out.print()
-    out.print(f"[bold]{escape(text)}[/bold]")
+    out.print(f"[bold]{escape(text)}[/bold]", markup=True)
 
 
 def _indented(out: Console, text: str, indent: int = 2, hang: int | None = None) -> None:
@@ -91,7 +91,7 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
     """The question, its ground truth, what was retrieved and why it matched, the
     answer, the contexts the generator saw, and every metric."""
     out.print(f"[bold]Question {escape(q.id)}[/bold] · {escape(res.describe())} "
-              f"({escape(res.path)})", soft_wrap=True)
+              f"({escape(res.path)})", soft_wrap=True, markup=True)
     if not res.detailed:
         _indented(out, f"A comparison file keeps only metric values per question; rerun "
                        f"`ragmark run ... --config {res.config} --include-details` for the "
@@ -313,7 +313,7 @@ SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "unknown_ids": "f
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:
     """A count per kind of failure, then each failing question with its diagnosis."""
     out.print(f"[bold]Failures[/bold] · {escape(res.describe())} ({escape(res.path)}) · "
-              f"{_n(rep.n_queries, 'question')}", soft_wrap=True)
+              f"{_n(rep.n_queries, 'question')}", soft_wrap=True, markup=True)
     if rep.depth < rep.k:
         _indented(out, f"the run retrieved {rep.depth} items per question: the top "
                        f"{rep.depth} are checked, not the top {rep.k}")

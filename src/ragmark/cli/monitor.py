@@ -190,9 +190,10 @@ def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
             _satisfaction(out, w.satisfaction)
         for d in w.drift:
             out.print(("[red]" if d.drifted else "") + escape(d.line(s.margin, s.alpha))
-                      + ("[/red]" if d.drifted else ""), soft_wrap=True, highlight=False)
+                      + ("[/red]" if d.drifted else ""), soft_wrap=True, highlight=False,
+                      markup=True)
     for note in w.notes:
-        out.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+        out.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True, markup=True)
     if not flags["dry_run"]:
         for o in flags["outputs"]:
             out.print(f"written: {write(w, s, o)}", highlight=False)

@@ -39,7 +39,8 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
         f"[bold]ragmark[/bold] · config [cyan]{escape(str(cfg.get('name')))}[/cyan] · "
         f"dataset [cyan]{escape(str(ds.get('name')))}[/cyan] ({ds.get('format')}, "
         f"{ds.get('queries')} questions, "
-        f"{ds.get('documents')} documents, {ds.get('chunks')} chunks, unit {cfg.get('unit')})"
+        f"{ds.get('documents')} documents, {ds.get('chunks')} chunks, unit {cfg.get('unit')})",
+        markup=True,
     )
     if verbose:
         for q in report.queries:
@@ -96,7 +97,7 @@ def print_report(report: RunReport, console: Console, verbose: bool = False) -> 
             console.print(llm_line(part, report.llm[part]), highlight=False, markup=False,
                           soft_wrap=True)
     for note in report.notes:
-        console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+        console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True, markup=True)
 
 
 def _mean(v: float | None) -> str:
