@@ -25,7 +25,7 @@ from ragmark.judges.case import JudgeCase, in_language, judge_spec
 from ragmark.judges.lists import same_entry
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
-from ragmark.judges.shared import once_per_client, one_of
+from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Nugget, Score
 
@@ -248,9 +248,14 @@ def _created(client: ChatClient, case: JudgeCase, counts: JudgeCounts) -> Awaita
                                  case.language), lambda: create(client, case, counts))
 
 
-def _key(case: JudgeCase) -> tuple[Any, ...]:
-    return (case.question, case.answer, case.expected_answer, case.gold, case.nuggets,
-            case.language)
+def _metric(name: str) -> Any:
+    async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
+        key = ("judge", case.question, case.answer, case.expected_answer, case.gold,
+               case.nuggets, case.language)
+        scores = await once_per_client(client, key, lambda: judge(client, case, counts))
+        return scores[name]  # type: ignore[no-any-return]
+
+    return compute
 
 
 _SUMMARY = {
@@ -262,6 +267,5 @@ _SUMMARY = {
 _LABEL = {"nugget_vital_strict": "Vital nuggets (strict)", "nugget_vital": "Vital nuggets",
           "nugget_all_strict": "All nuggets (strict)", "nugget_all": "All nuggets"}
 
-SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer",),
-                         one_of(n, _key, judge))
+SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer",), _metric(n))
               for n in METRICS)

@@ -9,8 +9,6 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
-from ragmark.types import Score
-
 _MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
@@ -24,18 +22,3 @@ def once_per_client(client: Any, key: tuple[Hashable, ...],
     if task is None:
         task = memo[(loop, *key)] = loop.create_task(make())  # type: ignore[arg-type]
     return task  # type: ignore[no-any-return]
-
-
-def one_of(name: str, key: Callable[[Any], tuple[Hashable, ...]],
-           judge: Callable[[Any, Any, Any], Awaitable[dict[str, Score]]]
-           ) -> Callable[[Any, Any, Any], Awaitable[Score]]:
-    """The compute of metric ``name`` of a judge that scores several metrics of one
-    answer at once (``judge(client, case, counts)`` -> every score): the judge runs
-    once per client, loop and ``key(case)``, each metric asked of it takes its score."""
-
-    async def compute(client: Any, case: Any, counts: Any) -> Score:
-        scores = await once_per_client(client, (judge, *key(case)),
-                                       lambda: judge(client, case, counts))
-        return scores[name]  # type: ignore[no-any-return]
-
-    return compute

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field
 from ragmark.judges.case import JudgeCase, answer_sentences, in_language, judge_spec
 from ragmark.judges.lists import Numbered
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Prompt
-from ragmark.judges.shared import one_of
+from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score
 
@@ -143,8 +143,13 @@ async def judge(client: ChatClient, case: JudgeCase,
     return {m: Score(s.value, s.reason, details) for m, s in scores.items()}
 
 
-def _key(case: JudgeCase) -> tuple[Any, ...]:
-    return case.answer, tuple(case.contexts), case.sentences, case.language
+def _metric(name: str) -> Any:
+    async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
+        key = ("support", case.answer, tuple(case.contexts), case.sentences, case.language)
+        scores = await once_per_client(client, key, lambda: judge(client, case, counts))
+        return scores[name]  # type: ignore[no-any-return]
+
+    return compute
 
 
 _SUMMARY = {
@@ -159,4 +164,4 @@ _LABEL = {"support_full": "Citation support (full)", "support_partial": "Citatio
           "support_recall": "Citation support recall"}
 
 SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer", "contexts"),
-                         one_of(n, _key, judge)) for n in METRICS)
+                         _metric(n)) for n in METRICS)

@@ -34,9 +34,7 @@ from ragmark.types import Sample, Score
 
 class Answered(Protocol):
     """What a judge reads of a question's result: the answer (None when there is none)
-    and the contexts it was made from; a ``sentences`` attribute, when it has one, gives
-    the answer's sentences with what each cites (:class:`~ragmark.running.scoring.Answer`
-    has it; without it they are read from the answer's [n] markers)."""
+    and the contexts it was made from."""
 
     @property
     def answer(self) -> str | None: ...
