@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from support.annotate_data import HOSTILE, results_file
+from support.annotate_data import HOSTILE, results_file, serving
 from support.browser import launched, needs_chromium, open_page, sync_api
 
 from ragmark.analysis.human_labels import read_human_labels
@@ -165,19 +165,7 @@ def test_a_person_gives_preferences_with_the_keyboard_whichever_side_a_is_on(
     plan = plan_annotate(AnnotateRequest(source=results, task="pairwise:overall",
                                          config="mid", store=tmp_path / "l.sqlite",
                                          listen="127.0.0.1:0", annotator="carol"))
-    ready = threading.Event()
-    got = {}
-
-    def on_ready(srv, new):
-        got["server"] = srv
-        ready.set()
-
-    thread = threading.Thread(target=execute_annotate, args=(plan, on_ready), daemon=True)
-    thread.start()
-    assert ready.wait(20)
-    host, port = got["server"].server_address
-    url = f"http://{host}:{port}"
-    try:
+    with serving(plan) as url:
         context, page, seen = _open(browser, url)
         firsts = {it["id"]: it["first"] for it in plan.items}
         for i, it in enumerate(plan.items):
@@ -199,10 +187,52 @@ def test_a_person_gives_preferences_with_the_keyboard_whichever_side_a_is_on(
         assert page.get_attribute("#choices button:nth-child(1)", "aria-pressed") == "true"
         assert seen["errors"] == []
         context.close()
-    finally:
-        got["server"].shutdown()
-        thread.join(10)
     kept = {lab.item: lab.value for lab in store.labels(plan.store, plan.queue.name)}
     want = {it["id"]: (0.5 if k == 4 else 1.0 if firsts[it["id"]] == "A" else 0.0)
             for k, it in enumerate(plan.items)}
     assert kept == want
+
+
+def test_a_token_page_leaves_the_address_bar_reads_right_to_left_and_folds_long_texts(
+        browser, tmp_path):
+    """Issue 48, items 13-14: with --token, the token is exchanged for this server's
+    cookie and leaves the address bar; an Arabic answer reads right to left; a
+    340,000-character answer is folded until asked for, and labelled with a key."""
+    import json
+
+    source = results_file(tmp_path)
+    data = json.loads(source.read_text())
+    arabic = "يقيس BM25 أهمية المستند بتكرار الكلمات."
+    data["queries"][0]["answer"] = arabic
+    data["queries"][1]["answer"] = "A long answer. " * 22_667  # 340,005 characters
+    source.write_text(json.dumps(data))
+    plan = plan_annotate(AnnotateRequest(source=source, store=tmp_path / "l.sqlite",
+                                         listen="127.0.0.1:0", token="s3cret",
+                                         annotator="dana"))
+    with serving(plan) as url:
+        context, page, seen = open_page(browser, url + "/?token=s3cret")
+        _showing(page, "Question 0")
+        assert page.url == url + "/"  # the token is no longer in the address bar
+        assert page.evaluate("getComputedStyle(document.getElementById('answer'))"
+                             ".direction") == "rtl"
+        assert page.evaluate("getComputedStyle(document.getElementById('question'))"
+                             ".direction") == "ltr"
+        page.keyboard.press("1")
+        _showing(page, "Question 1")
+        height = page.evaluate("document.getElementById('answer').getBoundingClientRect()"
+                               ".height")
+        assert height < 400, height
+        assert page.text_content("button.unfold") == "Show all (340,005 characters)"
+        assert page.evaluate("document.documentElement.scrollHeight") < 3000
+        page.click("button.unfold")
+        assert page.evaluate("document.getElementById('answer').getBoundingClientRect()"
+                             ".height") > 10_000
+        assert page.text_content("button.unfold") == "Fold"
+        page.keyboard.press("2")
+        _progress(page, "2 of 12 labelled (you: 2)")
+        page.reload()  # the cookie alone lets the page in again
+        _progress(page, "2 of 12 labelled (you: 2)")
+        assert seen["errors"] == []
+        context.close()
+    kept = [(lab.item, lab.value) for lab in store.labels(plan.store, plan.queue.name)]
+    assert kept == [("item00", 1.0), ("item01", 0.0)]

@@ -4,6 +4,9 @@ items `ragmark annotate` tests label."""
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 RESULTS = Path(__file__).parents[1] / "unit" / "inspection" / "run_results.json"
@@ -27,3 +30,27 @@ def results_file(tmp: Path, n: int = 12) -> Path:
     path = tmp / "run.json"
     path.write_text(json.dumps(data))
     return path
+
+
+@contextmanager
+def serving(plan) -> Iterator[str]:
+    """``ragmark annotate``'s plan served in a thread (its ``listen`` a free loopback
+    port): the server's address, stopped after."""
+    from ragmark.plan.annotate import execute_annotate
+
+    ready = threading.Event()
+    got = {}
+
+    def on_ready(server, new):
+        got["server"] = server
+        ready.set()
+
+    thread = threading.Thread(target=execute_annotate, args=(plan, on_ready), daemon=True)
+    thread.start()
+    assert ready.wait(20)
+    host, port = got["server"].server_address
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        got["server"].shutdown()
+        thread.join(10)

@@ -81,7 +81,7 @@ class Sampled:
 
 
 def export_sample(results: Results, n: int, seed: int = 0,
-                  metric: str | None = None) -> Sampled:
+                  metric: str | None = None, flag: str = "--metric") -> Sampled:
     """``n`` questions drawn without replacement (numpy, ``seed``) among those with an
     answer and a value of ``metric`` (default: the first judge metric of
     :data:`JUDGE_PREFERENCE` the file has values of), kept in file order."""
@@ -96,7 +96,7 @@ def export_sample(results: Results, n: int, seed: int = 0,
             None)
         if metric is None:
             raise ConfigError(f"{results.path} has no judge metric with values (judge with "
-                              f"--judge-metrics); choose one with --metric: "
+                              f"--judge-metrics); choose one with {flag}: "
                               f"{', '.join(names)}")
     elif metric not in names:
         raise ConfigError(f"no metric {metric!r} in {results.path}; it has {', '.join(names)}")
@@ -105,8 +105,9 @@ def export_sample(results: Results, n: int, seed: int = 0,
     for q in results.queries:
         m = q.metrics.get(metric)
         value = None if m is None else m.value
-        if q.answer is None or value is None:
-            why = "no answer" if q.answer is None else f"{metric} missing"
+        if q.answer is None or not q.answer.strip() or value is None:
+            why = ("no answer" if q.answer is None else "an empty answer"
+                   if not q.answer.strip() else f"{metric} missing")
             left_out[why] = left_out.get(why, 0) + 1
             continue
         expected = (q.ground_truth or {}).get("expected_answer")
@@ -157,7 +158,7 @@ def label_sample(file: str, data: dict[str, Any], n: int, seed: int = 0,
 
 
 def sample_for_review(path: str | Path, n: int, seed: int = 0, metric: str | None = None,
-                      config: str | None = None) -> Sampled:
+                      config: str | None = None, flag: str = "--metric") -> Sampled:
     """The rows to review from a results file of ``ragmark run --include-details`` (its
     answers) or of ``ragmark label`` (its labelled passages)."""
     from ragmark.results import read_results
@@ -169,7 +170,7 @@ def sample_for_review(path: str | Path, n: int, seed: int = 0, metric: str | Non
             raise ConfigError(f"{file} is a `ragmark label` file: its judge column is the "
                               f"relevance label, not {metric!r}")
         return label_sample(file, data, n, seed, config)
-    return export_sample(results_from(file, data, config), n, seed, metric)
+    return export_sample(results_from(file, data, config), n, seed, metric, flag)
 
 
 def join_contexts(contexts: Sequence[str]) -> str:

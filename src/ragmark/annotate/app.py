@@ -5,9 +5,13 @@ Safe by construction: the page puts every text of an item on the page as text (t
 script sets ``textContent``; nothing is parsed as HTML), and sends no request but to
 this server. With a token (the server binds beyond loopback only with one) a request
 carries it as ``Authorization: Bearer TOKEN`` or as the cookie the page's first load
-(``/?token=TOKEN``) set. A request that changes the store must be JSON and carry the
-``X-Ragmark`` header, which a page of another site cannot send without this server's
-leave (CORS), so a site a person visits cannot label for them.
+(``/?token=TOKEN``) set, named after the server's port (two servers on one host do not
+log each other out); the page then takes the token out of the address bar. Without a
+token only requests whose ``Host`` is a loopback name are answered, so a page of another
+site whose name is rebound to 127.0.0.1 cannot read or label. A request that changes the
+store must be JSON and carry the ``X-Ragmark`` header, which a page of another site
+cannot send without this server's leave (CORS), so a site a person visits cannot label
+for them.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ from typing import Any
 from ragmark.annotate import queue as q
 from ragmark.annotate import store
 from ragmark.errors import ConfigError
-from ragmark.web.server import authorised
+from ragmark.web.server import authorised, loopback_only
 
 COOKIE = "ragmark_annotate"
+"""The token cookie's name, followed by the server's port (cookies ignore ports)."""
 NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,80}$")
 ASSETS = {"annotate.js": "text/javascript; charset=utf-8",
           "annotate.css": "text/css; charset=utf-8"}
@@ -43,10 +48,16 @@ class Pages:
         self.overlap = int(queue.settings.get("overlap", 0))
         self.reveal = bool(queue.settings.get("reveal_judge", False))
 
+    @staticmethod
+    def cookie(request: Any) -> str:
+        """This server's token cookie: named after its port."""
+        server = request.scope.get("server") or ("", 0)
+        return f"{COOKIE}_{server[1]}"
+
     def allowed(self, request: Any, given: str | None = None) -> bool:
         if authorised(request.headers, self.token):
             return True
-        carried = given if given is not None else request.cookies.get(COOKIE)
+        carried = given if given is not None else request.cookies.get(self.cookie(request))
         return self.token is not None and carried is not None and authorised(
             {"authorization": f"Bearer {carried}"}, self.token)
 
@@ -74,9 +85,11 @@ class Pages:
                                 "is needed: open this page at /?token=TOKEN.</p>", 401)
         body = asset("index.html").replace("{{queue}}", html.escape(self.queue.name)).replace(
             "{{annotator}}", html.escape(self.annotator or ""))
-        response = HTMLResponse(body, headers={"cache-control": "no-store"})
+        response = HTMLResponse(body, headers={"cache-control": "no-store",
+                                               "referrer-policy": "no-referrer"})
         if self.token is not None and given is not None:
-            response.set_cookie(COOKIE, given, httponly=True, samesite="strict")
+            response.set_cookie(self.cookie(request), given, httponly=True,
+                                samesite="strict")
         return response
 
     async def static(self, request: Any) -> Any:
@@ -141,13 +154,11 @@ class Pages:
         if (r := self.refused(request, True)) is not None:
             return r
         body = await self.body(request)
-        name = None if body is None else self.who(body.get("annotator"))
-        values = [c["value"] for c in q.choices_of(self.queue.task)]
-        if body is None or name is None or body.get("value") not in (None, *values):
-            return JSONResponse({"error": "expected a JSON object with annotator, item and "
-                                 f"a value of {values} or null (a skip)"}, 400)
-        note = body.get("note") if isinstance(body.get("note"), str) else ""
-        value = body["value"]
+        if (wrong := self.wrong_label(body)) is not None:
+            return JSONResponse({"error": wrong}, 400)
+        assert body is not None
+        name, value = str(self.who(body.get("annotator"))), body["value"]
+        note = body.get("note") or ""
         try:
             store.put_label(self.path, store.Label(
                 self.queue.name, str(body.get("item")), name,
@@ -155,6 +166,22 @@ class Pages:
         except ConfigError as e:  # an item not in the queue
             return JSONResponse({"error": str(e)}, 404)
         return JSONResponse({"saved": True, **self.state_of(name)})
+
+    def wrong_label(self, body: dict[str, Any] | None) -> str | None:
+        """What is wrong with a label's JSON body, naming the field; None when nothing."""
+        values = [c["value"] for c in q.choices_of(self.queue.task)]
+        if body is None:
+            return "expected a JSON object with annotator, item, value and note"
+        if self.who(body.get("annotator")) is None:
+            return "annotator: expected your name (1 to 80 characters)"
+        if not isinstance(body.get("item"), str | int) or isinstance(body.get("item"), bool):
+            return "item: expected the item's id"
+        value = body.get("value", False)
+        if value is not None and (isinstance(value, bool) or value not in values):
+            return f"value: expected one of {values}, or null (a skip); got {value!r}"
+        if not isinstance(body.get("note", ""), str | None):
+            return f"note: expected a text; got {body['note']!r}"
+        return None
 
     async def undo(self, request: Any) -> Any:
         from starlette.responses import JSONResponse
@@ -173,11 +200,13 @@ def make_app(path: Path, queue: store.Queue, token: str | None,
              annotator: str | None) -> Any:
     """The app serving ``queue`` of the store at ``path`` (see :class:`Pages`)."""
     from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
     from starlette.routing import Route
 
     p = Pages(path, queue, token, annotator)
-    return Starlette(routes=[
+    return loopback_only(Starlette(routes=[
         Route("/", p.page), Route("/static/{name}", p.static),
         Route("/api/state", p.state), Route("/api/item", p.item),
         Route("/api/label", p.label, methods=["POST"]),
-        Route("/api/undo", p.undo, methods=["POST"])])
+        Route("/api/undo", p.undo, methods=["POST"])]), token,
+        lambda request, status, message: JSONResponse({"error": message}, status))

@@ -101,7 +101,7 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
         raise ConfigError(f"--task {task}: a preference task is drawn by draw_pairs")
     every: Sampled
     if is_results(source):
-        every = sample_for_review(source, 10**9, 0, task, config)  # all, in file order
+        every = sample_for_review(source, 10**9, 0, task, config, "--task")  # all, in order
     elif per_claim:
         raise ConfigError(f"--per-claim labels the claims a judge made: {source} is not a "
                           "results file of `ragmark run --judge-metrics faithfulness`")

@@ -4,16 +4,19 @@ the spool it writes.
 
 ``POST /v1/traces`` takes an ``ExportTraceServiceRequest`` as protobuf
 (``application/x-protobuf``, parsed with the official ``opentelemetry-proto`` classes) or
-as OTLP JSON (``application/json``), gzip-compressed or not. Each request is appended to
-the spool as one line of OTLP JSON and flushed to disk (``fsync``) before it is
-acknowledged, so a killed receiver loses no acknowledged span. A span without its trace
-or span id is rejected and the rest kept: the answer then reports a partial success
-(``rejectedSpans``), as the OTLP specification says. A body that is not a trace export
-gets 400, one over the size cap (compressed or not) 413, a request without the
-``--token`` 401, a Content-Encoding other than gzip 415, another method than POST 405.
-It is served by the local web server (:mod:`ragmark.web.server`: Starlette on uvicorn,
-which reads exactly the announced body: a client gone mid-body spools nothing), bound
-to loopback unless a token is given.
+as OTLP JSON (``application/json``), gzip-compressed or not. Each request with spans is
+appended to the spool as one line of OTLP JSON and flushed to disk (``fsync``) before it
+is acknowledged, so a killed receiver loses no acknowledged span. A span without its
+trace or span id is rejected and the rest kept: the answer then reports a partial
+success (``rejectedSpans``), as the OTLP specification says. A body that is not a trace
+export (JSON without a ``resourceSpans`` list, protobuf that does not parse) gets 400
+and is never spooled; another Content-Type than those two, or a Content-Encoding other
+than gzip, 415; a body over the size cap (compressed or not) 413, at once when its
+Content-Length says so; a body not sent whole within its deadline 408; a request
+without the ``--token`` 401, or without a token, one whose ``Host`` is not a loopback
+name 403; another method than POST 405. It is served by the local web server
+(:mod:`ragmark.web.server`: Starlette on uvicorn, which reads exactly the announced
+body: a client gone mid-body spools nothing), bound to loopback unless a token is given.
 """
 
 from __future__ import annotations
@@ -41,6 +44,9 @@ ROLL = 64 * 1024 * 1024
 DRAIN = 4
 """A body over the cap is read and dropped up to this many times the cap before the 413
 (so the client reads the answer); past that the connection is closed."""
+DRAIN_WAIT = 2.0
+"""Seconds the rest of a body over the cap is read and dropped for, at most, before the
+413 is sent: a client that stops sending gets its answer at once."""
 
 
 class Spool:
@@ -74,6 +80,8 @@ class Spool:
 
 ENCODINGS = ("gzip", "identity")
 """The Content-Encodings a request may have (as OpenTelemetry's exporters send)."""
+TYPES = ("application/x-protobuf", "application/json")
+"""The Content-Types of an OTLP/HTTP export (the specification's two encodings)."""
 
 
 class Refusals:
@@ -122,11 +130,16 @@ def _success_body(rejected: int, proto: bool) -> tuple[bytes, str]:
 def _refused(headers: Any, token: str | None, encoding: str, proto: bool
              ) -> tuple[int, str] | None:
     """What is wrong with a request before its body is read (status, why), if anything:
-    the token, the encoding, a protobuf body without the classes to read it."""
+    the token, the content type, the encoding, a protobuf body without the classes to
+    read it."""
     from ragmark.web.server import authorised
 
     if not authorised(headers, token):
         return 401, "missing or wrong bearer token"
+    kind = str(headers.get("content-type") or "").partition(";")[0].strip().lower()
+    if kind not in TYPES:
+        return 415, (f"Content-Type {kind or 'missing'!s}: an OTLP trace export is sent as "
+                     f"{' or '.join(TYPES)}")
     if encoding not in ENCODINGS:
         return 415, (f"Content-Encoding {encoding!r} is not read; send one of: "
                      f"{', '.join(ENCODINGS)}")
@@ -137,24 +150,27 @@ def _refused(headers: Any, token: str | None, encoding: str, proto: bool
 
 async def _drain(request: Any, read: int, limit: int) -> None:
     """Read and drop the rest of a body refused as too large, up to ``limit`` bytes in
-    all: a server that closes with a body unread resets the connection, and the client
-    sees the reset instead of the 413."""
+    all and for :data:`DRAIN_WAIT` seconds at most: a server that closes with a body
+    unread resets the connection, and the client sees the reset instead of the 413."""
     from starlette.requests import ClientDisconnect
 
+    from ragmark.web.server import BodyTimeout, read_body
+
     try:
-        async for chunk in request.stream():
+        async for chunk in read_body(request, DRAIN_WAIT):
             read += len(chunk)
             if read > limit:
                 return
-    except ClientDisconnect:
+    except (ClientDisconnect, BodyTimeout):
         return
 
 
 def make_app(spool: Spool, token: str | None, cap: int,
-             say: Callable[[str], None]) -> Any:
+             say: Callable[[str], None], body_timeout: float | None = None) -> Any:
     """The receiver as a Starlette app: ``POST /v1/traces``, every refusal answered in
     the request's own encoding (a google.rpc.Status for protobuf) and told on the
-    console with its reason and a running count."""
+    console with its reason and a running count; a body must arrive whole within
+    ``body_timeout`` seconds (:data:`ragmark.web.server.BODY_TIMEOUT`)."""
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
@@ -162,6 +178,9 @@ def make_app(spool: Spool, token: str | None, cap: int,
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from ragmark.web.server import BODY_TIMEOUT, BodyTimeout, loopback_only, read_body
+
+    deadline = BODY_TIMEOUT if body_timeout is None else body_timeout
     refusals = Refusals(say)
 
     def refuse(request: Request, status: int, message: str,
@@ -178,7 +197,9 @@ def make_app(spool: Spool, token: str | None, cap: int,
         if encoding == "gzip":
             body = inflate(body, cap)
         request, rejected = from_protobuf(body) if proto else from_json(body)
-        spool.append(request)  # flushed to disk before the answer
+        if any(ss.get("spans") for rs in request["resourceSpans"]
+               for ss in rs.get("scopeSpans", [])):
+            spool.append(request)  # flushed to disk before the answer
         return rejected
 
     async def too_large(request: Request, read: int) -> Response:
@@ -192,17 +213,21 @@ def make_app(spool: Spool, token: str | None, cap: int,
             return refuse(request, *refused)
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > cap:
-            return await too_large(request, 0)
+            # answered at once, without waiting for a body that will not be read
+            return refuse(request, 413, f"the body is over the cap of {cap} bytes "
+                                        f"(Content-Length {length})")
         parts: list[bytes] = []
         size = 0
         try:
-            async for chunk in request.stream():  # exactly the announced body
+            async for chunk in read_body(request, deadline):  # exactly the announced body
                 size += len(chunk)
                 if size > cap:
                     return await too_large(request, size)
                 parts.append(chunk)
         except ClientDisconnect:  # a client gone mid-body: nothing of it is spooled
             return refuse(request, 400, f"the client left after {size} bytes of the body")
+        except BodyTimeout as e:  # half a body, or a trickle: nothing of it is spooled
+            return refuse(request, 408, str(e))
         try:
             rejected = await run_in_threadpool(accept, b"".join(parts), encoding, proto)
         except Rejected as e:
@@ -218,11 +243,13 @@ def make_app(spool: Spool, token: str | None, cap: int,
         if status == 405:
             return refuse(request, 405, f"{request.method} is not allowed: POST {PATH}",
                           {"Allow": "POST"})
-        return refuse(request, status, f"not found: POST {PATH}" if status == 404
-                      else f"the request was refused ({status})")
+        return refuse(request, status, (
+            f"nothing at {request.method} {request.url.path}: traces are received at "
+            f"POST {PATH}") if status == 404 else f"the request was refused ({status})")
 
-    return Starlette(routes=[Route(PATH, traces, methods=["POST"])],
-                     exception_handlers={404: not_here, 405: not_here})
+    return loopback_only(Starlette(routes=[Route(PATH, traces, methods=["POST"])],
+                                   exception_handlers={404: not_here, 405: not_here}),
+                         token, refuse)
 
 
 def parse_listen(listen: str, token: str | None) -> tuple[str, int]:
@@ -234,25 +261,48 @@ def parse_listen(listen: str, token: str | None) -> tuple[str, int]:
 
 def make_server(listen: str, spool_dir: Path, *, token: str | None = None,
                 max_body: int = 16 * 1024 * 1024,
-                say: Callable[[str], None] = lambda t: None) -> tuple[Any, Spool]:
+                say: Callable[[str], None] = lambda t: None,
+                body_timeout: float | None = None,
+                headers_timeout: float | None = None) -> tuple[Any, Spool]:
     """A receiver ready to ``serve_forever`` (and its spool); what it needs to read
     OpenTelemetry's default protobuf exports, and to serve, is checked first."""
     host, port = parse_listen(listen, token)
     missing = protobuf_ready()
     if missing is not None:
         raise ConfigError(f"--listen: {missing}")
-    from ragmark.web.server import Server, missing_packages
+    from ragmark.web.server import HEADERS_TIMEOUT, Server, missing_packages
 
     if missing_packages():
         raise ConfigError(f"--listen: the receiver's server ({', '.join(missing_packages())})"
                           " is not installed: pip install 'ragmark-eval[otel]'")
     spool = Spool(spool_dir)
     try:
-        server = Server(make_app(spool, token, max_body, say), listen, host, port)
+        server = Server(make_app(spool, token, max_body, say, body_timeout), listen, host,
+                        port, HEADERS_TIMEOUT if headers_timeout is None else headers_timeout)
     except ConfigError:
         spool.close()
         raise
     return server, spool
+
+
+def banner(host: str, port: int, token: bool, spool: Path) -> str:
+    """What the receiver says when it starts: where it receives, and what the
+    application sets to send there (a wildcard bind is reached by this machine's name
+    or address, not by 0.0.0.0; the token as a header)."""
+    wildcard = host in ("0.0.0.0", "::")
+    where = f"http://{'THIS-HOST' if wildcard else _url_host(host)}:{port}"
+    said = (f"receiving OTLP/HTTP traces on {where}{PATH} into {spool}; point the "
+            f"application's OTEL_EXPORTER_OTLP_ENDPOINT at {where}")
+    if wildcard:
+        said += " (THIS-HOST: this machine's name or address as the application reaches it)"
+    if token:
+        said += (" and set OTEL_EXPORTER_OTLP_HEADERS='Authorization=Bearer%20TOKEN' (the "
+                 "token given to --token)")
+    return said + "; Ctrl-C stops"
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def serve(listen: str, spool_dir: Path, *, token: str | None = None,
@@ -261,9 +311,8 @@ def serve(listen: str, spool_dir: Path, *, token: str | None = None,
     import signal
 
     server, spool = make_server(listen, spool_dir, token=token, max_body=max_body, say=say)
-    host, port = str(server.server_address[0]), int(server.server_address[1])
-    say(f"receiving OTLP/HTTP traces on http://{host}:{port}{PATH} into {spool.path} "
-        f"(point OTEL_EXPORTER_OTLP_ENDPOINT at http://{host}:{port}; Ctrl-C stops)")
+    host, port = server.server_address
+    say(banner(str(host), int(port), token is not None, spool.path))
 
     def stop(*_: Any) -> None:
         raise KeyboardInterrupt

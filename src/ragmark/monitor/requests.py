@@ -114,7 +114,7 @@ def from_json(body: bytes) -> tuple[dict[str, Any], int]:
         raise Rejected(400, f"not JSON: {e}") from None
     except RecursionError:
         raise Rejected(400, "not an OTLP trace export: JSON nested too deeply") from None
-    if not isinstance(req, dict) or not isinstance(req.get("resourceSpans", []), list):
+    if not isinstance(req, dict) or not isinstance(req.get("resourceSpans"), list):
         raise Rejected(400, "not an OTLP trace export: expected an object with a "
                             "'resourceSpans' list")
     rejected = 0

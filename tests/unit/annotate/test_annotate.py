@@ -24,6 +24,7 @@ from ragmark.annotate import store
 from ragmark.annotate.store import Label, Queue
 
 HEADERS = {"X-Ragmark": "1"}
+LOOPBACK = "http://127.0.0.1"  # without a token only loopback names are served
 
 
 def _rows(judges):
@@ -270,7 +271,7 @@ def test_a_task_on_a_scale_has_five_labels_and_interval_agreement(tmp_path):
                                          task="answer_correctness"))
     assert plan.queue is not None
     store.create_queue(plan.store, plan.queue, plan.items)
-    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    client = TestClient(make_app(plan.store, plan.queue, None, None), base_url=LOOPBACK)
     state = client.get("/api/state?annotator=ann").json()
     assert [c["key"] for c in state["choices"]] == ["1", "2", "3", "4", "5"]
     assert [c["value"] for c in state["choices"]] == [0, 0.25, 0.5, 0.75, 1]
@@ -318,7 +319,7 @@ def test_logged_outputs_are_labelled_before_any_judge(tmp_path, capsys):
     assert plan.drawn == {"eligible": 2, "left_out": {"no answer": 1},
                           "strata": {"not judged": 2}}
     store.create_queue(plan.store, plan.queue, plan.items)
-    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    client = TestClient(make_app(plan.store, plan.queue, None, None), base_url=LOOPBACK)
     for item, value in (("a", 1), ("c", 0)):
         assert client.post("/api/label", headers=HEADERS, json={
             "annotator": "ann", "item": item, "value": value}).status_code == 200
@@ -359,7 +360,7 @@ def test_a_preference_queue_keeps_as_score_whichever_side_it_was_shown(tmp_path,
     assert {it["first"] for it in items} == {"A", "B"}  # drawn per pair
     assert all(len(it["answer"]) > len(it["answer_b"]) for it in items)
     store.create_queue(plan.store, plan.queue, items)
-    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    client = TestClient(make_app(plan.store, plan.queue, None, None), base_url=LOOPBACK)
     state = client.get("/api/state?annotator=ann").json()
     assert [c["text"] for c in state["choices"]] == [
         "the first is better", "the second is better", "a tie"]

@@ -16,6 +16,7 @@ from ragmark.stats.ppi import ppi_mean
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
 HEADERS = {"X-Ragmark": "1"}
+LOOPBACK = "http://127.0.0.1"  # without a token only loopback names are served
 
 
 def relevance(body):
@@ -46,7 +47,7 @@ def test_label_in_the_app_then_judge_eval_and_corrected_means_from_the_store(
                                          overlap=3, history=history))
     assert plan.store == history.parent / "labels.sqlite" and plan.queue is not None
     store.create_queue(plan.store, plan.queue, plan.items)
-    client = TestClient(make_app(plan.store, plan.queue, None, None))
+    client = TestClient(make_app(plan.store, plan.queue, None, None), base_url=LOOPBACK)
     ids = [str(it["id"]) for it in plan.items]
     # ann: yes to every answer but the last; bob (the overlap items): no to the first
     said = {("ann", i): 0.0 if i == ids[-1] else 1.0 for i in ids}

@@ -323,10 +323,10 @@ def test_truncated_nested_misencoded_and_repeated_bodies(receiver, tmp_path, cap
                 if parses(full[:n]))
     # the client stops sending and closes: it is gone, so no 200 can reach it, and
     # nothing of its body is spooled (an answer, if any, is a refusal)
-    answer = _raw(url, f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: "
+    answer = _raw(url, f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                        f"application/x-protobuf\r\nContent-Length: {len(full)}", half)
     assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
-    answer = _raw(url, "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: "
+    answer = _raw(url, "POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
                        "application/json\r\nContent-Length: 1000", b'{"resourceSpans": []}')
     assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
     assert not any(f.read_text() for f in spool.glob("*.jsonl"))  # nothing spooled
@@ -374,7 +374,8 @@ def test_each_refusal_is_told_with_its_reason_and_a_count(tmp_path):
         with httpx.Client(timeout=10) as c:
             assert c.post(url, json={"resourceSpans": []}).status_code == 401
             auth = {"Authorization": "Bearer s3cret"}
-            assert c.post(url, content=b"x" * 4096, headers=auth).status_code == 413
+            assert c.post(url, content=b"x" * 4096, headers={
+                **auth, "Content-Type": "application/json"}).status_code == 413
             assert c.get(url, headers=auth).status_code == 405
             r = c.post(url, json={"resourceSpans": []}, headers=auth)
             assert r.status_code == 200
@@ -385,6 +386,6 @@ def test_each_refusal_is_told_with_its_reason_and_a_count(tmp_path):
     assert told == [
         "refused (401) from 127.0.0.1: missing or wrong bearer token [1 refused so far]",
         "refused (413) from 127.0.0.1: the body is over the cap of 1024 bytes "
-        "[2 refused so far]",
+        "(Content-Length 4096) [2 refused so far]",
         "refused (405) from 127.0.0.1: GET is not allowed: POST /v1/traces "
         "[3 refused so far]"]

@@ -4,6 +4,12 @@
 (function () {
   const $ = (id) => document.getElementById(id);
   const KEY = "ragmark-annotator";
+  // the token, once exchanged for this server's cookie, leaves the address bar (and
+  // the history, and what is copied from it)
+  if (new URLSearchParams(location.search).has("token")) {
+    history.replaceState(null, "", location.pathname);
+  }
+  const FOLD = 2000;  // a text longer than this many characters is shown folded
   let name = document.body.dataset.annotator || localStorage.getItem(KEY) || "";
   let state = null;
   let current = null;
@@ -18,7 +24,30 @@
     }));
   }
 
-  function text(id, value) { $(id).textContent = value == null ? "" : String(value); }
+  // a long text is folded: its box keeps a few lines' height and a button below it
+  // shows the whole (a 340,000-character answer is not a page 81,000 px tall)
+  function fold(el, length) {
+    const next = el.nextElementSibling;
+    if (next && next.classList.contains("unfold")) { next.remove(); }
+    el.classList.toggle("folded", length > FOLD);
+    if (length <= FOLD) { return; }
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "unfold";
+    b.textContent = "Show all (" + length.toLocaleString("en") + " characters)";
+    b.addEventListener("click", () => {
+      const folded = el.classList.toggle("folded");
+      b.textContent = folded ? "Show all (" + length.toLocaleString("en") +
+        " characters)" : "Fold";
+    });
+    el.after(b);
+  }
+
+  function text(id, value) {
+    const el = $(id);
+    el.textContent = value == null ? "" : String(value);
+    if (el.tagName === "P") { fold(el, el.textContent.length); }
+  }
 
   function say(message, error) {
     text("status", message);
@@ -53,8 +82,12 @@
     list.replaceChildren();
     for (const c of texts || []) {
       const li = document.createElement("li");
-      li.textContent = c;
+      const p = document.createElement("div");
+      p.dir = "auto";
+      p.textContent = c;
+      li.appendChild(p);
       list.appendChild(li);
+      fold(p, p.textContent.length);
     }
   }
 
@@ -82,6 +115,7 @@
       pos = s.end;
     }
     box.appendChild(document.createTextNode(answer.slice(pos)));
+    fold(box, answer.length);
   }
 
   function showClaims(it) {
@@ -90,6 +124,7 @@
     for (const c of it.claims || []) {
       const li = document.createElement("li");
       li.className = c.supported ? "supported" : "unsupported";
+      li.dir = "auto";
       li.textContent = c.text + (c.supported ? " (supported)" : " (not supported)");
       list.appendChild(li);
     }
