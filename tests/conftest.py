@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,6 +9,9 @@ from hypothesis import settings
 from support.fake_llm_server import FakeLLMServer
 
 pytest_plugins = ["pytester"]
+
+# the RAGAS library the comparisons import sends usage events unless told not to
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT / ".." / "shared" / "data"

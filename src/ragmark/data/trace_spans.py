@@ -169,6 +169,26 @@ def _documents(span: Span, keys: TraceKeys) -> list[Context]:
     return [_document(docs[i], keys) for i in sorted((x for x in docs if x.isdigit()), key=int)]
 
 
+def says_empty(span: Span) -> bool:
+    """Whether a retriever (or reranker) span says it returned no document: its
+    documents attribute recorded as an empty list (OpenInference's LangChain instrumentor
+    writes ``retrieval.documents = []``), or an output of no documents
+    (``{"documents": []}``, ``[]``). A span that records nothing of its documents does
+    not say so."""
+    for key in (DOCUMENTS.get(span.kind), "gen_ai.retrieval.documents"):
+        if key and key in span.attributes:
+            given = _json_value(span.attributes[key])
+            if isinstance(given, list | tuple) and not given:
+                return True
+    out = span.attributes.get("output.value")
+    if isinstance(out, str) and out.strip()[:1] in ("{", "["):
+        got = _json_value(out)
+        if isinstance(got, dict) and "documents" in got:
+            got = got["documents"]
+        return isinstance(got, list) and not got
+    return False
+
+
 @dataclass
 class Trace:
     """One trace's spans, its root, and what they say of the question."""
@@ -176,6 +196,7 @@ class Trace:
     trace_id: str
     spans: list[Span]
     _parent: dict[str, str] = field(default_factory=dict, repr=False)
+    _retrievers: set[str] = field(default_factory=set, repr=False)
 
     def root(self) -> Span | None:
         """The span without a parent; else the one whose parent is remote (this process's
@@ -199,21 +220,32 @@ class Trace:
 
     def hops(self, keys: TraceKeys | None = None) -> list[tuple[Span, list[Context]]]:
         """The retrieval steps in start order, each with its documents: the retriever
-        (or reranker) spans that are not inside another one that returned documents. A
-        span without documents inside one, or around ones, that returned some is no step
-        either."""
+        (or reranker) spans that are not inside another one that returned something.
+        A span returned something when it recorded documents or said it returned none
+        (:func:`says_empty`): the outermost retriever's result is what was retrieved,
+        also when it is empty (a compressor that kept nothing of its inner retrievers'
+        documents). A span that says nothing of its documents, inside one or around
+        ones that returned something, is no step either."""
         keys = keys or TraceKeys()
         found = {s.span_id: (s, _documents(s, keys)) for s in self.spans
                  if s.kind in DOCUMENTS}
         if len(found) < 2:
             return sorted(found.values(), key=lambda h: h[0].start)
+        returned = {sid for sid, (s, docs) in found.items() if docs or says_empty(s)}
         inside = {sid: [a for a in self.above(s) if a in found]
                   for sid, (s, _) in found.items()}
-        around = {a for sid, (_, docs) in found.items() if docs for a in inside[sid]}
+        around = {a for sid in returned for a in inside[sid]}
         steps = [(s, docs) for sid, (s, docs) in found.items()
-                 if (docs and not any(found[a][1] for a in inside[sid]))
-                 or (not docs and not inside[sid] and sid not in around)]
+                 if (sid in returned and not any(a in returned for a in inside[sid]))
+                 or (sid not in returned and not inside[sid] and sid not in around)]
         return sorted(steps, key=lambda h: h[0].start)
+
+    def in_retrieval(self, span: Span) -> bool:
+        """Whether the span is inside a retriever or reranker span (a multi-query
+        retriever's LLM call that writes its queries): part of the retrieval."""
+        if not self._retrievers:
+            self._retrievers.update(s.span_id for s in self.spans if s.kind in DOCUMENTS)
+        return any(a in self._retrievers for a in self.above(span))
 
 
 DUPLICATE_SPANS = ("spans received more than once (an exporter's retry, a spool file "

@@ -22,8 +22,13 @@ conventions where those are what a span carries:
   ``document.metadata`` (LangChain's and LlamaIndex's keys, :data:`ID_KEYS`), the
   document it came from by :data:`DOC_KEYS` (LlamaIndex's ``file_name``), its score by
   :data:`SCORE_KEYS`;
+- an empty retrieval: the outermost retriever span's, when it records no documents and
+  says it returned none (``retrieval.documents`` an empty list, an output of no
+  documents): no context, however many its inner retrievers found;
+- an LLM span inside a retriever (a multi-query retriever writing its queries) is part
+  of the retrieval: never the answer, its time retrieval's, not generation's;
 - latency: the root span's duration; retrieval and generation: the time covered by the
-  retriever/reranker spans and by the LLM spans (overlaps counted once);
+  retriever/reranker spans and by the LLM spans outside them (overlaps counted once);
 - tokens (``llm.token_count.*``; GenAI ``gen_ai.usage.*``) and cost (``llm.cost.*``)
   summed over the LLM spans (an LLM span inside one that records them is not counted
   again);
@@ -63,6 +68,7 @@ from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them
     gather,
     message_text,
     read_traces,
+    says_empty,
 )
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
@@ -88,14 +94,16 @@ NOT_ANSWERS = ("RETRIEVER", "RERANKER", "EMBEDDING")
 
 
 def _answer(trace: Trace, root: Span) -> str | None:
-    """The root's output, else the last LLM span's; None when neither gives one (a
-    retriever's output is its documents, not an answer)."""
+    """The root's output, else the last LLM span's that is not part of a retrieval;
+    None when neither gives one (a retriever's output is its documents, not an answer;
+    an LLM call inside a retriever, as a multi-query retriever's that writes its
+    queries, is part of the retrieval)."""
     if root.kind not in NOT_ANSWERS:
         out = _text_of(root, "output.value", "gen_ai.output.messages", "assistant")
         if out is not None:
             return out
     for s in sorted(trace.spans, key=lambda s: s.end, reverse=True):
-        if s.kind == "LLM":
+        if s.kind == "LLM" and not trace.in_retrieval(s):
             text = _text_of(s, "output.value", "gen_ai.output.messages", "assistant")
             text = text if text is not None else s.attributes.get("gen_ai.completion")
             if isinstance(text, str):
@@ -188,7 +196,8 @@ def feedback_of(trace: Trace, keys: TraceKeys) -> float | None:
 def _facts(trace: Trace, root: Span, keys: TraceKeys, lenient: Leniency) -> dict[str, float]:
     facts = _usage(trace)
     retrieval = covered([s for s in trace.spans if s.kind in DOCUMENTS])
-    generation = covered([s for s in trace.spans if s.kind == "LLM"])
+    generation = covered([s for s in trace.spans
+                          if s.kind == "LLM" and not trace.in_retrieval(s)])
     if retrieval is not None:
         facts["retrieval_latency_s"] = retrieval
     if generation is not None:
@@ -291,7 +300,7 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
     starts: dict[str, int] = {}
     for r in _answered_only(found, lenient):
         trace, root, hops, sid = r.trace, r.root, r.hops, r.sid
-        if any(not docs for _, docs in hops):
+        if any(not docs and not says_empty(s) for s, docs in hops):
             warn(lenient, "retriever spans without documents", f"trace {trace.trace_id}",
                   "a retriever span without documents")
         if sid is not None and sid in outputs:
