@@ -234,7 +234,9 @@ def _empty(block: Any) -> EmptyRankings | None:
         of=block.get("of", len(block["questions"])),
         over_all={m: Aggregate(v["over_all"], v["n_all"], 0, {}) for m, v in means.items()},
         over_retrieved={m: Aggregate(v["over_retrieved"], v["n_retrieved"], 0, {})
-                        for m, v in means.items()})
+                        for m, v in means.items()},
+        like_pytrec_eval={m: Aggregate(v["like_pytrec_eval"], v["n_like_pytrec_eval"], 0, {})
+                          for m, v in means.items() if "n_like_pytrec_eval" in v} or None)
 
 
 def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, Any]:

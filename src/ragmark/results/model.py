@@ -168,24 +168,39 @@ class EmptyRankings:
     """Questions in the run."""
     over_all: dict[str, Aggregate]
     over_retrieved: dict[str, Aggregate]
+    like_pytrec_eval: dict[str, Aggregate] | None = None
+    """Each metric's mean as pytrec_eval (and BEIR) report it: over the questions that
+    retrieved something and that the qrels judge, one judged without a relevant document
+    as 0 (None: the ground truth is not qrels)."""
 
     def note(self) -> str:
         n = len(self.ids)
+        said = (f"{n} of {self.of} question{'s' if self.of != 1 else ''} retrieved nothing "
+                f"({self.cause}): they score 0, as trec_eval -c; ")
+        both = " (both means: empty_rankings.means in the JSON)"
+        first = next(iter(self.like_pytrec_eval or {}), None)
+        if first is not None and self.like_pytrec_eval is not None:
+            agg = self.like_pytrec_eval[first]
+            value = "no value" if agg.value is None else f"{first} {agg.value:.4f}"
+            return (said + "pytrec_eval and BEIR average only over the questions in the run "
+                    "that the qrels judge (one without a relevant document as 0): over "
+                    f"{agg.n}, {value}" + both)
         covered = next(iter(self.over_retrieved.values()), None)
-        where = (f"tools that average only over the questions in the run (pytrec_eval, "
-                 f"BEIR) report over {covered.n}" if covered is not None else
+        where = (f"tools that average only over the questions that retrieved something "
+                 f"report over {covered.n}" if covered is not None else
                  "tools that average only over the questions in the run report without them")
-        return (f"{n} of {self.of} question{'s' if self.of != 1 else ''} retrieved nothing "
-                f"({self.cause}): they score 0, as trec_eval -c; {where} "
-                "(both means: empty_rankings.means in the JSON)")
+        return said + where + both
 
     def to_json(self) -> dict[str, Any]:
+        like = self.like_pytrec_eval or {}
         return {
             "count": len(self.ids), "of": self.of, "cause": self.cause,
             "questions": list(self.ids),
             "means": {m: {"over_all": a.value, "n_all": a.n,
                           "over_retrieved": self.over_retrieved[m].value,
-                          "n_retrieved": self.over_retrieved[m].n}
+                          "n_retrieved": self.over_retrieved[m].n,
+                          **({"like_pytrec_eval": like[m].value,
+                              "n_like_pytrec_eval": like[m].n} if m in like else {})}
                       for m, a in self.over_all.items()},
         }
 

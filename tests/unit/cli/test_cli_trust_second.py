@@ -102,6 +102,43 @@ def test_a_grid_of_depths_compares_at_the_shallowest(tmp_path, capsys):
 
 # 2. Empty rankings ------------------------------------------------------------------
 
+def test_the_empty_rankings_note_quotes_pytrec_eval_with_unjudgeable_topics(tmp_path, capsys):
+    """Issue 48, item 17 (a RAG24 run's shape): topics the qrels judge with no relevant
+    document are missing in ragmark's default mean, and pytrec_eval scores them 0 and
+    counts them; a topic the run lacks is an empty ranking; a run topic the qrels do
+    not judge pytrec_eval leaves out. The note's count and value are pytrec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {"t1": {"d1": 2, "d2": 0}, "t2": {"d3": 1}, "t3": {"d2": 1, "d4": 1},
+             "t4": {"d1": 0, "d4": 0}, "t5": {"d3": 0}, "t6": {"d2": 0}, "t7": {"d4": 1}}
+    ds = tiny_beir(tmp_path / "beir", {f"t{i}": f"topic {i}" for i in range(1, 9)}, qrels,
+                   docs={f"d{i}": f"document {i}" for i in range(1, 5)})
+    run = {"t1": {"d2": 3.0, "d1": 2.0}, "t2": {"d1": 1.0, "d2": 0.5, "d3": 0.2},
+           "t3": {"d4": 1.0}, "t4": {"d1": 2.0, "d4": 1.0}, "t5": {"d3": 1.0},
+           "t6": {"d1": 1.0}, "t8": {"d1": 1.0}}  # t7 missing; t8 not judged
+    run_file = tmp_path / "sys.trec"
+    run_file.write_text("".join(f"{q} Q0 {d} {r} {sc} sys\n" for q, docs in run.items()
+                                for r, (d, sc) in enumerate(docs.items(), start=1)))
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--run-file-in", str(run_file), "--dataset", str(ds),
+                            "--metrics", "mrr,ndcg@10", "--output", str(out), "--quiet",
+                            "--no-history"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    per = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "ndcg_cut_10"}).evaluate(run)
+    assert sorted(per) == ["t1", "t2", "t3", "t4", "t5", "t6"]  # 3 of them scored 0
+    assert [per[t]["recip_rank"] for t in ("t4", "t5", "t6")] == [0.0, 0.0, 0.0]
+    means = data["empty_rankings"]["means"]
+    for name, key in (("mrr", "recip_rank"), ("ndcg@10", "ndcg_cut_10")):
+        ref = sum(v[key] for v in per.values()) / len(per)
+        assert means[name]["n_like_pytrec_eval"] == 6
+        assert means[name]["like_pytrec_eval"] == pytest.approx(ref, abs=1e-12)
+    ref = sum(v["recip_rank"] for v in per.values()) / 6  # (0.5 + 1/3 + 1) / 6
+    assert ref == pytest.approx((0.5 + 1 / 3 + 1) / 6)
+    note = next(n for n in data["notes"] if "retrieved nothing" in n)
+    assert f"over 6, mrr {ref:.4f}" in note, note
+    # ragmark's own mean leaves them out: over t1-t3 and the empty t7
+    assert data["metrics"]["mrr"] == pytest.approx((0.5 + 1 / 3 + 1 + 0) / 4)
+
 def _beir(root: Path) -> Path:
     return tiny_beir(root, {"q1": "apples orchard", "q2": "pears autumn",
                             "q3": "yellow bananas", "q4": "eggnog"},
@@ -118,8 +155,9 @@ def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
     assert code == 0, err
     data = json.loads(out.read_text())
     note = ("1 of 4 questions retrieved nothing (no query term in the index): they score 0, "
-            "as trec_eval -c; tools that average only over the questions in the run "
-            "(pytrec_eval, BEIR) report over 3 (both means: empty_rankings.means in the JSON)")
+            "as trec_eval -c; pytrec_eval and BEIR average only over the questions in the "
+            "run that the qrels judge (one without a relevant document as 0): over 3, "
+            "mrr@10 0.3333 (both means: empty_rankings.means in the JSON)")
     assert note in data["notes"]
     assert "1 of 4 questions retrieved nothing" in stdout
     code, _, _ = run_cli(["run", "--dataset", str(ds), "--skip-generation", "--metrics",
@@ -133,7 +171,8 @@ def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
     # hand-worked: q1 finds d1 first (1), q2 and q3 find nothing relevant (0), q4 nothing
     mrr = block["means"]["mrr@10"]
     assert mrr == {"over_all": 0.25, "n_all": 4, "over_retrieved": pytest.approx(1 / 3),
-                   "n_retrieved": 3}
+                   "n_retrieved": 3, "like_pytrec_eval": pytest.approx(1 / 3),
+                   "n_like_pytrec_eval": 3}
     assert data["metrics"]["mrr@10"] == 0.25
     # the run file has no line for q4; pytrec_eval averages over the 3 it has
     qrels = {q: {d: 1} for q, d in {"q1": "d1", "q2": "d3", "q3": "d1", "q4": "d3"}.items()}
@@ -146,6 +185,8 @@ def test_empty_rankings_are_announced_and_averaged_both_ways(tmp_path, capsys):
     for name, key in (("mrr@10", "recip_rank"), ("recall@3", "recall_3")):
         ref = sum(v[key] for v in per.values()) / len(per)
         assert block["means"][name]["over_retrieved"] == pytest.approx(ref, abs=1e-12)
+        assert block["means"][name]["like_pytrec_eval"] == pytest.approx(ref, abs=1e-12)
+        assert block["means"][name]["n_like_pytrec_eval"] == len(per)
     # inspect --failures lists it with the cause
     code, text, err = run_cli(["inspect", str(out), "--failures"], capsys)
     assert code == 0, err
