@@ -165,6 +165,35 @@ async def _drain(request: Any, read: int, limit: int) -> None:
         return
 
 
+async def _body(request: Any, cap: int, deadline: float) -> bytes | tuple[int, str]:
+    """A request's whole body (exactly the announced one), or why it is refused: over
+    the cap (413: at once when the Content-Length says so, else after the rest is
+    drained), the client gone mid-body (400), not whole within ``deadline`` seconds
+    (408). Nothing of a refused body is spooled."""
+    from starlette.requests import ClientDisconnect
+
+    from ragmark.web.server import BodyTimeout, read_body
+
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > cap:
+        # answered at once, without waiting for a body that will not be read
+        return 413, f"the body is over the cap of {cap} bytes (Content-Length {length})"
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in read_body(request, deadline):
+            size += len(chunk)
+            if size > cap:
+                await _drain(request, size, DRAIN * cap)
+                return 413, f"the body is over the cap of {cap} bytes"
+            parts.append(chunk)
+    except ClientDisconnect:
+        return 400, f"the client left after {size} bytes of the body"
+    except BodyTimeout as e:  # half a body, or a trickle
+        return 408, str(e)
+    return b"".join(parts)
+
+
 def make_app(spool: Spool, token: str | None, cap: int,
              say: Callable[[str], None], body_timeout: float | None = None) -> Any:
     """The receiver as a Starlette app: ``POST /v1/traces``, every refusal answered in
@@ -174,11 +203,11 @@ def make_app(spool: Spool, token: str | None, cap: int,
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.exceptions import HTTPException
-    from starlette.requests import ClientDisconnect, Request
+    from starlette.requests import Request
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from ragmark.web.server import BODY_TIMEOUT, BodyTimeout, loopback_only, read_body
+    from ragmark.web.server import BODY_TIMEOUT, loopback_only
 
     deadline = BODY_TIMEOUT if body_timeout is None else body_timeout
     refusals = Refusals(say)
@@ -202,34 +231,16 @@ def make_app(spool: Spool, token: str | None, cap: int,
             spool.append(request)  # flushed to disk before the answer
         return rejected
 
-    async def too_large(request: Request, read: int) -> Response:
-        await _drain(request, read, DRAIN * cap)
-        return refuse(request, 413, f"the body is over the cap of {cap} bytes")
-
     async def traces(request: Request) -> Response:
         proto = "protobuf" in (request.headers.get("content-type") or "")
         encoding = (request.headers.get("content-encoding") or "identity").strip().lower()
         if (refused := _refused(request.headers, token, encoding, proto)) is not None:
             return refuse(request, *refused)
-        length = request.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > cap:
-            # answered at once, without waiting for a body that will not be read
-            return refuse(request, 413, f"the body is over the cap of {cap} bytes "
-                                        f"(Content-Length {length})")
-        parts: list[bytes] = []
-        size = 0
+        got = await _body(request, cap, deadline)
+        if isinstance(got, tuple):
+            return refuse(request, *got)
         try:
-            async for chunk in read_body(request, deadline):  # exactly the announced body
-                size += len(chunk)
-                if size > cap:
-                    return await too_large(request, size)
-                parts.append(chunk)
-        except ClientDisconnect:  # a client gone mid-body: nothing of it is spooled
-            return refuse(request, 400, f"the client left after {size} bytes of the body")
-        except BodyTimeout as e:  # half a body, or a trickle: nothing of it is spooled
-            return refuse(request, 408, str(e))
-        try:
-            rejected = await run_in_threadpool(accept, b"".join(parts), encoding, proto)
+            rejected = await run_in_threadpool(accept, got, encoding, proto)
         except Rejected as e:
             return refuse(request, e.status, str(e))
         if rejected:
