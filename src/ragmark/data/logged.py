@@ -113,6 +113,8 @@ class Logged(dict[str, Output]):
     def __init__(self, items: Mapping[str, Output], source: str = "outputs") -> None:
         super().__init__(items)
         self.source = source
+        self.lines: dict[str, str] = {}
+        """A log joined to a dataset: question id -> the id of the log line it joined."""
 
 
 def _text(value: Any, where: str) -> str:

@@ -213,21 +213,24 @@ def join_outputs(oset: OutputsSet, dataset: Dataset) -> tuple[Logged, list[str]]
     for s in dataset.samples:
         texts.setdefault(_question_key(s.question), []).append(s.id)
     joined: dict[str, Output] = {}
+    lines: dict[str, str] = {}
     by_text = unmatched = twice = shared = 0
     for s in oset.dataset.samples:
-        if s.id in oset.given_ids and s.id in ids:
+        textual = not (s.id in oset.given_ids and s.id in ids)
+        if not textual:
             target: str | None = s.id
         else:
             found = texts.get(_question_key(s.question), [])
             target = found[0] if len(found) == 1 else None
             shared += len(found) > 1
-            by_text += target is not None
         if target is None:
             unmatched += 1
         elif target in joined:
             twice += 1
         else:
             joined[target] = oset.outputs[s.id]
+            lines[target] = s.id
+            by_text += textual  # counted as joined, not as matched
     if not joined:
         raise DataError(
             f"no line of the log joins a question of the dataset {dataset.name!r}: a line "
@@ -251,4 +254,6 @@ def join_outputs(oset: OutputsSet, dataset: Dataset) -> tuple[Logged, list[str]]
         notes.append(f"{unmatched + twice} logged outputs are left out: {'; '.join(parts)}"
                      + (f" ({shared} of them by a question text the dataset has more than "
                         "once: give the lines ids)" if shared else ""))
-    return Logged(out, source="outputs"), notes
+    logged = Logged(out, source="outputs")
+    logged.lines = lines
+    return logged, notes

@@ -12,7 +12,9 @@ objects) a line each, each followed by its citations as ``[n]`` markers (n count
 1); the contexts, the referenced segments' texts from the dataset's corpus (the TREC RAG
 folder); and the answer objects with their citations as they were
 (``answer_sentences``), which the support judge takes as the answer's sentences, as the
-track does (an object may hold more than one sentence).
+track does (an object may hold more than one sentence), and the nugget judge joins with
+a space, as nuggetizer does; the line's ``response_length`` is kept for the assignments
+ragmark writes in nuggetizer's layout.
 """
 
 from __future__ import annotations
@@ -126,8 +128,11 @@ def trec_answer_rows(items: list[tuple[Where, Any]], corpus: Corpus | None,
         run = _field(obj, "run_id", "run_id")[0]
         answer = "\n".join(t + "".join(f" [{c + 1}]" for c in cites)
                            for t, cites in sentences if t)
+        length = obj.get("response_length")
         rows.append((where, {
             "id": topic, "question": question, "answer": answer, "contexts": contexts,
             "answer_sentences": [{"text": t, "citations": c} for t, c in sentences],
-            **({"run_id": run} if isinstance(run, str) and run.strip() else {})}))
+            **({"run_id": run} if isinstance(run, str) and run.strip() else {}),
+            **({"response_length": length} if isinstance(length, int)
+               and not isinstance(length, bool) and length >= 0 else {})}))
     return rows

@@ -197,15 +197,25 @@ def _once(texts: list[str]) -> list[str]:
     return list(seen.values())
 
 
+def assessed_text(case: JudgeCase) -> str:
+    """The answer as the nuggets are assigned against it: the texts of the sentences
+    its source gave, joined by a space (TREC RAG's answer objects, as nuggetizer joins
+    them: no citation markers), else the answer as it is."""
+    if case.sentences is not None:
+        return " ".join(text for text, _ in case.sentences if text)
+    return case.answer
+
+
 async def assign(client: ChatClient, case: JudgeCase, nuggets: tuple[Nugget, ...],
                  counts: JudgeCounts) -> list[Assigned] | JudgeFailure | Unknown:
-    """What the answer of ``case`` makes of each nugget."""
-    if not case.answer.strip():
+    """What the answer of ``case`` (:func:`assessed_text`) makes of each nugget."""
+    answer = assessed_text(case)
+    if not answer.strip():
         return [Assigned(n, "not_support") for n in nuggets]
     got = await ask_or_unknown(client, in_language(ASSIGN_PROMPT, case.language),
                                AssignInput(question=case.question,
                                            nugget=[n.text for n in nuggets],
-                                           answer=case.answer), counts)
+                                           answer=answer), counts)
     if isinstance(got, JudgeFailure | Unknown):
         return got  # type: ignore[no-any-return]
     by = {v.nugget: v.assignment for v in got.verdicts}
@@ -239,7 +249,9 @@ async def judge(client: ChatClient, case: JudgeCase,
         return dict.fromkeys(METRICS, _why(got, "assignments"))
     details = {"nuggets": [{"text": a.nugget.text, "importance": a.nugget.importance,
                             "assignment": a.assignment} for a in got],
-               "source": source, "calls": mine.asked + mine.reasked}
+               "source": source, "calls": mine.asked + mine.reasked,
+               **({"answer_text": assessed_text(case)} if case.sentences is not None
+                  else {})}
     return {m: Score(s.value, s.reason, details) for m, s in nugget_scores(got).items()}
 
 
@@ -250,8 +262,8 @@ def _created(client: ChatClient, case: JudgeCase, counts: JudgeCounts) -> Awaita
 
 def _metric(name: str) -> Any:
     async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
-        key = ("judge", case.question, case.answer, case.expected_answer, case.gold,
-               case.nuggets, case.language)
+        key = ("judge", case.question, assessed_text(case), case.expected_answer,
+               case.gold, case.nuggets, case.language)
         scores = await once_per_client(client, key, lambda: judge(client, case, counts))
         return scores[name]  # type: ignore[no-any-return]
 

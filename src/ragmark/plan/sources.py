@@ -186,9 +186,19 @@ def _logged(req: RunRequest) -> Source:
     if ds is None:
         return Source(oset.dataset, cfg, oset.outputs)
     outputs, notes = join_outputs(oset, ds)
-    # what loading the log let through is told as the dataset's is
-    ds = replace(ds, warnings=(*ds.warnings, *oset.dataset.warnings))
+    # what loading the log let through is told as the dataset's is; the fields a line
+    # adds (a TREC answer's response_length) stay with its question
+    ds = replace(ds, warnings=(*ds.warnings, *oset.dataset.warnings),
+                 samples=with_extras(ds.samples, oset, outputs.lines))
     return Source(ds, cfg, outputs, notes=tuple(notes))
+
+
+def with_extras(samples: Any, oset: Any, lines: dict[str, str]) -> tuple[Any, ...]:
+    """The dataset's questions with the extra fields of the log line each joined
+    (``lines``: question id -> the log's id), the dataset's own first."""
+    by_id = {s.id: s for s in oset.dataset.samples}
+    return tuple(replace(s, extra={**by_id[lines[s.id]].extra, **s.extra})
+                 if s.id in lines and by_id[lines[s.id]].extra else s for s in samples)
 
 
 def logged_name(oset: Any) -> str:

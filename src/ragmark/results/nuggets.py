@@ -80,15 +80,40 @@ def _lines(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def assignments(report: RunReport, run_id: str) -> list[dict[str, Any]]:
-    """Each scored answer as nuggetizer's assignment output."""
+    """Each scored answer as nuggetizer's assignment output: the answer as the nuggets
+    were assigned against it (a TREC answer's sentence texts joined by a space, as
+    nuggetizer joins them), and the answer file's ``response_length`` where it gave one
+    (else the answer's words)."""
     rows = []
     for q in report.queries:
         listed = (scored_nuggets(q) or ("", []))[1]
         if listed:
-            rows.append({"query": q.question, "qid": q.id, "answer_text": q.answer or "",
-                         "response_length": len((q.answer or "").split()), "run_id": run_id,
+            text, sentences = _assessed(q)
+            given = (q.sample.extra if q.sample is not None else {}).get("response_length")
+            length = given if isinstance(given, int) and not isinstance(given, bool) else (
+                ragnarok_length(text) if sentences else len(text.split()))
+            rows.append({"query": q.question, "qid": q.id, "answer_text": text,
+                         "response_length": length, "run_id": run_id,
                          "nuggets": [dict(n) for n in listed]})
     return rows
+
+
+def _assessed(q: QueryRecord) -> tuple[str, bool]:
+    """The answer text the nugget scores were assigned against (their details say it
+    when it was not the answer as recorded: the sentences' texts), and whether it was
+    the sentences'."""
+    for name in METRICS:
+        m = q.metrics.get(name)
+        said = m.details.get("answer_text") if m is not None and m.details else None
+        if isinstance(said, str):
+            return said, True
+    return q.answer or "", False
+
+
+def ragnarok_length(text: str) -> int:
+    """An answer's ``response_length`` as castorini's Ragnarok writes it into TREC RAG
+    answer files: its words, commas and semicolons counting as spaces (``data.py``)."""
+    return len(text.replace(",", " ").replace(";", " ").split())
 
 
 def topic_scores(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -110,10 +110,17 @@ def test_trec_rag_answers_are_logged_outputs_of_its_topics(tmp_path, server, cap
     assert q["2024-1"]["metrics"]["nugget_vital_strict"]["value"] == 1.0
     assert q["2024-2"]["metrics"]["nugget_all"]["reason"] == (
         "the log has no output for this question")
-    assert len(seen) == 1 and "It is 330 metres tall. [2] [1]" in seen[0]
+    # the judge sees the answer as nuggetizer shows it (issue 48, item 16): the
+    # sentence texts joined by a space, no citation markers
+    joined = "Gustave Eiffel's company built it. It is 330 metres tall. It is in Paris."
+    assert len(seen) == 1 and f"{joined}\n</data>" in seen[0] and "[2]" not in seen[0]
     assert data["config"]["name"] == "ragnarok"  # the run's run_id names the system
-    assert json.loads((tmp_path / "r.assignments.jsonl").read_text().splitlines()[0])[
-        "run_id"] == "ragnarok"
+    row = json.loads((tmp_path / "r.assignments.jsonl").read_text().splitlines()[0])
+    assert row["run_id"] == "ragnarok"
+    # and the assignments are written as nuggetizer writes them: that text, and the
+    # answer file's response_length (17), not the words of the marked answer (16)
+    assert row["answer_text"] == joined
+    assert row["response_length"] == ANSWER["response_length"] == 17
 
 
 @pytest.mark.parametrize(("change", "says"), [
@@ -322,3 +329,32 @@ def test_trec_2025_topics_and_answers_with_metadata_and_segment_ids(tmp_path, se
     assert q["answer"] == "Gustave Eiffel's company built it. [1] [2]"
     assert q["contexts"] == [SEGMENTS[0]["segment"], SEGMENTS[1]["segment"]]
     assert q["metrics"]["nugget_all"]["value"] == 1.0
+
+
+def test_assignments_without_a_response_length_count_as_ragnarok_does(tmp_path, server,
+                                                                     capsys):
+    """Issue 48, item 16: an answer line without response_length gets Ragnarok's count
+    of its sentence texts (commas and semicolons split words: 'Paris,France' is two);
+    the text the judge saw and the text written are the sentences joined by a space."""
+    from support.cli import run_cli
+    from support.fake_llm_server import chat_reply
+
+    from ragmark.results.nuggets import ragnarok_length
+
+    assert ragnarok_length("a,b; c  d.") == 4
+    server.rule = lambda body: chat_reply(json.dumps({"verdicts": [
+        {"nugget": i, "assignment": "support"} for i in (1, 2)]}))
+    line = {k: v for k, v in ANSWER.items() if k != "response_length"}
+    line["answer"] = [{"text": "Gustave Eiffel's company built it,in 1889.", "citations": [0]},
+                      {"text": "It stands in Paris;France.", "citations": []}]
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(trec_folder(tmp_path)), "--outputs",
+                            str(answers_file(tmp_path, [line])), "--metrics", "nuggets",
+                            "--llm-base-url", server.url, "--llm-model", "test-model",
+                            "--output", str(out), "--quiet", "--no-history",
+                            "--allow-missing"], capsys)
+    assert code == 0, err
+    row = json.loads((tmp_path / "r.assignments.jsonl").read_text().splitlines()[0])
+    assert row["answer_text"] == ("Gustave Eiffel's company built it,in 1889. It stands in "
+                                  "Paris;France.")
+    assert row["response_length"] == 12  # 7 + 5; whitespace alone would say 10

@@ -267,3 +267,25 @@ def test_judge_metrics_judge_the_logged_answers(tmp_path, capsys, server, monkey
     prompts = [json.dumps(r.body["messages"]) for r in server.requests]
     assert len(prompts) == 3
     assert sum("BM25 ranks documents by term frequency" in p for p in prompts) == 1
+
+
+def test_the_join_note_counts_lines_joined_by_text_once(tmp_path):
+    """Issue 48, item 6: eleven lines, two of them asking again a question an earlier
+    line joined: 9 joined, 9 of them by text (it said 11 by text)."""
+    from ragmark.data import load_dataset
+    from ragmark.data.outputs import join_outputs, load_outputs
+
+    questions = [f"What is item {i}?" for i in range(9)]
+    (tmp_path / "set.json").write_text(json.dumps(
+        [{"question": q, "ground_truth_contexts": [f"Item {i} is a thing."]}
+         for i, q in enumerate(questions)]))
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"question": q, "answer": "a", "contexts": ["c"]})
+                           + "\n" for q in [*questions, questions[0], questions[1]]))
+    joined, notes = join_outputs(load_outputs(log), load_dataset(tmp_path / "set.json"))
+    assert len(joined) == 9 and sorted(joined.lines) == sorted(joined)
+    assert notes[0] == ("9 of 11 logged outputs joined the dataset's questions (9 by their "
+                        "question text, the rest by id); the dataset's ground truth scores "
+                        "them")
+    assert notes[-1].startswith("2 logged outputs are left out: 2 join a question an "
+                                "earlier line joined")
