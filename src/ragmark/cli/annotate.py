@@ -18,7 +18,10 @@ def serve_lines(plan: Any, server: Any, new: bool) -> list[str]:
     left = "; ".join(f"{why}: {n}" for why, n in d["left_out"].items())
     return [
         f"{'New' if new else 'Resumed'} queue {plan.queue.name!r}: {plan.queue.task} of "
-        f"{len(plan.items)} items from {plan.queue.source} ({d['eligible']} eligible"
+        f"{len(plan.items)} items from {plan.queue.source}"
+        + (f", the first {overlap} labelled by two people" if (
+            overlap := plan.queue.settings.get("overlap")) else "")
+        + f" ({d['eligible']} eligible"
         + (f"; left out: {left}" if left else "") + "; by the judge's verdict: "
         + ", ".join(f"{k} {v}" for k, v in d["strata"].items()) + ")",
         f"Label at http://{shown}:{port}/" + ("?token=TOKEN" if plan.token else "")
@@ -59,8 +62,9 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
 @click.option("--items", "sample", type=click.IntRange(min=1), metavar="N", help="Draw N "
               "items, stratified by the judge's verdict [default: every item].")
 @option("--seed", type=int, default=0, show_default=True)
-@click.option("--overlap", type=click.IntRange(min=0), default=0, show_default=True,
-              help="The first N items are labelled by two people (for their agreement).")
+@click.option("--overlap", type=click.IntRange(min=0), default=None,
+              help="The first N items are labelled by two people (for their agreement) "
+              "[default: 0; a resumed queue keeps its own].")
 @click.option("--per-claim", is_flag=True, help="Label each claim the faithfulness judge "
               "made of an answer (its verdict per claim), not the answer as a whole.")
 @option("--config", "config")

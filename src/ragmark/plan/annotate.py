@@ -25,7 +25,8 @@ class AnnotateRequest:
     annotator: str | None = None
     sample: int | None = None
     seed: int = 0
-    overlap: int = 0
+    overlap: int | None = None
+    """None: not given (a new queue takes 0; a resumed one keeps its own)."""
     per_claim: bool = False
     config: str | None = None
     reveal_judge: bool = False
@@ -63,7 +64,7 @@ def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
     path = Path(req.store) if req.store is not None else labels_path(req.history)
     if req.status and req.export is not None:
         raise ConfigError("--status and --export: give one of them")
-    if req.overlap < 0:
+    if req.overlap is not None and req.overlap < 0:
         raise ConfigError(f"--overlap must be at least 0, got {req.overlap}")
     if req.status:
         return AnnotatePlan("status", path, None if req.queue is None else get_queue(
@@ -103,16 +104,43 @@ def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
         got = draw_pairs(req.source, req.task, req.sample, req.seed, req.config)
     else:
         got = draw(req.source, req.task, req.sample, req.seed, req.config, req.per_claim)
-    if req.overlap > len(got.items):
+    if (req.overlap or 0) > len(got.items):
         raise ConfigError(f"--overlap {req.overlap}: the queue has {len(got.items)} items")
     name = req.queue or f"{Path(req.source).stem}-{got.task}" + (
         "-claims" if req.per_claim else "")
     queue = Queue(name, got.task, str(req.source), {
-        "overlap": req.overlap, "reveal_judge": req.reveal_judge, "sample": req.sample,
+        "overlap": req.overlap or 0, "reveal_judge": req.reveal_judge, "sample": req.sample,
         "seed": req.seed, "config": req.config, "per_claim": req.per_claim})
+    queue = kept_settings(path, queue, req)
     drawn = {"eligible": got.eligible, "left_out": got.left_out, "strata": got.strata}
     return AnnotatePlan("serve", path, queue, got.items, drawn, host, port, req.token,
                         req.annotator)
+
+
+KEPT = (("overlap", "--overlap", 0), ("reveal_judge", "--reveal-judge", False))
+"""A queue's settings kept with it: a restart keeps them (setting, flag, default)."""
+
+
+def kept_settings(path: Path, queue: Queue, req: AnnotateRequest) -> Queue:
+    """``queue`` with the settings it was started with, when it exists in the store (a
+    restart after a crash without its flags keeps its --overlap); a flag given with
+    another value than the queue's is an error saying both."""
+    from ragmark.annotate.store import get_queue, queue_names
+
+    if not path.exists() or queue.name not in queue_names(path):
+        return queue
+    stored = get_queue(path, queue.name).settings
+    given = {"overlap": req.overlap, "reveal_judge": req.reveal_judge or None}
+    kept = dict(queue.settings)
+    for key, flag, default in KEPT:
+        was = stored.get(key, default)
+        if given[key] is not None and given[key] != was:
+            raise ConfigError(
+                f"queue {queue.name!r} was started with {flag} {was}, not {given[key]}: "
+                f"restart it without {flag} (it keeps its own), or give another --queue "
+                "for other settings")
+        kept[key] = was
+    return Queue(queue.name, queue.task, queue.source, kept)
 
 
 def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> None:

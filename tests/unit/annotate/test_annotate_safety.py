@@ -95,3 +95,26 @@ def test_an_empty_answer_is_not_queued_and_the_flag_is_named(tmp_path, capsys):
     code, _, err = run_cli(["annotate", str(source), "--store", str(tmp_path / "m.sqlite")],
                            capsys)
     assert code == 2 and "choose one with --task" in err and "--metric" not in err
+
+
+def test_a_restart_without_its_flags_keeps_the_queues_overlap(tmp_path, capsys):
+    """Issue 48, item 7: a queue started with --overlap 3 and restarted after a crash
+    without the flag still gives the first 3 items to a second person; a restart with
+    another --overlap is refused, saying both."""
+    source, labels = results_file(tmp_path), tmp_path / "labels.sqlite"
+    first = plan_annotate(AnnotateRequest(source=source, store=labels, listen="127.0.0.1:0",
+                                          overlap=3))
+    with served(first) as url, httpx.Client(base_url=url, timeout=10) as c:
+        order = c.get("/api/state?annotator=ann").json()["order"]
+        for item in order:
+            assert c.post("/api/label", headers=HEADERS, json={
+                "annotator": "ann", "item": item, "value": 1}).status_code == 200
+    # the crash; started again with only the source
+    again = plan_annotate(AnnotateRequest(source=source, store=labels, listen="127.0.0.1:0"))
+    assert again.queue.settings["overlap"] == 3
+    with served(again) as url, httpx.Client(base_url=url, timeout=10) as c:
+        bob = c.get("/api/state?annotator=bob").json()
+        assert bob["order"] == order[:3] and bob["next"] == order[0]
+    code, _, err = run_cli(["annotate", str(source), "--store", str(labels), "--overlap", "1"],
+                           capsys)
+    assert code == 2 and "was started with --overlap 3, not 1" in err
