@@ -148,3 +148,91 @@ def test_too_few_items_of_a_label_say_so(server, tmp_path, capsys, n):
     assert code == 0, err
     assert ("alignment not measured: alignment needs at least 2 items of each label "
             "(2 folds)") in " ".join(stdout.split())
+
+
+def write_long_items(path: Path) -> None:
+    """The items of :func:`write_items` with whole-abstract contexts (5,000 characters:
+    four examples of them are over a 2,048-token window by themselves)."""
+    filler = " ".join(["Paris has been the capital of France since the Middle Ages."] * 82)
+    rows = [json.loads(x) for x in _items_text().splitlines()]
+    for r in rows:
+        r["context"] = "Paris is the capital of France. " + filler
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _items_text() -> str:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "i.jsonl"
+        write_items(p)
+        return p.read_text()
+
+
+def test_an_alignment_is_fitted_to_the_window_and_used_by_a_run(server, tmp_path, capsys):
+    """Issue 48, item 8: the saved examples carry whole contexts; in a 2,048-token window
+    every aligned call was refused (5,414 tokens asked), and the file saved anyway. The
+    guidance is fitted like the rest of a call: its examples shortened, counted."""
+    server.rule = learner
+    server.n_ctx = 2048
+    items, saved = tmp_path / "items.jsonl", tmp_path / "relevance.toml"
+    write_long_items(items)
+    out = tmp_path / "je.json"
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported", "--align",
+                                 "--save-alignment", str(saved), "--llm-base-url",
+                                 server.url, "--llm-model", "test-model", "--output",
+                                 str(out)], capsys)
+    assert code == 0, err
+    a = json.loads(out.read_text())["alignment"]
+    assert (a["items"], a["balanced_accuracy"]["aligned"]) == (12, 1.0)
+    assert "aligned_failed" not in a
+    assert a["fitted"]["alignment_cut_to_fit"] >= 12 and a["fitted"][
+        "alignment_examples_shortened"] >= 12
+    assert "the alignment was shortened to fit the model's context window in" in " ".join(
+        stdout.split())
+    # a call over the window was only one a client made before the server named the
+    # window (each fold's client learns it from its first refusal): each was refused and
+    # asked again fitted, so every item has its aligned verdict
+    over = [r for r in server.requests if sum(len(m["content"]) for m in r.body[
+        "messages"]) / 4 + r.body.get("max_tokens", 0) > 2048]
+    assert len(over) == server.refused
+    assert a["saved"] == str(saved) and len(read_guidance(saved).examples) == 4
+    # a run with it on the same server: every question judged
+    cfg = tmp_path / "aligned.toml"
+    cfg.write_text(f'name = "aligned"\n[judges.answer_relevance]\nalignment = "{saved}"\n')
+    code, _, err = run_cli(["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--judge-metrics", "answer_relevance",
+                            "--llm-base-url", server.url, "--llm-model", "test-model",
+                            "--quiet", "--no-history", "--config", str(cfg), "--output",
+                            str(tmp_path / "run.json")], capsys)
+    assert code == 0, err
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert all(v["answer_relevance"] is not None for v in run["per_query"].values())
+
+
+def test_an_alignment_no_call_could_use_is_reported_and_not_saved(server, tmp_path, capsys):
+    """The aligned calls refused (an HTTP 400 the window cannot explain): the reason is
+    said, and nothing is saved or suggested."""
+    from support.fake_llm_server import Reply
+
+    def refuse_aligned(body):
+        if "Case 1" in system_of(body):
+            return Reply(400, {"error": {"message": "prompt rejected by the gateway"}})
+        return learner(body)
+
+    server.rule = refuse_aligned
+    items, saved = tmp_path / "items.jsonl", tmp_path / "relevance.toml"
+    write_items(items)
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported", "--align",
+                                 "--save-alignment", str(saved), "--llm-base-url",
+                                 server.url, "--llm-model", "test-model", "--output",
+                                 str(tmp_path / "je.json")], capsys)
+    assert code == 0, err
+    text = " ".join(stdout.split())
+    assert "alignment not measured: 0 item(s) have both verdicts; the gain needs 2: the " \
+           "aligned judge gave no verdict on 12 of 12 items" in text
+    assert "prompt rejected by the gateway" in text
+    assert f"alignment not saved: {saved} was not written" in text
+    assert not saved.exists() and "alignment = " not in text

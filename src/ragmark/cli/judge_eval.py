@@ -93,6 +93,16 @@ def alignment_lines(a: dict[str, Any], metric: str) -> list[str]:
                  f"{a['items']} items: " + gain("balanced_accuracy", "balanced accuracy")
                  + "; " + gain("kappa", "kappa") + " (paired 95% bootstrap)",
                  a["verdict"]]
+        if a.get("aligned_failed"):
+            worst = max(a["aligned_reasons"], key=lambda r: a["aligned_reasons"][r])
+            lines.append(f"the aligned judge gave no verdict on {a['aligned_failed']} items "
+                         f"(left out of the gain; most: {worst})")
+    if (f := a.get("fitted")) and f.get("alignment_cut_to_fit"):
+        lines.append(f"the alignment was shortened to fit the model's context window in "
+                     f"{f['alignment_cut_to_fit']} calls ({f['alignment_examples_shortened']}"
+                     f" examples shortened, {f['alignment_examples_dropped']} dropped)")
+    if "not_saved" in a:
+        lines.append(f"alignment not saved: {a['not_saved']}")
     if "saved" in a:
         lines.append(f"alignment saved to {a['saved']} (hash {a['hash'][:12]}); a config "
                      f"uses it: [judges.{metric}] alignment = \"{a['saved']}\"")

@@ -61,6 +61,7 @@ def align(items: Sequence[Item], metric: str, cut: float,
         return {"reason": "alignment needs at least 2 items of each label (2 folds)"}, \
             guidance_from(items, wrong, metric)
     aligned: list[bool | None] = [None] * len(items)
+    failed: dict[str, int] = {}
     sizes = []
     for test in folds_of(truth, k, seed):
         held = set(test.tolist())
@@ -70,8 +71,19 @@ def align(items: Sequence[Item], metric: str, cut: float,
         got = judge([items[i] for i in test], g)
         for i, s in zip(test.tolist(), got, strict=True):
             aligned[i] = None if not s.ok else float(s.value) < cut  # type: ignore[arg-type]
+            if not s.ok:
+                why = s.reason or "no verdict"
+                failed[why] = failed.get(why, 0) + 1
     report = _compare(truth, said, aligned, n_resamples, seed)
     report.update(folds=k, examples_per_prompt=sizes, per_class=PER_CLASS)
+    if failed:
+        n = sum(failed.values())
+        report["aligned_failed"] = n
+        report["aligned_reasons"] = failed
+        if "reason" in report:
+            worst = max(failed, key=lambda r: failed[r])
+            report["reason"] += (f": the aligned judge gave no verdict on {n} of "
+                                 f"{len(items)} items ({failed[worst]} of them: {worst})")
     return report, guidance_from(items, wrong, metric)
 
 

@@ -259,13 +259,20 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
         from ragmark.judge_eval.align import align
 
         s0 = repeat_settings(settings, trial, 0)
+        fitted: dict[str, int] = {}
 
         def judge(some: Sequence[Item], g: Guidance) -> list[Score]:
-            return run_sync(_judge_all(s0, metric, some, advance, g))[0]
+            scores, llm_of = run_sync(_judge_all(s0, metric, some, advance, g))
+            for key in ("alignment_cut_to_fit", "alignment_examples_shortened",
+                        "alignment_examples_dropped"):
+                fitted[key] = fitted.get(key, 0) + int(llm_of.get(key, 0))
+            return scores
 
         out["alignment"], guidance = align(items, metric, cut, first, judge, seed=seed,
                                            n_resamples=n_resamples)
         out["alignment"]["hash"] = guidance.hash
+        if fitted.get("alignment_cut_to_fit"):
+            out["alignment"]["fitted"] = fitted
     return out, verdict, guidance
 
 

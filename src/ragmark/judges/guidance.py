@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -76,6 +76,25 @@ class Guidance:
                          + f"\nTheir answer: {said}" + (f" ({e.note})" if e.note else ""))
         return "\n\n".join(parts)
 
+    def within(self, chars: int) -> tuple[Guidance | None, int, int]:
+        """This guidance with a text of at most ``chars`` characters: the examples'
+        texts cut to one length (longest first, each ending in the cut mark, never under
+        :data:`SHORTEST` characters), then the last examples dropped while that is not
+        enough; None when not even the question and rules fit. Also how many examples
+        were shortened and how many dropped."""
+        if len(self.text()) <= chars:
+            return self, 0, 0
+        for keep in range(len(self.examples), -1, -1):
+            kept = replace(self, examples=self.examples[:keep])
+            if len(kept.text()) <= chars:
+                return kept, 0, len(self.examples) - keep
+            cut = _cut_examples(kept, chars)
+            if cut is not None:
+                shortened = sum(a != b for a, b in zip(cut.examples, kept.examples,
+                                                       strict=True))
+                return cut, shortened, len(self.examples) - keep
+        return None, 0, len(self.examples)
+
     def to_toml(self) -> str:
         """The alignment file: metric, ask, rubric, examples, and the hash."""
         lines = [f"metric = {_q(self.metric)}", f"ask = {_q(self.ask)}",
@@ -88,6 +107,37 @@ class Guidance:
                       f"label = {'true' if e.label else 'false'}", f"note = {_q(e.note)}",
                       f"expected_answer = {_q(e.expected_answer)}"]
         return "\n".join(lines) + "\n"
+
+
+SHORTEST = 80
+"""The fewest characters an example's text is cut to before examples are dropped."""
+
+
+def _cut_examples(g: Guidance, chars: int) -> Guidance | None:
+    """``g`` with its examples' texts cut to the longest one length that brings its text
+    within ``chars`` (None when even :data:`SHORTEST` does not)."""
+    from ragmark.judges.fit import CUT_MARK
+
+    def at(level: int) -> Guidance:
+        def cut(t: str) -> str:
+            return t if len(t) <= level + len(CUT_MARK) else t[:level].rstrip() + CUT_MARK
+
+        return replace(g, examples=tuple(replace(
+            e, question=cut(e.question), answer=cut(e.answer),
+            contexts=tuple(cut(c) for c in e.contexts),
+            expected_answer=cut(e.expected_answer)) for e in g.examples))
+
+    if not g.examples or len(at(SHORTEST).text()) > chars:
+        return None
+    lo, hi = SHORTEST, max(len(t) for e in g.examples
+                           for t in (e.question, e.answer, e.expected_answer, *e.contexts))
+    while lo < hi:  # the longest level that fits
+        mid = (lo + hi + 1) // 2
+        if len(at(mid).text()) <= chars:
+            lo = mid
+        else:
+            hi = mid - 1
+    return at(lo)
 
 
 def _q(text: str) -> str:

@@ -1,6 +1,7 @@
 """The guidance of the judge call under way (an aligned judge's examples and rules,
 :mod:`ragmark.judges.guidance`): set for one call by ``guidance.aligned``, appended to
-every prompt by :func:`~ragmark.judges.prompt.ask` through :func:`guided`."""
+every prompt by :func:`~ragmark.judges.prompt.ask` through :func:`guided`, fitted to
+the model's context window like every other text of the call (:func:`fitted`)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,38 @@ CURRENT: ContextVar[Any] = ContextVar("ragmark_guidance", default=None)
 """The :class:`~ragmark.judges.guidance.Guidance` of the call under way, or None."""
 
 
-def guided(prompt: P) -> P:
-    """``prompt`` with the current guidance's text appended to its instruction
-    (unchanged without one, and so are its cache keys)."""
-    g = CURRENT.get()
+def guided(prompt: P, guidance: Any = None) -> P:
+    """``prompt`` with the guidance's text (default: the current one's) appended to its
+    instruction (unchanged without one, and so are its cache keys)."""
+    g = CURRENT.get() if guidance is None else guidance
     if g is None:
         return prompt
     return replace(prompt, instruction=prompt.instruction.rstrip()  # type: ignore[attr-defined, type-var]
                    + "\n\n" + g.text())
+
+
+def fitted(prompt: P, item: Any, cap: int, window: int | None, counts: Any) -> P:
+    """``prompt`` guided by the current guidance, fitted to ``window``: when the whole
+    guidance does not fit beside the item and an answer of the prompt's floor, it gets
+    what the window leaves, and at least a third of the window (the judged texts are
+    cut after, :mod:`ragmark.judges.fit`); its examples are shortened, then dropped, as
+    :meth:`~ragmark.judges.guidance.Guidance.within` says, counted in ``counts``
+    (``guidance_cut``, ``examples_dropped``)."""
+    from ragmark.judges.fit import floor_of
+    from ragmark.llm.window import CHARS_PER_TOKEN
+    from ragmark.llm.window import prompt_tokens as estimated
+
+    g = CURRENT.get()
+    if g is None or window is None:
+        return guided(prompt, g)
+    whole = guided(prompt, g)
+    floor = floor_of(prompt.output, cap)  # type: ignore[attr-defined]
+    bare = estimated(prompt.render(item))  # type: ignore[attr-defined]
+    if estimated(whole.render(item)) + floor <= window:  # type: ignore[attr-defined]
+        return whole
+    budget = max(window - floor - bare, (window - floor) // 3)
+    short, shortened, dropped = g.within(max(budget, 0) * CHARS_PER_TOKEN)
+    counts.guidance_cut += 1
+    counts.examples_shortened += shortened
+    counts.examples_dropped += dropped
+    return prompt if short is None else guided(prompt, short)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ragmark.errors import ConfigError
 from ragmark.judges.fit import answer_cap, counted, fit
 from ragmark.judges.groups import groups_that_fit, merged, part
-from ragmark.judges.guided import guided
+from ragmark.judges.guided import fitted
 from ragmark.judges.lists import (  # noqa: F401  (judge modules import them from here)
     Listed,
     Numbered,
@@ -103,6 +103,11 @@ class JudgeCounts:
     """Calls whose texts were cut to fit the model's context window."""
     window: int | None = None
     """That window, when some were."""
+    guidance_cut: int = 0
+    """Calls whose alignment (examples, rules) was shortened to fit the window."""
+    examples_shortened: int = 0
+    examples_dropped: int = 0
+    """Over those calls, the alignment's examples shortened and dropped."""
 
     def add(self, other: JudgeCounts) -> None:
         """Count ``other``'s calls too (a judge of several calls counts its own first)."""
@@ -111,6 +116,9 @@ class JudgeCounts:
         self.failed += other.failed
         self.cut += other.cut
         self.window = other.window or self.window
+        self.guidance_cut += other.guidance_cut
+        self.examples_shortened += other.examples_shortened
+        self.examples_dropped += other.examples_dropped
 
 
 @functools.cache
@@ -321,23 +329,25 @@ async def ask(
     The answer is capped at the prompt's ``token_cap`` unless ``params`` say otherwise.
     A numbered call too long for the model's window is asked in groups of its items
     that fit whole (:mod:`ragmark.judges.groups`) before any text is cut. An aligned
-    judge's examples and rules join the prompt (:func:`guided`). ``client`` is an
+    judge's examples and rules join the prompt, fitted to the window too
+    (:func:`~ragmark.judges.guided.fitted`). ``client`` is an
     :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
     counts = counts if counts is not None else JudgeCounts()
-    return await _ask(client, guided(prompt), item, counts, params)
+    return await _ask(client, prompt, item, counts, params)
 
 
-async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: JudgeCounts,
+async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: JudgeCounts,
                given: Mapping[str, Any]) -> Out | JudgeFailure:
     params = dict(given)
-    params.setdefault("schema", prompt.schema(item))
-    cap = int(params.pop("max_tokens", None) or answer_cap(client, prompt))
+    params.setdefault("schema", unguided.schema(item))
+    cap = int(params.pop("max_tokens", None) or answer_cap(client, unguided))
     window = known_window(client)
+    prompt = fitted(unguided, item, cap, window, counts)
     measure = None if window is None else await measure_of(client, prompt.render(item))
     whole = fit(prompt, item, cap, window, measure)
     bounds = groups_that_fit(prompt, item, cap, window, measure) if whole.cut else None
     if bounds is not None:  # the numbered items in groups that fit whole, not texts cut
-        outs = await asyncio.gather(*(_ask(client, prompt, part(prompt, item, a, b),
+        outs = await asyncio.gather(*(_ask(client, unguided, part(prompt, item, a, b),
                                            counts, given) for a, b in bounds),
                                     return_exceptions=True)
         raised = next((o for o in outs if isinstance(o, BaseException)), None)
@@ -346,12 +356,12 @@ async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: Ju
         failed = next((o for o in outs if isinstance(o, JudgeFailure)), None)
         return failed if failed is not None else merged(prompt, bounds, outs)
     counts.asked += 1
-    fitted = counted(client, whole, window, counts)
-    if fitted.problem is not None:
+    call = counted(client, whole, window, counts)
+    if call.problem is not None:
         counts.failed += 1
-        return JudgeFailure(fitted.problem, None, 0)
-    messages = fitted.messages
-    params["max_tokens"] = fitted.max_tokens
+        return JudgeFailure(call.problem, None, 0)
+    messages = call.messages
+    params["max_tokens"] = call.max_tokens
     raw: str | None = None
     for attempt in (1, 2):
         result = await _chat(client, messages, params)
@@ -360,10 +370,11 @@ async def _ask(client: ChatClient, prompt: Prompt[In, Out], item: In, counts: Ju
             if attempt == 1 and learnt and (window is None or learnt < window):
                 learn(client, learnt)  # the refusal named the window: fit, and once more
                 window = learnt
-                fitted = counted(client, fit(prompt, item, cap, window, measure), window,
-                                 counts)
-                if fitted.problem is None:
-                    messages, params["max_tokens"] = fitted.messages, fitted.max_tokens
+                prompt = fitted(unguided, item, cap, window, counts)
+                again = counted(client, fit(prompt, item, cap, window, measure), window,
+                                counts)
+                if again.problem is None:
+                    messages, params["max_tokens"] = again.messages, again.max_tokens
                     result = await _chat(client, messages, params)
         if isinstance(result, LLMCallFailed):
             counts.failed += 1

@@ -30,6 +30,10 @@ def llm_summary(settings: LLMSettings, client: LLMClient, counts: Any = None
         out.update(judge_reasks=counts.reasked, judge_failures=counts.failed)
         if counts.cut:
             out.update(judge_cut_to_fit=counts.cut, context_window=counts.window)
+        if getattr(counts, "guidance_cut", 0):
+            out.update(alignment_cut_to_fit=counts.guidance_cut,
+                       alignment_examples_shortened=counts.examples_shortened,
+                       alignment_examples_dropped=counts.examples_dropped)
     if st.format_refusals:
         out["format_refusals"] = st.format_refusals
     if client.batcher is not None:

@@ -227,8 +227,13 @@ def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any
             report, guidance = judge_eval_aligned(plan.items, plan.judges[0], plan.trial,
                                                   advance, plan.people)
             if guidance is not None and plan.save_alignment is not None:
-                write_text(guidance.to_toml(), plan.save_alignment)
-                report["alignment"]["saved"] = str(plan.save_alignment)
+                if "reason" in report["alignment"]:  # a judge that could not use it
+                    report["alignment"]["not_saved"] = (
+                        f"{plan.save_alignment} was not written: the alignment could not "
+                        "be measured")
+                else:
+                    write_text(guidance.to_toml(), plan.save_alignment)
+                    report["alignment"]["saved"] = str(plan.save_alignment)
         else:
             report = compare_judges(plan.items, list(plan.judges), plan.trial, advance,
                                     plan.people)
