@@ -13,11 +13,12 @@ from ragmark.annotate.store import get_queue, label_rows, labels_path
 from ragmark.errors import DataError
 
 
-def human_labels(queue: str, history: str | Path | None = None) -> HumanLabels:
-    """The queue's labels (store beside the run history ``history``), one per item: the
+def human_labels(queue: str, history: str | Path | None = None,
+                 store: str | Path | None = None) -> HumanLabels:
+    """The queue's labels (the store ``store``, else beside the run history), one per item: the
     mean of its people's labels (1 yes, 0 no), so two who disagree give 0.5; a
     preference's A's score (1 A, 0 B, 0.5 a tie), likewise averaged."""
-    store = labels_path(history)
+    store = labels_path(history, store)
     get_queue(store, queue)  # a ConfigError naming the queues there when it is not one
     by_id: dict[str, list[dict[str, Any]]] = {}
     for r in label_rows(store, queue):

@@ -52,8 +52,12 @@ CREATE TABLE IF NOT EXISTS labels (
 """
 
 
-def labels_path(history: str | Path | None = None) -> Path:
-    """The store beside the run history (``--history`` or its default)."""
+def labels_path(history: str | Path | None = None, store: str | Path | None = None) -> Path:
+    """The label store: ``store`` (``--store``) when given, else the one beside the run
+    history (``--history`` or its default). Every command that reads or writes the
+    store names it so."""
+    if store is not None:
+        return Path(store)
     from ragmark.history import history_path
 
     return history_path(history).parent / "labels.sqlite"
@@ -74,7 +78,8 @@ def connect(path: str | Path, *, create: bool = True
     every commit synced."""
     return open_store(path, "the label store", create=create, prepare=_prepare,
                       synchronous="FULL", missing="no label store at {path}; label with "
-                      "'ragmark annotate SOURCE' first (or give --store PATH)")
+                      "'ragmark annotate SOURCE' first, or name the store as annotate "
+                      "did: --store PATH, or the --history it sits beside")
 
 
 @dataclass(frozen=True)

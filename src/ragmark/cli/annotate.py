@@ -72,8 +72,7 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
               "person has labelled [default: after, so it does not anchor them].")
 @option("--listen", metavar="HOST:PORT", default="127.0.0.1:8750", show_default=True)
 @option("--token")
-@click.option("--store", metavar="PATH", help="The label store [default: labels.sqlite "
-              "beside the run history].")
+@option("--store", metavar="PATH")
 @click.option("--status", is_flag=True, help="Print each queue's counts per annotator and "
               "label, and exit.")
 @click.option("--export", metavar="FILE", help="Write the queue's labels (--queue) as a "

@@ -79,13 +79,14 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
 
 
 @history_cmd.command("show")
+@history_option
 @click.argument("run_id", type=int)
 @click.pass_context
-def history_show(ctx: click.Context, run_id: int) -> None:
+def history_show(ctx: click.Context, run_id: int, history: str | None) -> None:
     """One recorded run: its envelope, configs and every aggregate with its coverage."""
     from ragmark.history import aggregates, history_path, pairwise_of, run_row
 
-    path = history_path(ctx.obj["history"])
+    path = history_path(history or ctx.obj["history"])
     row, env, configs = run_row(path, run_id)
     out, _ = consoles(quiet=True)
     out.print(f"run {row.id}: {row.kind} on {row.dataset_name} ({row.questions} questions), "
@@ -121,12 +122,13 @@ def history_show(ctx: click.Context, run_id: int) -> None:
 
 
 @history_cmd.command("prune")
+@history_option
 @click.option("--older-than", "older_than", required=True, metavar="AGE",
               help="Prune the runs older than this (30d, 12h, 2w).")
 @option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]))
 @dry_run_option
 @click.pass_context
-def history_prune(ctx: click.Context, older_than: str, kind: str | None,
+def history_prune(ctx: click.Context, older_than: str, kind: str | None, history: str | None,
                   dry_run: bool) -> None:
     """Drop the per-question values and question texts of old runs (the bulk of the
     history); their aggregates, gate verdicts and trends stay. Accepted runs and the
@@ -135,40 +137,43 @@ def history_prune(ctx: click.Context, older_than: str, kind: str | None,
     from ragmark.history import history_path
     from ragmark.history.retention import parse_age, prune, to_prune
 
-    path = history_path(ctx.obj["history"])
+    path = history_path(history or ctx.obj["history"])
     age = parse_age(older_than)
     got = to_prune(path, age, kind=kind) if dry_run else prune(path, age, kind=kind)
     click.echo(f"{got.text(dry_run)} ({path})")
 
 
 @history_cmd.command("accept")
+@history_option
 @click.argument("run_id", type=int)
 @click.pass_context
-def history_accept(ctx: click.Context, run_id: int) -> None:
+def history_accept(ctx: click.Context, run_id: int, history: str | None) -> None:
     """Accept a run whose gates failed: it may then be the baseline (last) of later runs.
     A failed run is never a baseline otherwise, so a regression cannot become the new
     normal by being run twice."""
     from ragmark.history import history_path
     from ragmark.history.store import accept
 
-    path = history_path(ctx.obj["history"])
+    path = history_path(history or ctx.obj["history"])
     row = accept(path, run_id)
     click.echo(f"run {row.id} ({', '.join(row.configs)}) accepted: it may now be the "
                f"baseline of later runs on {row.dataset_name} ({path})")
 
 
 @history_cmd.command("trend")
+@history_option
 @option("--config", required=True)
 @option("--metric", required=True)
 @option("--dataset")
 @option("--plot", "plot", metavar="PREFIX")
 @click.pass_context
 def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | None,
+                  history: str | None,
                   plot: str | None) -> None:
     """A metric's mean over the runs of one config on one dataset, oldest first."""
     from ragmark.history import history_path, trend
 
-    path = history_path(ctx.obj["history"])
+    path = history_path(history or ctx.obj["history"])
     name = metric_name(metric)
     if plot:
         from ragmark.report.plot import require_matplotlib

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, dry_run_option, quiet_option
+from ragmark.cli.app import cli, consoles, dry_run_option, history_option, quiet_option
 from ragmark.cli.llm_opts import endpoint_options
 from ragmark.cli.shared import option
 
@@ -175,6 +175,8 @@ def judges_lines(report: dict[str, Any]) -> list[str]:
 @click.option("--save-alignment", metavar="FILE", type=click.Path(dir_okay=False),
               help="With --align: write the alignment chosen from every item (TOML); a "
               "config uses it as [judges.METRIC] alignment = \"FILE\".")
+@option("--store", metavar="PATH")
+@history_option
 @dry_run_option
 @quiet_option
 @endpoint_options

@@ -42,6 +42,7 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      "store:QUEUE, a queue of `ragmark annotate` read from the label store; "
                      "report the judge metrics they label corrected by them (PPI++, with a "
                      "95% interval)."),
+        option("--store", metavar="PATH"),
     ]
     for o in reversed(opts):
         f = o(f)

@@ -56,6 +56,8 @@ MEANINGS: dict[str, str] = {
     "--margin": "Fail only on changes larger than this, in the metric's unit (a practical "
                 "threshold).",
     "--max-queries": "Only the first N questions.",
+    "--store": "The label store of `ragmark annotate`, which store:QUEUE reads [default: "
+               "labels.sqlite beside the run history, --history].",
     "--metric": "The metric this command is about: history lists the runs that computed "
                 "it, with its value; history trend follows it; judge-eval measures its "
                 "judge (faithfulness, answer_relevance, context_relevance, "

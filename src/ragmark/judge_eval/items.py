@@ -143,12 +143,11 @@ def read_review(path: str | Path, metric: str | None) -> tuple[list[Item], str |
     return items, found[0] if found else None
 
 
-def read_store(queue: str) -> tuple[list[Item], str]:
-    """The labels of a queue of the label store (``ragmark annotate``), one item per
-    person and label, and the queue's task."""
-    from ragmark.annotate.store import get_queue, label_rows, labels_path
+def read_store(queue: str, store: Path) -> tuple[list[Item], str]:
+    """The labels of a queue of the label store at ``store`` (``ragmark annotate``), one
+    item per person and label, and the queue's task."""
+    from ragmark.annotate.store import get_queue, label_rows
 
-    store = labels_path()
     task = get_queue(store, queue).task
     return [Item(r["id"], r["question"], tuple(r["contexts"]), r["answer"],
                  r["expected_answer"] or None, float(r["human"]) < 0.5, r["annotator"],
@@ -156,18 +155,18 @@ def read_store(queue: str) -> tuple[list[Item], str]:
             for r in label_rows(store, queue)], task
 
 
-def read_items(path: str | Path, metric: str | None, label_text: str | None
-               ) -> tuple[Sequence[Item], str | None]:
-    """The items of ``path`` (JSONL or review CSV, by extension, or ``store:QUEUE``) and
-    the metric the file names (a review CSV's, a queue's task), if any; DataError when
-    none is labelled."""
-    from ragmark.annotate.store import queue_of
+def read_items(path: str | Path, metric: str | None, label_text: str | None,
+               store: Path | None = None) -> tuple[Sequence[Item], str | None]:
+    """The items of ``path`` (JSONL or review CSV, by extension, or ``store:QUEUE`` of
+    the label store ``store``, default beside the run history) and the metric the file
+    names (a review CSV's, a queue's task), if any; DataError when none is labelled."""
+    from ragmark.annotate.store import labels_path, queue_of
 
     p = Path(path)
     queue = queue_of(path)
     named: str | None
     if queue is not None:
-        items, named = read_store(queue)
+        items, named = read_store(queue, store or labels_path())
     elif not p.is_file():
         raise ConfigError(f"{path}: no such file (a JSONL or review CSV of labels, or "
                           "store:QUEUE for a queue of `ragmark annotate`)")

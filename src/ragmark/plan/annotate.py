@@ -61,7 +61,7 @@ def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
     host beyond loopback needs a token), the source read and its items drawn."""
     from ragmark.annotate.store import get_queue, labels_path
 
-    path = Path(req.store) if req.store is not None else labels_path(req.history)
+    path = labels_path(req.history, req.store)
     if req.status and req.export is not None:
         raise ConfigError("--status and --export: give one of them")
     if req.overlap is not None and req.overlap < 0:

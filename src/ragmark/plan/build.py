@@ -31,7 +31,7 @@ def plan_run(req: RunRequest) -> Plan:
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
     every, names, judges = _asked(req)
-    human, judges = _labelled(req.human_labels, judges, req.history)
+    human, judges = _labelled(req.human_labels, judges, req.history, req.store)
     if human is not None and any(m.startswith("pairwise:") for m in human.metrics):
         raise ConfigError(f"--human-labels {req.human_labels}: preferences between two "
                           "configs' answers correct a pairwise win rate: give them to "
@@ -95,7 +95,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         req, early, told)
     pairwise_gated = split_gates(req.regression)[1]
     human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics),
-                              req.history)
+                              req.history, req.store)
     preferred = [] if human is None else [m.partition(":")[2] for m in human.metrics
                                           if m.startswith("pairwise:")]
     pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
@@ -201,8 +201,8 @@ def _asked(req: Request) -> tuple[bool, list[MetricName] | None, list[str]]:
     return every, names, judges
 
 
-def _labelled(path: str | None, judges: list[str], history: str | Path | None = None
-              ) -> tuple[Any, list[str]]:
+def _labelled(path: str | None, judges: list[str], history: str | Path | None = None,
+              store: str | Path | None = None) -> tuple[Any, list[str]]:
     """The human labels (read now, before any work) and the judge metrics with those the
     labels cover added."""
     if path is None:
@@ -213,7 +213,7 @@ def _labelled(path: str | None, judges: list[str], history: str | Path | None = 
     from ragmark.running.judging import JUDGE_METRICS
 
     queue = queue_of(path)
-    human = read_human_labels(path) if queue is None else human_labels(queue, history)
+    human = read_human_labels(path) if queue is None else human_labels(queue, history, store)
     return human, judges + [m for m in human.metrics if m in JUDGE_METRICS
                             and m not in judges]
 

@@ -39,6 +39,9 @@ class JudgeEvalRequest:
     dry_run: bool = False
     align: bool = False
     save_alignment: str | Path | None = None
+    store: str | Path | None = None
+    """The label store ``store:QUEUE`` reads (None: beside ``history``)."""
+    history: str | Path | None = None
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
     """The ``--llm-*`` flags, over ``RAGMARK_LLM_*``."""
 
@@ -70,6 +73,7 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
     """The plan of ``req``: the output path checked, the items read (a bad one is a
     DataError naming its line), the endpoint resolved (the model need not be set when
     the judges are named)."""
+    from ragmark.annotate.store import labels_path
     from ragmark.judge_eval import read_items
     from ragmark.judge_eval.people import consensus
     from ragmark.judge_eval.run import Trial
@@ -86,7 +90,8 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
     for path, flag in ((req.output, "--output"), (req.save_alignment, "--save-alignment")):
         if path is not None and not req.dry_run:  # a dry run writes nothing
             check_output(path, flag)
-    read, named = read_items(str(req.file), req.metric, req.label_map)
+    read, named = read_items(str(req.file), req.metric, req.label_map,
+                             labels_path(req.history, req.store))
     items, people = consensus(read)
     models = tuple(req.judge_models)
     settings = _judge(req)
@@ -104,7 +109,8 @@ def _task_of(req: JudgeEvalRequest) -> str:
     from ragmark.annotate.store import get_queue, labels_path, queue_of
 
     queue = queue_of(req.file)
-    task = get_queue(labels_path(), queue).task if queue is not None else None
+    task = get_queue(labels_path(req.history, req.store), queue).task if queue is not None \
+        else None
     if req.metric and task and req.metric != task:
         raise ConfigError(f"--metric {req.metric}: queue {queue!r} labels {task}")
     return req.metric or task or ""
@@ -148,8 +154,8 @@ def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
     if req.output is not None and not req.dry_run:
         check_output(req.output, "--output")
     queue = queue_of(req.file)
-    prefs = (from_rows(label_rows(labels_path(), queue)) if queue is not None
-             else read_preferences(req.file))
+    prefs = (from_rows(label_rows(labels_path(req.history, req.store), queue))
+             if queue is not None else read_preferences(req.file))
     people = consensus(prefs)
     if criterion == "correctness" and not all(p.expected_answer for p in people.pairs):
         raise ConfigError("pairwise:correctness compares the answers with the reference "

@@ -74,6 +74,8 @@ class Request:
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
     require_llm: bool = False
     human_labels: str | None = None
+    store: str | Path | None = None
+    """The label store ``store:QUEUE`` reads (None: beside ``history``)."""
     # how it runs
     no_index_cache: bool = False
     latency_sample: int = 100

@@ -91,3 +91,55 @@ def test_a_queue_that_is_not_there_is_exit_2(tmp_path, capsys, monkeypatch):
     code, _, err = run_cli(["judge-eval", str(tmp_path / "missing.jsonl"), "--llm-base-url",
                             "http://127.0.0.1:9/v1", "--llm-model", "m"], capsys)
     assert code == 2 and "missing.jsonl: no such file" in err
+
+
+def test_the_label_store_is_named_one_way_on_every_command(server, tmp_path, capsys):
+    """Issue 48, items 9 and 14: judge-eval could not find a store `annotate --history`
+    made, and its error named --store, which it did not take; `history show ID --history
+    X` was 'No such option'. --store PATH, else the store beside --history, on annotate,
+    judge-eval, run and compare."""
+    from starlette.testclient import TestClient
+
+    from ragmark.annotate import store
+    from ragmark.annotate.app import make_app
+    from ragmark.plan.annotate import AnnotateRequest, plan_annotate
+
+    server.rule = relevance
+    history = tmp_path / "team" / "history.sqlite"
+    run = ["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+           str(DEMO / "corpus"), "--judge-metrics", "answer_relevance", "--llm-base-url",
+           server.url, "--llm-model", "test-model", "--quiet"]
+    code, _, err = run_cli([*run, "--include-details", "--output", str(tmp_path / "r.json"),
+                            "--history", str(history)], capsys)
+    assert code == 0, err
+    kept = tmp_path / "labels" / "mine.sqlite"
+    for where in ({"history": history}, {"store": kept}):
+        plan = plan_annotate(AnnotateRequest(source=tmp_path / "r.json",
+                                             task="answer_relevance", **where))
+        store.create_queue(plan.store, plan.queue, plan.items)
+        client = TestClient(make_app(plan.store, plan.queue, None, None), base_url=LOOPBACK)
+        for i, it in enumerate(plan.items):
+            assert client.post("/api/label", headers=HEADERS, json={
+                "annotator": "ann", "item": it["id"], "value": float(i % 2)}).status_code == 200
+    assert (history.parent / "labels.sqlite").exists() and kept.exists()
+    queue = f"store:{plan.queue.name}"
+    judge = ["judge-eval", queue, "--llm-base-url", server.url, "--llm-model", "test-model",
+             "--quiet"]
+    # neither beside the default history: the error names both ways
+    code, _, err = run_cli(judge, capsys)
+    assert code == 2 and "--store PATH, or the --history it sits beside" in err
+    for named in (["--history", str(history)], ["--store", str(kept)]):
+        out = tmp_path / "je.json"
+        code, _, err = run_cli([*judge, *named, "--output", str(out)], capsys)
+        assert code == 0, err
+        assert json.loads(out.read_text())["items"] == len(plan.items)
+    code, _, err = run_cli([*run, "--no-history", "--human-labels", queue, "--store",
+                            str(kept), "--output", str(tmp_path / "c.json")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "c.json").read_text())["corrected"]["answer_relevance"][
+        "n_labelled"] == len(plan.items)
+    code, out, err = run_cli(["history", "show", "1", "--history", str(history)], capsys)
+    assert code == 0 and "run" in out, err
+    code, out, err = run_cli(["history", "trend", "--config", "sparse", "--metric",
+                              "answer_relevance", "--history", str(history)], capsys)
+    assert code == 0, err
