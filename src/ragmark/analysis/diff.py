@@ -231,11 +231,13 @@ _LAST = re.compile(r"^last(?:~(\d+))?$")
 
 
 def resolve_side(ref: str, config: str | None, history: Path,
-                 dataset_hash: str | None = None) -> Side:
+                 dataset_hash: str | None = None, baseline: bool = True) -> Side:
     """A side from a results file, a history id, or ``last`` / ``last~N`` (the newest
-    runs and compares of ``config`` that did not fail their gates, on ``dataset_hash``
-    when given; a failed run counts again once accepted)."""
+    runs and compares of ``config``, on ``dataset_hash`` when given; as a ``baseline``,
+    those that did not fail their gates: a failed run counts again once accepted). A run
+    whose per-question values were pruned is refused, saying when and what to do."""
     from ragmark.history import NUGGETS_HASHES, list_runs, pairwise_of, run_row, values
+    from ragmark.history.retention import pruned_at
     from ragmark.results import read_results
 
     p = Path(ref)
@@ -247,7 +249,7 @@ def resolve_side(ref: str, config: str | None, history: Path,
         back = int(m.group(1) or 0)
         runs = [r for r in list_runs(history, config=config) if r.kind in ("run", "compare")
                 and (dataset_hash is None or r.dataset_hash == dataset_hash)
-                and r.verdict != "failed"]  # a run that failed its gates is no baseline
+                and not (baseline and r.verdict == "failed")]  # failed: no baseline
         if config is None:
             names = {c for r in runs for c in r.configs}
             if len(names) > 1:
@@ -268,6 +270,14 @@ def resolve_side(ref: str, config: str | None, history: Path,
     name = config or next(iter(configs))
     if name not in configs:
         raise ConfigError(f"run {run_id} has no config {name!r}; it has {', '.join(configs)}")
+    when = pruned_at(history, run_id)
+    if when is not None:
+        kept = f" or its results file ({row.results_path})" if row.results_path else ""
+        raise ConfigError(
+            f"{ref}: run {run_id}'s per-question values were pruned on {when[:10]} "
+            f"(history prune; its means are kept, `ragmark history show {run_id}`); a diff "
+            "or a gate pairs questions and needs them: compare with a run that still has "
+            f"them{kept}, and `ragmark history accept ID` keeps a baseline from pruning")
     questions, vals = values(history, run_id, name)
     used = (env.get(NUGGETS_HASHES) or {}).get(name)
     return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals,

@@ -38,7 +38,9 @@ def diff_cmd(**flags: Any) -> None:
     from ragmark.history import history_path
 
     hist = history_path(f.history)
-    side_a, side_b = resolve_side(f.a, f.config, hist), resolve_side(f.b, f.config, hist)
+    # the newest runs, as given: a run that failed its gates is diffed like any other
+    side_a = resolve_side(f.a, f.config, hist, baseline=False)
+    side_b = resolve_side(f.b, f.config, hist, baseline=False)
     names = [metric_name(m) for m in split_names(f.metrics)] if f.metrics else None
     rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
     pairwise = pairwise_diff(side_a, side_b)

@@ -122,3 +122,40 @@ def test_monitor_applies_the_retention_as_it_records(tmp_path, capsys):
     con = sqlite3.connect(history)
     assert con.execute("SELECT run_id FROM pruned").fetchall() == [(1,)]
     assert {r for (r,) in con.execute("SELECT DISTINCT run_id FROM query_values")} == {2}
+
+
+def test_diff_and_gates_against_pruned_or_failed_runs_say_why(tmp_path, capsys):
+    """Issue 48, items 10-11: after `history prune`, `diff last~1 last` said the runs
+    'answered different questions' and a gate pinned to a pruned run failed with 'no
+    question has a value in both runs' (exit 1); `diff last~1 last --config` silently
+    skipped the newest run when it had failed its gates."""
+    demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
+    history = tmp_path / "h.sqlite"
+    run = ["run", "--dataset", str(demo / "questions.json"), "--corpus", str(demo / "corpus"),
+           "--metrics", "mrr,recall@5", "--quiet", "--history", str(history)]
+    for _ in range(3):
+        code, _, err = run_cli(run, capsys)
+        assert code == 0, err
+    got = prune(history, timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2))
+    assert got.runs == (1, 2)  # run 3 is the newest
+    code, _, err = run_cli(["diff", "last~1", "last", "--config", "sparse", "--history",
+                            str(history)], capsys)
+    assert code == 2, err
+    said = " ".join(err.split())
+    assert "last~1: run 2's per-question values were pruned on " in said
+    assert "`ragmark history accept ID` keeps a baseline from pruning" in said
+    assert "different questions" not in said
+    code, _, err = run_cli([*run, "--fail-on-regression", "mrr", "--against", "1",
+                            "--output", str(tmp_path / "r.json")], capsys)
+    assert code == 2 and "run 1's per-question values were pruned on" in " ".join(err.split())
+    # a run that failed its gates is still the newest run for diff
+    con = sqlite3.connect(history)
+    con.execute("UPDATE runs SET verdict = 'failed' WHERE id = 3")
+    con.commit()
+    con.close()
+    code, _, err = run_cli(run, capsys)
+    assert code == 0, err
+    code, out, err = run_cli(["diff", "last~1", "last", "--config", "sparse", "--history",
+                              str(history)], capsys)
+    assert code == 0, err
+    assert out.splitlines()[0] == "A = run 3 (sparse); B = run 4 (sparse)"
