@@ -16,6 +16,9 @@ DEFAULTS = ("groundedness", "empty_retrieval", "refusal", "latency_s", "retrieva
 JUDGED = ("faithfulness", "answer_relevance", "context_relevance")
 """The model-based metrics a window's sample gets when an LLM endpoint is set."""
 KIND = "monitor"
+MOMENTS = "moments"
+"""The envelope key of a window's moments per metric (count, mean, squared deviations):
+what its drift reference needs once its per-question values are pruned."""
 
 
 @dataclass(frozen=True)

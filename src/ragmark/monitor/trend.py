@@ -8,9 +8,11 @@ import hashlib
 import math
 from dataclasses import dataclass
 
+from ragmark.errors import ConfigError
 from ragmark.history import store
-from ragmark.monitor.settings import KIND, Settings
+from ragmark.monitor.settings import KIND, MOMENTS, Settings
 from ragmark.stats import bootstrap_ci
+from ragmark.stats.drift import Moments
 
 TREND_RESAMPLES = 2_000
 """Resamples of each window's bootstrap interval in the trend (every call redraws the
@@ -48,21 +50,47 @@ def dataset_hash(key: str) -> str:
     return hashlib.sha256(f"monitor:{key}".encode()).hexdigest()
 
 
-def reference_values(s: Settings, key: str) -> tuple[dict[str, list[float | None]], str]:
-    """The values the newest window is compared with, and what they are."""
+def _moments(s: Settings, run_id: int, config: str) -> dict[str, Moments] | None:
+    """Each metric's moments in a recorded window: of its values, else (pruned) the
+    moments it recorded; None when it has neither."""
+    _, vals = store.values(s.history, run_id, config)
+    if vals:
+        return {m: Moments.of(list(v.values())) for m, v in vals.items()}
+    kept = store.run_row(s.history, run_id)[1].get(MOMENTS)
+    if not isinstance(kept, dict):
+        return None
+    return {m: Moments.from_json(v) for m, v in kept.items()}
+
+
+def reference_values(s: Settings, key: str) -> tuple[dict[str, Moments], str]:
+    """Each metric's moments in what the newest window is compared with (the previous
+    windows pooled, or a pinned run), and what that is, with how many records."""
     if s.reference_run is not None:
         row, _, _ = store.run_row(s.history, s.reference_run)
         config = s.system if s.system in row.configs else row.configs[0]
-        _, vals = store.values(s.history, s.reference_run, config)
-        return ({m: list(v.values()) for m, v in vals.items()},
-                f"run {s.reference_run} ({config!r})")
+        got = _moments(s, s.reference_run, config)
+        if got is None:
+            raise ConfigError(f"--reference-run {s.reference_run}: its per-question values "
+                              "were pruned and it recorded no moments to test against; "
+                              "pin a run that keeps them (`ragmark history accept ID`)")
+        return got, f"run {s.reference_run} ({config!r}, {row.questions} records)"
+    parts: dict[str, list[Moments]] = {}
     rows = _windows(s, key)[: s.reference]
-    pooled: dict[str, list[float | None]] = {}
+    used = []
     for r in rows:
-        _, vals = store.values(s.history, r.id, s.system)
-        for m, v in vals.items():
-            pooled.setdefault(m, []).extend(v.values())
-    return pooled, f"the previous {len(rows)} window{'s' if len(rows) != 1 else ''}"
+        got = _moments(s, r.id, s.system)
+        if got is None:  # pruned by a ragmark that kept no moments
+            continue
+        used.append(r)
+        for m, mo in got.items():
+            parts.setdefault(m, []).append(mo)
+    pooled = {m: Moments.pooled(ps) for m, ps in parts.items()}
+    what = (f"the previous {len(used)} window{'s' if len(used) != 1 else ''} "
+            f"({sum(r.questions for r in used):,} records)")
+    if len(used) < len(rows):
+        what += (f"; {len(rows) - len(used)} older window(s) left out: pruned before "
+                 "their moments were kept")
+    return pooled, what
 
 
 def trend(s: Settings, key: str) -> list[Point]:

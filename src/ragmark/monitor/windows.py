@@ -25,7 +25,7 @@ from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError
 from ragmark.history import store
 from ragmark.metrics.names import lower_is_better
-from ragmark.monitor.settings import DEFAULTS, JUDGED, KIND, Settings  # noqa: F401
+from ragmark.monitor.settings import DEFAULTS, JUDGED, KIND, MOMENTS, Settings  # noqa: F401
 from ragmark.monitor.sources import LOG, Batch, read_log, read_traces_since, source_key
 from ragmark.monitor.sources import source_kind as kind_of
 from ragmark.monitor.trend import (  # noqa: F401 (the windows' names for them)
@@ -37,7 +37,7 @@ from ragmark.monitor.trend import (  # noqa: F401 (the windows' names for them)
 from ragmark.progress import NullProgress, Progress
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
-from ragmark.stats.drift import Drift, drift
+from ragmark.stats.drift import Drift, Moments, drift
 from ragmark.stats.feedback import Association, associations
 from ragmark.types import Score
 
@@ -259,7 +259,9 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
         verdict = None if not s.fail_on_drift else (
             "failed" if any(d.drifted for d in rows) else "passed")
         env = envelope("run", dataset_hash(key), report.config) | {
-            "kind": KIND, "drifted": [d.metric for d in rows if d.drifted]}
+            "kind": KIND, "drifted": [d.metric for d in rows if d.drifted],
+            # what a drift reference needs of this window once its values are pruned
+            MOMENTS: {m: Moments.of(v).to_json() for m, v in _values(report).items()}}
         marks = batch.counted()  # the late feedback is counted by this window
         cursor = store.Cursor(key, batch.state, before, marks)
         run_id = store.record(s.history, env, str(s.source), _questions(report.queries),

@@ -6,6 +6,11 @@ only when it goes the worse way (down for a quality metric, up for latency, cost
 by more than the ``margin``, and its adjusted p is under ``alpha``. Each row also says
 the minimum detectable change at 80 % power for the two windows' sizes, so "no drift"
 over small windows is read for what it is.
+
+The test needs of each side only its count, mean and sum of squared deviations
+(:class:`Moments`), which pool exactly over windows (Chan et al.'s update): a reference
+of windows whose per-question values were pruned is tested on the moments each window
+recorded, with the same result as on its values.
 """
 
 from __future__ import annotations
@@ -66,41 +71,89 @@ def _clean(values: Sequence[float | None]) -> np.ndarray:
     return a[~np.isnan(a)]
 
 
-def welch(reference: np.ndarray, newest: np.ndarray) -> float:
+@dataclass(frozen=True, slots=True)
+class Moments:
+    """A sample's count, mean and sum of squared deviations from it (``m2``)."""
+
+    n: int
+    mean: float
+    m2: float
+
+    @classmethod
+    def of(cls, values: Sequence[float | None]) -> Moments:
+        """The moments of the values that are numbers (None and NaN left out)."""
+        a = _clean(values)
+        if a.size == 0:
+            return cls(0, 0.0, 0.0)
+        mean = float(a.mean())
+        return cls(int(a.size), mean, float(((a - mean) ** 2).sum()))
+
+    @classmethod
+    def pooled(cls, parts: Sequence[Moments]) -> Moments:
+        """The moments of the parts' samples taken together (exact)."""
+        n, mean, m2 = 0, 0.0, 0.0
+        for p in parts:
+            if p.n == 0:
+                continue
+            total = n + p.n
+            delta = p.mean - mean
+            mean += delta * p.n / total
+            m2 += p.m2 + delta * delta * n * p.n / total
+            n = total
+        return cls(n, mean, m2)
+
+    @property
+    def var(self) -> float:
+        """The sample variance (n - 1)."""
+        return self.m2 / (self.n - 1) if self.n > 1 else 0.0
+
+    def to_json(self) -> list[float]:
+        return [self.n, self.mean, self.m2]
+
+    @classmethod
+    def from_json(cls, v: Sequence[float]) -> Moments:
+        return cls(int(v[0]), float(v[1]), float(v[2]))
+
+
+def welch(reference: Moments, newest: Moments) -> float:
     """Two-sided p of Welch's t-test; 1 when either side has under 2 values or neither
     varies and their means are equal (0 when neither varies and they differ)."""
-    if reference.size < 2 or newest.size < 2:
+    if reference.n < 2 or newest.n < 2:
         return 1.0
-    if reference.std() == 0 and newest.std() == 0:
-        return 1.0 if reference.mean() == newest.mean() else 0.0
+    if reference.m2 == 0 and newest.m2 == 0:
+        return 1.0 if reference.mean == newest.mean else 0.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(_scipy_stats.ttest_ind(newest, reference, equal_var=False).pvalue)
+        p = float(_scipy_stats.ttest_ind_from_stats(
+            newest.mean, math.sqrt(newest.var), newest.n, reference.mean,
+            math.sqrt(reference.var), reference.n, equal_var=False).pvalue)
     return 1.0 if math.isnan(p) else p
 
 
-def detectable(reference: np.ndarray, newest: np.ndarray, alpha: float) -> float | None:
+def detectable(reference: Moments, newest: Moments, alpha: float) -> float | None:
     """(z(1 - alpha/2) + z(power)) * sqrt(s_r^2/n_r + s_n^2/n_n); None under 2 values."""
-    if reference.size < 2 or newest.size < 2:
+    if reference.n < 2 or newest.n < 2:
         return None
-    se = math.sqrt(reference.var(ddof=1) / reference.size + newest.var(ddof=1) / newest.size)
+    se = math.sqrt(reference.var / reference.n + newest.var / newest.n)
     z = _scipy_stats.norm.ppf(1 - alpha / 2) + _scipy_stats.norm.ppf(POWER)
     return float(z * se)
 
 
-def drift(reference: Mapping[str, Sequence[float | None]],
+def drift(reference: Mapping[str, Sequence[float | None] | Moments],
           newest: Mapping[str, Sequence[float | None]], metrics: Sequence[str], *,
           lower_is_better: frozenset[str] = frozenset(), alpha: float = 0.05,
           margin: float = 0.0) -> list[Drift]:
     """Each gated metric's verdict, Holm-corrected over ``metrics``; a rise is the bad
     direction for ``lower_is_better`` (the catalogue says which), a fall for the others.
-    A metric without values on either side has no test (p = 1), with the reason in
-    ``note``."""
+    The reference of a metric is its values or their :class:`Moments`. A metric without
+    values on either side has no test (p = 1), with the reason in ``note``."""
     rows = []
     for m in metrics:
-        r, n = _clean(reference.get(m, ())), _clean(newest.get(m, ()))
-        if r.size == 0 or n.size == 0:
-            side = "the reference windows" if r.size == 0 else "the newest window"
+        given = reference.get(m, ())
+        r = given if isinstance(given, Moments) else Moments.of(given)
+        n = Moments.of(newest.get(m, ()))
+        if r.n == 0 or n.n == 0:
+            side = "the reference windows" if r.n == 0 else "the newest window"
             rows.append((m, r, n, 1.0, f"no value in {side}: not tested"))
             continue
         rows.append((m, r, n, welch(r, n), ""))
@@ -108,13 +161,12 @@ def drift(reference: Mapping[str, Sequence[float | None]],
     out = []
     for (m, r, n, p, note), pa in zip(rows, adjusted, strict=True):
         if note:
-            out.append(Drift(m, None if r.size == 0 else float(r.mean()),
-                             None if n.size == 0 else float(n.mean()), int(r.size),
-                             int(n.size), None, p, pa, None, False, False, note))
+            out.append(Drift(m, None if r.n == 0 else r.mean, None if n.n == 0 else n.mean,
+                             r.n, n.n, None, p, pa, None, False, False, note))
             continue
-        change = float(n.mean() - r.mean())
+        change = n.mean - r.mean
         worse = change > 0 if m in lower_is_better else change < 0
         drifted = worse and pa < alpha and abs(change) > margin
-        out.append(Drift(m, float(r.mean()), float(n.mean()), int(r.size), int(n.size),
-                         change, p, pa, detectable(r, n, alpha), worse, drifted))
+        out.append(Drift(m, r.mean, n.mean, r.n, n.n, change, p, pa,
+                         detectable(r, n, alpha), worse, drifted))
     return out

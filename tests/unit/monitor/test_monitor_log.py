@@ -384,3 +384,33 @@ def test_a_dead_endpoint_fails_the_judges_asked_for(tmp_path, capsys):
     assert code == 1
     assert "gate failed: faithfulness got no value for any of 10 records of window 1" in err
     assert "the LLM endpoint did not answer" in err
+
+
+def test_the_drift_reference_of_pruned_windows_is_the_same_as_unpruned(tmp_path, capsys):
+    """Issue 48, item 5: after pruning, the reference said 'fell from 0.7978 (n=20)'
+    where the same window on the unpruned history said n=100, and the note still said
+    'the previous 5 windows'. Each window keeps its moments (count, mean, squared
+    deviations), which pool exactly: the test, its n and its p are the same."""
+    import shutil
+    from datetime import UTC, datetime, timedelta
+
+    from ragmark.history.retention import prune
+
+    log = tmp_path / "app.jsonl"
+    kept, pruned = tmp_path / "kept.sqlite", tmp_path / "pruned.sqlite"
+    for w in range(5):  # five windows of 20, a few refusals in each
+        _append(log, _records(w * 20, 20, refuse_every=3 + w))
+        assert run_cli(["monitor", str(log), "--history", str(kept)], capsys)[0] == 0
+    shutil.copy(kept, pruned)
+    got = prune(pruned, timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2))
+    assert len(got.runs) == 4  # every window but the newest lost its values
+    _append(log, _records(100, 20, answer=BAD))
+    said = {}
+    for h in (kept, pruned):  # the same new window, judged against each history
+        code, out, err = run_cli(["monitor", str(log), "--history", str(h),
+                                  "--fail-on-drift", "groundedness,refusal"], capsys)
+        assert code == 1, err
+        said[h] = (" ".join(out.split()), [x for x in err.splitlines()
+                                           if x.startswith("gate failed")])
+    assert "drift reference: the previous 5 windows (100 records)" in said[pruned][0]
+    assert said[kept][1] == said[pruned][1] and "(n=100)" in said[pruned][1][0]
