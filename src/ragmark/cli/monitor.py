@@ -168,10 +168,11 @@ def _show(out: Console, w: Any, s: Any, flags: dict[str, Any]) -> None:
     elif w.report is None:
         last = w.trend[-1].id if w.trend else None
         out.print(f"no new record in {s.source}"
-                  + (f" since window {last}" if last is not None else ""), highlight=False,
-                  markup=False)
+                  + (f" since the last window (history run {last})" if last is not None
+                     else ""), highlight=False, markup=False)
     else:
-        table = Table(title=Text(f"window {w.id} of {s.system}: {n} records"),
+        table = Table(title=Text(f"window {w.number} of {s.system} (history run {w.id}): "
+                                 f"{n} records"),
                       title_justify="left", header_style="bold")
         for col in ("metric", "value", "records", "missing", "previous"):
             table.add_column(col, justify="left" if col == "metric" else "right")
@@ -218,7 +219,7 @@ def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> No
 
     if flags["dry_run"]:
         return
-    conds = [Condition(f"drift {d.metric} (window {w.id})", not d.drifted,
+    conds = [Condition(f"drift {d.metric} (window {w.number})", not d.drifted,
                        d.line(s.margin, s.alpha)) for w in windows for d in w.drift]
     conds += asked_conditions(windows, s)
     if flags["junit"] and s.fail_on_drift:
@@ -230,21 +231,14 @@ def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> No
 
 def asked_conditions(windows: list[Any], s: Any) -> list[Any]:
     """A metric asked for by name (--metrics, --judge-metrics) that got no value for any
-    record of a window fails the command, as it fails a run."""
-    from ragmark.analysis.gates import Condition, top_reasons
+    record of a window fails the command, as it fails a run (and the window is recorded
+    as failed)."""
+    from ragmark.analysis.gates import Condition
+    from ragmark.monitor.windows import unvalued
 
-    asked = [*(s.metrics or ()), *(s.judge_metrics or ())]
-    out = []
-    for w in windows:
-        if w.report is None:
-            continue
-        for m in asked:
-            agg = w.report.metrics.get(m)
-            if agg is not None and agg.n == 0:
-                out.append(Condition(f"{m} has a value (window {w.id})", False,
-                                     f"{m} got no value for any of {len(w.report.queries)} "
-                                     f"records of window {w.id}: {top_reasons(agg)}"))
-    return out
+    return [Condition(f"{m} has a value (window {w.number})", False, why)
+            for w in windows if w.report is not None
+            for m, why in unvalued(w.report, s, w.number)]
 
 
 def _listen(out: Console, flags: dict[str, Any]) -> None:

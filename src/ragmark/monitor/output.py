@@ -42,6 +42,7 @@ def window_json(w: Window, s: Settings) -> dict[str, Any]:
     r = w.report
     out: dict[str, Any] = {
         "kind": "monitor", "source": str(s.source), "system": s.system, "window": w.id,
+        "number": w.number,
         "records": 0 if w.batch.oset is None else len(w.batch.oset.dataset.samples),
         "waiting": w.batch.waiting,
         "metrics": {} if r is None else {m: num(a.value) for m, a in r.metrics.items()},
@@ -75,7 +76,8 @@ def window_markdown(w: Window, s: Settings) -> str:
     if w.report is None:
         lines.append("No new record since the last window.")
     else:
-        lines += [f"Window {w.id}: {n} records.", "", "| Metric | Value | Records | Missing |",
+        lines += [f"Window {w.number} (history run {w.id}): {n} records.", "",
+                  "| Metric | Value | Records | Missing |",
                   "|---|---:|---:|---:|"]
         for m, a in w.report.metrics.items():
             value = "—" if a.value is None else f"{a.value:.4g}"

@@ -221,8 +221,8 @@ def read_traces_since(path: Path, state: dict[str, Any], lenient: Leniency, keys
         files[name] = {"size": r["size"], "resume": min(waits) if waits else None}
     waiting = len(traces) - len(done & set(by_trace))
     if waiting:
-        notes.append(f"{waiting} trace{'s' if waiting != 1 else ''} wait for their root span "
-                     "(evaluated once it arrives)")
+        notes.append(f"{waiting} trace{'s wait for their' if waiting != 1 else ' waits for its'} "
+                     "root span (evaluated once it arrives)")
     samples, outputs, ids = outputs_of(new, lenient, keys)
     oset = traces_set(samples, outputs, ids, path, lenient) if samples else None
     if late and oset is None:

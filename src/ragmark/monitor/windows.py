@@ -30,6 +30,7 @@ from ragmark.monitor.sources import LOG, Batch, read_log, read_traces_since, sou
 from ragmark.monitor.sources import source_kind as kind_of
 from ragmark.monitor.trend import (  # noqa: F401 (the windows' names for them)
     Point,
+    _windows,
     dataset_hash,
     reference_values,
     trend,
@@ -56,6 +57,26 @@ class Window:
     notes: list[str] = field(default_factory=list)
     satisfaction: list[Association] = field(default_factory=list)
     """Each metric's association with the users' feedback (when records carry it)."""
+    number: int | None = None
+    """The window's place among its source's windows (1 for the first), beside its
+    history id."""
+
+
+def unvalued(report: RunReport, s: Settings, number: int | None = None
+             ) -> list[tuple[str, str]]:
+    """The metrics asked for by name (--metrics, --judge-metrics) that got no value for
+    any record of the window (its ``number``), each with why: they fail the command, as
+    in a run."""
+    from ragmark.analysis.gates import top_reasons
+
+    out = []
+    for m in [*(s.metrics or ()), *(s.judge_metrics or ())]:
+        agg = report.metrics.get(m)
+        if agg is not None and agg.n == 0:
+            of = "" if number is None else f" of window {number}"
+            out.append((m, f"{m} got no value for any of {len(report.queries)} records{of}: "
+                           f"{top_reasons(agg)}"))
+    return out
 
 
 def share(record_id: str) -> float:
@@ -255,9 +276,12 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
                 rows = drift(ref, _values(report), list(s.fail_on_drift), alpha=s.alpha,
                              margin=s.margin, lower_is_better=lower_is_better())
                 ref_notes.append(f"drift reference: {what}")
-        # a window without a drift gate has no verdict ("no gate" in the history)
-        verdict = None if not s.fail_on_drift else (
-            "failed" if any(d.drifted for d in rows) else "passed")
+        # a window without a gate (drift, a metric asked by name) has no verdict ("no
+        # gate" in the history); one whose asked metric got no value failed, as the
+        # command's exit says
+        gated = bool(s.fail_on_drift or s.metrics or s.judge_metrics)
+        verdict = None if not gated else (
+            "failed" if any(d.drifted for d in rows) or unvalued(report, s) else "passed")
         env = envelope("run", dataset_hash(key), report.config) | {
             "kind": KIND, "drifted": [d.metric for d in rows if d.drifted],
             # what a drift reference needs of this window once its values are pruned
@@ -278,7 +302,7 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
         values = _values(report)
         liked = associations(values, values["feedback"]) if "feedback" in values else []
         return Window(run_id, report, batch, judged, rows, trend(s, key),
-                      [*batch.notes, *notes, *ref_notes], liked)
+                      [*batch.notes, *notes, *ref_notes], liked, len(_windows(s, key)))
 
 
 def with_late_feedback(report: RunReport, late: dict[str, float]

@@ -384,6 +384,27 @@ def test_a_dead_endpoint_fails_the_judges_asked_for(tmp_path, capsys):
     assert code == 1
     assert "gate failed: faithfulness got no value for any of 10 records of window 1" in err
     assert "the LLM endpoint did not answer" in err
+    # issue 48, item 6: the window is recorded as failed, as the exit says ('no gate')
+    code, out, _ = run_cli(["history", "--kind", "monitor"], capsys)
+    assert "failed" in out and "no gate" not in out
+
+
+def test_windows_are_numbered_per_source(tmp_path, history, capsys):
+    """Issue 48, item 6: a source's first window was 'window 3' when two windows of
+    another source came first (its history id)."""
+    other, log = tmp_path / "other.jsonl", tmp_path / "app.jsonl"
+    for w in range(2):
+        _append(other, _records(w * 10, 10))
+        assert run_cli(["monitor", str(other)], capsys)[0] == 0
+    _append(log, _records(0, 10))
+    code, out, err = run_cli(["monitor", str(log), "--output", str(tmp_path / "w.json")],
+                             capsys)
+    assert code == 0, err
+    assert "window 1 of app (history run 3): 10 records" in out
+    w = json.loads((tmp_path / "w.json").read_text())
+    assert (w["number"], w["window"]) == (1, 3)
+    code, out, _ = run_cli(["monitor", str(log)], capsys)
+    assert "since the last window (history run 3)" in " ".join(out.split())
 
 
 def test_the_drift_reference_of_pruned_windows_is_the_same_as_unpruned(tmp_path, capsys):

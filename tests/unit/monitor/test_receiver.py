@@ -266,7 +266,7 @@ def test_a_trace_waits_for_its_root_span(tmp_path, capsys):
 
     add(child)
     code, out, _ = run_cli(["monitor", str(spool)], capsys)
-    assert code == 0 and "1 trace wait for their root span" in out and "no new record" in out
+    assert code == 0 and "1 trace waits for its root span" in out and "no new record" in out
     add(root)
     code, out, _ = run_cli(["monitor", str(spool), "--output", str(tmp_path / "w.json")],
                            capsys)

@@ -310,7 +310,7 @@ def test_an_orphan_root_is_taken_after_the_wait(tmp_path, capsys):
     (folder / "a.jsonl").write_text(json.dumps(spans) + "\n")
     history = str(tmp_path / "h.db")
     code, out, err = run_cli(["monitor", str(folder), "--history", history, "-q"], capsys)
-    assert code == 0 and "1 trace wait for their root span" in out
+    assert code == 0 and "1 trace waits for its root span" in out
     code, out, err = run_cli(["monitor", str(folder), "--history", history, "--root-wait", "0",
                               "-q"], capsys)
     assert code == 0, err
