@@ -240,18 +240,21 @@ def join_outputs(oset: OutputsSet, dataset: Dataset) -> tuple[Logged, list[str]]
     lacking = [s.id for s in dataset.samples if s.id not in joined]
     out = {s.id: joined.get(s.id) or Output.failed(NO_OUTPUT) for s in dataset.samples}
     n = len(oset.dataset.samples)
-    notes = [f"{len(joined)} of {n} logged outputs joined the dataset's questions"
-             + (f" ({by_text} by their question text, the rest by id)" if by_text else
-                " by id")
-             + "; the dataset's ground truth scores them"]
+    how = ("by their question text" if by_text == len(joined) else
+           f"{by_text} by their question text, the rest by id" if by_text else "by id")
+    notes = [f"{len(joined)} of {n} logged outputs joined the dataset's questions ({how}); "
+             "the dataset's ground truth scores them"]
     if lacking:
         notes.append(f"{len(lacking)} of {len(dataset.samples)} questions of the dataset have "
                      f"no logged output (the first: {lacking[0]!r}): their metrics are "
                      f"missing ({NO_OUTPUT})")
     if unmatched or twice:
         parts = ([f"{unmatched} join no question of the dataset"] if unmatched else []) + (
-            [f"{twice} join a question an earlier line joined"] if twice else [])
-        notes.append(f"{unmatched + twice} logged outputs are left out: {'; '.join(parts)}"
+            [f"{twice} join a question an earlier line joined (the first is scored)"]
+            if twice else [])
+        left = unmatched + twice
+        notes.append(f"{left} logged output{' is' if left == 1 else 's are'} left out: "
+                     + "; ".join(parts)
                      + (f" ({shared} of them by a question text the dataset has more than "
                         "once: give the lines ids)" if shared else ""))
     logged = Logged(out, source="outputs")

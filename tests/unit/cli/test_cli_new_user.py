@@ -262,7 +262,7 @@ def test_logged_outputs_are_scored_against_a_datasets_ground_truth(tmp_path, cap
             "text, the rest by id); the dataset's ground truth scores them") in notes
     assert ("1 of 3 questions of the dataset have no logged output (the first: 'q2')"
             in notes)
-    assert "1 logged outputs are left out: 1 join no question of the dataset" in notes
+    assert "1 logged output is left out: 1 join no question of the dataset" in notes
     assert "2 contexts without an id took the id of the corpus document" in notes
     # a log that joins nothing names the first question of each
     other = tmp_path / "other.jsonl"

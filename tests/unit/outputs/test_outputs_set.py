@@ -284,8 +284,7 @@ def test_the_join_note_counts_lines_joined_by_text_once(tmp_path):
                            + "\n" for q in [*questions, questions[0], questions[1]]))
     joined, notes = join_outputs(load_outputs(log), load_dataset(tmp_path / "set.json"))
     assert len(joined) == 9 and sorted(joined.lines) == sorted(joined)
-    assert notes[0] == ("9 of 11 logged outputs joined the dataset's questions (9 by their "
-                        "question text, the rest by id); the dataset's ground truth scores "
-                        "them")
+    assert notes[0] == ("9 of 11 logged outputs joined the dataset's questions (by their "
+                        "question text); the dataset's ground truth scores them")
     assert notes[-1].startswith("2 logged outputs are left out: 2 join a question an "
                                 "earlier line joined")
