@@ -245,3 +245,14 @@ def test_two_judges_side_by_side(server, tmp_path, capsys):
     assert (pair["paired"]["only_first_right"], pair["paired"]["only_second_right"]) == (2, 1)
     assert pair["paired"]["p_value"] == pytest.approx(1.0)
     assert "strict-model vs lenient on 6 items both judged: agree on 50.0%" in stdout
+
+
+def test_one_verdict_for_every_item_is_warned_of_however_few():
+    """Issue 48, item 14: four items all called supported gave no warning (the guide
+    says judge-eval warns when every verdict is the same: kappa is 0 by construction)."""
+    from ragmark.judge_eval.run import _one_verdict
+
+    said = _one_verdict([False, False, False, False])
+    assert said is not None and said.startswith("the judge called all 4 items supported")
+    assert _one_verdict([False, True, False, False]) is None
+    assert _one_verdict([True]) is None  # one item says nothing

@@ -71,8 +71,13 @@ def people_lines(p: dict[str, Any], j: dict[str, Any]) -> list[str]:
              + (f"; {p['split']} items left out, the people split evenly on them"
                 if p["split"] else "")]
     kappas = "; ".join(_stat(f"kappa with {n}", k) for n, k in j["kappa"].items())
-    lines.append(f"the judge with them: {_alpha(j['alpha'])} on the same {j['items']} "
-                 "items (the judge one more coder)" + (f"; {kappas}" if kappas else ""))
+    judged = j.get("judged", j["items"])
+    on = (f"on the same {j['items']} items" if judged == j["items"] else
+          f"on those {j['items']} items, {judged} of them with the judge's verdict (it was "
+          f"not asked about the {j['items'] - judged} the people split evenly on, or gave "
+          "none)")
+    lines.append(f"the judge with them: {_alpha(j['alpha'])} {on} (the judge one more "
+                 "coder)" + (f"; {kappas}" if kappas else ""))
     return lines
 
 

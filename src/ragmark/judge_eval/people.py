@@ -90,7 +90,8 @@ def judge_with_people(people: People, verdicts: dict[str, bool | None], n_resamp
     """The judge among the people: alpha over the items two or more people labelled with
     the judge as one more coder, and its kappa with each person on their items."""
     rows, units = _coders(people, verdicts)
-    out: dict[str, Any] = {"items": units, "alpha": krippendorff_alpha(
+    judged = sum(1 for r in rows if r[-1] is not None)
+    out: dict[str, Any] = {"items": units, "judged": judged, "alpha": krippendorff_alpha(
         rows, n_resamples=n_resamples, seed=seed), "kappa": {}}
     for name in people.annotators:
         pairs = [(by[name], verdicts[i]) for i, by in people.labels.items()

@@ -277,10 +277,9 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
 
 
 def _one_verdict(pred: Sequence[bool]) -> str | None:
-    """A warning when the judge gave every item (of at least a few) one verdict."""
-    from ragmark.judges.checks import MIN_ITEMS
-
-    if len(pred) < MIN_ITEMS or len(set(pred)) != 1:
+    """A warning when the judge gave every item (two or more) one verdict: its kappa is
+    0 by construction, however few the items."""
+    if len(pred) < 2 or len(set(pred)) != 1:
         return None
     which = "unsupported" if pred[0] else "supported"
     return (f"the judge called all {len(pred)} items {which}: its agreement with the labels "

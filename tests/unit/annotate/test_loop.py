@@ -66,7 +66,12 @@ def test_label_in_the_app_then_judge_eval_and_corrected_means_from_the_store(
     assert je["metric"] == "answer_relevance"  # the queue's task
     assert je["items"] == len(ids) - 1 and je["people"]["split"] == 1  # ids[0]: 1 vs 1
     assert je["people"]["items"] == 3 and "kappa" in je["people"]
-    assert "people (ann, bob) on the 3 items two or more labelled" in " ".join(stdout.split())
+    text = " ".join(stdout.split())
+    assert "people (ann, bob) on the 3 items two or more labelled" in text
+    # issue 48, item 14: the judge was not asked about the item the people split on
+    assert ("on those 3 items, 2 of them with the judge's verdict (it was not asked about "
+            "the 1 the people split evenly on, or gave none)") in text
+    assert je["judge_with_people"]["judged"] == 2
 
     out = tmp_path / "c.json"
     code, stdout, err = run_cli([*run, "--output", str(out), "--human-labels",
