@@ -122,3 +122,43 @@ def test_wide_tables_scroll_in_their_box_and_a_single_run_says_only_what_it_show
             assert legend == "Mean over the questions with a value (n)."
             assert "answer_correctness" in page.locator("table.metrics").inner_text()
         context.close()
+
+
+COLOUR_OF = """(name) => [...document.querySelectorAll('svg')].flatMap((svg) => {
+  const t = [...svg.querySelectorAll('text')].find((x) => x.textContent === name
+    || x.textContent.startsWith(name + ' (n='));
+  if (!t) { return []; }
+  for (let el = t.nextElementSibling; el; el = el.nextElementSibling) {
+    if (el.tagName === 'circle') { return [el.getAttribute('fill')]; }
+    const s = el.getAttribute('stroke');
+    if (el.tagName === 'line' && s && s !== '#ddd') { return [s]; }
+  }
+  return [];
+})"""
+
+
+def test_the_pairwise_part_reads_as_well_as_the_markdown(browser, tmp_path, server, capsys):
+    """Issue 48, item 15, in Chromium: the win matrix's caption is not squeezed into the
+    table's width; a config keeps its colour from plot to plot; the HTML table has the
+    Markdown's 'without verdict' column; the latency-and-cost table counts the pairwise
+    judge's calls."""
+    from support.pairwise_data import compare_file
+
+    results = compare_file(tmp_path, server, capsys, "--format", "json,md,html")
+    page_file = results.with_suffix(".html")
+    context, page, seen = _open(browser, page_file)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    box = page.locator("figure.heatmap figcaption").bounding_box()
+    assert box is not None and box["width"] > 400 and box["height"] < 60, box
+    heads = page.locator("#pairwise table").first.locator("th").all_text_contents()
+    assert heads[-1] == "without verdict"
+    judge_row = page.locator("#costs tbody tr").last.locator("td").all_text_contents()
+    assert judge_row[0] == "the pairwise judge (every match)" and judge_row[5] == "36"
+    md = results.with_suffix(".md").read_text()
+    assert "| the pairwise judge (every match) | — | — | — | 36 |" in md
+    for name in ("long", "mid", "short"):
+        colours = page.evaluate(COLOUR_OF, name)
+        assert len(colours) >= 2 and len(set(colours)) == 1, (name, colours)
+    assert len({page.evaluate(COLOUR_OF, n)[0] for n in ("long", "mid", "short")}) == 3
+    assert seen["errors"] == []
+    context.close()

@@ -178,7 +178,8 @@ def _forests(c: Comparison | None, vs: Sequence[View], metrics: Sequence[str]) -
                          f"{' *' if r is not None and r.significant else ''}</td></tr>")
         plot = svg.forest(f"{m}: difference to {base.name}", rows,
                           f"{m}: mean difference of each config to {base.name} over the "
-                          "questions both have, with its 95% bootstrap interval") if rows else ""
+                          "questions both have, with its 95% bootstrap interval",
+                          numbers(vs)) if rows else ""
         out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>'
                    "<th>mean difference</th><th>95% interval</th><th>questions</th>"
                    f"<th>p (Holm)</th></tr></thead><tbody>{''.join(table)}</tbody></table>"
@@ -206,14 +207,20 @@ def _distributions(vs: Sequence[View], metrics: Sequence[str]) -> str:
         lo = min([0.0] + [x for _, vals in series for x in vals])
         plot = svg.strips(f"{m} per question", series,
                           f"{m}: each dot one question's value, one row per config "
-                          "(missing values are not drawn)", lo, hi)
+                          "(missing values are not drawn)", lo, hi, numbers(vs))
         out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th><th>n</th>'
                    "<th>missing</th><th>mean</th><th>min</th><th>median</th><th>max</th>"
                    f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
     return "".join(out) + "</section>"
 
 
-def _costs(vs: Sequence[View]) -> str:
+def numbers(vs: Sequence[View]) -> svg.Series:
+    """Each config's series number, in the report's order: its colour and marker in
+    every plot."""
+    return {v.name: i for i, v in enumerate(vs)}
+
+
+def _costs(vs: Sequence[View], pairwise: Mapping[str, Any] | None = None) -> str:
     rows = []
     for v in vs:
         t = v.timings
@@ -228,6 +235,15 @@ def _costs(vs: Sequence[View]) -> str:
             f"<td>{total.get('calls', 0)}</td><td>{total.get('cache_hits', 0)}</td>"
             f"<td>{tokens}</td><td>{'—' if cost is None else f'{cost:.4f}'}</td>"
             f"<td>{num(t.get('total_s'), 2)}</td></tr>")
+    judged = (pairwise or {}).get("llm") or {}
+    if judged.get("calls") or judged.get("cache_hits"):  # the matches', not a config's
+        tokens = int(judged.get("prompt_tokens", 0)) + int(judged.get("completion_tokens", 0))
+        cost = judged.get("estimated_cost")
+        rows.append(
+            "<tr><td>the pairwise judge (every match)</td><td>—</td><td>—</td><td>—</td>"
+            f"<td>—</td><td>{judged.get('calls', 0)}</td><td>{judged.get('cache_hits', 0)}"
+            f"</td><td>{tokens}</td><td>{'—' if cost is None else f'{cost:.4f}'}</td>"
+            "<td>—</td></tr>")
     return ('<section id="costs"><h2>Latency and cost</h2><table><thead><tr><th>config</th>'
             "<th>index s</th><th>latency p50 ms</th><th>latency p95 ms</th>"
             "<th>questions/s</th><th>LLM calls</th><th>cached</th><th>tokens</th>"
@@ -298,7 +314,7 @@ def _curves(vs: Sequence[View]) -> str:
                        + "".join(f"<td>{num(x)}</td>" for x in vals) + "</tr>"
                        for n, vals in series)
         plot = svg.curves(f"{m}@k", series, f"{m}@k for k = 1 to {k_max}, one line per "
-                          "config (the table gives the values)", f"{m}@k")
+                          "config (the table gives the values)", f"{m}@k", numbers(vs))
         out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>'
                    f"<th>questions</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
     return "".join(out) + "</section>"
@@ -354,8 +370,8 @@ def body(data: Mapping[str, Any]) -> str:
     return "".join([f"<h1>{escape(heading)}</h1>", _header(data, vs),
                     '<section id="summary"><h2>Metrics</h2>',
                     _metric_table(comparison, vs, all_metrics), "</section>",
-                    _forests(comparison, vs, shown), _pairwise(data), _ranking(data),
-                    _costs(vs),
+                    _forests(comparison, vs, shown), _pairwise(data, vs), _ranking(data),
+                    _costs(vs, data.get("pairwise")),
                     _curves(vs),
                     shapes(vs, shown), _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
@@ -363,10 +379,10 @@ def body(data: Mapping[str, Any]) -> str:
                             vs[0].report.gated if vs and vs[0].report else None)])
 
 
-def _pairwise(data: Mapping[str, Any]) -> str:
+def _pairwise(data: Mapping[str, Any], vs: Sequence[View]) -> str:
     from ragmark.report.pairwise import pairwise_html
 
-    return pairwise_html(data["pairwise"]) if data.get("pairwise") else ""
+    return pairwise_html(data["pairwise"], numbers(vs)) if data.get("pairwise") else ""
 
 
 def _ranking(data: Mapping[str, Any]) -> str:

@@ -177,6 +177,12 @@ def _costs(c: Comparison) -> list[str]:
             f"| {tokens:,} | {'—' if cost is None else f'{cost:.4f}'} "
             f"| {t.get('total_s', 0.0):.2f} |"
         )
+    judged = (c.pairwise or {}).get("llm") or {}
+    if judged.get("calls") or judged.get("cache_hits"):  # the matches', not a config's
+        tokens = judged.get("prompt_tokens", 0) + judged.get("completion_tokens", 0)
+        cost = judged.get("estimated_cost")
+        lines.append(f"| the pairwise judge (every match) | — | — | — | {_calls(judged)} "
+                     f"| {tokens:,} | {'—' if cost is None else f'{cost:.4f}'} | — |")
     parts = [f"- {name}: " + "; ".join(parts) for name, r in c.reports.items()
              if (parts := llm_parts(r.llm))]
     if parts:

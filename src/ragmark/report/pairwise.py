@@ -219,11 +219,20 @@ def _strengths_markdown(s: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def pairwise_html(r: Mapping[str, Any]) -> str:
-    """The HTML section of a round robin: per criterion, each match's record, the win
-    matrix as a heatmap (the numbers in the cells) and the strengths with their
-    intervals."""
-    out = ['<section id="pairwise"><h2>Which answer is better (pairwise)</h2>']
+def pairwise_html(r: Mapping[str, Any], numbers: svg.Series | None = None) -> str:
+    """The HTML section of a round robin, as its Markdown says it: how the pairs were
+    asked and the judge's calls; per criterion, each match's record (with the pairs
+    without a verdict), the win matrix as a heatmap (the numbers in the cells) and the
+    strengths with their intervals (each config in its colour of the report,
+    ``numbers``)."""
+    orders = r["orders"]
+    asked = ("both orders (a verdict that flips with the order is a tie)" if orders == 2
+             else "one order, drawn per question")
+    out = ['<section id="pairwise"><h2>Which answer is better (pairwise)</h2>',
+           f"<p>Each pair asked in {asked}; win rate: A's wins plus half its ties over the "
+           f"pairs with a verdict, 95% bootstrap interval over questions (seed "
+           f"{escape(str(r['seed']))}); p: two-sided exact sign test, ties left out, Holm "
+           "across the criteria of a match." + escape(_calls(r.get("llm") or {})) + "</p>"]
     for name, text in (r.get("rubrics") or {}).items():
         out.append(f"<p>Custom criterion <strong>{escape(name)}</strong>: better means "
                    f"{escape(text)}</p>")
@@ -235,10 +244,11 @@ def pairwise_html(r: Mapping[str, Any]) -> str:
             rows.append("<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in (
                 m["a"]["name"], m["b"]["name"], m["questions"], s["wins"], s["ties"],
                 s["losses"], _rate(s), f"{s['p_value']:.3g} ({s['p_holm']:.3g})",
-                _bias(s, r["orders"]))) + "</tr>")
+                _bias(s, orders), sum(s["without_verdict"].values()))) + "</tr>")
         out.append(f"<h3>{escape(c)}</h3><table><thead><tr><th>A</th><th>B</th>"
                    "<th>questions</th><th>A wins</th><th>ties</th><th>B wins</th>"
                    "<th>A's win rate [95%]</th><th>p (Holm)</th><th>position bias</th>"
+                   "<th>without verdict</th>"
                    f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
         st = (r.get("strengths") or {}).get(c)
         if st is not None and len(st["systems"]) > 2:
@@ -250,7 +260,7 @@ def pairwise_html(r: Mapping[str, Any]) -> str:
                      for n, v, lo, hi in _ranked(st)],
                     f"{c}: each system's Bradley-Terry log-strength (centred on 0) with its "
                     f"95% bootstrap interval over {st['questions']} questions, strongest "
-                    "first"))
+                    "first", numbers))
             else:
                 out.append(f"<p>No Bradley–Terry strengths ({escape(st['reason'])}).</p>")
     return "".join(out) + "</section>"
@@ -275,10 +285,12 @@ def _heatmap(criterion: str, s: Mapping[str, Any]) -> str:
                      f"{n} beat {names[j]} in {w[i][j]:g} of {met:g} ({share:.0%})")
             cells.append(f'<td{style} title="{escape(title)}">{w[i][j]:g}</td>')
         rows.append(f'<tr><th scope="row">{escape(n)}</th>{"".join(cells)}</tr>')
-    return (f'<figure class="heatmap"><table><caption>{escape(criterion)}: win matrix over '
+    # the caption is the figure's, above the table: a table's caption is as narrow as
+    # the table, eight lines in a 115 px column for three systems
+    return (f'<figure class="heatmap"><figcaption>{escape(criterion)}: win matrix over '
             f"{s['questions']} questions (row beat column; a tie is half a win each; the "
-            f"shade is the row's share)</caption><thead><tr><th></th>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></figure>")
+            f"shade is the row's share)</figcaption><table><thead><tr><th></th>{head}</tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table></figure>")
 
 
 def _shade(share: float) -> str:

@@ -20,6 +20,15 @@ def colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
+Series = dict[str, int]
+"""A report's configs by name -> their series number: a config keeps its colour and
+marker from plot to plot (whatever order or subset a plot shows)."""
+
+
+def _number(label: str, i: int, series: Series | None) -> int:
+    return series.get(label, i) if series else i
+
+
 def marker(i: int, x: float, y: float, r: float = 4.0) -> str:
     """A marker of series ``i`` (circle, square, diamond, triangle, ...) at (x, y)."""
     c = colour(i)
@@ -48,9 +57,11 @@ def _scale(lo: float, hi: float, a: float, b: float):  # type: ignore[no-untyped
     return lambda v: a + (v - lo) / span * (b - a)
 
 
-def forest(title: str, rows: Sequence[tuple[str, float, float, float]], caption: str) -> str:
+def forest(title: str, rows: Sequence[tuple[str, float, float, float]], caption: str,
+           series: Series | None = None) -> str:
     """One row per config: the mean difference to the baseline and its interval
-    ``(label, low, mean, high)``; a vertical line at 0."""
+    ``(label, low, mean, high)``; a vertical line at 0. A row's colour and marker are its
+    config's (``series``), else its place."""
     width, left, right, row_h = 560, 150, 20, 26
     height = 30 + row_h * len(rows)
     lo = min([0.0] + [r[1] for r in rows])
@@ -65,9 +76,10 @@ def forest(title: str, rows: Sequence[tuple[str, float, float, float]], caption:
         y = 20 + row_h * i
         parts.append(f'<text x="{left - 8}" y="{y + 4}" text-anchor="end" '
                      f'font-size="12">{escape(label)}</text>')
+        k = _number(label, i + 1, series)
         parts.append(f'<line x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" '
-                     f'stroke="{colour(i + 1)}" stroke-width="2"/>')
-        parts.append(marker(i + 1, x(mean), y))
+                     f'stroke="{colour(k)}" stroke-width="2"/>')
+        parts.append(marker(k, x(mean), y))
     for v in (lo - pad, hi + pad):
         parts.append(f'<text x="{x(v):.1f}" y="{height - 4}" text-anchor="middle" '
                      f'font-size="10" fill="#444">{v:+.3f}</text>')
@@ -75,7 +87,7 @@ def forest(title: str, rows: Sequence[tuple[str, float, float, float]], caption:
 
 
 def strips(title: str, series: Sequence[tuple[str, Sequence[float]]], caption: str,
-           lo: float = 0.0, hi: float = 1.0) -> str:
+           lo: float = 0.0, hi: float = 1.0, numbers: Series | None = None) -> str:
     """Per-question values of each config on one axis (one row per config), so a mean
     that moved because of a few questions shows as a few points."""
     width, left, right, row_h = 560, 150, 20, 34
@@ -91,7 +103,8 @@ def strips(title: str, series: Sequence[tuple[str, Sequence[float]]], caption: s
         for j, v in enumerate(values):  # a little vertical jitter, fixed by position
             dy = ((j * 7919) % 13 - 6) * 1.1
             parts.append(f'<circle cx="{x(v):.1f}" cy="{y + dy:.1f}" r="2.5" '
-                         f'fill="{colour(i)}" fill-opacity="0.55"/>')
+                         f'fill="{colour(_number(label, i, numbers))}" '
+                         'fill-opacity="0.55"/>')
     for v in (lo, (lo + hi) / 2, hi):
         parts.append(f'<text x="{x(v):.1f}" y="{height - 4}" text-anchor="middle" '
                      f'font-size="10" fill="#444">{v:g}</text>')
@@ -99,7 +112,7 @@ def strips(title: str, series: Sequence[tuple[str, Sequence[float]]], caption: s
 
 
 def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
-           caption: str, ylabel: str) -> str:
+           caption: str, ylabel: str, numbers: Series | None = None) -> str:
     """metric@k for k = 1..K, one line (colour, marker, dash) per config; a missing
     value breaks the line (never drawn as 0)."""
     width, height, left, right, top, bottom = 560, 300, 50, 140, 16, 36
@@ -117,7 +130,8 @@ def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
     for k in range(1, k_max + 1):
         parts.append(f'<text x="{x(k):.1f}" y="{height - bottom + 14}" '
                      f'text-anchor="middle" font-size="10">{k}</text>')
-    for i, (label, values) in enumerate(series):
+    for row, (label, values) in enumerate(series):
+        i = _number(label, row, numbers)
         runs: list[list[str]] = [[]]
         for k, v in enumerate(values, start=1):
             if v is None:
@@ -130,7 +144,7 @@ def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
                 parts.append(f'<polyline points="{" ".join(pts)}" fill="none" '
                              f'stroke="{colour(i)}" stroke-width="1.8" '
                              f'stroke-dasharray="{dashes[i % len(dashes)]}"/>')
-        ly = top + 10 + 18 * i
+        ly = top + 10 + 18 * row
         parts.append(marker(i, width - right + 14, ly, 3.5))
         parts.append(f'<text x="{width - right + 24}" y="{ly + 4}" font-size="11">'
                      f"{escape(label)}</text>")
