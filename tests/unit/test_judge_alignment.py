@@ -209,6 +209,8 @@ def test_an_alignment_is_fitted_to_the_window_and_used_by_a_run(server, tmp_path
     assert code == 0, err
     run = json.loads((tmp_path / "run.json").read_text())
     assert all(v["answer_relevance"] is not None for v in run["per_query"].values())
+    assert any(n.startswith("the alignment's examples were shortened to fit the model's "
+                            "context window in ") for n in run["notes"])
 
 
 def test_an_alignment_no_call_could_use_is_reported_and_not_saved(server, tmp_path, capsys):

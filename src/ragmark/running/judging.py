@@ -191,14 +191,23 @@ def claim_notes(scores: Sequence[dict[str, Score]]) -> list[str]:
 
 
 def cut_notes(counts: JudgeCounts) -> list[str]:
-    """The note that says how many judge calls had their texts cut to fit the window."""
-    if not counts.cut:
-        return []
-    return [f"{counts.cut} of {counts.asked} judge calls did not fit the model's context "
-            f"window of {counts.window:,} tokens with their whole texts: the texts they judge "
-            "were cut to fit (marked in the prompt), so those verdicts saw less than was "
-            "retrieved. A model with a larger window (or --llm-context-window, when the "
-            "server has one) judges them whole"]
+    """The notes that say how many judge calls had their texts cut to fit the window,
+    and in how many an alignment's examples were shortened or dropped."""
+    out = []
+    if counts.cut:
+        out.append(
+            f"{counts.cut} of {counts.asked} judge calls did not fit the model's context "
+            f"window of {counts.window:,} tokens with their whole texts: the texts they "
+            "judge were cut to fit (marked in the prompt), so those verdicts saw less than "
+            "was retrieved. A model with a larger window (or --llm-context-window, when the "
+            "server has one) judges them whole")
+    if counts.guidance_cut:
+        out.append(
+            f"the alignment's examples were shortened to fit the model's context window in "
+            f"{counts.guidance_cut} of {counts.asked} judge calls "
+            f"({counts.examples_shortened} examples shortened, {counts.examples_dropped} "
+            "dropped)")
+    return out
 
 
 def _skipped(
