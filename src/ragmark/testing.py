@@ -16,10 +16,9 @@ _CUTOFF = re.compile(r"^(.*?)_(\d+)$")
 def metric_key(name: str) -> str:
     """``ndcg_10`` -> ``ndcg@10`` (a Python keyword cannot hold ``@``); names that are
     already metric names stay as they are."""
-    from ragmark.metrics.names import parse_metric
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import judge_metrics, parse_metric
 
-    if name in JUDGE_METRICS:
+    if name in judge_metrics():
         return name
     m = _CUTOFF.match(name)
     text = f"{m.group(1)}@{m.group(2)}" if m and "@" not in name else name

@@ -300,6 +300,19 @@ class MetricSpec:
     report: str | None = None
     """The field of the run's report an aggregate's ``detail`` fills (``aurc``: the
     risk-coverage curve)."""
+    ask: str = ""
+    """What people answer yes or no to about a question when they check this metric's
+    judge (``annotate``, ``review``, ``judge-eval``'s alignment); empty: the generic
+    question (:func:`ragmark.metrics.names.ask_of`)."""
+    verdict_at: float = 0.5
+    """The value at and above which the metric's verdict is *yes* (faithfulness: 1, every
+    claim supported): the strata of an annotation sample and judge-eval's verdicts."""
+    scale: str = ""
+    """What people are asked when they label this metric on a five-point scale instead
+    of yes or no (answer_correctness); empty: yes or no."""
+    group: str = ""
+    """The name that stands for this metric and the others of its group in a list of
+    metrics (``claims``, ``nuggets``, ``support``); empty: none."""
 
     def title(self, k: int | None = None) -> str:
         """The console label, with the cutoff: ``nDCG@10``."""

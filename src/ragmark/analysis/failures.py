@@ -160,7 +160,7 @@ def _checkable_at(results: Results, depth: int) -> bool:
 def find_failures(results: Results, k: int = DEFAULT_K,
                   faithfulness_below: float = FAITHFULNESS_BELOW) -> FailureReport:
     """The failures of every question of ``results``, in file order."""
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import judge_metrics
 
     top_k = results.settings.get("top_k")
     depth = min(k, top_k) if isinstance(top_k, int) and top_k > 0 else k
@@ -172,7 +172,7 @@ def find_failures(results: Results, k: int = DEFAULT_K,
     if not results.detailed:
         rep.unchecked["judge_failure"] = ("a comparison file does not record why a value "
                                           "is missing")
-    elif not any(n in q.metrics for q in results.queries for n in JUDGE_METRICS):
+    elif not any(n in q.metrics for q in results.queries for n in judge_metrics()):
         rep.unchecked["judge_failure"] = "no judge metric in the file"
     if not any(claim_blame(q) is not None for q in results.queries):
         rep.unchecked["claim_blame"] = ("no claim diagnostics in the file (judge them with "
@@ -222,7 +222,7 @@ def find_failures(results: Results, k: int = DEFAULT_K,
             rep.checked["low_faithfulness"] += 1
             if f.value < faithfulness_below:
                 rep.failures.append(_unfaithful(q, f.value, f.details, ret, given))
-        judged = [n for n in JUDGE_METRICS if n in q.metrics]
+        judged = [n for n in judge_metrics() if n in q.metrics]
         if results.detailed and judged:
             rep.checked["judge_failure"] += 1
             broken = [n for n in judged

@@ -53,8 +53,7 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
                      ) -> list[Threshold]:
     """``METRIC=VALUE`` or ``CONFIG:METRIC=VALUE`` items of ``option``; a metric name is
     canonicalised (``P@5`` -> ``precision@5``). ``fraction``: the value is in [0, 1]."""
-    from ragmark.metrics.names import parse_metric
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import judge_metrics, parse_metric
 
     out = []
     for text in texts:
@@ -70,7 +69,7 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
         if fraction and not 0 <= v <= 1:
             raise ConfigError(f"{option} {text!r}: the fraction must be between 0 and 1")
         m = metric.strip()
-        name = m if m in JUDGE_METRICS or m in aggregates() else str(parse_metric(m))
+        name = m if m in judge_metrics() or m in aggregates() else str(parse_metric(m))
         out.append(Threshold(name, v, config.strip() if colon else None))
     return out
 
@@ -78,10 +77,9 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
 def metric_name(text: str) -> str:
     """A metric's canonical name as results and the history hold it (``P@5`` ->
     ``precision@5``); judge metrics and derived aggregates as they are."""
-    from ragmark.metrics.names import parse_metric
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import judge_metrics, parse_metric
 
-    if text in JUDGE_METRICS or text in aggregates():
+    if text in judge_metrics() or text in aggregates():
         return text
     return str(parse_metric(text))
 

@@ -36,18 +36,16 @@ JUDGE_PREFERENCE = ("faithfulness", "answer_correctness", "answer_relevance",
 LABEL_METRIC = "relevance_label"
 """The judge column's name for the passage labels of ``ragmark label``."""
 THRESHOLD = 0.5
-ASKS = {
-    "faithfulness": "is everything the answer states supported by the contexts?",
-    "answer_relevance": "does the answer address the question?",
-    "context_relevance": "do the contexts help to answer the question?",
-    "answer_correctness": "does the answer agree with the expected answer?",
-    "context_recall": "do the contexts contain everything the expected answer states?",
-    "context_entity_recall": "do the contexts mention every entity of the expected answer?",
-    "context_precision": "are the contexts that help reach the expected answer ranked first?",
-    "citation_correctness": "does every cited context support the sentence citing it?",
-    LABEL_METRIC: "can an answer to the question be derived from the passage?",
-}
-"""What an annotator answers yes or no to, per judge metric."""
+LABEL_ASK = "can an answer to the question be derived from the passage?"
+"""What an annotator answers about a passage's relevance label (``ragmark label``)."""
+
+
+def ask(metric: str) -> str:
+    """What an annotator answers yes or no to about ``metric``: its catalogue entry's
+    question (:func:`ragmark.metrics.names.ask_of`), or the passage label's."""
+    from ragmark.metrics.names import ask_of
+
+    return LABEL_ASK if metric == LABEL_METRIC else ask_of(metric)
 YES = frozenset({"yes", "y", "true", "pass", "correct", "supported", "relevant", "good"})
 NO = frozenset({"no", "n", "false", "fail", "incorrect", "unsupported", "irrelevant", "bad"})
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmark.analysis.review import ASKS, ReviewRow
+from ragmark.analysis.review import ReviewRow, ask
 from ragmark.annotate.store import Label
 from ragmark.errors import ConfigError, DataError
 
@@ -28,8 +28,6 @@ SCALE = tuple({"key": str(k), "value": (k - 1) / 4, "text": text} for k, text in
     ("not at all", "a little", "half", "mostly", "fully"), start=1))
 """The labels of a task on a scale: keys 1 to 5, values 0, 0.25, ... 1 (the judge's
 scale)."""
-SCALED = {"answer_correctness": "how far does the answer agree with the expected answer?"}
-"""The tasks people give on a scale, and what they are asked."""
 CLAIM_ASK = "is this claim of the answer supported by the contexts?"
 
 
@@ -51,15 +49,17 @@ def is_pairwise(task: str) -> bool:
 def choices_of(task: str) -> tuple[dict[str, Any], ...]:
     if is_pairwise(task):
         return PREFERENCE
-    return SCALE if task in SCALED else CHOICES
+    return SCALE if _scaled(task) else CHOICES
 
 
 def level_of(task: str) -> str:
     """Krippendorff's level of the task's labels: interval on a scale, else nominal."""
-    return "interval" if task in SCALED else "nominal"
-VERDICT_AT = {"faithfulness": 1.0}
-"""The judge score at and above which its verdict is *yes* (0.5 for the others), as
-``judge-eval`` reads it: the strata of the sample."""
+    return "interval" if _scaled(task) else "nominal"
+def _scaled(task: str) -> bool:
+    """Whether people give ``task`` on a five-point scale (its catalogue entry says)."""
+    from ragmark.metrics.names import scale_of
+
+    return not is_pairwise(task) and bool(scale_of(task))
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,9 @@ def verdict(metric: str, judge: float | None) -> str:
         return "not judged"
     if is_pairwise(metric):
         return {1.0: "judge A", 0.0: "judge B"}.get(judge, "judge tie")
-    return "judge yes" if judge >= VERDICT_AT.get(metric, 0.5) else "judge no"
+    from ragmark.metrics.names import verdict_at
+
+    return "judge yes" if judge >= verdict_at(metric) else "judge no"
 
 
 def draw(source: str | Path, task: str | None, n: int | None, seed: int,
@@ -282,7 +284,9 @@ def ask_of(task: str, per_claim: bool = False) -> str:
         from ragmark.judges.pairwise import CRITERIA
 
         return f"which answer is better {CRITERIA[task[len(PAIRWISE):]][0]}?"
-    return SCALED.get(task) or ASKS.get(task, f"is the {task} verdict yes?")
+    from ragmark.metrics.names import scale_of
+
+    return (scale_of(task) if _scaled(task) else "") or ask(task)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     RESULTS is the JSON of `ragmark run --include-details` (one row per answer) or of
     `ragmark label` (one row per labelled passage).
     """
-    from ragmark.analysis.review import ASKS, sample_for_review, write_review_csv
+    from ragmark.analysis.review import ask, sample_for_review, write_review_csv
     from ragmark.plan.paths import check_output
 
     if n is None:
@@ -54,7 +54,7 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     out.print(f"Wrote {len(got.rows)} {got.unit} to {path} (judge column: {got.metric}, "
               f"{got.source}; drawn with seed {seed} from the {got.eligible} {got.unit} "
               f"with {article(got.metric)} value{left}).", soft_wrap=True, markup=False)
-    question = ASKS.get(got.metric, f"your own verdict on what {got.metric} measures")
+    question = ask(got.metric)
     out.print(f"Fill in the `human` column with yes or no ({question}) without looking at "
               f"the `judge` column, then run: ragmark review agreement {path}",
               soft_wrap=True, markup=False)

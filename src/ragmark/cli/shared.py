@@ -35,13 +35,8 @@ MEANINGS: dict[str, str] = {
     "--include-details": "Per-question records (retrieved items, answers, missing "
                          "reasons) in the JSON, so 'ragmark inspect' works fully on it.",
     "--json": "Print JSON instead of text.",
-    "--judge-metrics": "Comma-separated LLM judge metrics: faithfulness, answer_relevance, "
-                       "context_relevance, answer_correctness, context_recall, "
-                       "context_entity_recall, context_precision, citation_correctness, "
-                       "the claim metrics ('claims' for all), the nugget metrics "
-                       "('nuggets' for all) and the support of cited sentences "
-                       "('support' for all; see `ragmark metrics`); 'none' for none. "
-                       "Default: none (monitor: faithfulness, "
+    "--judge-metrics": "Comma-separated LLM judge metrics: {judges}; see `ragmark "
+                       "metrics`; 'none' for none. Default: none (monitor: faithfulness, "
                        "answer_relevance and context_relevance on the window's sample when "
                        "an LLM endpoint is set).",
     "--judge-model": "A judge model at the endpoint; repeat it to measure several side by "
@@ -121,6 +116,28 @@ MEANINGS: dict[str, str] = {
 }
 
 
+def judges_text() -> str:
+    """The judge metrics as the catalogue holds them: each one not in a group, then each
+    group ('claims' for all)."""
+    from ragmark.metrics.names import groups, judge_metrics
+
+    grouped = groups()
+    inside = {m for names in grouped.values() for m in names}
+    alone = [m for m in judge_metrics() if m not in inside]
+    return ", ".join([*alone, *(f"the {g} metrics ('{g}' for all)" for g in grouped)])
+
+
+class _CatalogueHelp(click.Option):
+    """An option whose help names the catalogue's judge metrics, read when the help is
+    shown (the judges are not loaded to start the command)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = MEANINGS[self.opts[0]].format(judges=judges_text())
+        return super().get_help_record(ctx)
+
+
 def option(flag: str, *decls: str, **kw: Any) -> Callable[[Callable[..., Any]], Any]:
     """``click.option(flag, *decls, **kw)`` with the flag's one help text."""
+    if "{judges}" in MEANINGS[flag]:
+        return click.option(flag, *decls, help=MEANINGS[flag], cls=_CatalogueHelp, **kw)
     return click.option(flag, *decls, help=MEANINGS[flag], **kw)

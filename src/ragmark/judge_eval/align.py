@@ -39,9 +39,9 @@ def guidance_from(items: Sequence[Item], wrong: Sequence[bool], metric: str,
                   per_class: int = PER_CLASS) -> Guidance:
     """The guidance ``items`` give: examples (the unaligned judge's ``wrong`` ones first)
     and the people's notes as rules."""
-    from ragmark.analysis.review import ASKS
+    from ragmark.analysis.review import ask
 
-    return Guidance(metric, ASKS.get(metric, f"is the {metric} verdict yes?"),
+    return Guidance(metric, ask(metric),
                     choose_examples([example_of(it) for it in items], wrong, per_class),
                     rubric_of([it.note for it in items]))
 

@@ -34,21 +34,26 @@ from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
 from ragmark.llm import LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
-from ragmark.metrics.names import catalogue
-from ragmark.running.judging import JUDGE_METRICS, judge_call
+from ragmark.metrics.names import catalogue, judge_metrics
+from ragmark.running.judging import judge_call
 from ragmark.running.scoring import Answer
 from ragmark.stats.agreement import evaluate, mcnemar
 from ragmark.types import Sample, Score
 
-METRICS = (*JUDGE_METRICS, LABEL_METRIC)
-"""The judges judge-eval measures: every judge metric, and ``ragmark label``'s passage
-relevance label (a review CSV exported from a label file names it)."""
-THRESHOLDS = {"faithfulness": 1.0}
-"""The score below which a verdict is *unsupported* (0.5 for metrics not named)."""
+
+def measured() -> tuple[str, ...]:
+    """The judges judge-eval measures: every judge metric of the catalogue, and
+    ``ragmark label``'s passage relevance label (a review CSV exported from a label file
+    names it)."""
+    return (*judge_metrics(), LABEL_METRIC)
 
 
 def threshold_of(metric: str, given: float | None) -> float:
-    return given if given is not None else THRESHOLDS.get(metric, 0.5)
+    """The score below which a verdict is *unsupported*: ``given`` (--threshold), else
+    the metric's own (its catalogue entry's ``verdict_at``)."""
+    from ragmark.metrics.names import verdict_at
+
+    return given if given is not None else verdict_at(metric)
 
 
 async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
@@ -161,8 +166,8 @@ def check_trial(items: Sequence[Item], trial: Trial) -> None:
     """A ConfigError when the trial's metric is not one judge-eval measures, or needs an
     expected answer an item lacks."""
     metric = trial.metric
-    if metric not in METRICS:
-        raise ConfigError(f"--metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    if metric not in measured():
+        raise ConfigError(f"--metric must be one of {', '.join(measured())}, got {metric!r}")
     if metric in catalogue() and "expected_answer" in catalogue()[metric].needs and any(
             it.expected_answer is None for it in items):
         raise ConfigError(f"{metric} needs an expected_answer for every item")

@@ -230,10 +230,14 @@ def answer_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[S
 
 SPECS = (
     judge_spec("answer_relevance", "(rating 1-5 of how directly the answer addresses the "
-               "question - 1) / 4", "Answer relevance", ("answer",), answer_relevance_of),
+               "question - 1) / 4", "Answer relevance", ("answer",), answer_relevance_of,
+               ask="does the answer address the question?"),
     judge_spec("context_relevance", "retrieved passages that help answer the question / "
-               "passages", "Context relevance", ("contexts",), context_relevance_of),
+               "passages", "Context relevance", ("contexts",), context_relevance_of,
+               ask="do the contexts help to answer the question?"),
     judge_spec("answer_correctness", "1 / 0.5 / 0 for a correct / partially correct / "
                "incorrect answer against the expected answer", "Answer correctness",
-               ("answer", "expected_answer"), answer_correctness_of),
+               ("answer", "expected_answer"), answer_correctness_of,
+               ask="does the answer agree with the expected answer?",
+               scale="how far does the answer agree with the expected answer?"),
 )

@@ -78,7 +78,12 @@ Compute = Callable[[Any, JudgeCase, Any], Awaitable[Score]]
 
 
 def judge_spec(name: str, summary: str, label: str, needs: tuple[str, ...],
-               compute: Compute) -> MetricSpec:
+               compute: Compute, **facts: Any) -> MetricSpec:
     """A judge metric's line in the catalogue: asked of an LLM (``llm`` is added to what
-    it needs), never at a cutoff."""
-    return spec(name, "judge", "none", summary, label, (*needs, "llm"), compute=compute)
+    it needs), never at a cutoff; ``facts`` are the rest of what the catalogue says of
+    it (:class:`~ragmark.types.MetricSpec`'s fields): what people are asked about it
+    (``ask``, and ``scale`` when they label it on a five-point scale), the value at and
+    above which its verdict is yes (``verdict_at``), and the ``group`` name that stands
+    for it and its kin in a list of metrics."""
+    return replace(spec(name, "judge", "none", summary, label, (*needs, "llm"),
+                        compute=compute), **facts)

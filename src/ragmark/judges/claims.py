@@ -244,7 +244,28 @@ _NEEDS = {n: ("answer", "contexts", "expected_answer") for n in METRICS} | {
     "claim_context_precision": ("contexts", "expected_answer"),
     "claim_faithfulness": ("answer", "contexts")}
 
+_ASK = {
+    "claim_precision": "is everything the answer states also stated by the expected answer?",
+    "claim_recall": "does the answer state everything the expected answer states?",
+    "claim_f1": "does the answer state what the expected answer states, and nothing else?",
+    "claim_context_recall": "do the retrieved chunks hold everything the expected answer "
+                            "states?",
+    "claim_context_precision": "does every retrieved chunk hold something the expected "
+                               "answer states?",
+    "context_utilization": "does the answer use what the chunks hold of the expected "
+                           "answer?",
+    "noise_sensitivity_relevant": "does the answer state something wrong that a relevant "
+                                  "chunk holds?",
+    "noise_sensitivity_irrelevant": "does the answer state something wrong that only an "
+                                    "irrelevant chunk holds?",
+    "hallucination": "does the answer state something wrong that no chunk holds?",
+    "self_knowledge": "does the answer state something right that no chunk holds?",
+    "claim_faithfulness": "is everything the answer states supported by the chunks?",
+}
+"""What people answer yes or no to about each claim-level metric."""
+
 SPECS = lower_better(tuple(
-    judge_spec(n, _SUMMARY[n] + " (RAGChecker)", _LABEL[n], _NEEDS[n], _metric(n))
+    judge_spec(n, _SUMMARY[n] + " (RAGChecker)", _LABEL[n], _NEEDS[n], _metric(n),
+               ask=_ASK[n], group=GROUP)
     for n in METRICS), frozenset({"noise_sensitivity_relevant", "noise_sensitivity_irrelevant",
                                   "hallucination", "self_knowledge"}))  # RAGChecker's arrows

@@ -249,5 +249,7 @@ def faithfulness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
 
 SPECS = (
     judge_spec("faithfulness", "claims of the answer supported by the contexts / claims",
-               "Faithfulness", ("answer", "contexts"), faithfulness_of),
+               "Faithfulness", ("answer", "contexts"), faithfulness_of,
+               ask="is everything the answer states supported by the contexts?",
+               verdict_at=1.0),
 )

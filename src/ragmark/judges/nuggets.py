@@ -279,5 +279,11 @@ _SUMMARY = {
 _LABEL = {"nugget_vital_strict": "Vital nuggets (strict)", "nugget_vital": "Vital nuggets",
           "nugget_all_strict": "All nuggets (strict)", "nugget_all": "All nuggets"}
 
-SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer",), _metric(n))
-              for n in METRICS)
+_ASK = {"nugget_vital_strict": "does the answer state every vital fact a good answer "
+                                "must hold (each vital nugget)?",
+        "nugget_all_strict": "does the answer state every fact of a good answer (each "
+                             "nugget)?"}
+_ASK |= {"nugget_vital": _ASK["nugget_vital_strict"], "nugget_all": _ASK["nugget_all_strict"]}
+
+SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer",), _metric(n),
+                         ask=_ASK[n], group=GROUP) for n in METRICS)

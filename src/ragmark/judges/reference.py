@@ -339,14 +339,18 @@ def citation_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable
 SPECS = (
     judge_spec("context_recall", "statements of the expected answer the contexts support "
                "/ statements", "Context recall", ("contexts", "expected_answer"),
-               context_recall_of),
+               context_recall_of,
+               ask="do the contexts contain everything the expected answer states?"),
     judge_spec("context_entity_recall", "named entities of the expected answer the "
                "contexts mention / entities", "Context entity recall",
-               ("contexts", "expected_answer"), context_entity_recall_of),
+               ("contexts", "expected_answer"), context_entity_recall_of,
+               ask="do the contexts mention every entity of the expected answer?"),
     judge_spec("context_precision", "sum over ranks of precision@k for each context "
                "useful for the expected answer / useful contexts", "Context precision",
-               ("contexts", "expected_answer"), context_precision_of),
+               ("contexts", "expected_answer"), context_precision_of,
+               ask="are the contexts that help reach the expected answer ranked first?"),
     judge_spec("citation_correctness", "[n]-citing sentences their cited contexts support "
                "/ citing sentences", "Citation correctness", ("answer", "contexts"),
-               citation_correctness_of),
+               citation_correctness_of,
+               ask="does every cited context support the sentence citing it?"),
 )

@@ -164,4 +164,5 @@ _LABEL = {"support_full": "Citation support (full)", "support_partial": "Citatio
           "support_recall": "Citation support recall"}
 
 SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer", "contexts"),
-                         _metric(n)) for n in METRICS)
+                         _metric(n), ask="does the passage each sentence cites first "
+                         "support it?", group=GROUP) for n in METRICS)

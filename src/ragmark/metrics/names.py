@@ -134,6 +134,34 @@ class MetricName:
         return self.spec.kind
 
 
+def judge_metrics() -> tuple[str, ...]:
+    """The judge metrics, in the catalogue's order (those a dropped-in judge module
+    declares among them)."""
+    return tuple(n for n, s in catalogue().items() if s.kind == "judge")
+
+
+def ask_of(metric: str) -> str:
+    """What people answer yes or no to about ``metric``: its spec's ``ask``, else the one
+    generic question (a metric that declares none: a plugin's)."""
+    found = catalogue().get(metric)
+    return found.ask if found is not None and found.ask else (
+        f"is the {metric} verdict yes?")
+
+
+def verdict_at(metric: str) -> float:
+    """The value at and above which ``metric``'s verdict is yes (its spec's; 0.5 for a
+    metric the catalogue does not hold)."""
+    found = catalogue().get(metric)
+    return found.verdict_at if found is not None else 0.5
+
+
+def scale_of(metric: str) -> str:
+    """What people are asked when they label ``metric`` on a five-point scale; empty
+    when they label it yes or no."""
+    found = catalogue().get(metric)
+    return found.scale if found is not None else ""
+
+
 def lower_is_better() -> frozenset[str]:
     """The metrics for which a rise is the bad direction (latency, refusal,
     hallucination, ...), as the catalogue declares them."""
@@ -192,17 +220,14 @@ def parse_metric(text: str | MetricName) -> MetricName:
 
 
 def groups() -> dict[str, tuple[str, ...]]:
-    """Names that stand for several metrics: ``claims`` for every claim-level metric,
-    ``nuggets`` for the four nugget scores, ``support`` for the three support scores."""
-    from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
-    from ragmark.judges.claims import GROUP as CLAIM_GROUP
-    from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
-    from ragmark.judges.nuggets import GROUP as NUGGET_GROUP
-    from ragmark.judges.support import GROUP as SUPPORT_GROUP
-    from ragmark.judges.support import METRICS as SUPPORT_METRICS
-
-    return {CLAIM_GROUP: CLAIM_METRICS, NUGGET_GROUP: NUGGET_METRICS,
-            SUPPORT_GROUP: SUPPORT_METRICS}
+    """Names that stand for several metrics, as their catalogue entries declare them
+    (``group``): ``claims`` for every claim-level metric, ``nuggets`` for the four
+    nugget scores, ``support`` for the three support scores."""
+    out: dict[str, list[str]] = {}
+    for name, s in catalogue().items():
+        if s.group:
+            out.setdefault(s.group, []).append(name)
+    return {g: tuple(names) for g, names in out.items()}
 
 
 def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:

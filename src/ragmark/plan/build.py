@@ -81,11 +81,17 @@ def plan_run(req: RunRequest) -> Plan:
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.analysis.gates import check_names, parse_thresholds
-    from ragmark.metrics.names import expand_groups, parse_metrics, split_names, summarises
+    from ragmark.metrics.names import (
+        expand_groups,
+        judge_metrics,
+        parse_metrics,
+        split_names,
+        summarises,
+    )
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
     from ragmark.running.compare import StatSettings
-    from ragmark.running.judging import JUDGE_METRICS, parse_judge_metrics
+    from ragmark.running.judging import parse_judge_metrics
 
     targets = _targets(req, "compare")
     regressed = regression_metrics(req.regression, req.against, pairwise=True)
@@ -108,11 +114,11 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     every = text.strip().lower() == "all"
     # a group (claims, nuggets) stands for its metrics, judged like any judge metric
     compared = split_names(expand_groups(split_names(text))) if text and not every else None
-    judges += [m for m in dict.fromkeys(gated) if m in JUDGE_METRICS and m not in judges]
+    judges += [m for m in dict.fromkeys(gated) if m in judge_metrics() and m not in judges]
     if compared:  # unknown names fail before any work; judge metrics are judged, not run
         judges += [m for m in parse_judge_metrics(
-            [m for m in compared if m in JUDGE_METRICS]) if m not in judges]
-        parse_metrics([m for m in compared if m not in JUDGE_METRICS])
+            [m for m in compared if m in judge_metrics()]) if m not in judges]
+        parse_metrics([m for m in compared if m not in judge_metrics()])
     if req.dry_run and not judges and pairwise is None:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics (or "
                           "--pairwise) too")
@@ -123,7 +129,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         check_references(pairwise, ds)
         run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
         also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
-            [m for m in (*(compared or []), *gated) if m not in JUDGE_METRICS])]
+            [m for m in (*(compared or []), *gated) if m not in judge_metrics()])]
         if every:  # every metric whose needs the data, the endpoint and the extras meet
             all_names, more, fit_notes = _every(req, ds, cfgs)
             told += fit_notes
@@ -153,13 +159,12 @@ def gated_additions(judges: Sequence[str], gated: Sequence[str]
                     ) -> tuple[list[MetricName], list[str]]:
     """What the gates need besides the metrics asked for (or the defaults): the gated
     metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
-    from ragmark.metrics.names import computable, parse_metric
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import computable, judge_metrics, parse_metric
 
     also: list[MetricName] = []
     out = list(judges)
     for m in dict.fromkeys(gated):
-        if m in JUDGE_METRICS:
+        if m in judge_metrics():
             if m not in out:
                 out.append(m)
         else:
@@ -210,11 +215,11 @@ def _labelled(path: str | None, judges: list[str], history: str | Path | None = 
     from ragmark.analysis.human_labels import read_human_labels
     from ragmark.annotate.export import human_labels
     from ragmark.annotate.store import queue_of
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import judge_metrics
 
     queue = queue_of(path)
     human = read_human_labels(path) if queue is None else human_labels(queue, history, store)
-    return human, judges + [m for m in human.metrics if m in JUDGE_METRICS
+    return human, judges + [m for m in human.metrics if m in judge_metrics()
                             and m not in judges]
 
 

@@ -150,9 +150,9 @@ def _compared(first: RunReport, compared: Sequence[str] | None, table: list[str]
     if compared is None:
         shown = [m for m in table or TABLE_METRICS if m in first.metrics]
         return shown or [m for m in first.metrics if m not in aggregates()]
-    from ragmark.running.judging import JUDGE_METRICS
+    from ragmark.metrics.names import judge_metrics
 
-    out = [first.key(m if m in JUDGE_METRICS else str(parse_metrics([m])[0]))
+    out = [first.key(m if m in judge_metrics() else str(parse_metrics([m])[0]))
            for m in compared]
     missing = [m for m in out if m not in first.metrics]
     if missing:

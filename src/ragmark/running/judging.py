@@ -28,7 +28,7 @@ from ragmark.llm.dry import DryClient, NotCached
 from ragmark.llm.factory import dry_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
-from ragmark.metrics.names import catalogue, expand_groups, split_names
+from ragmark.metrics.names import catalogue, expand_groups, judge_metrics, split_names
 from ragmark.types import Sample, Score
 
 
@@ -42,9 +42,9 @@ class Answered(Protocol):
     @property
     def contexts(self) -> Sequence[str]: ...
 
-JUDGE_METRICS = tuple(n for n, s in catalogue().items() if s.kind == "judge")
-"""The judge metrics of the catalogue (:func:`ragmark.metrics.names.catalogue`), in order."""
-NEEDS_ANSWER = {n for n in JUDGE_METRICS if "answer" in catalogue()[n].needs}
+def needs_answer(name: str) -> bool:
+    """Whether the judge metric reads the answer (its catalogue entry says)."""
+    return "answer" in catalogue()[name].needs
 
 
 def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
@@ -52,10 +52,11 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
     if not text:
         return []
     names = split_names(expand_groups(split_names(text)))
-    unknown = [n for n in names if n not in JUDGE_METRICS]
+    known = judge_metrics()
+    unknown = [n for n in names if n not in known]
     if unknown:
         raise ConfigError(
-            f"unknown judge metric {unknown[0]!r}; known: {', '.join(JUDGE_METRICS)}"
+            f"unknown judge metric {unknown[0]!r}; known: {', '.join(known)}"
         )
     return list(dict.fromkeys(names))
 
@@ -89,7 +90,7 @@ def judge_call(
     once when it cannot be asked); ``history``: the earlier turns of its conversation;
     ``language``: the data's; ``guidance``: people's examples and rules the judge is
     aligned with (:mod:`ragmark.judges.guidance`)."""
-    if name in NEEDS_ANSWER and rec.answer is None:
+    if needs_answer(name) and rec.answer is None:
         return Score.missing("no answer (generation skipped or failed)")
     case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history,
                      language, s.nuggets, s.truth.passages or s.relevant_texts,

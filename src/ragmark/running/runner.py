@@ -32,7 +32,7 @@ from ragmark.results.model import (
     QueryRecord,
     RunReport,
 )
-from ragmark.running.judging import NEEDS_ANSWER, estimate, parse_judge_metrics
+from ragmark.running.judging import estimate, needs_answer, parse_judge_metrics
 from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
 from ragmark.running.scoring import (
     answer_stage,
@@ -97,7 +97,7 @@ def run(
 
 def _needs_answers(sel: Selected, task: Task) -> bool:
     return not task.skip_generation and (task.answers or any(
-        m.kind == "answer" for m in sel.names) or bool(set(sel.judges) & NEEDS_ANSWER))
+        m.kind == "answer" for m in sel.names) or any(needs_answer(j) for j in sel.judges))
 
 
 def _samples(dataset: Dataset, max_queries: int | None) -> list[Sample]:

@@ -16,9 +16,8 @@ from support.cli import run_cli
 from ragmark.data import load_dataset
 from ragmark.errors import UnknownComponentError
 from ragmark.metrics import names
-from ragmark.metrics.names import SPECS, parse_metric, parse_metrics
+from ragmark.metrics.names import SPECS, judge_metrics, parse_metric, parse_metrics
 from ragmark.report.console import label
-from ragmark.running.judging import JUDGE_METRICS
 from ragmark.running.selection import default_metrics
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
@@ -29,7 +28,7 @@ OLD_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "m
 def test_every_metric_is_one_kind_of_object():
     assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge", "aggregate",
                                                  "label"}
-    assert tuple(n for n, s in SPECS.items() if s.kind == "judge") == JUDGE_METRICS
+    assert tuple(n for n, s in SPECS.items() if s.kind == "judge") == judge_metrics()
     for s in SPECS.values():
         assert s.summary and set(s.needs) <= set(names.NEEDS), s.name
     assert parse_metric("faithfulness").kind == "judge"
@@ -108,7 +107,7 @@ def test_metrics_all_is_every_metric_whose_needs_are_met(server, tmp_path, capsy
     code, _, err = run_cli([*base, "--output", str(out)], capsys)
     assert code == 0, err
     got = list(json.loads(out.read_text())["metrics"])
-    assert not set(got) & set(JUDGE_METRICS)  # no endpoint: no judge
+    assert not set(got) & set(judge_metrics())  # no endpoint: no judge
     dense = importlib.util.find_spec("sentence_transformers") is not None
     assert ("answer_similarity" in got) == dense
     assert {"r_precision@10", "exact_match", "token_f1", "groundedness"} <= set(got)
@@ -118,7 +117,7 @@ def test_metrics_all_is_every_metric_whose_needs_are_met(server, tmp_path, capsy
                             "--output", str(out)], capsys)
     assert code == 0, err
     got = list(json.loads(out.read_text())["metrics"])
-    assert set(JUDGE_METRICS) <= set(got)
+    assert set(judge_metrics()) <= set(got)
 
 
 def test_compare_metrics_all(tmp_path, capsys, monkeypatch):
@@ -131,7 +130,7 @@ def test_compare_metrics_all(tmp_path, capsys, monkeypatch):
     assert code == 0, err
     got = json.loads((tmp_path / "c.json").read_text())["configs"]["sparse"]["metrics"]
     assert {"r_precision@10", "keyword_coverage", "groundedness", "mrr@10"} <= set(got)
-    assert not set(got) & set(JUDGE_METRICS)
+    assert not set(got) & set(judge_metrics())
 
 
 def test_a_label_metric_asked_of_run_or_compare_says_which_command_computes_it(
