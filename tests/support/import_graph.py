@@ -52,6 +52,15 @@ LAYERS: dict[str, int] = {
 }
 
 
+ORDER_1 = ("ragmark.web", "ragmark.llm", "ragmark.executors", "ragmark.embeddings",
+           "ragmark.chunking", "ragmark.judges", "ragmark.metrics", "ragmark.relevance",
+           "ragmark.data")
+"""The order inside layer 1 (issue 49, item 6), lowest first: a package imports only
+those before it. The model clients (llm), where work runs, the embeddings and chunking
+on them, the judges on the clients, the metric catalogue over the judges, matching over
+the metrics' grades, the readers over all of them."""
+
+
 def modules() -> dict[str, Path]:
     """Dotted module name -> file, for every module of ``src/ragmark``."""
     out = {}
@@ -61,6 +70,14 @@ def modules() -> dict[str, Path]:
             parts = parts[:-1]
         out[".".join(parts)] = path
     return out
+
+
+def rank_in_layer_1(module: str) -> int | None:
+    """The place of a layer-1 module's package in :data:`ORDER_1` (None outside)."""
+    for i, p in enumerate(ORDER_1):
+        if module == p or module.startswith(p + "."):
+            return i
+    return None
 
 
 def layer(module: str) -> int:
