@@ -111,11 +111,3 @@ def power_cmd(**flags: Any) -> None:
     the run's questions (as if two runs correlate at 0.5), a rough guide."""
     _power(**flags)
 
-
-@cli.command("plan", hidden=True)
-@_power_options
-def plan_alias(**flags: Any) -> None:
-    """The former name of `ragmark power`."""
-    click.echo("warning: `ragmark plan` is renamed `ragmark power`; the old name goes in "
-               "the next release", err=True)
-    _power(**flags)
