@@ -1,6 +1,6 @@
-"""`ragmark power`: how many questions a regression gate needs (power analysis). Was
-`ragmark plan`, which stays for one release as a hidden alias (the run plan is
-:mod:`ragmark.plan`)."""
+"""`ragmark power`: how many questions a regression gate needs (power analysis). Once
+named `ragmark plan`, a name now left to the layer that plans every command
+(:mod:`ragmark.plan`)."""
 
 from __future__ import annotations
 
