@@ -121,7 +121,7 @@ class RunConfig(BaseModel):
     """How a retrieved context matches a ground-truth passage: ``contains`` (one text
     holds the other, 20 characters at least) or ``similarity:T`` (string similarity at
     least T, as RAGAS's non-LLM context recall and precision count it;
-    :mod:`ragmark.relevance`)."""
+    :mod:`ragmark.matching`)."""
     refusal_judge: bool = False
     """Whether an LLM judge (:mod:`ragmark.judges.refusal`) decides which answers are
     refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
@@ -152,7 +152,7 @@ class RunConfig(BaseModel):
     @field_validator("context_match")
     @classmethod
     def _match(cls, v: str) -> str:
-        from ragmark.relevance import match_threshold
+        from ragmark.matching import match_threshold
 
         t = match_threshold(v.strip())
         return "contains" if t is None else f"similarity:{t:g}"

@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "ragmark.registry": 0, "ragmark.languages": 0, "ragmark.libraries": 0,
     "ragmark.retry": 0, "ragmark.sqlite": 0,
     # 1: matching and metrics, models and their clients, data loading
-    "ragmark.relevance": 1, "ragmark.metrics": 1, "ragmark.llm": 1, "ragmark.judges": 1,
+    "ragmark.matching": 1, "ragmark.metrics": 1, "ragmark.llm": 1, "ragmark.judges": 1,
     "ragmark.embeddings": 1, "ragmark.chunking": 1, "ragmark.data": 1,
     # 2: the pipeline parts and their configuration
     "ragmark.config": 2, "ragmark.config_tables": 2, "ragmark.config_judges": 2,
@@ -53,7 +53,7 @@ LAYERS: dict[str, int] = {
 
 
 ORDER_1 = ("ragmark.web", "ragmark.llm", "ragmark.executors", "ragmark.embeddings",
-           "ragmark.chunking", "ragmark.judges", "ragmark.metrics", "ragmark.relevance",
+           "ragmark.chunking", "ragmark.judges", "ragmark.metrics", "ragmark.matching",
            "ragmark.data")
 """The order inside layer 1 (issue 49, item 6), lowest first: a package imports only
 those before it. The model clients (llm), where work runs, the embeddings and chunking

@@ -31,7 +31,7 @@ RULES = {
     "text": "its text and a ground-truth passage contain one another "
             "(lower-cased, spaces collapsed, at least 20 characters)",
 }
-"""What each relevance rule of :mod:`ragmark.relevance` means, for people."""
+"""What each relevance rule of :mod:`ragmark.matching` means, for people."""
 
 
 def first_relevant(q: QueryRecord, depth: int | None = None) -> int | None:

@@ -23,7 +23,7 @@ from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, quote, 
 from ragmark.data.leniency import Leniency
 from ragmark.data.nuggets import nuggets_of
 from ragmark.errors import DataError
-from ragmark.relevance import MIN_MATCH_CHARS, too_short
+from ragmark.matching import MIN_MATCH_CHARS, too_short
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
 KEYWORD_FIELDS = frozenset({"id", "question", "expected_keywords", "must_be_grounded_in",

@@ -45,7 +45,7 @@ def read_trec_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
 
 
 def _trec_order(docs: dict[str, float]) -> list[tuple[str, float]]:
-    from ragmark.relevance import trec_order
+    from ragmark.matching import trec_order
 
     ids = list(docs)
     return [(ids[i], docs[ids[i]]) for i in trec_order(ids, [docs[d] for d in ids])]

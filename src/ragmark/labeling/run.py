@@ -30,8 +30,8 @@ from ragmark.llm.dry import NotCached
 from ragmark.llm.factory import dry_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
+from ragmark.matching import unmatchable
 from ragmark.progress import NullProgress, Progress
-from ragmark.relevance import unmatchable
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.running.runner import run
 from ragmark.running.task import Task

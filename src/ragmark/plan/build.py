@@ -311,7 +311,7 @@ def with_match(cfg: RunConfig, rule: str | None) -> RunConfig:
     """``--context-match RULE``: the config with that context match rule (recorded in
     it); the similarity rule needs rapidfuzz, checked now, before any work."""
     rule = rule if rule is not None else cfg.context_match
-    from ragmark.relevance import match_threshold
+    from ragmark.matching import match_threshold
 
     try:
         threshold = match_threshold(rule.strip())

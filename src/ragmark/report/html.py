@@ -261,8 +261,8 @@ def at_every_k(queries: Sequence[QueryRecord], names: Sequence[str] = CURVE_METR
     engine from each question's ranking in the details (the values at the table's
     cutoffs equal the table's). Questions whose retrieval metrics are all missing (a
     failure, no ground truth) are left out, as in the table."""
+    from ragmark.matching import GradedItem, Match, to_graded
     from ragmark.metrics.evaluate import compute_all
-    from ragmark.relevance import GradedItem, Match, to_graded
 
     kept = [q for q in queries
             if any(s.value is not None for m, s in q.metrics.items()

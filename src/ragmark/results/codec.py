@@ -11,7 +11,7 @@ from typing import Any
 
 from ragmark.data.files import Where
 from ragmark.errors import DataError
-from ragmark.relevance import Matcher
+from ragmark.matching import Matcher
 from ragmark.results import envelope
 from ragmark.results.comparison import Comparison, StatSettings, change_sentence
 from ragmark.results.model import (

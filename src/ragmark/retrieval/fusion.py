@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ragmark.errors import ConfigError
-from ragmark.relevance import trec_order
+from ragmark.matching import trec_order
 
 Run = dict[str, dict[str, float]]
 """query id -> {item id -> score}."""

@@ -25,9 +25,9 @@ from ragmark.embeddings.usage import (
 )
 from ragmark.generation.base import GenerationFailed
 from ragmark.llm.config import display_url
+from ragmark.matching import trec_order
 from ragmark.pipelines.base import Produced, Sourced, StageReport
 from ragmark.progress import Progress
-from ragmark.relevance import trec_order
 from ragmark.running.stages import (  # noqa: F401  (LATENCY_SAMPLE: the runner's)
     LATENCY_SAMPLE,
     Components,

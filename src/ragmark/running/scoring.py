@@ -18,14 +18,7 @@ from ragmark.config import RunConfig
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
 from ragmark.llm import LLMSettings
-from ragmark.metrics import answer as am
-from ragmark.metrics.abstention import UNANSWERABLE
-from ragmark.metrics.evaluate import compute_all
-from ragmark.metrics.names import MetricName
-from ragmark.metrics.similarity import answer_similarity
-from ragmark.pipelines.base import NO_ANSWER, Produced, StageReport
-from ragmark.progress import Progress
-from ragmark.relevance import (
+from ragmark.matching import (
     CONTAINS,
     GradedItem,
     Matcher,
@@ -33,6 +26,13 @@ from ragmark.relevance import (
     to_graded,
     unmatchable,
 )
+from ragmark.metrics import answer as am
+from ragmark.metrics.abstention import UNANSWERABLE
+from ragmark.metrics.evaluate import compute_all
+from ragmark.metrics.names import MetricName
+from ragmark.metrics.similarity import answer_similarity
+from ragmark.pipelines.base import NO_ANSWER, Produced, StageReport
+from ragmark.progress import Progress
 from ragmark.results.model import HopRecord
 from ragmark.running.judging import judge_async
 from ragmark.types import Document, GroundTruth, Sample, Score, Sentences

@@ -40,7 +40,7 @@ def test_a_re_chunked_context_counts_under_the_similarity_rule(tmp_path, capsys)
     context is 0.5 similar to REF2 (0.37 and 0.29 for the two texts; OTHER lower). So
     recall@2 = 1/2, precision@2 = 1/2, hit@2 = 1; containment finds neither (neither text
     holds the other): 0, 0, 0."""
-    from ragmark.relevance import similarity
+    from ragmark.matching import similarity
 
     assert similarity(REF1, RE_CHUNKED) == pytest.approx(1 - 3 / 23)
     assert max(similarity(REF2, c) for c in (RE_CHUNKED, OTHER)) < 0.5

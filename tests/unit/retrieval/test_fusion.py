@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmark.errors import ConfigError
-from ragmark.relevance import trec_order
+from ragmark.matching import trec_order
 from ragmark.retrieval.fusion import (
     normalise_run,
     normalise_scores,

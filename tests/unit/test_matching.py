@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 import ragmark
+from ragmark.matching import Matcher, grade_ranking, to_graded
 from ragmark.metrics.evaluate import compute_all
-from ragmark.relevance import Matcher, grade_ranking, to_graded
 from ragmark.types import Chunk, GroundTruth
 
 PASSAGE = "Metformin is contraindicated in patients with severe renal impairment."
