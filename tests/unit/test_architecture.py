@@ -331,3 +331,14 @@ def test_the_packages_of_layer_1_are_ordered():
             up.append(f"{a} -> {b}")
     assert up == []
     assert {p for p in ig.LAYERS if ig.LAYERS[p] == 1} == set(ig.ORDER_1)
+
+
+def test_inspect_is_an_adapter_of_its_view():
+    """Issue 49, item 5: cli/inspect.py (339 lines) rendered the console itself and
+    imported running.tournament; its view is report/console_inspect.py, and the command
+    reads the file, picks the view and prints."""
+    edges = ig.edges()
+    mine = {b for a, b in edges if a == "ragmark.cli.inspect"}
+    assert "ragmark.report.console_inspect" in mine
+    assert not any(b.startswith("ragmark.running") for b in mine)
+    assert len(ig.modules()["ragmark.cli.inspect"].read_text().splitlines()) < 80
