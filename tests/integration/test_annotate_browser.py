@@ -228,6 +228,8 @@ def test_a_token_page_leaves_the_address_bar_reads_right_to_left_and_folds_long_
         assert page.evaluate("document.getElementById('answer').getBoundingClientRect()"
                              ".height") > 10_000
         assert page.text_content("button.unfold") == "Fold"
+        page.keyboard.press("f")  # the key folds it again
+        assert page.text_content("button.unfold") == "Show all (340,005 characters)"
         page.keyboard.press("2")
         _progress(page, "2 of 12 labelled (you: 2)")
         page.reload()  # the cookie alone lets the page in again

@@ -255,6 +255,10 @@
     else if (e.key === "u") { undo(); }
     else if (e.key === "s") { give(null); }
     else if (e.key === "n") { e.preventDefault(); $("note").focus(); }
+    else if (e.key === "f") {  // the first folded (or unfolded) long text of the item
+      const b = document.querySelector("#main button.unfold");
+      if (b) { b.click(); }
+    }
   });
 
   $("who").addEventListener("submit", (e) => {
