@@ -32,6 +32,14 @@ def _ragmark_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
                        str(tmp_path_factory.mktemp("history") / "history.sqlite"))
 
 
+@pytest.fixture
+def ragas_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+               ) -> None:
+    """The RAGAS library writes a user id file into the user's data folder even when told
+    not to track: a test's goes to a temporary one (XDG_DATA_HOME)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg_data")))
+
+
 @pytest.fixture(scope="session")
 def scifact() -> Path:
     if not (SCIFACT / "corpus.jsonl").exists():

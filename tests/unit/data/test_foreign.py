@@ -122,7 +122,7 @@ ITEMS = [{"id": "q1", "question": QUESTIONS[0], "ground_truth_contexts": [P1],
           "source_ids": ["d1"]}]
 
 
-def test_the_real_ragas_reads_the_export(tmp_path):
+def test_the_real_ragas_reads_the_export(tmp_path, ragas_home):
     """ragas (0.4.3, in the dev extra: CI runs this) reads what `ragmark testset
     --format ragas` writes."""
     from ragmark.data.foreign import export_items

@@ -80,10 +80,10 @@ def _recalls(tmp_path, capsys, rows) -> list[float]:
     return [ours[f"q{i}"]["recall@5"] for i in range(len(rows))]
 
 
-def test_recall_equals_ragas_non_llm_context_recall(tmp_path, capsys):
-    """With the real library where it is installed (not in CI: ragas 0.4.3 needs
-    langchain-community<0.4): ragmark's recall over every retrieved context under
-    similarity:0.5 equals NonLLMContextRecall row by row."""
+def test_recall_equals_ragas_non_llm_context_recall(tmp_path, capsys, ragas_home):
+    """With the real library (ragas 0.4.3, in the dev extra: CI runs this): ragmark's
+    recall over every retrieved context under similarity:0.5 equals NonLLMContextRecall
+    row by row."""
     ragas = pytest.importorskip("ragas")
     from ragas.dataset_schema import SingleTurnSample
     from ragas.metrics import NonLLMContextRecall

@@ -24,6 +24,8 @@ def evaluate_told(qrels, run, names, **kw):
         warnings.simplefilter("always")
         out = ragmark.evaluate(qrels, run, names, **kw)
     for w in got:
+        if issubclass(w.category, ResourceWarning):  # a file another library left open,
+            continue  # collected meanwhile: not this call's
         assert issubclass(w.category, RagmarkWarning), w
         assert "have no relevant document in the qrels" in str(w.message), w
     return out
