@@ -30,7 +30,11 @@ def plan_run(req: RunRequest) -> Plan:
 
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
-    every, names, judges = _asked(req)
+    from ragmark.plan.selection import select
+
+    sel = select(req.metrics, req.judge_metrics)
+    every, names = sel.every, None if sel.names is None else list(sel.names)
+    judges = [*sel.judges, *(j for j in sel.named_judges if j not in sel.judges)]
     human, judges = _labelled(req.human_labels, judges, req.history, req.store)
     if human is not None and any(m.startswith("pairwise:") for m in human.metrics):
         raise ConfigError(f"--human-labels {req.human_labels}: preferences between two "
@@ -81,17 +85,11 @@ def plan_run(req: RunRequest) -> Plan:
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.analysis.gates import check_names, parse_thresholds
-    from ragmark.metrics.names import (
-        expand_groups,
-        judge_metrics,
-        parse_metrics,
-        split_names,
-        summarises,
-    )
+    from ragmark.metrics.names import judge_metrics, parse_metrics, summarises
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
+    from ragmark.plan.selection import select
     from ragmark.running.compare import StatSettings
-    from ragmark.running.judging import parse_judge_metrics
 
     targets = _targets(req, "compare")
     regressed = regression_metrics(req.regression, req.against, pairwise=True)
@@ -100,8 +98,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     cfgs, logged = (_configs(req, told), {}) if early is None else logged_systems(
         req, early, told)
     pairwise_gated = split_gates(req.regression)[1]
-    human, judges = _labelled(req.human_labels, parse_judge_metrics(req.judge_metrics),
-                              req.history, req.store)
+    sel = select(req.metrics, req.judge_metrics)  # unknown names fail before any work
+    human, judges = _labelled(req.human_labels, list(sel.judges), req.history, req.store)
     preferred = [] if human is None else [m.partition(":")[2] for m in human.metrics
                                           if m.startswith("pairwise:")]
     pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
@@ -110,15 +108,11 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
     # an aggregate of another metric is gated on the run's aggregates, not compared
     gated = [t.metric for t in (*under, *most) if summarises(t.metric) is None] + regressed
-    text = req.metrics if isinstance(req.metrics, str) else ",".join(req.metrics or ())
-    every = text.strip().lower() == "all"
+    every = sel.every
     # a group (claims, nuggets) stands for its metrics, judged like any judge metric
-    compared = split_names(expand_groups(split_names(text))) if text and not every else None
+    compared = None if sel.given is None else list(sel.given)
     judges += [m for m in dict.fromkeys(gated) if m in judge_metrics() and m not in judges]
-    if compared:  # unknown names fail before any work; judge metrics are judged, not run
-        judges += [m for m in parse_judge_metrics(
-            [m for m in compared if m in judge_metrics()]) if m not in judges]
-        parse_metrics([m for m in compared if m not in judge_metrics()])
+    judges += [m for m in sel.named_judges if m not in judges]  # judged, not run
     if req.dry_run and not judges and pairwise is None:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics (or "
                           "--pairwise) too")
@@ -188,22 +182,6 @@ def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = 
     return every_metric(ds, llm=endpoint is not None,
                         answers=answers and not req.skip_generation, depth=depth,
                         name=depths.get(depth or 0, ""))
-
-
-def _asked(req: Request) -> tuple[bool, list[MetricName] | None, list[str]]:
-    """``--metrics`` parsed once, at the edge: whether it is ``all``, the metrics that
-    are not judges (None: the defaults), and the judge metrics (``--judge-metrics`` and
-    those named in ``--metrics``)."""
-    from ragmark.metrics.names import parse_metrics
-    from ragmark.running.judging import parse_judge_metrics
-
-    text = req.metrics
-    every = isinstance(text, str) and text.strip().lower() == "all"
-    parsed = parse_metrics(text) if text and not every else []
-    names = [m for m in parsed if m.kind != "judge"] or None
-    judges = parse_judge_metrics(req.judge_metrics)
-    judges += [str(m) for m in parsed if m.kind == "judge" and str(m) not in judges]
-    return every, names, judges
 
 
 def _labelled(path: str | None, judges: list[str], history: str | Path | None = None,

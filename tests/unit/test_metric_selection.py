@@ -1,0 +1,37 @@
+"""One metric selection for run and compare (issue 49, item 3): ``--metrics`` and
+``--judge-metrics`` read once, in plan/selection.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmark.errors import ConfigError, UnknownComponentError
+from ragmark.plan.selection import select
+
+
+def test_metrics_are_split_into_judges_and_the_rest_groups_expanded():
+    sel = select("mrr, faithfulness,support,ndcg@5", "answer_relevance")
+    assert sel.given == ("mrr", "faithfulness", "support_full", "support_partial",
+                         "support_recall", "ndcg@5")
+    assert [str(m) for m in sel.names or ()] == ["mrr", "ndcg@5"]
+    assert sel.named_judges == ("faithfulness", "support_full", "support_partial",
+                                "support_recall")
+    assert sel.judges == ("answer_relevance",) and not sel.every
+    # a list of names (the Python API) reads the same
+    assert select(["mrr", "faithfulness"], None).named_judges == ("faithfulness",)
+
+
+def test_all_and_nothing():
+    every = select("ALL", None)
+    assert every.every and every.given is None and every.names is None
+    none = select(None, None)
+    assert (none.every, none.given, none.names, none.judges) == (False, None, None, ())
+    only_judges = select("faithfulness", None)
+    assert only_judges.names is None and only_judges.named_judges == ("faithfulness",)
+
+
+def test_unknown_names_are_refused_before_any_work():
+    with pytest.raises(UnknownComponentError, match="unknown metric 'nope'"):
+        select("mrr,nope", None)
+    with pytest.raises(ConfigError, match="unknown judge metric 'nope'"):
+        select(None, "faithfulness,nope")
