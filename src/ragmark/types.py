@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
@@ -260,6 +261,24 @@ class RunView:
     refusal_patterns: Sequence[str] = ()
 
 
+class Kind(StrEnum):
+    """What kind of metric a catalogue entry is (a str: ``spec.kind == "judge"`` holds)."""
+
+    RETRIEVAL = "retrieval"
+    ANSWER = "answer"
+    JUDGE = "judge"
+    AGGREGATE = "aggregate"
+    LABEL = "label"
+
+
+class Cutoff(StrEnum):
+    """Whether a metric takes a cutoff ``@k``: required, optional or none."""
+
+    REQUIRED = "required"
+    OPTIONAL = "optional"
+    NONE = "none"
+
+
 @dataclass(frozen=True, slots=True)
 class MetricSpec:
     """One metric of the catalogue: canonical ``name``, ``kind`` (retrieval, answer,
@@ -281,8 +300,8 @@ class MetricSpec:
     gathers them."""
 
     name: str
-    kind: str  # "retrieval" | "answer" | "judge" | "aggregate"
-    cutoff: str  # "required" | "optional" | "none"
+    kind: Kind
+    cutoff: Cutoff
     summary: str
     label: str = ""
     needs: tuple[str, ...] = ()
@@ -314,6 +333,16 @@ class MetricSpec:
     """The name that stands for this metric and the others of its group in a list of
     metrics (``claims``, ``nuggets``, ``support``); empty: none."""
 
+    def __post_init__(self) -> None:
+        """The kind and the cutoff rule as their enums (a plugin may give the words): a
+        word that is neither is an error naming the metric."""
+        try:
+            object.__setattr__(self, "kind", Kind(self.kind))
+            object.__setattr__(self, "cutoff", Cutoff(self.cutoff))
+        except ValueError as e:
+            raise ValueError(f"metric {self.name!r}: {e} (kinds: "
+                             f"{', '.join(Kind)}; cutoffs: {', '.join(Cutoff)})") from None
+
     def title(self, k: int | None = None) -> str:
         """The console label, with the cutoff: ``nDCG@10``."""
         base = self.label or self.name
@@ -328,7 +357,8 @@ def lower_better(specs: tuple[MetricSpec, ...], names: frozenset[str] | None = N
                  if names is None or s.name in names else s for s in specs)
 
 
-def spec(name: str, kind: str, cutoff: str, summary: str, label: str = "",
+def spec(name: str, kind: Kind | str, cutoff: Cutoff | str, summary: str, label: str = "",
           needs: tuple[str, ...] = (), default: tuple[int | None, ...] = (),
           compute: Callable[..., Any] | None = None) -> MetricSpec:
-    return MetricSpec(name, kind, cutoff, summary, label, needs, default, compute)
+    return MetricSpec(name, Kind(kind), Cutoff(cutoff), summary, label, needs, default,
+                      compute)

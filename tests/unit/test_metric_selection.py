@@ -35,3 +35,18 @@ def test_unknown_names_are_refused_before_any_work():
         select("mrr,nope", None)
     with pytest.raises(ConfigError, match="unknown judge metric 'nope'"):
         select(None, "faithfulness,nope")
+
+
+def test_a_metric_kind_and_cutoff_are_enums_and_a_plugin_may_give_words():
+    """Issue 49, item 2: MetricSpec.kind and cutoff are enums (str: comparisons with the
+    words still hold); a plugin's words are read as them, a wrong one names the metric."""
+    from ragmark.metrics.names import catalogue
+    from ragmark.types import Cutoff, Kind, MetricSpec
+
+    spec = catalogue()["ndcg"]
+    assert spec.kind is Kind.RETRIEVAL and spec.kind == "retrieval"
+    assert spec.cutoff is Cutoff.OPTIONAL
+    given = MetricSpec("mine", "answer", "none", "a plugin's metric")
+    assert given.kind is Kind.ANSWER and given.cutoff is Cutoff.NONE
+    with pytest.raises(ValueError, match="metric 'bad': 'answers' is not a valid Kind"):
+        MetricSpec("bad", "answers", "none", "a typo")

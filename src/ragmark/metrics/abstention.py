@@ -27,7 +27,17 @@ from typing import Any
 
 from ragmark.metrics.answer import AnswerCase, exact_match
 from ragmark.metrics.production import is_refusal, refused
-from ragmark.types import Aggregate, MetricSpec, RunView, Sample, Score, lower_better, spec
+from ragmark.types import (
+    Aggregate,
+    Cutoff,
+    Kind,
+    MetricSpec,
+    RunView,
+    Sample,
+    Score,
+    lower_better,
+    spec,
+)
 
 UNANSWERABLE = "unanswerable by design"
 """The reason of an answer metric on a question marked unanswerable."""
@@ -93,7 +103,7 @@ SPECS: tuple[MetricSpec, ...] = (
          ("answer", "expected_answer", "unanswerable"), (None,),
          compute=answered_accuracy_of),
     *lower_better((MetricSpec(
-        "aurc", "aggregate", "none", "area under the risk-coverage curve: the mean risk of "
+        "aurc", Kind.AGGREGATE, Cutoff.NONE, "area under the risk-coverage curve: the mean risk of "
         "answering the k most confident questions, k = 1..n (lower is better; needs a "
         "logged confidence)", "AURC", ("answer", "logged"), compute=aurc_of,
         absent="no confidence recorded (the risk-coverage curve needs one)",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ragmark.text import STOPWORDS, normalise, tokenize
-from ragmark.types import Aggregate, MetricSpec, RunView, Sample, Score, spec
+from ragmark.types import Aggregate, Cutoff, Kind, MetricSpec, RunView, Sample, Score, spec
 
 __all__ = [
     "combined_score",
@@ -260,7 +260,7 @@ SPECS: tuple[MetricSpec, ...] = (
     spec("answer_similarity", "answer", "none",
          "cosine of answer and expected answer embeddings (MiniLM)", "Answer similarity",
          ("expected_answer", "answer", "embeddings")),
-    MetricSpec("grounded_ratio", "aggregate", "none", "share of answers with groundedness "
+    MetricSpec("grounded_ratio", Kind.AGGREGATE, Cutoff.NONE, "share of answers with groundedness "
                "at or above the config's grounded_threshold (computed with groundedness)",
                "Grounded ratio", ("answer", "contexts"), of="groundedness",
                compute=grounded_ratio_of),

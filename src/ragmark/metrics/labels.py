@@ -13,27 +13,27 @@ recall relative to the relevant passages in the labelled top K.
 
 from __future__ import annotations
 
-from ragmark.types import MetricSpec
+from ragmark.types import Cutoff, Kind, MetricSpec
 
 _JUDGED = ("llm", "contexts")
 
 SPECS = (
-    MetricSpec("judged_precision", "label", "required",
+    MetricSpec("judged_precision", Kind.LABEL, Cutoff.REQUIRED,
                "passages labelled relevant in the top k / (k - failed labels)",
                "Judged precision", _JUDGED),
-    MetricSpec("relative_recall", "label", "required",
+    MetricSpec("relative_recall", Kind.LABEL, Cutoff.REQUIRED,
                "passages labelled relevant in the top k / those in the labelled top K",
                "Relative recall", _JUDGED),
-    MetricSpec("accuracy", "label", "required",
+    MetricSpec("accuracy", Kind.LABEL, Cutoff.REQUIRED,
                "passages labelled relevant in the top k / (k - failed labels) (seed 003's "
                "TP / k; equal to judged_precision)", "Accuracy", _JUDGED),
-    MetricSpec("num_relevant", "label", "required",
+    MetricSpec("num_relevant", Kind.LABEL, Cutoff.REQUIRED,
                "passages labelled relevant in the top k", "Relevant", _JUDGED,
                bounded=False),
-    MetricSpec("answer_presence", "label", "required",
+    MetricSpec("answer_presence", Kind.LABEL, Cutoff.REQUIRED,
                "1 when a passage in the top k is labelled relevant, else 0",
                "Answer presence", _JUDGED),
-    MetricSpec("agreement", "label", "required",
+    MetricSpec("agreement", Kind.LABEL, Cutoff.REQUIRED,
                "share of the labelled passages in the top k whose label equals their "
                "ground-truth relevance (grade > 0)", "Agreement", (*_JUDGED, "ground_truth")),
 )
