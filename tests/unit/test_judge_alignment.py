@@ -44,6 +44,15 @@ def write_items(path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
+def align_and_save(items, saved, out, server, capsys):
+    """`judge-eval ITEMS --align --save-alignment SAVED --output OUT` of the answer
+    relevance judge at the test server (labels 1 = unsupported): code, stdout, stderr."""
+    return run_cli(["judge-eval", str(items), "--metric", "answer_relevance", "--label-map",
+                    "1=unsupported,0=supported", "--align", "--save-alignment", str(saved),
+                    "--llm-base-url", server.url, "--llm-model", "test-model", "--output",
+                    str(out)], capsys)
+
+
 def test_examples_are_balanced_and_the_judges_mistakes_come_first():
     pool = [Example("q", f"a{i}", ("c",), i % 2 == 0) for i in range(8)]
     wrong = [False, False, False, True, True, False, False, True]
@@ -57,11 +66,7 @@ def test_align_measures_the_gain_on_held_out_items_saves_and_a_run_uses_it(
     items, saved = tmp_path / "items.jsonl", tmp_path / "judges" / "relevance.toml"
     write_items(items)
     out = tmp_path / "je.json"
-    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
-                                 "--label-map", "1=unsupported,0=supported", "--align",
-                                 "--save-alignment", str(saved), "--llm-base-url",
-                                 server.url, "--llm-model", "test-model", "--output",
-                                 str(out)], capsys)
+    code, stdout, err = align_and_save(items, saved, out, server, capsys)
     assert code == 0, err
     a = json.loads(out.read_text())["alignment"]
     # unaligned: every answer relevant (BA 0.5, kappa 0); aligned on held-out folds: the
@@ -178,11 +183,7 @@ def test_an_alignment_is_fitted_to_the_window_and_used_by_a_run(server, tmp_path
     items, saved = tmp_path / "items.jsonl", tmp_path / "relevance.toml"
     write_long_items(items)
     out = tmp_path / "je.json"
-    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
-                                 "--label-map", "1=unsupported,0=supported", "--align",
-                                 "--save-alignment", str(saved), "--llm-base-url",
-                                 server.url, "--llm-model", "test-model", "--output",
-                                 str(out)], capsys)
+    code, stdout, err = align_and_save(items, saved, out, server, capsys)
     assert code == 0, err
     a = json.loads(out.read_text())["alignment"]
     assert (a["items"], a["balanced_accuracy"]["aligned"]) == (12, 1.0)
@@ -226,11 +227,8 @@ def test_an_alignment_no_call_could_use_is_reported_and_not_saved(server, tmp_pa
     server.rule = refuse_aligned
     items, saved = tmp_path / "items.jsonl", tmp_path / "relevance.toml"
     write_items(items)
-    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
-                                 "--label-map", "1=unsupported,0=supported", "--align",
-                                 "--save-alignment", str(saved), "--llm-base-url",
-                                 server.url, "--llm-model", "test-model", "--output",
-                                 str(tmp_path / "je.json")], capsys)
+    code, stdout, err = align_and_save(items, saved, tmp_path / "je.json", server,
+                                         capsys)
     assert code == 0, err
     text = " ".join(stdout.split())
     assert "alignment not measured: 0 item(s) have both verdicts; the gain needs 2: the " \

@@ -20,11 +20,11 @@ import numpy as np
 from ragmark.metrics.names import aggregates
 from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
-from ragmark.report.html_common import View, breakable, num
+from ragmark.report.html_common import View, breakable, num, numbers
+from ragmark.report.html_curves import curves
 from ragmark.report.html_questions import CSS, JS, questions
 from ragmark.report.html_shapes import shapes
 from ragmark.results.comparison import Comparison
-from ragmark.results.model import QueryRecord
 from ragmark.stats import ComparisonRow, bootstrap_ci
 
 BOOTSTRAP = 2000
@@ -214,12 +214,6 @@ def _distributions(vs: Sequence[View], metrics: Sequence[str]) -> str:
     return "".join(out) + "</section>"
 
 
-def numbers(vs: Sequence[View]) -> svg.Series:
-    """Each config's series number, in the report's order: its colour and marker in
-    every plot."""
-    return {v.name: i for i, v in enumerate(vs)}
-
-
 def _costs(vs: Sequence[View], pairwise: Mapping[str, Any] | None = None) -> str:
     rows = []
     for v in vs:
@@ -249,75 +243,6 @@ def _costs(vs: Sequence[View], pairwise: Mapping[str, Any] | None = None) -> str
             "<th>questions/s</th><th>LLM calls</th><th>cached</th><th>tokens</th>"
             "<th>estimated cost</th><th>total s</th></tr></thead><tbody>"
             f"{''.join(rows)}</tbody></table></section>")
-
-
-CURVE_METRICS = ("recall", "ndcg", "hit")
-
-
-def at_every_k(queries: Sequence[QueryRecord], names: Sequence[str] = CURVE_METRICS,
-               k_max: int | None = None) -> dict[str, list[float | None]]:
-    """metric -> its mean at k = 1..K (default: the longest ranking) over the questions,
-    recomputed by ragmark's metric
-    engine from each question's ranking in the details (the values at the table's
-    cutoffs equal the table's). Questions whose retrieval metrics are all missing (a
-    failure, no ground truth) are left out, as in the table."""
-    from ragmark.matching import GradedItem, Match, to_graded
-    from ragmark.metrics.evaluate import compute_all
-
-    kept = [q for q in queries
-            if any(s.value is not None for m, s in q.metrics.items()
-                   if m.split("@")[0] in ("recall", "ndcg", "hit", "mrr", "map",
-                                          "precision"))]
-    k_max = k_max or max((len(q.retrieved) for q in kept), default=0)
-    if not kept or k_max == 0:
-        return {}
-    grades, rankings = [], []
-    for q in kept:
-        targets = (q.ground_truth or {}).get("targets", {})
-        grades.append({t: int(g) for t, g in targets.items() if g > 0})
-        seen: set[str] = set()
-        ranking = []
-        for r in q.retrieved:
-            match = None if r.rule is None else Match(tuple(r.targets), int(r.grade), r.rule)
-            new = tuple(t for t in (match.targets if match else ()) if t not in seen)
-            seen.update(new)
-            ranking.append(GradedItem(r.rank, r.id, r.doc_id, r.score or 0.0, match, new))
-        rankings.append(ranking)
-    graded = to_graded([q.id for q in kept], grades, rankings)
-    wanted = [f"{m}@{k}" for m in names for k in range(1, k_max + 1)]
-    values = compute_all(graded, wanted)
-    out: dict[str, list[float | None]] = {}
-    for m in names:
-        row: list[float | None] = []
-        for k in range(1, k_max + 1):
-            arr = values[f"{m}@{k}"]
-            ok = arr[~np.isnan(arr)]
-            row.append(float(ok.mean()) if len(ok) else None)
-        out[m] = row
-        out[f"{m}:n"] = [float((~np.isnan(values[f"{m}@1"])).sum())]
-    return out
-
-
-def _curves(vs: Sequence[View]) -> str:
-    deepest = max((len(q.retrieved) for v in vs for q in v.queries), default=0)
-    got = {v.name: at_every_k(v.queries, k_max=deepest)
-           for v in vs if v.queries}
-    got = {n: c for n, c in got.items() if c}
-    if not got:
-        return ""
-    out = ['<section id="curves"><h2>Metrics at every k</h2>']
-    for m in CURVE_METRICS:
-        series = [(n, c[m]) for n, c in got.items()]
-        k_max = max(len(v) for _, v in series)
-        head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
-        rows = "".join(f"<tr><td>{escape(n)}</td><td>{int(got[n][f'{m}:n'][0] or 0)}</td>"
-                       + "".join(f"<td>{num(x)}</td>" for x in vals) + "</tr>"
-                       for n, vals in series)
-        plot = svg.curves(f"{m}@k", series, f"{m}@k for k = 1 to {k_max}, one line per "
-                          "config (the table gives the values)", f"{m}@k", numbers(vs))
-        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>'
-                   f"<th>questions</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
-    return "".join(out) + "</section>"
 
 
 def _label_body(data: Mapping[str, Any]) -> list[str]:
@@ -372,7 +297,7 @@ def body(data: Mapping[str, Any]) -> str:
                     _metric_table(comparison, vs, all_metrics), "</section>",
                     _forests(comparison, vs, shown), _pairwise(data, vs), _ranking(data),
                     _costs(vs, data.get("pairwise")),
-                    _curves(vs),
+                    curves(vs),
                     shapes(vs, shown), _distributions(vs, shown),
                     questions(vs, shown), failures(data, vs),
                     history(comparison.gated if comparison is not None else

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
+
+from ragmark.report import svg
 
 if TYPE_CHECKING:
     from ragmark.results.model import QueryRecord, RunReport
@@ -68,3 +70,9 @@ def breakable(name: str) -> str:
     """A metric or config name, escaped, that a narrow column may wrap after an
     underscore or before an ``@`` (never inside a word)."""
     return escape(name).replace("_", "_<wbr>").replace("@", "<wbr>@")
+
+
+def numbers(vs: Sequence[View]) -> svg.Series:
+    """Each config's series number, in the report's order: its colour and marker in
+    every plot."""
+    return {v.name: i for i, v in enumerate(vs)}
