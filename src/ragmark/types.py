@@ -287,14 +287,13 @@ class MetricSpec:
     :data:`NEEDS`), the cutoffs it is computed at by ``default`` (``None`` for no cutoff;
     empty: only when asked for), and ``compute``, what computes it: for a retrieval
     metric ``compute(graded, k) -> per-query values`` (:mod:`ragmark.metrics.retrieval`),
-    for an answer metric ``compute(case) -> Score`` (an
-    :class:`~ragmark.metrics.answer.AnswerCase`; a plugin gives
-    ``compute(sample, answer, contexts)``, which :func:`ragmark.metrics.names.register`
-    adapts), for a judge metric ``compute(client, case, counts) -> awaitable Score`` (a
-    :class:`~ragmark.judges.case.JudgeCase`). An ``aggregate`` has no per-question value:
-    it is computed over the run from ``of``, the metric whose values it summarises (or
-    from what the questions recorded, ``of`` None), when that is there. Retrieval
-    metrics are declared in
+    for an answer metric ``compute(case) -> Score``, for a judge
+    ``compute(client, case, counts) ->`` an awaitable Score, or the Scores of every
+    metric it gives by name (the case: :class:`ragmark.case.Case`; the protocols:
+    :class:`~ragmark.case.AnswerCompute`, :class:`~ragmark.case.JudgeCompute`). An
+    ``aggregate`` has no per-question value: it is computed over the run from ``of``,
+    the metric whose values it summarises (or from what the questions recorded, ``of``
+    None), when that is there. Retrieval metrics are declared in
     :mod:`ragmark.metrics.retrieval`, answer metrics in :mod:`ragmark.metrics.answer`,
     judge metrics in their modules of :mod:`ragmark.judges`; :mod:`ragmark.metrics.names`
     gathers them."""

@@ -4,12 +4,11 @@ from), as a pipeline returns it or a log records it, and the checks of its shape
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ragmark.case import Context, Output  # noqa: F401 (the readers' names for them)
 from ragmark.data.files import kind_of
-from ragmark.types import Sentences
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 CONTEXT_ITEM = "a non-empty string or an object with a non-empty string 'text'"
@@ -25,50 +24,6 @@ class ShapeError(ValueError):
         super().__init__(message if field is None else f"{field}: {message}")
         self.message = message
         self.field = field
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """One context as the system returned it. ``doc_id`` defaults to ``id``; ``score``
-    is kept as given but does not change the order (the position is the rank)."""
-
-    text: str
-    id: str | None = None
-    doc_id: str | None = None
-    score: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Output:
-    """The system's answer to one question, or why there is none.
-
-    ``error`` set: the question failed (timeout, HTTP error, exception, bad shape) and
-    ``details`` may hold the response that caused it; ``shape_error`` tells a response
-    of the wrong shape from a call that failed. ``latency_s`` is the time the answer took
-    (None when not measured). ``hops``: when the contexts came in several retrieval
-    steps (a trace's retriever spans), each step's name and number of contexts, in
-    order (the contexts are the steps' in turn). ``facts``: what a log or trace recorded
-    of the question beyond its answer (the keys of
-    :data:`ragmark.metrics.production.FACTS`).
-    """
-
-    answer: str | None = None
-    contexts: tuple[Context, ...] = ()
-    latency_s: float | None = None
-    error: str | None = None
-    shape_error: bool = False
-    details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-    hops: tuple[tuple[str, int], ...] = ()
-    facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
-    sentences: Sentences | None = None
-    """The answer's sentences with the contexts each cites (numbers from 1), when the
-    log gives them as its units (TREC RAG's answer objects); else the judges read them
-    from the answer's ``[n]`` markers."""
-
-    @classmethod
-    def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
-               **details: Any) -> Output:
-        return cls(None, (), latency_s, error, shape, MappingProxyType(details))
 
 
 _THUMBS = {"up": 1.0, "thumbs_up": 1.0, "positive": 1.0, "good": 1.0, "yes": 1.0, "+1": 1.0,

@@ -25,6 +25,7 @@ import numpy as np
 
 from ragmark.aio import run_sync
 from ragmark.analysis.review import LABEL_METRIC
+from ragmark.case import Case
 from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.people import People, judge_with_people, people_report
@@ -35,8 +36,7 @@ from ragmark.judges.relevance import relevance_label
 from ragmark.llm import LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.metrics.names import catalogue, judge_metrics
-from ragmark.running.judging import judge_call
-from ragmark.running.scoring import Answer
+from ragmark.running.judging import judge_metric
 from ragmark.stats.agreement import evaluate, mcnemar
 from ragmark.types import Sample, Score
 
@@ -56,6 +56,12 @@ def threshold_of(metric: str, given: float | None) -> float:
     return given if given is not None else verdict_at(metric)
 
 
+def case_of(it: Item) -> Case:
+    """The case a judge reads of a labelled item."""
+    return Case(Sample(it.id, it.question, expected_answer=it.expected_answer), it.answer,
+                tuple(it.contexts))
+
+
 async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
                      advance: Callable[[int], None], guidance: Guidance | None = None
                      ) -> tuple[list[Score], dict[str, Any]]:
@@ -70,10 +76,7 @@ async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
             if metric == LABEL_METRIC:  # the passage's relevance to the question, YES/NO
                 return await aligned(relevance_label(
                     client, it.question, "\n\n".join(it.contexts), counts=counts), guidance)
-            sample = Sample(it.id, it.question, expected_answer=it.expected_answer)
-            got = judge_call(client, metric, sample, Answer(it.answer, it.contexts), counts,
-                             guidance=guidance)
-            return got if isinstance(got, Score) else await got
+            return await judge_metric(client, metric, case_of(it), counts, guidance)
         finally:
             advance(1)
 
@@ -187,10 +190,7 @@ def estimate(items: Sequence[Item], settings: LLMSettings, trial: Trial) -> dict
         if trial.metric == LABEL_METRIC:
             got = estimate_labels([(it.question, "\n\n".join(it.contexts)) for it in items], s)
         else:
-            got = estimate_judges([Sample(it.id, it.question, expected_answer=it.expected_answer)
-                                   for it in items],
-                                  [Answer(it.answer, it.contexts) for it in items],
-                                  [trial.metric], s)
+            got = estimate_judges([case_of(it) for it in items], [trial.metric], s)
         total = got if not total else {
             k: (None if total.get(k) is None or v is None else total[k] + v)
             if k in _ADDED else v for k, v in got.items()}

@@ -8,7 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, in_language, judge_spec
+from ragmark.case import Case
+from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.faithfulness import supported_share
 from ragmark.judges.prompt import (
     ChatClient,
@@ -213,17 +214,17 @@ async def answer_correctness(
     )
 
 
-def answer_relevance_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def answer_relevance_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return answer_relevance(client, c.question, c.answer, counts=counts,
                             language=c.language)
 
 
-def context_relevance_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def context_relevance_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return context_relevance(client, c.question, c.contexts, counts=counts,
                              language=c.language)
 
 
-def answer_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def answer_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return answer_correctness(client, c.question, c.answer, c.expected_answer,
                               counts=counts, language=c.language)
 

@@ -1,45 +1,20 @@
-"""What a judge metric reads of one question (:class:`JudgeCase`), and how a judge module
-declares its metrics: ``SPECS``, a tuple of :func:`judge_spec` lines beside the prompts
+"""What the judges share of reading a case (:class:`~ragmark.case.Case`), and how a judge
+module declares its metrics: ``SPECS``, a tuple of :func:`judge_spec` lines beside the prompts
 and the scoring that compute them."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from ragmark.case import Case, JudgeCompute
 from ragmark.judges.prompt import In, Out, Prompt
 from ragmark.text import citing_sentences
-from ragmark.types import MetricSpec, Nugget, Score, Sentences, spec
+from ragmark.types import MetricSpec, Sentences, spec
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeCase:
-    """What a judge metric reads of one question: the question, the system's answer
-    (empty when there is none), its contexts, the expected answer when the ground
-    truth has one, and in a conversation the earlier turns (question, answer)."""
-
-    question: str
-    answer: str
-    contexts: Sequence[str]
-    expected_answer: str | None = None
-    history: tuple[tuple[str, str | None], ...] = ()
-    """The earlier turns of the conversation, oldest first: (question, answer or None)."""
-    language: str | None = None
-    """The language of the data (a config's ``language``): every judge is told it, and
-    what a judge writes (claims, statements) is written in it."""
-    nuggets: tuple[Nugget, ...] | None = None
-    """The facts a good answer holds, when the set gives them (TREC RAG's nuggets)."""
-    gold: tuple[str, ...] = ()
-    """The texts of the relevant passages, when the ground truth has them: with the
-    expected answer, what the nugget judge creates nuggets from."""
-    sentences: Sentences | None = None
-    """The answer's sentences with the contexts each cites (from 1), when its source gave
-    them as its units (TREC RAG's answer objects); else the judges that read citations
-    find them from the answer's ``[n]`` markers."""
-
-
-def answer_sentences(case: JudgeCase) -> Sentences:
+def answer_sentences(case: Case) -> Sentences:
     """The answer's sentences with the contexts each cites: as its source gave them,
     else read from its ``[n]`` markers (:func:`ragmark.text.citing_sentences`)."""
     return case.sentences if case.sentences is not None else tuple(
@@ -73,12 +48,8 @@ def turn_texts(history: Sequence[tuple[str, str | None]]) -> list[str]:
     return [f"user: {q}" + (f"\nassistant: {a}" if a else "") for q, a in history]
 
 
-Compute = Callable[[Any, JudgeCase, Any], Awaitable[Score]]
-"""A judge metric's compute: ``compute(client, case, counts)`` -> the awaitable Score."""
-
-
 def judge_spec(name: str, summary: str, label: str, needs: tuple[str, ...],
-               compute: Compute, **facts: Any) -> MetricSpec:
+               compute: JudgeCompute, **facts: Any) -> MetricSpec:
     """A judge metric's line in the catalogue: asked of an LLM (``llm`` is added to what
     it needs), never at a cutoff; ``facts`` are the rest of what the catalogue says of
     it (:class:`~ragmark.types.MetricSpec`'s fields): what people are asked about it

@@ -18,17 +18,17 @@ claims / 5) + ceil(expected claims / 5))``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, in_language, judge_spec
+from ragmark.case import Case
+from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
 from ragmark.judges.reference import NO_REFERENCE
-from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score, lower_better
 
@@ -81,7 +81,7 @@ CHECK_PROMPT: Prompt[CheckInput, CheckOutput] = Prompt(
 )
 
 
-async def _claims(client: ChatClient, case: JudgeCase, text: str | None, counts: JudgeCounts,
+async def _claims(client: ChatClient, case: Case, text: str | None, counts: JudgeCounts,
                   none: str) -> list[str] | str | JudgeFailure | Unknown:
     if text is None or not text.strip():
         return none
@@ -92,7 +92,7 @@ async def _claims(client: ChatClient, case: JudgeCase, text: str | None, counts:
     return [c.strip() for c in got.claims if c.strip()]
 
 
-async def _check(client: ChatClient, case: JudgeCase, passage: str, claims: list[str],
+async def _check(client: ChatClient, case: Case, passage: str, claims: list[str],
                  counts: JudgeCounts) -> list[bool] | JudgeFailure | Unknown:
     """For each claim, whether ``passage`` entails it (a blank passage entails nothing and
     is not asked)."""
@@ -106,7 +106,7 @@ async def _check(client: ChatClient, case: JudgeCase, passage: str, claims: list
     return [by[i] for i in range(1, len(claims) + 1)]
 
 
-def _sure_follow_ups(client: ChatClient, case: JudgeCase) -> None:
+def _sure_follow_ups(client: ChatClient, case: Case) -> None:
     """A dry run whose claims are unknown: the chunk checks and cross-checks will follow
     (each may be re-asked once)."""
     chunks = [c for c in case.contexts if c.strip()]
@@ -117,7 +117,7 @@ def _sure_follow_ups(client: ChatClient, case: JudgeCase) -> None:
     client.follow(n, n, each)  # type: ignore[attr-defined]
 
 
-async def diagnose(client: ChatClient, case: JudgeCase,
+async def diagnose(client: ChatClient, case: Case,
                    counts: JudgeCounts | None = None) -> tuple[Checked, int]:
     """The claims and verdicts of one question, and the judge calls it took."""
     mine = JudgeCounts()
@@ -195,19 +195,11 @@ def _reason(got: Any) -> str:
     return "dry run: the verdicts are not known yet"
 
 
-def _shared(client: ChatClient, case: JudgeCase, counts: Any) -> Awaitable[tuple[Checked, int]]:
-    """One diagnosis a question, shared by every claim metric asked of it."""
-    key = (case.question, case.answer, tuple(case.contexts), case.expected_answer,
-           case.history, case.language)
-    return once_per_client(client, key, lambda: diagnose(client, case, counts))
-
-
-def _metric(name: str) -> Any:
-    async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
-        checked, calls = await _shared(client, case, counts)
-        return claim_scores(checked, calls)[name]
-
-    return compute
+async def claims_of(client: Any, case: Case, counts: Any) -> dict[str, Score]:
+    """Every claim metric of one case, from one diagnosis (the judge of the claim
+    metrics: asked once a case, whichever of them are asked)."""
+    checked, calls = await diagnose(client, case, counts)
+    return claim_scores(checked, calls)
 
 
 async def claim_diagnostics(client: ChatClient, question: str, answer: str,
@@ -216,7 +208,7 @@ async def claim_diagnostics(client: ChatClient, question: str, answer: str,
     """Every claim-level metric of one question (see :mod:`ragmark.judges.claim_scores`),
     each with the claims behind it and the question's ``blame`` in its details."""
     checked, calls = await diagnose(
-        client, JudgeCase(question, answer, contexts, expected_answer), counts)
+        client, Case.of(question, answer, contexts, expected_answer), counts)
     return claim_scores(checked, calls)
 
 
@@ -265,7 +257,7 @@ _ASK = {
 """What people answer yes or no to about each claim-level metric."""
 
 SPECS = lower_better(tuple(
-    judge_spec(n, _SUMMARY[n] + " (RAGChecker)", _LABEL[n], _NEEDS[n], _metric(n),
+    judge_spec(n, _SUMMARY[n] + " (RAGChecker)", _LABEL[n], _NEEDS[n], claims_of,
                ask=_ASK[n], group=GROUP)
     for n in METRICS), frozenset({"noise_sensitivity_relevant", "noise_sensitivity_irrelevant",
                                   "hallucination", "self_knowledge"}))  # RAGChecker's arrows

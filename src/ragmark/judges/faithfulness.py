@@ -8,7 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, in_language, judge_spec, turn_texts
+from ragmark.case import Case
+from ragmark.judges.case import in_language, judge_spec, turn_texts
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -242,7 +243,7 @@ async def faithfulness(
     )
 
 
-def faithfulness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def faithfulness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return faithfulness(client, c.question, c.answer, c.contexts, counts=counts,
                         history=c.history, language=c.language)
 

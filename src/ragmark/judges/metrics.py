@@ -15,7 +15,6 @@ from ragmark.judges.answers import (
     context_relevance,
     rating_score,
 )
-from ragmark.judges.case import JudgeCase
 from ragmark.judges.faithfulness import (
     CLAIMS_PROMPT,
     VERIFY_PROMPT,
@@ -29,7 +28,7 @@ from ragmark.judges.relevance import RelevanceInput, relevance_label, relevance_
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT", "CLAIMS_PROMPT", "CONTEXT_RELEVANCE_PROMPT",
     "CORRECTNESS_PROMPT", "VERIFY_PROMPT", "AnswerRelevanceInput", "ClaimsInput",
-    "ContextRelevanceInput", "CorrectnessInput", "JudgeCase", "RelevanceInput", "VerifyInput",
+    "ContextRelevanceInput", "CorrectnessInput", "RelevanceInput", "VerifyInput",
     "answer_correctness", "answer_relevance", "context_relevance", "faithfulness",
     "rating_score", "relevance_label", "relevance_prompt", "supported_share",
 ]

@@ -16,16 +16,15 @@ from and the calls are in every nugget score's details.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, in_language, judge_spec
+from ragmark.case import Case
+from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.lists import same_entry
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
-from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Nugget, Score
 
@@ -153,11 +152,11 @@ Made = tuple[Nugget, ...] | JudgeFailure | Unknown | str
 reason)."""
 
 
-async def create(client: ChatClient, case: JudgeCase, counts: JudgeCounts) -> Made:
+async def create(client: ChatClient, case: Case, counts: JudgeCounts) -> Made:
     """The nuggets the judge makes for ``case`` from its expected answer and relevant
     passages, vital ones first (see the module)."""
     expected = (case.expected_answer or "").strip()
-    gold = [g for g in case.gold if g.strip()]
+    gold = [g for g in case.relevant if g.strip()]
     if not expected and not gold:
         return NOTHING_TO_CREATE_FROM
     prompt = in_language(CREATE_PROMPT, case.language, "the nuggets")
@@ -197,7 +196,7 @@ def _once(texts: list[str]) -> list[str]:
     return list(seen.values())
 
 
-def assessed_text(case: JudgeCase) -> str:
+def assessed_text(case: Case) -> str:
     """The answer as the nuggets are assigned against it: the texts of the sentences
     its source gave, joined by a space (TREC RAG's answer objects, as nuggetizer joins
     them: no citation markers), else the answer as it is."""
@@ -206,7 +205,7 @@ def assessed_text(case: JudgeCase) -> str:
     return case.answer
 
 
-async def assign(client: ChatClient, case: JudgeCase, nuggets: tuple[Nugget, ...],
+async def assign(client: ChatClient, case: Case, nuggets: tuple[Nugget, ...],
                  counts: JudgeCounts) -> list[Assigned] | JudgeFailure | Unknown:
     """What the answer of ``case`` (:func:`assessed_text`) makes of each nugget."""
     answer = assessed_text(case)
@@ -230,13 +229,13 @@ def _why(got: JudgeFailure | Unknown | str, what: str) -> Score:
     return Score.missing(got)
 
 
-async def judge(client: ChatClient, case: JudgeCase,
+async def judge(client: ChatClient, case: Case,
                 counts: JudgeCounts | None = None) -> dict[str, Score]:
     """The four nugget scores of one answer, each with the nuggets in its details."""
     mine = JudgeCounts()
     source = "set" if case.nuggets else "judge"
     try:
-        made = case.nuggets if case.nuggets else await _created(client, case, mine)
+        made = case.nuggets if case.nuggets else await create(client, case, mine)
         if isinstance(made, Unknown) and case.answer.strip():  # its assignment will follow
             client.follow(1, 1, (len(case.answer) + 30 * 40) // 4 + 400)  # type: ignore[attr-defined]
         if not isinstance(made, tuple):
@@ -255,21 +254,6 @@ async def judge(client: ChatClient, case: JudgeCase,
     return {m: Score(s.value, s.reason, details) for m, s in nugget_scores(got).items()}
 
 
-def _created(client: ChatClient, case: JudgeCase, counts: JudgeCounts) -> Awaitable[Made]:
-    return once_per_client(client, ("create", case.question, case.expected_answer, case.gold,
-                                 case.language), lambda: create(client, case, counts))
-
-
-def _metric(name: str) -> Any:
-    async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
-        key = ("judge", case.question, assessed_text(case), case.expected_answer,
-               case.gold, case.nuggets, case.language)
-        scores = await once_per_client(client, key, lambda: judge(client, case, counts))
-        return scores[name]  # type: ignore[no-any-return]
-
-    return compute
-
-
 _SUMMARY = {
     "nugget_vital_strict": "vital nuggets the answer supports / vital nuggets",
     "nugget_vital": "(vital nuggets supported + 0.5 x partly supported) / vital nuggets",
@@ -285,5 +269,5 @@ _ASK = {"nugget_vital_strict": "does the answer state every vital fact a good an
                              "nugget)?"}
 _ASK |= {"nugget_vital": _ASK["nugget_vital_strict"], "nugget_all": _ASK["nugget_all_strict"]}
 
-SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer",), _metric(n),
+SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer",), judge,
                          ask=_ASK[n], group=GROUP) for n in METRICS)

@@ -27,7 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, in_language, judge_spec
+from ragmark.case import Case
+from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -316,22 +317,22 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
         "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok]})
 
 
-def context_recall_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def context_recall_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts,
                           language=c.language)
 
 
-def context_entity_recall_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def context_entity_recall_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts,
                                  language=c.language)
 
 
-def context_precision_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def context_precision_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return context_precision(client, c.question, c.expected_answer, c.contexts,
                              counts=counts, language=c.language)
 
 
-def citation_correctness_of(client: Any, c: JudgeCase, counts: Any) -> Awaitable[Score]:
+def citation_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return citation_correctness(client, c.answer, c.contexts, counts=counts,
                                 language=c.language, sentences=c.sentences)
 

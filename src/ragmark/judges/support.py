@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import JudgeCase, answer_sentences, in_language, judge_spec
+from ragmark.case import Case
+from ragmark.judges.case import answer_sentences, in_language, judge_spec
 from ragmark.judges.lists import Numbered
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Prompt
-from ragmark.judges.shared import once_per_client
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score
 
@@ -106,7 +106,7 @@ def support_scores(labels: Sequence[str | None]) -> dict[str, Score]:
             "support_partial": Score(weighted / len(cited)), "support_recall": recall}
 
 
-async def judge(client: ChatClient, case: JudgeCase,
+async def judge(client: ChatClient, case: Case,
                 counts: JudgeCounts | None = None) -> dict[str, Score]:
     """The three support scores of one answer, each with its sentences in the details."""
     if not case.answer.strip():
@@ -143,15 +143,6 @@ async def judge(client: ChatClient, case: JudgeCase,
     return {m: Score(s.value, s.reason, details) for m, s in scores.items()}
 
 
-def _metric(name: str) -> Any:
-    async def compute(client: Any, case: JudgeCase, counts: Any) -> Score:
-        key = ("support", case.answer, tuple(case.contexts), case.sentences, case.language)
-        scores = await once_per_client(client, key, lambda: judge(client, case, counts))
-        return scores[name]  # type: ignore[no-any-return]
-
-    return compute
-
-
 _SUMMARY = {
     "support_full": "cited sentences their first cited passage fully supports / cited "
                     "sentences",
@@ -164,5 +155,5 @@ _LABEL = {"support_full": "Citation support (full)", "support_partial": "Citatio
           "support_recall": "Citation support recall"}
 
 SPECS = tuple(judge_spec(n, _SUMMARY[n] + " (TREC RAG)", _LABEL[n], ("answer", "contexts"),
-                         _metric(n), ask="does the passage each sentence cites first "
+                         judge, ask="does the passage each sentence cites first "
                          "support it?", group=GROUP) for n in METRICS)

@@ -25,7 +25,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ragmark.metrics.answer import AnswerCase, exact_match
+from ragmark.case import Case
+from ragmark.metrics.answer import exact_match
 from ragmark.metrics.production import is_refusal, refused
 from ragmark.types import (
     Aggregate,
@@ -43,26 +44,26 @@ UNANSWERABLE = "unanswerable by design"
 """The reason of an answer metric on a question marked unanswerable."""
 
 
-def abstention_recall_of(c: AnswerCase) -> Score:
+def abstention_recall_of(c: Case) -> Score:
     if c.sample.answerable:
         return Score.missing("answerable question (abstention recall counts the "
                              "unanswerable ones)")
     return Score(1.0 if refused(c) else 0.0)
 
 
-def abstention_precision_of(c: AnswerCase) -> Score:
+def abstention_precision_of(c: Case) -> Score:
     if not refused(c):
         return Score.missing("answered (abstention precision counts the refusals)")
     return Score(0.0 if c.sample.answerable else 1.0)
 
 
-def over_refusal_of(c: AnswerCase) -> Score:
+def over_refusal_of(c: Case) -> Score:
     if not c.sample.answerable:
         return Score.missing(UNANSWERABLE)
     return Score(1.0 if refused(c) else 0.0)
 
 
-def answered_accuracy_of(c: AnswerCase) -> Score:
+def answered_accuracy_of(c: Case) -> Score:
     if not c.sample.answerable:
         return Score.missing(UNANSWERABLE)
     if refused(c):

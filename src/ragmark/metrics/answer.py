@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 import string
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from types import MappingProxyType
 
+from ragmark.case import Case
 from ragmark.text import STOPWORDS, normalise, tokenize
-from ragmark.types import Aggregate, Cutoff, Kind, MetricSpec, RunView, Sample, Score, spec
+from ragmark.types import Aggregate, Cutoff, Kind, MetricSpec, RunView, Score, spec
 
 __all__ = [
     "combined_score",
@@ -184,52 +184,33 @@ def token_f1(answer: str, expected: str | None) -> Score:
     return _score(2 * p * r / (p + r))
 
 
-@dataclass(frozen=True, slots=True)
-class AnswerCase:
-    """What an answer metric reads of one question: the sample (its expected answer and
-    keywords), the system's ``answer`` and ``contexts``, the ``gold`` contexts of its
-    ground truth, the run's ``alpha`` (combined_score) and ``grounded_threshold``, and
-    the ``facts`` its source measured or logged (``latency_s``, tokens, cost, feedback:
-    :data:`~ragmark.metrics.production.FACTS`)."""
-
-    sample: Sample
-    answer: str
-    contexts: Sequence[str]
-    gold: Sequence[str] = ()
-    alpha: float = 0.5
-    grounded_threshold: float = 0.10
-    facts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
-    refusals: tuple[str, ...] = ()
-    """The config's own refusal patterns, besides the default phrases."""
-
-
-def coverage_of(c: AnswerCase) -> Score:
+def coverage_of(c: Case) -> Score:
     """keyword_coverage of a case (missing without expected keywords)."""
     keywords = c.sample.expected_keywords
     return keyword_coverage(c.answer, keywords) if keywords else Score.missing(
         "no expected keywords")
 
 
-def overlap_of(c: AnswerCase) -> Score:
+def overlap_of(c: Case) -> Score:
     """context_overlap of a case (missing without a gold context)."""
     return context_overlap(c.answer, list(c.gold)) if c.gold else Score.missing(
         "no gold context")
 
 
-def combined_of(c: AnswerCase) -> Score:
+def combined_of(c: Case) -> Score:
     """combined_score of a case, from its coverage and overlap."""
-    return combined_score(coverage_of(c), overlap_of(c), c.alpha)
+    return combined_score(coverage_of(c), overlap_of(c), c.params.alpha)
 
 
-def groundedness_of(c: AnswerCase) -> Score:
-    return groundedness(c.answer, list(c.contexts), c.grounded_threshold)
+def groundedness_of(c: Case) -> Score:
+    return groundedness(c.answer, list(c.contexts), c.params.grounded_threshold)
 
 
-def exact_match_of(c: AnswerCase) -> Score:
+def exact_match_of(c: Case) -> Score:
     return exact_match(c.answer, c.sample.expected_answer)
 
 
-def token_f1_of(c: AnswerCase) -> Score:
+def token_f1_of(c: Case) -> Score:
     return token_f1(c.answer, c.sample.expected_answer)
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ragmark.case import Case
 from ragmark.errors import UnknownComponentError
 from ragmark.metrics import abstention as ab
 from ragmark.metrics import answer as am
@@ -70,27 +71,53 @@ def catalogue() -> dict[str, MetricSpec]:
 
 def register(spec: MetricSpec, *, plugin: bool = True) -> None:
     """Add a metric to the catalogue: the one door the built-ins and the plugins come
-    through; a name is there once. A plugin adds an answer metric whose
-    ``compute(sample, answer, contexts)`` is adapted to the catalogue's
-    ``compute(case)`` (registering the same one again is a no-op)."""
+    through; a name is there once. A plugin adds an answer metric, ``compute(case)``
+    (a :class:`~ragmark.case.Case`), or a judge, ``compute(client, case, counts)``, as
+    the built-ins declare theirs; an answer metric of the old form
+    ``compute(sample, answer, contexts)`` still works, adapted, with a
+    DeprecationWarning (registering the same one again is a no-op)."""
     if not plugin:
         if spec.name in SPECS:
             raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
         SPECS[spec.name] = spec
         return
-    if spec.kind != "answer" or spec.compute is None:
+    if spec.kind not in ("answer", "judge") or spec.compute is None:
         raise UnknownComponentError(f"metric plugin {spec.name!r}: only answer metrics "
-                                    "with a compute(sample, answer, contexts) function can "
-                                    "be added")
+                                    "(compute(case)) and judges (compute(client, case, "
+                                    "counts)) with a compute function can be added")
     given = spec.compute
     if spec.name in SPECS and _PLUGINS.get(spec.name) is not given:
         raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
     _PLUGINS[spec.name] = given
+    SPECS[spec.name] = replace(spec, compute=_adapted(spec.name, given)) if (
+        spec.kind == "answer" and _positional(given) == 3) else spec
 
-    def compute(case: am.AnswerCase) -> Any:
-        return given(case.sample, case.answer, case.contexts)
 
-    SPECS[spec.name] = replace(spec, compute=compute)
+def _positional(fn: Callable[..., Any]) -> int:
+    """How many positional parameters ``fn`` takes (those without a default)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    return sum(1 for p in params if p.default is p.empty
+               and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _adapted(name: str, given: Callable[..., Any]) -> Callable[[Case], Any]:
+    """An answer metric of the old form ``compute(sample, answer, contexts)`` read as
+    ``compute(case)``, with a DeprecationWarning once, when it is registered."""
+    import warnings
+
+    warnings.warn(f"metric plugin {name!r}: compute(sample, answer, contexts) is "
+                  "deprecated; declare compute(case) and read case.sample, case.answer, "
+                  "case.contexts (ragmark.case.Case)", DeprecationWarning, stacklevel=3)
+
+    def compute(case: Case) -> Any:
+        return given(case.sample, case.answer, list(case.contexts))
+
+    return compute
 
 
 _PLUGINS: dict[str, Callable[..., Any]] = {}

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ragmark.metrics.answer import AnswerCase
+from ragmark.case import Case
 from ragmark.types import MetricSpec, Score, lower_better, spec
 
 FACTS = {
@@ -65,27 +65,27 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-def refused(c: AnswerCase) -> bool:
+def refused(c: Case) -> bool:
     """Whether the case's answer is a refusal: the refusal judge's verdict when it gave
     one (``facts["refused"]``, ``refusal_judge = true``), else :func:`is_refusal`."""
     verdict = c.facts.get("refused")
     if verdict is not None:
         return bool(verdict)
-    return is_refusal(c.answer, c.refusals)
+    return is_refusal(c.answer, c.params.refusals)
 
 
-def refusal_of(c: AnswerCase) -> Score:
+def refusal_of(c: Case) -> Score:
     """1 when the answer declines (or is empty), else 0."""
     return Score(1.0 if refused(c) else 0.0)
 
 
-def empty_retrieval_of(c: AnswerCase) -> Score:
+def empty_retrieval_of(c: Case) -> Score:
     """1 when the system retrieved nothing for the question, else 0."""
     return Score(0.0 if c.contexts else 1.0)
 
 
-def _recorded(key: str, what: str) -> Callable[[AnswerCase], Score]:
-    def compute(c: AnswerCase) -> Score:
+def _recorded(key: str, what: str) -> Callable[[Case], Score]:
+    def compute(c: Case) -> Score:
         v = c.facts.get(key)
         return Score(float(v)) if v is not None else Score.missing(f"not recorded ({what})")
     return compute

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
@@ -33,17 +33,18 @@ from ragmark.types import Chunk, Sentences
 @dataclass(frozen=True, slots=True)
 class Produced:
     """What any source (ragmark's own retriever and generator, an external system, an
-    outputs set) made of one question, before it is scored.
+    outputs set) made of one question, before it is scored: its ``given`` output whole,
+    with the ranking made of it.
 
     ``chunks`` and ``scores``: the ranking (any order; it is sorted as trec_eval does).
-    ``contexts``: the texts the answer was made from. ``answer``: None when no answer
-    was asked for. ``failure``: the question failed as a whole; every metric of it is
-    missing with this reason (``details`` go with it).
+    ``answer``: the answer, None when no answer was asked for, or why generation gave
+    none. ``failure``: the question failed as a whole; every metric of it is missing
+    with this reason (``details`` go with it).
     """
 
     chunks: Sequence[Chunk]
     scores: Sequence[float]
-    contexts: Sequence[str]
+    given: Output
     answer: str | GenerationFailed | None
     failure: str | None = None
     details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
@@ -51,18 +52,32 @@ class Produced:
     """Contexts without an id that were given a corpus document's id by their text."""
     anonymous: int = 0
     """Contexts with neither an id nor a corpus document of the same text."""
-    hops: tuple[tuple[str, int], ...] = ()
-    """The retrieval steps the chunks came in (name, number of chunks), in order."""
-    facts: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
-    """What the source measured or logged of the question (``latency_s`` and
-    :data:`~ragmark.metrics.production.FACTS`)."""
-    sentences: Sentences | None = None
-    """The answer's sentences with the contexts each cites, when the source gives them
-    (TREC RAG's answer objects)."""
     given_scores: tuple[float | None, ...] | None = None
     """The score the source gave each chunk (None where it gave none), when ``scores``
     only order them (made from the rank: a pipeline's or a log's contexts); None when
     ``scores`` are the source's own (ragmark's retrievers)."""
+
+    @property
+    def contexts(self) -> list[str]:
+        """The texts the answer was made from."""
+        return [c.text for c in self.given.contexts]
+
+    @property
+    def hops(self) -> tuple[tuple[str, int], ...]:
+        """The retrieval steps the chunks came in (name, number of chunks), in order."""
+        return self.given.hops
+
+    @property
+    def facts(self) -> Mapping[str, float]:
+        """What the source measured or logged of the question (``latency_s`` and
+        :data:`~ragmark.metrics.production.FACTS`)."""
+        return self.given.facts
+
+    @property
+    def sentences(self) -> Sentences | None:
+        """The answer's sentences with the contexts each cites, when the source gives
+        them (TREC RAG's answer objects)."""
+        return self.given.sentences
 
 
 Turn = Mapping[str, Any]
@@ -165,7 +180,7 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     """The :class:`Produced` of one external output (the answer dropped unless asked);
     contexts without an id are looked up in the corpus by their text with ``resolve``."""
     if out.error is not None:
-        return Produced((), (), (), None, out.error, out.details)
+        return Produced((), (), Output(), None, out.error, out.details)
     bare = [c for c in out.contexts if c.id is None and c.doc_id is None]
     found_ids = ({c.text: resolve(c.text) for c in out.contexts if c.id is None}
                  if resolve is not None else {})  # each text looked up once
@@ -177,9 +192,9 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     facts = dict(out.facts)
     if out.latency_s is not None:
         facts["latency_s"] = out.latency_s
-    return Produced(chunks, scores, [c.text for c in out.contexts], answer,
-                    by_text=found, anonymous=len(bare) - found, hops=out.hops, facts=facts,
-                    sentences=out.sentences, given_scores=tuple(c.score for c in out.contexts))
+    return Produced(chunks, scores, replace(out, facts=facts), answer, by_text=found,
+                    anonymous=len(bare) - found,
+                    given_scores=tuple(c.score for c in out.contexts))
 
 
 def recorded_scores(p: Produced, unit: str) -> dict[str, float | None] | None:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ragmark.aio import run_sync
+from ragmark.case import Case
 from ragmark.errors import ConfigError
 from ragmark.judges import JudgeCounts
 from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.guidance import Guidance, aligned
-from ragmark.judges.metrics import JudgeCase
 from ragmark.judges.prompt import is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
@@ -31,16 +31,6 @@ from ragmark.llm.protocol import estimate_tokens
 from ragmark.metrics.names import catalogue, expand_groups, judge_metrics, split_names
 from ragmark.types import Sample, Score
 
-
-class Answered(Protocol):
-    """What a judge reads of a question's result: the answer (None when there is none)
-    and the contexts it was made from."""
-
-    @property
-    def answer(self) -> str | None: ...
-
-    @property
-    def contexts(self) -> Sequence[str]: ...
 
 def needs_answer(name: str) -> bool:
     """Whether the judge metric reads the answer (its catalogue entry says)."""
@@ -61,81 +51,92 @@ def parse_judge_metrics(text: str | Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def histories(samples: Sequence[Sample], records: Sequence[Answered]
-              ) -> list[tuple[tuple[str, str | None], ...]]:
-    """Each question's earlier turns (question, answer) when it is a turn of a
-    conversation, else (): the answers this run got for them (a pipeline's, a log's),
-    else the answers the set logged."""
-    answers = {s.id: r.answer for s, r in zip(samples, records, strict=True)}
-    out: list[tuple[tuple[str, str | None], ...]] = []
-    for s in samples:
-        cid, earlier = s.extra.get("conversation_id"), s.extra.get("history")
-        if cid is None or not isinstance(earlier, list) or not earlier:
-            out.append(())
-            continue
-        out.append(tuple(
-            (str(t.get("question") or ""),
-             answers.get(f"{cid}#{n}") or (t.get("answer") if isinstance(
-                 t.get("answer"), str) else None))
-            for n, t in enumerate(earlier, start=1) if isinstance(t, dict)))
-    return out
-
-
-def judge_call(
-    client: LLMClient, name: str, s: Sample, rec: Answered, counts: JudgeCounts,
-    history: tuple[tuple[str, str | None], ...] = (), language: str | None = None,
-    guidance: Guidance | None = None,
-) -> Awaitable[Score] | Score:
-    """The judge of metric ``name`` for one question's answer and contexts (a Score at
-    once when it cannot be asked); ``history``: the earlier turns of its conversation;
-    ``language``: the data's; ``guidance``: people's examples and rules the judge is
+def judge_call(client: LLMClient, names: Sequence[str], case: Case, counts: JudgeCounts,
+               guidance: Guidance | None = None) -> Awaitable[Score | Mapping[str, Score]]:
+    """The judge of ``names`` (one metric, or the metrics one judge produces together)
+    asked about one case, once; ``guidance``: people's examples and rules the judge is
     aligned with (:mod:`ragmark.judges.guidance`)."""
-    if needs_answer(name) and rec.answer is None:
-        return Score.missing("no answer (generation skipped or failed)")
-    case = JudgeCase(s.question, rec.answer or "", rec.contexts, s.expected_answer, history,
-                     language, s.nuggets, s.truth.passages or s.relevant_texts,
-                     getattr(rec, "sentences", None))
-    compute = catalogue()[name].compute
+    compute = catalogue()[names[0]].compute
     assert compute is not None  # every judge metric of the catalogue computes itself
     job = compute(client, case, counts)
-    return job if guidance is None else aligned(job, guidance)  # type: ignore[no-any-return]
+    return job if guidance is None else aligned(job, guidance)
+
+
+NO_ANSWER = "no answer (generation skipped or failed)"
+
+
+def by_judge(names: Sequence[str]) -> list[tuple[str, ...]]:
+    """The judge metrics asked, grouped by the judge that computes them (the claim,
+    nugget and support metrics each come from one judge a question), in the order
+    asked."""
+    groups: dict[int, list[str]] = {}
+    for n in names:
+        groups.setdefault(id(catalogue()[n].compute), []).append(n)
+    return [tuple(g) for g in groups.values()]
+
+
+def judged(names: Sequence[str], got: Score | Mapping[str, Score]) -> dict[str, Score]:
+    """A judge's answer as the scores of the metrics asked of it."""
+    return {n: got for n in names} if isinstance(got, Score) else {n: got[n] for n in names}
+
+
+def _jobs(client: LLMClient, case: Case, names: Sequence[str], counts: JudgeCounts,
+          guidance: Mapping[str, Guidance] | None
+          ) -> Iterator[tuple[tuple[str, ...], Awaitable[Score | Mapping[str, Score]] | None]]:
+    """Each judge asked about ``case`` with the metrics it gives; None for the metrics
+    that read the answer when the case has none."""
+    for group in by_judge(names):
+        if case.no_answer is not None:
+            unread = tuple(n for n in group if needs_answer(n))
+            if unread:
+                yield unread, None
+            group = tuple(n for n in group if n not in unread)
+        guide = guidance or {}
+        if group:
+            yield group, judge_call(client, group, case, counts,
+                                    next((guide[n] for n in group if n in guide), None))
+
+
+async def judge_metric(client: LLMClient, name: str, case: Case, counts: JudgeCounts,
+                       guidance: Guidance | None = None) -> Score:
+    """One judge metric of one case (judge-eval asks them one at a time)."""
+    for group, job in _jobs(client, case, [name], counts,
+                            None if guidance is None else {name: guidance}):
+        return Score.missing(NO_ANSWER) if job is None else judged(group, await job)[name]
+    raise AssertionError("a judge metric is always asked")
 
 
 async def _judge_all(
     client: LLMClient,
-    samples: Sequence[Sample],
-    records: Sequence[Answered],
+    cases: Sequence[Case],
     names: Sequence[str],
     counts: JudgeCounts,
     advance: Callable[[int], None],
-    language: str | None = None,
     guidance: Mapping[str, Guidance] | None = None,
 ) -> list[dict[str, Score]]:
     ok, reason = await client.probe()
     if not ok:
         raise _Unreachable(reason)
-    out: list[dict[str, Score]] = [{} for _ in records]
+    out: list[dict[str, Score]] = [{} for _ in cases]
 
-    async def one(i: int, name: str, job: Awaitable[Score]) -> None:
-        out[i][name] = await job
-        advance(1)
+    async def one(i: int, group: tuple[str, ...],
+                  job: Awaitable[Score | Mapping[str, Score]]) -> None:
+        out[i].update(judged(group, await job))
+        advance(len(group))
 
     tasks = []
-    turns = histories(samples, records)
-    for i, (s, rec) in enumerate(zip(samples, records, strict=True)):
-        for name in names:
-            job = judge_call(client, name, s, rec, counts, turns[i], language,
-                             (guidance or {}).get(name))
-            if isinstance(job, Score):
-                out[i][name] = job
-                advance(1)
+    for i, case in enumerate(cases):
+        for group, job in _jobs(client, case, names, counts, guidance):
+            if job is None:
+                out[i].update({n: Score.missing(NO_ANSWER) for n in group})
+                advance(len(group))
             else:
-                tasks.append(one(i, name, job))
+                tasks.append(one(i, group, job))
     try:
         await asyncio.gather(*tasks)
     finally:
         await client.aclose()
-    return out
+    return [{n: o[n] for n in names} for o in out]  # in the order asked
 
 
 class _Unreachable(Exception):
@@ -143,36 +144,33 @@ class _Unreachable(Exception):
 
 
 async def judge_async(
-    samples: Sequence[Sample],
-    records: Sequence[Answered],
+    cases: Sequence[Case],
     names: Sequence[str],
     settings: LLMSettings | None,
     *,
     require: bool = False,
     advance: Callable[[int], None] = lambda n: None,
-    language: str | None = None,
     guidance: Mapping[str, Guidance] | None = None,
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
-    """Per-query judge scores, notes for the report, and the LLM accounting: every
-    (question, metric) judged concurrently on one client (its concurrency limit,
-    retries and call cache); ``language``: the data's (claims are written in it)."""
+    """Per-question judge scores, notes for the report, and the LLM accounting: every
+    (case, judge) asked concurrently on one client (its concurrency limit, retries and
+    call cache), each judge once a case for all the metrics it gives."""
     if not names:
-        return [{} for _ in records], [], {}
+        return [{} for _ in cases], [], {}
     if settings is None:
         why = f"no LLM endpoint configured ({SET_ENDPOINT})"
         if require:
             raise ConfigError(f"--require-llm: {why}")
-        return _skipped(records, names, why)
+        return _skipped(cases, names, why)
     client = open_client(settings)
     counts = JudgeCounts()
     try:
-        scores = await _judge_all(client, samples, records, names, counts, advance,
-                                  language, guidance)
+        scores = await _judge_all(client, cases, names, counts, advance, guidance)
     except _Unreachable as e:
         why = f"the LLM endpoint did not answer: {e}"
         if require:
             raise ConfigError(f"--require-llm: {why}") from None
-        return _skipped(records, names, why)
+        return _skipped(cases, names, why)
     return (scores, cut_notes(counts) + claim_notes(scores),
             llm_summary(settings, client, counts))
 
@@ -212,7 +210,7 @@ def cut_notes(counts: JudgeCounts) -> list[str]:
 
 
 def _skipped(
-    records: Sequence[Answered], names: Sequence[str], why: str
+    records: Sequence[Case], names: Sequence[str], why: str
 ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
     scores = [{n: Score.missing(why) for n in names} for _ in records]
     return scores, [f"judge metrics ({', '.join(names)}) skipped: {why}"], {}
@@ -224,7 +222,7 @@ _CLAIMS_SYSTEM = tuple(p.instruction for p, _ in (
 conversation; a stated language adds to the end)."""
 
 
-def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> None:
+def _follow_ups(dry: DryClient, e: NotCached, rec: Case, fresh: bool) -> None:
     """Count the calls that may follow a judge call whose answer is unknown: a re-ask
     when the answer is unusable (not after a re-ask), and after faithfulness's claims the
     check of those claims (made, unless the answer has no claims), itself re-askable.
@@ -233,16 +231,14 @@ def _follow_ups(dry: DryClient, e: NotCached, rec: Answered, fresh: bool) -> Non
     if not e.shared:  # else the same call as an earlier one, with its re-ask
         dry.follow(0, 0 if is_reask(e.messages) else 1, estimate_tokens(e.messages) + 120)
     if fresh and str(e.messages[0]["content"]).startswith(_CLAIMS_SYSTEM):
-        check = (sum(len(c) for c in rec.contexts) + len(rec.answer or "")) // 4 + 400
+        check = (sum(len(c) for c in rec.contexts) + len(rec.answer)) // 4 + 400
         dry.follow(1, 1, check)
 
 
 def estimate(
-    samples: Sequence[Sample],
-    records: Sequence[Answered],
+    cases: Sequence[Case],
     names: Sequence[str],
     settings: LLMSettings | None,
-    language: str | None = None,
     guidance: Mapping[str, Guidance] | None = None,
 ) -> dict[str, Any]:
     """A dry run: the judge calls a run would make, without calling anything.
@@ -261,24 +257,21 @@ def estimate(
 
     followed: set[tuple[str, str]] = set()
 
-    turns = histories(samples, records)
-
     async def walk() -> None:  # one at a time, so repeats are found in a fixed order
-        for s, rec, earlier in zip(samples, records, turns, strict=True):
-            for name in names:
-                job = judge_call(dry, name, s, rec, JudgeCounts(),  # type: ignore[arg-type]
-                                 earlier, language, (guidance or {}).get(name))
-                if isinstance(job, Score):
+        for case in cases:
+            for group, job in _jobs(dry, case, names, JudgeCounts(),  # type: ignore[arg-type]
+                                    guidance):
+                if job is None:
                     continue
                 try:
                     await job
                 except NotCached as e:
-                    key = (name, json.dumps(e.messages, sort_keys=True))
-                    _follow_ups(dry, e, rec, key not in followed)
+                    key = (group[0], json.dumps(e.messages, sort_keys=True))
+                    _follow_ups(dry, e, case, key not in followed)
                     followed.add(key)
 
     run_sync(walk())
-    return {**dry.summary(), "questions": len(samples)}
+    return {**dry.summary(), "questions": len(cases)}
 
 
 async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.case import Context, Output
 from ragmark.config import RunConfig
 from ragmark.embeddings.usage import (
     api_embedders,
@@ -190,14 +191,16 @@ def own(
                                                **parts.chunker_params})
     facts = {"chunks": len(got.chunks), "index": got.index_source}
     if got.stopped:
-        return Sourced([Produced([], [], [], None, failure=got.stopped) for _ in samples],
+        return Sourced([Produced([], [], Output(), None, failure=got.stopped)
+                        for _ in samples],
                        got.stats.timings, cfg_json, facts, list(got.stats.notes),
                        got.stats.llm)
     rankings, tops = top_n_chunks(got.chunks, got.ranked, cfg.top_n)
     answers, st = generate_stage(parts, [s.question for s in samples], tops, prog,
                                  cfg.generator.name)
     stats = got.stats.merge(st)
-    produced = [Produced(g, sc, [c.text for c in top], ans)
+    produced = [Produced(g, sc, Output(ans if isinstance(ans, str) else None, tuple(
+                    Context(c.text, c.id, c.doc_id) for c in top)), ans)
                 for (g, sc), top, ans in zip(rankings, tops, answers, strict=True)]
     return Sourced(produced, stats.timings, cfg_json, facts, list(stats.notes), stats.llm)
 

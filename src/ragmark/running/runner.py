@@ -204,9 +204,9 @@ def dry_answered(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
               if p.failure is not None}
     answers, _ = answer_stage(samples, src.queries, failed, [], cfg, dataset.corpus.by_id())
     ok = [qi for qi in range(len(samples)) if qi not in failed]
-    est = estimate([samples[i] for i in ok], [answers[i] for i in ok], sel.judges, task.llm,
-                   cfg.language, cfg.guidance())
-    records = [QueryRecord(s.id, s.question, [], a.answer, {}, list(a.contexts), sample=s)
+    est = estimate([answers[i] for i in ok], sel.judges, task.llm, cfg.guidance())
+    records = [QueryRecord(s.id, s.question, [], a.answer_or_none, {}, list(a.contexts),
+                           sample=s)
                for s, a in zip(samples, answers, strict=True)]
     if "embeddings" in src.llm:
         est = {**est, "embeddings": src.llm["embeddings"]}

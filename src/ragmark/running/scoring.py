@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.aio import run_sync
+from ragmark.case import Case, Params, earlier_turns
 from ragmark.config import RunConfig
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
@@ -35,7 +36,7 @@ from ragmark.pipelines.base import NO_ANSWER, Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.results.model import HopRecord
 from ragmark.running.judging import judge_async
-from ragmark.types import Document, GroundTruth, Sample, Score, Sentences
+from ragmark.types import Document, GroundTruth, Sample, Score
 
 SKIPPED = "generation skipped"
 """The reason of answer metrics in a run told not to generate (--skip-generation)."""
@@ -76,15 +77,12 @@ def _gold_context(sample: Sample, docs: Mapping[str, Document]) -> list[str]:
 SIMILARITY = "answer_similarity"
 
 
-def _answer_scores(sample: Sample, p: Produced, answer: str, gold: Sequence[str],
-                   metrics: Sequence[MetricName], cfg: RunConfig) -> dict[str, Score]:
+def _answer_scores(case: Case, metrics: Sequence[MetricName]) -> dict[str, Score]:
     """Each answer metric that computes itself (the catalogue's ``compute``; the
     embedding and judge metrics are computed for every question at once elsewhere)."""
-    case = am.AnswerCase(sample, answer, p.contexts, gold, cfg.alpha, cfg.grounded_threshold,
-                         p.facts, cfg.refusal_patterns)
     out = {}
     for m in metrics:
-        if not sample.answerable and m.name in REFERENCED:
+        if not case.sample.answerable and m.name in REFERENCED:
             out[m.name] = Score.missing(UNANSWERABLE)  # nothing to compare it with
         elif m.spec.compute is not None:
             out[m.name] = m.spec.compute(case)
@@ -177,47 +175,60 @@ def match_stage(samples: Sequence[Sample], produced: Sequence[Produced], unit: s
                    [h for m in parts for h in m.hops])
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A question's answer as the judges read it (None: no usable answer)."""
+def _no_answer(p: Produced, failed: Score | None) -> str | None:
+    """Why a question has no answer to read (its failure, its generation's, generation
+    skipped); None when it has one."""
+    if failed is not None:
+        return failed.reason
+    if isinstance(p.answer, GenerationFailed):
+        return p.answer.reason if p.answer.reason == NO_ANSWER else (
+            f"generation failed: {p.answer.reason}")
+    return SKIPPED if p.answer is None else None
 
-    answer: str | None
-    contexts: Sequence[str]
-    sentences: Sentences | None = None
-    """The answer's sentences with the contexts each cites, when its source gave them."""
+
+def cases_of(samples: Sequence[Sample], produced: Sequence[Produced],
+             failed: Mapping[int, Score], cfg: RunConfig, docs: Mapping[str, Document]
+             ) -> list[Case]:
+    """Each question's :class:`~ragmark.case.Case`, made once: what its source made of
+    it, with its conversation's earlier turns, the data's language, its gold contexts
+    and the config's metric parameters."""
+    params = Params(cfg.alpha, cfg.grounded_threshold, tuple(cfg.refusal_patterns))
+    why = [_no_answer(p, failed.get(qi)) for qi, p in enumerate(produced)]
+    answers = [str(p.answer) if w is None else None for p, w in zip(produced, why, strict=True)]
+    turns = earlier_turns(samples, answers)
+    return [Case(s, a or "", tuple(p.contexts), w, t, cfg.language,
+                 tuple(_gold_context(s, docs)), params, p.given)
+            for s, p, a, w, t in zip(samples, produced, answers, why, turns, strict=True)]
 
 
 def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
                  failed: Mapping[int, Score], names: Sequence[MetricName], cfg: RunConfig,
-                 docs: Mapping[str, Document]) -> tuple[list[Answer], list[dict[str, Score]]]:
-    """Each question's usable answer and its answer metrics (missing with the reason
-    when the question failed, generation failed or was skipped)."""
-    answers: list[Answer] = []
+                 docs: Mapping[str, Document]) -> tuple[list[Case], list[dict[str, Score]]]:
+    """Each question's case and its answer metrics (missing with the reason when the
+    question failed, generation failed or was skipped)."""
+    cases = cases_of(samples, produced, failed, cfg, docs)
     scores: list[dict[str, Score]] = []
-    for qi, (s, p) in enumerate(zip(samples, produced, strict=True)):
-        text = p.answer if isinstance(p.answer, str) and qi not in failed else None
-        answers.append(Answer(text, list(p.contexts), p.sentences))
+    for qi, (case, p) in enumerate(zip(cases, produced, strict=True)):
         if qi in failed:
             scores.append({str(m): failed[qi] for m in names})
-        elif isinstance(p.answer, GenerationFailed):
-            # the metrics that do not read the answer (contexts, logged facts) stand
-            reason = p.answer.reason if p.answer.reason == NO_ANSWER else (
-                f"generation failed: {p.answer.reason}")
+        elif case.no_answer is not None and p.answer is not None:
+            # generation failed: the metrics that do not read the answer (contexts,
+            # logged facts) stand
             without = [m for m in names if "answer" not in m.spec.needs
                        and m.spec.compute is not None]
-            scores.append({str(m): Score.missing(reason) for m in names} | _answer_scores(
-                s, p, "", _gold_context(s, docs), without, cfg))
-        elif p.answer is None:
+            scores.append({str(m): Score.missing(case.no_answer) for m in names}
+                          | _answer_scores(case, without))
+        elif case.no_answer is not None:
             scores.append({str(m): Score.missing(SKIPPED) for m in names})
         else:
-            scores.append(_answer_scores(s, p, p.answer, _gold_context(s, docs), names, cfg))
+            scores.append(_answer_scores(case, names))
     if any(m.name == SIMILARITY for m in names):  # one batch of embeddings for all
         todo = [qi for qi, sc in enumerate(scores) if SIMILARITY not in sc]
-        got = answer_similarity([answers[qi].answer for qi in todo],
+        got = answer_similarity([cases[qi].answer_or_none for qi in todo],
                                 [samples[qi].expected_answer for qi in todo])
         for qi, score in zip(todo, got, strict=True):
             scores[qi][SIMILARITY] = score
-    return answers, scores
+    return cases, scores
 
 
 def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
@@ -242,20 +253,22 @@ def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
     out = list(produced)
     for qi, flag in zip(todo, flags, strict=True):
         if flag is not None:
-            out[qi] = replace(out[qi], facts={**out[qi].facts, "refused": float(flag)})
+            given = out[qi].given
+            out[qi] = replace(out[qi], given=replace(
+                given, facts={**given.facts, "refused": float(flag)}))
     return out, StageReport({"refusal_judge_s": time.perf_counter() - t0}, tuple(notes),
                             {"refusal": summary} if summary else {})
 
 
-def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
+def judge_stage(cases: Sequence[Case],
                 failed: Mapping[int, Score], judge_names: Sequence[str], *, prog: Progress,
                 llm: LLMSettings | None, require_llm: bool, cfg: RunConfig | None = None,
                 ) -> tuple[list[dict[str, Score]], StageReport]:
     """Each question's judge scores (on the driver's LLM client); ``cfg`` gives the
     data's ``language`` and the aligned judges' guidance (its ``[judges]`` tables)."""
-    ok = [qi for qi in range(len(samples)) if qi not in failed]
+    ok = [qi for qi in range(len(cases)) if qi not in failed]
     scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
-              for qi in range(len(samples))]
+              for qi in range(len(cases))]
     if not judge_names:
         return scores, StageReport()
     if not ok:
@@ -263,8 +276,7 @@ def judge_stage(samples: Sequence[Sample], answers: Sequence[Answer],
     t0 = time.perf_counter()
     with prog.task(f"judging ({', '.join(judge_names)})", len(ok) * len(judge_names)) as adv:
         got, notes, summary = run_sync(judge_async(
-            [samples[i] for i in ok], [answers[i] for i in ok], judge_names, llm,
-            require=require_llm, advance=adv, language=None if cfg is None else cfg.language,
+            [cases[i] for i in ok], judge_names, llm, require=require_llm, advance=adv,
             guidance=None if cfg is None else cfg.guidance()))
     for i, sc in zip(ok, got, strict=True):
         scores[i] = sc

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ragmark.case import Case
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.llm.accounting import llm_total
@@ -35,7 +36,6 @@ from ragmark.results.model import (
 from ragmark.results.nuggets import nuggets_hash
 from ragmark.running.empty import empty_rankings
 from ragmark.running.scoring import (
-    Answer,
     Matched,
     answer_stage,
     judge_stage,
@@ -79,7 +79,7 @@ class _Scored:
     failed: dict[int, Score]
     unjudged: set[int]
     matched: Matched
-    answers: list[Answer]
+    answers: list[Case]
     answer_scores: list[dict[str, Score]]
     judged: list[dict[str, Score]]
     stats: StageReport
@@ -107,7 +107,7 @@ def _stages(dataset: Dataset, samples: Sequence[Sample], queries: list[Produced]
     # a question marked unanswerable is not judged: there is no answer to judge it by
     unjudged_qs = failed | {qi: Score.missing(UNANSWERABLE) for qi, s in enumerate(samples)
                             if not s.answerable and qi not in failed}
-    judged, stats = judge_stage(samples, answers, unjudged_qs, sel.judges, prog=prog,
+    judged, stats = judge_stage(answers, unjudged_qs, sel.judges, prog=prog,
                                 llm=task.llm, require_llm=task.require_llm, cfg=cfg)
     return _Scored(queries, failed, unjudged, matched, answers, answer_scores, judged,
                    refusal.merge(stats))
@@ -124,7 +124,7 @@ def _records(samples: Sequence[Sample], got: _Scored, names: Sequence[MetricName
             cfg.context_match)}
         metrics = {str(m): values[str(m)] for m in names if str(m) in values} | got.judged[qi]
         records.append(QueryRecord(
-            id=s.id, question=s.question, answer=got.answers[qi].answer, metrics=metrics,
+            id=s.id, question=s.question, answer=got.answers[qi].answer_or_none, metrics=metrics,
             sample=s, contexts=list(p.contexts), hops=got.matched.hops[qi],
             retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id,
                                        it.score if given is None else given.get(it.id),
@@ -142,7 +142,7 @@ def _aggregates(samples: Sequence[Sample], records: Sequence[QueryRecord], got: 
     is missing with its reason."""
     names = [str(m) for m in sel.names if m.kind != "aggregate"] + list(sel.judges)
     out = {m: Aggregate.of([r.metrics[m] for r in records]) for m in names}
-    view = RunView(samples, [a.answer for a in got.answers],
+    view = RunView(samples, [a.answer_or_none for a in got.answers],
                    [p.facts for p in got.queries], [r.metrics for r in records],
                    cfg.refusal_patterns)
     asked = {str(m) for m in sel.names}

@@ -252,10 +252,11 @@ def test_the_relevant_segments_are_what_nuggets_are_created_from(tmp_path, serve
 
     from support.fake_llm_server import chat_reply
 
+    from ragmark.case import Case
     from ragmark.data.fingerprint import dataset_hash
     from ragmark.judges import JudgeCounts
     from ragmark.llm import LLMClient, LLMSettings
-    from ragmark.running.judging import judge_call
+    from ragmark.running.judging import judge_metric
 
     folder = trec_folder(tmp_path)
     with_nuggets = load_dataset(folder)
@@ -277,12 +278,9 @@ def test_the_relevant_segments_are_what_nuggets_are_created_from(tmp_path, serve
     server.rule = rule
     client = LLMClient(LLMSettings(base_url=server.url, model="m"), use_cache=False)
 
-    class Unanswered:
-        answer, contexts = "", ()
-
     async def judged():
         try:
-            return await judge_call(client, "nugget_all", topic, Unanswered(), JudgeCounts())
+            return await judge_metric(client, "nugget_all", Case(topic), JudgeCounts())
         finally:
             await client.aclose()
 

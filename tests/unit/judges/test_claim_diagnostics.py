@@ -178,18 +178,14 @@ def test_a_failed_chunk_check_leaves_the_chunk_metrics_missing(client, server):
 
 
 def test_the_dry_run_counts_the_calls_per_question(server):
+    from ragmark.case import Case
     from ragmark.llm import LLMSettings
     from ragmark.running.judging import estimate
-    from ragmark.types import Sample
 
-    class Rec:
-        def __init__(self, answer: str, contexts: list[str]) -> None:
-            self.answer, self.contexts = answer, contexts
-
-    s = Sample(id="q1", question=QUESTION, expected_answer=EXPECTED)
     settings = LLMSettings(base_url=server.url, model="test-model")
-    recs = [Rec(ANSWER, CHUNKS), Rec("It opened in 1925.", CHUNKS[:2])]
-    got = estimate([s, s], recs, ["claim_f1", "hallucination", "faithfulness"], settings)
+    cases = [Case.of(QUESTION, ANSWER, CHUNKS, EXPECTED),
+             Case.of(QUESTION, "It opened in 1925.", CHUNKS[:2], EXPECTED)]
+    got = estimate(cases, ["claim_f1", "hallucination", "faithfulness"], settings)
     assert not server.requests  # nothing called
     # per question: 2 extractions + a call per chunk + 2 cross-checks, each of which may
     # be re-asked once; faithfulness adds its check of the claims (its extraction is

@@ -35,7 +35,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ragmark.judges.case import JudgeCase, judge_spec
+from ragmark.case import Case
+from ragmark.judges.case import judge_spec
 from ragmark.judges.prompt import JudgeFailure, Prompt, ask
 from ragmark.types import Score
 
@@ -59,7 +60,7 @@ CONCISE_PROMPT: Prompt[ConciseInput, Concise] = Prompt(
 )
 
 
-async def conciseness_of(client: Any, c: JudgeCase, counts: Any) -> Score:
+async def conciseness_of(client: Any, c: Case, counts: Any) -> Score:
     if not c.answer.strip():
         return Score.missing("empty answer")
     out = await ask(client, CONCISE_PROMPT, ConciseInput(question=c.question, answer=c.answer),

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from judges_support import as_json, reply, run
 from nuggetizer.core.metrics import calculate_nugget_scores
 
-from ragmark.judges.case import JudgeCase
+from ragmark.case import Case
 from ragmark.judges.nugget_scores import ASSIGNMENTS, METRICS, NO_VITAL, Assigned, nugget_scores
 from ragmark.judges.nuggets import NOTHING_TO_CREATE_FROM, PASSAGES_A_CALL, judge
 from ragmark.types import Nugget
@@ -109,8 +109,8 @@ def scripted(body):
 
 def test_created_labelled_and_assigned_through_the_server(client, server):
     server.rule = scripted
-    case = JudgeCase(QUESTION, "Gustave Eiffel's company built it", [], EXPECTED,
-                     gold=("Paris hosted the World's Fair of 1889.",))
+    case = Case.of(QUESTION, "Gustave Eiffel's company built it", [], EXPECTED,
+                     relevant=("Paris hosted the World's Fair of 1889.",))
     got = run(client, judge(client, case))
     assert [kind(r.body) for r in server.requests] == ["create", "importance", "assign"]
     nuggets = got["nugget_all"].details["nuggets"]
@@ -139,7 +139,7 @@ def test_created_labelled_and_assigned_through_the_server(client, server):
 def test_creation_reads_ten_passages_a_call_and_carries_the_list(client, server):
     server.rule = scripted
     gold = tuple(f"Passage number {i} says something." for i in range(1, 13))
-    case = JudgeCase(QUESTION, "", [], None, gold=gold)
+    case = Case.of(QUESTION, "", [], None, relevant=gold)
     got = run(client, judge(client, case))
     creates = [r for r in server.requests if kind(r.body) == "create"]
     assert len(creates) == 2 and PASSAGES_A_CALL == 10
@@ -158,40 +158,45 @@ def test_nuggets_from_the_set_are_used_as_they_are(client, server):
     server.rule = scripted
     nuggets = (Nugget("Gustave Eiffel's company built the tower", "vital"),
                Nugget("finished in 1889", "okay"))
-    case = JudgeCase(QUESTION, "It was finished in 1889.", [], EXPECTED, nuggets=nuggets)
+    case = Case.of(QUESTION, "It was finished in 1889.", [], EXPECTED, nuggets=nuggets)
     got = run(client, judge(client, case))
     assert [kind(r.body) for r in server.requests] == ["assign"]
     assert got["nugget_vital"].value == 0.0 and got["nugget_all"].value == 0.5
     assert got["nugget_all"].details["source"] == "set"
 
 
-def test_answers_to_one_question_share_its_nuggets(client, server):
+def test_answers_to_one_question_share_its_nuggets(server, tmp_path):
     """The scores of two answers, four metrics each, asked concurrently: the nuggets are
-    created once (one creation and one labelling call), each answer assigned once."""
+    created once (one creation and one labelling call: the same calls, answered once by
+    the client's cache and its in-flight deduplication), each answer assigned once."""
     from ragmark.judges.nuggets import SPECS
+    from ragmark.llm import LLMClient, LLMSettings
+    from ragmark.llm.cache import LLMCache
 
+    client = LLMClient(LLMSettings(base_url=server.url, model="test-model"),
+                       LLMCache(tmp_path / "calls.sqlite"))
     server.rule = scripted
-    cases = [JudgeCase(QUESTION, a, [], EXPECTED) for a in
+    cases = [Case.of(QUESTION, a, [], EXPECTED) for a in
              ("Gustave Eiffel's company built it.", "It was finished in 1889.")]
 
-    async def all_scores():
-        return await asyncio.gather(*(s.compute(client, c, None) for c in cases
-                                      for s in SPECS))
+    async def all_scores():  # one judge gives the four metrics of a case
+        assert len({s.compute for s in SPECS}) == 1
+        return await asyncio.gather(*(SPECS[0].compute(client, c, None) for c in cases))
 
     got = run(client, all_scores())
     assert sorted(kind(r.body) for r in server.requests) == [
         "assign", "assign", "create", "importance"]
     # both nuggets vital; each answer holds one and part of the other (the word "it"):
     # strict 1/2, with partial credit 1.5/2
-    assert [s.value for s in got] == [0.5, 0.75, 0.5, 0.75] * 2
+    assert [got[i][s.name].value for i in (0, 1) for s in SPECS] == [0.5, 0.75, 0.5, 0.75] * 2
 
 
 def test_missing_scores_keep_their_reasons(client, server):
-    got = run(client, judge(client, JudgeCase(QUESTION, "An answer.", [], None)))
+    got = run(client, judge(client, Case.of(QUESTION, "An answer.", [], None)))
     assert {s.reason for s in got.values()} == {NOTHING_TO_CREATE_FROM}
     assert not server.requests
     server.queue.extend([reply("no idea"), reply("still no idea")])
-    got = run(client, judge(client, JudgeCase(QUESTION, "An answer.", [], EXPECTED)))
+    got = run(client, judge(client, Case.of(QUESTION, "An answer.", [], EXPECTED)))
     reason = got["nugget_all"].reason
     assert reason.startswith("nuggets.create: unusable judge output after a re-ask")
     assert got["nugget_all"].details["raw"] == "still no idea"

@@ -13,15 +13,15 @@ from collections import defaultdict
 
 from support.fake_llm_server import FakeLLMServer
 
-from ragmark.judges.case import JudgeCase
+from ragmark.case import Case
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.metrics.names import catalogue
 
-CASES = [JudgeCase("Who wrote Dracula?", "Bram Stoker wrote Dracula [1].",
+CASES = [Case.of("Who wrote Dracula?", "Bram Stoker wrote Dracula [1].",
                    ["Dracula is an 1897 novel by Bram Stoker.", "Stoker was Irish."],
                    "Bram Stoker wrote it in 1897."),
-         JudgeCase("What does metformin do?", "It lowers glucose output [2].",
+         Case.of("What does metformin do?", "It lowers glucose output [2].",
                    ["Metformin is a drug.", "Metformin lowers hepatic glucose output."],
                    "Metformin lowers glucose production in the liver.")]
 

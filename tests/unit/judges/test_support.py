@@ -5,13 +5,12 @@ passage through the scripted server, and every missing score with its reason."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import pytest
 from judges_support import as_json, reply, run
 
-from ragmark.judges.case import JudgeCase
+from ragmark.case import Case
 from ragmark.judges.support import LABELS, METRICS, NOTHING_CITED, judge, support_scores
 from ragmark.text import citing_sentences
 
@@ -87,7 +86,7 @@ def test_each_sentence_judged_against_its_first_cited_passage(client, server):
     answer = ("The tower was built by the company of Gustave Eiffel [1]. "
               "The tower opened in 1887 [2][1]. It is in Paris. "
               "It is 330 metres tall [9]. Eiffel painted it red [1].")
-    got = run(client, judge(client, JudgeCase("Who built it?", answer, PASSAGES)))
+    got = run(client, judge(client, Case.of("Who built it?", answer, PASSAGES)))
     # one call a passage cited first: passage 1 with its two sentences, passage 2 with one
     assert len(server.requests) == 2
     by_passage = {dict(blocks(r.body))["passage"]: [t for n, t in blocks(r.body)
@@ -119,24 +118,26 @@ def test_the_three_scores_share_one_judgement(client, server):
     from ragmark.judges.support import SPECS
 
     server.rule = scripted
-    case = JudgeCase("Who built it?", "The tower was built by the company of Gustave "
+    case = Case.of("Who built it?", "The tower was built by the company of Gustave "
                      "Eiffel [1].", PASSAGES)
 
-    async def all_scores():
-        return await asyncio.gather(*(s.compute(client, case, None) for s in SPECS))
+    from ragmark.running.judging import by_judge
 
-    assert [s.value for s in run(client, all_scores())] == [1.0, 1.0, 1.0]
+    # one judge gives the three: a run asks it once a case for all of them
+    assert by_judge([s.name for s in SPECS]) == [tuple(s.name for s in SPECS)]
+    got = run(client, SPECS[0].compute(client, case, None))
+    assert [got[s.name].value for s in SPECS] == [1.0, 1.0, 1.0]
     assert len(server.requests) == 1
 
 
 def test_missing_scores_keep_their_reasons(client, server):
-    got = run(client, judge(client, JudgeCase("Q?", "  ", PASSAGES)))
+    got = run(client, judge(client, Case.of("Q?", "  ", PASSAGES)))
     assert {s.reason for s in got.values()} == {"empty answer"}
-    got = run(client, judge(client, JudgeCase("Q?", "No citation here. None here.", PASSAGES)))
+    got = run(client, judge(client, Case.of("Q?", "No citation here. None here.", PASSAGES)))
     assert got["support_partial"].reason == NOTHING_CITED and got["support_recall"].value == 0
     assert not server.requests
     server.queue.extend([reply("no idea"), reply("still no idea")])
-    got = run(client, judge(client, JudgeCase("Q?", "Built by Eiffel [1].", PASSAGES)))
+    got = run(client, judge(client, Case.of("Q?", "Built by Eiffel [1].", PASSAGES)))
     assert got["support_full"].reason.startswith("support: unusable judge output after a "
                                                  "re-ask")
     assert all(s.value is None for s in got.values()) and set(got) == set(METRICS)
@@ -278,7 +279,7 @@ def test_sentences_the_source_gives_are_the_units(client, server):
     server.rule = scripted
     given = (("The tower was built by the company of Gustave Eiffel. It opened in 1889.",
               (1, 2)), ("", (1,)), ("Nothing cited here", ()))
-    case = JudgeCase("Who built it?", "ignored [2]. Text [1].", PASSAGES, sentences=given)
+    case = Case.of("Who built it?", "ignored [2]. Text [1].", PASSAGES, sentences=given)
     got = run(client, judge(client, case))
     assert len(server.requests) == 1
     assert [t for n, t in blocks(server.requests[0].body) if n == "statement"] == [given[0][0]]
