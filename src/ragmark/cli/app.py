@@ -163,13 +163,31 @@ def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
              "qrels judge, one without a relevant document scoring 0.")(f)
 
 
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """The input formats' names (:mod:`ragmark.data.formats`: ragmark's own and one
+    module a format), read when the option is parsed or its help is shown."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from ragmark.data.formats import names
+
+        return names()
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        pass
+
+
 def input_format_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--input-format NAME``: read --dataset / --outputs as that format."""
     return click.option(
-        "--input-format", type=click.Choice(["ragmark", "ragas", "deepeval", "llamaindex"]),
+        "--input-format", type=FormatChoice(),
         help="Read --dataset / --outputs as this format instead of telling it from the "
-             "fields: ragmark's own, a RAGAS dataset, DeepEval goldens or test cases, or a "
-             "LlamaIndex LabelledRagDataset.")(f)
+             "fields: ragmark's own, or another tool's (a RAGAS dataset, DeepEval goldens "
+             "or test cases, a LlamaIndex LabelledRagDataset, ...).")(f)
 
 
 def language_option(f: Callable[..., Any]) -> Callable[..., Any]:

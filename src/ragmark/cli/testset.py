@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from ragmark.cli.app import (
+    FormatChoice,
     cli,
     consoles,
     data_options,
@@ -56,7 +57,7 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
     )
 
 
-_DIALECTS = click.Choice(["ragmark", "ragas", "llamaindex", "deepeval"])
+_DIALECTS = FormatChoice()
 """The dataset formats a test set is written in (those --input-format reads)."""
 
 

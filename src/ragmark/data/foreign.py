@@ -1,25 +1,16 @@
-"""Evaluation sets and logged outputs in other tools' formats, read as ragmark's own.
-
-- **RAGAS** evaluation datasets: the sample fields of RAGAS 0.2+ (``user_input``,
-  ``retrieved_contexts``, ``response``, ``reference``, ``reference_contexts``) and the
-  older ones (``question``, ``contexts``, ``answer``, ``ground_truth`` or
-  ``ground_truths``); JSONL, a JSON list, or CSV as RAGAS writes it (list columns as
-  Python list literals).
-- **DeepEval** goldens and test cases (``input``, ``expected_output``, ``context``,
-  ``retrieval_context``, ``actual_output``), as its dataset saves them (JSON; JSONL and
-  CSV with the list columns joined by ``|``, as DeepEval writes and reads them).
-- **LlamaIndex** ``LabelledRagDataset`` (``rag_dataset.json``: ``{"examples": [{query,
-  reference_contexts, reference_answer, query_by, reference_answer_by}]}``) and
-  ``EmbeddingQAFinetuneDataset`` (``{"queries": {id: text}, "corpus": {id: text},
-  "relevant_docs": {query id: [corpus ids]}}``: relevance by id, its corpus the corpus).
+"""Reading evaluation sets and logged outputs in other tools' formats as ragmark's own:
+their files (CSV, a JSON document holding the rows, Parquet or a saved Hugging Face
+dataset), the cells of their list columns, and each row through its format
+(:mod:`ragmark.data.formats`, one module a format: RAGAS, DeepEval, LlamaIndex).
 
 Each row becomes a ragmark item: the question; the expected answer; the gold contexts
-(``reference_contexts`` / ``context``) as ``ground_truth_contexts``; and, where the row
-holds the system's response, its ``answer`` and retrieved ``contexts`` (logged outputs).
-Odd rows whose meaning is clear load with a counted warning (several RAGAS
-``ground_truths``: the first is the expected answer; a list column that is a plain
-string: one context; an empty cell: none); a row without a question is an error naming
-the row and the field.
+as ``ground_truth_contexts``; and, where the row holds the system's response, its
+``answer`` and retrieved ``contexts`` (logged outputs). Odd rows whose meaning is clear
+load with a counted warning (a list column that is a plain string: one context; an empty
+cell: none); a row without a question is an error naming the row and the field. Also
+LlamaIndex's ``EmbeddingQAFinetuneDataset`` (``{"queries": {id: text}, "corpus": {id:
+text}, "relevant_docs": {query id: [corpus ids]}}``: relevance by id, its corpus the
+corpus).
 """
 
 from __future__ import annotations
@@ -32,41 +23,14 @@ import tokenize
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from ragmark.data import formats
 from ragmark.data.files import Where, base_suffix, describe, read_json, read_text
+from ragmark.data.formats import RowFormat
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Dataset
 
-FOREIGN = ("ragas", "deepeval", "llamaindex")
-"""The formats read here; ``ragmark`` is the native one."""
-NAMES = {"ragas": "RAGAS", "deepeval": "DeepEval", "llamaindex": "LlamaIndex"}
-QUESTION_FIELDS = {"ragas": "'user_input' (or 'question' in older sets)",
-                   "deepeval": "'input'", "llamaindex": "'query'"}
-
-_RAGAS_NEW = {"user_input", "retrieved_contexts", "reference_contexts", "response",
-              "reference"}
-_RAGAS_OLD = {"ground_truth", "ground_truths"}
-_DEEPEVAL = {"input", "actual_output", "expected_output", "retrieval_context", "context"}
-
-
-def format_of(items: list[tuple[Where, Any]]) -> str | None:
-    """The foreign format the rows are in, from their field names; None for ragmark's
-    (whose logged outputs RAGAS's oldest rows, question/answer/contexts, already are)."""
-    keys: set[str] = set()
-    for _, v in items[:50]:
-        if isinstance(v, dict):
-            keys |= set(v)
-    if "user_input" in keys or ("question" in keys and keys & _RAGAS_OLD):
-        return "ragas"
-    if "input" in keys and keys & (_DEEPEVAL - {"input"}):
-        return "deepeval"
-    if "query" in keys and keys & {"reference_answer", "reference_contexts"}:
-        return "llamaindex"
-    return None
-
-
 LIST_AS_TEXT = "a plain string where a list of texts belongs, read as one text"
-SEVERAL_TRUTHS = "several ground_truths, the first is the expected answer"
 
 
 def list_cell(text: str) -> list[str] | None:
@@ -112,7 +76,7 @@ def list_cell(text: str) -> list[str] | None:
     return out if all(isinstance(x, str) for x in out) else None
 
 
-def _cell_list(v: Any, where: Where, name: str, lenient: Leniency, sep: str | None = None
+def cell_list(v: Any, where: Where, name: str, lenient: Leniency, sep: str | None = None
                ) -> list[str] | None:
     """A list column: a list, a list literal in a CSV cell, texts joined by ``sep``
     (DeepEval's CSV and JSONL join them with ``|``), a plain string (one text, counted),
@@ -143,7 +107,8 @@ def _cell_list(v: Any, where: Where, name: str, lenient: Leniency, sep: str | No
     raise where.error(f"expected a list of strings, got {describe(v)}", name)
 
 
-def _text(v: Any, where: Where, name: str) -> str | None:
+def cell_text(v: Any, where: Where, name: str) -> str | None:
+    """A text cell: None when empty."""
     if v is None or (isinstance(v, float) and v != v) or v == "":
         return None
     if not isinstance(v, str):
@@ -151,48 +116,28 @@ def _text(v: Any, where: Where, name: str) -> str | None:
     return v
 
 
-def native(fmt: str, items: list[tuple[Where, Any]], lenient: Leniency
+def native(fmt: RowFormat, items: list[tuple[Where, Any]], lenient: Leniency
            ) -> list[tuple[Where, dict[str, Any]]]:
     """The rows of a foreign format as ragmark items (see the module docstring)."""
     out = []
     for where, row in items:
         if not isinstance(row, dict):
             raise where.error(f"expected an object, got {describe(row)}")
-        out.append((where, _row(fmt, row, where, lenient)))
+        out.append((where, fmt.row(row, where, lenient)))
     return out
 
 
-def _row(fmt: str, row: dict[str, Any], where: Where, lenient: Leniency) -> dict[str, Any]:
-    if fmt == "ragas":
-        q_key = "user_input" if "user_input" in row else "question"
-        expected = _text(row.get("reference"), where, "reference")
-        if expected is None and "ground_truth" in row:
-            expected = _text(row.get("ground_truth"), where, "ground_truth")
-        truths = _cell_list(row.get("ground_truths"), where, "ground_truths", lenient)
-        if expected is None and truths:
-            if len(truths) > 1:
-                lenient.warn(SEVERAL_TRUTHS, where.short(), where.error(
-                    f"{len(truths)} ground_truths where one expected answer belongs",
-                    "ground_truths"))
-            expected = truths[0]
-        gold = _cell_list(row.get("reference_contexts"), where, "reference_contexts", lenient)
-        answer_key = "response" if "response" in row else "answer"
-        ctx_key = "retrieved_contexts" if "retrieved_contexts" in row else "contexts"
-    elif fmt == "deepeval":
-        q_key, answer_key, ctx_key = "input", "actual_output", "retrieval_context"
-        expected = _text(row.get("expected_output"), where, "expected_output")
-        gold = _cell_list(row.get("context"), where, "context", lenient, "|")
-    else:  # llamaindex
-        q_key, answer_key, ctx_key = "query", "", ""
-        expected = _text(row.get("reference_answer"), where, "reference_answer")
-        gold = _cell_list(row.get("reference_contexts"), where, "reference_contexts", lenient)
-    question = _text(row.get(q_key), where, q_key)
+def item_of(fmt: RowFormat, row: dict[str, Any], where: Where, q_key: str,
+            expected: str | None, gold: list[str] | None) -> dict[str, Any]:
+    """A row of ``fmt`` as a ragmark item: its question (at ``q_key``), ``id``, and the
+    expected answer and gold contexts its format read."""
+    question = cell_text(row.get(q_key), where, q_key)
     if question is None and q_key not in row:
         has = sorted(row)
         shown = ", ".join(map(repr, has[:8])) + (f" and {len(has) - 8} more" if len(has) > 8
                                                  else "")
-        raise where.error(f"no question: read as {NAMES[fmt]}, whose question is "
-                          f"{QUESTION_FIELDS[fmt]}; the row has {shown or 'no field'} (is "
+        raise where.error(f"no question: read as {fmt.title}, whose question is "
+                          f"{fmt.question}; the row has {shown or 'no field'} (is "
                           "the input format right?)", q_key)
     if question is None:
         raise where.error("expected the question, a non-empty string", q_key)
@@ -203,12 +148,18 @@ def _row(fmt: str, row: dict[str, Any], where: Where, lenient: Leniency) -> dict
         item["expected_answer"] = expected
     if gold:
         item["ground_truth_contexts"] = gold
-    answer = _text(row.get(answer_key), where, answer_key) if answer_key else None
-    if answer is not None:
-        item["answer"] = answer
-        item["contexts"] = _cell_list(row.get(ctx_key), where, ctx_key, lenient,
-                                      "|" if fmt == "deepeval" else None) or []
     return item
+
+
+def with_logged(item: dict[str, Any], row: dict[str, Any], where: Where, lenient: Leniency,
+                answer_key: str, ctx_key: str, sep: str | None = None) -> dict[str, Any]:
+    """``item`` with the answer its row logged (at ``answer_key``) and the contexts it
+    was made from (at ``ctx_key``; texts joined by ``sep`` in a cell), when it has one."""
+    answer = cell_text(row.get(answer_key), where, answer_key)
+    if answer is None:
+        return item
+    return {**item, "answer": answer,
+            "contexts": cell_list(row.get(ctx_key), where, ctx_key, lenient, sep) or []}
 
 
 def read_foreign(path: Path, encoding: str | None = None, data: Any = None
@@ -291,15 +242,24 @@ def read_rows(path: Path, lenient: Leniency, data: Any = None
 
     items = (read_arrow(path) if is_arrow(path) else
              read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding))
-    fmt = format_of(items) if lenient.input_format is None else (
-        None if lenient.input_format == "ragmark" else lenient.input_format)
+    given = lenient.input_format
+    fmt = formats.detect(_keys(items)) if given is None else (
+        None if given == formats.NATIVE else formats.which(given))
     if fmt is None:
         if base_suffix(path) == ".csv":
             raise DataError("a CSV file whose columns are not those of a format ragmark "
-                            "reads (RAGAS: user_input/question, ...; DeepEval: input, ...; "
-                            "LlamaIndex: query, ...)", file=str(path))
+                            f"reads ({formats.telling_fields()})", file=str(path))
         return items, None
-    return list(native(fmt, items, lenient)), fmt
+    return list(native(fmt, items, lenient)), fmt.name
+
+
+def _keys(items: list[tuple[Where, Any]]) -> set[str]:
+    """The field names of the first rows, that tell their format."""
+    keys: set[str] = set()
+    for _, v in items[:50]:
+        if isinstance(v, dict):
+            keys |= set(v)
+    return keys
 
 
 def is_embedding_qa(data: Any) -> TypeGuard[dict[str, Any]]:
@@ -353,36 +313,3 @@ def load_embedding_qa(path: Path, data: dict[str, Any], lenient: Leniency) -> Da
 
 
 NO_RELEVANT = "queries without relevant documents, left out"
-
-
-EXPORT_SUFFIX = {"ragmark": ".json", "ragas": ".jsonl", "llamaindex": ".json",
-                 "deepeval": ".json"}
-"""The file each format writes a test set as (RAGAS: ``EvaluationDataset.to_jsonl``'s
-JSON Lines; LlamaIndex: ``rag_dataset.json``; DeepEval: ``save_as``'s JSON list)."""
-
-
-def export_items(items: list[dict[str, Any]], fmt: str, model: str = "") -> Any:
-    """A ragmark test set (``question``, ``expected_answer``, ``ground_truth_contexts``,
-    ``type``, ``difficulty``, ``source_ids``) in another tool's shape: RAGAS rows, a
-    LlamaIndex ``LabelledRagDataset`` document, DeepEval goldens (the type, difficulty
-    and sources in ``additional_metadata``); ``model``: the LLM that wrote it."""
-    if fmt == "ragmark":
-        return items
-    if fmt == "ragas":
-        return [{"user_input": it["question"], "reference_contexts":
-                 list(it.get("ground_truth_contexts") or []),
-                 "reference": it.get("expected_answer")} for it in items]
-    if fmt == "llamaindex":
-        by = {"model_name": model, "type": "ai"}
-        return {"examples": [{"query": it["question"], "query_by": by,
-                              "reference_contexts": list(it.get("ground_truth_contexts") or []),
-                              "reference_answer": it.get("expected_answer") or "",
-                              "reference_answer_by": by} for it in items]}
-    if fmt == "deepeval":
-        return [{"input": it["question"], "expected_output": it.get("expected_answer"),
-                 "context": list(it.get("ground_truth_contexts") or []),
-                 "additional_metadata": {k: it[k] for k in ("id", "type", "difficulty",
-                                                           "source_ids") if k in it}}
-                for it in items]
-    raise ValueError(f"unknown format {fmt!r}")
-

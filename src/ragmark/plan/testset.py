@@ -73,12 +73,11 @@ def _output(req: TestsetRequest) -> Path:
     """The set's path: a JSON Lines name for RAGAS's format (``testset.jsonl`` when
     none is given); a test set is never replaced silently (hours of generation or hand
     edits)."""
-    from ragmark.data.foreign import EXPORT_SUFFIX
+    from ragmark.data import formats
     from ragmark.plan.paths import check_output
 
-    suffix = EXPORT_SUFFIX[req.fmt]
-    output = Path("testset.jsonl" if req.fmt == "ragas" and str(req.output) ==
-                  "testset.json" else req.output)
+    suffix = formats.suffix(req.fmt)
+    output = Path(f"testset{suffix}" if str(req.output) == "testset.json" else req.output)
     if output.suffix.lower() != suffix:
         raise ConfigError(f"--output: the test set is written as "
                           f"{'JSON Lines' if suffix == '.jsonl' else 'JSON'} ({req.fmt}); give "
@@ -143,7 +142,7 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
     """Generate the set, write it (when a question passed the checks) and its report;
     the report and where it was written. A RagmarkError (after the report is written)
     when no question passed."""
-    from ragmark.data.foreign import EXPORT_SUFFIX, export_items
+    from ragmark.data import formats
     from ragmark.llm import open_client
     from ragmark.report.json_writer import write_json, write_jsonl
     from ragmark.testset import generate_testset
@@ -152,8 +151,8 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
                               open_client(plan.settings), progress)
     written = None
     if result.items:
-        shaped = export_items(result.items, plan.fmt, plan.settings.model)
-        written = (write_jsonl(shaped, plan.output) if EXPORT_SUFFIX[plan.fmt] == ".jsonl"
+        shaped = formats.export(result.items, plan.fmt, plan.settings.model)
+        written = (write_jsonl(shaped, plan.output) if formats.suffix(plan.fmt) == ".jsonl"
                    else write_json(shaped, plan.output))
     report = {"output": None if written is None else str(written), **result.report}
     rpath = write_json(report, plan.report)

@@ -125,7 +125,7 @@ ITEMS = [{"id": "q1", "question": QUESTIONS[0], "ground_truth_contexts": [P1],
 def test_the_real_ragas_reads_the_export(tmp_path, ragas_home):
     """ragas (0.4.3, in the dev extra: CI runs this) reads what `ragmark testset
     --format ragas` writes."""
-    from ragmark.data.foreign import export_items
+    from ragmark.data.formats import export as export_items
     from ragmark.report.json_writer import write_jsonl
 
     ragas = pytest.importorskip("ragas")
@@ -140,7 +140,7 @@ def test_the_real_llamaindex_and_deepeval_read_the_exports(tmp_path):
     (not in CI: the dev extra's LlamaIndex is newer; checked by hand with
     llama-index-core 0.12.52 and deepeval 4.3.1), each reads what `ragmark testset
     --format` writes."""
-    from ragmark.data.foreign import export_items
+    from ragmark.data.formats import export as export_items
     from ragmark.report.json_writer import write_json
 
     llama = pytest.importorskip("llama_index.core.llama_dataset")

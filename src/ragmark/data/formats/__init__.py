@@ -1,0 +1,123 @@
+"""The input formats of other tools that ragmark reads (and writes test sets in): one
+module of this package a format, each declaring ``FORMAT``, a :class:`RowFormat` that
+says how to tell the format from its rows' fields, how to read a row as a ragmark item,
+and how to write a test set in it. The names ``--input-format`` and ``testset --format``
+take are declared here, once, by the formats themselves.
+
+Built-in formats and a package's formats come through one door, :func:`register`: the
+built-ins are found by a scan of this package (a module dropped in is a new format), a
+package's through the ``ragmark.input_format`` entry-point group (each a RowFormat or a
+callable returning one). Loaded on first use, never at import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ragmark.data.files import Where
+from ragmark.data.leniency import Leniency
+from ragmark.errors import DataError
+
+NATIVE = "ragmark"
+"""ragmark's own format (its evaluation sets and outputs logs)."""
+
+
+@dataclass(frozen=True)
+class RowFormat:
+    """An evaluation set or logged outputs in another tool's shape, one question a row.
+
+    ``name``: what ``--input-format`` and ``testset --format`` take; ``title``: how
+    messages name it; ``question``: where its rows hold the question (for the error of a
+    row without one); ``fields``: its telling fields, for the error of a file in no
+    format; ``detect(keys)``: whether rows with these field names are in it (the first
+    format, by ``order``, that says yes reads them); ``row(row, where, lenient)``: a row
+    as a ragmark item (``question``, ``id``, ``expected_answer``,
+    ``ground_truth_contexts``, and a logged ``answer`` with its ``contexts``), any bad
+    field an error naming ``where`` and the field; ``export(items, model)``: a ragmark
+    test set in its shape, written to a file ending in ``suffix``."""
+
+    name: str
+    title: str
+    question: str
+    fields: str
+    detect: Callable[[set[str]], bool]
+    row: Callable[[dict[str, Any], Where, Leniency], dict[str, Any]]
+    export: Callable[[list[dict[str, Any]], str], Any]
+    suffix: str = ".json"
+    order: int = 50
+
+
+_FORMATS: dict[str, RowFormat] = {}
+_loaded = False
+
+
+def register(fmt: RowFormat) -> None:
+    """Add an input format: the one door the built-ins and a package's formats come
+    through; a name is there once (registering the same one again is a no-op)."""
+    if fmt.name == NATIVE or (fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt):
+        raise DataError(f"input format {fmt.name!r} is already known")
+    _FORMATS[fmt.name] = fmt
+
+
+def formats() -> dict[str, RowFormat]:
+    """Every input format by name, in the order they are tried: the built-ins (this
+    package's modules) and a package's (the ``ragmark.input_format`` entry points)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        import importlib
+        import pkgutil
+        from importlib.metadata import entry_points
+
+        for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+            declared = getattr(importlib.import_module(f"{__name__}.{m.name}"), "FORMAT",
+                               None)
+            if isinstance(declared, RowFormat):
+                register(declared)
+        for ep in entry_points(group="ragmark.input_format"):
+            try:
+                got = ep.load()
+                register(got if isinstance(got, RowFormat) else got())
+            except DataError:
+                raise
+            except Exception as e:  # a broken plugin must not break every command
+                raise DataError(f"input format plugin {ep.name!r} ({ep.value}) cannot be "
+                                f"loaded: {e}") from None
+    return dict(sorted(_FORMATS.items(), key=lambda kv: kv[1].order))
+
+
+def names() -> tuple[str, ...]:
+    """The format names ``--input-format`` takes: ragmark's own, then the others."""
+    return (NATIVE, *formats())
+
+
+def detect(keys: set[str]) -> RowFormat | None:
+    """The format whose rows have these field names; None: ragmark's own."""
+    return next((f for f in formats().values() if f.detect(keys)), None)
+
+
+def which(name: str) -> RowFormat:
+    """The format of that name (not ragmark's own, which needs no reading)."""
+    found = formats().get(name)
+    if found is None:
+        raise DataError(f"unknown input format {name!r}; known: {', '.join(names())}")
+    return found
+
+
+def telling_fields() -> str:
+    """Each format's telling fields, for the error of a file in none of them."""
+    return "; ".join(f"{f.title}: {f.fields}" for f in formats().values())
+
+
+def export(items: list[dict[str, Any]], name: str, model: str = "") -> Any:
+    """A ragmark test set (``question``, ``expected_answer``, ``ground_truth_contexts``,
+    ``type``, ``difficulty``, ``source_ids``) in format ``name``'s shape; ``model``: the
+    LLM that wrote it."""
+    return items if name == NATIVE else which(name).export(items, model)
+
+
+def suffix(name: str) -> str:
+    """The file a test set in format ``name`` is written as (``.json`` or ``.jsonl``)."""
+    return ".json" if name == NATIVE else which(name).suffix

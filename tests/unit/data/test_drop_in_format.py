@@ -1,0 +1,102 @@
+"""One door for input formats (issue 49, item 4): a format module dropped into
+``ragmark.data.formats``, and nothing else edited, is told from its rows' fields (a
+dataset and an outputs log), taken by ``--input-format`` (its help and its refusal list
+it) and by ``testset --format`` (its export)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from support.cli import run_cli
+
+import ragmark.data.formats as formats
+
+MODULE = '''
+"""Question-and-gold rows of a made-up tool (a test's drop-in): "prompt", "gold",
+"passages", and a logged "reply" with its "evidence"."""
+from ragmark.data.foreign import cell_list, cell_text, item_of, with_logged
+from ragmark.data.formats import RowFormat
+
+
+def _row(row, where, lenient):
+    expected = cell_text(row.get("gold"), where, "gold")
+    gold = cell_list(row.get("passages"), where, "passages", lenient)
+    item = item_of(FORMAT, row, where, "prompt", expected, gold)
+    return with_logged(item, row, where, lenient, "reply", "evidence")
+
+
+def _export(items, model):
+    return [{"prompt": it["question"], "gold": it.get("expected_answer"),
+             "passages": list(it.get("ground_truth_contexts") or [])} for it in items]
+
+
+FORMAT = RowFormat("qagold", "QA-gold", "'prompt'", "prompt, gold",
+                   lambda keys: "prompt" in keys and "gold" in keys, _row, _export)
+'''
+ROWS = [{"id": "q1", "prompt": "What does BM25 rank?", "gold": "Documents.",
+         "passages": ["BM25 ranks documents by term frequency."],
+         "reply": "It ranks documents.", "evidence": ["BM25 ranks documents by term frequency."]},
+        {"id": "q2", "prompt": "What is a retriever?", "gold": "It finds passages.",
+         "passages": ["A retriever finds passages for a question."],
+         "reply": "A retriever finds passages.", "evidence": ["Something else entirely."]}]
+
+
+@pytest.fixture
+def dropped(tmp_path, monkeypatch):
+    """The formats package with one more module, read afresh."""
+    folder = tmp_path / "more_formats"
+    folder.mkdir()
+    (folder / "qagold.py").write_text(MODULE)
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(folder)])
+    monkeypatch.setattr(formats, "_FORMATS", {})
+    monkeypatch.setattr(formats, "_loaded", False)
+    yield
+    sys.modules.pop("ragmark.data.formats.qagold", None)
+
+
+def test_a_dropped_in_format_is_read_everywhere(dropped, tmp_path, capsys):
+    assert formats.names()[-1] == "qagold" and formats.names()[0] == "ragmark"
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "recall@1,token_f1",
+                            "--output", str(out), "--include-details", "--quiet",
+                            "--no-history"],
+                           capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert [q["metrics"]["recall@1"] for q in data["queries"]] == [1.0, 0.0]
+    assert [q["answer"] for q in data["queries"]] == ["It ranks documents.",
+                                                       "A retriever finds passages."]
+    # the same rows without the logged reply: a dataset, read as the format when told
+    bare = tmp_path / "set.json"
+    bare.write_text(json.dumps([{k: r[k] for k in ("id", "prompt", "gold", "passages")}
+                                for r in ROWS]))
+    code, _, err = run_cli(["run", "--dataset", str(bare), "--input-format", "qagold",
+                            "--metrics", "recall@3", "--output", str(tmp_path / "d.json"),
+                            "--quiet", "--no-history"], capsys)
+    assert code == 0, err
+    info = json.loads((tmp_path / "d.json").read_text())["dataset"]
+    assert (info["format"], info["queries"]) == ("qagold", 2)
+    code, out_text, _ = run_cli(["run", "--help"], capsys)
+    assert "qagold" in out_text
+    code, _, err = run_cli(["run", "--dataset", str(bare), "--input-format", "nope"], capsys)
+    assert code == 2 and "qagold" in err
+
+
+def test_a_row_without_the_formats_question_names_it(dropped, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"prompt": "Q?", "gold": "A."}, {"gold": "B.", "x": 1}]))
+    code, _, err = run_cli(["run", "--dataset", str(bad), "--input-format", "qagold",
+                            "--quiet", "--no-history"], capsys)
+    assert code == 2
+    assert "read as QA-gold, whose question is 'prompt'" in err and "item 1" in err
+
+
+def test_a_test_set_is_written_in_a_dropped_in_format(dropped):
+    items = [{"question": "Q?", "expected_answer": "A.", "ground_truth_contexts": ["P."]}]
+    assert formats.export(items, "qagold") == [{"prompt": "Q?", "gold": "A.",
+                                                 "passages": ["P."]}]
+    assert formats.suffix("qagold") == ".json" and formats.suffix("ragas") == ".jsonl"

@@ -1,0 +1,41 @@
+"""One door for extensions (issue 49, item 4): ``ragmark.extensions`` lists every
+extension point, and the code reads no entry-point group it does not list."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+from ragmark.extensions import POINTS, groups
+from ragmark.registry import _BUILTINS
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "ragmark"
+
+
+def _groups_read() -> set[str]:
+    """The entry-point groups the code reads: entry_points(group=...) with a literal,
+    and the registry's ``ragmark.<kind>`` for each kind it has."""
+    found = {f"ragmark.{kind}" for kind in _BUILTINS}
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "entry_points":
+                for kw in node.keywords:
+                    if kw.arg == "group" and isinstance(kw.value, ast.Constant):
+                        found.add(kw.value.value)
+    return found
+
+
+def test_every_entry_point_group_read_is_listed_once():
+    assert _groups_read() == set(groups())
+    assert len(groups()) == len(set(groups()))
+
+
+def test_every_door_is_there():
+    for point in POINTS:
+        module, _, attr = point.door.partition(":")
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        assert callable(obj), point.door
+        assert point.takes and point.built_ins
