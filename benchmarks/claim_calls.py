@@ -91,7 +91,7 @@ async def ragchecker_pattern(client: Any, q: dict[str, Any], counts: Any) -> int
 
 
 async def ours_pattern(client: Any, q: dict[str, Any], counts: Any) -> int:
-    from ragmark.judges.case import JudgeCase
+    from ragmark.judges.spec import JudgeCase
     from ragmark.judges.claims import diagnose
 
     checked, calls = await diagnose(client, JudgeCase(q["question"], q["answer"],

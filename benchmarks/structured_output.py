@@ -74,7 +74,7 @@ def per_call(url: str, scifact: Path, n: int) -> dict[str, dict]:
     """Faithfulness on ``n`` SciFact summaries, one schema for all calls vs per call."""
     import ragmark.judges.prompt as prompt
     from ragmark.judge_eval.items import Item
-    from ragmark.judge_eval.run import Trial, judge_eval
+    from ragmark.judge_eval.measure import Trial, judge_eval
     from ragmark.llm import LLMSettings
 
     raw = summary_items(scifact, n)

@@ -12,11 +12,11 @@ support metrics): :class:`AnswerCompute` and :class:`JudgeCompute`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from ragmark.types import Nugget, Sample, Score, Sentences
+from ragmark.types import MetricSpec, Nugget, Param, Sample, Score, Sentences
 
 _EMPTY: Mapping[str, float] = MappingProxyType({})
 
@@ -70,17 +70,41 @@ class Output:
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    """The run's parameters of the metrics that take one, typed (a config's values; the
-    catalogue's ``ragmark metrics`` lists which metric reads which)."""
+    """The run's values of the metrics' parameters, typed (the config's keys of the same
+    names); a metric's spec declares those it reads (:func:`param`), which ``ragmark
+    metrics`` lists with their type, default and meaning."""
 
-    alpha: float = 0.5
-    """combined_score: the weight of keyword coverage (1 - alpha: context overlap)."""
-    grounded_threshold: float = 0.10
-    """groundedness and grounded_ratio: the share of content tokens at and above which
-    an answer is grounded."""
-    refusals: tuple[str, ...] = ()
-    """refusal and the abstention metrics: the config's own refusal patterns, besides
-    the default phrases."""
+    alpha: float = field(default=0.5, metadata={
+        "desc": "the weight of keyword coverage (1 - alpha: that of context overlap)"})
+    grounded_threshold: float = field(default=0.10, metadata={
+        "desc": "the share of an answer's content tokens found in the retrieved text at "
+                "and above which it is grounded"})
+    refusal_patterns: tuple[str, ...] = field(default=(), metadata={
+        "desc": "the config's own refusal patterns (regular expressions), besides the "
+                "default phrases"})
+
+
+def param(name: str) -> Param:
+    """The declaration of the parameter ``name`` (a field of :class:`Params`): its type,
+    default and meaning, for a metric's spec."""
+    from dataclasses import fields
+    from typing import get_origin, get_type_hints
+
+    f = next(f for f in fields(Params) if f.name == name)
+    hint = get_type_hints(Params)[name]
+    return Param(name, get_origin(hint) or hint, f.default, f.metadata["desc"])
+
+
+def reading(spec: MetricSpec, *names: str) -> MetricSpec:
+    """``spec`` declaring the parameters it reads (fields of :class:`Params`)."""
+    return replace(spec, params=tuple(param(n) for n in names))
+
+
+def params_of(config: Any) -> Params:
+    """The parameters' values a config gives (its keys of the same names)."""
+    from dataclasses import fields
+
+    return Params(**{f.name: getattr(config, f.name) for f in fields(Params)})
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,24 +39,26 @@ _COMPONENT = ("a factory: a class or function called with the component's config
               "keys as keywords, or a ragmark.registry.Table dataclass (its fields are "
               "the keys, checked) whose build() returns the component")
 
+_DOOR = "ragmark.registry:Registry.register"
+
 POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint("ragmark.chunker", f"{_COMPONENT}; the chunker's chunk(document) -> "
-                   "list[Chunk] (ragmark.chunking.base.Chunker)", "ragmark.registry:Registry.register",
+                   "list[Chunk] (ragmark.chunking.base.Chunker)", _DOOR,
                    "ragmark.registry (_BUILTINS['chunker'])"),
     ExtensionPoint("ragmark.retriever", f"{_COMPONENT}; the retriever's index(chunks) and "
                    "retrieve(queries, k) -> (chunk indices, scores), best first "
                    "(ragmark.retrieval.base.Retriever)",
-                   "ragmark.registry:Registry.register",
+                   _DOOR,
                    "ragmark.registry (_BUILTINS['retriever'])"),
     ExtensionPoint("ragmark.reranker", f"{_COMPONENT}; the reranker's score(query, "
-                   "passages) -> a score each (ragmark.retrieval.rerank.Reranker)", "ragmark.registry:Registry.register",
+                   "passages) -> a score each (ragmark.retrieval.rerank.Reranker)", _DOOR,
                    "ragmark.registry (_BUILTINS['reranker'])"),
     ExtensionPoint("ragmark.generator", f"{_COMPONENT}; the generator's generate(question, "
-                   "contexts) -> answer (ragmark.generation.base.Generator)", "ragmark.registry:Registry.register",
+                   "contexts) -> answer (ragmark.generation.base.Generator)", _DOOR,
                    "ragmark.registry (_BUILTINS['generator'])"),
     ExtensionPoint("ragmark.writer", "a factory returning write(written: "
                    "ragmark.report.writers.Written) -> the paths written (a results "
-                   "format for --format)", "ragmark.registry:Registry.register",
+                   "format for --format)", _DOOR,
                    "ragmark.registry (_BUILTINS['writer'])"),
     ExtensionPoint("ragmark.metric", "a ragmark.types.MetricSpec (or a callable returning "
                    "one): kind 'answer' with compute(case: ragmark.case.Case) -> Score, or "

@@ -280,6 +280,18 @@ class Cutoff(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Param:
+    """A parameter a metric reads, as ir_measures' ``ParamInfo`` declares one: its
+    ``name`` (the config key that sets it), its ``dtype``, its ``default`` and what it
+    means (``desc``)."""
+
+    name: str
+    dtype: type
+    default: Any
+    desc: str
+
+
+@dataclass(frozen=True, slots=True)
 class MetricSpec:
     """One metric of the catalogue: canonical ``name``, ``kind`` (retrieval, answer,
     judge), ``cutoff`` rule (required, optional, none), a one-line ``summary`` (its
@@ -331,6 +343,10 @@ class MetricSpec:
     group: str = ""
     """The name that stands for this metric and the others of its group in a list of
     metrics (``claims``, ``nuggets``, ``support``); empty: none."""
+    params: tuple[Param, ...] = ()
+    """The run's parameters it reads (besides its cutoff), typed: each a field of
+    :class:`ragmark.case.Params`, the case's values of them (``combined_score``:
+    ``alpha``)."""
 
     def __post_init__(self) -> None:
         """The kind and the cutoff rule as their enums (a plugin may give the words): a

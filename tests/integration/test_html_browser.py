@@ -11,7 +11,7 @@ import pytest
 from support.browser import launched, needs_chromium, open_page
 
 from ragmark.cli import main
-from ragmark.demo.run import demo_path
+from ragmark.demo.tour import demo_path
 
 pytestmark = needs_chromium
 

@@ -342,3 +342,32 @@ def test_inspect_is_an_adapter_of_its_view():
     assert "ragmark.report.console_inspect" in mine
     assert not any(b.startswith("ragmark.running") for b in mine)
     assert len(ig.modules()["ragmark.cli.inspect"].read_text().splitlines()) < 80
+
+
+READ_ONLY = ("history", "diff", "power", "review", "report_cmd", "metrics_cmd", "inspect",
+             "ci")
+"""The commands that read what was recorded (results files, the history, the label
+store, the catalogue) and render it; they compute nothing a plan would."""
+READ_FROM = ("ragmark.errors", "ragmark.text", "ragmark.analysis", "ragmark.history",
+             "ragmark.results", "ragmark.report", "ragmark.metrics.names", "ragmark.plan",
+             "ragmark.passage_labels.metrics", "ragmark.passage_labels")
+"""What a read-only command may import: the results and their analysis, the history,
+the reports, the catalogue's names, the plan layer (its read plans and paths)."""
+
+
+def test_read_only_commands_only_read():
+    """Issue 49, item 5, the stated rule: a command that is not planned (run, compare,
+    label, monitor, testset, judge-eval, annotate, duel: THIN_COMMANDS and PLANNED) only
+    reads and renders: it imports from READ_FROM alone, never the running layer, the
+    judges, the LLM clients, the pipeline parts or the data readers."""
+    edges = ig.edges()
+    every = {m for m in ig.modules() if m.startswith("ragmark.cli.")}
+    rest = every - set(THIN_COMMANDS) - {f"ragmark.cli.{m}" for m in READ_ONLY}
+    # the others are the command line's own parts (the group, shared flags) and demo
+    assert {m.rpartition(".")[2] for m in rest} == {"app", "shared", "flags", "llm_opts",
+                                                    "demo"}
+    for name in READ_ONLY:
+        module = f"ragmark.cli.{name}"
+        wrong = sorted(b for a, b in edges if a == module and not b.startswith("ragmark.cli")
+                       and not b.startswith(READ_FROM))
+        assert not wrong, f"{module} imports {wrong}"

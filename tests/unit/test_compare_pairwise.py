@@ -17,7 +17,7 @@ from support.cli import run_cli
 from support.fake_llm_server import chat_reply
 from support.pairwise_data import answers_of, longer, make_setup
 
-from ragmark.stats.pairwise import sign_test
+from ragmark.stats.win_rates import sign_test
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ def test_inspect_shows_both_verdicts_and_failures_lists_the_lost_questions(
     code, _, err = _compare(setup, server, tmp_path, capsys, "--pairwise", "overall")
     assert code == 0, err
     results = str(tmp_path / "c.json")
-    code, stdout, err = run_cli(["inspect", results, "q5", "--config", "mid"], capsys)
+    code, stdout, err = run_cli(["inspect", results, "q5", "--config-name", "mid"], capsys)
     assert code == 0, err
     text = " ".join(stdout.split())
     assert "Pairwise verdicts (2)" in text
@@ -172,11 +172,11 @@ def test_inspect_shows_both_verdicts_and_failures_lists_the_lost_questions(
     assert "A first: the judge said second: second is longer" in text
     assert "B first: the judge said first: first is longer" in text
     assert "overall vs short: lost (mid shown as A)" in text
-    code, stdout, _ = run_cli(["inspect", results, "q5", "--config", "mid", "--json"],
+    code, stdout, _ = run_cli(["inspect", results, "q5", "--config-name", "mid", "--json"],
                               capsys)
     got = json.loads(stdout)["pairwise"]
     assert [(v["other"], v["outcome"]) for v in got] == [("long", "won"), ("short", "lost")]
-    code, stdout, _ = run_cli(["inspect", results, "--failures", "--config", "short"],
+    code, stdout, _ = run_cli(["inspect", results, "--failures", "--config-name", "short"],
                               capsys)
     text = " ".join(stdout.split())
     assert "lost to the baseline by the pairwise judge 5 of 6 questions" in text
@@ -206,7 +206,7 @@ def test_the_history_keeps_the_verdicts_and_diff_shows_them(setup, server, tmp_p
     assert "A = long, B = mid; 6 questions both answered" in text
     assert "overall: A wins 5, ties 0, B wins 1" in text
     assert "overall: Bradley-Terry log-strength over 6 questions" in text
-    code, stdout, err = run_cli(["diff", "1", "2", "--history", str(hist), "--config",
+    code, stdout, err = run_cli(["diff", "1", "2", "--history", str(hist), "--config-name",
                                  "mid"], capsys)
     assert code == 0, err
     text = " ".join(stdout.split())
@@ -216,12 +216,12 @@ def test_the_history_keeps_the_verdicts_and_diff_shows_them(setup, server, tmp_p
             "q5 won -> lost" in text)
     assert "pairwise overall against short: A won 5, tied 0, lost 1" in text
     code, stdout, _ = run_cli(["diff", str(tmp_path / "c0.json"), str(tmp_path / "c1.json"),
-                               "--config", "mid", "--json"], capsys)
+                               "--config-name", "mid", "--json"], capsys)
     got = json.loads(stdout)["pairwise"]
     assert [(p["against"], p["changed"]) for p in got] == [
         ("long", [{"id": "q5", "a": "won", "b": "lost"}]),
         ("short", [{"id": "q5", "a": "lost", "b": "won"}])]
-    code, stdout, _ = run_cli(["diff", "1", "1", "--history", str(hist), "--config", "mid",
+    code, stdout, _ = run_cli(["diff", "1", "1", "--history", str(hist), "--config-name", "mid",
                                "--json"], capsys)
     assert "pairwise" not in json.loads(stdout)  # one run against itself: nothing moved
 

@@ -13,7 +13,7 @@ from support.annotate_data import results_file
 from support.cli import run_cli
 from support.fake_llm_server import chat_reply
 
-from ragmark.stats.pairwise import sign_test
+from ragmark.stats.win_rates import sign_test
 
 
 def answers(body):

@@ -250,7 +250,7 @@ def test_two_judges_side_by_side(server, tmp_path, capsys):
 def test_one_verdict_for_every_item_is_warned_of_however_few():
     """Issue 48, item 14: four items all called supported gave no warning (the guide
     says judge-eval warns when every verdict is the same: kappa is 0 by construction)."""
-    from ragmark.judge_eval.run import _one_verdict
+    from ragmark.judge_eval.measure import _one_verdict
 
     said = _one_verdict([False, False, False, False])
     assert said is not None and said.startswith("the judge called all 4 items supported")

@@ -50,3 +50,18 @@ def test_a_metric_kind_and_cutoff_are_enums_and_a_plugin_may_give_words():
     assert given.kind is Kind.ANSWER and given.cutoff is Cutoff.NONE
     with pytest.raises(ValueError, match="metric 'bad': 'answers' is not a valid Kind"):
         MetricSpec("bad", "answers", "none", "a typo")
+
+
+def test_thresholds_are_read_once_for_run_and_compare():
+    """A run's threshold names no config (it has one); a compare's may, one it runs."""
+    from ragmark.plan.selection import thresholds
+
+    under, most = thresholds(["P@5=0.4"], ["faithfulness=0.1"], None)
+    assert [(t.config, t.metric, t.value) for t in under] == [(None, "precision@5", 0.4)]
+    assert [(t.metric, t.value) for t in most] == [("faithfulness", 0.1)]
+    with pytest.raises(ConfigError, match="'ragmark run' has one config"):
+        thresholds(["dense:mrr=0.5"], [], None)
+    under, _ = thresholds(["dense:mrr=0.5"], [], ["sparse", "dense"])
+    assert (under[0].config, under[0].metric) == ("dense", "mrr")
+    with pytest.raises(ConfigError, match="no config named 'hybrid'; the configs: sparse"):
+        thresholds([], ["hybrid:mrr=0.5"], ["sparse"])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragmark.stats.agreement import mcnemar
-from ragmark.stats.pairwise import bradley_terry, sign_test, strengths, win_matrix, win_rate
+from ragmark.stats.win_rates import bradley_terry, sign_test, strengths, win_matrix, win_rate
 
 
 def test_sign_test_hand_worked():

@@ -43,7 +43,7 @@ class Side:
     """That compare's pairwise verdicts (``--pairwise``), if it judged any."""
     nuggets_hash: str | None = None
     """The fingerprint of the nuggets its nugget scores count against, when it has them
-    (:func:`ragmark.results.nuggets.nuggets_hash`)."""
+    (:func:`ragmark.results.nuggetizer_files.nuggets_hash`)."""
 
 
 @dataclass(frozen=True)
@@ -254,7 +254,7 @@ def resolve_side(ref: str, config: str | None, history: Path,
             names = {c for r in runs for c in r.configs}
             if len(names) > 1:
                 raise ConfigError(f"{ref}: the history holds several configs "
-                                  f"({', '.join(sorted(names))}); name one with --config")
+                                  f"({', '.join(sorted(names))}); name one with --config-name")
         if back >= len(runs):
             what = f" of config {config!r}" if config else ""
             on = " on this dataset" if dataset_hash else ""

@@ -247,7 +247,7 @@ def _pairwise_losses(results: Results, rep: FailureReport) -> FailureReport:
     p, base = results.pairwise, results.baseline
     if p is None or base is None or results.config == base:
         rep.unchecked["pairwise_loss"] = NOT_APPLICABLE if p is None else (
-            "the config is the baseline (inspect another with --config)")
+            "the config is the baseline (inspect another with --config-name)")
         return rep
     rep.checked["pairwise_loss"], lost = losses(p, results.config, base)
     for qid, why in lost.items():
@@ -255,7 +255,7 @@ def _pairwise_losses(results: Results, rep: FailureReport) -> FailureReport:
         rep.failures.append(Failure(
             qid, "pairwise_loss", f"the judge preferred {base}'s answer "
             f"({', '.join(c for c, _ in why)})", "generation", f"compare the two answers "
-            f"(ragmark inspect FILE {qid} --config {base}); the judge said: {said}"))
+            f"(ragmark inspect FILE {qid} --config-name {base}); the judge said: {said}"))
     at = {q.id: i for i, q in enumerate(results.queries)}
     rep.failures.sort(key=lambda f: at.get(f.query, len(at)))  # file order, kinds kept
     return rep

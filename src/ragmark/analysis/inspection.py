@@ -148,7 +148,7 @@ def _run(file: str, data: dict[str, Any], config: str | None) -> Results:
                                 field="config")
     name = str(settings.get("name", "?"))
     if config is not None and config != name:
-        raise ConfigError(f"--config picks a configuration of a comparison file; {file} is "
+        raise ConfigError(f"--config-name picks a configuration of a comparison file; {file} is "
                           f"a run of config {name!r}")
     if data.get("queries") is None:
         raise DataError(f"has no per-query details (questions, retrieved items, answers); "

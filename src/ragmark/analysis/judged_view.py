@@ -10,7 +10,7 @@ from typing import Any
 
 from ragmark.judges.support import METRICS as SUPPORT_METRICS
 from ragmark.results.model import QueryRecord
-from ragmark.results.nuggets import scored_nuggets
+from ragmark.results.nuggetizer_files import scored_nuggets
 
 SOURCES = {"set": "given with the question", "judge": "created by the judge"}
 SHOWN = {"support": "supported", "partial_support": "partly supported",

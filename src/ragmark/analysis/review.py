@@ -132,7 +132,7 @@ def label_sample(file: str, data: dict[str, Any], n: int, seed: int = 0,
     """``n`` passages of one config of a ``ragmark label`` file (default: its first),
     drawn as :func:`export_sample` draws answers; the judge column is the passage's
     relevance label (1: an answer can be derived from it), ids are ``question@rank``."""
-    from ragmark.labeling import label_from_json
+    from ragmark.passage_labels import label_from_json
 
     got = data.get("configs")
     configs: dict[str, Any] = got if isinstance(got, dict) else {}

@@ -35,7 +35,7 @@ def draw_pairs(source: str | Path, task: str, n: int | None, seed: int,
     others = [c for c in a.configs if c != a.config]
     b_name = config or (others[0] if others else a.config)
     if b_name == a.config:
-        raise ConfigError(f"--config {b_name}: that is the baseline (A); name another "
+        raise ConfigError(f"--config-name {b_name}: that is the baseline (A); name another "
                           f"config of {source}: {', '.join(others)}")
     b = results_from(str(source), data, b_name)
     if not (a.detailed and b.detailed):

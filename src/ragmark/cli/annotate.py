@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, history_option, quiet_option
+from ragmark.cli.app import cli, config_name_option, consoles, history_option, quiet_option
 from ragmark.cli.shared import option
 
 
@@ -53,7 +53,7 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
 @click.option("--task", metavar="METRIC", help="The judge metric whose verdict people give "
               "(faithfulness, answer_relevance, ...; relevance_label for a label file), "
               "or pairwise:CRITERION: which of two configs' answers of a compare is "
-              "better (A: the baseline, B: --config) [default: the file's first judge "
+              "better (A: the baseline, B: --config-name) [default: the file's first judge "
               "metric].")
 @click.option("--queue", metavar="NAME", help="The queue's name [default: SOURCE's name "
               "and the task]; the same name resumes it.")
@@ -67,7 +67,7 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
               "[default: 0; a resumed queue keeps its own].")
 @click.option("--per-claim", is_flag=True, help="Label each claim the faithfulness judge "
               "made of an answer (its verdict per claim), not the answer as a whole.")
-@option("--config", "config")
+@config_name_option
 @click.option("--reveal-judge", is_flag=True, help="Show the judge's value before the "
               "person has labelled [default: after, so it does not anchor them].")
 @option("--listen", metavar="HOST:PORT", default="127.0.0.1:8750", show_default=True)

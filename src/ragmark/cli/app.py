@@ -310,6 +310,13 @@ def takes_renamed(new: str, default: Any = None
     return value
 
 
+def config_name_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config-name NAME``: a config of a results file or the history, into
+    ``config`` (its old name ``--config``, hidden, for one release)."""
+    f = renamed("--config", "--config-name")(f)
+    return option("--config-name", "config", callback=takes_renamed("--config-name"))(f)
+
+
 def format_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--format json,md,...``: the writers to write the results with."""
     return click.option("--format", "formats", metavar="LIST", show_default=default,

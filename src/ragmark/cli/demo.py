@@ -20,7 +20,7 @@ from ragmark.cli.shared import option
                    "examples start there).")
 def demo(output: str, quiet: bool, files_to: str | None) -> None:
     """Run the bundled demo: a small RAG corpus and keyword set, BM25 + extractive answers."""
-    from ragmark.demo.run import run_demo
+    from ragmark.demo.tour import run_demo
     from ragmark.plan.paths import check_output
 
     if files_to is not None:

@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from ragmark.analysis.gates import metric_name
-from ragmark.cli.app import cli, consoles, history_option
+from ragmark.cli.app import cli, config_name_option, consoles, history_option
 from ragmark.cli.shared import option
 from ragmark.metrics.names import split_names
 
@@ -18,7 +18,7 @@ from ragmark.metrics.names import split_names
 @cli.command("diff")
 @click.argument("a")
 @click.argument("b")
-@option("--config")
+@config_name_option
 @option("--metrics", show_default="every metric both have")
 @click.option("--intersect", is_flag=True,
               help="Pair the questions both runs have even when their datasets or question "
@@ -32,7 +32,7 @@ def diff_cmd(**flags: Any) -> None:
     """Per-question differences from run A to run B: the means, the paired difference
     with its 95% bootstrap interval and randomisation test, and the questions that got
     worse and better the most. A and B: results files (run or compare), history ids, or
-    last / last~1 / ... (the newest runs of --config)."""
+    last / last~1 / ... (the newest runs of --config-name)."""
     f = SimpleNamespace(**flags)
     from ragmark.analysis.diff import diff, pairwise_diff, resolve_side
     from ragmark.history import history_path

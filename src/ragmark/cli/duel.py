@@ -34,7 +34,7 @@ def duel_cmd(**flags: Any) -> None:
     from ragmark.analysis.gates import Condition, check
     from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.duel import DuelRequest, estimate_duel, execute_duel, plan_duel
-    from ragmark.report.pairwise import pairwise_lines
+    from ragmark.report.round_robin import pairwise_lines
 
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_duel(DuelRequest(**flags, llm_flags=llm_flags()))

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmark.analysis.gates import metric_name
-from ragmark.cli.app import cli, consoles, dry_run_option, history_option
+from ragmark.cli.app import cli, config_name_option, consoles, dry_run_option, history_option
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 
@@ -19,7 +19,7 @@ from ragmark.errors import ConfigError
 @cli.group("history", invoke_without_command=True)
 @history_option
 @option("--dataset")
-@option("--config")
+@config_name_option
 @option("--metric")
 @option("--kind", type=click.Choice(["run", "compare", "label", "monitor"]))
 @click.option("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
@@ -112,7 +112,7 @@ def history_show(ctx: click.Context, run_id: int, history: str | None) -> None:
         out.print(table)
     pairwise = pairwise_of(path, run_id)
     if pairwise is not None:
-        from ragmark.report.pairwise import pairwise_lines
+        from ragmark.report.round_robin import pairwise_lines
 
         out.print("pairwise verdicts (--pairwise):", highlight=False)
         for line in pairwise_lines(pairwise):
@@ -162,16 +162,18 @@ def history_accept(ctx: click.Context, run_id: int, history: str | None) -> None
 
 @history_cmd.command("trend")
 @history_option
-@option("--config", required=True)
+@config_name_option
 @option("--metric", required=True)
 @option("--dataset")
 @option("--plot", "plot", metavar="PREFIX")
 @click.pass_context
-def history_trend(ctx: click.Context, config: str, metric: str, dataset: str | None,
-                  history: str | None,
-                  plot: str | None) -> None:
+def history_trend(ctx: click.Context, config: str | None, metric: str,
+                  dataset: str | None, history: str | None, plot: str | None) -> None:
     """A metric's mean over the runs of one config on one dataset, oldest first."""
     from ragmark.history import history_path, trend
+
+    if config is None:
+        raise click.UsageError("Missing option '--config-name' (the config to follow).")
 
     path = history_path(history or ctx.obj["history"])
     name = metric_name(metric)
@@ -207,7 +209,7 @@ def _depth_hint(path: Any, name: str | None) -> str:
     """For a metric without a cutoff that runs recorded at a depth: the names to ask for;
     for precision@k or recall@k: what label runs call theirs."""
     from ragmark.history.store import at_depths
-    from ragmark.labeling.metrics import current_name
+    from ragmark.passage_labels.metrics import current_name
 
     found = at_depths(path, name) if name else []
     if name and not found and current_name(name) != name:

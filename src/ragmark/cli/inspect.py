@@ -7,7 +7,7 @@ import json
 
 import click
 
-from ragmark.cli.app import cli, consoles
+from ragmark.cli.app import cli, config_name_option, consoles
 from ragmark.cli.shared import option
 
 
@@ -21,7 +21,7 @@ from ragmark.cli.shared import option
                    "top k.  [default: 10]")
 @click.option("--faithfulness-below", type=click.FloatRange(0, 1), default=0.5,
               show_default=True, help="With --failures: faithfulness below this fails.")
-@option("--config", "config")
+@config_name_option
 @option("--json", "as_json", is_flag=True)
 def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | None,
                 faithfulness_below: float, config: str | None, as_json: bool) -> None:

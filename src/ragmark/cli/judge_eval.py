@@ -221,7 +221,7 @@ def _preferences(plan: Any, out: Any, progress: Any) -> None:
     agreement with people's preferences."""
     from ragmark.cli.llm_opts import dry_run_text
     from ragmark.plan.judge_eval import execute_preferences
-    from ragmark.running.pairwise import estimate_pairs
+    from ragmark.running.head_to_head import estimate_pairs
 
     if plan.dry_run:
         est = estimate_pairs(plan.judge, (plan.criterion,), plan.pairs, 2, plan.seed)

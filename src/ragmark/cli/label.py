@@ -80,8 +80,8 @@ def label_cmd(**flags: Any) -> None:
 
 def _show(out: Any, plan: Any, done: Any) -> None:
     """What label made: the pool's counts, or each judge's tables, then the files."""
-    from ragmark.labeling import label_markdown
-    from ragmark.labeling.judges import summary_lines
+    from ragmark.passage_labels import label_markdown
+    from ragmark.passage_labels.judges import summary_lines
 
     if done.pooled is not None:
         p, c = done.pooled, done.pooled["counts"]

@@ -13,6 +13,7 @@ from ragmark.analysis.gates import metric_name
 from ragmark.cli.app import (
     alpha_option,
     cli,
+    config_name_option,
     consoles,
     history_option,
     renamed,
@@ -36,7 +37,7 @@ def _power_options(f: Any) -> Any:
                      help="The smallest drop the gate should detect (in the metric's "
                           "units)."),
         option("--metrics", show_default="every metric of the run"),
-        option("--config"),
+        config_name_option,
         alpha_option(),
         click.option("--power", type=click.FloatRange(0, 1, min_open=True, max_open=True),
                      default=0.8, show_default=True,

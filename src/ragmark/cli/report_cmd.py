@@ -20,7 +20,7 @@ def _load(ref: str, history: str | None) -> dict[str, Any]:
 
 
 def _read(path: str) -> dict[str, Any]:
-    from ragmark.labeling import label_from_json
+    from ragmark.passage_labels import label_from_json
     from ragmark.results import read_results
     from ragmark.results.codec import compare_from_json, run_from_json
 

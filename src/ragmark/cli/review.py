@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ragmark.cli.app import cli, consoles, renamed, takes_renamed
+from ragmark.cli.app import cli, config_name_option, consoles, renamed, takes_renamed
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
 
@@ -25,7 +25,7 @@ def review_group() -> None:
 @renamed("--sample", "--rows", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
 @option("--metric")
-@option("--config", "config")
+@config_name_option
 @option("--output", required=True, type=click.Path(dir_okay=False))
 @option("--overwrite", is_flag=True)
 def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str | None,

@@ -14,12 +14,13 @@ MEANINGS: dict[str, str] = {
     "--allow-missing": "Do not exit 1 when a metric asked for got no value for any "
                        "question, or every question of a config failed (label: no question "
                        "of a config got a label).",
-    "--config": "The configuration. run and testset: a built-in name or a TOML file "
-                "(testset cuts passages with its chunker). diff, history, inspect, power "
-                "and review export: a config's name in a results file or the history "
-                "(inspect: default the compare's baseline; review export and annotate: "
-                "of a compare or label file, default its first; diff and power: needed "
-                "for 'last' when the history has several).",
+    "--config": "The configuration to run: a built-in name or a TOML file (testset "
+                "cuts passages with its chunker).",
+    "--config-name": "A config's name in a results file or the history (inspect: default "
+                     "the compare's baseline; review export and annotate: of a compare or "
+                     "label file, default its first; diff and power: needed for 'last' "
+                     "when the history has several; history: only its runs). Was "
+                     "--config, which still works for one release.",
     "--corpus": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
     "--dataset": "The dataset. run, compare and label: a BEIR (or TREC RAG) or Open RAG "
                  "Benchmark folder, or a keyword/context set JSON(L) file. history: only runs on "

@@ -45,7 +45,7 @@ TOPICS = ("topics.tsv", "topics.txt", "topics.jsonl")
 2024's ``topics.rag24.test.txt`` renamed), or JSON ``{"id", "title"}`` (TREC RAG 2025's
 ``trec_rag_2025_queries.jsonl``; ``qid``/``_id`` and ``query``/``text`` too)."""
 NUGGETS = "nuggets.jsonl"
-"""A TREC RAG folder's nuggets (:mod:`ragmark.data.nuggets`), beside its qrels."""
+"""A TREC RAG folder's nuggets (:mod:`ragmark.data.nugget_files`), beside its qrels."""
 
 
 def is_beir_folder(folder: Path) -> bool:
@@ -239,7 +239,7 @@ def _json_topics(path: Path, lenient: Leniency) -> dict[str, str]:
 
 def _nuggets(path: Path, queries: dict[str, str], lenient: Leniency
              ) -> dict[str, tuple[Nugget, ...]]:
-    from ragmark.data.nuggets import read_nugget_file
+    from ragmark.data.nugget_files import read_nugget_file
 
     got = read_nugget_file(path, lenient)
     unknown = [q for q in got if q not in queries]

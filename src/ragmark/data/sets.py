@@ -21,7 +21,7 @@ from ragmark.data._fields import (
 from ragmark.data.corpus import open_corpus
 from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, quote, read_json
 from ragmark.data.leniency import Leniency
-from ragmark.data.nuggets import nuggets_of
+from ragmark.data.nugget_files import nuggets_of
 from ragmark.errors import DataError
 from ragmark.matching import MIN_MATCH_CHARS, too_short
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
@@ -217,7 +217,7 @@ def load_context_set(
     lenient: Leniency | None = None, optional_truth: bool = False,
 ) -> Dataset:
     """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?,
-    nuggets?, ...}`` items (``nuggets``: :func:`~ragmark.data.nuggets.nuggets_of`); other
+    nuggets?, ...}`` items (``nuggets``: :func:`~ragmark.data.nugget_files.nuggets_of`); other
     fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds are checked
     when present: ``type`` and ``difficulty`` strings, ``source_ids`` a list of strings.
     ``optional_truth``: an item may lack ``ground_truth_contexts`` (a turn of a

@@ -22,7 +22,7 @@ from ragmark.history.store import (
 )
 
 if TYPE_CHECKING:
-    from ragmark.labeling.run import LabelRun
+    from ragmark.passage_labels.tops import LabelRun
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison
 
@@ -45,7 +45,7 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
                    results_path: str | Path | None = None, verdict: str | None = None) -> int:
     """Record what a run, compare or label computed (``envelope`` as written in its
     results file); returns the run's id in the history."""
-    from ragmark.labeling.run import LabelRun
+    from ragmark.passage_labels.tops import LabelRun
     from ragmark.running.compare import Comparison
 
     shown = None if results_path is None else str(results_path)

@@ -2,7 +2,7 @@
 parsing of their output, and the judge metrics built on them.
 
 A judge metric is one module's change: a module of this package declares its metrics in
-``SPECS`` (:func:`~ragmark.judges.case.judge_spec` lines) beside the prompts and the
+``SPECS`` (:func:`~ragmark.judges.spec.judge_spec` lines) beside the prompts and the
 scoring that compute them, and :func:`specs` finds it."""
 
 from __future__ import annotations

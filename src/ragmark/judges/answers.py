@@ -9,7 +9,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.faithfulness import supported_share
 from ragmark.judges.prompt import (
     ChatClient,
@@ -20,6 +19,7 @@ from ragmark.judges.prompt import (
     ask,
     in_order,
 )
+from ragmark.judges.spec import in_language, judge_spec
 from ragmark.types import Score
 
 

@@ -24,11 +24,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
 from ragmark.judges.reference import NO_REFERENCE
+from ragmark.judges.spec import in_language, judge_spec
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score, lower_better
 

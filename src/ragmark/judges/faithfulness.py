@@ -9,7 +9,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.case import in_language, judge_spec, turn_texts
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -19,6 +18,7 @@ from ragmark.judges.prompt import (
     Prompt,
     ask,
 )
+from ragmark.judges.spec import in_language, judge_spec, turn_texts
 from ragmark.types import Score
 
 

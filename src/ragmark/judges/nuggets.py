@@ -21,10 +21,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.lists import same_entry
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
+from ragmark.judges.spec import in_language, judge_spec
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Nugget, Score
 

@@ -28,7 +28,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.case import in_language, judge_spec
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -39,6 +38,7 @@ from ragmark.judges.prompt import (
     ask,
     in_order,
 )
+from ragmark.judges.spec import in_language, judge_spec
 from ragmark.text import citing_sentences
 from ragmark.types import Score, Sentences
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragmark.judges.case import in_language
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -17,6 +16,7 @@ from ragmark.judges.prompt import (
     Prompt,
     ask,
 )
+from ragmark.judges.spec import in_language
 from ragmark.types import Score
 
 

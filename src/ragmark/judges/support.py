@@ -38,9 +38,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.case import answer_sentences, in_language, judge_spec
 from ragmark.judges.lists import Numbered
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Prompt
+from ragmark.judges.spec import answer_sentences, in_language, judge_spec
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score
 

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ragmark.case import Case
+from ragmark.case import Case, reading
 from ragmark.metrics.answer import exact_match
 from ragmark.metrics.production import is_refusal, refused
 from ragmark.types import (
@@ -89,7 +89,7 @@ def aurc_of(run: RunView) -> Aggregate | None:
         detail=curve)
 
 
-SPECS: tuple[MetricSpec, ...] = (
+SPECS: tuple[MetricSpec, ...] = tuple(reading(s, "refusal_patterns") for s in (
     spec("abstention_recall", "answer", "none", "refused unanswerable / unanswerable",
          "Abstention recall", ("answer", "unanswerable"), (None,),
          compute=abstention_recall_of),
@@ -109,7 +109,7 @@ SPECS: tuple[MetricSpec, ...] = (
         "logged confidence)", "AURC", ("answer", "logged"), compute=aurc_of,
         absent="no confidence recorded (the risk-coverage curve needs one)",
         report="risk_coverage"),)),
-)
+))
 """The abstention metrics: defaults of a set that marks some question unanswerable, but
 abstention_precision (asked for with ``--metrics``: a system that never refuses leaves it
 without a value, which fails a run that asks for it)."""

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from types import MappingProxyType
 
-from ragmark.case import Case
+from ragmark.case import Case, reading
 from ragmark.text import STOPWORDS, normalise, tokenize
 from ragmark.types import Aggregate, Cutoff, Kind, MetricSpec, RunView, Score, spec
 
@@ -230,10 +230,12 @@ SPECS: tuple[MetricSpec, ...] = (
          ("keywords", "answer"), (None,), compute=coverage_of),
     spec("context_overlap", "answer", "none", "share of answer tokens in gold context", "",
          ("gold_context", "answer"), (None,), compute=overlap_of),
-    spec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap", "",
-         ("keywords", "gold_context", "answer"), (None,), compute=combined_of),
-    spec("groundedness", "answer", "none", "share of content tokens in retrieved text",
-         "Groundedness (avg)", ("answer", "contexts"), (None,), compute=groundedness_of),
+    reading(spec("combined_score", "answer", "none", "a*coverage + (1-a)*overlap", "",
+                 ("keywords", "gold_context", "answer"), (None,), compute=combined_of),
+            "alpha"),
+    reading(spec("groundedness", "answer", "none", "share of content tokens in retrieved "
+                 "text", "Groundedness (avg)", ("answer", "contexts"), (None,),
+                 compute=groundedness_of), "grounded_threshold"),
     spec("exact_match", "answer", "none", "normalised answer == expected answer", "",
          ("expected_answer", "answer"), (None,), compute=exact_match_of),
     spec("token_f1", "answer", "none", "token F1 of answer against expected answer", "",
@@ -241,10 +243,11 @@ SPECS: tuple[MetricSpec, ...] = (
     spec("answer_similarity", "answer", "none",
          "cosine of answer and expected answer embeddings (MiniLM)", "Answer similarity",
          ("expected_answer", "answer", "embeddings")),
-    MetricSpec("grounded_ratio", Kind.AGGREGATE, Cutoff.NONE, "share of answers with groundedness "
-               "at or above the config's grounded_threshold (computed with groundedness)",
-               "Grounded ratio", ("answer", "contexts"), of="groundedness",
-               compute=grounded_ratio_of),
+    reading(MetricSpec("grounded_ratio", Kind.AGGREGATE, Cutoff.NONE, "share of answers "
+                       "with groundedness at or above the config's grounded_threshold "
+                       "(computed with groundedness)", "Grounded ratio",
+                       ("answer", "contexts"), of="groundedness",
+                       compute=grounded_ratio_of), "grounded_threshold"),
 )
 """The answer metrics of the catalogue, in the order they are reported: a new one is its
 function above (``f(case) -> Score``) and its line here."""

@@ -1,6 +1,6 @@
 """The label metrics: what ``ragmark label`` computes from an LLM's relevance label of
 each passage in a question's top K (seed 003), declared here for the catalogue; their
-formulas are :func:`ragmark.labeling.metrics.per_k_metrics`.
+formulas are :func:`ragmark.passage_labels.metrics.per_k_metrics`.
 
 They are the catalogue's kind ``label``: their names are known to the gates, the run
 history, ``ragmark metrics`` and the reports, but ``run`` and ``compare`` do not compute

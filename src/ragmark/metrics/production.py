@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from ragmark.case import Case
+from ragmark.case import Case, reading
 from ragmark.types import MetricSpec, Score, lower_better, spec
 
 FACTS = {
@@ -71,7 +71,7 @@ def refused(c: Case) -> bool:
     verdict = c.facts.get("refused")
     if verdict is not None:
         return bool(verdict)
-    return is_refusal(c.answer, c.params.refusals)
+    return is_refusal(c.answer, c.params.refusal_patterns)
 
 
 def refusal_of(c: Case) -> Score:
@@ -101,8 +101,9 @@ SPECS: tuple[MetricSpec, ...] = (
     *lower_better((
         spec("empty_retrieval", "answer", "none", "1 when nothing was retrieved (mean: the "
              "rate)", "Empty retrieval", ("contexts",), compute=empty_retrieval_of),
-        spec("refusal", "answer", "none", "1 when the answer declines or is empty (mean: the "
-             "rate)", "Refusal", ("answer",), compute=refusal_of))),
+        reading(spec("refusal", "answer", "none", "1 when the answer declines or is empty "
+                     "(mean: the rate)", "Refusal", ("answer",), compute=refusal_of),
+                "refusal_patterns"))),
     # seconds, tokens, dollars: lower is better, on their own scale; feedback as given
     *(replace(s, bounded=False) if s.name == "feedback" else s for s in lower_better(
         _MEASURES, frozenset(m.name for m in _MEASURES) - {"feedback"}, bounded=False)),

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
-    from ragmark.analysis.gates import parse_thresholds
     from ragmark.plan.gating import regression_metrics
+    from ragmark.plan.selection import thresholds
     from ragmark.plan.sources import source_of
 
     targets = _targets(req, "run")
@@ -40,12 +40,7 @@ def plan_run(req: RunRequest) -> Plan:
         raise ConfigError(f"--human-labels {req.human_labels}: preferences between two "
                           "configs' answers correct a pairwise win rate: give them to "
                           "'ragmark compare --pairwise'")
-    under = parse_thresholds(req.fail_under, "--fail-under")
-    most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
-    for t in (*under, *most):
-        if t.config is not None:
-            raise ConfigError(f"{t.config}:{t.metric}: 'ragmark run' has one config; give "
-                              "METRIC=VALUE without a config name")
+    under, most = thresholds(req.fail_under, req.max_missing, None)
     if req.dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
@@ -84,11 +79,10 @@ def plan_run(req: RunRequest) -> Plan:
 
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
-    from ragmark.analysis.gates import check_names, parse_thresholds
     from ragmark.metrics.names import judge_metrics, parse_metrics, summarises
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
-    from ragmark.plan.selection import select
+    from ragmark.plan.selection import select, thresholds
     from ragmark.running.compare import StatSettings
 
     targets = _targets(req, "compare")
@@ -103,9 +97,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     preferred = [] if human is None else [m.partition(":")[2] for m in human.metrics
                                           if m.startswith("pairwise:")]
     pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
-    under = parse_thresholds(req.fail_under, "--fail-under")
-    most = parse_thresholds(req.max_missing, "--max-missing", fraction=True)
-    check_names([*under, *most], [c.name for c in cfgs], "--fail-under/--max-missing")
+    under, most = thresholds(req.fail_under, req.max_missing, [c.name for c in cfgs])
     # an aggregate of another metric is gated on the run's aggregates, not compared
     gated = [t.metric for t in (*under, *most) if summarises(t.metric) is None] + regressed
     every = sel.every
@@ -262,7 +254,7 @@ def _with_nuggets(ds: Dataset, req: Request) -> Dataset:
     """The dataset with the nuggets of ``--nuggets`` (read before any work)."""
     if req.nuggets is None:
         return ds
-    from ragmark.data.nuggets import with_nuggets
+    from ragmark.data.nugget_files import with_nuggets
     from ragmark.plan.sources import leniency
 
     return with_nuggets(ds, req.nuggets, leniency(req))

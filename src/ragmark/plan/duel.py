@@ -126,7 +126,7 @@ def plan_duel(req: DuelRequest) -> DuelPlan:
 
 
 def estimate_duel(plan: DuelPlan) -> dict[str, Any]:
-    from ragmark.running.pairwise import estimate_pairs
+    from ragmark.running.head_to_head import estimate_pairs
 
     t = plan.tournament
     return estimate_pairs(plan.judge, t.criteria, t.pairs, t.orders, t.seed, t.rubrics)
@@ -157,7 +157,7 @@ def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:
 def _write(report: dict[str, Any], path: Path) -> None:
     """The report as the output's suffix says: .md Markdown, .html a page, else JSON."""
     from ragmark.report.json_writer import write_json, write_text
-    from ragmark.report.pairwise import duel_html, duel_markdown
+    from ragmark.report.round_robin import duel_html, duel_markdown
 
     suffix = path.suffix.lower()
     if suffix == ".md":

@@ -178,7 +178,7 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any],
     json_path = (t.json_path or t.stem.with_name(t.stem.name + ".json")) if (
         "json" in t.formats and t.stem is not None) else (written[0] if written else None)
     if t.formats and t.stem is not None:
-        from ragmark.results.nuggets import write_nuggets_beside
+        from ragmark.results.nuggetizer_files import write_nuggets_beside
 
         written += write_nuggets_beside(result, t.stem)
     trec = None

@@ -16,10 +16,10 @@ from ragmark.progress import Progress
 
 if TYPE_CHECKING:
     from ragmark.judge_eval.items import Item
+    from ragmark.judge_eval.measure import Trial
     from ragmark.judge_eval.people import People
-    from ragmark.judge_eval.run import Trial
     from ragmark.llm import LLMSettings
-    from ragmark.running.pairwise import Pair
+    from ragmark.running.head_to_head import Pair
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,8 +75,8 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
     the judges are named)."""
     from ragmark.annotate.store import labels_path
     from ragmark.judge_eval import read_items
+    from ragmark.judge_eval.measure import Trial
     from ragmark.judge_eval.people import consensus
-    from ragmark.judge_eval.run import Trial
     from ragmark.plan.paths import check_output
 
     task = _task_of(req)
@@ -142,7 +142,7 @@ def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
     from ragmark.judge_eval.preferences import check_task, consensus, from_rows, read_preferences
     from ragmark.judges.pairwise import Side
     from ragmark.plan.paths import check_output
-    from ragmark.running.pairwise import Pair
+    from ragmark.running.head_to_head import Pair
 
     criterion = check_task(task)
     for flag, given in (("--align", req.align), ("--label-map", req.label_map),
@@ -185,7 +185,7 @@ def execute_preferences(plan: PreferencePlan, progress: Progress) -> dict[str, A
     from ragmark.judge_eval.preferences import agreement, people_agreement
     from ragmark.judges.pairwise import position_bias
     from ragmark.report.json_writer import write_json
-    from ragmark.running.pairwise import judge_pairs
+    from ragmark.running.head_to_head import judge_pairs
 
     with progress.task(f"judging {len(plan.pairs):,} pairs x 2 orders", plan.calls) as adv:
         verdicts, llm = judge_pairs(plan.judge, (plan.criterion,), plan.pairs, 2, plan.seed,
@@ -214,7 +214,7 @@ def execute_preferences(plan: PreferencePlan, progress: Progress) -> dict[str, A
 def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
     """A dry run: each judge's calls (over the repeats), tokens and cost, by its model;
     nothing is called or written."""
-    from ragmark.judge_eval.run import estimate
+    from ragmark.judge_eval.measure import estimate
 
     return {s.model: estimate(plan.items, s, plan.trial) for s in plan.judges}
 
@@ -222,7 +222,7 @@ def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
 def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any]:
     """Judge every item (per judge and repeat) and return the report; written to the
     plan's output when it has one."""
-    from ragmark.judge_eval.run import compare_judges, judge_eval_aligned
+    from ragmark.judge_eval.measure import compare_judges, judge_eval_aligned
     from ragmark.report.json_writer import write_json, write_text
 
     n = len(plan.judges)

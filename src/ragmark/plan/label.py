@@ -88,8 +88,8 @@ def plan_label(req: LabelRequest) -> LabelPlan:
     """Check the output paths, the endpoint, the prompt template and the plot's extra,
     then read the data: every error before any call."""
     from ragmark.config import load_configs
-    from ragmark.labeling import check_template
-    from ragmark.labeling.run import NO_ENDPOINT
+    from ragmark.passage_labels import check_template
+    from ragmark.passage_labels.tops import NO_ENDPOINT
     from ragmark.plan.endpoint import resolve_llm
     from ragmark.plan.paths import check_output, check_targets, output_stem
     from ragmark.report.writers import parse_formats, paths_of
@@ -134,7 +134,7 @@ def estimate_label(plan: LabelPlan, progress: Progress | None = None
                    ) -> tuple[dict[str, dict[str, Any]], int | None]:
     """The label calls, tokens and cost per judge model (``pool`` for a pool) and, for a
     pool, how many documents it would judge. Nothing is called."""
-    from ragmark.labeling import estimate
+    from ragmark.passage_labels import estimate
     from ragmark.running.pooling import pool
 
     top = _top(plan, progress)
@@ -154,7 +154,7 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
     if plan.mode == "judges":
         return _side_by_side(plan, top, progress)
     from ragmark.analysis.gates import label_failures
-    from ragmark.labeling import curve, label, label_json
+    from ragmark.passage_labels import curve, label, label_json
     from ragmark.report.writers import Written, write_all
     from ragmark.versions import versions
 
@@ -181,7 +181,7 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
 
 
 def _top(plan: LabelPlan, progress: Progress | None) -> Any:
-    from ragmark.labeling import top_k_passages
+    from ragmark.passage_labels import top_k_passages
 
     return top_k_passages(plan.dataset, list(plan.configs), plan.top_k,
                           max_queries=plan.max_queries, progress=progress,
@@ -191,7 +191,7 @@ def _top(plan: LabelPlan, progress: Progress | None) -> Any:
 def _pool(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
     """``label --pool``: judge the unjudged documents of every config's top K, and write
     the qrels extended with those judgments."""
-    from ragmark.labeling.run import label_pairs
+    from ragmark.passage_labels.tops import label_pairs
     from ragmark.running.pooling import pool, write_extended_qrels
 
     items = pool(plan.dataset, top.reports, top.top_k)
@@ -207,8 +207,8 @@ def _pool(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
 
 def _side_by_side(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
     """``--judge-model A --judge-model B``: each judge's files, and their agreement."""
-    from ragmark.labeling import label_json
-    from ragmark.labeling.judges import side_by_side
+    from ragmark.passage_labels import label_json
+    from ragmark.passage_labels.judges import side_by_side
     from ragmark.report.json_writer import write_json
     from ragmark.report.writers import Written, write_all
     from ragmark.versions import versions

@@ -80,7 +80,7 @@ def pairwise_of(req: Any, configs: int, gated: Sequence[str]) -> Pairwise | None
 
 def check_judge(settings: Any) -> None:
     """The judge's endpoint answers (a ConfigError naming it, before any config runs)."""
-    from ragmark.running.pairwise import check_judge as probe
+    from ragmark.running.head_to_head import check_judge as probe
 
     if settings is None:
         raise ConfigError("--pairwise needs a judge: give --llm-base-url and --llm-model")
@@ -173,7 +173,7 @@ def corrected_win_rate(match: Any, verdicts: Sequence[dict[str, Any]], human: An
 
 def estimated(plan: Any, queries: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """The dry run of the pairwise judging, given each config's answers."""
-    from ragmark.running.pairwise import estimate_pairs
+    from ragmark.running.head_to_head import estimate_pairs
 
     t = tournament_of(plan, queries)
     return estimate_pairs(plan.llm, t.criteria, t.pairs, t.orders, t.seed, t.rubrics)

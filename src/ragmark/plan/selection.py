@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragmark.errors import ConfigError
 from ragmark.metrics.names import MetricName
 
 
@@ -45,3 +46,23 @@ def select(metrics: str | Sequence[Any] | None, judge_metrics: str | Sequence[st
     names = parse_metrics([m for m in given if m not in known])
     return Selection(every, tuple(given) or None, tuple(names) or None, tuple(named),
                      tuple(parse_judge_metrics(judge_metrics)))
+
+
+def thresholds(fail_under: Sequence[str], max_missing: Sequence[str],
+               configs: Sequence[str] | None) -> tuple[list[Any], list[Any]]:
+    """``--fail-under`` and ``--max-missing`` read once, by run and compare alike: the
+    thresholds of each. ``configs``: a compare's config names, which a threshold may
+    name (``CONFIG:METRIC=VALUE``); None for a run, whose one config a threshold does
+    not name (an error when it does)."""
+    from ragmark.analysis.gates import check_names, parse_thresholds
+
+    under = parse_thresholds(fail_under, "--fail-under")
+    most = parse_thresholds(max_missing, "--max-missing", fraction=True)
+    if configs is not None:
+        check_names([*under, *most], list(configs), "--fail-under/--max-missing")
+        return under, most
+    for t in (*under, *most):
+        if t.config is not None:
+            raise ConfigError(f"{t.config}:{t.metric}: 'ragmark run' has one config; give "
+                              "METRIC=VALUE without a config name")
+    return under, most

@@ -248,7 +248,7 @@ def _costs(vs: Sequence[View], pairwise: Mapping[str, Any] | None = None) -> str
 def _label_body(data: Mapping[str, Any]) -> list[str]:
     """A label file (read through its model): every metric at every k per config, and
     answer presence@k."""
-    from ragmark.labeling import label_from_json
+    from ragmark.passage_labels import label_from_json
 
     run = label_from_json(data, "the label file")
     k_max = run.top_k
@@ -305,7 +305,7 @@ def body(data: Mapping[str, Any]) -> str:
 
 
 def _pairwise(data: Mapping[str, Any], vs: Sequence[View]) -> str:
-    from ragmark.report.pairwise import pairwise_html
+    from ragmark.report.round_robin import pairwise_html
 
     return pairwise_html(data["pairwise"], numbers(vs)) if data.get("pairwise") else ""
 

@@ -84,7 +84,7 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
         lines += ["", f"### Changes against {c.baseline}", ""]
         lines += [f"- {change_sentence(r, c.baseline, label(r.metric))}" for r in c.rows]
     if c.pairwise is not None:
-        from ragmark.report.pairwise import pairwise_markdown
+        from ragmark.report.round_robin import pairwise_markdown
 
         lines += pairwise_markdown(c.pairwise)
     if c.ranking is not None:

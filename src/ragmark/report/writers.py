@@ -92,7 +92,7 @@ def json_writer() -> Any:
 
 def markdown_writer() -> Any:
     def write(out: Written) -> list[Path]:
-        from ragmark.labeling import label_markdown
+        from ragmark.passage_labels import label_markdown
         from ragmark.report.markdown import comparison_markdown, run_markdown
 
         render: dict[str, Callable[[Any], str]] = {

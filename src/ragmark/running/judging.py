@@ -282,9 +282,9 @@ async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
     empty answer without a call; None where the judge gave no verdict), notes, and the
     LLM accounting. Without an endpoint, or one that does not answer, every verdict is
     None and a note says the phrases decide."""
-    from ragmark.judges.case import in_language
     from ragmark.judges.prompt import JudgeFailure, ask
     from ragmark.judges.refusal import REFUSAL_PROMPT, RefusalInput
+    from ragmark.judges.spec import in_language
 
     fallback = "refusals were told by the phrases and patterns"
     if settings is None:

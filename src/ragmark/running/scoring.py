@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.aio import run_sync
-from ragmark.case import Case, Params, earlier_turns
+from ragmark.case import Case, earlier_turns, params_of
 from ragmark.config import RunConfig
 from ragmark.executors import active
 from ragmark.generation.base import GenerationFailed
@@ -192,7 +192,7 @@ def cases_of(samples: Sequence[Sample], produced: Sequence[Produced],
     """Each question's :class:`~ragmark.case.Case`, made once: what its source made of
     it, with its conversation's earlier turns, the data's language, its gold contexts
     and the config's metric parameters."""
-    params = Params(cfg.alpha, cfg.grounded_threshold, tuple(cfg.refusal_patterns))
+    params = params_of(cfg)
     why = [_no_answer(p, failed.get(qi)) for qi, p in enumerate(produced)]
     answers = [str(p.answer) if w is None else None for p, w in zip(produced, why, strict=True)]
     turns = earlier_turns(samples, answers)

@@ -33,7 +33,7 @@ from ragmark.results.model import (
     RunReport,
     conversation_summary,
 )
-from ragmark.results.nuggets import nuggets_hash
+from ragmark.results.nuggetizer_files import nuggets_hash
 from ragmark.running.empty import empty_rankings
 from ragmark.running.scoring import (
     Matched,

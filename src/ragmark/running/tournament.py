@@ -1,7 +1,7 @@
 """Pairwise judging of several systems on the same questions, every two of them (a
 round robin): which questions each two both answered (:func:`pairs_between`), the
 verdicts of every match (:func:`round_robin`), each match's record
-(:mod:`ragmark.running.pairwise`'s summary) and, per criterion, the systems'
+(:mod:`ragmark.running.head_to_head`'s summary) and, per criterion, the systems'
 Bradley–Terry strengths with bootstrap intervals over questions and the ranking they
 give. ``ragmark duel`` judges results files this way and ``ragmark compare --pairwise``
 the configs it ran. The report is plain JSON data; nothing here prints."""
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmark.llm import LLMSettings
-from ragmark.running.pairwise import Pair, judge_pairs, summary
+from ragmark.running.head_to_head import Pair, judge_pairs, summary
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def _match(t: Tournament, m: Match, verdicts: dict[str, list[Any]]) -> dict[str,
 def _strengths(t: Tournament, verdicts: dict[str, list[Any]]) -> dict[str, Any]:
     """Per criterion: the Bradley–Terry strengths of the systems from every verdict,
     resampled by question, and the ranking they give."""
-    from ragmark.stats.pairwise import strengths
+    from ragmark.stats.win_rates import strengths
 
     out = {}
     for c, vs in verdicts.items():

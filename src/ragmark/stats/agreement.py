@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.stats.pairwise import sign_test
 from ragmark.stats.resample import percentile_interval, resample_rows
+from ragmark.stats.win_rates import sign_test
 
 STATS = ("balanced_accuracy", "precision", "recall", "f1", "kappa")
 _BLOCK = 500

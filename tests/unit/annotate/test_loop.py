@@ -145,6 +145,6 @@ def test_the_label_store_is_named_one_way_on_every_command(server, tmp_path, cap
         "n_labelled"] == len(plan.items)
     code, out, err = run_cli(["history", "show", "1", "--history", str(history)], capsys)
     assert code == 0 and "run" in out, err
-    code, out, err = run_cli(["history", "trend", "--config", "sparse", "--metric",
+    code, out, err = run_cli(["history", "trend", "--config-name", "sparse", "--metric",
                               "answer_relevance", "--history", str(history)], capsys)
     assert code == 0, err

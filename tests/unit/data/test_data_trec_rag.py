@@ -337,7 +337,7 @@ def test_assignments_without_a_response_length_count_as_ragnarok_does(tmp_path, 
     from support.cli import run_cli
     from support.fake_llm_server import chat_reply
 
-    from ragmark.results.nuggets import ragnarok_length
+    from ragmark.results.nuggetizer_files import ragnarok_length
 
     assert ragnarok_length("a,b; c  d.") == 4
     server.rule = lambda body: chat_reply(json.dumps({"verdicts": [

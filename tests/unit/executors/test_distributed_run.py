@@ -11,7 +11,7 @@ from support.fake_llm_server import chat_reply
 
 from ragmark.config import RunConfig, load_config
 from ragmark.data import load_dataset
-from ragmark.demo.run import demo_path
+from ragmark.demo.tour import demo_path
 from ragmark.running.runner import run
 from ragmark.running.task import Task
 

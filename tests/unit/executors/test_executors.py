@@ -11,7 +11,7 @@ import pytest
 
 from ragmark.chunking import WholeChunker, chunk_corpus
 from ragmark.data import load_dataset
-from ragmark.demo.run import demo_path
+from ragmark.demo.tour import demo_path
 from ragmark.errors import ConfigError, MissingExtraError
 from ragmark.executors import LocalExecutor, active, create, using
 from ragmark.executors.ray_executor import display_address

@@ -122,7 +122,7 @@ def test_history_commands(tmp_path, capsys):
     code, out, _ = run_cli(["history", "show", "1"], capsys)
     assert code == 0 and "run 1: run on questions (8 questions)" in out and "ndcg@10" in out
     pytest.importorskip("matplotlib")
-    code, out, _ = run_cli(["history", "trend", "--config", "sparse", "--metric", "mrr@10",
+    code, out, _ = run_cli(["history", "trend", "--config-name", "sparse", "--metric", "mrr@10",
                             "--plot", str(tmp_path / "trend")], capsys)
     assert code == 0 and (tmp_path / "trend.svg").exists() and (tmp_path / "trend.png").exists()
     assert "mrr@10 of sparse on questions" in out

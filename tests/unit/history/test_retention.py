@@ -138,7 +138,7 @@ def test_diff_and_gates_against_pruned_or_failed_runs_say_why(tmp_path, capsys):
         assert code == 0, err
     got = prune(history, timedelta(days=1), now=datetime.now(UTC) + timedelta(days=2))
     assert got.runs == (1, 2)  # run 3 is the newest
-    code, _, err = run_cli(["diff", "last~1", "last", "--config", "sparse", "--history",
+    code, _, err = run_cli(["diff", "last~1", "last", "--config-name", "sparse", "--history",
                             str(history)], capsys)
     assert code == 2, err
     said = " ".join(err.split())
@@ -155,7 +155,7 @@ def test_diff_and_gates_against_pruned_or_failed_runs_say_why(tmp_path, capsys):
     con.close()
     code, _, err = run_cli(run, capsys)
     assert code == 0, err
-    code, out, err = run_cli(["diff", "last~1", "last", "--config", "sparse", "--history",
+    code, out, err = run_cli(["diff", "last~1", "last", "--config-name", "sparse", "--history",
                               str(history)], capsys)
     assert code == 0, err
     assert out.splitlines()[0] == "A = run 3 (sparse); B = run 4 (sparse)"

@@ -160,14 +160,14 @@ def test_compare_file_defaults_to_its_baseline_and_says_so(compare_file, capsys)
 
 def test_compare_file_failures_per_config(compare_file, capsys):
     code, out, _ = run_cli(["inspect", str(compare_file), "--failures", "--k", "1",
-                            "--config", "weak", "--json"], capsys)
+                            "--config-name", "weak", "--json"], capsys)
     assert code == 0
     data = json.loads(out)
     assert [(f["id"], f["fact"], f["cause"]) for f in data["failures"]] == [
         ("q3", "first relevant item at rank 2", "ranking"),
         ("q7", "first relevant item at rank 2", "ranking")]
     assert "not_checked" in data["summary"]["judge_failure"]
-    code, _, err = run_cli(["inspect", str(compare_file), "--failures", "--config", "nope"],
+    code, _, err = run_cli(["inspect", str(compare_file), "--failures", "--config-name", "nope"],
                            capsys)
     assert code == 2 and "no configuration 'nope'" in err and "sparse, weak" in err
 
@@ -212,6 +212,7 @@ def test_bad_files_and_usage_are_exit_2_naming_the_place(tmp_path, in_fixtures, 
     assert code == 2 and "--k applies to --failures" in err
     code, _, err = run_cli(["inspect", "run_results.json", "q1", "--config", "x"], capsys)
     assert code == 2 and "is a run of config 'weak-bm25-llm'" in err
+    assert "warning: --config is renamed --config-name" in err  # the old name, one release
     code, _, err = run_cli(["inspect", str(tmp_path / "none.json"), "q1"], capsys)
     assert code == 2 and "none.json: no such file" in err
     assert "Traceback" not in err

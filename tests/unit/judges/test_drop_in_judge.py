@@ -17,7 +17,7 @@ from ragmark.metrics import names
 
 MODULE = '''
 """A judge of answers' brevity (a test's drop-in)."""
-from ragmark.judges.case import judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.types import Score
 
 
@@ -49,7 +49,7 @@ def dropped(tmp_path, monkeypatch):
 def test_a_dropped_in_judge_shows_up_everywhere(dropped, tmp_path, server, capsys):
     from ragmark.annotate.queue import ask_of, verdict
     from ragmark.cli.shared import judges_text
-    from ragmark.judge_eval.run import measured, threshold_of
+    from ragmark.judge_eval.measure import measured, threshold_of
     from ragmark.running.judging import parse_judge_metrics
 
     spec = names.catalogue()["brevity"]

@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ragmark.case import Case
-from ragmark.judges.case import judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.judges.prompt import JudgeFailure, Prompt, ask
 from ragmark.types import Score
 

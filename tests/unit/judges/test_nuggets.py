@@ -241,7 +241,7 @@ def test_from_the_command_line_with_nuggets_from_the_log_and_created(server, tmp
     # the fingerprint of the nuggets the scores count against (diff refuses to pair
     # scores over different ones): of the nuggets written beside the results
     from ragmark.results.codec import run_from_json
-    from ragmark.results.nuggets import nuggets_hash
+    from ragmark.results.nuggetizer_files import nuggets_hash
 
     assert data["dataset"]["nuggets_hash"] == nuggets_hash(run_from_json(data).queries)
     per = {q["id"]: q for q in data["queries"]}

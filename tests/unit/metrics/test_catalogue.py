@@ -242,3 +242,29 @@ def test_every_name_of_the_catalogue_is_known_everywhere_a_user_gives_one(capsys
         assert metric_key(text) == text, name
         assert label(text), name
         assert name in listed_names, name
+
+
+def test_a_metrics_parameters_are_typed_in_its_spec(capsys):
+    """Issue 49, item 2: the config keys a metric reads are declared in its spec, typed as
+    ir_measures' ParamInfo (name, type, default, meaning), each a field of the case's
+    Params; `ragmark metrics` lists them, and the config's value reaches the metric."""
+    import dataclasses
+
+    from ragmark.case import Case, Params, params_of
+    from ragmark.config import RunConfig
+    from ragmark.types import Sample
+
+    read = {p.name for s in names.catalogue().values() for p in s.params}
+    assert read == {f.name for f in dataclasses.fields(Params)}  # each read, none unknown
+    alpha = names.catalogue()["combined_score"].params
+    assert [(p.name, p.dtype, p.default) for p in alpha] == [("alpha", float, 0.5)]
+    code, out, _ = run_cli(["metrics", "--json"], capsys)
+    listed = {m["name"]: m["params"] for m in json.loads(out)}
+    assert listed["groundedness"][0]["name"] == "grounded_threshold"
+    assert listed["refusal"][0]["type"] == "tuple" and listed["mrr"] == []
+    # coverage 1/2 (one of two keywords), overlap 1 (every token in the gold context):
+    # 0.25 * 0.5 + 0.75 * 1 = 0.875 at alpha 0.25 (0.75 at the default 0.5)
+    params = params_of(RunConfig(alpha=0.25))
+    case = Case(Sample("q", "q?", expected_keywords=("bm25", "dense")), "bm25 ranks",
+                gold=("bm25 ranks documents",), params=params)
+    assert names.catalogue()["combined_score"].compute(case).value == pytest.approx(0.875)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from ragmark.cli import main
-from ragmark.demo.run import demo_path
+from ragmark.demo.tour import demo_path
 
 GOLDEN = Path(__file__).parent / "golden" / "compare_demo.md"
 

@@ -10,7 +10,7 @@ import pytest
 from support.cli import run_cli
 from support.html_dom import parse, resources
 
-from ragmark.demo.run import demo_path
+from ragmark.demo.tour import demo_path
 
 DEMO = ["--dataset", str(demo_path() / "questions.json"), "--corpus",
         str(demo_path() / "corpus")]

@@ -1,5 +1,5 @@
 """One results model (issue 21, item 3): a run's report, a comparison and a label run
-round-trip with their JSON exactly (ragmark.results.codec, ragmark.labeling): JSON ->
+round-trip with their JSON exactly (ragmark.results.codec, ragmark.passage_labels): JSON ->
 model -> JSON gives the same JSON, on generated values (hypothesis) and on real results
 files."""
 
@@ -218,9 +218,9 @@ def test_a_real_compare_file_round_trips(tmp_path, capsys):
 def label_runs(draw):
     """Generated ``ragmark label`` results: per config, questions with labelled passages
     (1, 0 or a failed label with its reason), per-question metrics and their means."""
-    from ragmark.labeling import ConfigLabels, LabelRun
-    from ragmark.labeling.metrics import Agreement
-    from ragmark.labeling.run import LabelledItem, LabelledQuery
+    from ragmark.passage_labels import ConfigLabels, LabelRun
+    from ragmark.passage_labels.metrics import Agreement
+    from ragmark.passage_labels.tops import LabelledItem, LabelledQuery
 
     label = st.one_of(st.sampled_from([Score(1.0), Score(0.0)]),
                       text.map(lambda r: Score.missing(r)))
@@ -251,7 +251,7 @@ def label_runs(draw):
 @settings(max_examples=100, deadline=None)
 @given(label_runs())
 def test_json_label_run_json_is_exact(run):
-    from ragmark.labeling import label_from_json, label_json
+    from ragmark.passage_labels import label_from_json, label_json
 
     written = _as_file(label_json(run))
     again = label_from_json(written)

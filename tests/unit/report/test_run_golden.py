@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from support.cli import run_cli
 
-from ragmark.demo.run import demo_path
+from ragmark.demo.tour import demo_path
 
 GOLDEN = Path(__file__).parent / "golden"
 VOLATILE = ("envelope", "timings", "versions", "executor")

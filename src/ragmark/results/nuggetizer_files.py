@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragmark.data.nuggets import nugget_line
+from ragmark.data.nugget_files import nugget_line
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.results.model import QueryRecord, RunReport
 from ragmark.types import Nugget

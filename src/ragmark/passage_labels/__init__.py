@@ -4,9 +4,9 @@ dataset's ground truth."""
 
 from __future__ import annotations
 
-from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
-from ragmark.labeling.report import curve, label_from_json, label_json, label_markdown
-from ragmark.labeling.run import (
+from ragmark.passage_labels.metrics import METRICS, Agreement, per_k_metrics
+from ragmark.passage_labels.report import curve, label_from_json, label_json, label_markdown
+from ragmark.passage_labels.tops import (
     ConfigLabels,
     LabelRun,
     TopK,

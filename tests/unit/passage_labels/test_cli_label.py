@@ -328,7 +328,7 @@ def test_a_label_file_reads_back_into_the_model_exactly(demo_args, tmp_path, cap
     """One results model for the three kinds (issue 21): a ``ragmark label`` file (with a
     failed label, a missing metric and the agreement) -> LabelRun -> the same JSON."""
     from ragmark.errors import DataError
-    from ragmark.labeling import label_from_json, label_json
+    from ragmark.passage_labels import label_from_json, label_json
 
     server.rule = judge_rule("generator", garbage=GARBAGE)
     out = tmp_path / "lab"
@@ -358,7 +358,7 @@ def test_an_older_label_file_reads_back_under_the_new_metric_names(demo_args, tm
     """Issue 34: the label metrics that are not the retrieval metrics of the same name
     are judged_precision@k and relative_recall@k; a label file written with the old
     names (precision@k, recall@k) reads back under the new ones, values unchanged."""
-    from ragmark.labeling import label_from_json, label_json
+    from ragmark.passage_labels import label_from_json, label_json
 
     server.rule = judge_rule("generator")
     out, history = tmp_path / "lab", str(tmp_path / "h.sqlite")
@@ -366,7 +366,7 @@ def test_an_older_label_file_reads_back_under_the_new_metric_names(demo_args, tm
                           "--history", history, *llm(server)], capsys)
     assert code == 0
     new = json.loads((tmp_path / "lab.json").read_text())
-    trend = ["history", "--history", history, "trend", "--config", "sparse", "--metric"]
+    trend = ["history", "--history", history, "trend", "--config-name", "sparse", "--metric"]
     code, shown, _ = run_cli([*trend, "judged_precision@3"], capsys)
     assert code == 0 and f"{new['configs']['sparse']['metrics']['judged_precision@3']:.4f}" \
         in shown

@@ -8,8 +8,8 @@ from typing import Any
 from ragmark.data._fields import as_object, check_int, check_string, get_string
 from ragmark.data.files import Where, describe
 from ragmark.errors import DataError
-from ragmark.labeling.metrics import LABELS, METRICS, Agreement, current_name
-from ragmark.labeling.run import ConfigLabels, LabelledItem, LabelledQuery, LabelRun
+from ragmark.passage_labels.metrics import LABELS, METRICS, Agreement, current_name
+from ragmark.passage_labels.tops import ConfigLabels, LabelledItem, LabelledQuery, LabelRun
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate
 from ragmark.types import Score
@@ -82,7 +82,7 @@ def label_json(r: LabelRun, versions: dict[str, str] | None = None) -> dict[str,
 
 def label_from_json(data: Any, file: str = "results") -> LabelRun:
     """The label run a ``ragmark label`` results file (:func:`label_json`'s JSON) holds;
-    JSON -> run -> JSON gives the same JSON (tests/unit/labeling/test_label_codec.py)."""
+    JSON -> run -> JSON gives the same JSON (tests/unit/passage_labels/)."""
     try:
         prompt = data.get("prompt") or {}
         return LabelRun(

@@ -1,7 +1,7 @@
 """Several label judges side by side (``ragmark label --judge-model A --judge-model B``).
 
 Each judge labels the same (question, passage) pairs; each gets its own
-:class:`~ragmark.labeling.LabelRun` (and files), and the side-by-side summary gives, per
+:class:`~ragmark.passage_labels.LabelRun` (and files), and the side-by-side summary gives, per
 config, each judge's answer presence and precision at K, each judge's agreement with the
 ground truth, and for every pair of judges their agreement on the pairs both labelled
 (raw, and Cohen's kappa with a bootstrap 95% interval).
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragmark.labeling.run import Pair, TopK, label_pairs, labelled
 from ragmark.llm import LLMSettings
+from ragmark.passage_labels.tops import Pair, TopK, label_pairs, labelled
 from ragmark.progress import Progress
 from ragmark.stats.agreement import evaluate
 from ragmark.types import Score

@@ -180,7 +180,7 @@ def estimate(items: Sequence[Item], settings: LLMSettings, trial: Trial) -> dict
     """A dry run of one judge over ``items``: the calls not in the cache yet, over every
     repeat (each its own seed, so its own calls), the cached ones, prompt tokens and
     cost, as the other commands' dry runs count them. Nothing is called."""
-    from ragmark.labeling.run import estimate as estimate_labels
+    from ragmark.passage_labels.tops import estimate as estimate_labels
     from ragmark.running.judging import estimate as estimate_judges
 
     check_trial(items, trial)

@@ -28,7 +28,7 @@ from ragmark.llm.dry import NotCached
 from ragmark.llm.factory import dry_client
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.stats import holm
-from ragmark.stats.pairwise import win_rate
+from ragmark.stats.win_rates import win_rate
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def estimate_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequen
 
 def summary(verdicts: dict[str, list[PairVerdict]], *, n_resamples: int = 2000,
             seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Per criterion: A's record against B (:func:`ragmark.stats.pairwise.win_rate`)
+    """Per criterion: A's record against B (:func:`ragmark.stats.win_rates.win_rate`)
     over the pairs with a verdict, Holm's p across the criteria, the position-bias
     rate, and the pairs without a verdict with their reasons."""
     out: dict[str, dict[str, Any]] = {}

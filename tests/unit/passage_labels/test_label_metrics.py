@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
+from ragmark.passage_labels.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.types import Score
 
 Y, N, F = Score(1.0), Score(0.0), Score.missing("judge failed")

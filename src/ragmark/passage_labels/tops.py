@@ -6,7 +6,7 @@ K``). Every distinct (question, passage text) is labelled once, concurrently, th
 one :class:`LLMClient` (cache, retries, concurrency limit): configs that retrieve the
 same passage share its label. A label the judge could not give is missing with its
 reason, counted, and excluded from that query's metrics (see
-:mod:`ragmark.labeling.metrics`).
+:mod:`ragmark.passage_labels.metrics`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from ragmark.executors import Executor
 from ragmark.judges import JudgeCounts, relevance_label
 from ragmark.judges.prompt import is_reask
 from ragmark.judges.relevance import relevance_prompt
-from ragmark.labeling.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import NotCached
@@ -31,6 +30,7 @@ from ragmark.llm.factory import dry_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.matching import unmatchable
+from ragmark.passage_labels.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.running.runner import run
