@@ -68,7 +68,9 @@ POINTS: tuple[ExtensionPoint, ...] = (
                    "(ragmark.judges.*)"),
     ExtensionPoint("ragmark.input_format", "a ragmark.data.formats.RowFormat (or a callable "
                    "returning one): detect(field names) -> bool, row(row, where, lenient) "
-                   "-> a ragmark item, export(items, model) -> a test set in its shape",
+                   "-> a ragmark item, export(items, model) -> a test set in its shape; "
+                   "or a FolderFormat: detect(folder) -> bool, load(folder, corpus, split, "
+                   "lenient) -> Dataset",
                    "ragmark.data.formats:register",
                    "the modules of ragmark.data.formats (each a FORMAT)"),
     ExtensionPoint("ragmark.llm_provider", "a ragmark.llm.providers.base.Provider: how to "

@@ -345,12 +345,13 @@ def test_inspect_is_an_adapter_of_its_view():
 
 
 READ_ONLY = ("history", "diff", "power", "review", "report_cmd", "metrics_cmd", "inspect",
-             "ci")
+             "ci", "plugins_cmd")
 """The commands that read what was recorded (results files, the history, the label
 store, the catalogue) and render it; they compute nothing a plan would."""
 READ_FROM = ("ragmark.errors", "ragmark.text", "ragmark.analysis", "ragmark.history",
              "ragmark.results", "ragmark.report", "ragmark.metrics.names", "ragmark.plan",
-             "ragmark.passage_labels.metrics", "ragmark.passage_labels")
+             "ragmark.passage_labels.metrics", "ragmark.passage_labels",
+             "ragmark.extensions")
 """What a read-only command may import: the results and their analysis, the history,
 the reports, the catalogue's names, the plan layer (its read plans and paths)."""
 

@@ -39,3 +39,26 @@ def test_every_door_is_there():
             obj = getattr(obj, part)
         assert callable(obj), point.door
         assert point.takes and point.built_ins
+
+
+def test_the_plugins_command_lists_every_point_and_what_is_installed(monkeypatch, capsys):
+    import importlib.metadata
+    import json
+
+    from support.cli import run_cli
+
+    ep = importlib.metadata.EntryPoint("short_answer", "support.metric_plugin:SHORT_ANSWER",
+                                       "ragmark.metric")
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr("ragmark.cli.plugins_cmd.entry_points",
+                        lambda group=None, **kw: [ep] if group == "ragmark.metric"
+                        else real(group=group, **kw))
+    code, out, _ = run_cli(["plugins", "--json"], capsys)
+    assert code == 0
+    listed = {p["group"]: p for p in json.loads(out)}
+    assert list(listed) == list(groups())
+    assert listed["ragmark.metric"]["installed"] == [
+        {"name": "short_answer", "value": "support.metric_plugin:SHORT_ANSWER"}]
+    code, out, _ = run_cli(["plugins"], capsys)
+    assert "ragmark.retriever: none installed" in out
+    assert "ragmark.metric: short_answer (support.metric_plugin:SHORT_ANSWER)" in out

@@ -23,6 +23,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     label,
     metrics_cmd,
     monitor,
+    plugins_cmd,
     power,
     report_cmd,
     review,

@@ -324,6 +324,14 @@ def format_option(default: str) -> Callable[[Callable[..., Any]], Callable[..., 
                              "or a plugin's writer.")
 
 
+def print_report(out: Console, lines: Any, output: Any) -> None:
+    """A report's console lines as they are (no markup), then where it was written."""
+    for line in lines:
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if output is not None:
+        out.print(f"Report written to {output}", markup=False)
+
+
 def written_text(paths: Any) -> str:
     """``Results written to a and b`` / ``a, b and c``."""
     names = [str(p) for p in paths]

@@ -6,7 +6,14 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import alpha_option, cli, consoles, dry_run_option, quiet_option
+from ragmark.cli.app import (
+    alpha_option,
+    cli,
+    consoles,
+    dry_run_option,
+    print_report,
+    quiet_option,
+)
 from ragmark.cli.llm_opts import endpoint_options
 from ragmark.cli.shared import option
 
@@ -45,10 +52,7 @@ def duel_cmd(**flags: Any) -> None:
                   highlight=False, markup=False, soft_wrap=True)
         return
     report = execute_duel(plan, progress)
-    for line in pairwise_lines(report):
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
-    if plan.output is not None:
-        out.print(f"Report written to {plan.output}", markup=False)
+    print_report(out, pairwise_lines(report), plan.output)
     gates = report.get("gates") or []
     for g in gates:
         out.print(g["line"], highlight=False, markup=False, soft_wrap=True)

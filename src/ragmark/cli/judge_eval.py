@@ -6,7 +6,14 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, dry_run_option, history_option, quiet_option
+from ragmark.cli.app import (
+    cli,
+    consoles,
+    dry_run_option,
+    history_option,
+    print_report,
+    quiet_option,
+)
 from ragmark.cli.llm_opts import endpoint_options
 from ragmark.cli.shared import option
 
@@ -230,10 +237,7 @@ def _preferences(plan: Any, out: Any, progress: Any) -> None:
                   soft_wrap=True)
         return
     report = execute_preferences(plan, progress)
-    for line in preference_lines(report):
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
-    if plan.output is not None:
-        out.print(f"Report written to {plan.output}", markup=False)
+    print_report(out, preference_lines(report), plan.output)
 
 
 def preference_lines(r: dict[str, Any]) -> list[str]:

@@ -14,8 +14,8 @@ from ragmark.data._fields import (
 )
 from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, missing_error, quote
 from ragmark.data.folder import load_text_folder
+from ragmark.data.formats.open_rag import is_open_rag_folder, load_open_rag_corpus
 from ragmark.data.leniency import Leniency
-from ragmark.data.openrag import is_open_rag_folder, load_open_rag_corpus
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Document
 

@@ -6,22 +6,24 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ragmark.data.beir import is_beir_folder, load_beir
 from ragmark.data.conversations import is_conversations, turns_of
 from ragmark.data.files import base_suffix, missing_error, read_json
 from ragmark.data.foreign import is_arrow, is_embedding_qa, load_embedding_qa, read_rows
 from ragmark.data.leniency import Leniency
-from ragmark.data.openrag import is_open_rag_folder, load_open_rag
 from ragmark.data.sets import load_context_set, load_keyword_set, set_format
 from ragmark.errors import DataError
 from ragmark.types import Dataset
 
-FORMATS = (
-    "expected a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv), "
-    "an Open RAG Benchmark folder (queries.json, qrels.json, corpus/), "
-    "a keyword or context set, or a conversation set (.json, .jsonl or .jsonl.gz), or "
-    "a RAGAS, DeepEval or LlamaIndex evaluation set (.json, .jsonl, .csv)"
-)
+
+def expected() -> str:
+    """What a dataset may be, for the error of one that is none of them."""
+    from ragmark.data.formats import folders, formats
+
+    titles = [f.title for f in formats().values()]
+    rows = " or ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
+    return (f"expected {', '.join(f.expects for f in folders().values())}, a keyword or "
+            "context set, or a conversation set (.json, .jsonl or .jsonl.gz), or "
+            f"a {rows} evaluation set (.json, .jsonl, .csv)")
 
 
 def _hint(path: Path) -> str:
@@ -60,15 +62,16 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if is_arrow(path):  # RAGAS's to_hf_dataset, saved to disk or as Parquet
         return _foreign_set(path, corpus, lenient)
     if path.is_dir():
-        if is_beir_folder(path):
-            return load_beir(path, split, corpus, lenient)
-        if is_open_rag_folder(path):
-            return load_open_rag(path, corpus, lenient.encoding)
-        raise DataError(f"not a dataset folder; {FORMATS}", file=str(path))
+        from ragmark.data.formats import folders
+
+        for fmt in folders().values():
+            if fmt.detect(path):
+                return fmt.load(path, corpus, split, lenient)
+        raise DataError(f"not a dataset folder; {expected()}", file=str(path))
     if not path.exists():
         raise missing_error(path)
     if base_suffix(path) not in (".json", ".jsonl", ".csv"):
-        raise DataError(f"not a dataset; {FORMATS}{_hint(path)}", file=str(path))
+        raise DataError(f"not a dataset; {expected()}{_hint(path)}", file=str(path))
     data = read_json(path, lenient.encoding) if base_suffix(path) == ".json" else None
     if is_embedding_qa(data):
         if corpus is not None:

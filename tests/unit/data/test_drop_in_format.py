@@ -100,3 +100,50 @@ def test_a_test_set_is_written_in_a_dropped_in_format(dropped):
     assert formats.export(items, "qagold") == [{"prompt": "Q?", "gold": "A.",
                                                  "passages": ["P."]}]
     assert formats.suffix("qagold") == ".json" and formats.suffix("ragas") == ".jsonl"
+
+
+FOLDER_MODULE = '''
+"""A folder of a made-up benchmark (a test's drop-in): qa.tsv, a question and the
+passage that answers it on each line."""
+from ragmark.data.formats import FolderFormat
+from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
+
+
+def _load(folder, corpus, split, lenient):
+    rows = [line.split("\\t") for line in (folder / "qa.tsv").read_text().splitlines()]
+    docs = tuple(Document(f"d{i}", p) for i, (_, p) in enumerate(rows, start=1))
+    samples = tuple(Sample(f"q{i}", q, GroundTruth(passages=(p,)))
+                    for i, (q, p) in enumerate(rows, start=1))
+    return Dataset(folder.name, str(folder), "qa-folder", samples, Corpus(docs, str(folder)))
+
+
+FORMAT = FolderFormat("qa-folder", "a QA folder (qa.tsv)",
+                      lambda folder: (folder / "qa.tsv").exists(), _load)
+'''
+
+
+def test_a_dropped_in_folder_format_is_read(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "more_formats"
+    folder.mkdir()
+    (folder / "qa_folder.py").write_text(FOLDER_MODULE)
+    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(folder)])
+    monkeypatch.setattr(formats, "_FORMATS", {})
+    monkeypatch.setattr(formats, "_loaded", False)
+    try:
+        data = tmp_path / "bench"
+        data.mkdir()
+        (data / "qa.tsv").write_text("What does BM25 rank?\tBM25 ranks documents.\n"
+                                     "What is dense retrieval?\tDense retrieval embeds "
+                                     "questions and passages.\n")
+        out = tmp_path / "r.json"
+        code, _, err = run_cli(["run", "--dataset", str(data), "--metrics", "recall@1",
+                                "--output", str(out), "--quiet", "--no-history"], capsys)
+        assert code == 0, err
+        got = json.loads(out.read_text())
+        assert (got["dataset"]["format"], got["metrics"]["recall@1"]) == ("qa-folder", 1.0)
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        code, _, err = run_cli(["run", "--dataset", str(empty), "--quiet"], capsys)
+        assert code == 2 and "a QA folder (qa.tsv)" in err and "a BEIR folder" in err
+    finally:
+        sys.modules.pop("ragmark.data.formats.qa_folder", None)

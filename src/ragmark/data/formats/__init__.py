@@ -1,8 +1,10 @@
-"""The input formats of other tools that ragmark reads (and writes test sets in): one
-module of this package a format, each declaring ``FORMAT``, a :class:`RowFormat` that
-says how to tell the format from its rows' fields, how to read a row as a ragmark item,
-and how to write a test set in it. The names ``--input-format`` and ``testset --format``
-take are declared here, once, by the formats themselves.
+"""The input formats ragmark reads, one module of this package a format, each declaring
+``FORMAT``: a :class:`FolderFormat` (a dataset that is a folder: BEIR and TREC RAG, Open
+RAG Benchmark) says how to tell such a folder and read it; a :class:`RowFormat` (another
+tool's evaluation set or logged outputs, one question a row: RAGAS, DeepEval,
+LlamaIndex) says how to tell the format from its rows' fields, how to read a row as a
+ragmark item, and how to write a test set in it. The names ``--input-format`` and
+``testset --format`` take are declared here, once, by the formats themselves.
 
 Built-in formats and a package's formats come through one door, :func:`register`: the
 built-ins are found by a scan of this package (a module dropped in is a new format), a
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ragmark.data.files import Where
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
+from ragmark.types import Dataset
 
 NATIVE = "ragmark"
 """ragmark's own format (its evaluation sets and outputs logs)."""
@@ -49,11 +53,26 @@ class RowFormat:
     order: int = 50
 
 
-_FORMATS: dict[str, RowFormat] = {}
+@dataclass(frozen=True)
+class FolderFormat:
+    """A dataset that is a folder: ``name`` (the dataset's ``format``), what its folder
+    holds (``expects``, for the error of a folder in no format), ``detect(folder)``:
+    whether the folder is one (the first format, by ``order``, that says yes reads it),
+    and ``load(folder, corpus, split, lenient)``: the dataset, any bad line an error
+    naming the file, the line and the field."""
+
+    name: str
+    expects: str
+    detect: Callable[[Path], bool]
+    load: Callable[[Path, str | Path | None, str, Leniency], Dataset]
+    order: int = 50
+
+
+_FORMATS: dict[str, RowFormat | FolderFormat] = {}
 _loaded = False
 
 
-def register(fmt: RowFormat) -> None:
+def register(fmt: RowFormat | FolderFormat) -> None:
     """Add an input format: the one door the built-ins and a package's formats come
     through; a name is there once (registering the same one again is a no-op)."""
     if fmt.name == NATIVE or (fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt):
@@ -62,8 +81,17 @@ def register(fmt: RowFormat) -> None:
 
 
 def formats() -> dict[str, RowFormat]:
-    """Every input format by name, in the order they are tried: the built-ins (this
+    """Every row format by name, in the order they are tried: the built-ins (this
     package's modules) and a package's (the ``ragmark.input_format`` entry points)."""
+    return {n: f for n, f in _all().items() if isinstance(f, RowFormat)}
+
+
+def folders() -> dict[str, FolderFormat]:
+    """Every folder format by name, in the order they are tried."""
+    return {n: f for n, f in _all().items() if isinstance(f, FolderFormat)}
+
+
+def _all() -> dict[str, RowFormat | FolderFormat]:
     global _loaded
     if not _loaded:
         _loaded = True
@@ -74,12 +102,12 @@ def formats() -> dict[str, RowFormat]:
         for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
             declared = getattr(importlib.import_module(f"{__name__}.{m.name}"), "FORMAT",
                                None)
-            if isinstance(declared, RowFormat):
+            if isinstance(declared, RowFormat | FolderFormat):
                 register(declared)
         for ep in entry_points(group="ragmark.input_format"):
             try:
                 got = ep.load()
-                register(got if isinstance(got, RowFormat) else got())
+                register(got if isinstance(got, RowFormat | FolderFormat) else got())
             except DataError:
                 raise
             except Exception as e:  # a broken plugin must not break every command

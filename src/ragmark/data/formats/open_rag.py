@@ -14,6 +14,7 @@ from ragmark.data._fields import (
     get_string,
 )
 from ragmark.data.files import Where, describe, missing_error, quote, read_json
+from ragmark.data.formats import FolderFormat
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
@@ -157,3 +158,9 @@ def load_open_rag(folder: Path, corpus: str | Path | None = None,
         corpus=corpus_docs,
         default_chunker="fixed",
     )
+
+
+FORMAT = FolderFormat("open-rag-bench", "an Open RAG Benchmark folder (queries.json, "
+                      "qrels.json, corpus/)", is_open_rag_folder,
+                      lambda folder, corpus, split, lenient: load_open_rag(
+                          folder, corpus, lenient.encoding), order=20)

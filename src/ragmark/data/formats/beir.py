@@ -16,6 +16,7 @@ from types import MappingProxyType
 from ragmark.data._fields import NON_EMPTY_STRING, as_object, check_id, get_string
 from ragmark.data.corpus import load_jsonl_corpus
 from ragmark.data.files import Where, describe, iter_jsonl, iter_lines, quote
+from ragmark.data.formats import FolderFormat
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Nugget, Sample
@@ -247,3 +248,8 @@ def _nuggets(path: Path, queries: dict[str, str], lenient: Leniency
         raise DataError(f"nuggets of unknown topic {quote(unknown[0])} (not among the "
                         "topics)", file=str(path))
     return got
+
+
+FORMAT = FolderFormat("beir", "a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)",
+                      is_beir_folder, lambda folder, corpus, split, lenient: load_beir(
+                          folder, split, corpus, lenient), order=10)
