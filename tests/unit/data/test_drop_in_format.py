@@ -43,15 +43,19 @@ ROWS = [{"id": "q1", "prompt": "What does BM25 rank?", "gold": "Documents.",
          "reply": "A retriever finds passages.", "evidence": ["Something else entirely."]}]
 
 
-@pytest.fixture
-def dropped(tmp_path, monkeypatch):
-    """The formats package with one more module, read afresh."""
+def _drop(tmp_path, monkeypatch, name: str, text: str) -> None:
+    """The formats package with one more module, ``name``, read afresh."""
     folder = tmp_path / "more_formats"
     folder.mkdir()
-    (folder / "qagold.py").write_text(MODULE)
+    (folder / f"{name}.py").write_text(text)
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(folder)])
     monkeypatch.setattr(formats, "_FORMATS", {})
     monkeypatch.setattr(formats, "_loaded", False)
+
+
+@pytest.fixture
+def dropped(tmp_path, monkeypatch):
+    _drop(tmp_path, monkeypatch, "qagold", MODULE)
     yield
     sys.modules.pop("ragmark.data.formats.qagold", None)
 
@@ -123,12 +127,7 @@ FORMAT = FolderFormat("qa-folder", "a QA folder (qa.tsv)",
 
 
 def test_a_dropped_in_folder_format_is_read(tmp_path, monkeypatch, capsys):
-    folder = tmp_path / "more_formats"
-    folder.mkdir()
-    (folder / "qa_folder.py").write_text(FOLDER_MODULE)
-    monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(folder)])
-    monkeypatch.setattr(formats, "_FORMATS", {})
-    monkeypatch.setattr(formats, "_loaded", False)
+    _drop(tmp_path, monkeypatch, "qa_folder", FOLDER_MODULE)
     try:
         data = tmp_path / "bench"
         data.mkdir()
