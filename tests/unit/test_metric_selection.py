@@ -65,3 +65,15 @@ def test_thresholds_are_read_once_for_run_and_compare():
     assert (under[0].config, under[0].metric) == ("dense", "mrr")
     with pytest.raises(ConfigError, match="no config named 'hybrid'; the configs: sparse"):
         thresholds([], ["hybrid:mrr=0.5"], ["sparse"])
+
+
+def test_run_and_compare_ask_the_judges_in_one_order():
+    """--judge-metrics first, then the judges --metrics names, then those people labelled,
+    then those the gates need; each once, the other metrics left out."""
+    from ragmark.plan.selection import judges_asked
+
+    sel = select("mrr,context_relevance,faithfulness", "faithfulness,answer_relevance")
+    got = judges_asked(sel, ["answer_correctness", "mrr", "faithfulness"],
+                       ["grounded_ratio", "context_precision"])
+    assert got == ["faithfulness", "answer_relevance", "context_relevance",
+                   "answer_correctness", "context_precision"]

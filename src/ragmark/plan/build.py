@@ -25,22 +25,21 @@ if TYPE_CHECKING:
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
     from ragmark.plan.gating import regression_metrics
-    from ragmark.plan.selection import thresholds
+    from ragmark.plan.selection import judges_asked, select, thresholds
     from ragmark.plan.sources import source_of
 
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
-    from ragmark.plan.selection import select
-
     sel = select(req.metrics, req.judge_metrics)
     every, names = sel.every, None if sel.names is None else list(sel.names)
-    judges = [*sel.judges, *(j for j in sel.named_judges if j not in sel.judges)]
-    human, judges = _labelled(req.human_labels, judges, req.history, req.store)
+    human = _labelled(req.human_labels, req.history, req.store)
     if human is not None and any(m.startswith("pairwise:") for m in human.metrics):
         raise ConfigError(f"--human-labels {req.human_labels}: preferences between two "
                           "configs' answers correct a pairwise win rate: give them to "
                           "'ragmark compare --pairwise'")
     under, most = thresholds(req.fail_under, req.max_missing, None)
+    judges = judges_asked(sel, () if human is None else human.metrics,
+                          [t.metric for t in (*under, *most)], gated)
     if req.dry_run and not judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
@@ -55,7 +54,7 @@ def plan_run(req: RunRequest) -> Plan:
             names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
                                         answers=not src.retrieval_only)
             judges += [j for j in more if j not in judges]
-        also, judges = gated_additions(judges, [t.metric for t in (*under, *most)] + gated)
+        also = gated_additions([t.metric for t in (*under, *most)] + gated)
         if req.run_file:  # ids a TREC line cannot hold fail now, not after the run
             from ragmark.report.trec_run import check_trec_ids
 
@@ -82,7 +81,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     from ragmark.metrics.names import judge_metrics, parse_metrics, summarises
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
-    from ragmark.plan.selection import select, thresholds
+    from ragmark.plan.selection import judges_asked, select, thresholds
     from ragmark.running.compare import StatSettings
 
     targets = _targets(req, "compare")
@@ -93,7 +92,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         req, early, told)
     pairwise_gated = split_gates(req.regression)[1]
     sel = select(req.metrics, req.judge_metrics)  # unknown names fail before any work
-    human, judges = _labelled(req.human_labels, list(sel.judges), req.history, req.store)
+    human = _labelled(req.human_labels, req.history, req.store)
     preferred = [] if human is None else [m.partition(":")[2] for m in human.metrics
                                           if m.startswith("pairwise:")]
     pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
@@ -103,8 +102,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     every = sel.every
     # a group (claims, nuggets) stands for its metrics, judged like any judge metric
     compared = None if sel.given is None else list(sel.given)
-    judges += [m for m in dict.fromkeys(gated) if m in judge_metrics() and m not in judges]
-    judges += [m for m in sel.named_judges if m not in judges]  # judged, not run
+    judges = judges_asked(sel, () if human is None else human.metrics, gated)
     if req.dry_run and not judges and pairwise is None:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics (or "
                           "--pairwise) too")
@@ -141,24 +139,19 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     return plan, told
 
 
-def gated_additions(judges: Sequence[str], gated: Sequence[str]
-                    ) -> tuple[list[MetricName], list[str]]:
-    """What the gates need besides the metrics asked for (or the defaults): the gated
-    metrics (groundedness for grounded_ratio), and the judges with the gated ones."""
+def gated_additions(gated: Sequence[str]) -> list[MetricName]:
+    """What the gates need computed besides the metrics asked for (or the defaults): the
+    gated metrics that are not judges (groundedness for grounded_ratio)."""
     from ragmark.metrics.names import computable, judge_metrics, parse_metric
 
     also: list[MetricName] = []
-    out = list(judges)
     for m in dict.fromkeys(gated):
-        if m in judge_metrics():
-            if m not in out:
-                out.append(m)
-        else:
+        if m not in judge_metrics():
             name = computable(parse_metric(m))  # an aggregate: what it summarises
             name = parse_metric(name.spec.of) if name.spec.of else name
             if name not in also:
                 also.append(name)
-    return also, out
+    return also
 
 
 def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = True,
@@ -176,21 +169,17 @@ def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = 
                         name=depths.get(depth or 0, ""))
 
 
-def _labelled(path: str | None, judges: list[str], history: str | Path | None = None,
-              store: str | Path | None = None) -> tuple[Any, list[str]]:
-    """The human labels (read now, before any work) and the judge metrics with those the
-    labels cover added."""
+def _labelled(path: str | None, history: str | Path | None = None,
+              store: str | Path | None = None) -> Any:
+    """The human labels (read now, before any work), or None."""
     if path is None:
-        return None, judges
+        return None
     from ragmark.analysis.human_labels import read_human_labels
     from ragmark.annotate.export import human_labels
     from ragmark.annotate.store import queue_of
-    from ragmark.metrics.names import judge_metrics
 
     queue = queue_of(path)
-    human = read_human_labels(path) if queue is None else human_labels(queue, history, store)
-    return human, judges + [m for m in human.metrics if m in judge_metrics()
-                            and m not in judges]
+    return read_human_labels(path) if queue is None else human_labels(queue, history, store)
 
 
 def _targets(req: Request, kind: str) -> Targets:

@@ -48,6 +48,20 @@ def select(metrics: str | Sequence[Any] | None, judge_metrics: str | Sequence[st
                      tuple(parse_judge_metrics(judge_metrics)))
 
 
+def judges_asked(sel: Selection, *more: Sequence[str]) -> list[str]:
+    """The judge metrics a plan asks, in one order for run and compare: those of
+    ``--judge-metrics``, then the judge metrics ``--metrics`` names, then, in turn, those
+    of each of ``more`` (the people's labels, the gates) that are judges."""
+    from ragmark.metrics.names import judge_metrics
+
+    known = judge_metrics()
+    out = list(sel.judges)
+    for m in (*sel.named_judges, *(m for names in more for m in names)):
+        if m in known and m not in out:
+            out.append(m)
+    return out
+
+
 def thresholds(fail_under: Sequence[str], max_missing: Sequence[str],
                configs: Sequence[str] | None) -> tuple[list[Any], list[Any]]:
     """``--fail-under`` and ``--max-missing`` read once, by run and compare alike: the
