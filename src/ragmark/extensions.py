@@ -70,7 +70,8 @@ POINTS: tuple[ExtensionPoint, ...] = (
                    "returning one): detect(field names) -> bool, row(row, where, lenient) "
                    "-> a ragmark item, export(items, model) -> a test set in its shape; "
                    "or a FolderFormat: detect(folder) -> bool, load(folder, corpus, split, "
-                   "lenient) -> Dataset",
+                   "lenient) -> Dataset; or a DocumentFormat: detect(parsed JSON) -> bool, "
+                   "load(path, data, corpus, lenient) -> Dataset",
                    "ragmark.data.formats:register",
                    "the modules of ragmark.data.formats (each a FORMAT)"),
     ExtensionPoint("ragmark.llm_provider", "a ragmark.llm.providers.base.Provider: how to "

@@ -8,7 +8,7 @@ from typing import Any
 
 from ragmark.data.conversations import is_conversations, turns_of
 from ragmark.data.files import base_suffix, missing_error, read_json
-from ragmark.data.foreign import is_arrow, is_embedding_qa, load_embedding_qa, read_rows
+from ragmark.data.foreign import is_arrow, read_rows
 from ragmark.data.leniency import Leniency
 from ragmark.data.sets import load_context_set, load_keyword_set, set_format
 from ragmark.errors import DataError
@@ -73,11 +73,11 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if base_suffix(path) not in (".json", ".jsonl", ".csv"):
         raise DataError(f"not a dataset; {expected()}{_hint(path)}", file=str(path))
     data = read_json(path, lenient.encoding) if base_suffix(path) == ".json" else None
-    if is_embedding_qa(data):
-        if corpus is not None:
-            raise DataError("an EmbeddingQAFinetuneDataset has its own corpus; leave out "
-                            "--corpus", file=str(path))
-        return load_embedding_qa(path, data, lenient)
+    from ragmark.data.formats import documents
+
+    for doc in documents().values():
+        if doc.detect(data):
+            return doc.load(path, data, corpus, lenient)
     items, foreign = read_rows(path, lenient, data)
     if foreign is not None:
         return _foreign_set(path, corpus, lenient, items, foreign)

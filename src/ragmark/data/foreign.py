@@ -7,10 +7,7 @@ Each row becomes a ragmark item: the question; the expected answer; the gold con
 as ``ground_truth_contexts``; and, where the row holds the system's response, its
 ``answer`` and retrieved ``contexts`` (logged outputs). Odd rows whose meaning is clear
 load with a counted warning (a list column that is a plain string: one context; an empty
-cell: none); a row without a question is an error naming the row and the field. Also
-LlamaIndex's ``EmbeddingQAFinetuneDataset`` (``{"queries": {id: text}, "corpus": {id:
-text}, "relevant_docs": {query id: [corpus ids]}}``: relevance by id, its corpus the
-corpus).
+cell: none); a row without a question is an error naming the row and the field.
 """
 
 from __future__ import annotations
@@ -21,14 +18,13 @@ import io
 import json
 import tokenize
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from ragmark.data import formats
 from ragmark.data.files import Where, base_suffix, describe, read_json, read_text
 from ragmark.data.formats import RowFormat
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
-from ragmark.types import Dataset
 
 LIST_AS_TEXT = "a plain string where a list of texts belongs, read as one text"
 
@@ -260,56 +256,3 @@ def _keys(items: list[tuple[Where, Any]]) -> set[str]:
         if isinstance(v, dict):
             keys |= set(v)
     return keys
-
-
-def is_embedding_qa(data: Any) -> TypeGuard[dict[str, Any]]:
-    """True for LlamaIndex's EmbeddingQAFinetuneDataset document."""
-    return isinstance(data, dict) and {"queries", "corpus", "relevant_docs"} <= set(data)
-
-
-def load_embedding_qa(path: Path, data: dict[str, Any], lenient: Leniency) -> Dataset:
-    """An EmbeddingQAFinetuneDataset as a dataset judged by id: each query with its
-    relevant corpus ids (grade 1), the corpus its ``corpus``. A query without relevant
-    ids is left out with a counted warning; an id that is not in the corpus is an
-    error."""
-    from types import MappingProxyType
-
-    from ragmark.data.sets import set_name
-    from ragmark.types import Corpus, Document, GroundTruth, Sample
-
-    where = Where(str(path))
-    for key in ("queries", "corpus", "relevant_docs"):
-        if not isinstance(data[key], dict):
-            raise where.error(f"expected an object (id -> ...), got {describe(data[key])}", key)
-    docs = []
-    for did, text in data["corpus"].items():
-        if not isinstance(text, str):
-            raise where.error(f"expected a string, got {describe(text)}", f"corpus.{did}")
-        docs.append(Document(id=str(did), text=text))
-    known = {d.id for d in docs}
-    samples = []
-    for qid, text in data["queries"].items():
-        if not isinstance(text, str):
-            raise where.error(f"expected a string, got {describe(text)}", f"queries.{qid}")
-        ids = data["relevant_docs"].get(qid) or []
-        if not isinstance(ids, list):
-            raise where.error(f"expected a list of corpus ids, got {describe(ids)}",
-                              f"relevant_docs.{qid}")
-        unknown = [i for i in ids if str(i) not in known]
-        if unknown:
-            raise where.error(f"{unknown[0]!r} is not an id of the corpus",
-                              f"relevant_docs.{qid}")
-        if not ids:
-            lenient.warn(NO_RELEVANT, str(qid), where.error(
-                "a query without relevant documents", f"relevant_docs.{qid}"))
-            continue
-        samples.append(Sample(id=str(qid), question=text, truth=GroundTruth(
-            doc_grades=MappingProxyType({str(i): 1 for i in ids}))))
-    if not samples:
-        raise DataError("no query has a relevant document", file=str(path))
-    return Dataset(name=set_name(path), path=str(path), format="llamaindex",
-                   samples=tuple(samples), corpus=Corpus(tuple(docs), str(path)),
-                   default_chunker="whole")
-
-
-NO_RELEVANT = "queries without relevant documents, left out"

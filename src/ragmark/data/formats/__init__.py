@@ -3,8 +3,10 @@
 RAG Benchmark) says how to tell such a folder and read it; a :class:`RowFormat` (another
 tool's evaluation set or logged outputs, one question a row: RAGAS, DeepEval,
 LlamaIndex) says how to tell the format from its rows' fields, how to read a row as a
-ragmark item, and how to write a test set in it. The names ``--input-format`` and
-``testset --format`` take are declared here, once, by the formats themselves.
+ragmark item, and how to write a test set in it; a :class:`DocumentFormat` (a JSON
+document that is a whole dataset: LlamaIndex's EmbeddingQAFinetuneDataset) says how to
+tell and read it. The names ``--input-format`` and ``testset --format`` take are
+declared here, once, by the formats themselves.
 
 Built-in formats and a package's formats come through one door, :func:`register`: the
 built-ins are found by a scan of this package (a module dropped in is a new format), a
@@ -68,11 +70,27 @@ class FolderFormat:
     order: int = 50
 
 
-_FORMATS: dict[str, RowFormat | FolderFormat] = {}
+@dataclass(frozen=True)
+class DocumentFormat:
+    """A dataset that is one JSON document: ``name``, what it holds (``expects``),
+    ``detect(data)``: whether the parsed document is one, and ``load(path, data,
+    corpus, lenient)``: the dataset."""
+
+    name: str
+    expects: str
+    detect: Callable[[Any], bool]
+    load: Callable[[Path, Any, str | Path | None, Leniency], Dataset]
+    order: int = 50
+
+
+Format = RowFormat | FolderFormat | DocumentFormat
+"""Any input format."""
+
+_FORMATS: dict[str, Format] = {}
 _loaded = False
 
 
-def register(fmt: RowFormat | FolderFormat) -> None:
+def register(fmt: Format) -> None:
     """Add an input format: the one door the built-ins and a package's formats come
     through; a name is there once (registering the same one again is a no-op)."""
     if fmt.name == NATIVE or (fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt):
@@ -91,7 +109,12 @@ def folders() -> dict[str, FolderFormat]:
     return {n: f for n, f in _all().items() if isinstance(f, FolderFormat)}
 
 
-def _all() -> dict[str, RowFormat | FolderFormat]:
+def documents() -> dict[str, DocumentFormat]:
+    """Every format of a JSON document that is a whole dataset, in the order tried."""
+    return {n: f for n, f in _all().items() if isinstance(f, DocumentFormat)}
+
+
+def _all() -> dict[str, Format]:
     global _loaded
     if not _loaded:
         _loaded = True
@@ -102,12 +125,12 @@ def _all() -> dict[str, RowFormat | FolderFormat]:
         for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
             declared = getattr(importlib.import_module(f"{__name__}.{m.name}"), "FORMAT",
                                None)
-            if isinstance(declared, RowFormat | FolderFormat):
+            if isinstance(declared, Format):
                 register(declared)
         for ep in entry_points(group="ragmark.input_format"):
             try:
                 got = ep.load()
-                register(got if isinstance(got, RowFormat | FolderFormat) else got())
+                register(got if isinstance(got, Format) else got())
             except DataError:
                 raise
             except Exception as e:  # a broken plugin must not break every command

@@ -2,7 +2,7 @@
 reference_contexts, reference_answer, query_by, reference_answer_by}]}``), its rows read
 as questions with their expected answer and gold contexts; a test set is written as one.
 (Its ``EmbeddingQAFinetuneDataset``, relevance by id with its own corpus, is a whole
-dataset: :func:`ragmark.data.foreign.load_embedding_qa`.)"""
+dataset: :mod:`ragmark.data.formats.embedding_qa`.)"""
 
 from __future__ import annotations
 
