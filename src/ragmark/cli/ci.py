@@ -33,6 +33,40 @@ def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The flags run and compare share for how every config is read and scored: the
+    data's (encoding, strictness, input format, language, extra qrels, nuggets), the
+    retrieval means, the refusal patterns, the history, the LLM endpoint, the dry run."""
+    from ragmark.cli.app import (
+        data_options,
+        dry_run_option,
+        history_options,
+        input_format_option,
+        language_option,
+        mean_option,
+        nuggets_option,
+        qrels_extra_option,
+        refusal_option,
+    )
+    from ragmark.cli.llm_opts import llm_options
+
+    for decorate in (dry_run_option, llm_options, history_options, refusal_option,
+                     mean_option, nuggets_option, qrels_extra_option, language_option,
+                     input_format_option, data_options):
+        f = decorate(f)
+    return f
+
+
+def work_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The flags run and compare share for how the work is done: the index cache, the
+    latency sample, the executor."""
+    from ragmark.cli.app import executor_options, index_cache_option, latency_option
+
+    for decorate in (executor_options, latency_option, index_cache_option):
+        f = decorate(f)
+    return f
+
+
 def request_of(cls: type[Any], flags: dict[str, Any]) -> Any:
     """The command's request: its flags (named as the request's fields), the
     ``--llm-*`` flags, and the step summary a command line run appends to."""

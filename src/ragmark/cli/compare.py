@@ -12,24 +12,19 @@ from ragmark.cli.app import (
     cli,
     configs_options,
     consoles,
-    data_options,
-    dry_run_option,
-    executor_options,
     format_option,
     gate_options,
-    history_options,
-    index_cache_option,
-    input_format_option,
-    language_option,
-    latency_option,
-    mean_option,
-    nuggets_option,
-    qrels_extra_option,
     quiet_option,
-    refusal_option,
 )
-from ragmark.cli.ci import regression_options, request_of, show_outcome, start
-from ragmark.cli.llm_opts import dry_run_text, llm_options
+from ragmark.cli.ci import (
+    regression_options,
+    request_of,
+    scoring_options,
+    show_outcome,
+    start,
+    work_options,
+)
+from ragmark.cli.llm_opts import dry_run_text
 from ragmark.cli.shared import option
 
 
@@ -65,21 +60,10 @@ from ragmark.cli.shared import option
 @quiet_option
 @option("--include-details", is_flag=True)
 @format_option("json,md")
-@index_cache_option
-@latency_option
-@executor_options
+@work_options
 @gate_options
 @regression_options
-@data_options
-@input_format_option
-@language_option
-@qrels_extra_option
-@nuggets_option
-@mean_option
-@refusal_option
-@history_options
-@llm_options
-@dry_run_option
+@scoring_options
 @click.argument("more_configs", nargs=-1)
 def compare_cmd(**flags: Any) -> None:
     """Run several configurations on the same questions and compare them.

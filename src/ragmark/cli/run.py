@@ -10,26 +10,21 @@ from ragmark.cli.app import (
     alpha_option,
     cli,
     consoles,
-    data_options,
-    dry_run_option,
-    executor_options,
     format_option,
     gate_options,
-    history_options,
-    index_cache_option,
-    input_format_option,
-    language_option,
-    latency_option,
-    mean_option,
-    nuggets_option,
-    qrels_extra_option,
     quiet_option,
-    refusal_option,
     renamed,
     trace_options,
 )
-from ragmark.cli.ci import regression_options, request_of, show_outcome, start
-from ragmark.cli.llm_opts import dry_run_text, llm_options
+from ragmark.cli.ci import (
+    regression_options,
+    request_of,
+    scoring_options,
+    show_outcome,
+    start,
+    work_options,
+)
+from ragmark.cli.llm_opts import dry_run_text
 from ragmark.cli.shared import option
 
 
@@ -59,25 +54,14 @@ from ragmark.cli.shared import option
 @click.option("--run-file", help="Also write a TREC run file (document level).")
 @option("--include-details", is_flag=True)
 @format_option("json")
-@index_cache_option
-@latency_option
-@executor_options
+@work_options
 @click.option("--verbose", is_flag=True, help="Print per-query metrics.")
 @quiet_option
 @gate_options
 @regression_options
 @renamed("--baseline", "--against", metavar="REF")
 @alpha_option("gate_alpha")
-@data_options
-@input_format_option
-@language_option
-@qrels_extra_option
-@nuggets_option
-@mean_option
-@refusal_option
-@history_options
-@llm_options
-@dry_run_option
+@scoring_options
 def run_cmd(**flags: Any) -> None:
     """Evaluate one configuration on a dataset, or a system's logged outputs.
 
