@@ -19,16 +19,23 @@ def metrics_page() -> str:
              "metrics` prints the same). *Needs*: what a question must offer for a value "
              "(`llm`: an LLM endpoint; `expected_answer`, `qrels`, ...); a question "
              "without it has the metric missing, with the reason. *Cutoff*: whether the "
-             "name takes `@k`; *default*: the cutoffs computed when no metric is named.",
-             "", "| metric | kind | what it is | needs | better | cutoff | default |",
-             "|---|---|---|---|---|---|---|"]
+             "name takes `@k`; *default*: the cutoffs computed when no metric is named; "
+             "*reads*: the config keys it takes (their type, default and meaning below).",
+             "", "| metric | kind | what it is | needs | better | cutoff | default | reads |",
+             "|---|---|---|---|---|---|---|---|"]
     for s in catalogue().values():
         default = ", ".join("—" if k is None else f"@{k}" for k in s.default) or "asked for"
         summary = s.summary.replace("|", "\\|")
+        reads = ", ".join(f"`{p.name}`" for p in s.params) or "—"
         lines.append(f"| `{s.name}` | {s.kind} | {summary} | {', '.join(s.needs) or '—'} "
-                     f"| {s.better} | {CUTOFF.get(s.cutoff, s.cutoff)} | {default} |")
+                     f"| {s.better} | {CUTOFF.get(s.cutoff, s.cutoff)} | {default} "
+                     f"| {reads} |")
     lines += ["", "Groups: " + "; ".join(f"`{g}` = {', '.join(f'`{m}`' for m in ms)}"
                                        for g, ms in groups().items()) + ".", ""]
+    params = {p.name: p for s in catalogue().values() for p in s.params}
+    lines += ["The config keys metrics read:", ""] + [
+        f"- `{p.name}` ({p.dtype.__name__}, default `{p.default!r}`): {p.desc}."
+        for p in params.values()] + [""]
     return "\n".join(lines)
 
 
