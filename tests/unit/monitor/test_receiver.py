@@ -128,10 +128,15 @@ def test_json_gzip_partial_success_and_hostile_bodies(receiver, tmp_path, capsys
         r = c.post("/v1/traces", content=b"{not json",
                    headers={"Content-Type": "application/json"})
         assert r.status_code == 400
-        # over the cap (1 MiB here), as sent and once inflated
-        r = c.post("/v1/traces", content=b"x" * (2 * 1024 * 1024),
-                   headers={"Content-Type": "application/json"})
-        assert r.status_code == 413
+        # over the cap (1 MiB here), as announced and once inflated; the announced one is
+        # answered before the body is sent (a client that pushes all of it anyway may
+        # see the connection reset after the 413 instead: seen once in CI)
+        port = int(url.rpartition(":")[2])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+            raw.sendall(f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                        "Content-Type: application/json\r\nContent-Length: "
+                        f"{2 * 1024 * 1024}\r\n\r\n".encode() + b"x" * 1000)
+            assert raw.recv(64).startswith(b"HTTP/1.1 413")
         bomb = gzip.compress(b" " * (8 * 1024 * 1024))
         r = c.post("/v1/traces", content=bomb, headers={
             "Content-Type": "application/json", "Content-Encoding": "gzip"})
