@@ -100,10 +100,9 @@ def _jobs(client: LLMClient, case: Case, names: Sequence[str], counts: JudgeCoun
 async def judge_metric(client: LLMClient, name: str, case: Case, counts: JudgeCounts,
                        guidance: Guidance | None = None) -> Score:
     """One judge metric of one case (judge-eval asks them one at a time)."""
-    for group, job in _jobs(client, case, [name], counts,
-                            None if guidance is None else {name: guidance}):
-        return Score.missing(NO_ANSWER) if job is None else judged(group, await job)[name]
-    raise AssertionError("a judge metric is always asked")
+    ((group, job),) = _jobs(client, case, [name], counts,
+                            None if guidance is None else {name: guidance})
+    return Score.missing(NO_ANSWER) if job is None else judged(group, await job)[name]
 
 
 async def _judge_all(

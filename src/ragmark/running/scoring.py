@@ -211,14 +211,13 @@ def answer_stage(samples: Sequence[Sample], produced: Sequence[Produced],
     for qi, (case, p) in enumerate(zip(cases, produced, strict=True)):
         if qi in failed:
             scores.append({str(m): failed[qi] for m in names})
-        elif case.no_answer is not None and p.answer is not None:
-            # generation failed: the metrics that do not read the answer (contexts,
-            # logged facts) stand
+        elif isinstance(p.answer, GenerationFailed):
+            # the metrics that do not read the answer (contexts, logged facts) stand
             without = [m for m in names if "answer" not in m.spec.needs
                        and m.spec.compute is not None]
-            scores.append({str(m): Score.missing(case.no_answer) for m in names}
+            scores.append({str(m): Score.missing(str(case.no_answer)) for m in names}
                           | _answer_scores(case, without))
-        elif case.no_answer is not None:
+        elif p.answer is None:
             scores.append({str(m): Score.missing(SKIPPED) for m in names})
         else:
             scores.append(_answer_scores(case, names))
