@@ -77,3 +77,59 @@ def test_run_and_compare_ask_the_judges_in_one_order():
                        ["grounded_ratio", "context_precision"])
     assert got == ["faithfulness", "answer_relevance", "context_relevance",
                    "answer_correctness", "context_precision"]
+
+
+def test_run_and_compare_choose_by_one_rule():
+    """A run is a compare of one config: the same selection, labels and gates give the
+    same judges and the same metrics computed besides; a run's table is what it
+    computes, a compare's what its --metrics names."""
+    from ragmark.plan.selection import choose
+
+    sel = select("mrr,faithfulness", "answer_relevance")
+    gates = ["grounded_ratio", "ndcg@5", "context_precision"]
+    run = choose(sel, computed=sel.names, human=["answer_correctness"], gates=gates)
+    cmp = choose(sel, computed=None, compared=sel.given, human=["answer_correctness"],
+                 gates=gates)
+    assert run.judges == cmp.judges == ("answer_relevance", "faithfulness",
+                                        "answer_correctness", "context_precision")
+    # a gated aggregate asks for what it summarises; a compared metric is computed too
+    assert run.metrics == ("mrr",) and run.also == ("groundedness", "ndcg@5")
+    assert run.compared is None
+    assert cmp.metrics is None and cmp.also == ("mrr", "groundedness", "ndcg@5")
+    assert cmp.compared == ("mrr", "faithfulness")
+    every = choose(select("all", None), gates=gates).with_every(["mrr", "faithfulness"],
+                                                                 ["faithfulness"])
+    assert every.metrics == ("mrr", "faithfulness")
+    assert every.judges == ("context_precision", "faithfulness")
+
+
+def test_a_compare_gated_on_an_aggregate_computes_what_it_summarises(tmp_path):
+    """A compare whose runs compute only exact_match, gated on grounded_ratio, computes
+    groundedness for the gate, as a run does (the compare used to leave it out and the
+    gate found nothing to read)."""
+    import json
+
+    from ragmark.plan import CompareRequest, execute, plan_compare
+
+    rows = [{"id": "q1", "question": "q1?", "answer": "Mars is red.",
+             "contexts": ["Mars is a red planet."], "expected_answer": "Mars is red."},
+            {"id": "q2", "question": "q2?", "answer": "Blue.",
+             "contexts": ["Mars is a planet."], "expected_answer": "red"}]
+    logs = []
+    for name in ("a", "b"):
+        logs.append(tmp_path / f"{name}.jsonl")
+        logs[-1].write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    data = tmp_path / "set.jsonl"
+    data.write_text("\n".join(json.dumps(
+        {"id": r["id"], "question": r["question"], "expected_answer": r["expected_answer"],
+         "ground_truth_contexts": r["contexts"]}) for r in rows) + "\n")
+    plan, _ = plan_compare(CompareRequest(
+        dataset=data, outputs=logs, run_metrics=["exact_match"], metrics=["exact_match"],
+        fail_under=["a:grounded_ratio=0.6"], no_history=True))
+    assert plan.metrics == ("exact_match",) and plan.also == ("exact_match", "groundedness")
+    out = execute(plan)
+    report = out.result.reports["a"]
+    assert report.metrics["grounded_ratio"].value == 0.5
+    failed = [c.message for c in out.conditions if not c.passed]
+    assert failed == ["config 'a': grounded_ratio = 0.5000 < 0.6 (--fail-under; over 2 "
+                      "questions)"]

@@ -25,36 +25,34 @@ if TYPE_CHECKING:
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
     from ragmark.plan.gating import regression_metrics
-    from ragmark.plan.selection import judges_asked, select, thresholds
+    from ragmark.plan.selection import choose, select, thresholds
     from ragmark.plan.sources import source_of
 
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
     sel = select(req.metrics, req.judge_metrics)
-    every, names = sel.every, None if sel.names is None else list(sel.names)
     human = _labelled(req.human_labels, req.history, req.store)
     if human is not None and any(m.startswith("pairwise:") for m in human.metrics):
         raise ConfigError(f"--human-labels {req.human_labels}: preferences between two "
                           "configs' answers correct a pairwise win rate: give them to "
                           "'ragmark compare --pairwise'")
     under, most = thresholds(req.fail_under, req.max_missing, None)
-    judges = judges_asked(sel, () if human is None else human.metrics,
-                          [t.metric for t in (*under, *most)], gated)
-    if req.dry_run and not judges:
+    chosen = choose(sel, computed=sel.names, human=() if human is None else human.metrics,
+                    gates=[*(t.metric for t in (*under, *most)), *gated])
+    if req.dry_run and not chosen.judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
     with closed_on_error(ex):
-        src = source_of(req, names)
+        src = source_of(req, None if sel.names is None else list(sel.names))
         ds, pooled = _with_extra(_with_nuggets(src.dataset, req), req.qrels_extra)
         cfg = with_match(with_language(with_refusals(src.config, req.refusal_patterns,
                                                      req.refusal_judge), req.language),
                          req.context_match)
         notes: list[str] = []
-        if every:  # every metric whose needs the data, the endpoint and the extras meet
+        if sel.every:  # every metric whose needs the data, the endpoint and the extras meet
             names, more, notes = _every(req, ds, [cfg], own=src.outputs is None,
                                         answers=not src.retrieval_only)
-            judges += [j for j in more if j not in judges]
-        also = gated_additions([t.metric for t in (*under, *most)] + gated)
+            chosen = chosen.with_every(names, more)
         if req.run_file:  # ids a TREC line cannot hold fail now, not after the run
             from ragmark.report.trec_run import check_trec_ids
 
@@ -62,11 +60,10 @@ def plan_run(req: RunRequest) -> Plan:
             if src.outputs is None and cfg.pipeline is None:
                 check_trec_ids((d.id for d in ds.corpus.documents), "document")
         llm, (cfg,) = _endpoint(req, [cfg], need=bool(
-            judges or req.require_llm or cfg.refusal_judge))
+            chosen.judges or req.require_llm or cfg.refusal_judge))
         return Plan(
-            kind="run", dataset=ds, configs=(cfg,),
-            metrics=None if names is None else tuple(str(m) for m in names),
-            also=tuple(str(m) for m in also), judges=tuple(judges), llm=llm,
+            kind="run", dataset=ds, configs=(cfg,), metrics=chosen.metrics,
+            also=chosen.also, judges=chosen.judges, llm=llm,
             options=_options(req, skip_generation=req.skip_generation or src.retrieval_only),
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(gated),
                           req.against, req.gate_alpha, req.margin, req.history),
@@ -78,10 +75,9 @@ def plan_run(req: RunRequest) -> Plan:
 
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
-    from ragmark.metrics.names import judge_metrics, parse_metrics, summarises
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
-    from ragmark.plan.selection import judges_asked, select, thresholds
+    from ragmark.plan.selection import choose, select, thresholds
     from ragmark.running.compare import StatSettings
 
     targets = _targets(req, "compare")
@@ -97,13 +93,11 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
                                           if m.startswith("pairwise:")]
     pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
     under, most = thresholds(req.fail_under, req.max_missing, [c.name for c in cfgs])
-    # an aggregate of another metric is gated on the run's aggregates, not compared
-    gated = [t.metric for t in (*under, *most) if summarises(t.metric) is None] + regressed
-    every = sel.every
     # a group (claims, nuggets) stands for its metrics, judged like any judge metric
-    compared = None if sel.given is None else list(sel.given)
-    judges = judges_asked(sel, () if human is None else human.metrics, gated)
-    if req.dry_run and not judges and pairwise is None:
+    chosen = choose(sel, computed=req.run_metrics, compared=sel.given,
+                    human=() if human is None else human.metrics,
+                    gates=[*(t.metric for t in (*under, *most)), *regressed])
+    if req.dry_run and not chosen.judges and pairwise is None:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics (or "
                           "--pairwise) too")
     ex = executor_of(req)  # a wrong Ray address fails before the data is read
@@ -111,25 +105,20 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         ds, pooled = _with_extra(early if early is not None else _with_nuggets(load(req), req),
                                  req.qrels_extra)
         check_references(pairwise, ds)
-        run_metrics = None if req.run_metrics is None else [str(m) for m in req.run_metrics]
-        also = [str(m) for m in parse_metrics(  # whatever the user compares or gates
-            [m for m in (*(compared or []), *gated) if m not in judge_metrics()])]
-        if every:  # every metric whose needs the data, the endpoint and the extras meet
+        if sel.every:  # every metric whose needs the data, the endpoint and the extras meet
             all_names, more, fit_notes = _every(req, ds, cfgs)
             told += fit_notes
-            run_metrics = [str(m) for m in all_names]
-            judges += [j for j in more if j not in judges]
+            chosen = chosen.with_every(all_names, more)
         llm, cfgs = _endpoint(req, cfgs, need=bool(
-            judges or pairwise or req.require_llm or any(c.refusal_judge for c in cfgs)))
+            chosen.judges or pairwise or req.require_llm or any(c.refusal_judge for c in cfgs)))
         if pairwise is not None and not req.dry_run:
             check_judge(llm)  # before any config runs
         stats = req.stats or StatSettings(test=req.test, alpha=req.alpha,
                                           n_resamples=req.resamples, seed=req.seed,
                                           correction=req.correction)
         plan = Plan(
-            kind="compare", dataset=ds, configs=tuple(cfgs),
-            metrics=None if run_metrics is None else tuple(run_metrics), also=tuple(also),
-            judges=tuple(judges), compared=None if compared is None else tuple(compared),
+            kind="compare", dataset=ds, configs=tuple(cfgs), metrics=chosen.metrics,
+            also=chosen.also, judges=chosen.judges, compared=chosen.compared,
             baseline=req.baseline, stats=stats, llm=llm, options=_options(req),
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(regressed),
                           req.against, req.alpha, req.margin, req.history,
@@ -137,21 +126,6 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
             targets=targets, pipelines=dict(req.pipelines), logged=logged, human=human,
             executor=ex, pooled=pooled, pairwise=pairwise, rank_against=_ranked(req))
     return plan, told
-
-
-def gated_additions(gated: Sequence[str]) -> list[MetricName]:
-    """What the gates need computed besides the metrics asked for (or the defaults): the
-    gated metrics that are not judges (groundedness for grounded_ratio)."""
-    from ragmark.metrics.names import computable, judge_metrics, parse_metric
-
-    also: list[MetricName] = []
-    for m in dict.fromkeys(gated):
-        if m not in judge_metrics():
-            name = computable(parse_metric(m))  # an aggregate: what it summarises
-            name = parse_metric(name.spec.of) if name.spec.of else name
-            if name not in also:
-                also.append(name)
-    return also
 
 
 def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = True,

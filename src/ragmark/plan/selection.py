@@ -1,12 +1,15 @@
 """Which metrics a run or a compare computes, read once from ``--metrics`` and
 ``--judge-metrics`` (issue 49, item 3): ``all``, the group names, the metrics that are
-judges and those that are not, every unknown name refused before any work. The gates'
-and the people's additions are the plans' own, on top of it."""
+judges and those that are not, every unknown name refused before any work; then, by
+:func:`choose`, what a plan computes, one rule for run and compare alike (a run is a
+compare of one config whose table is what it computes): the metrics each config's run
+computes, those it computes besides them (compared or gated), the judges asked (the
+selection's, the people's, the gates'), and what a compare tests."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.errors import ConfigError
@@ -80,3 +83,59 @@ def thresholds(fail_under: Sequence[str], max_missing: Sequence[str],
             raise ConfigError(f"{t.config}:{t.metric}: 'ragmark run' has one config; give "
                               "METRIC=VALUE without a config name")
     return under, most
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What a plan computes, decided once from the selection, the people's labels and
+    the gates (see :func:`choose`); the plan's ``metrics``, ``also``, ``judges`` and
+    ``compared``."""
+
+    metrics: tuple[str, ...] | None
+    """What each config's run computes (None: the dataset's defaults)."""
+    also: tuple[str, ...]
+    """Computed besides them: what is compared and what the gates need."""
+    judges: tuple[str, ...]
+    compared: tuple[str, ...] | None
+    """What a compare tests (None: its table); a run's is None (its table is what it
+    computes)."""
+
+    def with_every(self, names: Sequence[Any], more: Sequence[str]) -> Chosen:
+        """``--metrics all`` expanded, once the data is read: ``names`` every metric the
+        data, the endpoint and the extras allow, ``more`` the judges among them."""
+        return replace(self, metrics=tuple(str(m) for m in names),
+                       judges=(*self.judges, *(j for j in more if j not in self.judges)))
+
+
+def choose(sel: Selection, *, computed: Sequence[Any] | None = None,
+           compared: Sequence[str] | None = None, human: Sequence[str] = (),
+           gates: Sequence[str] = ()) -> Chosen:
+    """What a plan computes, by one rule for run and compare: ``computed`` what each
+    config's run computes (a run's: the metrics its ``--metrics`` names; a compare's:
+    its ``run_metrics``), ``compared`` what a compare tests (its ``--metrics``), and,
+    besides, what is compared and what the ``gates`` (the thresholds' and the
+    regression gate's metrics) need (an aggregate: the metric it summarises); the judges
+    in :func:`judges_asked`'s order, the people's labels (``human``) before the gates."""
+    from ragmark.metrics.names import judge_metrics, parse_metrics
+
+    known = judge_metrics()
+    also = parse_metrics([m for m in compared or () if m not in known])
+    also += [m for m in gated_additions(gates) if m not in also]
+    return Chosen(None if not computed else tuple(str(m) for m in computed),
+                  tuple(str(m) for m in also), tuple(judges_asked(sel, human, gates)),
+                  None if compared is None else tuple(compared))
+
+
+def gated_additions(gated: Sequence[str]) -> list[MetricName]:
+    """What the gates need computed besides the metrics asked for (or the defaults): the
+    gated metrics that are not judges (groundedness for grounded_ratio)."""
+    from ragmark.metrics.names import computable, judge_metrics, parse_metric
+
+    also: list[MetricName] = []
+    for m in dict.fromkeys(gated):
+        if m not in judge_metrics():
+            name = computable(parse_metric(m))  # an aggregate: what it summarises
+            name = parse_metric(name.spec.of) if name.spec.of else name
+            if name not in also:
+                also.append(name)
+    return also
