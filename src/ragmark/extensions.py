@@ -71,7 +71,8 @@ POINTS: tuple[ExtensionPoint, ...] = (
                    "-> a ragmark item, export(items, model) -> a test set in its shape; "
                    "or a FolderFormat: detect(folder) -> bool, load(folder, corpus, split, "
                    "lenient) -> Dataset; or a DocumentFormat: detect(parsed JSON) -> bool, "
-                   "load(path, data, corpus, lenient) -> Dataset",
+                   "load(path, data, corpus, lenient) -> Dataset; or an ItemsFormat: "
+                   "detect(items) -> bool, rows(items, against, lenient) -> ragmark rows",
                    "ragmark.data.formats:register",
                    "the modules of ragmark.data.formats (each a FORMAT)"),
     ExtensionPoint("ragmark.llm_provider", "a ragmark.llm.providers.base.Provider: how to "

@@ -6,7 +6,6 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ragmark.data.conversations import is_conversations, turns_of
 from ragmark.data.files import base_suffix, missing_error, read_json
 from ragmark.data.foreign import is_arrow, read_rows
 from ragmark.data.leniency import Leniency
@@ -17,12 +16,13 @@ from ragmark.types import Dataset
 
 def expected() -> str:
     """What a dataset may be, for the error of one that is none of them."""
-    from ragmark.data.formats import folders, formats
+    from ragmark.data.formats import folders, formats, shapes
 
     titles = [f.title for f in formats().values()]
     rows = " or ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
+    sets = "".join(f", or {f.expects}" for f in shapes().values() if f.sets)
     return (f"expected {', '.join(f.expects for f in folders().values())}, a keyword or "
-            "context set, or a conversation set (.json, .jsonl or .jsonl.gz), or "
+            f"context set{sets} (.json, .jsonl or .jsonl.gz), or "
             f"a {rows} evaluation set (.json, .jsonl, .csv)")
 
 
@@ -81,8 +81,12 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     items, foreign = read_rows(path, lenient, data)
     if foreign is not None:
         return _foreign_set(path, corpus, lenient, items, foreign)
-    if is_conversations(items):  # each turn a question; its truth optional
-        return load_context_set(path, turns_of(items), corpus, lenient, optional_truth=True)
+    from ragmark.data.formats import shape_of
+
+    shape = shape_of(items, sets=True)  # conversations: each turn a question
+    if shape is not None:  # its rows a context set whose truth is optional
+        return load_context_set(path, shape.rows(items, None, lenient), corpus, lenient,
+                                optional_truth=True)
     if set_format(items, str(path)) == "keyword":
         return load_keyword_set(path, items, corpus, lenient)
     return load_context_set(path, items, corpus, lenient)

@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data._fields import get_optional_string, get_optional_strings, get_string
-from ragmark.data.conversations import is_conversations, turns_of
 from ragmark.data.files import Where, base_suffix, describe, missing_error
 from ragmark.data.foreign import is_arrow, read_rows
+from ragmark.data.formats import shape_of
+from ragmark.data.formats.trec_answers import answer_objects
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import (
     Logged,
@@ -43,7 +44,6 @@ from ragmark.data.logged import (
     thumb,
 )
 from ragmark.data.sets import _samples, answerable_of, set_name
-from ragmark.data.trec_answers import answer_objects, is_trec_answers, trec_answer_rows
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sentences
 
@@ -135,7 +135,7 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None,
     """Read and check an outputs set; any bad line is a DataError naming the file, the
     line (or item) and the field. ``"answer": null`` is an empty answer, with a warning
     (``dataset.warnings``). TREC RAG's answer files are read too
-    (:mod:`ragmark.data.trec_answers`), their segments and topics from ``against``, the
+    (:mod:`ragmark.data.formats.trec_answers`), their segments and topics from ``against``, the
     dataset they are scored against."""
     path = Path(path)
     lenient = lenient or Leniency()
@@ -146,12 +146,9 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None,
                         "(or a RAGAS, DeepEval or LlamaIndex file: .json, .jsonl, .csv)",
                         file=str(path))
     items, _ = read_rows(path, lenient)  # RAGAS's and DeepEval's rows as ragmark's
-    if is_conversations(items):  # logged conversations: each turn an output
-        items = turns_of(items)
-    elif is_trec_answers(items):
-        items = trec_answer_rows(  # type: ignore[assignment]
-            items, None if against is None else against.corpus,
-            {} if against is None else {s.id: s.question for s in against.samples}, lenient)
+    shape = shape_of(items)  # logged conversations (each turn an output), TREC answers
+    if shape is not None:
+        items = shape.rows(items, against, lenient)  # type: ignore[assignment]
     return outputs_of_items(items, path, lenient)
 
 

@@ -146,3 +146,69 @@ def test_a_dropped_in_folder_format_is_read(tmp_path, monkeypatch, capsys):
         assert code == 2 and "a QA folder (qa.tsv)" in err and "a BEIR folder" in err
     finally:
         sys.modules.pop("ragmark.data.formats.qa_folder", None)
+
+
+ITEMS_MODULE = '''
+"""Chat logs of a made-up tool (a test's drop-in): each item a "chat" of messages, the
+user's question, the assistant's answer and the passages it "read"."""
+from ragmark.data.formats import ItemsFormat
+
+
+def _rows(items, against, lenient):
+    rows = []
+    for where, item in items:
+        said = {m["role"]: m["content"] for m in item["chat"]}
+        if "user" not in said:
+            raise where.error("expected a message of the user's", "chat")
+        row = {"id": item["id"], "question": said["user"], "expected_answer": item["gold"],
+               "ground_truth_contexts": item.get("read", [])}
+        if "assistant" in said:
+            row |= {"answer": said["assistant"], "contexts": item.get("read", [])}
+        rows.append((where, row))
+    return rows
+
+
+FORMAT = ItemsFormat("chatlog", "a chat log ({chat: [{role, content}]})",
+                     lambda items: any("chat" in v for _, v in items), _rows, sets=True)
+'''
+
+
+def test_a_dropped_in_items_format_is_read(tmp_path, monkeypatch, capsys):
+    """An ItemsFormat module (items in a shape of their own) is read as an outputs log
+    and, since it says ``sets``, as a dataset; the refusal of a file in no format names
+    it; a bad item is its own error with the place."""
+    _drop(tmp_path, monkeypatch, "chatlog", ITEMS_MODULE)
+    try:
+        log = tmp_path / "chat.jsonl"
+        items = [{"id": "q1", "gold": "documents", "read": ["BM25 ranks documents."],
+                  "chat": [{"role": "user", "content": "What does BM25 rank?"},
+                           {"role": "assistant", "content": "It ranks documents"}]},
+                 {"id": "q2", "gold": "passages", "read": ["A retriever finds passages."],
+                  "chat": [{"role": "user", "content": "What does a retriever find?"},
+                           {"role": "assistant", "content": "Cats"}]}]
+        log.write_text("\n".join(json.dumps(i) for i in items) + "\n")
+        out = tmp_path / "r.json"
+        code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "exact_match",
+                                "--output", str(out), "--quiet", "--no-history"], capsys)
+        assert code == 0, err
+        got = json.loads(out.read_text())
+        assert got["metrics"]["exact_match"] == 0.0  # neither answer is its gold, exactly
+        code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "token_f1",
+                                "--output", str(out), "--quiet", "--no-history"], capsys)
+        # q1: "it ranks documents" vs "documents": P 1/3, R 1 -> F1 0.5; q2: 0
+        assert code == 0 and json.loads(out.read_text())["metrics"]["token_f1"] == 0.25
+        from ragmark.data import load_dataset
+
+        ds = load_dataset(log)
+        assert [s.question for s in ds.samples] == ["What does BM25 rank?",
+                                                    "What does a retriever find?"]
+        bad = tmp_path / "bad.txt"
+        bad.write_text("x\n")
+        code, _, err = run_cli(["run", "--dataset", str(bad), "--quiet"], capsys)
+        assert code == 2 and "a chat log ({chat: [{role, content}]})" in err
+        log.write_text(json.dumps({"id": "q1", "gold": "x", "chat": []}) + "\n")
+        code, _, err = run_cli(["run", "--outputs", str(log), "--quiet"], capsys)
+        assert code == 2 and "line 1" in err and "chat" in err
+        assert "expected a message of the user's" in err
+    finally:
+        sys.modules.pop("ragmark.data.formats.chatlog", None)

@@ -5,12 +5,14 @@ tool's evaluation set or logged outputs, one question a row: RAGAS, DeepEval,
 LlamaIndex) says how to tell the format from its rows' fields, how to read a row as a
 ragmark item, and how to write a test set in it; a :class:`DocumentFormat` (a JSON
 document that is a whole dataset: LlamaIndex's EmbeddingQAFinetuneDataset) says how to
-tell and read it. The names ``--input-format`` and ``testset --format`` take are
+tell and read it; an :class:`ItemsFormat` (items of a JSON or JSON Lines file in a shape
+of their own: conversations, TREC RAG's answer files) says how to tell its items and
+turn them into ragmark's rows. The names ``--input-format`` and ``testset --format`` take are
 declared here, once, by the formats themselves.
 
 Built-in formats and a package's formats come through one door, :func:`register`: the
 built-ins are found by a scan of this package (a module dropped in is a new format), a
-package's through the ``ragmark.input_format`` entry-point group (each a RowFormat or a
+package's through the ``ragmark.input_format`` entry-point group (each a format or a
 callable returning one). Loaded on first use, never at import.
 """
 
@@ -83,7 +85,27 @@ class DocumentFormat:
     order: int = 50
 
 
-Format = RowFormat | FolderFormat | DocumentFormat
+@dataclass(frozen=True)
+class ItemsFormat:
+    """Items of a JSON or JSON Lines file in a shape of their own, each item read as one
+    or more of ragmark's rows: ``name``, what its items hold (``expects``),
+    ``detect(items)``: whether the items are in it (the first format, by ``order``, that
+    says yes reads them), ``rows(items, against, lenient)``: ragmark's rows, each with
+    its place (``against``: the dataset logged outputs are scored on, for a format whose
+    items cite its corpus; None when reading a set), any bad item an error naming its
+    place and field; ``sets``: whether ``--dataset`` takes it too (its rows then a
+    context set whose truth is optional), else only ``--outputs``."""
+
+    name: str
+    expects: str
+    detect: Callable[[list[tuple[Where, Any]]], bool]
+    rows: Callable[[list[tuple[Where, Any]], Dataset | None, Leniency],
+                   list[tuple[Where, dict[str, Any]]]]
+    sets: bool = False
+    order: int = 50
+
+
+Format = RowFormat | FolderFormat | DocumentFormat | ItemsFormat
 """Any input format."""
 
 _FORMATS: dict[str, Format] = {}
@@ -112,6 +134,18 @@ def folders() -> dict[str, FolderFormat]:
 def documents() -> dict[str, DocumentFormat]:
     """Every format of a JSON document that is a whole dataset, in the order tried."""
     return {n: f for n, f in _all().items() if isinstance(f, DocumentFormat)}
+
+
+def shapes() -> dict[str, ItemsFormat]:
+    """Every format of items in a shape of their own, in the order tried."""
+    return {n: f for n, f in _all().items() if isinstance(f, ItemsFormat)}
+
+
+def shape_of(items: list[tuple[Where, Any]], *, sets: bool = False) -> ItemsFormat | None:
+    """The shape the items are in (``sets``: of those ``--dataset`` takes); None:
+    ragmark's own rows."""
+    return next((f for f in shapes().values() if (f.sets or not sets) and f.detect(items)),
+                None)
 
 
 def _all() -> dict[str, Format]:

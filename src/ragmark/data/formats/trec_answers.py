@@ -24,9 +24,10 @@ from typing import Any
 
 from ragmark.data._fields import as_object, check_id, check_string
 from ragmark.data.files import Where, describe, quote
+from ragmark.data.formats import ItemsFormat
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
-from ragmark.types import Corpus
+from ragmark.types import Corpus, Dataset
 
 NEEDS_CORPUS = ("TREC RAG answers cite segments by id: give --dataset, the TREC RAG folder "
                 "whose corpus.jsonl holds the segments (and whose topics name the questions)")
@@ -136,3 +137,15 @@ def trec_answer_rows(items: list[tuple[Where, Any]], corpus: Corpus | None,
             **({"response_length": length} if isinstance(length, int)
                and not isinstance(length, bool) and length >= 0 else {})}))
     return rows
+
+
+def _rows(items: list[tuple[Where, Any]], against: Dataset | None, lenient: Leniency
+          ) -> list[tuple[Where, dict[str, Any]]]:
+    return trec_answer_rows(items, None if against is None else against.corpus,
+                            {} if against is None else {s.id: s.question
+                                                        for s in against.samples}, lenient)
+
+
+FORMAT = ItemsFormat("trec_rag_answers", "TREC RAG answers ({topic_id or metadata, "
+                     "references, answer: [{text, citations}]})", is_trec_answers, _rows,
+                     order=20)

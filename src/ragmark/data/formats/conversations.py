@@ -21,6 +21,7 @@ from typing import Any
 
 from ragmark.data._fields import as_object
 from ragmark.data.files import Where, describe, quote
+from ragmark.data.formats import ItemsFormat
 
 CONVERSATION_FIELDS = frozenset({"conversation_id", "turn", "history"})
 """What a flattened turn carries besides its own fields (kept in ``Sample.extra``)."""
@@ -64,3 +65,8 @@ def turns_of(items: list[tuple[Where, Any]]) -> list[tuple[Where, dict[str, Any]
                                "history": list(history)}))
             history.append({"question": t.get("question"), "answer": t.get("answer")})
     return out
+
+
+FORMAT = ItemsFormat("conversations", "a conversation set",
+                     is_conversations, lambda items, against, lenient: turns_of(items),
+                     sets=True, order=10)
