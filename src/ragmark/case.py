@@ -67,6 +67,13 @@ class Output:
                **details: Any) -> Output:
         return cls(None, (), latency_s, error, shape, MappingProxyType(details))
 
+    def recorded(self) -> dict[str, Any]:
+        """What the results keep of this output beyond its answer, contexts and hops: by
+        name, each a JSON value, written with the question's details and read back as
+        they were (a field a source adds that the results should keep says so here, or
+        in its subclass's ``recorded``). Nothing for the fields above."""
+        return {}
+
 
 @dataclass(frozen=True, slots=True)
 class Params:

@@ -32,6 +32,9 @@ class WithSteps(Output):
 
     steps: tuple[str, ...] = ()
 
+    def recorded(self) -> dict[str, object]:
+        return {"steps": list(self.steps)}
+
 
 def test_a_field_a_source_adds_reaches_every_metric_and_judge_on_one_case(server,
                                                                          monkeypatch):
@@ -74,6 +77,16 @@ def test_a_field_a_source_adds_reaches_every_metric_and_judge_on_one_case(server
         assert case.facts["latency_s"] == case.output.latency_s  # type: ignore[union-attr]
         assert case.no_answer is None
     assert "steps" not in SPECS  # the plugins were added to a copy
+    # the results keep what the source recorded, written with the details, read back
+    from ragmark.results.codec import run_from_json, run_to_json
+
+    assert [q.recorded for q in report.queries] == [{"steps": []}, {"steps": ["step 0"]},
+                                                     {"steps": ["step 0", "step 1"]}]
+    written = json.loads(json.dumps(run_to_json(report, include_details=True)))
+    assert [q["steps"] for q in written["queries"]] == [[], ["step 0"], ["step 0", "step 1"]]
+    back = run_from_json(written)
+    assert [q.recorded for q in back.queries] == [q.recorded for q in report.queries]
+    assert "queries" not in run_to_json(report)  # details only with --include-details
 
 
 def test_a_question_without_an_answer_says_why_and_its_judges_are_not_asked(server):

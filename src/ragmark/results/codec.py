@@ -15,6 +15,7 @@ from ragmark.matching import Matcher
 from ragmark.results import envelope
 from ragmark.results.comparison import Comparison, StatSettings, change_sentence
 from ragmark.results.model import (
+    QUERY_FIELDS,
     Aggregate,
     EmptyRankings,
     HopSummary,
@@ -87,6 +88,7 @@ def queries_json(report: RunReport) -> list[dict[str, Any]]:
             "metrics": {k: score_json(s) for k, s in q.metrics.items()},
             **({"hops": [h.to_json() for h in q.hops]} if q.hops else {}),
             **({"conversation": _with_answers(talk, answers)} if (talk := q.turn) else {}),
+            **{k: v for k, v in q.recorded.items() if k not in QUERY_FIELDS},
         })
     return out
 

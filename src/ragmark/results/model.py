@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +92,12 @@ class HopSummary:
                 "found": self.found, "found_any": self.found_any}
 
 
+QUERY_FIELDS = frozenset({"id", "question", "ground_truth", "retrieved", "answer", "contexts",
+                          "metrics", "hops", "conversation"})
+"""The fields of a question's details ragmark writes itself; any other is what its
+source recorded (:attr:`QueryRecord.recorded`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class QueryRecord:
     """Everything computed for one question."""
@@ -110,6 +116,9 @@ class QueryRecord:
     """Its retrieval steps judged one by one, when its contexts came in steps."""
     conversation: dict[str, Any] | None = None
     """Without ``sample`` (a report read from a file): its place in a conversation."""
+    recorded: Mapping[str, Any] = field(default_factory=dict)
+    """What the source gave beyond the answer and contexts, kept by name as JSON
+    (:meth:`ragmark.case.Output.recorded`), written with the question's details."""
 
     @property
     def turn(self) -> dict[str, Any] | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmark.data.files import Where, describe
-from ragmark.results.model import HopRecord, QueryRecord, RetrievedRecord
+from ragmark.results.model import QUERY_FIELDS, HopRecord, QueryRecord, RetrievedRecord
 from ragmark.types import Score
 
 
@@ -74,7 +74,8 @@ def query_of(file: str, i: int, q: Any) -> QueryRecord:
                        {m: score_of(v, where, f"metrics.{m}") for m, v in metrics.items()},
                        list(contexts), ground_truth=truth,
                        hops=tuple(hop_of(h, where, f"hops[{j}]") for j, h in enumerate(hops)),
-                       conversation=talk)
+                       conversation=talk,
+                       recorded={k: v for k, v in q.items() if k not in QUERY_FIELDS})
 
 
 def hop_of(h: Any, where: Where, name: str) -> HopRecord:

@@ -126,6 +126,7 @@ def _records(samples: Sequence[Sample], got: _Scored, names: Sequence[MetricName
         records.append(QueryRecord(
             id=s.id, question=s.question, answer=got.answers[qi].answer_or_none, metrics=metrics,
             sample=s, contexts=list(p.contexts), hops=got.matched.hops[qi],
+            recorded=got.answers[qi].output.recorded(),
             retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id,
                                        it.score if given is None else given.get(it.id),
                                        it.match.grade if it.match else 0,
