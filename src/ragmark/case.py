@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from ragmark.trajectory import Trajectory
 from ragmark.types import MetricSpec, Nugget, Param, Sample, Score, Sentences
 
 _EMPTY: Mapping[str, float] = MappingProxyType({})
@@ -61,6 +62,9 @@ class Output:
     """The answer's sentences with the contexts each cites (numbers from 1), when the
     log gives them as its units (TREC RAG's answer objects); else the judges read them
     from the answer's ``[n]`` markers."""
+    trajectory: Trajectory | None = None
+    """What the agent did to answer, step by step, when the source tells it (a log's
+    ``messages`` or ``tool_calls``, a trace's tool and agent spans)."""
 
     @classmethod
     def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
@@ -71,8 +75,8 @@ class Output:
         """What the results keep of this output beyond its answer, contexts and hops: by
         name, each a JSON value, written with the question's details and read back as
         they were (a field a source adds that the results should keep says so here, or
-        in its subclass's ``recorded``). Nothing for the fields above."""
-        return {}
+        in its subclass's ``recorded``): the trajectory."""
+        return {} if self.trajectory is None else {"trajectory": self.trajectory.to_json()}
 
 
 @dataclass(frozen=True, slots=True)

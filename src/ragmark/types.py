@@ -13,7 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragmark.trajectory import Expected
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -157,6 +160,8 @@ class Sample:
     relevant_texts: tuple[str, ...] = ()
     """The texts of the documents the qrels judge relevant (BEIR and TREC RAG folders),
     best grade first: the relevant passages the nugget judge creates nuggets from."""
+    expected_calls: Expected | None = None
+    """The tool calls an agent should make (``expected_tool_calls``), when the set says."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,13 +44,19 @@ from ragmark.data.logged import (
     thumb,
 )
 from ragmark.data.sets import _samples, answerable_of, set_name
+from ragmark.data.trajectories import (
+    EXPECTED_FIELDS,
+    TRAJECTORY_FIELDS,
+    final_answer,
+    trajectory_of,
+)
 from ragmark.errors import DataError
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sentences
 
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
                            "expected_answer", "expected_keywords", "latency_ms", "latency_s",
                            "tokens", "cost_usd", "feedback", "hops", "confidence",
-                           "nuggets", "answer_sentences"})
+                           "nuggets", "answer_sentences"}) | EXPECTED_FIELDS | TRAJECTORY_FIELDS
 MEASURED = {"latency_ms": 0.001, "latency_s": 1.0, "tokens": 1.0, "cost_usd": 1.0}
 """A line's optional measured fields (non-negative numbers) and their scale to the
 production measures' units (``latency_ms`` is read as seconds)."""
@@ -71,6 +77,9 @@ NULL_ANSWERS = "null answers, scored as empty answers (their answer metrics are 
 
 
 def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
+    trajectory = trajectory_of(obj, where)
+    if "answer" not in obj and trajectory is not None:  # the agent's last word
+        obj = {**obj, "answer": final_answer(trajectory)}
     if "answer" not in obj:
         raise where.error("missing; expected a string (the system's answer)", field="answer")
     if obj["answer"] is None:
@@ -110,7 +119,8 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
         raise where.error(e.message, field=e.field) from None
     latency = facts.pop("latency_s", None)
     return Output(answer, contexts, latency, hops=hops, facts=facts,
-                  sentences=_given_sentences(obj, where, len(contexts)))
+                  sentences=_given_sentences(obj, where, len(contexts)),
+                  trajectory=trajectory)
 
 
 def _given_sentences(obj: dict[str, Any], where: Where, n: int) -> Sentences | None:

@@ -22,16 +22,17 @@ from ragmark.data.corpus import open_corpus
 from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, quote, read_json
 from ragmark.data.leniency import Leniency
 from ragmark.data.nugget_files import nuggets_of
+from ragmark.data.trajectories import EXPECTED_FIELDS, expected_of
 from ragmark.errors import DataError
 from ragmark.matching import MIN_MATCH_CHARS, too_short
 from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
 KEYWORD_FIELDS = frozenset({"id", "question", "expected_keywords", "must_be_grounded_in",
-                            "nuggets"})
+                            "nuggets"}) | EXPECTED_FIELDS
 CONTEXT_FIELDS = frozenset(
     {"id", "question", "ground_truth_contexts", "expected_answer", "expected_keywords",
      "nuggets"}
-)
+) | EXPECTED_FIELDS
 _DRIVE = re.compile(r"[A-Za-z]:(/|$)")
 
 
@@ -120,6 +121,7 @@ def _samples(
                 answerable=answerable_of(obj, where),
                 nuggets=None if obj.get("nuggets") is None else nuggets_of(obj["nuggets"],
                                                                            where),
+                expected_calls=expected_of(obj, where),
                 **optional,
             )
         )

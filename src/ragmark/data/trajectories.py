@@ -1,0 +1,201 @@
+"""Trajectories in logged outputs, and the tool calls a set expects.
+
+A logged output (a line of ``--outputs``, an HTTP pipeline's answer) may tell what the
+agent did in one of two shapes:
+
+- ``messages``: the conversation in OpenAI's chat format, as agents log it: assistant
+  messages with ``tool_calls`` (``[{"id", "type": "function", "function": {"name",
+  "arguments"}}]``, the arguments a JSON text or an object; the older ``function_call``
+  too), ``tool`` messages with the ``tool_call_id`` they answer and the result as their
+  ``content`` (``"status": "error"``, as LangChain's ToolMessage has it, or an ``error``
+  field, marks a failed call); ``system`` and ``user`` messages are the question's, not
+  steps; ``ai`` and ``human`` are read as ``assistant`` and ``user``;
+- ``tool_calls``: a plain list of the calls made, ``[{"name", "arguments", "id"?,
+  "result"?, "error"?, "latency_s"?}]`` (or OpenAI's ``{"function": {...}}`` items).
+
+An evaluation item may give ``expected_tool_calls`` (``[{"name", "arguments"?}]``, in
+order), ``tool_args_match`` (how arguments are compared: exact, the default; ignore;
+subset; superset, as agentevals' modes) and ``tool_args_overrides`` (per tool name, a
+mode or the list of argument names compared). A wrong shape is an error naming the item
+and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ragmark.data.files import Where, describe
+from ragmark.trajectory import Call, Expected, Handoff, Step, ToolRun, Trajectory, Turn
+from ragmark.trajectory import parse_arguments as _arguments
+
+ARG_MODES = ("exact", "ignore", "subset", "superset")
+EXPECTED_FIELDS = frozenset({"expected_tool_calls", "tool_args_match", "tool_args_overrides"})
+"""An item's fields that say which tool calls it expects."""
+TRAJECTORY_FIELDS = frozenset({"messages", "tool_calls"})
+"""A logged output's fields that tell its trajectory."""
+ROLES = {"assistant": "assistant", "ai": "assistant", "tool": "tool", "function": "tool",
+         "user": "user", "human": "user", "system": "system", "developer": "system"}
+
+
+def trajectory_of(obj: Mapping[str, Any], where: Where) -> Trajectory | None:
+    """The trajectory a logged output gives (``messages`` or ``tool_calls``), or None."""
+    if obj.get("messages") is not None:
+        return _from_messages(obj["messages"], where)
+    if obj.get("tool_calls") is not None:
+        calls = _list(obj["tool_calls"], where, "tool_calls")
+        return Trajectory(tuple(ToolRun(_plain_call(c, where, f"tool_calls[{i}]"))
+                                for i, c in enumerate(calls)))
+    return None
+
+
+def final_answer(trajectory: Trajectory) -> str | None:
+    """The last model turn's text that asked for no tool (the answer when a log gives
+    its messages and no ``answer``); None when there is none."""
+    last = [s for s in trajectory.steps if isinstance(s, Turn) and not s.calls]
+    return last[-1].content if last else None
+
+
+def _list(value: Any, where: Where, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise where.error(f"expected a list, got {describe(value)}", name)
+    return value
+
+
+def _object(value: Any, where: Where, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise where.error(f"expected an object, got {describe(value)}", name)
+    return value
+
+
+def _name(value: Any, where: Where, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise where.error(f"expected the tool's name (a non-empty string), got "
+                          f"{describe(value)}", name)
+    return value
+
+
+def _text(value: Any) -> str:
+    """A message's content as text (a list of parts: their texts joined)."""
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "".join(p.get("text", "") if isinstance(p, Mapping) else str(p)
+                       for p in value)
+    return value if isinstance(value, str) else str(value)
+
+
+def _requested(c: Any, where: Where, at: str) -> Call:
+    """A call a model asked for: OpenAI's ``{"id", "function": {"name", "arguments"}}``
+    or LangChain's ``{"id", "name", "args"}``."""
+    c = _object(c, where, at)
+    fn = c.get("function")
+    if fn is not None:
+        fn = _object(fn, where, f"{at}.function")
+        name, given = _name(fn.get("name"), where, f"{at}.function.name"), fn.get("arguments")
+    else:
+        name = _name(c.get("name"), where, f"{at}.name")
+        given = c.get("arguments", c.get("args"))
+    args, raw = _arguments(given)
+    cid = c.get("id")
+    return Call(name, args, str(cid) if cid not in (None, "") else None, raw)
+
+
+def _plain_call(c: Any, where: Where, at: str) -> Call:
+    call = _requested(c, where, at)
+    c = _object(c, where, at)
+    error = c.get("error")
+    latency = c.get("latency_s")
+    if latency is not None and (isinstance(latency, bool)
+                                or not isinstance(latency, int | float) or latency < 0):
+        raise where.error(f"expected a non-negative number, got {describe(latency)}",
+                          f"{at}.latency_s")
+    ran = "result" in c or error is not None
+    result = c.get("result")
+    return Call(call.name, call.arguments, call.id, call.raw,
+                None if result is None else _text(result) if not isinstance(
+                    result, Mapping | list) else _json(result),
+                None if error is None else _text(error), latency, ran=ran)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _from_messages(value: Any, where: Where) -> Trajectory:
+    messages = _list(value, where, "messages")
+    steps: list[Step] = []
+    asked: dict[str, str] = {}  # call id -> tool name
+    agent: str | None = None
+    for i, m in enumerate(messages):
+        at = f"messages[{i}]"
+        m = _object(m, where, at)
+        role = ROLES.get(str(m.get("role", m.get("type", ""))).lower())
+        if role is None:
+            raise where.error(f"expected a role among {', '.join(sorted(ROLES))}, got "
+                              f"{describe(m.get('role'))}", f"{at}.role")
+        if role == "assistant":
+            name = m.get("name") if isinstance(m.get("name"), str) else None
+            if name and agent and name != agent:
+                steps.append(Handoff(agent, name))
+            agent = name or agent
+            given = m.get("tool_calls") or []
+            calls = [_requested(c, where, f"{at}.tool_calls[{j}]")
+                     for j, c in enumerate(_list(given, where, f"{at}.tool_calls"))]
+            if m.get("function_call") is not None:
+                calls.append(_requested({"function": m["function_call"]}, where,
+                                        f"{at}.function_call"))
+            asked |= {c.id: c.name for c in calls if c.id}
+            steps.append(Turn(_text(m.get("content")), tuple(calls), agent))
+        elif role == "tool":
+            cid = m.get("tool_call_id")
+            cid = str(cid) if cid not in (None, "") else None
+            name = m.get("name") if isinstance(m.get("name"), str) and m.get("name") \
+                else asked.get(cid or "")
+            if not name:
+                raise where.error("a tool message names no tool: give 'name', or the "
+                                  "'tool_call_id' of a call an assistant message asked for",
+                                  f"{at}.tool_call_id")
+            failed = m.get("status") == "error" or m.get("error") is not None
+            text = _text(m.get("content"))
+            error = (_text(m.get("error")) or text) if failed else None
+            steps.append(ToolRun(Call(name, None, cid, None, None if failed else text, error,
+                                      asked=False, ran=True), agent))
+    return Trajectory(tuple(steps))
+
+
+def expected_of(obj: Mapping[str, Any], where: Where) -> Expected | None:
+    """The tool calls an item expects (``expected_tool_calls``, ``tool_args_match``,
+    ``tool_args_overrides``), or None when it gives none."""
+    given = obj.get("expected_tool_calls")
+    if given is None:
+        for key in ("tool_args_match", "tool_args_overrides"):
+            if obj.get(key) is not None:
+                raise where.error("given without 'expected_tool_calls'", key)
+        return None
+    calls = []
+    for i, c in enumerate(_list(given, where, "expected_tool_calls")):
+        at = f"expected_tool_calls[{i}]"
+        call = _requested(c, where, at)
+        if call.arguments is None:
+            raise where.error(f"expected a JSON object, got {describe(call.raw)}",
+                              f"{at}.arguments")
+        calls.append(call)
+    mode = obj.get("tool_args_match", "exact")
+    if mode not in ARG_MODES:
+        raise where.error(f"expected one of {', '.join(ARG_MODES)}, got {describe(mode)}",
+                          "tool_args_match")
+    overrides: dict[str, str | tuple[str, ...]] = {}
+    for tool, rule in _object(obj.get("tool_args_overrides") or {}, where,
+                              "tool_args_overrides").items():
+        at = f"tool_args_overrides.{tool}"
+        if isinstance(rule, list) and all(isinstance(k, str) and k for k in rule):
+            overrides[str(tool)] = tuple(rule)
+        elif rule in ARG_MODES:
+            overrides[str(tool)] = rule
+        else:
+            raise where.error(f"expected one of {', '.join(ARG_MODES)} or a list of "
+                              f"argument names, got {describe(rule)}", at)
+    return Expected(tuple(calls), mode, overrides)

@@ -1,0 +1,188 @@
+"""What an agent did for one question, in order: its :class:`Trajectory`.
+
+A trajectory is a list of steps: a model turn (:class:`Turn`: what the model said, the
+tool calls it asked for, its tokens and time), a tool's execution (:class:`ToolRun`: the
+tool, its arguments, its result or error, its time, and the call id that ties it to the
+request), and a hand-off from one agent to another (:class:`Handoff`). The final answer
+is the case's. Read from a log's ``messages`` (OpenAI's chat format) or ``tool_calls``
+(:mod:`ragmark.data.trajectories`) or from a trace's spans; kept in the results as
+JSON (:meth:`Trajectory.to_json`, :meth:`Trajectory.from_json`).
+
+:meth:`Trajectory.calls` joins each requested call to its execution (by call id, else
+the next execution of that tool not yet joined); an execution nobody asked for (a trace
+without the model's side) is a call of its own. The agent metrics
+(:mod:`ragmark.metrics.agent`) read those calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+Arguments = Mapping[str, Any] | None
+"""A call's arguments, parsed from JSON (None: not a JSON object; the raw text is kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call: asked for by a model turn, run, or both (``asked``, ``ran``)."""
+
+    name: str
+    arguments: Arguments = None
+    id: str | None = None
+    raw: str | None = None
+    """The arguments as given, when they are not a JSON object."""
+    result: str | None = None
+    error: str | None = None
+    latency_s: float | None = None
+    asked: bool = True
+    ran: bool = False
+
+    @property
+    def key(self) -> str:
+        """The call as one text: its name and its arguments as canonical JSON (two calls
+        with the same key are the same call)."""
+        args = self.raw if self.arguments is None else json.dumps(
+            self.arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return f"{self.name}({args or ''})"
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A model turn: its text, the calls it asked for, its tokens and time."""
+
+    content: str = ""
+    calls: tuple[Call, ...] = ()
+    agent: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRun:
+    """A tool's execution: the call it ran (``call.ran``), with its result or error."""
+
+    call: Call
+    agent: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """Control passed from one agent to another."""
+
+    source: str | None
+    target: str
+
+
+Step = Turn | ToolRun | Handoff
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """The ordered steps of one question (see the module)."""
+
+    steps: tuple[Step, ...] = ()
+
+    def calls(self) -> tuple[Call, ...]:
+        """Every tool call, in the order asked (an execution nobody asked for, in the
+        order run), each with its execution's result, error and time when it ran."""
+        asked = [c for s in self.steps if isinstance(s, Turn) for c in s.calls]
+        runs = [s.call for s in self.steps if isinstance(s, ToolRun)]
+        joined: dict[int, Call] = {}  # index into runs -> the asked call it ran
+        out: list[Call] = []
+        for c in asked:
+            i = next((i for i, r in enumerate(runs) if i not in joined and c.id
+                      and r.id == c.id), None)
+            if i is None:
+                i = next((i for i, r in enumerate(runs) if i not in joined
+                          and r.name == c.name and not (c.id and r.id)), None)
+            if i is None:
+                out.append(c)
+                continue
+            r = runs[i]
+            joined[i] = c
+            out.append(replace(c, result=r.result, error=r.error, latency_s=r.latency_s,
+                               ran=True))
+        out += [r for i, r in enumerate(runs) if i not in joined]
+        return tuple(out)
+
+    @property
+    def turns(self) -> int:
+        return sum(isinstance(s, Turn) for s in self.steps)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [_step_json(s) for s in self.steps]
+
+    @classmethod
+    def from_json(cls, steps: Sequence[Mapping[str, Any]]) -> Trajectory:
+        """The trajectory :meth:`to_json` wrote (a results file's)."""
+        return cls(tuple(_step_of(s) for s in steps))
+
+
+def parse_arguments(value: Any) -> tuple[Arguments, str | None]:
+    """A call's arguments as given (a JSON object, or its text): (the object, None), or
+    (None, the text) when they are not a JSON object."""
+    if isinstance(value, Mapping):
+        return dict(value), None
+    if value is None or value == "":
+        return {}, None
+    text = value if isinstance(value, str) else json.dumps(value)
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None, text
+    return (parsed, None) if isinstance(parsed, dict) else (None, text)
+
+
+def _call_json(c: Call) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": c.name}
+    for key in ("id", "arguments", "raw", "result", "error", "latency_s"):
+        v = getattr(c, key)
+        if v is not None:
+            out[key] = v
+    return out
+
+
+def _call_of(d: Mapping[str, Any], ran: bool) -> Call:
+    return Call(str(d["name"]), d.get("arguments"), d.get("id"), d.get("raw"),
+                d.get("result"), d.get("error"), d.get("latency_s"), asked=not ran, ran=ran)
+
+
+_TURN_FIELDS = ("agent", "prompt_tokens", "completion_tokens", "latency_s")
+
+
+def _step_json(s: Step) -> dict[str, Any]:
+    if isinstance(s, Turn):
+        out: dict[str, Any] = {"kind": "model", "content": s.content,
+                               "tool_calls": [_call_json(c) for c in s.calls]}
+        return out | {k: getattr(s, k) for k in _TURN_FIELDS if getattr(s, k) is not None}
+    if isinstance(s, ToolRun):
+        return {"kind": "tool", **_call_json(s.call),
+                **({"agent": s.agent} if s.agent is not None else {})}
+    return {"kind": "handoff", "from": s.source, "to": s.target}
+
+
+def _step_of(d: Mapping[str, Any]) -> Step:
+    kind = d.get("kind")
+    if kind == "model":
+        return Turn(str(d.get("content") or ""),
+                    tuple(_call_of(c, False) for c in d.get("tool_calls") or ()),
+                    **{k: d[k] for k in _TURN_FIELDS if d.get(k) is not None})
+    if kind == "tool":
+        return ToolRun(_call_of(d, True), d.get("agent"))
+    return Handoff(d.get("from"), str(d.get("to")))
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """The calls a question expects (``expected_tool_calls``), and how their arguments
+    are matched (``tool_args_match``: exact, ignore, subset or superset, as agentevals'
+    ``tool_args_match_mode``; per tool, ``overrides``: a mode or the argument names
+    compared)."""
+
+    calls: tuple[Call, ...]
+    args: str = "exact"
+    overrides: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
