@@ -217,11 +217,13 @@ class Score:
 # ---------------------------------------------------------------- a metric of the catalogue
 
 NEEDS = ("ground_truth", "qrels", "keywords", "gold_context", "expected_answer", "answer",
-         "contexts", "llm", "embeddings", "logged", "unanswerable")
+         "contexts", "llm", "embeddings", "logged", "unanswerable", "expected_calls",
+         "trajectory")
 """What a metric can need from a question or a run: a ground truth (any kind), judged
 documents (qrels), expected keywords, a gold context, an expected answer, an answer, the
 retrieved contexts, an LLM endpoint, an embedding model, facts a log or trace recorded
-(tokens, cost, feedback), questions marked unanswerable in the set."""
+(tokens, cost, feedback), questions marked unanswerable in the set, the tool calls a
+question expects, an agent's trajectory (assumed where calls are expected)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,13 +180,13 @@ def test_every_metric_is_declared_beside_its_code():
     catalogue gathers in order."""
     import importlib
 
-    from ragmark.metrics import abstention, answer, production, retrieval
+    from ragmark.metrics import abstention, agent, answer, production, retrieval
     from ragmark.metrics.names import _BUILTIN_SPECS
 
     answers = [s for s in _BUILTIN_SPECS if s.kind in ("answer", "aggregate")]
-    assert answers == [*answer.SPECS, *abstention.SPECS, *production.SPECS]
+    assert answers == [*answer.SPECS, *abstention.SPECS, *production.SPECS, *agent.SPECS]
     for module, kind in ((retrieval, "retrieval"), (answer, "answer"),
-                         (abstention, "answer"), (production, "answer")):
+                         (abstention, "answer"), (production, "answer"), (agent, "answer")):
         if module is retrieval:
             assert [s for s in _BUILTIN_SPECS if s.kind == kind] == list(module.SPECS)
         for s in module.SPECS:

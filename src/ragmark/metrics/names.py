@@ -17,13 +17,14 @@ from typing import Any
 from ragmark.case import Case
 from ragmark.errors import UnknownComponentError
 from ragmark.metrics import abstention as ab
+from ragmark.metrics import agent as ag
 from ragmark.metrics import answer as am
 from ragmark.metrics import labels as lab
 from ragmark.metrics import production as prod
 from ragmark.metrics import retrieval as ret
 from ragmark.types import NEEDS, MetricSpec  # noqa: F401  (NEEDS, MetricSpec: names' API)
 
-_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS, *lab.SPECS)
+_BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS, *ag.SPECS, *lab.SPECS)
 """The built-in metrics computed without a model, each family's declared beside its
 code: the retrieval metrics in :mod:`ragmark.metrics.retrieval`, the answer metrics in
 :mod:`ragmark.metrics.answer`, the abstention metrics in

@@ -25,6 +25,8 @@ def _abilities(dataset: Dataset, s: Sample) -> set[str]:
         have.add("keywords")
     if s.expected_answer:
         have.add("expected_answer")
+    if s.expected_calls is not None:  # an agent's set: its trajectories are asked for
+        have |= {"expected_calls", "trajectory"}
     return have
 
 
