@@ -46,6 +46,9 @@ class Span:
     flags: int = 0
     """OTLP span flags: bit 0x100 says whether the parent is known to be remote, 0x200
     that it is (a service's entry span whose caller's span lives elsewhere)."""
+    error: str | None = None
+    """Why the span failed, when its status says it did (its status message, else the
+    message of an exception it recorded, else "error"); None when it did not."""
     kind: str = field(init=False, default="")
     """The OpenInference span kind (RETRIEVER, LLM, ...; a GenAI operation as the kind it
     amounts to; "" for none), read once from the attributes."""
@@ -102,6 +105,21 @@ def attributes_of(kvs: Any) -> dict[str, Any]:
             if isinstance(a, dict) and isinstance(a.get("key"), str)}
 
 
+ERROR_CODES = (2, "2", "STATUS_CODE_ERROR")
+"""An OTLP status code that says the span failed (as a number, and as protobuf's JSON
+mapping names it)."""
+
+
+def error_of(code: Any, message: Any, events: list[tuple[str, dict[str, Any]]]) -> str | None:
+    """A span's failure from its status and its events (see :attr:`Span.error`)."""
+    if code not in ERROR_CODES:
+        return None
+    if isinstance(message, str) and message.strip():
+        return message
+    raised = [e.get("exception.message") for name, e in events if name == "exception"]
+    return next((str(m) for m in raised if m), "error")
+
+
 def nanos(v: Any) -> int:
     try:
         return int(v)
@@ -124,10 +142,12 @@ def spans_of(request: Any, lenient: Leniency, where: str) -> Iterator[Span]:
                     continue
                 events = [(str(e.get("name", "")), attributes_of(e.get("attributes")))
                           for e in s.get("events") or [] if isinstance(e, dict)]
+                status = s["status"] if isinstance(s.get("status"), dict) else {}
                 yield Span(str(s["traceId"]), str(s["spanId"]), str(s.get("parentSpanId") or ""),
                            str(s.get("name", "")), nanos(s.get("startTimeUnixNano")),
                            nanos(s.get("endTimeUnixNano")), attributes_of(s.get("attributes")),
-                           events, nanos(s.get("flags")))
+                           events, nanos(s.get("flags")),
+                           error_of(status.get("code"), status.get("message"), events))
 
 
 NO_IDS = "spans without a traceId or spanId: left out"
@@ -169,6 +189,10 @@ if msgspec is not None:
         name: str = ""
         attributes: list[KeyValue] = []
 
+    class Status(msgspec.Struct, frozen=True, gc=False):
+        code: int | str = 0
+        message: str = ""
+
     class OtlpSpan(msgspec.Struct, gc=False):
         traceId: str = ""  # noqa: N815
         spanId: str = ""  # noqa: N815
@@ -179,6 +203,7 @@ if msgspec is not None:
         attributes: list[KeyValue] = []
         events: list[Event] = []
         flags: int | str = 0
+        status: Status = Status()
 
     class ScopeSpans(msgspec.Struct, gc=False):
         spans: list[OtlpSpan] = []
@@ -226,11 +251,13 @@ def _spans_of_struct(req: Any, lenient: Leniency, where: str) -> list[Span]:
                 # most values are strings: taken inline, the rest by _value
                 attrs = {kv.key: (v if (v := kv.value.stringValue) is not None
                                   else _value(kv.value)) for kv in s.attributes}
+                events = [(e.name, {kv.key: _value(kv.value) for kv in e.attributes})
+                          for e in s.events] if s.events else []
                 out.append(Span(s.traceId, s.spanId, s.parentSpanId, s.name,
                                 nanos(s.startTimeUnixNano), nanos(s.endTimeUnixNano), attrs,
-                                [(e.name, {kv.key: _value(kv.value) for kv in e.attributes})
-                                 for e in s.events] if s.events else [],
-                                nanos(s.flags) if s.flags else 0))
+                                events, nanos(s.flags) if s.flags else 0,
+                                error_of(s.status.code, s.status.message, events)
+                                if s.status.code else None))
     return out
 
 

@@ -70,14 +70,15 @@ from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them
     read_traces,
     says_empty,
 )
+from ragmark.data.trace_steps import said, trajectory_of_trace
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
 
 
 def _text_of(span: Span, value: str, messages: str, role: str) -> str | None:
     v = span.attributes.get(value)
-    if isinstance(v, str):
-        return v
+    if isinstance(v, str):  # an agent's conversation: its last message of the role
+        return said(v, "user" if role == "user" else "ai") or v
     return message_text(span.attributes.get(messages), role)
 
 
@@ -319,7 +320,8 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
         starts[qid] = root.start
         outputs[qid] = Output(r.answer, contexts, latency,
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
-                              facts=_facts(trace, root, keys, lenient))
+                              facts=_facts(trace, root, keys, lenient),
+                              trajectory=trajectory_of_trace(trace))
     for qid, o in outputs.items():  # counted (said once): they cannot be judged by id
         bare = sum(1 for c in o.contexts if c.id is None)
         if bare:

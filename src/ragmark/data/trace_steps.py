@@ -1,0 +1,180 @@
+"""An agent's trajectory from its trace's spans (issue 50, item 2), in start order:
+
+- a model turn from each LLM span that is not part of a retrieval nor inside another LLM
+  span: its text and the tool calls it asked for (OpenInference
+  ``llm.output_messages.N.message.tool_calls.M.tool_call.id|function.name|
+  function.arguments``; GenAI: the ``tool_call`` parts of ``gen_ai.output.messages``), its
+  tokens (``llm.token_count.*``; ``gen_ai.usage.*``) and its time;
+- a tool's run from each TOOL span not inside another (GenAI: an ``execute_tool``
+  operation): the tool (``tool.name``; ``gen_ai.tool.name``), its arguments
+  (``gen_ai.tool.call.arguments``, else ``input.value`` when it is a JSON object, else
+  kept as text), its call id (``gen_ai.tool.call.id``, ``tool_call.id``, or the
+  ``tool_call_id`` of the ToolMessage LangChain records as the output), its result
+  (``gen_ai.tool.call.result``, ``output.value``, a ToolMessage's content) and its
+  error (the span's error status; a ToolMessage with ``status: error``), and its time;
+- a hand-off where the agent of a step (its nearest AGENT span: ``agent.name``,
+  ``gen_ai.agent.name``, else the span's name) differs from the previous step's.
+
+A trace with no TOOL or AGENT span and no tool call asked for has no trajectory (a plain
+RAG chain). Agent frameworks record the conversation as their root's input and output
+(LangGraph: ``{"messages": [...]}``): :func:`said` reads the question and the answer
+from it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ragmark.data.otlp import Span
+from ragmark.data.trace_spans import Trace
+from ragmark.trajectory import Call, Handoff, Step, ToolRun, Trajectory, Turn, parse_arguments
+
+_OUT = "llm.output_messages."
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _number(attrs: Mapping[str, Any], *keys: str) -> int | None:
+    v = next((attrs[k] for k in keys if isinstance(attrs.get(k), int | float)
+              and not isinstance(attrs.get(k), bool)), None)
+    return None if v is None else int(v)
+
+
+def _seconds(span: Span) -> float | None:
+    return (span.end - span.start) / 1e9 if span.end > span.start else None
+
+
+def _asked(span: Span) -> tuple[str, list[Call]]:
+    """An LLM span's text and the calls it asked for."""
+    a = span.attributes
+    calls: dict[tuple[int, int], dict[str, Any]] = {}
+    for key, v in a.items():
+        if key.startswith(_OUT) and ".message.tool_calls." in key:
+            head, _, rest = key[len(_OUT):].partition(".message.tool_calls.")
+            m, _, field = rest.partition(".tool_call.")
+            if head.isdigit() and m.isdigit():
+                calls.setdefault((int(head), int(m)), {})[field] = v
+    text = "".join(str(v) for k, v in sorted(a.items()) if k.startswith(_OUT)
+                   and k.endswith(".message.content"))
+    out = [_call(c.get("function.name"), c.get("function.arguments"), c.get("id"))
+           for _, c in sorted(calls.items())]
+    for m in _json(a.get("gen_ai.output.messages")) or []:
+        for p in (m.get("parts") or []) if isinstance(m, Mapping) else []:
+            if isinstance(p, Mapping) and p.get("type") == "tool_call":
+                out.append(_call(p.get("name"), p.get("arguments"), p.get("id")))
+            elif isinstance(p, Mapping) and p.get("type") == "text" and not text:
+                text = str(p.get("content") or "")
+    return text, [c for c in out if c.name]
+
+
+def _call(name: Any, arguments: Any, cid: Any, **more: Any) -> Call:
+    args, raw = parse_arguments(arguments)
+    return Call(str(name or ""), args, None if cid in (None, "") else str(cid), raw, **more)
+
+
+def _tool_message(value: Any) -> Mapping[str, Any] | None:
+    """The ToolMessage LangChain records as a tool span's output (``{"type": "tool",
+    "data": {...}}``), or None."""
+    got = _json(value)
+    if isinstance(got, Mapping) and got.get("type") == "tool" and isinstance(
+            got.get("data"), Mapping):
+        return got["data"]
+    return None
+
+
+def _ran(span: Span) -> Call:
+    a = span.attributes
+    message = _tool_message(a.get("output.value"))
+    result = a.get("gen_ai.tool.call.result", a.get("output.value"))
+    cid = a.get("gen_ai.tool.call.id", a.get("tool_call.id"))
+    error = span.error
+    if message is not None:
+        result, cid = message.get("content"), cid or message.get("tool_call_id")
+        if message.get("status") == "error":
+            error = error or str(result)
+    given = a.get("gen_ai.tool.call.arguments", a.get("input.value"))
+    args, raw = (None, None) if given is None else parse_arguments(given)
+    text = None if result is None or error is not None else (
+        result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
+    name = a.get("tool.name") or a.get("gen_ai.tool.name") or span.name
+    return Call(str(name), args, None if cid in (None, "") else str(cid), raw, text, error,
+                _seconds(span), asked=False, ran=True)
+
+
+def _agent(trace: Trace, span: Span, agents: Mapping[str, Span]) -> str | None:
+    for sid in trace.above(span):
+        if sid in agents:
+            a = agents[sid].attributes
+            return str(a.get("agent.name") or a.get("gen_ai.agent.name") or agents[sid].name)
+    return None
+
+
+def trajectory_of_trace(trace: Trace) -> Trajectory | None:
+    """The trace's steps (see the module), or None when it tells of no agent."""
+    kinds = {s.span_id: s.kind for s in trace.spans}
+    agents = {s.span_id: s for s in trace.spans if s.kind == "AGENT"}
+    steps: list[Step] = []
+    last: str | None = None
+    for s in sorted(trace.spans, key=lambda s: (s.start, s.end)):
+        inside = [kinds.get(a) for a in trace.above(s)]
+        if s.kind == "LLM" and "LLM" not in inside and not trace.in_retrieval(s):
+            step: Turn | ToolRun = _turn(s, _agent(trace, s, agents))
+        elif s.kind == "TOOL" and "TOOL" not in inside:
+            step = ToolRun(_ran(s), _agent(trace, s, agents))
+        else:
+            continue
+        if step.agent is not None and last is not None and step.agent != last:
+            steps.append(Handoff(last, step.agent))
+        last = step.agent or last
+        steps.append(step)
+    if not agents and not any(isinstance(s, ToolRun) or isinstance(s, Turn) and s.calls
+                              for s in steps):
+        return None
+    return Trajectory(tuple(steps))
+
+
+def _turn(span: Span, agent: str | None) -> Turn:
+    text, calls = _asked(span)
+    a = span.attributes
+    return Turn(text, tuple(calls), agent,
+                _number(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens"),
+                _number(a, "llm.token_count.completion", "gen_ai.usage.output_tokens"),
+                _seconds(span))
+
+
+_ROLES = {"user": "user", "human": "user", "assistant": "ai", "ai": "ai"}
+
+
+def said(value: Any, role: str) -> str | None:
+    """The last ``role`` ("user" or "ai") message's text in an agent's conversation as
+    its framework records it (``{"messages": [...]}``: LangChain's serialised messages,
+    ``[role, text]`` pairs, or ``{"role", "content"}``; an AI message that only asks for
+    tools is not an answer); None when ``value`` is not one."""
+    got = _json(value)
+    messages = got.get("messages") if isinstance(got, Mapping) else None
+    if not isinstance(messages, list):
+        return None
+    for m in reversed(messages):
+        body: Mapping[str, Any]
+        if isinstance(m, list | tuple) and len(m) == 2:
+            who, body = m[0], {"content": m[1]}
+        elif isinstance(m, Mapping):
+            inner = m.get("data") or m.get("kwargs") or m
+            body = inner if isinstance(inner, Mapping) else {}
+            who = m.get("role") or m.get("type") or body.get("type")
+        else:
+            continue
+        content = body.get("content")
+        if _ROLES.get(str(who)) == role and isinstance(content, str) and content.strip() \
+                and not body.get("tool_calls"):
+            return content
+    return None

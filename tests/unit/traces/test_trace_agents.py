@@ -1,0 +1,195 @@
+"""An agent's trajectory from its trace (issue 50, item 2): a LangGraph agent (LangChain's
+``create_agent``) with a search tool and a calculator that fails, driven by a scripted
+tool-calling chat model, traced by ``openinference-instrumentation-langchain`` through
+the real SDK and read by ``run --traces``: every call, argument, result and error comes
+through as the agent had it, the question and the answer are the conversation's, not
+its JSON; and GenAI ``execute_tool`` / ``invoke_agent`` spans read the same way."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support.cli import run_cli
+from support.otlp import otlp_json, recorder
+
+from ragmark.data.leniency import Leniency
+from ragmark.data.traces import load_traces
+from ragmark.trajectory import Handoff, ToolRun, Turn
+
+
+@pytest.fixture
+def langchain_traces():
+    pytest.importorskip("langchain")
+    pytest.importorskip("langgraph")
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    inst = LangChainInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    yield exporter
+    inst.uninstrument()
+
+
+def _agent(replies):
+    """LangChain's ReAct agent over a search tool and a calculator that fails, its model
+    a chat model that says ``replies`` in turn (each an AIMessage, with tool calls)."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.tools import ToolException, tool
+
+    class Scripted(FakeMessagesListChatModel):
+        def bind_tools(self, tools, **kwargs):  # the script knows its tools
+            return self
+
+    @tool
+    def search(query: str) -> str:
+        """Search the corpus."""
+        return "Dune is a 1965 novel by Frank Herbert."
+
+    @tool
+    def calculator(expression: str) -> str:
+        """Compute an arithmetic expression."""
+        raise ToolException(f"cannot compute {expression!r}")
+
+    calculator.handle_tool_error = True
+    return create_agent(Scripted(responses=replies), [search, calculator])
+
+
+def _ai(text="", *calls):
+    from langchain_core.messages import AIMessage
+
+    return AIMessage(content=text, tool_calls=[
+        {"id": cid, "name": name, "args": args} for cid, name, args in calls])
+
+
+def test_a_langgraph_agents_calls_come_through_its_trace(langchain_traces, tmp_path, capsys):
+    agent = _agent([_ai("", ("call_1", "search", {"query": "Dune author"})),
+                    _ai("", ("call_2", "calculator", {"expression": "2026-"}),
+                        ("call_3", "search", {"query": "Dune year"})),
+                    _ai("Frank Herbert, 1965")])
+    agent.invoke({"messages": [("user", "Who wrote Dune, and when?")]})
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(langchain_traces.get_finished_spans())))
+    got = load_traces(path, Leniency())
+    (qid, out), = got.outputs.items()
+    assert got.dataset.samples[0].question == "Who wrote Dune, and when?"
+    assert out.answer == "Frank Herbert, 1965"
+    t = out.trajectory
+    assert t is not None
+    assert [type(s).__name__ for s in t.steps] == ["Turn", "ToolRun", "Turn", "ToolRun",
+                                                   "ToolRun", "Turn"]
+    calls = t.calls()
+    assert [(c.name, c.arguments, c.id, c.error) for c in calls] == [
+        ("search", {"query": "Dune author"}, "call_1", None),
+        ("calculator", {"expression": "2026-"}, "call_2", "cannot compute '2026-'"),
+        ("search", {"query": "Dune year"}, "call_3", None)]
+    assert calls[0].result == calls[2].result == "Dune is a 1965 novel by Frank Herbert."
+    assert all(c.asked and c.ran and c.latency_s is not None for c in calls)
+    assert not any(isinstance(s, Handoff) for s in t.steps)
+    # scored as a user would: the set expects one search; the run keeps the steps
+    data = tmp_path / "set.jsonl"
+    data.write_text(json.dumps({
+        "question": "Who wrote Dune, and when?", "expected_answer": "Frank Herbert, 1965",
+        "ground_truth_contexts": ["Dune is a 1965 novel by Frank Herbert."],
+        "expected_tool_calls": [{"name": "search", "arguments": {"query": "Dune author"}}],
+    }) + "\n")
+    out_file = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--traces", str(path), "--dataset", str(data),
+                            "--metrics", "trajectory_superset,trajectory_strict,tool_precision,"
+                            "tool_error_rate,repeated_calls,tool_calls,exact_match",
+                            "--output", str(out_file), "--include-details", "--no-history",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    res = json.loads(out_file.read_text())
+    assert res["metrics"] == pytest.approx({
+        "trajectory_superset": 1.0, "trajectory_strict": 0.0, "tool_precision": 1 / 3,
+        "tool_error_rate": 1 / 3, "repeated_calls": 0.0, "tool_calls": 3.0,
+        "exact_match": 1.0})
+    steps = res["queries"][0]["trajectory"]
+    assert steps[1]["name"] == "search" and steps[3]["error"] == "cannot compute '2026-'"
+
+
+def test_genai_tool_and_agent_spans_read_the_same_way(tmp_path):
+    """OpenTelemetry's GenAI conventions: ``invoke_agent`` spans (``gen_ai.agent.name``)
+    around ``chat`` spans whose output messages ask for tools and ``execute_tool`` spans
+    (``gen_ai.tool.name``, ``gen_ai.tool.call.id|arguments|result``); a failed tool's
+    error status; the agent changing is a hand-off."""
+    from opentelemetry.trace import Status, StatusCode
+
+    tracer, exporter = recorder()
+    with tracer.start_as_current_span("workflow") as root:
+        root.set_attribute("gen_ai.operation.name", "invoke_workflow")
+        root.set_attribute("gen_ai.input.messages", json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}]))
+        for agent, call, fail in (("triage", ("t1", "lookup", '{"city": "Paris"}'), True),
+                                  ("weather", ("w1", "forecast", '{"city": "Paris"}'), False)):
+            with tracer.start_as_current_span(f"invoke_agent {agent}") as a:
+                a.set_attribute("gen_ai.operation.name", "invoke_agent")
+                a.set_attribute("gen_ai.agent.name", agent)
+                with tracer.start_as_current_span("chat") as chat:
+                    chat.set_attribute("gen_ai.operation.name", "chat")
+                    chat.set_attribute("gen_ai.usage.input_tokens", 40)
+                    chat.set_attribute("gen_ai.usage.output_tokens", 7)
+                    chat.set_attribute("gen_ai.output.messages", json.dumps([{
+                        "role": "assistant", "parts": [{"type": "tool_call", "id": call[0],
+                                                        "name": call[1],
+                                                        "arguments": json.loads(call[2])}]}]))
+                with tracer.start_as_current_span(f"execute_tool {call[1]}") as tool:
+                    tool.set_attribute("gen_ai.operation.name", "execute_tool")
+                    tool.set_attribute("gen_ai.tool.name", call[1])
+                    tool.set_attribute("gen_ai.tool.call.id", call[0])
+                    tool.set_attribute("gen_ai.tool.call.arguments", call[2])
+                    if fail:
+                        tool.set_status(Status(StatusCode.ERROR, "no such city table"))
+                    else:
+                        tool.set_attribute("gen_ai.tool.call.result", "sunny, 21C")
+        with tracer.start_as_current_span("chat") as chat:
+            chat.set_attribute("gen_ai.operation.name", "chat")
+            chat.set_attribute("gen_ai.output.messages", json.dumps([{
+                "role": "assistant", "parts": [{"type": "text", "content": "Sunny, 21C."}]}]))
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+    (out,) = load_traces(path, Leniency()).outputs.values()
+    t = out.trajectory
+    assert t is not None and out.answer == "Sunny, 21C."
+    assert [type(s).__name__ for s in t.steps] == ["Turn", "ToolRun", "Handoff", "Turn",
+                                                   "ToolRun", "Turn"]
+    assert t.steps[2] == Handoff("triage", "weather")
+    first = t.steps[0]
+    assert isinstance(first, Turn) and (first.prompt_tokens, first.completion_tokens,
+                                        first.agent) == (40, 7, "triage")
+    failed = t.steps[1]
+    assert isinstance(failed, ToolRun) and failed.call.error == "no such city table"
+    assert [(c.name, c.arguments, c.result, c.error) for c in t.calls()] == [
+        ("lookup", {"city": "Paris"}, None, "no such city table"),
+        ("forecast", {"city": "Paris"}, "sunny, 21C", None)]
+
+
+def test_a_plain_rag_trace_has_no_trajectory(tmp_path):
+    """A chain with a retriever and an LLM that asks for no tool: no trajectory (its
+    results are as before)."""
+    from openinference.semconv.trace import SpanAttributes
+
+    tracer, exporter = recorder()
+    kind = SpanAttributes.OPENINFERENCE_SPAN_KIND
+    with tracer.start_as_current_span("chain") as root:
+        root.set_attribute(kind, "CHAIN")
+        root.set_attribute("input.value", "What is BM25?")
+        root.set_attribute("output.value", "A ranking function.")
+        with tracer.start_as_current_span("retrieve") as r:
+            r.set_attribute(kind, "RETRIEVER")
+            r.set_attribute("retrieval.documents.0.document.id", "d1")
+            r.set_attribute("retrieval.documents.0.document.content", "BM25 ranks.")
+        with tracer.start_as_current_span("llm") as llm:
+            llm.set_attribute(kind, "LLM")
+            llm.set_attribute("llm.output_messages.0.message.content", "A ranking function.")
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+    (out,) = load_traces(path, Leniency()).outputs.values()
+    assert out.trajectory is None and out.recorded() == {}
