@@ -153,6 +153,18 @@ def trace_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def search_tool_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--search-tool NAME``: an agent's tool whose calls are its retrieval."""
+    return click.option(
+        "--search-tool", "search_tools", multiple=True, metavar="NAME",
+        help="For logged agents (--outputs with messages or tool_calls, --traces): the "
+             "tool whose calls are the agent's retrieval; each call is a hop, its "
+             "documents read from its result (a JSON list of texts or of objects with a "
+             "text and an id, else the whole result), so the retrieval metrics apply per "
+             "call and over them all. In a trace with retriever spans, those are the "
+             "retrieval. Repeatable.")(f)
+
+
 def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--mean relevant|trec_eval``: which questions a retrieval metric's mean is over."""
     return click.option(

@@ -47,12 +47,13 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
         nuggets_option,
         qrels_extra_option,
         refusal_option,
+        search_tool_option,
     )
     from ragmark.cli.llm_opts import llm_options
 
     for decorate in (dry_run_option, llm_options, history_options, refusal_option,
-                     mean_option, nuggets_option, qrels_extra_option, language_option,
-                     input_format_option, data_options):
+                     search_tool_option, mean_option, nuggets_option, qrels_extra_option,
+                     language_option, input_format_option, data_options):
         f = decorate(f)
     return f
 

@@ -24,7 +24,7 @@ answer's sentences as units for the support judge. Other fields are kept in
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from ragmark.data.trajectories import (
     EXPECTED_FIELDS,
     TRAJECTORY_FIELDS,
     final_answer,
+    searched,
     trajectory_of,
 )
 from ragmark.errors import DataError
@@ -88,6 +89,8 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
         answer = ""
     else:
         answer = get_string(obj, "answer", where, allow_empty=True)
+    if trajectory is not None and "contexts" not in obj and obj.get("hops") is None:
+        obj = {**obj, "contexts": []}  # an agent's: its search calls may be its retrieval
     if "contexts" not in obj and obj.get("hops") is None:
         raise where.error("missing; expected a list of the contexts the system retrieved, "
                           "best first (strings or objects with 'text'), or 'hops' (its "
@@ -141,12 +144,14 @@ ODD_FEEDBACK = "feedback that is neither a thumb nor a number: left out"
 
 
 def load_outputs(path: str | Path, lenient: Leniency | None = None,
-                 against: Dataset | None = None) -> OutputsSet:
+                 against: Dataset | None = None, search: Collection[str] = ()
+                 ) -> OutputsSet:
     """Read and check an outputs set; any bad line is a DataError naming the file, the
     line (or item) and the field. ``"answer": null`` is an empty answer, with a warning
     (``dataset.warnings``). TREC RAG's answer files are read too
     (:mod:`ragmark.data.formats.trec_answers`), their segments and topics from ``against``, the
-    dataset they are scored against."""
+    dataset they are scored against. ``search``: the search tools whose calls are the
+    retrieval of a line with a trajectory (``--search-tool``)."""
     path = Path(path)
     lenient = lenient or Leniency()
     if not path.exists():
@@ -159,11 +164,11 @@ def load_outputs(path: str | Path, lenient: Leniency | None = None,
     shape = shape_of(items)  # logged conversations (each turn an output), TREC answers
     if shape is not None:
         items = shape.rows(items, against, lenient)  # type: ignore[assignment]
-    return outputs_of_items(items, path, lenient)
+    return outputs_of_items(items, path, lenient, search=search)
 
 
 def outputs_of_items(items: list[tuple[Where, Any]], path: str | Path, lenient: Leniency,
-                     first: int = 0) -> OutputsSet:
+                     first: int = 0, search: Collection[str] = ()) -> OutputsSet:
     """The outputs set of items already read (each with its place); an item without an
     id is ``q<first + position>`` (``first``: the items read before, as ``ragmark
     monitor`` reads a growing log a slice at a time)."""
@@ -172,7 +177,7 @@ def outputs_of_items(items: list[tuple[Where, Any]], path: str | Path, lenient: 
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
-        outputs.append(_output(obj, where, lenient))
+        outputs.append(searched(_output(obj, where, lenient), search))
         given.append(obj.get("id") is not None)
         # an unanswerable question has no passage to find: none, or an empty list
         passages = (() if obj.get("ground_truth_contexts") == [] and not answerable_of(

@@ -60,6 +60,9 @@ class TraceKeys:
     """``monitor --root-wait``: seconds after a trace's last span ended that its earliest
     orphan is taken as the root, when no span without a parent (or with a remote one)
     came; None: wait for it."""
+    search_tools: tuple[str, ...] = ()
+    """``--search-tool``: the tools whose calls are a trace's retrieval when it has no
+    retriever span."""
 
     @classmethod
     def parse(cls, given: Sequence[str]) -> TraceKeys:

@@ -71,6 +71,7 @@ from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them
     says_empty,
 )
 from ragmark.data.trace_steps import said, trajectory_of_trace
+from ragmark.data.trajectories import searched
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
 
@@ -322,6 +323,8 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
                               facts=_facts(trace, root, keys, lenient),
                               trajectory=trajectory_of_trace(trace))
+        if not hops:  # a search tool's calls are the retrieval of a trace without one
+            outputs[qid] = searched(outputs[qid], keys.search_tools)
     for qid, o in outputs.items():  # counted (said once): they cannot be judged by id
         bare = sum(1 for c in o.contexts if c.id is None)
         if bare:

@@ -22,9 +22,12 @@ and the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
+from ragmark.case import Context, Output
 from ragmark.data.files import Where, describe
 from ragmark.trajectory import Call, Expected, Handoff, Step, ToolRun, Trajectory, Turn
 from ragmark.trajectory import parse_arguments as _arguments
@@ -119,8 +122,6 @@ def _plain_call(c: Any, where: Where, at: str) -> Call:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -199,3 +200,63 @@ def expected_of(obj: Mapping[str, Any], where: Where) -> Expected | None:
             raise where.error(f"expected one of {', '.join(ARG_MODES)} or a list of "
                               f"argument names, got {describe(rule)}", at)
     return Expected(tuple(calls), mode, overrides)
+
+
+TEXT_KEYS = ("text", "content", "page_content", "snippet", "body", "document")
+"""Where a search result's item holds its text, the first present."""
+ID_KEYS = ("id", "doc_id", "document_id", "docid", "_id")
+"""Where a search result's item (or its ``metadata``) names it, the first present."""
+LIST_KEYS = ("documents", "results", "hits", "items")
+"""Where a search tool's result object lists its documents."""
+
+
+def documents_of(result: str | None) -> tuple[Context, ...]:
+    """The documents a search call returned, best first: its result parsed as JSON — a
+    list (or an object listing them under ``documents``, ``results``, ``hits``, ``items``)
+    of texts or of objects with a text (:data:`TEXT_KEYS`) and an id (:data:`ID_KEYS`,
+    or in their ``metadata``) — else the whole result as one document without an id."""
+    if result is None or not result.strip():
+        return ()
+    try:
+        got = json.loads(result)
+    except ValueError:
+        return (Context(result),)
+    if isinstance(got, Mapping):
+        got = next((got[k] for k in LIST_KEYS if isinstance(got.get(k), list)), [got])
+    if not isinstance(got, list):
+        return (Context(result),)
+    out = []
+    for item in got:
+        if isinstance(item, str) and item.strip():
+            out.append(Context(item))
+        elif isinstance(item, Mapping):
+            text = next((item[k] for k in TEXT_KEYS if isinstance(item.get(k), str)), None)
+            meta = item["metadata"] if isinstance(item.get("metadata"), Mapping) else {}
+            ident = next((str(d[k]) for d in (item, meta) for k in ID_KEYS
+                          if isinstance(d.get(k), str | int) and not isinstance(d.get(k), bool)
+                          and str(d[k]).strip()), None)
+            if text and text.strip():
+                score = item.get("score")
+                out.append(Context(text, ident, None, float(score) if isinstance(
+                    score, int | float) and not isinstance(score, bool) else None))
+    return tuple(out)
+
+
+def searched(output: Output, tools: Collection[str]) -> Output:
+    """``output`` with the calls of its search tools (``--search-tool``) as its
+    retrieval: each call a hop (named by its tool; its query is in the trajectory) of
+    the documents its result lists (:func:`documents_of`), the contexts the hops' in
+    call order. Unchanged
+    when it has no trajectory or none of its calls is to one of ``tools``."""
+    if output.trajectory is None or not tools:
+        return output
+    calls = [c for c in output.trajectory.calls() if c.name in tools]
+    if not calls:
+        return output
+    hops: list[tuple[str, int]] = []
+    contexts: list[Context] = []
+    for c in calls:
+        docs = documents_of(c.result)
+        hops.append((c.name, len(docs)))
+        contexts += docs
+    return replace(output, contexts=tuple(contexts), hops=tuple(hops))

@@ -83,6 +83,10 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     targets = _targets(req, "compare")
     regressed = regression_metrics(req.regression, req.against, pairwise=True)
     told: list[str] = []
+    if req.search_tools and not req.outputs:
+        from ragmark.plan.sources import SEARCH_TOOL
+
+        raise ConfigError(SEARCH_TOOL)
     early = _with_nuggets(load(req), req) if req.outputs else None  # logs join its questions
     cfgs, logged = (_configs(req, told), {}) if early is None else logged_systems(
         req, early, told)

@@ -47,6 +47,8 @@ class Request:
     input_format: str | None = None
     """``--input-format``: the format of --dataset / --outputs, instead of telling it from
     the fields (ragmark, ragas, deepeval, llamaindex)."""
+    search_tools: tuple[str, ...] = ()
+    """``--search-tool``: the tools whose calls are a logged agent's retrieval."""
     qrels_extra: str | None = None
     nuggets: str | None = None
     """``--nuggets FILE``: each question's nuggets (TREC RAG's, nuggetizer's files; the

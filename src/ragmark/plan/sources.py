@@ -54,10 +54,16 @@ def default_configs() -> tuple[list[str], str | None]:
     return list(DEFAULT_CONFIGS), None
 
 
+SEARCH_TOOL = ("--search-tool reads a logged agent's tool calls: give --outputs (lines with "
+               "messages or tool_calls) or --traces")
+
+
 def source_of(req: RunRequest, names: Sequence[MetricName] | None) -> Source:
     """What ``run`` evaluates, read and checked; the config named ``req.name`` when
     given. ``names``: the metrics asked for (ragmark's own pipeline retrieves as deep as
     the deepest cutoff when ``--top-k`` is not given)."""
+    if req.search_tools and req.outputs is None and req.traces is None:
+        raise ConfigError(SEARCH_TOOL)
     if req.run_file_in is not None:
         src = _run_file(req)
     elif req.outputs is not None or req.traces is not None:
@@ -178,10 +184,11 @@ def _logged(req: RunRequest) -> Source:
                    ("--root-kind", req.root_kinds)):
         if v and req.traces is None:
             raise ConfigError(f"{opt} is for --traces")
-    keys = TraceKeys.parse(req.trace_attributes).rooted(req.root_names, req.root_kinds)
+    keys = replace(TraceKeys.parse(req.trace_attributes).rooted(req.root_names, req.root_kinds),
+                   search_tools=tuple(req.search_tools))
     ds = None if req.dataset is None else load(req)  # the log is scored by its truth
     oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
-            else load_outputs(str(req.outputs), leniency(req), ds))
+            else load_outputs(str(req.outputs), leniency(req), ds, req.search_tools))
     cfg = RunConfig.model_validate({"name": logged_name(oset), "unit": req.unit or "auto"})
     if ds is None:
         return Source(oset.dataset, cfg, oset.outputs)
@@ -224,7 +231,7 @@ def logged_systems(req: Any, ds: Dataset, told: list[str]
     files: dict[str, Any] = {}
     for path in req.outputs:
         lenient = leniency(req)
-        oset = load_outputs(str(path), lenient, ds)
+        oset = load_outputs(str(path), lenient, ds, req.search_tools)
         name = logged_name(oset)
         if name in files:
             raise ConfigError(f"--outputs {path} and {files[name]} both hold the system "

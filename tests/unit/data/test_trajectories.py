@@ -144,3 +144,72 @@ def test_a_logged_agent_run_keeps_its_trajectory_in_the_results(tmp_path, capsys
                                "expected_tool_calls": [{"name": ""}]}) + "\n")
     code, _, err = run_cli(["run", "--outputs", str(log), "--quiet"], capsys)
     assert code == 2 and "line 1" in err and "expected_tool_calls[0].name" in err
+
+
+def test_a_search_results_documents():
+    from ragmark.data.trajectories import documents_of
+
+    listed = json.dumps([{"id": "d1", "text": "BM25 ranks.", "score": 2.5},
+                         {"page_content": "Dense embeds.", "metadata": {"doc_id": 7}},
+                         "A bare text.", {"title": "no text"}])
+    assert [(c.text, c.id, c.score) for c in documents_of(listed)] == [
+        ("BM25 ranks.", "d1", 2.5), ("Dense embeds.", "7", None), ("A bare text.", None, None)]
+    wrapped = json.dumps({"results": [{"content": "x", "_id": "a"}]})
+    assert [(c.text, c.id) for c in documents_of(wrapped)] == [("x", "a")]
+    assert [c.text for c in documents_of("just prose")] == ["just prose"]
+    assert documents_of(None) == documents_of("  ") == ()
+
+
+def test_search_calls_are_hops_measured_as_pytrec_eval_measures_each(tmp_path, capsys):
+    """--search-tool: each search call a hop of the documents its result lists; recall
+    and MRR of each call equal pytrec_eval's on that call's ranking, and over the union
+    (the contexts in call order) too; the other tools are not retrieval."""
+    import pytrec_eval
+
+    def search(query, docs):
+        return {"name": "search", "arguments": {"query": query},
+                "result": json.dumps([{"id": d, "text": f"passage {d} " * 3} for d in docs])}
+
+    lines = [
+        {"id": "q1", "question": "one?", "answer": "a", "tool_calls": [
+            search("first", ["d3", "d1"]), {"name": "calc", "arguments": {}, "result": "2"},
+            search("second", ["d2", "d4", "d1"])]},
+        {"id": "q2", "question": "two?", "answer": "b",
+         "tool_calls": [search("only", ["d4", "d5"])]},
+    ]
+    log = tmp_path / "agent.jsonl"
+    log.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    qrels = {"q1": {"d1": 1, "d2": 1}, "q2": {"d5": 1}}
+    data = tmp_path / "set.jsonl"
+    data.write_text("\n".join(json.dumps(
+        {"id": q, "question": x["question"], "ground_truth_contexts": [
+            f"passage {d} " * 3 for d in rel]}) for q, rel, x in zip(
+        ["q1", "q2"], [["d1", "d2"], ["d5"]], lines, strict=True)) + "\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(data), "--outputs", str(log),
+                            "--search-tool", "search", "--metrics", "recall@10,mrr@10",
+                            "--output", str(out), "--include-details", "--no-history",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    got = json.loads(out.read_text())
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"recall_10", "recip_rank"})
+
+    def measured(rankings):
+        run = {q: {d: float(len(r) - i) for i, d in enumerate(r)} for q, r in rankings.items()}
+        return evaluator.evaluate(run)
+
+    union = measured({"q1": ["d3", "d1", "d2", "d4", "d1"][:4], "q2": ["d4", "d5"]})
+    assert got["metrics"]["recall@10"] == pytest.approx(
+        (union["q1"]["recall_10"] + union["q2"]["recall_10"]) / 2)
+    assert got["metrics"]["mrr@10"] == pytest.approx(
+        (union["q1"]["recip_rank"] + union["q2"]["recip_rank"]) / 2)
+    per_call = [measured({"q1": ["d3", "d1"]})["q1"], measured({"q1": ["d2", "d4", "d1"]})["q1"],
+                measured({"q2": ["d4", "d5"]})["q2"]]
+    hops = [h for q in got["queries"] for h in q["hops"]]
+    assert [h["name"] for h in hops] == ["search"] * 3
+    assert [(h["recall"], h["mrr"]) for h in hops] == [
+        pytest.approx((m["recall_10"], m["recip_rank"])) for m in per_call]
+    assert [h["found"] for h in hops][:2] == [["passage 1"], ["passage 2"]]
+    code, _, err = run_cli(["run", "--dataset", str(data), "--search-tool", "search",
+                            "--quiet"], capsys)
+    assert code == 2 and "--search-tool reads a logged agent's tool calls" in err
