@@ -39,6 +39,9 @@ class Call:
     latency_s: float | None = None
     asked: bool = True
     ran: bool = False
+    step: int | None = None
+    """Where in its trajectory the call was asked for (its model turn's place, from 1),
+    or ran when nobody asked (:meth:`Trajectory.calls` sets it)."""
 
     @property
     def key(self) -> str:
@@ -89,8 +92,10 @@ class Trajectory:
     def calls(self) -> tuple[Call, ...]:
         """Every tool call, in the order asked (an execution nobody asked for, in the
         order run), each with its execution's result, error and time when it ran."""
-        asked = [c for s in self.steps if isinstance(s, Turn) for c in s.calls]
-        runs = [s.call for s in self.steps if isinstance(s, ToolRun)]
+        asked = [replace(c, step=i) for i, s in enumerate(self.steps, start=1)
+                 if isinstance(s, Turn) for c in s.calls]
+        runs = [replace(s.call, step=i) for i, s in enumerate(self.steps, start=1)
+                if isinstance(s, ToolRun)]
         joined: dict[int, Call] = {}  # index into runs -> the asked call it ran
         out: list[Call] = []
         for c in asked:
@@ -186,3 +191,15 @@ class Expected:
     calls: tuple[Call, ...]
     args: str = "exact"
     overrides: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """As an item gives it (``expected_tool_calls``, ``tool_args_match``,
+        ``tool_args_overrides``): what a results file keeps with the question's truth."""
+        out: dict[str, Any] = {"expected_tool_calls": [
+            {"name": c.name, "arguments": c.arguments} for c in self.calls]}
+        if self.args != "exact":
+            out["tool_args_match"] = self.args
+        if self.overrides:
+            out["tool_args_overrides"] = {k: v if isinstance(v, str) else list(v)
+                                          for k, v in self.overrides.items()}
+        return out

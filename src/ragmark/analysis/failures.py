@@ -33,12 +33,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmark.analysis.agent_failures import AGENT_KINDS, EXPECTING, LABELS, NO_TRAJECTORY
 from ragmark.analysis.blame import BLAME_ADVICE, claim_blame, quoted
 from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.results.model import QueryRecord
 
 KINDS = ("empty_ranking", "no_hit", "unknown_ids", "ungrounded", "low_faithfulness",
-         "judge_failure", "claim_blame", "pairwise_loss")
+         "judge_failure", "claim_blame", "pairwise_loss", *AGENT_KINDS)
 UNKNOWN_IDS = "is a corpus document or a ground-truth id"
 """What the run's note says when no retrieved id is one the ground truth can judge
 (:func:`ragmark.running.scoring.unknown_ids_note`)."""
@@ -63,7 +64,7 @@ class Failure:
     query: str
     kind: str
     fact: str
-    cause: str  # "ranking" | "retrieval" | "generation" | "judge" | "unknown"
+    cause: str  # "ranking" | "retrieval" | "generation" | "judge" | "agent" | "unknown"
     diagnosis: str
 
 
@@ -90,7 +91,7 @@ class FailureReport:
         (the run's note says its ids are of another kind) and ``pairwise_loss`` only in
         a file with pairwise verdicts."""
         return [k for k in KINDS if not (k == "unknown_ids" and k in self.unchecked)
-                and self.unchecked.get(k) != NOT_APPLICABLE]
+                and self.unchecked.get(k) not in (NOT_APPLICABLE, NO_TRAJECTORY)]
 
     def causes(self, kind: str) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -109,7 +110,7 @@ class FailureReport:
             "judge_failure": "judge failure (no usable verdict)",
             "claim_blame": "blamed by the claim diagnostics",
             "pairwise_loss": "lost to the baseline by the pairwise judge",
-        }[kind]
+            **LABELS}[kind]
 
 
 class _Retrieval:
@@ -234,9 +235,27 @@ def find_failures(results: Results, k: int = DEFAULT_K,
             rep.checked["claim_blame"] += 1
             if told.get("label") != "fine":
                 rep.failures.append(_blamed(q, told))
+        _agent(q, rep)
+    for kind in AGENT_KINDS:
+        if not rep.checked[kind]:
+            rep.unchecked[kind] = NO_TRAJECTORY if not rep.checked["loop"] else (
+                "no question expects tool calls (expected_tool_calls)")
     if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
         rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
     return _pairwise_losses(results, rep)
+
+
+def _agent(q: QueryRecord, rep: FailureReport) -> None:
+    """The question's agent failures (:mod:`ragmark.analysis.agent_failures`)."""
+    from ragmark.analysis.agent_failures import agent_failures
+
+    got = agent_failures(q)
+    if got is None:
+        return
+    found, expected = got
+    for kind in AGENT_KINDS:
+        rep.checked[kind] += expected or kind not in EXPECTING
+    rep.failures += [Failure(q.id, kind, fact, "agent", advice) for kind, fact, advice in found]
 
 
 def _pairwise_losses(results: Results, rep: FailureReport) -> FailureReport:

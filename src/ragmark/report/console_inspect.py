@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rich.markup import escape
 from rich.text import Text
 
+from ragmark.analysis.agent_failures import SHORT as AGENT_SHORT
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -78,11 +80,13 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
 
 
 def _print_judged(q: QueryRecord, out: Console) -> None:
-    """The nuggets the answer was scored against and its cited sentences' support, each
-    with what the judge made of it."""
+    """The agent's trajectory, a line a step; the nuggets the answer was scored against
+    and its cited sentences' support, each with what the judge made of it."""
     from ragmark.analysis.judged_view import judged_sections
+    from ragmark.analysis.trajectory_view import trajectory_section
 
-    for heading, lines in judged_sections(q):
+    steps = trajectory_section(q)
+    for heading, lines in [*([steps] if steps else []), *judged_sections(q)]:
         _heading(out, heading)
         for i, line in enumerate(lines, start=1):
             _indented(out, f"{i}. {line}", hang=5)
@@ -264,7 +268,7 @@ def _print_metrics(res: Results, q: QueryRecord, out: Console) -> None:
 SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "unknown_ids": "foreign ids",
          "ungrounded": "ungrounded",
          "low_faithfulness": "unfaithful", "judge_failure": "judge failure",
-         "claim_blame": "blamed", "pairwise_loss": "lost pairwise"}
+         "claim_blame": "blamed", "pairwise_loss": "lost pairwise", **AGENT_SHORT}
 
 
 def print_failures(res: Results, rep: FailureReport, out: Console) -> None:

@@ -59,13 +59,16 @@ def _claim_blame(q: QueryRecord) -> str:
 
 
 def _judged(q: QueryRecord) -> str:
-    """The nuggets the answer was scored against (``--metrics nuggets``) and its cited
-    sentences' support (``--metrics support``), each with what the judge made of it."""
+    """The agent's trajectory, a line a step; the nuggets the answer was scored against
+    (``--metrics nuggets``) and its cited sentences' support (``--metrics support``),
+    each with what the judge made of it."""
     from ragmark.analysis.judged_view import judged_sections
+    from ragmark.analysis.trajectory_view import trajectory_section
 
+    steps = trajectory_section(q)
     return "".join(f"<p><b>{escape(heading)}</b>:</p><ol class=\"claims\">"
                    + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ol>"
-                   for heading, lines in judged_sections(q))
+                   for heading, lines in [*([steps] if steps else []), *judged_sections(q)])
 
 
 def _turn(q: QueryRecord) -> str:

@@ -46,7 +46,7 @@ def score_json(s: Score) -> Any:
 def ground_truth_json(sample: Sample) -> dict[str, Any]:
     """A question's ground truth: ``kind``, ``targets`` (name -> grade, named as in
     ``retrieved[].targets``), the ``passages`` of a context set, and the expected
-    answer, keywords and nuggets when the set has them."""
+    answer, keywords, nuggets and tool calls when the set has them."""
     truth = sample.truth
     out: dict[str, Any] = {"kind": truth.kind, "targets": Matcher(truth).target_grades()}
     if truth.passages:
@@ -59,6 +59,8 @@ def ground_truth_json(sample: Sample) -> dict[str, Any]:
         out["nuggets"] = [{"text": n.text, "importance": n.importance} for n in sample.nuggets]
     if not sample.answerable:
         out["answerable"] = False
+    if sample.expected_calls is not None:
+        out |= sample.expected_calls.to_json()
     return out
 
 

@@ -100,8 +100,13 @@ def test_faithfulness_threshold_is_strict_and_judge_failures_need_raw(tmp_path):
 def test_what_the_file_cannot_tell_is_not_checked(tmp_path):
     p = write(tmp_path, [query("q", [item(1, "a.txt", 1)], {"mrr": 1.0})])
     rep = find_failures(load_results(p))
+    from ragmark.analysis.agent_failures import AGENT_KINDS, NO_TRAJECTORY
+
     assert set(rep.unchecked) == {"ungrounded", "low_faithfulness", "judge_failure",
-                                  "claim_blame", "unknown_ids", "pairwise_loss"}
+                                  "claim_blame", "unknown_ids", "pairwise_loss", *AGENT_KINDS}
+    # an agent's kinds only in a file with a trajectory
+    assert {rep.unchecked[k] for k in AGENT_KINDS} == {NO_TRAJECTORY}
+    assert not set(AGENT_KINDS) & set(rep.kinds())
     assert "unknown_ids" not in rep.kinds()  # reported only where the run's note says so
     assert "pairwise_loss" not in rep.kinds()  # only in a file with pairwise verdicts
     assert rep.failures == [] and rep.checked["no_hit"] == 1

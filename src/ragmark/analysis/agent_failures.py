@@ -1,0 +1,127 @@
+"""Where an agent went wrong on a question (``inspect --failures``, issue 50, item 5),
+read from its trajectory (the results' details) and the calls the question expects,
+each failure at the step where it happened:
+
+- ``wrong_tool``: a call to a tool the question expects no call to;
+- ``extra_call``: a call to an expected tool beyond the calls it expects of it;
+- ``wrong_arguments``: a call to an expected tool whose arguments match none of the
+  expected calls of that tool left (as the question's ``tool_args_match`` compares them);
+- ``missing_call``: an expected call no call made matches (by tool, then arguments);
+- ``tool_error``: a call that failed;
+- ``loop``: a call identical (tool and arguments) to an earlier one;
+- ``out_of_steps``: the trajectory ends without an answer (its last step a tool's run
+  or a turn that asked for tools, or no answer at all).
+
+The first four need the expected calls; the last three the trajectory alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ragmark.results.model import QueryRecord
+from ragmark.trajectory import Call, Expected, ToolRun, Trajectory, Turn
+
+AGENT_KINDS = ("wrong_tool", "extra_call", "wrong_arguments", "missing_call", "tool_error",
+               "loop", "out_of_steps")
+LABELS = {
+    "wrong_tool": "called a tool the question expects no call to",
+    "extra_call": "called an expected tool more often than expected",
+    "wrong_arguments": "called an expected tool with the wrong arguments",
+    "missing_call": "did not make an expected call",
+    "tool_error": "a tool call failed",
+    "loop": "repeated an identical call",
+    "out_of_steps": "ended without an answer",
+}
+SHORT = {"wrong_tool": "wrong tool", "extra_call": "extra call",
+         "wrong_arguments": "wrong arguments", "missing_call": "missing call",
+         "tool_error": "tool error", "loop": "loop", "out_of_steps": "out of steps"}
+"""Each kind as the list of failing questions names it."""
+EXPECTING = frozenset(AGENT_KINDS[:4])
+"""The kinds that need the question's expected calls."""
+Found = tuple[str, str, str]
+"""One failure: its kind, what was seen (with the step), and what to do."""
+NO_TRAJECTORY = "no trajectory in the file (an agent's log or traces, with --include-details)"
+
+
+def trajectory_and_expected(q: QueryRecord) -> tuple[Trajectory | None, Expected | None]:
+    """What the results file kept of the question's trajectory and expected calls."""
+    from ragmark.data.files import Where
+    from ragmark.data.trajectories import expected_of
+
+    steps = q.recorded.get("trajectory")
+    trajectory = Trajectory.from_json(steps) if isinstance(steps, list) else None
+    truth = q.ground_truth if q.ground_truth is not None else {}
+    expected = expected_of(truth, Where("results", item=q.id)) if isinstance(
+        truth, dict) else None
+    return trajectory, expected
+
+
+def _shown(c: Call) -> str:
+    args = c.raw if c.arguments is None else json.dumps(dict(c.arguments), ensure_ascii=False)
+    return f"{c.name}({args or ''})"
+
+
+def _at(c: Call) -> str:
+    return f"step {c.step}" if c.step is not None else "a step"
+
+
+def _against(made: list[Call], expected: Expected) -> list[Found]:
+    from ragmark.metrics.agent import matcher
+
+    out: list[Found] = []
+    wanted = Counter(c.name for c in expected.calls)
+    left = list(expected.calls)
+    seen: Counter[str] = Counter()
+    for c in made:
+        seen[c.name] += 1
+        if c.name not in wanted:
+            out.append(("wrong_tool", f"{_at(c)}: {_shown(c)}", "the question expects "
+                        f"calls to {', '.join(sorted(wanted)) or 'no tool'}"))
+            continue
+        if seen[c.name] > wanted[c.name]:
+            out.append(("extra_call", f"{_at(c)}: {_shown(c)} (call {seen[c.name]} of "
+                        f"{c.name}; {wanted[c.name]} expected)",
+                        "the agent calls this tool more than it needs"))
+            continue
+        match = matcher(expected, c.name)
+        hit = next((w for w in left if w.name == c.name and match(c.arguments, w.arguments)),
+                   None)
+        if hit is not None:
+            left.remove(hit)
+            continue
+        options = [_shown(w) for w in left if w.name == c.name]
+        out.append(("wrong_arguments", f"{_at(c)}: {_shown(c)}",
+                    "expected " + (" or ".join(options) or "another call")))
+    for name, n in wanted.items():  # the calls of a tool made too few times
+        short = n - min(seen[name], n)
+        missed = [w for w in left if w.name == name][-short:] if short else []
+        out += [("missing_call", f"{_shown(w)} was never made",
+                 "the agent stopped, or answered, before making this call") for w in missed]
+    return out
+
+
+def agent_failures(q: QueryRecord) -> tuple[list[Found], bool] | None:
+    """The question's agent failures and whether its expected calls were checked; None
+    when the file kept no trajectory for it."""
+    trajectory, expected = trajectory_and_expected(q)
+    if trajectory is None:
+        return None
+    made = list(trajectory.calls())
+    out = [] if expected is None else _against(made, expected)
+    first: dict[str, Call] = {}
+    for c in made:
+        if c.error is not None:
+            out.append(("tool_error", f"{_at(c)}: {_shown(c)} failed: {c.error}",
+                        "check the tool, and what the agent does when a call fails"))
+        if c.key in first:
+            out.append(("loop", f"{_at(c)}: {_shown(c)} repeats {_at(first[c.key])}",
+                        "the agent repeats a call instead of using its result"))
+        first.setdefault(c.key, c)
+    last = trajectory.steps[-1] if trajectory.steps else None
+    if isinstance(last, ToolRun) or (isinstance(last, Turn) and last.calls) or not q.answer:
+        out.append(("out_of_steps", f"ended after step {len(trajectory.steps)} without "
+                    "an answer", "the agent ran out of steps or stopped on a tool's result: "
+                    "raise its step limit or check why it did not conclude"))
+    return out, expected is not None
