@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 from support import import_graph as ig
@@ -279,6 +280,16 @@ def test_no_function_is_longer_than_eighty_lines():
     long = [f"{m}.{fn.name}: {fn.end_lineno - fn.lineno + 1} lines"
             for m, fn in _all_functions()
             if fn.end_lineno is not None and fn.end_lineno - fn.lineno + 1 > FUNCTION_AT_MOST]
+    assert long == []
+
+
+FILE_AT_MOST = 400  # lines of any module of src/ragmark (issue 49)
+
+
+def test_no_module_is_longer_than_four_hundred_lines():
+    src = Path(__file__).resolve().parents[2] / "src" / "ragmark"
+    long = [f"{p.relative_to(src)}: {n} lines" for p in sorted(src.rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > FILE_AT_MOST]
     assert long == []
 
 

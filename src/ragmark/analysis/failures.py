@@ -30,22 +30,20 @@ context was retrieved points at generation (prompt, context formatting).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from ragmark.analysis.agent_failures import AGENT_KINDS, EXPECTING, LABELS, NO_TRAJECTORY
+from ragmark.analysis.agent_failures import AGENT_KINDS, EXPECTING, NO_TRAJECTORY
 from ragmark.analysis.blame import BLAME_ADVICE, claim_blame, quoted
+from ragmark.analysis.failure_model import (  # noqa: F401 (the failures' names)
+    KINDS,
+    NOT_APPLICABLE,
+    UNKNOWN_IDS,
+    Failure,
+    FailureReport,
+)
 from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.results.model import QueryRecord
 
-KINDS = ("empty_ranking", "no_hit", "unknown_ids", "ungrounded", "low_faithfulness",
-         "judge_failure", "claim_blame", "pairwise_loss", *AGENT_KINDS)
-UNKNOWN_IDS = "is a corpus document or a ground-truth id"
-"""What the run's note says when no retrieved id is one the ground truth can judge
-(:func:`ragmark.running.scoring.unknown_ids_note`)."""
-NOT_APPLICABLE = "no pairwise verdicts in the file (compare with --pairwise)"
-"""Why ``pairwise_loss`` is not checked in a file without pairwise verdicts (the kind
-is then not reported)."""
 DEFAULT_K = 10
 FAITHFULNESS_BELOW = 0.5
 
@@ -55,62 +53,6 @@ _RETRIEVAL = {
                  "model, and the question's wording against the documents",
 }
 _AT = re.compile(r"^(hit|recall)@(\d+)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """One failure of one question: what was seen, its likely cause and what to do."""
-
-    query: str
-    kind: str
-    fact: str
-    cause: str  # "ranking" | "retrieval" | "generation" | "judge" | "agent" | "unknown"
-    diagnosis: str
-
-
-@dataclass(slots=True)
-class FailureReport:
-    """Every failure found, with counts per kind (and per cause) over the questions that
-    could be checked, and why a kind could not be checked at all."""
-
-    k: int
-    depth: int
-    faithfulness_below: float
-    grounded_threshold: float
-    n_queries: int
-    failures: list[Failure] = field(default_factory=list)
-    checked: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    unchecked: dict[str, str] = field(default_factory=dict)
-
-    def count(self, kind: str) -> int:
-        """Questions with a failure of ``kind``."""
-        return sum(1 for f in self.failures if f.kind == kind)
-
-    def kinds(self) -> list[str]:
-        """The kinds to report: every kind, but ``unknown_ids`` only where it applies
-        (the run's note says its ids are of another kind) and ``pairwise_loss`` only in
-        a file with pairwise verdicts."""
-        return [k for k in KINDS if not (k == "unknown_ids" and k in self.unchecked)
-                and self.unchecked.get(k) not in (NOT_APPLICABLE, NO_TRAJECTORY)]
-
-    def causes(self, kind: str) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for f in self.failures:
-            if f.kind == kind:
-                out[f.cause] = out.get(f.cause, 0) + 1
-        return out
-
-    def label(self, kind: str) -> str:
-        return {
-            "empty_ranking": "retrieved nothing",
-            "no_hit": f"no relevant item in the top {self.depth}",
-            "unknown_ids": "retrieved ids of another kind (none is a corpus or judged id)",
-            "ungrounded": f"ungrounded answer (groundedness below {self.grounded_threshold:g})",
-            "low_faithfulness": f"low faithfulness (below {self.faithfulness_below:g})",
-            "judge_failure": "judge failure (no usable verdict)",
-            "claim_blame": "blamed by the claim diagnostics",
-            "pairwise_loss": "lost to the baseline by the pairwise judge",
-            **LABELS}[kind]
 
 
 class _Retrieval:
@@ -230,19 +172,29 @@ def find_failures(results: Results, k: int = DEFAULT_K,
                       if q.metrics[n].value is None and "raw" in q.metrics[n].details]
             if broken:
                 rep.failures.append(_judge_failed(q, broken, results.path))
-        told = claim_blame(q)
-        if told is not None:
-            rep.checked["claim_blame"] += 1
-            if told.get("label") != "fine":
-                rep.failures.append(_blamed(q, told))
+        _claims(q, rep)
         _agent(q, rep)
+    if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
+        rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
+    return _pairwise_losses(results, _agent_unchecked(rep))
+
+
+def _claims(q: QueryRecord, rep: FailureReport) -> None:
+    """The claim diagnostics' blame of the question, when it has them."""
+    told = claim_blame(q)
+    if told is not None:
+        rep.checked["claim_blame"] += 1
+        if told.get("label") != "fine":
+            rep.failures.append(_blamed(q, told))
+
+
+def _agent_unchecked(rep: FailureReport) -> FailureReport:
+    """Why an agent's kinds were not checked: no trajectory, or no expected call."""
     for kind in AGENT_KINDS:
         if not rep.checked[kind]:
             rep.unchecked[kind] = NO_TRAJECTORY if not rep.checked["loop"] else (
                 "no question expects tool calls (expected_tool_calls)")
-    if not rep.checked["no_hit"] and "no_hit" not in rep.unchecked:
-        rep.unchecked["no_hit"] = "no question has a relevant target in its ground truth"
-    return _pairwise_losses(results, rep)
+    return rep
 
 
 def _agent(q: QueryRecord, rep: FailureReport) -> None:
