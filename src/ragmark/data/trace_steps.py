@@ -124,22 +124,57 @@ def trajectory_of_trace(trace: Trace) -> Trajectory | None:
     agents = {s.span_id: s for s in trace.spans if s.kind == "AGENT"}
     steps: list[Step] = []
     last: str | None = None
+    ran = {_ran(s).id for s in trace.spans if s.kind == "TOOL"} - {None}
     for s in sorted(trace.spans, key=lambda s: (s.start, s.end)):
         inside = [kinds.get(a) for a in trace.above(s)]
         if s.kind == "LLM" and "LLM" not in inside and not trace.in_retrieval(s):
-            step: Turn | ToolRun = _turn(s, _agent(trace, s, agents))
+            agent = _agent(trace, s, agents)
+            told = [ToolRun(c, agent) for c in _answered(s, steps) if c.id not in ran]
+            ran |= {r.call.id for r in told}
+            found: list[Turn | ToolRun] = [*told, _turn(s, agent)]
         elif s.kind == "TOOL" and "TOOL" not in inside:
-            step = ToolRun(_ran(s), _agent(trace, s, agents))
+            found = [ToolRun(_ran(s), _agent(trace, s, agents))]
         else:
             continue
-        if step.agent is not None and last is not None and step.agent != last:
-            steps.append(Handoff(last, step.agent))
-        last = step.agent or last
-        steps.append(step)
+        for step in found:
+            if step.agent is not None and last is not None and step.agent != last:
+                steps.append(Handoff(last, step.agent))
+            last = step.agent or last
+            steps.append(step)
     if not agents and not any(isinstance(s, ToolRun) or isinstance(s, Turn) and s.calls
                               for s in steps):
         return None
     return Trajectory(tuple(steps))
+
+
+def _answered(span: Span, before: list[Step]) -> list[Call]:
+    """The tool results an LLM span's input messages hold (the app ran the tools and
+    sent their results back: OpenInference ``llm.input_messages.N.message`` of role tool;
+    GenAI ``tool_call_response`` parts), as runs of the calls asked for earlier; the
+    only record of a tool's run when the app traces no TOOL span."""
+    names = {c.id: c.name for st in before if isinstance(st, Turn) for c in st.calls if c.id}
+    a = span.attributes
+    got: dict[str, tuple[str | None, Any]] = {}
+    for key, v in a.items():
+        head, _, field = key.removeprefix("llm.input_messages.").partition(".message.")
+        if key.startswith("llm.input_messages.") and head.isdigit() and field == "role" \
+                and v == "tool":
+            cid = a.get(f"llm.input_messages.{head}.message.tool_call_id")
+            if cid:
+                got[str(cid)] = (a.get(f"llm.input_messages.{head}.message.name"),
+                                 a.get(f"llm.input_messages.{head}.message.content"))
+    for m in _json(a.get("gen_ai.input.messages")) or []:
+        for p in (m.get("parts") or []) if isinstance(m, Mapping) else []:
+            if isinstance(p, Mapping) and p.get("type") == "tool_call_response" and p.get("id"):
+                got[str(p["id"])] = (None, p.get("response"))
+    out = []
+    for cid, (name, result) in got.items():
+        if cid in names or name:
+            text = result if isinstance(result, str) or result is None else json.dumps(
+                result, ensure_ascii=False)
+            out.append(Call(str(names.get(cid) or name), None, cid, None, text, asked=False,
+                            ran=True))
+    return out
 
 
 def _turn(span: Span, agent: str | None) -> Turn:
