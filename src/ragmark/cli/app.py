@@ -157,7 +157,7 @@ def search_tool_option(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--search-tool NAME``: an agent's tool whose calls are its retrieval."""
     return click.option(
         "--search-tool", "search_tools", multiple=True, metavar="NAME",
-        help="For logged agents (--outputs with messages or tool_calls, --traces): the "
+        help="For logged agents (log lines with messages or tool_calls, or traces): the "
              "tool whose calls are the agent's retrieval; each call is a hop, its "
              "documents read from its result (a JSON list of texts or of objects with a "
              "text and an id, else the whole result), so the retrieval metrics apply per "

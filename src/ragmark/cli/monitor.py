@@ -20,6 +20,7 @@ from ragmark.cli.app import (
     dry_run_option,
     history_option,
     quiet_option,
+    search_tool_option,
     trace_options,
 )
 from ragmark.cli.llm_opts import endpoint_opts
@@ -59,6 +60,7 @@ def _opts(f: Any) -> Any:
 @option("--junit", metavar="FILE")
 @history_option
 @trace_options
+@search_tool_option
 @click.option("--root-wait", type=click.FloatRange(min=0), default=300.0, show_default=True,
               metavar="SECONDS", help="For traces: a trace whose root span has not come "
               "this long after its last span ended is evaluated with its earliest orphan "

@@ -15,8 +15,9 @@
 - a hand-off where the agent of a step (its nearest AGENT span: ``agent.name``,
   ``gen_ai.agent.name``, else the span's name) differs from the previous step's.
 
-A trace with no TOOL or AGENT span and no tool call asked for has no trajectory (a plain
-RAG chain). Agent frameworks record the conversation as their root's input and output
+A trace with no TOOL or AGENT span, no tool call asked for and no model offered tools has
+no trajectory (a plain RAG chain); an agent that answered without calling a tool has one,
+its calls none. Agent frameworks record the conversation as their root's input and output
 (LangGraph: ``{"messages": [...]}``): :func:`said` reads the question and the answer
 from it.
 """
@@ -142,9 +143,21 @@ def trajectory_of_trace(trace: Trace) -> Trajectory | None:
             last = step.agent or last
             steps.append(step)
     if not agents and not any(isinstance(s, ToolRun) or isinstance(s, Turn) and s.calls
-                              for s in steps):
+                              for s in steps) and not any(map(_offered, trace.spans)):
         return None
     return Trajectory(tuple(steps))
+
+
+def _offered(span: Span) -> bool:
+    """Whether an LLM span's model was offered tools (OpenInference ``llm.tools.*``, or
+    ``tools`` among its invocation parameters; GenAI ``gen_ai.tool.definitions``): an
+    agent's turn even when it called none."""
+    if span.kind != "LLM":
+        return False
+    a = span.attributes
+    params = _json(a.get("llm.invocation_parameters"))
+    return (any(k.startswith("llm.tools.") for k in a) or "gen_ai.tool.definitions" in a
+            or isinstance(params, Mapping) and bool(params.get("tools")))
 
 
 def _answered(span: Span, before: list[Step]) -> list[Call]:

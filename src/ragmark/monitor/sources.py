@@ -97,7 +97,8 @@ def _head_hash(path: Path, upto: int) -> str:
         return hashlib.sha256(f.read(min(upto, HEAD))).hexdigest()
 
 
-def read_log(path: Path, state: dict[str, Any], lenient: Leniency) -> Batch:
+def read_log(path: Path, state: dict[str, Any], lenient: Leniency,
+             search: Sequence[str] = ()) -> Batch:
     """The complete lines of a log after the cursor, as logged outputs."""
     offset, lines, records = (int(state.get(k, 0)) for k in ("offset", "lines", "records"))
     notes = []
@@ -122,7 +123,8 @@ def read_log(path: Path, state: dict[str, Any], lenient: Leniency) -> Batch:
             items.append((where, json_line(text, where)))
     new = {"kind": LOG, "offset": offset + end, "lines": lines,
            "records": records + len(items), "head": _head_hash(path, offset + end)}
-    oset = outputs_of_items(items, path, lenient, first=records) if items else None
+    oset = outputs_of_items(items, path, lenient, first=records, search=search) \
+        if items else None
     return Batch(oset, new, notes=notes)
 
 

@@ -102,7 +102,7 @@ def read_batch(s: Settings, key: str) -> tuple[dict[str, Any] | None, Batch]:
     before = store.cursor_state(s.history, key)
     lenient = Leniency(strict=s.strict, encoding=s.encoding)
     if kind_of(s.source) == LOG:
-        batch = read_log(s.source, dict(before or {}), lenient)
+        batch = read_log(s.source, dict(before or {}), lenient, s.keys.search_tools)
     else:
         batch = read_traces_since(s.source, dict(before or {}), lenient, s.keys,
                                   lambda ids: store.seen_among(s.history, key, ids))

@@ -6,7 +6,7 @@ here prints."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ class MonitorRequest:
     root_names: Sequence[str] = ()
     root_kinds: Sequence[str] = ()
     root_wait: float = 300.0
+    search_tools: Sequence[str] = ()
     retain_questions: str | None = None
     outputs: Sequence[str] = ()
     history: str | None = None
@@ -87,7 +88,7 @@ def plan_monitor(req: MonitorRequest) -> Settings:
             str(m) for m in parse_metrics(req.fail_on_drift)),
         reference=req.reference, reference_run=req.reference_run, margin=req.margin,
         alpha=req.alpha, strict=req.strict, encoding=req.encoding,
-        keys=TraceKeys.parse(req.trace_attributes).rooted(
-            req.root_names, req.root_kinds, req.root_wait),
+        keys=replace(TraceKeys.parse(req.trace_attributes).rooted(
+            req.root_names, req.root_kinds, req.root_wait), search_tools=tuple(req.search_tools)),
         retain=None if req.retain_questions is None else parse_age(
             req.retain_questions, "--retain-questions"))
