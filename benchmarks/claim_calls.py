@@ -91,11 +91,11 @@ async def ragchecker_pattern(client: Any, q: dict[str, Any], counts: Any) -> int
 
 
 async def ours_pattern(client: Any, q: dict[str, Any], counts: Any) -> int:
-    from ragmark.judges.spec import JudgeCase
+    from ragmark.case import Case
     from ragmark.judges.claims import diagnose
 
-    checked, calls = await diagnose(client, JudgeCase(q["question"], q["answer"],
-                                                      q["contexts"], q["expected"]))
+    checked, calls = await diagnose(client, Case.of(q["question"], q["answer"],
+                                                    q["contexts"], q["expected"]))
     counts.append((len(checked.answer_claims or []), len(checked.expected_claims or [])))
     return calls
 

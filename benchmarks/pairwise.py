@@ -130,20 +130,15 @@ def run_pointwise(url: str, model: str, rows: list[dict[str, Any]], home: str
     """answer_relevance of every answer alone; the higher score of a pair is preferred."""
     os.environ["RAGMARK_HOME"] = home
     from ragmark.aio import run_sync
+    from ragmark.case import Case
     from ragmark.judge_eval.preferences import agreement
     from ragmark.llm import LLMSettings
     from ragmark.running.judging import judge_async
-    from ragmark.running.scoring import Answer
-    from ragmark.types import Sample
 
-    samples, answers = [], []
-    for r in rows:
-        for side in ("a", "b"):
-            samples.append(Sample(f"{r['id']}-{side}", r["question"]))
-            answers.append(Answer(r[f"answer_{side}"], []))
+    cases = [Case.of(r["question"], r[f"answer_{side}"]) for r in rows for side in ("a", "b")]
     settings = LLMSettings(base_url=url, model=model, concurrency=2, timeout=600)
     t0 = time.perf_counter()
-    scores, _, llm = run_sync(judge_async(samples, answers, ["answer_relevance"], settings))
+    scores, _, llm = run_sync(judge_async(cases, ["answer_relevance"], settings))
     wall = time.perf_counter() - t0
     verdicts: list[str | None] = []
     for k in range(len(rows)):
