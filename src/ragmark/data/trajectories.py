@@ -15,8 +15,9 @@ agent did in one of two shapes:
 
 An evaluation item may give ``expected_tool_calls`` (``[{"name", "arguments"?}]``, in
 order), ``tool_args_match`` (how arguments are compared: exact, the default; ignore;
-subset; superset, as agentevals' modes) and ``tool_args_overrides`` (per tool name, a
-mode or the list of argument names compared). A wrong shape is an error naming the item
+subset; superset, as agentevals' modes; or rules, each argument a list of acceptable
+values as the Berkeley Function Calling Leaderboard gives them) and
+``tool_args_overrides`` (per tool name, a mode or the list of argument names compared). A wrong shape is an error naming the item
 and the field.
 """
 
@@ -32,7 +33,7 @@ from ragmark.data.files import Where, describe
 from ragmark.trajectory import Call, Expected, Handoff, Step, ToolRun, Trajectory, Turn
 from ragmark.trajectory import parse_arguments as _arguments
 
-ARG_MODES = ("exact", "ignore", "subset", "superset")
+ARG_MODES = ("exact", "ignore", "subset", "superset", "rules")
 EXPECTED_FIELDS = frozenset({"expected_tool_calls", "tool_args_match", "tool_args_overrides"})
 """An item's fields that say which tool calls it expects."""
 TRAJECTORY_FIELDS = frozenset({"messages", "tool_calls"})
@@ -199,6 +200,14 @@ def expected_of(obj: Mapping[str, Any], where: Where) -> Expected | None:
         else:
             raise where.error(f"expected one of {', '.join(ARG_MODES)} or a list of "
                               f"argument names, got {describe(rule)}", at)
+    for i, c in enumerate(calls):  # rules give each argument its acceptable values
+        if overrides.get(c.name, mode) == "rules":
+            for name, values in (c.arguments or {}).items():
+                if not isinstance(values, list) or not values:
+                    raise where.error("with tool_args_match rules, expected a non-empty list "
+                                      "of acceptable values (\"\" among them when it may be "
+                                      f"left out), got {describe(values)}",
+                                      f"expected_tool_calls[{i}].arguments.{name}")
     return Expected(tuple(calls), mode, overrides)
 
 

@@ -42,6 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ragmark.case import Case
+from ragmark.metrics.arg_rules import matches
 from ragmark.trajectory import Arguments, Call, Expected
 from ragmark.types import MetricSpec, Score, spec
 
@@ -64,8 +65,11 @@ def _subset(a: Arguments, b: Arguments) -> bool:
 
 
 MODES: dict[str, Match] = {"exact": _exact, "subset": _subset,
-                           "superset": lambda a, b: _subset(b, a), "ignore": lambda a, b: True}
-"""agentevals' argument modes, ``match(made, expected)``."""
+                           "superset": lambda a, b: _subset(b, a), "ignore": lambda a, b: True,
+                           "rules": matches}
+"""agentevals' argument modes, ``match(made, expected)``, and BFCL-style ``rules``
+(:mod:`ragmark.metrics.arg_rules`: the expected arguments are lists of acceptable
+values)."""
 
 
 def _on_keys(names: tuple[str, ...]) -> Match:
@@ -95,14 +99,18 @@ def matcher(expected: Expected, tool: str) -> Match:
     return MODES[rule] if isinstance(rule, str) else _on_keys(rule)
 
 
-def matched(made: Sequence[Call], wanted: Sequence[Call], expected: Expected) -> int:
+def matched(made: Sequence[Call], wanted: Sequence[Call], expected: Expected,
+            wanted_made: bool = False) -> int:
     """How many calls of ``wanted`` are among ``made``, as agentevals'
     ``_is_trajectory_superset(made, wanted)`` pairs them: each wanted call, in order,
     takes the first call made not yet taken with its name for which ``match(made's,
-    wanted's)``."""
+    wanted's)``; ``wanted_made``: ``wanted`` are the calls made, ``made`` the expected
+    ones (the subset direction; only the rules, which are not symmetric, need it)."""
     taken: set[int] = set()
     for w in wanted:
         match = matcher(expected, w.name)
+        if wanted_made and match is matches:  # rules read the expected side's lists
+            match = _flipped
         i = next((i for i, m in enumerate(made) if i not in taken and m.name == w.name
                   and match(m.arguments, w.arguments)), None)
         if i is not None:
@@ -110,9 +118,14 @@ def matched(made: Sequence[Call], wanted: Sequence[Call], expected: Expected) ->
     return len(taken)
 
 
-def covers(made: Sequence[Call], wanted: Sequence[Call], expected: Expected) -> bool:
+def _flipped(a: Arguments, b: Arguments) -> bool:
+    return matches(b, a)
+
+
+def covers(made: Sequence[Call], wanted: Sequence[Call], expected: Expected,
+           wanted_made: bool = False) -> bool:
     """Whether every call of ``wanted`` is among ``made`` (see :func:`matched`)."""
-    return matched(made, wanted, expected) == len(wanted)
+    return matched(made, wanted, expected, wanted_made) == len(wanted)
 
 
 def in_order(made: Sequence[Call], wanted: Sequence[Call], expected: Expected) -> bool:
@@ -144,7 +157,7 @@ def _flag(test: Callable[[Sequence[Call], Sequence[Call], Expected], bool]
 
 
 def _both(made: Sequence[Call], wanted: Sequence[Call], expected: Expected) -> bool:
-    return covers(made, wanted, expected) and covers(wanted, made, expected)
+    return covers(made, wanted, expected) and covers(wanted, made, expected, True)
 
 
 def _by_names(f: Callable[[int, int, int], Score]) -> Callable[[Case], Score]:
@@ -248,7 +261,7 @@ SPECS: tuple[MetricSpec, ...] = (
     _spec("trajectory_unordered", "the same tool calls as expected, in any order "
           "(agentevals' unordered mode)", _EXPECTS, _flag(_both)),
     _spec("trajectory_subset", "every tool call made was expected (agentevals' subset "
-          "mode)", _EXPECTS, _flag(lambda m, w, e: covers(w, m, e))),
+          "mode)", _EXPECTS, _flag(lambda m, w, e: covers(w, m, e, True))),
     _spec("trajectory_superset", "every expected tool call was made (agentevals' superset "
           "mode)", _EXPECTS, _flag(covers)),
     _spec("tool_precision", "calls made whose tool was expected / calls made", _EXPECTS,

@@ -157,3 +157,42 @@ def test_directions_and_scales_are_in_the_catalogue():
     assert specs["tool_error_rate"].better == "lower" and specs["tool_error_rate"].bounded
     assert specs["tool_calls"].better == "lower" and not specs["tool_calls"].bounded
     assert specs["trajectory_strict"].better == "higher"
+
+
+def test_bfcl_style_rules_by_hand():
+    """tool_args_match rules: each argument's acceptable values, "" when optional; the
+    Berkeley Function Calling Leaderboard checker's normalisation of strings."""
+    from ragmark.metrics.arg_rules import matches, normalised
+
+    rules = {"city": ["San Francisco", "SF"], "unit": ["celsius", ""], "days": [3],
+             "coords": [[37.77, -122.42]]}
+    assert normalised("San Francisco, CA") == "sanfranciscoca"
+    assert matches({"city": "san-francisco", "days": 3.0, "coords": [37.77, -122.42]}, rules)
+    assert matches({"city": "SF", "unit": "Celsius", "days": 3, "coords": [37.77, -122.42]},
+                   rules)
+    assert not matches({"city": "Oakland", "days": 3, "coords": [37.77, -122.42]}, rules)
+    assert not matches({"city": "SF", "coords": [37.77, -122.42]}, rules)  # days required
+    assert not matches({"city": "SF", "days": 3, "coords": [37.77, -122.42], "x": 1}, rules)
+    assert not matches({"city": "SF", "days": 3, "coords": [-122.42, 37.77]}, rules)
+    assert not matches({"city": "SF", "days": "3", "coords": [37.77, -122.42]}, rules)
+    # through the metrics, both directions: made calls matched against the rules
+    expected = Expected((Call("weather", rules),), "rules")
+    made = {"city": "SF", "days": 3, "coords": [37.77, -122.42]}
+    case = Case(Sample("q1", "q?", expected_calls=expected), "a", output=Output(
+        "a", trajectory=Trajectory((Turn("", (Call("weather", made),)),))))
+    for name in ("trajectory_strict", "trajectory_unordered", "trajectory_subset",
+                 "trajectory_superset", "tool_argument_accuracy"):
+        assert _value(name, case) == 1.0, name
+
+
+def test_rules_need_lists_of_acceptable_values():
+    from ragmark.data.trajectories import expected_of
+    from ragmark.errors import DataError
+
+    with pytest.raises(DataError) as e:
+        expected_of({"expected_tool_calls": [{"name": "w", "arguments": {"city": "SF"}}],
+                     "tool_args_match": "rules"}, W)
+    assert e.value.field == "expected_tool_calls[0].arguments.city"
+    got = expected_of({"expected_tool_calls": [{"name": "w", "arguments": {"city": "SF"}}],
+                       "tool_args_overrides": {"v": "rules"}}, W)  # another tool's rules
+    assert got is not None and got.args == "exact"
