@@ -17,8 +17,8 @@ An evaluation item may give ``expected_tool_calls`` (``[{"name", "arguments"?}]`
 order), ``tool_args_match`` (how arguments are compared: exact, the default; ignore;
 subset; superset, as agentevals' modes; or rules, each argument a list of acceptable
 values as the Berkeley Function Calling Leaderboard gives them) and
-``tool_args_overrides`` (per tool name, a mode or the list of argument names compared). A wrong shape is an error naming the item
-and the field.
+``tool_args_overrides`` (per tool name, a mode or the list of argument names
+compared). A wrong shape is an error naming the item and the field.
 """
 
 from __future__ import annotations
