@@ -9,8 +9,8 @@ acceptable ones:
 
 - strings compared after BFCL's normalisation (lower-cased; spaces and ``, . / - _ * ^``
   removed; single quotes as double quotes);
-- numbers equal within a relative tolerance of 1e-9 (an integer where a float is
-  acceptable, or the other way round, counts);
+- numbers equal within a relative tolerance of 1e-12 (float noise, as 0.1 + 0.2 for
+  0.3; an integer where a float is acceptable, or the other way round, counts);
 - lists element by element, in order, each element by the same rules; objects key by
   key, each value against its own list of acceptable values when the rules give one;
 - anything else exactly.
@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _DROP = re.compile(r"[ ,./\-_*^]")
-TOLERANCE = 1e-9
+TOLERANCE = 1e-12
 """Relative tolerance of a number's match."""
 
 

@@ -175,6 +175,10 @@ def test_bfcl_style_rules_by_hand():
     assert not matches({"city": "SF", "days": 3, "coords": [37.77, -122.42], "x": 1}, rules)
     assert not matches({"city": "SF", "days": 3, "coords": [-122.42, 37.77]}, rules)
     assert not matches({"city": "SF", "days": "3", "coords": [37.77, -122.42]}, rules)
+    # float noise passes, a different number does not, however large (BFCL's
+    # simple_python_38: the constant 8.99e9 given as 8990000007 is wrong)
+    assert matches({"x": 0.1 + 0.2}, {"x": [0.3]})
+    assert not matches({"x": 8990000007.0}, {"x": [8990000000.0]})
     # through the metrics, both directions: made calls matched against the rules
     expected = Expected((Call("weather", rules),), "rules")
     made = {"city": "SF", "days": 3, "coords": [37.77, -122.42]}
