@@ -180,13 +180,15 @@ def parse_result(value: Any) -> tuple[str, tuple[Context, ...], tuple[tuple[str,
     ``{"answer": ..., "contexts": [...]}`` (or ``"hops": [{"name", "contexts"}, ...]``
     instead of ``contexts``: retrieval in steps) or a pair ``(answer, contexts)``."""
     if isinstance(value, Mapping):
-        missing = [k for k in ("answer", "contexts") if k not in value
-                   and not (k == "contexts" and "hops" in value)]
+        missing = [k for k in ("answer", "contexts") if k not in value and not (
+            k == "contexts" and ("hops" in value or "messages" in value
+                                 or "tool_calls" in value))]
         if missing:
             keys = ", ".join(repr(k) for k in value) or "none"
             raise ShapeError(f"the returned mapping has no {' and no '.join(map(repr, missing))}"
                              f" (its keys: {keys}); expected {{'answer': str, 'contexts': list}}")
-        contexts, hops = contexts_or_hops(value)
+        contexts, hops = contexts_or_hops(value) if "contexts" in value or "hops" in value \
+            else ((), ())  # an agent's: its search calls may be its retrieval
         return parse_answer(value["answer"]), contexts, hops
     if isinstance(value, tuple | list) and len(value) == 2:
         return (parse_answer(value[0], "[0] (answer)"),

@@ -3,7 +3,11 @@
 function of no arguments that builds it).
 
 - LangChain: a retriever or any runnable, called with the question (``ainvoke`` when it
-  has it, else ``invoke`` in a worker thread). A list of ``Document`` is the ranking
+  has it, else ``invoke`` in a worker thread); a LangGraph graph whose state holds
+  ``messages`` (an agent: ``create_agent``, ``create_react_agent``) with the question as
+  its first message, its final state's last AI message the answer and its messages the
+  trajectory (the tool calls and their results; ``search_tools`` makes a search tool's
+  calls the retrieval). A list of ``Document`` is the ranking
   (no answer); a mapping is read as ``create_retrieval_chain`` writes it (``answer``,
   ``context``) or as the older chains (``result`` / ``output``, ``source_documents``); a
   string or a message is the answer alone.
@@ -78,8 +82,26 @@ def _is_documents(value: Any) -> bool:
     return isinstance(value, list) and all(hasattr(d, "page_content") for d in value)
 
 
+def _agent_state(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A LangGraph agent's final state (``{"messages": [...]}``): the answer its last AI
+    message gives, and the messages in OpenAI's chat format (its trajectory)."""
+    from langchain_core.messages import convert_to_openai_messages
+
+    messages = convert_to_openai_messages(list(value["messages"]))
+    last = next((m for m in reversed(messages) if m.get("role") == "assistant"
+                 and not m.get("tool_calls")), None)
+    content = None if last is None else last.get("content")
+    if isinstance(content, list):  # content blocks: their texts
+        content = "".join(b.get("text", "") for b in content if isinstance(b, Mapping))
+    return {"answer": content or "", "messages": messages}
+
+
 def lc_result(value: Any) -> dict[str, Any]:
-    """What a LangChain runnable returned, as ``{"answer", "contexts"}``."""
+    """What a LangChain runnable returned, as ``{"answer", "contexts"}`` (a LangGraph
+    agent's state: ``{"answer", "messages"}``, its trajectory)."""
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list) and all(
+            hasattr(m, "type") for m in value["messages"]):
+        return _agent_state(value)
     if _is_documents(value):
         return {"answer": None, "contexts": [lc_context(d) for d in value]}
     if isinstance(value, Mapping):
@@ -120,14 +142,29 @@ def adapt(kind: str, obj: Any, name: str) -> Callable[[str], Awaitable[dict[str,
                               f"retriever (with query or retrieve), got {type(obj).__name__}")
         convert = li_result
 
+    graph = kind == "langchain" and _is_graph(obj)
+
     async def ask(question: str) -> dict[str, Any]:
+        if graph:  # a LangGraph graph takes its state: the conversation so far
+            return convert(await call({"messages": [{"role": "user", "content": question}]}))
         return convert(await call(question))
 
     return ask
 
 
+def _is_graph(obj: Any) -> bool:
+    """A compiled LangGraph graph whose state holds ``messages`` (an agent)."""
+    if not type(obj).__module__.startswith("langgraph") or not hasattr(obj, "get_graph"):
+        return False
+    try:
+        fields = obj.get_input_jsonschema().get("properties", {})
+    except Exception:  # noqa: BLE001 (a graph without a schema is asked as a runnable)
+        return False
+    return "messages" in fields
+
+
 def _method(obj: Any, async_names: Sequence[str], sync_names: Sequence[str]
-            ) -> Callable[[str], Awaitable[Any]] | None:
+            ) -> Callable[[Any], Awaitable[Any]] | None:
     for n in async_names:
         if callable(getattr(obj, n, None)):
             return getattr(obj, n)  # type: ignore[no-any-return]
@@ -138,9 +175,9 @@ def _method(obj: Any, async_names: Sequence[str], sync_names: Sequence[str]
     return None
 
 
-def _threaded(fn: Callable[[str], Any]) -> Callable[[str], Awaitable[Any]]:
+def _threaded(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
     """``fn`` run in a worker thread, awaitable."""
-    async def call(question: str) -> Any:
+    async def call(question: Any) -> Any:
         return await asyncio.to_thread(fn, question)
 
     return call

@@ -59,6 +59,9 @@ class PythonPipelineConfig(BaseModel):
     python_path: list[str] = []
     concurrency: int = Field(1, ge=1, le=256)
     timeout: float | None = Field(None, gt=0)
+    search_tools: list[str] = []
+    """An agent's tools whose calls are its retrieval (each a hop; see
+    :func:`ragmark.data.trajectories.searched`), when it returns its messages."""
 
     @field_validator("target")
     @classmethod

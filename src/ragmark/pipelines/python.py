@@ -21,7 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ragmark.errors import ConfigError
+from ragmark.data.files import Where
+from ragmark.data.trajectories import searched, trajectory_of
+from ragmark.errors import ConfigError, DataError
 from ragmark.pipelines.base import (
     Output,
     ShapeError,
@@ -117,10 +119,13 @@ class PythonPipeline:
         try:
             answer, contexts, hops = parse_result(value)
             facts = parse_confidence(value) if isinstance(value, Mapping) else {}
-        except ShapeError as e:
+            steps = trajectory_of(value, Where(self.name)) if isinstance(value, Mapping) \
+                else None
+        except (ShapeError, DataError) as e:
             return Output.failed(f"{self.name} returned a bad value: {e}", shape=True,
                                  response=repr(value)[:500])
-        return Output(answer, contexts, hops=hops, facts=facts)
+        return searched(Output(answer, contexts, hops=hops, facts=facts, trajectory=steps),
+                        self.cfg.search_tools)
 
 
 def resolve_python_path(paths: list[Any], base: Path) -> list[Any]:

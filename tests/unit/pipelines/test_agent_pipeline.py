@@ -1,0 +1,91 @@
+"""A LangGraph agent as the system under test (issue 50, item 2): ``kind = "langchain"``
+naming a graph built by LangChain's ``create_agent``; ragmark asks it each question as
+its first message, reads the answer from its last AI message and the trajectory from
+its messages, and ``search_tools`` makes the search tool's calls its retrieval (each
+call a hop of the documents it returned)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from support.cli import run_cli
+
+pytest.importorskip("langchain")
+pytest.importorskip("langgraph")
+
+P1 = "BM25 ranks documents by term frequency and inverse document frequency."
+P2 = "A reranker reorders the candidate passages with a stronger cross-encoder model."
+
+MODULE = f'''
+import json
+
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+
+DOCS = {{"d1": {P1!r}, "d2": {P2!r}}}
+
+
+@tool
+def search(query: str) -> str:
+    """Search the passages."""
+    found = [d for d, text in DOCS.items() if set(query.lower().split()) & set(
+        text.lower().split())]
+    return json.dumps([{{"id": d, "text": DOCS[d]}} for d in found])
+
+
+class Scripted(FakeMessagesListChatModel):
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+
+def agent():
+    return create_agent(Scripted(responses=[
+        AIMessage(content="", tool_calls=[{{"id": "a", "name": "search",
+                                           "args": {{"query": "reranker"}}}}]),
+        AIMessage(content="", tool_calls=[{{"id": "b", "name": "search",
+                                           "args": {{"query": "BM25 ranks"}}}}]),
+        AIMessage(content="By term frequency.")]), [search])
+'''
+
+
+def test_a_langgraph_agent_run_by_ragmark(tmp_path, monkeypatch, capsys):
+    name = "agent_" + tmp_path.name.replace("-", "_")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / f"{name}.py").write_text(textwrap.dedent(MODULE))
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "svc"), *sys.path])
+    ds = tmp_path / "set.jsonl"
+    ds.write_text(json.dumps({
+        "id": "q1", "question": "What does BM25 rank documents by?",
+        "ground_truth_contexts": [P1], "expected_answer": "By term frequency.",
+        "expected_tool_calls": [{"name": "search", "arguments": {"query": "BM25"}}],
+        "tool_args_match": "ignore"}) + "\n")
+    cfg = tmp_path / "agent.toml"
+    cfg.write_text(f'name = "agent"\n[pipeline]\nkind = "langchain"\ntarget = "{name}:agent"\n'
+                   'python_path = ["svc"]\nsearch_tools = ["search"]\n')
+    out = tmp_path / "r.json"
+    try:
+        code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg),
+                                "--metrics", "mrr,exact_match,trajectory_superset,tool_calls",
+                                "--output", str(out), "--include-details", "--no-history",
+                                "--quiet"], capsys)
+    finally:
+        sys.modules.pop(name, None)
+    assert code == 0, err
+    got = json.loads(out.read_text())
+    (q,) = got["queries"]
+    assert q["answer"] == "By term frequency."
+    steps = q["trajectory"]
+    assert [s["kind"] for s in steps] == ["model", "tool", "model", "tool", "model"]
+    assert [c["arguments"] for s in steps if s["kind"] == "model" for c in s["tool_calls"]
+            ] == [{"query": "reranker"}, {"query": "BM25 ranks"}]
+    # the first search found only the reranker passage; the second found BM25's
+    assert [(h["name"], h["size"], h["mrr"]) for h in q["hops"]] == [
+        ("search", 1, 0.0), ("search", 1, 1.0)]
+    assert q["contexts"] == [P2, P1]
+    assert got["metrics"] == {"mrr": 0.5, "exact_match": 1.0, "trajectory_superset": 1.0,
+                              "tool_calls": 2.0}
