@@ -6,6 +6,7 @@ report print the same lines."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from ragmark.results.model import QueryRecord
 from ragmark.trajectory import Call, Handoff, Step, ToolRun, Trajectory, Turn
@@ -64,3 +65,37 @@ def trajectory_section(q: QueryRecord) -> tuple[str, list[str]] | None:
         parts.append(f"{sum(tokens)} tokens")
     return (f"Trajectory ({'; '.join(parts)})",
             [step_line(s) for s in t.steps] or ["(no step: the agent answered at once)"])
+
+
+def trajectories_summary(queries: Sequence[QueryRecord]) -> list[str]:
+    """The agents' steps over a run, for the Markdown report: how many questions have a
+    trajectory, and per trajectory the mean of its steps, model turns, tool calls, failed
+    calls, tokens and the time its steps took (model turns and tool runs; steps that ran
+    side by side counted each)."""
+    rows: list[tuple[float | None, ...]] = []
+    for q in queries:
+        steps = q.recorded.get("trajectory")
+        if not isinstance(steps, list):
+            continue
+        t = Trajectory.from_json(steps)
+        calls = t.calls()
+        turns = [s for s in t.steps if isinstance(s, Turn)]
+        tokens = [n for s in turns for n in (s.prompt_tokens, s.completion_tokens)
+                  if n is not None]
+        took = [s.latency_s for s in turns if s.latency_s is not None] + [
+            c.latency_s for c in calls if c.latency_s is not None]
+        rows.append((len(t.steps), len(turns), len(calls),
+                     sum(c.error is not None for c in calls),
+                     sum(tokens) if tokens else None, sum(took) if took else None))
+    if not rows:
+        return []
+
+    def mean(i: int) -> str:
+        got = [float(v) for r in rows if (v := r[i]) is not None]
+        return "—" if not got else f"{sum(got) / len(got):.2f}"
+
+    return [f"Agent trajectories: {len(rows)} of {len(queries)} questions, mean per "
+            "trajectory:", "",
+            "| Steps | Model turns | Tool calls | Failed calls | Tokens | Step time (s) |",
+            "|---:|---:|---:|---:|---:|---:|",
+            "| " + " | ".join(mean(i) for i in range(6)) + " |"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ragmark.analysis.trajectory_view import trajectories_summary
 from ragmark.llm.accounting import COMPONENTS
 from ragmark.report.console import ReasonKeys, label
 from ragmark.results.model import RunReport, failing_cell
@@ -214,6 +215,8 @@ def run_markdown(report: RunReport) -> str:
                   "|---:|---:|---:|---:|---:|---:|"]
         lines += [f"| {h.hop} | {h.questions} | {_num(h.recall)} | {_num(h.hit)} | "
                   f"{_num(h.mrr)} | {h.found} of {h.found_any} |" for h in report.hops]
+    agents = trajectories_summary(report.queries)
+    lines += ["", *agents] if agents else []
     if report.conversations:
         lines += ["", *turns_markdown(report.conversations, [
             m for m in report.metrics if m in report.conversations["overall"]][:6])]

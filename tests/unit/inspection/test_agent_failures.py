@@ -93,3 +93,17 @@ def test_a_plain_run_reports_no_agent_kinds(tmp_path, capsys):
              "--no-history", "--quiet"], capsys)
     code, text, _ = run_cli(["inspect", str(out), "--failures", "--json"], capsys)
     assert code == 0 and "loop" not in json.loads(text)["summary"]
+
+
+def test_the_markdown_report_sums_up_the_trajectories(tmp_path, capsys):
+    """Steps, model turns, calls and failed calls per trajectory: q1 has 9 steps (5
+    turns, 4 calls, 1 failed), q2 2 steps (1 turn, 1 call)."""
+    log = tmp_path / "agent.jsonl"
+    log.write_text("\n".join(json.dumps({**x, "contexts": ["Dune is by Frank Herbert."]})
+                             for x in LINES) + "\n")
+    code, _, err = run_cli(["run", "--outputs", str(log), "--format", "md", "--output",
+                            str(tmp_path / "r"), "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    text = (tmp_path / "r.md").read_text()
+    assert "Agent trajectories: 2 of 2 questions" in text
+    assert "| 5.50 | 3.00 | 2.50 | 0.50 | — | — |" in text
