@@ -18,8 +18,9 @@
 A trace with no TOOL or AGENT span, no tool call asked for and no model offered tools has
 no trajectory (a plain RAG chain); an agent that answered without calling a tool has one,
 its calls none. Agent frameworks record the conversation as their root's input and output
-(LangGraph: ``{"messages": [...]}``): :func:`said` reads the question and the answer
-from it.
+(LangGraph: ``{"messages": [...]}``; smolagents: ``{"task": ...}``): :func:`said` reads
+the question and the answer from it. smolagents' ``final_answer`` tool is the model's
+answer, not a step.
 """
 
 from __future__ import annotations
@@ -103,6 +104,10 @@ def _ran(span: Span) -> Call:
         if message.get("status") == "error":
             error = error or str(result)
     given = a.get("gen_ai.tool.call.arguments", a.get("input.value"))
+    framed = _json(given)
+    if isinstance(framed, Mapping) and isinstance(framed.get("kwargs"), Mapping) and not \
+            framed.get("args"):  # smolagents records a call as {"args": [], "kwargs": {...}}
+        given = framed["kwargs"]
     args, raw = (None, None) if given is None else parse_arguments(given)
     text = None if result is None or error is not None else (
         result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
@@ -133,7 +138,7 @@ def trajectory_of_trace(trace: Trace) -> Trajectory | None:
             told = [ToolRun(c, agent) for c in _answered(s, steps) if c.id not in ran]
             ran |= {r.call.id for r in told}
             found: list[Turn | ToolRun] = [*told, _turn(s, agent)]
-        elif s.kind == "TOOL" and "TOOL" not in inside:
+        elif s.kind == "TOOL" and "TOOL" not in inside and _ran(s).name not in FINAL_ANSWER:
             found = [ToolRun(_ran(s), _agent(trace, s, agents))]
         else:
             continue
@@ -190,8 +195,18 @@ def _answered(span: Span, before: list[Step]) -> list[Call]:
     return out
 
 
+FINAL_ANSWER = frozenset({"final_answer"})
+"""Tools that give the agent's final answer rather than act (smolagents' ``final_answer``):
+a call to one is the model's last word, not a step of the trajectory."""
+
+
 def _turn(span: Span, agent: str | None) -> Turn:
     text, calls = _asked(span)
+    final = [c for c in calls if c.name in FINAL_ANSWER]
+    if final:  # the model's answer, given as a call
+        said = (final[0].arguments or {}).get("answer")
+        text = said if isinstance(said, str) else text
+        calls = [c for c in calls if c.name not in FINAL_ANSWER]
     a = span.attributes
     return Turn(text, tuple(calls), agent,
                 _number(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens"),
@@ -208,6 +223,8 @@ def said(value: Any, role: str) -> str | None:
     ``[role, text]`` pairs, or ``{"role", "content"}``; an AI message that only asks for
     tools is not an answer); None when ``value`` is not one."""
     got = _json(value)
+    if role == "user" and isinstance(got, Mapping) and isinstance(got.get("task"), str):
+        return str(got["task"])  # smolagents' run(task)
     messages = got.get("messages") if isinstance(got, Mapping) else None
     if not isinstance(messages, list):
         return None

@@ -220,3 +220,62 @@ def test_a_plain_rag_trace_has_no_trajectory(tmp_path):
     path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
     (out,) = load_traces(path, Leniency()).outputs.values()
     assert out.trajectory is None and out.recorded() == {}
+
+
+def test_a_smolagents_tool_calling_agent(server, tmp_path):
+    """smolagents' ToolCallingAgent on an OpenAI-compatible server (a real HTTP server
+    scripted to call a tool, then give the final answer), traced by
+    openinference-instrumentation-smolagents: the question is the task, the search call
+    comes through with its arguments and result, and final_answer is the answer, not a
+    call."""
+    pytest.importorskip("smolagents")
+    from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+    from support.fake_llm_server import Reply
+
+    @tool
+    def search(query: str) -> str:
+        """Search the passages.
+
+        Args:
+            query: what to search for.
+        """
+        return json.dumps([{"id": "d1", "text": "Dune is a 1965 novel by Frank Herbert."}])
+
+    def call(cid: str, name: str, args: dict) -> Reply:
+        return Reply(body={"id": "x", "object": "chat.completion", "choices": [{
+            "index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{
+                    "id": cid, "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)}}]}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
+
+    server.queue.extend([call("c1", "search", {"query": "Dune author"}),
+                         call("c2", "final_answer", {"answer": "Frank Herbert"})])
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    inst = SmolagentsInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        agent = ToolCallingAgent(tools=[search], model=OpenAIServerModel(
+            model_id="m", api_base=server.url, api_key="none"), max_steps=4, verbosity_level=0)
+        assert agent.run("Who wrote Dune?") == "Frank Herbert"
+    finally:
+        inst.uninstrument()
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+    got = load_traces(path, Leniency())
+    (out,) = got.outputs.values()
+    assert got.dataset.samples[0].question == "Who wrote Dune?"
+    assert out.answer == "Frank Herbert" and out.trajectory is not None
+    calls = out.trajectory.calls()
+    assert [(c.name, c.arguments, c.id, c.result) for c in calls] == [
+        ("search", {"query": "Dune author"}, "c1",
+         '[{"id": "d1", "text": "Dune is a 1965 novel by Frank Herbert."}]')]
+    turns = [s for s in out.trajectory.steps if isinstance(s, Turn)]
+    assert [t.content for t in turns][-1] == "Frank Herbert"
+    assert [(t.prompt_tokens, t.completion_tokens) for t in turns] == [(50, 9), (50, 9)]
