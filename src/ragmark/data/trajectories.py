@@ -9,7 +9,10 @@ agent did in one of two shapes:
   too), ``tool`` messages with the ``tool_call_id`` they answer and the result as their
   ``content`` (``"status": "error"``, as LangChain's ToolMessage has it, or an ``error``
   field, marks a failed call); ``system`` and ``user`` messages are the question's, not
-  steps; ``ai`` and ``human`` are read as ``assistant`` and ``user``;
+  steps; ``ai`` and ``human`` are read as ``assistant`` and ``user``; the items of
+  OpenAI's Responses API (``function_call``, ``function_call_output`` by its
+  ``call_id``, an assistant ``message`` of ``output_text`` parts: what the OpenAI
+  Agents SDK's ``result.to_input_list()`` gives) are read among them;
 - ``tool_calls``: a plain list of the calls made, ``[{"name", "arguments", "id"?,
   "result"?, "error"?, "latency_s"?}]`` (or OpenAI's ``{"function": {...}}`` items).
 
@@ -134,6 +137,14 @@ def _from_messages(value: Any, where: Where) -> Trajectory:
     for i, m in enumerate(messages):
         at = f"messages[{i}]"
         m = _object(m, where, at)
+        item = _response_item(m, where, at, asked)
+        if item is not None:  # OpenAI's Responses API items (the Agents SDK's)
+            if isinstance(item, Turn) and steps and isinstance(steps[-1], Turn) and \
+                    steps[-1].calls and item.calls and not item.content:
+                item = Turn(steps[-1].content, (*steps[-1].calls, *item.calls), agent)
+                steps.pop()  # calls of one response are one turn
+            steps.append(item)
+            continue
         role = ROLES.get(str(m.get("role", m.get("type", ""))).lower())
         if role is None:
             raise where.error(f"expected a role among {', '.join(sorted(ROLES))}, got "
@@ -166,6 +177,32 @@ def _from_messages(value: Any, where: Where) -> Trajectory:
             steps.append(ToolRun(Call(name, None, cid, None, None if failed else text, error,
                                       asked=False, ran=True), agent))
     return Trajectory(tuple(steps))
+
+
+def _response_item(m: Mapping[str, Any], where: Where, at: str, asked: dict[str, str]
+                   ) -> Step | None:
+    """A Responses API item as a step (``function_call``: a turn asking for the call;
+    ``function_call_output``: its run, by ``call_id``; an assistant ``message`` whose
+    ``content`` is ``output_text`` parts: a turn of text); None for anything else."""
+    kind = m.get("type")
+    if kind == "function_call":
+        args, raw = _arguments(m.get("arguments"))
+        cid = m.get("call_id") or m.get("id")
+        name = _name(m.get("name"), where, f"{at}.name")
+        if cid:
+            asked[str(cid)] = name
+        return Turn("", (Call(name, args, None if not cid else str(cid), raw),))
+    if kind == "function_call_output":
+        cid = str(m.get("call_id") or "")
+        if cid not in asked:
+            raise where.error("a function_call_output answers no function_call before it",
+                              f"{at}.call_id")
+        return ToolRun(Call(asked[cid], None, cid, None, _text(m.get("output")), asked=False,
+                            ran=True))
+    if kind == "message" and m.get("role") == "assistant" and isinstance(m.get("content"), list):
+        return Turn("".join(str(p.get("text", "")) for p in m["content"]
+                            if isinstance(p, Mapping) and p.get("type") == "output_text"))
+    return None
 
 
 def expected_of(obj: Mapping[str, Any], where: Where) -> Expected | None:

@@ -89,3 +89,74 @@ def test_a_langgraph_agent_run_by_ragmark(tmp_path, monkeypatch, capsys):
     assert q["contexts"] == [P2, P1]
     assert got["metrics"] == {"mrr": 0.5, "exact_match": 1.0, "trajectory_superset": 1.0,
                               "tool_calls": 2.0}
+
+
+SDK_MODULE = '''
+import json
+import os
+
+from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+from openai import AsyncOpenAI
+
+
+@function_tool
+def search(query: str) -> str:
+    """Search the passages."""
+    return json.dumps([{"id": "d1", "text": "BM25 ranks documents by term frequency and "
+                                            "inverse document frequency."}])
+
+
+async def ask(question):
+    client = AsyncOpenAI(base_url=os.environ["AGENT_BASE_URL"], api_key="none")
+    agent = Agent(name="researcher", instructions="Search, then answer.", tools=[search],
+                  model=OpenAIChatCompletionsModel(model="m", openai_client=client))
+    result = await Runner.run(agent, question)
+    return {"answer": result.final_output, "messages": result.to_input_list()}
+'''
+
+
+def test_an_openai_agents_sdk_agent_as_a_python_pipeline(server, tmp_path, monkeypatch,
+                                                         capsys):
+    """The OpenAI Agents SDK's run, returned as its Responses API items
+    (``result.to_input_list()``: function_call, function_call_output, message): the
+    call, its arguments and result, and the answer come through."""
+    pytest.importorskip("agents")
+    from support.fake_llm_server import Reply, chat_reply
+
+    monkeypatch.setenv("AGENT_BASE_URL", server.url)
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    server.queue.extend([Reply(body={
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{
+            "index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{
+                    "id": "c1", "type": "function", "function": {
+                        "name": "search", "arguments": json.dumps({"query": "BM25"})}}]}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}}),
+        chat_reply("By term frequency.")])
+    name = "sdk_" + tmp_path.name.replace("-", "_")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / f"{name}.py").write_text(textwrap.dedent(SDK_MODULE))
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "svc"), *sys.path])
+    ds = tmp_path / "set.jsonl"
+    ds.write_text(json.dumps({
+        "id": "q1", "question": "What does BM25 rank documents by?",
+        "ground_truth_contexts": [P1], "expected_answer": "By term frequency.",
+        "expected_tool_calls": [{"name": "search", "arguments": {"query": "BM25"}}]}) + "\n")
+    cfg = tmp_path / "sdk.toml"
+    cfg.write_text(f'name = "sdk"\n[pipeline]\nkind = "python"\ntarget = "{name}:ask"\n'
+                   'python_path = ["svc"]\nsearch_tools = ["search"]\n')
+    out = tmp_path / "r.json"
+    try:
+        code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg), "--metrics",
+                                "mrr,exact_match,trajectory_strict", "--output", str(out),
+                                "--include-details", "--no-history", "--quiet"], capsys)
+    finally:
+        sys.modules.pop(name, None)
+    assert code == 0, err
+    got = json.loads(out.read_text())
+    (q,) = got["queries"]
+    assert [s["kind"] for s in q["trajectory"]] == ["model", "tool", "model"]
+    assert q["trajectory"][0]["tool_calls"] == [
+        {"name": "search", "id": "c1", "arguments": {"query": "BM25"}}]
+    assert json.loads(q["trajectory"][1]["result"])[0]["id"] == "d1"
+    assert got["metrics"] == {"mrr": 1.0, "exact_match": 1.0, "trajectory_strict": 1.0}
