@@ -217,17 +217,18 @@ def _turn(span: Span, agent: str | None) -> Turn:
 _ROLES = {"user": "user", "human": "user", "assistant": "ai", "ai": "ai"}
 
 
-def said(value: Any, role: str) -> str | None:
+def said(value: Any, role: str, otherwise: str | None = None) -> str | None:
     """The last ``role`` ("user" or "ai") message's text in an agent's conversation as
     its framework records it (``{"messages": [...]}``: LangChain's serialised messages,
     ``[role, text]`` pairs, or ``{"role", "content"}``; an AI message that only asks for
-    tools is not an answer); None when ``value`` is not one."""
+    tools is not an answer); ``otherwise`` when ``value`` is not a conversation, None
+    when it is one without such a message (an agent stopped on a tool's result)."""
     got = _json(value)
     if role == "user" and isinstance(got, Mapping) and isinstance(got.get("task"), str):
         return str(got["task"])  # smolagents' run(task)
     messages = got.get("messages") if isinstance(got, Mapping) else None
     if not isinstance(messages, list):
-        return None
+        return otherwise
     for m in reversed(messages):
         body: Mapping[str, Any]
         if isinstance(m, list | tuple) and len(m) == 2:

@@ -78,8 +78,8 @@ from ragmark.types import Dataset, GroundTruth, Sample
 
 def _text_of(span: Span, value: str, messages: str, role: str) -> str | None:
     v = span.attributes.get(value)
-    if isinstance(v, str):  # an agent's conversation: its last message of the role
-        return said(v, "user" if role == "user" else "ai") or v
+    if isinstance(v, str):  # an agent's conversation: its last message of the role (none:
+        return said(v, "user" if role == "user" else "ai", v)  # the next place says)
     return message_text(span.attributes.get(messages), role)
 
 
