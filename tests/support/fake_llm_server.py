@@ -56,6 +56,19 @@ def chat_reply(text: str, prompt_tokens: int = 11, completion_tokens: int = 3) -
                   "total_tokens": prompt_tokens + completion_tokens}})
 
 
+def tool_call_reply(call_id: str, name: str, arguments: dict[str, Any],
+                    prompt_tokens: int = 50, completion_tokens: int = 9) -> Reply:
+    """An OpenAI chat-completions answer that asks for one tool call."""
+    return Reply(body={
+        "id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{
+            "index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{
+                    "id": call_id, "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)}}]}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens}})
+
+
 def fake_vector(text: str, dim: int = 8) -> list[float]:
     """The scripted server's embedding of ``text``: ``dim`` numbers from its sha256, not
     unit length (the client must normalise). Equal texts get equal vectors."""

@@ -130,7 +130,8 @@ def trajectory_of_trace(trace: Trace) -> Trajectory | None:
     agents = {s.span_id: s for s in trace.spans if s.kind == "AGENT"}
     steps: list[Step] = []
     last: str | None = None
-    ran = {_ran(s).id for s in trace.spans if s.kind == "TOOL"} - {None}
+    runs = {s.span_id: _ran(s) for s in trace.spans if s.kind == "TOOL"}  # read once
+    ran = {r.id for r in runs.values()} - {None}
     for s in sorted(trace.spans, key=lambda s: (s.start, s.end)):
         inside = [kinds.get(a) for a in trace.above(s)]
         if s.kind == "LLM" and "LLM" not in inside and not trace.in_retrieval(s):
@@ -138,8 +139,9 @@ def trajectory_of_trace(trace: Trace) -> Trajectory | None:
             told = [ToolRun(c, agent) for c in _answered(s, steps) if c.id not in ran]
             ran |= {r.call.id for r in told}
             found: list[Turn | ToolRun] = [*told, _turn(s, agent)]
-        elif s.kind == "TOOL" and "TOOL" not in inside and _ran(s).name not in FINAL_ANSWER:
-            found = [ToolRun(_ran(s), _agent(trace, s, agents))]
+        elif s.kind == "TOOL" and "TOOL" not in inside and \
+                runs[s.span_id].name not in FINAL_ANSWER:
+            found = [ToolRun(runs[s.span_id], _agent(trace, s, agents))]
         else:
             continue
         for step in found:

@@ -121,18 +121,12 @@ def test_an_openai_agents_sdk_agent_as_a_python_pipeline(server, tmp_path, monke
     (``result.to_input_list()``: function_call, function_call_output, message): the
     call, its arguments and result, and the answer come through."""
     pytest.importorskip("agents")
-    from support.fake_llm_server import Reply, chat_reply
+    from support.fake_llm_server import chat_reply, tool_call_reply
 
     monkeypatch.setenv("AGENT_BASE_URL", server.url)
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
-    server.queue.extend([Reply(body={
-        "id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{
-            "index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": None, "tool_calls": [{
-                    "id": "c1", "type": "function", "function": {
-                        "name": "search", "arguments": json.dumps({"query": "BM25"})}}]}}],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}}),
-        chat_reply("By term frequency.")])
+    server.queue.extend([tool_call_reply("c1", "search", {"query": "BM25"}),
+                         chat_reply("By term frequency.")])
     name = "sdk_" + tmp_path.name.replace("-", "_")
     (tmp_path / "svc").mkdir()
     (tmp_path / "svc" / f"{name}.py").write_text(textwrap.dedent(SDK_MODULE))

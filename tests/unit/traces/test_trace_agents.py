@@ -234,7 +234,7 @@ def test_a_smolagents_tool_calling_agent(server, tmp_path):
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from smolagents import OpenAIServerModel, ToolCallingAgent, tool
-    from support.fake_llm_server import Reply
+    from support.fake_llm_server import tool_call_reply
 
     @tool
     def search(query: str) -> str:
@@ -245,16 +245,8 @@ def test_a_smolagents_tool_calling_agent(server, tmp_path):
         """
         return json.dumps([{"id": "d1", "text": "Dune is a 1965 novel by Frank Herbert."}])
 
-    def call(cid: str, name: str, args: dict) -> Reply:
-        return Reply(body={"id": "x", "object": "chat.completion", "choices": [{
-            "index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": None, "tool_calls": [{
-                    "id": cid, "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)}}]}}],
-            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
-
-    server.queue.extend([call("c1", "search", {"query": "Dune author"}),
-                         call("c2", "final_answer", {"answer": "Frank Herbert"})])
+    server.queue.extend([tool_call_reply("c1", "search", {"query": "Dune author"}),
+                         tool_call_reply("c2", "final_answer", {"answer": "Frank Herbert"})])
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
