@@ -54,7 +54,8 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """A model turn: its text, the calls it asked for, its tokens and time."""
+    """A model turn: its text, the calls it asked for, its tokens, time and cost (US
+    dollars, as recorded)."""
 
     content: str = ""
     calls: tuple[Call, ...] = ()
@@ -62,6 +63,7 @@ class Turn:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     latency_s: float | None = None
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,7 @@ def _call_of(d: Mapping[str, Any], ran: bool) -> Call:
                 d.get("result"), d.get("error"), d.get("latency_s"), asked=not ran, ran=ran)
 
 
-_TURN_FIELDS = ("agent", "prompt_tokens", "completion_tokens", "latency_s")
+_TURN_FIELDS = ("agent", "prompt_tokens", "completion_tokens", "latency_s", "cost_usd")
 
 
 def _step_json(s: Step) -> dict[str, Any]:

@@ -44,6 +44,9 @@ class Side:
     nuggets_hash: str | None = None
     """The fingerprint of the nuggets its nugget scores count against, when it has them
     (:func:`ragmark.results.nuggetizer_files.nuggets_hash`)."""
+    trajectories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """An agent's steps per question (question id -> steps as a results file holds
+    them), where it has them."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,25 @@ def _same_nuggets(a: Side, b: Side, metrics: Sequence[str]) -> None:
         raise ConfigError(why + ", or leave those metrics out (--metrics)")
 
 
+def calls_diff(a: Side, b: Side) -> list[dict[str, Any]]:
+    """The questions both sides answered as agents whose tool calls differ: per question
+    its id, text and each side's calls in order (``name(arguments)``, `` failed`` after
+    a call whose tool failed), in A's question order."""
+    from ragmark.trajectory import Trajectory
+
+    def calls(steps: list[dict[str, Any]]) -> list[str]:
+        return [c.key + (" failed" if c.error is not None else "")
+                for c in Trajectory.from_json(steps).calls()]
+
+    out = []
+    for q in a.questions:
+        if q in a.trajectories and q in b.trajectories:
+            ca, cb = calls(a.trajectories[q]), calls(b.trajectories[q])
+            if ca != cb:
+                out.append({"id": q, "question": a.questions[q], "a": ca, "b": cb})
+    return out
+
+
 def pairwise_diff(a: Side, b: Side) -> list[dict[str, Any]]:
     """When A and B are two runs that each judged their config's answers against the
     same other config (``compare --pairwise``): per opponent and criterion, the config's
@@ -236,7 +258,14 @@ def resolve_side(ref: str, config: str | None, history: Path,
     runs and compares of ``config``, on ``dataset_hash`` when given; as a ``baseline``,
     those that did not fail their gates: a failed run counts again once accepted). A run
     whose per-question values were pruned is refused, saying when and what to do."""
-    from ragmark.history import NUGGETS_HASHES, list_runs, pairwise_of, run_row, values
+    from ragmark.history import (
+        NUGGETS_HASHES,
+        list_runs,
+        pairwise_of,
+        run_row,
+        trajectories,
+        values,
+    )
     from ragmark.history.retention import pruned_at
     from ragmark.results import read_results
 
@@ -282,7 +311,8 @@ def resolve_side(ref: str, config: str | None, history: Path,
     used = (env.get(NUGGETS_HASHES) or {}).get(name)
     return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals,
                 origin=f"run {run_id}", pairwise=pairwise_of(history, run_id),
-                nuggets_hash=used if isinstance(used, str) else None)
+                nuggets_hash=used if isinstance(used, str) else None,
+                trajectories=trajectories(history, run_id, name))
 
 
 def side_from_report(report: RunReport, label: str = "this run") -> Side:
@@ -295,4 +325,5 @@ def side_from_report(report: RunReport, label: str = "this run") -> Side:
     used = report.dataset.get("nuggets_hash")
     return Side(f"{label} ({name})", name, str(report.dataset.get("hash", "")),
                 {q.id: q.question for q in report.queries}, vals,
-                nuggets_hash=used if isinstance(used, str) else None)
+                nuggets_hash=used if isinstance(used, str) else None,
+                trajectories=report.trajectories())

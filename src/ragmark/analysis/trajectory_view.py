@@ -6,7 +6,9 @@ report print the same lines."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from ragmark.results.model import QueryRecord
 from ragmark.trajectory import Call, Handoff, Step, ToolRun, Trajectory, Turn
@@ -45,57 +47,90 @@ def step_line(step: Step) -> str:
               f" · {step.prompt_tokens or 0}+{step.completion_tokens or 0} tokens")
     said = (f"asked {', '.join(_call(c) for c in step.calls)}" if step.calls
             else _clip(step.content) or "(no text)")
-    return f"model{who}: {said}{tokens}{_took(step.latency_s)}"
+    cost = "" if step.cost_usd is None else f" · ${step.cost_usd:.6f}"
+    return f"model{who}: {said}{tokens}{_took(step.latency_s)}{cost}"
 
 
-def trajectory_section(q: QueryRecord) -> tuple[str, list[str]] | None:
-    """The heading (steps, calls, tokens) and a line a step; None without a trajectory."""
-    steps = q.recorded.get("trajectory")
-    if not isinstance(steps, list):
-        return None
-    t = Trajectory.from_json(steps)
-    calls = t.calls()
-    failed = sum(c.error is not None for c in calls)
-    turns = [s for s in t.steps if isinstance(s, Turn)]
-    tokens = [n for s in turns for n in (s.prompt_tokens, s.completion_tokens) if n is not None]
-    parts = [f"{len(t.steps)} step{'s' if len(t.steps) != 1 else ''}",
-             f"{len(calls)} tool call{'s' if len(calls) != 1 else ''}"
-             + (f", {failed} failed" if failed else "")]
-    if tokens:
-        parts.append(f"{sum(tokens)} tokens")
-    return (f"Trajectory ({'; '.join(parts)})",
-            [step_line(s) for s in t.steps] or ["(no step: the agent answered at once)"])
+@dataclass(frozen=True)
+class Totals:
+    """One trajectory counted: its steps, model turns, tool calls, failed calls, tokens,
+    the time its steps took (model turns and tool runs; steps that ran side by side
+    counted each) and its cost (None: no step recorded it)."""
 
+    steps: int
+    turns: int
+    calls: int
+    failed: int
+    tokens: int | None
+    seconds: float | None
+    cost_usd: float | None
 
-def trajectories_summary(queries: Sequence[QueryRecord]) -> list[str]:
-    """The agents' steps over a run, for the Markdown report: how many questions have a
-    trajectory, and per trajectory the mean of its steps, model turns, tool calls, failed
-    calls, tokens and the time its steps took (model turns and tool runs; steps that ran
-    side by side counted each)."""
-    rows: list[tuple[float | None, ...]] = []
-    for q in queries:
-        steps = q.recorded.get("trajectory")
-        if not isinstance(steps, list):
-            continue
-        t = Trajectory.from_json(steps)
+    @classmethod
+    def of(cls, t: Trajectory) -> Totals:
         calls = t.calls()
         turns = [s for s in t.steps if isinstance(s, Turn)]
         tokens = [n for s in turns for n in (s.prompt_tokens, s.completion_tokens)
                   if n is not None]
         took = [s.latency_s for s in turns if s.latency_s is not None] + [
             c.latency_s for c in calls if c.latency_s is not None]
-        rows.append((len(t.steps), len(turns), len(calls),
-                     sum(c.error is not None for c in calls),
-                     sum(tokens) if tokens else None, sum(took) if took else None))
+        cost = [s.cost_usd for s in turns if s.cost_usd is not None]
+        return cls(len(t.steps), len(turns), len(calls),
+                   sum(c.error is not None for c in calls), sum(tokens) if tokens else None,
+                   sum(took) if took else None, sum(cost) if cost else None)
+
+
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+NO_STEP = "(no step: the agent answered at once)"
+
+
+def step_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A trajectory as a results file or the history holds it: a line a step."""
+    return [step_line(s) for s in Trajectory.from_json(steps).steps] or [NO_STEP]
+
+
+def trajectory_section(q: QueryRecord) -> tuple[str, list[str]] | None:
+    """The heading (steps, calls, tokens, time, cost) and a line a step; None without a
+    trajectory."""
+    steps = q.recorded.get("trajectory")
+    if not isinstance(steps, list):
+        return None
+    t = Trajectory.from_json(steps)
+    n = Totals.of(t)
+    parts = [_plural(n.steps, "step"), _plural(n.calls, "tool call")
+             + (f", {n.failed} failed" if n.failed else "")]
+    if n.tokens is not None:
+        parts.append(f"{n.tokens} tokens")
+    if n.seconds is not None:
+        parts.append(f"{n.seconds:.2f} s")
+    if n.cost_usd is not None:
+        parts.append(f"${n.cost_usd:.6f}")
+    return (f"Trajectory ({'; '.join(parts)})",
+            [step_line(s) for s in t.steps] or [NO_STEP])
+
+
+def trajectories_summary(queries: Sequence[QueryRecord]) -> list[str]:
+    """The agents' steps over a run, for the Markdown report: how many questions have a
+    trajectory, and per trajectory the mean of its :class:`Totals` (each over the
+    trajectories that recorded it)."""
+    rows = [Totals.of(Trajectory.from_json(steps)) for q in queries
+            if isinstance(steps := q.recorded.get("trajectory"), list)]
     if not rows:
         return []
+    fields = ("steps", "turns", "calls", "failed", "tokens", "seconds", "cost_usd")
 
-    def mean(i: int) -> str:
-        got = [float(v) for r in rows if (v := r[i]) is not None]
-        return "—" if not got else f"{sum(got) / len(got):.2f}"
+    def mean(name: str) -> str:
+        got = [float(v) for r in rows if (v := getattr(r, name)) is not None]
+        if not got:
+            return "—"
+        m = sum(got) / len(got)
+        return f"{m:.6f}" if name == "cost_usd" else f"{m:.2f}"
 
     return [f"Agent trajectories: {len(rows)} of {len(queries)} questions, mean per "
             "trajectory:", "",
-            "| Steps | Model turns | Tool calls | Failed calls | Tokens | Step time (s) |",
-            "|---:|---:|---:|---:|---:|---:|",
-            "| " + " | ".join(mean(i) for i in range(6)) + " |"]
+            "| Steps | Model turns | Tool calls | Failed calls | Tokens | Step time (s) "
+            "| Cost (USD) |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+            "| " + " | ".join(mean(f) for f in fields) + " |"]

@@ -307,7 +307,10 @@ def renamed(old: str, new: str, **kw: Any) -> Callable[[Callable[..., Any]], Cal
                    "release", err=True)
         ctx.meta.setdefault(_RENAMED, {})[new] = value
 
-    return click.option(old, expose_value=False, hidden=True, callback=keep, **kw)
+    # a name of its own: the new option's value is not the old one's (``--config-name``
+    # keeps its value under ``config``, which an unnamed ``--config`` would read too)
+    dest = "renamed_" + old.lstrip("-").replace("-", "_")
+    return click.option(old, dest, expose_value=False, hidden=True, callback=keep, **kw)
 
 
 def takes_renamed(new: str, default: Any = None

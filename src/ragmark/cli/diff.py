@@ -34,7 +34,7 @@ def diff_cmd(**flags: Any) -> None:
     worse and better the most. A and B: results files (run or compare), history ids, or
     last / last~1 / ... (the newest runs of --config-name)."""
     f = SimpleNamespace(**flags)
-    from ragmark.analysis.diff import diff, pairwise_diff, resolve_side
+    from ragmark.analysis.diff import calls_diff, diff, pairwise_diff, resolve_side
     from ragmark.history import history_path
 
     hist = history_path(f.history)
@@ -44,11 +44,13 @@ def diff_cmd(**flags: Any) -> None:
     names = [metric_name(m) for m in split_names(f.metrics)] if f.metrics else None
     rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
     pairwise = pairwise_diff(side_a, side_b)
+    calls = calls_diff(side_a, side_b)
     out, _ = consoles(quiet=True)
     if f.as_json:
         click.echo(json.dumps({"a": side_a.label, "b": side_b.label, "notes": notes,
                                "metrics": [r.to_json() for r in rows],
-                               **({"pairwise": pairwise} if pairwise else {})}, indent=2))
+                               **({"pairwise": pairwise} if pairwise else {}),
+                               **({"tool_calls": calls} if calls else {})}, indent=2))
         return
     out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False, markup=False)
     for n in notes:
@@ -75,6 +77,26 @@ def diff_cmd(**flags: Any) -> None:
                 q = f" {m.question[:70]!r}" if m.question else ""
                 out.print(f"  {label}: {m.id}{q}: {m.a:.4f} -> {m.b:.4f} ({m.delta:+.4f})",
                           highlight=False, markup=False)
+    _print_pairwise(out, pairwise, f.top)
+    _print_calls(out, calls, sum(q in side_b.trajectories for q in side_a.trajectories),
+                 f.top)
+
+
+def _print_calls(out: Any, calls: list[dict[str, Any]], both: int, top: int) -> None:
+    """The questions whose tool calls changed from A to B, ``top`` of them in full."""
+    if not calls:
+        return
+    out.print(f"tool calls: {len(calls)} of the {both} questions with a trajectory in both "
+              "changed their calls" + (f" ({top} shown)" if len(calls) > top else ""),
+              highlight=False, markup=False)
+    for c in calls[:top]:
+        out.print(f"  {c['id']} {c['question'][:70]!r}:\n    A: "
+                  f"{', '.join(c['a']) or 'no call'}\n    B: {', '.join(c['b']) or 'no call'}",
+                  highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_pairwise(out: Any, pairwise: list[dict[str, Any]], top: int) -> None:
+    """Per opponent and criterion, the config's pairwise record in A and in B."""
     for p in pairwise:
         def rec(r: dict[str, Any]) -> str:
             rate = "none" if r["value"] is None else (
@@ -82,8 +104,8 @@ def diff_cmd(**flags: Any) -> None:
             return f"won {r['wins']}, tied {r['ties']}, lost {r['losses']} (win rate {rate})"
 
         moved = p["changed"]
-        shown = ", ".join(f"{m['id']} {m['a']} -> {m['b']}" for m in moved[:f.top])
+        shown = ", ".join(f"{m['id']} {m['a']} -> {m['b']}" for m in moved[:top])
         out.print(f"pairwise {p['criterion']} against {p['against']}: A {rec(p['a'])}; B "
                   f"{rec(p['b'])}; {len(moved)} question{'' if len(moved) == 1 else 's'} changed"
-                  + (f": {shown}" + (" ..." if len(moved) > f.top else "") if moved else ""),
+                  + (f": {shown}" + (" ..." if len(moved) > top else "") if moved else ""),
                   highlight=False, markup=False, soft_wrap=True)

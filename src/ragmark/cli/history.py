@@ -81,14 +81,21 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
 @history_cmd.command("show")
 @history_option
 @click.argument("run_id", type=int)
+@click.option("--question", "query_id", metavar="QUERY_ID",
+              help="One question of the run: its values per config and an agent's "
+                   "trajectory, step by step.")
 @click.pass_context
-def history_show(ctx: click.Context, run_id: int, history: str | None) -> None:
+def history_show(ctx: click.Context, run_id: int, history: str | None,
+                 query_id: str | None) -> None:
     """One recorded run: its envelope, configs and every aggregate with its coverage."""
     from ragmark.history import aggregates, history_path, pairwise_of, run_row
 
     path = history_path(history or ctx.obj["history"])
     row, env, configs = run_row(path, run_id)
     out, _ = consoles(quiet=True)
+    if query_id is not None:
+        _show_question(out, path, run_id, list(configs), query_id)
+        return
     out.print(f"run {row.id}: {row.kind} on {row.dataset_name} ({row.questions} questions), "
               f"{row.created_at}, ragmark {env.get('ragmark')}, commit "
               f"{row.git_commit or 'none'}", highlight=False, markup=False)
@@ -119,6 +126,34 @@ def history_show(ctx: click.Context, run_id: int, history: str | None) -> None:
             out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         for g in pairwise.get("gates") or []:
             out.print(f"  gate: {g['line']}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _show_question(out: Any, path: Any, run_id: int, configs: list[str], qid: str) -> None:
+    """A question of a recorded run: per config its values and its trajectory."""
+    from ragmark.analysis.trajectory_view import step_lines
+    from ragmark.history import trajectories, values
+    from ragmark.history.retention import pruned_at
+
+    when = pruned_at(path, run_id)
+    if when is not None:
+        raise ConfigError(f"run {run_id}'s per-question values were pruned on {when[:10]}; "
+                          f"its results file, if kept, has question {qid!r}")
+    for name in configs:
+        questions, vals = values(path, run_id, name)
+        if qid not in questions:
+            raise ConfigError(f"run {run_id} has no question {qid!r} (e.g. "
+                              f"{', '.join(list(questions)[:3]) or 'none'})")
+        out.print(f"config {name}, question {qid}: {questions[qid]}", highlight=False,
+                  markup=False, soft_wrap=True)
+        for metric, by_q in vals.items():
+            v = by_q.get(qid)
+            out.print(f"  {metric}: {'missing' if v is None else f'{v:.4f}'}",
+                      highlight=False, markup=False)
+        steps = trajectories(path, run_id, name).get(qid)
+        if steps is not None:
+            out.print(f"  trajectory ({len(steps)} steps):", highlight=False)
+            for i, line in enumerate(step_lines(steps), 1):
+                out.print(f"    {i}. {line}", highlight=False, markup=False, soft_wrap=True)
 
 
 @history_cmd.command("prune")

@@ -29,6 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ragmark.data.logged import number
 from ragmark.data.otlp import Span
 from ragmark.data.trace_spans import Trace
 from ragmark.trajectory import Call, Handoff, Step, ToolRun, Trajectory, Turn, parse_arguments
@@ -49,6 +50,37 @@ def _number(attrs: Mapping[str, Any], *keys: str) -> int | None:
     v = next((attrs[k] for k in keys if isinstance(attrs.get(k), int | float)
               and not isinstance(attrs.get(k), bool)), None)
     return None if v is None else int(v)
+
+
+def _sum_or_first(attrs: Mapping[str, Any], total: str, *parts: tuple[str, ...]
+                  ) -> float | None:
+    """``total`` as recorded, else the sum of the parts recorded (each the first of its
+    names present); None when none is."""
+    def first(keys: tuple[str, ...]) -> float | None:
+        return next((v for v in (number(attrs.get(k)) for k in keys) if v is not None), None)
+
+    got = first((total,))
+    if got is not None:
+        return got
+    found = [v for v in (first(p) for p in parts) if v is not None]
+    return sum(found) if found else None
+
+
+def span_cost(attrs: Mapping[str, Any]) -> float | None:
+    """An LLM call's cost in US dollars as its span records it (``llm.cost.total``, else
+    ``llm.cost.prompt`` + ``llm.cost.completion``)."""
+    return _sum_or_first(attrs, "llm.cost.total", ("llm.cost.prompt",),
+                         ("llm.cost.completion",))
+
+
+def span_tokens(attrs: Mapping[str, Any]) -> float | None:
+    """An LLM call's tokens as its span records them (``llm.token_count.total``, else
+    prompt + completion, OpenInference's or the GenAI conventions' names)."""
+    return _sum_or_first(attrs, "llm.token_count.total",
+                         ("llm.token_count.prompt", "gen_ai.usage.input_tokens",
+                          "gen_ai.usage.prompt_tokens"),
+                         ("llm.token_count.completion", "gen_ai.usage.output_tokens",
+                          "gen_ai.usage.completion_tokens"))
 
 
 def _seconds(span: Span) -> float | None:
@@ -213,7 +245,7 @@ def _turn(span: Span, agent: str | None) -> Turn:
     return Turn(text, tuple(calls), agent,
                 _number(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens"),
                 _number(a, "llm.token_count.completion", "gen_ai.usage.output_tokens"),
-                _seconds(span))
+                _seconds(span), span_cost(a))
 
 
 _ROLES = {"user": "user", "human": "user", "assistant": "ai", "ai": "ai"}

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data.leniency import Leniency
-from ragmark.data.logged import Context, Output, number, thumb
+from ragmark.data.logged import Context, Output, thumb
 from ragmark.data.otlp import Span, warn
 from ragmark.data.outputs import ODD_FEEDBACK, OutputsSet, contexts_corpus
 from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them)
@@ -70,7 +70,7 @@ from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them
     read_traces,
     says_empty,
 )
-from ragmark.data.trace_steps import said, trajectory_of_trace
+from ragmark.data.trace_steps import said, span_cost, span_tokens, trajectory_of_trace
 from ragmark.data.trajectories import searched
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
@@ -128,10 +128,6 @@ def covered(spans: Sequence[Span]) -> float | None:
     return total / 1e9
 
 
-def _first(attrs: Mapping[str, Any], *keys: str) -> float | None:
-    return next((v for v in (number(attrs.get(k)) for k in keys) if v is not None), None)
-
-
 def _usage(trace: Trace) -> dict[str, float]:
     """Tokens and cost summed over the LLM spans that record them, each once: an LLM
     span inside one that records them (LlamaIndex's ``complete`` inside ``predict``) is
@@ -143,23 +139,9 @@ def _usage(trace: Trace) -> dict[str, float]:
     for s in llm.values():
         if any(a in counts for a in trace.above(s)):
             continue
-        a = s.attributes
-        total = _first(a, "llm.token_count.total")
-        if total is None:
-            parts = [_first(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens",
-                            "gen_ai.usage.prompt_tokens"),
-                     _first(a, "llm.token_count.completion", "gen_ai.usage.output_tokens",
-                            "gen_ai.usage.completion_tokens")]
-            total = sum(p for p in parts if p is not None) if any(
-                p is not None for p in parts) else None
-        if total is not None:
+        if (total := span_tokens(s.attributes)) is not None:
             tokens.append(total)
-        c = _first(a, "llm.cost.total")
-        if c is None:
-            parts = [_first(a, "llm.cost.prompt"), _first(a, "llm.cost.completion")]
-            c = sum(p for p in parts if p is not None) if any(
-                p is not None for p in parts) else None
-        if c is not None:
+        if (c := span_cost(s.attributes)) is not None:
             cost.append(c)
     return ({"tokens": sum(tokens)} if tokens else {}) | ({"cost_usd": sum(cost)} if cost
                                                           else {})

@@ -17,6 +17,7 @@ from ragmark.history.store import (
     pairwise_of,
     record,
     run_row,
+    trajectories,
     trend,
     values,
 )
@@ -27,13 +28,8 @@ if TYPE_CHECKING:
     from ragmark.running.compare import Comparison
 
 __all__ = ["NUGGETS_HASHES", "ConfigResult", "RunRow", "aggregates", "history_path",
-           "list_runs", "pairwise_of", "record", "record_results", "run_row", "trend",
-           "values"]
-
-
-def _from_report(report: RunReport) -> ConfigResult:
-    return ConfigResult(report.config, report.metrics,
-                        {q.id: dict(q.metrics) for q in report.queries})
+           "list_runs", "pairwise_of", "record", "record_results", "run_row", "trajectories",
+           "trend", "values"]
 
 
 NUGGETS_HASHES = "nuggets_hashes"
@@ -66,5 +62,5 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
     if used:  # what each config's nugget scores counted against (diff pairs only equal)
         envelope = {**envelope, NUGGETS_HASHES: used}
     return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
-                  {name: _from_report(r) for name, r in reports.items()}, shown, verdict,
+                  {name: ConfigResult.of(r) for name, r in reports.items()}, shown, verdict,
                   Also(pairwise=result.pairwise) if isinstance(result, Comparison) else None)

@@ -97,6 +97,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (7, "a compare's pairwise verdicts (--pairwise), as its results file holds them", """
         ALTER TABLE runs ADD COLUMN pairwise TEXT;
     """),
+    (8, "an agent's trajectory per question (its steps as the results file holds them)", """
+        CREATE TABLE trajectories (
+            run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            config TEXT NOT NULL,
+            query_id TEXT NOT NULL,
+            steps TEXT NOT NULL,
+            PRIMARY KEY (run_id, config, query_id)
+        ) WITHOUT ROWID;
+    """),
 ]
 LATEST = MIGRATIONS[-1][0]
 

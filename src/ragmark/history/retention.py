@@ -90,7 +90,7 @@ def to_prune(path: str | Path, older_than: timedelta, *, now: datetime | None = 
 def prune(path: str | Path, older_than: timedelta, *, now: datetime | None = None,
           kind: str | None = None, dataset_hash: str | None = None,
           vacuum: bool = True) -> Pruned:
-    """Drop the per-question values and question texts of the runs :func:`to_prune`
+    """Drop the per-question values, question texts and trajectories of the runs :func:`to_prune`
     names; VACUUM after (``vacuum``), so the file shrinks."""
     p = Path(path)
     plan = to_prune(p, older_than, now=now, kind=kind, dataset_hash=dataset_hash)
@@ -100,7 +100,7 @@ def prune(path: str | Path, older_than: timedelta, *, now: datetime | None = Non
     with connect(p, create=False) as con:
         con.execute("BEGIN IMMEDIATE")
         try:
-            for table in ("query_values", "questions"):
+            for table in ("query_values", "questions", "trajectories"):
                 for part in _parts(plan.runs):
                     con.execute(f"DELETE FROM {table} WHERE run_id IN "
                                 f"({','.join('?' * len(part))})", part)

@@ -19,7 +19,7 @@ from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.history.migrations import LATEST, migrate, version
-from ragmark.results.model import Aggregate
+from ragmark.results.model import Aggregate, RunReport
 from ragmark.sqlite import open_store
 from ragmark.types import Score
 from ragmark.versions import canonical_hash
@@ -39,11 +39,20 @@ def history_path(given: str | Path | None = None) -> Path:
 @dataclass
 class ConfigResult:
     """What is recorded of one config: its config as in the results file, its aggregates,
-    and per question its metric values (question id -> metric -> Score)."""
+    per question its metric values (question id -> metric -> Score), and an agent's
+    trajectory per question (question id -> its steps as the results file holds them)."""
 
     config: Mapping[str, Any]
     metrics: Mapping[str, Aggregate]
     values: Mapping[str, Mapping[str, Score]] = field(default_factory=dict)
+    trajectories: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, report: RunReport) -> ConfigResult:
+        """What a run's report records: its values, and the trajectories its questions
+        have."""
+        return cls(report.config, report.metrics,
+                   {q.id: dict(q.metrics) for q in report.queries}, report.trajectories())
 
 
 @dataclass(frozen=True)
@@ -193,6 +202,11 @@ def record(path: str | Path, envelope: Mapping[str, Any], dataset_name: str,
                     "INSERT INTO query_values VALUES (?, ?, ?, ?, ?, ?)",
                     [(run_id, name, qid, m, s.value, s.reason)
                      for qid, scores in c.values.items() for m, s in scores.items()])
+                if c.trajectories:  # an agent's (a store before schema 8 has none)
+                    con.executemany(
+                        "INSERT INTO trajectories VALUES (?, ?, ?, ?)",
+                        [(run_id, name, qid, json.dumps(list(steps), ensure_ascii=False))
+                         for qid, steps in c.trajectories.items()])
             if cursor is not None:
                 _move_cursor(con, cursor, run_id)
             con.execute("COMMIT")
@@ -317,6 +331,16 @@ def values(path: str | Path, run_id: int, config: str
     for metric, qid, value in rows:
         out.setdefault(metric, {})[qid] = value
     return dict(qs), out
+
+
+def trajectories(path: str | Path, run_id: int, config: str
+                 ) -> dict[str, list[dict[str, Any]]]:
+    """question id -> the trajectory's steps (as a results file holds them) of one config
+    of one run: the questions an agent answered."""
+    with connect(path, create=False) as con:
+        rows = con.execute("SELECT query_id, steps FROM trajectories WHERE run_id = ? AND "
+                           "config = ?", (run_id, config)).fetchall()
+    return {qid: json.loads(steps) for qid, steps in rows}
 
 
 def trend(path: str | Path, config: str, metric: str, dataset: str | None = None

@@ -289,9 +289,7 @@ def monitor_once(s: Settings, prog: Progress | None = None) -> Window:
         marks = batch.counted()  # the late feedback is counted by this window
         cursor = store.Cursor(key, batch.state, before, marks)
         run_id = store.record(s.history, env, str(s.source), _questions(report.queries),
-                              {s.system: store.ConfigResult(
-                                  report.config, report.metrics,
-                                  {q.id: dict(q.metrics) for q in report.queries})},
+                              {s.system: store.ConfigResult.of(report)},
                               verdict=verdict, also=store.Also(cursor=cursor))
         if s.retain is not None:  # the history stays bounded: old details go
             from ragmark.history.retention import prune

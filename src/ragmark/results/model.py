@@ -267,6 +267,12 @@ class RunReport:
     its baseline and each gated metric's row; ``trend``: the recorded runs of each gated
     metric; see :func:`ragmark.plan.gating.gates_json`); None without a regression gate."""
 
+    def trajectories(self) -> dict[str, list[dict[str, Any]]]:
+        """question id -> an agent's steps as the results hold them, for the questions
+        that have a trajectory."""
+        return {q.id: steps for q in self.queries
+                if isinstance(steps := q.recorded.get("trajectory"), list)}
+
     def key(self, name: str) -> str:
         """The name under which metric ``name`` was computed (``map`` -> ``map@10`` when
         it was asked for without a cutoff on a ranking of 10)."""

@@ -106,4 +106,4 @@ def test_the_markdown_report_sums_up_the_trajectories(tmp_path, capsys):
     assert code == 0, err
     text = (tmp_path / "r.md").read_text()
     assert "Agent trajectories: 2 of 2 questions" in text
-    assert "| 5.50 | 3.00 | 2.50 | 0.50 | — | — |" in text
+    assert "| 5.50 | 3.00 | 2.50 | 0.50 | — | — | — |" in text

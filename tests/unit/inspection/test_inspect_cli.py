@@ -213,6 +213,10 @@ def test_bad_files_and_usage_are_exit_2_naming_the_place(tmp_path, in_fixtures, 
     code, _, err = run_cli(["inspect", "run_results.json", "q1", "--config", "x"], capsys)
     assert code == 2 and "is a run of config 'weak-bm25-llm'" in err
     assert "warning: --config is renamed --config-name" in err  # the old name, one release
+    code, _, err = run_cli(["inspect", "run_results.json", "q1", "--config-name", "x"],
+                           capsys)
+    assert code == 2 and "is a run of config 'weak-bm25-llm'" in err
+    assert "renamed" not in err  # the new name warns of nothing
     code, _, err = run_cli(["inspect", str(tmp_path / "none.json"), "q1"], capsys)
     assert code == 2 and "none.json: no such file" in err
     assert "Traceback" not in err

@@ -271,3 +271,54 @@ def test_a_smolagents_tool_calling_agent(server, tmp_path):
     turns = [s for s in out.trajectory.steps if isinstance(s, Turn)]
     assert [t.content for t in turns][-1] == "Frank Herbert"
     assert [(t.prompt_tokens, t.completion_tokens) for t in turns] == [(50, 9), (50, 9)]
+
+
+def test_each_model_turn_keeps_its_cost(tmp_path, capsys):
+    """Issue 50, item 1: cost per step and per trajectory. Two OpenInference LLM spans,
+    one recording ``llm.cost.total`` (0.0003), one only ``llm.cost.prompt`` (0.0001) and
+    ``llm.cost.completion`` (0.00005): the turns keep 0.0003 and 0.00015, the question's
+    trajectory 0.00045, as does the run's ``cost_usd``; ``inspect`` shows both."""
+    from openinference.semconv.trace import SpanAttributes
+
+    tracer, exporter = recorder()
+    kind = SpanAttributes.OPENINFERENCE_SPAN_KIND
+    with tracer.start_as_current_span("agent") as root:
+        root.set_attribute(kind, "AGENT")
+        root.set_attribute("input.value", "Who wrote Dune?")
+        root.set_attribute("output.value", "Frank Herbert.")
+        with tracer.start_as_current_span("llm") as llm:
+            llm.set_attribute(kind, "LLM")
+            out = "llm.output_messages.0.message.tool_calls.0.tool_call."
+            llm.set_attribute(out + "id", "c1")
+            llm.set_attribute(out + "function.name", "search")
+            llm.set_attribute(out + "function.arguments", '{"query": "Dune author"}')
+            llm.set_attribute("llm.cost.total", 0.0003)
+        with tracer.start_as_current_span("search") as tool:
+            tool.set_attribute(kind, "TOOL")
+            tool.set_attribute("tool.name", "search")
+            tool.set_attribute("input.value", '{"query": "Dune author"}')
+            tool.set_attribute("output.value", "Dune is by Frank Herbert.")
+        with tracer.start_as_current_span("llm") as llm:
+            llm.set_attribute(kind, "LLM")
+            llm.set_attribute("llm.output_messages.0.message.content", "Frank Herbert.")
+            llm.set_attribute("llm.cost.prompt", 0.0001)
+            llm.set_attribute("llm.cost.completion", 0.00005)
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+    (got,) = load_traces(path, Leniency()).outputs.values()
+    t = got.trajectory
+    assert t is not None
+    turns = [s for s in t.steps if isinstance(s, Turn)]
+    assert [s.cost_usd for s in turns] == [pytest.approx(0.0003), pytest.approx(0.00015)]
+    assert got.facts["cost_usd"] == pytest.approx(0.00045)
+    res = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--traces", str(path), "--search-tool", "search",
+                            "--output", str(res), "--include-details", "--no-history",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    qid = next(iter(json.loads(res.read_text())["per_query"]))
+    code, text, _ = run_cli(["inspect", str(res), qid], capsys)
+    flat = " ".join(text.split())
+    assert "$0.000450)" in flat, flat  # the trajectory's heading
+    assert 'model (agent): asked search({"query": "Dune author"})' in flat, flat
+    assert "$0.000300" in flat and "$0.000150" in flat
