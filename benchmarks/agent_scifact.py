@@ -5,7 +5,11 @@ BM25 search tool over SciFact (bm25s) and a calculator, traced by
 ``openinference-instrumentation-langchain``; ragmark reads the traces and scores the
 trajectories, and LangChain's agentevals scores the same trajectories as the anchor.
 
-    python benchmarks/agent_scifact.py --gguf QWEN.gguf [--questions 5]
+    python benchmarks/agent_scifact.py --gguf QWEN.gguf [--questions 5] [--force-search]
+
+``--force-search`` makes the model's first turn a call of the search tool (the request's
+``tool_choice`` names it, through a LangChain middleware, until a tool has answered): what
+the search finds is measured even where the model would answer without searching.
 
 SciFact: BEIR's copy (CC BY 4.0), ../shared/data/scifact. The model: Qwen2.5-Coder-1.5B-
 Instruct Q4_K_M (MODELS.md says how to assemble it; not committed).
@@ -28,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,7 +55,42 @@ SYSTEM = ("You check scientific claims against a database of abstracts. First ca
           "sentence whether the abstracts support the claim.")
 
 
-def _agent(url: str, alias: str, ds: Any) -> tuple[Any, dict[str, list[str]]]:
+class _NullContentToEmpty(httpx.HTTPTransport):
+    """llama-cpp-python's server refuses an assistant message whose content is null (its
+    schema wants a string), which is how LangChain sends a turn that only calls tools:
+    such a content is sent as an empty string."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path.endswith("/chat/completions"):
+            body = json.loads(request.content)
+            for m in body.get("messages") or []:
+                if m.get("role") == "assistant" and m.get("content") is None:
+                    m["content"] = ""
+            content = json.dumps(body).encode()
+            headers = {k: v for k, v in request.headers.items()
+                       if k.lower() != "content-length"}
+            request = httpx.Request(request.method, request.url, headers=headers,
+                                    content=content)
+        return super().handle_request(request)
+
+
+def _first_call_searches() -> Any:
+    """A LangChain middleware: a model call before any tool has answered must call the
+    search tool (``tool_choice``); later calls choose freely."""
+    from langchain.agents.middleware import wrap_model_call
+    from langchain_core.messages import ToolMessage
+
+    @wrap_model_call  # type: ignore[arg-type]
+    def first_call_searches(request: Any, handler: Any) -> Any:
+        if not any(isinstance(m, ToolMessage) for m in request.messages):
+            request = request.override(tool_choice="search")
+        return handler(request)
+
+    return first_call_searches
+
+
+def _agent(url: str, alias: str, ds: Any, force: bool
+           ) -> tuple[Any, dict[str, list[str]]]:
     import bm25s
     from langchain.agents import create_agent
     from langchain_core.tools import tool
@@ -78,8 +119,11 @@ def _agent(url: str, alias: str, ds: Any) -> tuple[Any, dict[str, list[str]]]:
         return str(eval(expression))  # noqa: S307 (digits and operators only)
 
     model = ChatOpenAI(base_url=url, api_key="none", model=alias, temperature=0,
-                       max_tokens=160, timeout=600)
-    return create_agent(model, [search, calculator], system_prompt=SYSTEM), returned
+                       max_tokens=160, timeout=600,
+                       http_client=httpx.Client(transport=_NullContentToEmpty(), timeout=600))
+    middleware = [_first_call_searches()] if force else []
+    return create_agent(model, [search, calculator], system_prompt=SYSTEM,
+                        middleware=middleware), returned
 
 
 def _ragmark(args: list[str]) -> dict[str, Any]:
@@ -115,6 +159,8 @@ def main() -> None:
     ap.add_argument("--gguf", required=True, help="The 1.5B model's GGUF (MODELS.md).")
     ap.add_argument("--alias", default="qwen")
     ap.add_argument("--questions", type=int, default=5)
+    ap.add_argument("--force-search", action="store_true",
+                    help="The first model call must call the search tool (tool_choice).")
     ap.add_argument("--data", default=str(DEFAULT_DATA / "scifact"))
     ap.add_argument("--out", default=str(RESULTS / "agent_scifact.md"))
     args = ap.parse_args()
@@ -144,7 +190,7 @@ def main() -> None:
                       model=Path(args.gguf), alias=args.alias, n_ctx=4096,
                       start_timeout=300) as url:
         warm_up(url, args.alias)
-        agent, returned = _agent(url, args.alias, ds)
+        agent, returned = _agent(url, args.alias, ds, args.force_search)
         for s in samples:
             t0 = time.perf_counter()
             try:
@@ -194,11 +240,14 @@ def main() -> None:
     n = len(scored["queries"])
     m = scored["metrics"]
     lines = header_lines("An agent that searches SciFact, tried as a user would",
-                         info, "python benchmarks/agent_scifact.py " + " ".join(sys.argv[1:]))
+                         info, "python benchmarks/agent_scifact.py " + " ".join(
+                             Path(a).name if a == args.gguf else a for a in sys.argv[1:]))
     lines += [
         f"{n} SciFact test claims (BEIR's copy, CC BY 4.0). The agent: LangChain's "
         "create_agent over a BM25 search tool (bm25s, top 5, 240 characters of each "
-        "abstract) and a calculator, temperature 0, at most 8 graph steps. Traced by the "
+        "abstract) and a calculator, temperature 0, at most 8 graph steps"
+        + (", its first model call made to call the search tool (tool_choice)"
+           if args.force_search else ", tool choice left to the model") + ". Traced by the "
         "OpenInference LangChain instrumentor; read by `ragmark run --traces --search-tool "
         "search` against a set expecting one search per claim (its arguments ignored), "
         "whose gold passages are the qrels' abstracts.",
