@@ -27,12 +27,12 @@ from ragmark.judges.lists import (  # noqa: F401  (judge modules import them fro
     most_listed,
     one_verdict_each,
 )
+from ragmark.judges.outcome import JudgeCounts, JudgeFailure  # noqa: F401 (imported from here)
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import strict_schema
 from ragmark.llm.tokens import measure_of
-from ragmark.llm.window import known_window, learn, window_in_refusal
-from ragmark.types import Score
+from ragmark.llm.window import fitting_slot, known_window, learn, window_in_refusal
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -74,51 +74,6 @@ def _field_blocks(model: BaseModel) -> dict[str, str]:
         else:
             out[name] = data_block(name, "" if value is None else str(value))
     return out
-
-
-@dataclass(frozen=True)
-class JudgeFailure:
-    """A judge that gave no usable answer: ``reason`` and the last ``raw`` output (None
-    when no answer came back). Record the item as missing with these, never as 0."""
-
-    reason: str
-    raw: str | None = None
-    attempts: int = 0
-
-    def missing(self, **details: Any) -> Score:
-        """The item as a missing score: the reason, with the raw output in the details."""
-        return Score.missing(self.reason, raw=self.raw, **details)
-
-
-@dataclass
-class JudgeCounts:
-    """Running counts of judge calls: ``asked`` items, ``reasked`` (second tries),
-    ``failed`` (items that ended in a JudgeFailure), ``cut`` (calls whose texts were cut
-    to fit the context ``window``)."""
-
-    asked: int = 0
-    reasked: int = 0
-    failed: int = 0
-    cut: int = 0
-    """Calls whose texts were cut to fit the model's context window."""
-    window: int | None = None
-    """That window, when some were."""
-    guidance_cut: int = 0
-    """Calls whose alignment (examples, rules) was shortened to fit the window."""
-    examples_shortened: int = 0
-    examples_dropped: int = 0
-    """Over those calls, the alignment's examples shortened and dropped."""
-
-    def add(self, other: JudgeCounts) -> None:
-        """Count ``other``'s calls too (a judge of several calls counts its own first)."""
-        self.asked += other.asked
-        self.reasked += other.reasked
-        self.failed += other.failed
-        self.cut += other.cut
-        self.window = other.window or self.window
-        self.guidance_cut += other.guidance_cut
-        self.examples_shortened += other.examples_shortened
-        self.examples_dropped += other.examples_dropped
 
 
 @functools.cache
@@ -341,22 +296,45 @@ async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: 
     params = dict(given)
     params.setdefault("schema", unguided.schema(item))
     cap = int(params.pop("max_tokens", None) or answer_cap(client, unguided))
-    window = known_window(client)
-    prompt = fitted(unguided, item, cap, window, counts)
-    measure = None if window is None else await measure_of(client, prompt.render(item))
-    whole = fit(prompt, item, cap, window, measure)
-    bounds = groups_that_fit(prompt, item, cap, window, measure) if whole.cut else None
-    if bounds is not None:  # the numbered items in groups that fit whole, not texts cut
-        outs = await asyncio.gather(*(_ask(client, unguided, part(prompt, item, a, b),
-                                           counts, given) for a, b in bounds),
-                                    return_exceptions=True)
-        raised = next((o for o in outs if isinstance(o, BaseException)), None)
-        if raised is not None:  # every group was asked first (a dry run counts them all)
-            raise raised
-        failed = next((o for o in outs if isinstance(o, JudgeFailure)), None)
-        return failed if failed is not None else merged(prompt, bounds, outs)
+    async with fitting_slot(client):  # fitted to the window known when it is sent
+        window = known_window(client)
+        prompt = fitted(unguided, item, cap, window, counts)
+        measure = None if window is None else await measure_of(client, prompt.render(item))
+        whole = fit(prompt, item, cap, window, measure)
+        bounds = groups_that_fit(prompt, item, cap, window, measure) if whole.cut else None
+        if bounds is None:
+            return await _sent(client, unguided, item, counts, params,
+                               _Fitting(prompt, whole, cap, window, measure))
+    # the numbered items in groups that fit whole, not texts cut (each its own call)
+    outs = await asyncio.gather(*(_ask(client, unguided, part(prompt, item, a, b),
+                                       counts, given) for a, b in bounds),
+                                return_exceptions=True)
+    raised = next((o for o in outs if isinstance(o, BaseException)), None)
+    if raised is not None:  # every group was asked first (a dry run counts them all)
+        raise raised
+    failed = next((o for o in outs if isinstance(o, JudgeFailure)), None)
+    return failed if failed is not None else merged(prompt, bounds, outs)
+
+
+@dataclass(frozen=True)
+class _Fitting:
+    """A call as fitted: its (guided) prompt, the fitted call, the answer's cap, the
+    window it was fitted in and how its tokens were counted."""
+
+    prompt: Any
+    whole: Any
+    cap: int
+    window: int | None
+    measure: Any
+
+
+async def _sent(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: JudgeCounts,
+                params: dict[str, Any], f: _Fitting) -> Out | JudgeFailure:
+    """The fitted call sent, fitted again once when its refusal names a smaller window,
+    and re-asked once on an unusable answer."""
     counts.asked += 1
-    call = counted(client, whole, window, counts)
+    prompt, window = f.prompt, f.window
+    call = counted(client, f.whole, window, counts)
     if call.problem is not None:
         counts.failed += 1
         return JudgeFailure(call.problem, None, 0)
@@ -370,8 +348,8 @@ async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: 
             if attempt == 1 and learnt and (window is None or learnt < window):
                 learn(client, learnt)  # the refusal named the window: fit, and once more
                 window = learnt
-                prompt = fitted(unguided, item, cap, window, counts)
-                again = counted(client, fit(prompt, item, cap, window, measure), window,
+                prompt = fitted(unguided, item, f.cap, window, counts)
+                again = counted(client, fit(prompt, item, f.cap, window, f.measure), window,
                                 counts)
                 if again.problem is None:
                     messages, params["max_tokens"] = again.messages, again.max_tokens

@@ -9,6 +9,7 @@ from typing import Any
 
 from ragmark.llm.client import LLMClient
 from ragmark.llm.config import LLMSettings
+from ragmark.llm.window import known_window
 
 COMPONENTS = ("generator", "reranker", "embeddings", "refusal")
 """The pipeline components whose model calls a run accounts for, each in its own block."""
@@ -29,7 +30,10 @@ def llm_summary(settings: LLMSettings, client: LLMClient, counts: Any = None
     if counts is not None:
         out.update(judge_reasks=counts.reasked, judge_failures=counts.failed)
         if counts.cut:
-            out.update(judge_cut_to_fit=counts.cut, context_window=counts.window)
+            out["judge_cut_to_fit"] = counts.cut
+        window = counts.window or known_window(client)
+        if window:  # the window the calls were fitted in
+            out["context_window"] = window
         if getattr(counts, "guidance_cut", 0):
             out.update(alignment_cut_to_fit=counts.guidance_cut,
                        alignment_examples_shortened=counts.examples_shortened,

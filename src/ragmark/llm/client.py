@@ -54,6 +54,7 @@ class LLMClient:
         self._http: httpx.AsyncClient | None = None
         self._sem: asyncio.Semaphore | None = None
         self._form_lock: asyncio.Lock | None = None
+        self._fitting: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.window: int | None = None  # the context window, once known (llm/window.py)
         self.slots: int | None = None  # the server's parallel slots, where it says
@@ -92,9 +93,19 @@ class LLMClient:
                 limits=httpx.Limits(max_connections=self.concurrency)
             )
             self._sem = asyncio.Semaphore(self.concurrency)
+            self._fitting = asyncio.Semaphore(self.concurrency)
             self._form_lock = asyncio.Lock()
             self._loop = loop
         return self._http, self._sem
+
+    def fitting_slots(self) -> asyncio.Semaphore | None:
+        """The places of the judge calls being fitted and sent, as many as are sent at
+        once (:func:`ragmark.llm.window.fitting_slot`); None with a batch job, which
+        takes every call before it sends any."""
+        if self.batcher is not None:
+            return None
+        self._client()
+        return self._fitting
 
     @property
     def concurrency(self) -> int:

@@ -19,7 +19,8 @@ Tokens are estimated without the model's tokenizer, on the safe side: characters
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from ragmark.llm.protocol import estimate_tokens
@@ -60,6 +61,22 @@ def known_window(client: Any) -> int | None:
         return int(settings.context_window)
     got = getattr(client, "window", None)
     return got if isinstance(got, int) and got > 0 else None
+
+
+@asynccontextmanager
+async def fitting_slot(client: Any) -> AsyncIterator[None]:
+    """A place among the calls being fitted and sent, as many as the client sends at
+    once: a judge call is fitted to the window known when its turn to be sent comes, not
+    when it was made (made together, every call would be fitted before the first refusal
+    named the window, and each would be refused once). A client without places (a dry
+    run, a batch job's) fits at once."""
+    slots = getattr(client, "fitting_slots", None)
+    sem = slots() if callable(slots) else None
+    if sem is None:
+        yield
+        return
+    async with sem:
+        yield
 
 
 def learn(client: Any, window: int) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 from support.cli import run_cli
@@ -16,6 +17,7 @@ from support.fake_llm_server import chat_reply
 from ragmark.judges.fit import CUT_MARK, fit
 from ragmark.judges.prompt import JSON_MAX_TOKENS
 from ragmark.llm import LLMClient, LLMSettings
+from ragmark.llm.providers.openai import OVERSIZED
 from ragmark.llm.window import known_window, prompt_tokens, window_in_refusal
 
 LONG = ("Metformin lowers glucose production in the liver and improves insulin "
@@ -127,6 +129,11 @@ def test_the_window_from_the_server(server, ollama_server):
     assert asyncio.run(window(ollama_server, provider="ollama")) is None
     ollama_server.show = {"parameters": "stop \"<|im_end|>\"\nnum_ctx 3072"}
     assert asyncio.run(window(ollama_server, provider="ollama")) == 3072
+    server.model_meta, server.n_ctx = {"owned_by": "me"}, 2048  # llama-cpp-python's says
+    assert asyncio.run(window(server)) == 2048  # nothing, but names it when refusing
+    (probe,) = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert len(probe.body["messages"][0]["content"]) == 2 * OVERSIZED
+    assert probe.body["max_tokens"] == 1 and server.refused == 1
     assert window_in_refusal("Requested tokens (2500) exceed context window of 2048") == 2048
     assert window_in_refusal("the request exceeds the available context size (4096 tokens)"
                              ", try increasing it") == 4096
@@ -150,3 +157,30 @@ def test_fit_cuts_the_longest_texts_and_keeps_every_item():
     tight = fit(CONTEXT_RELEVANCE_PROMPT, item, JSON_MAX_TOKENS, 300)
     assert tight.problem is not None and "does not fit the model's context window of 300" \
         in tight.problem
+
+
+def test_calls_made_together_are_fitted_when_sent(tmp_path, capsys, server, monkeypatch):
+    """Issue 51 item 4: twelve questions' context relevance calls are made at once
+    against a server that publishes no window (2,048 tokens; each call's three passages
+    are ~2,800 tokens). With two calls sent at a time, the two sent first go unfitted and
+    are refused; their refusal names the window, they are fitted and sent again, and the
+    other ten are fitted to it when their turn comes: 2 refused calls, not 12, and every
+    question valued."""
+    monkeypatch.setenv("RAGMARK_LLM_CONCURRENCY", "2")
+
+    def rule(body):  # a verdict for each passage the call numbers
+        shown = re.findall(r'<data name="\w+" index="(\d+)">', body["messages"][-1]["content"])
+        return chat_reply(json.dumps({"verdicts": [{"passage": int(i), "relevant": True}
+                                                   for i in shown]}), 40, 12)
+
+    server.rule = rule
+    server.n_ctx = 2048
+    code, _, err = run_cli(["run", "--outputs", str(_log(tmp_path / "log.jsonl", 12)),
+                            "--judge-metrics", "context_relevance", "--llm-base-url",
+                            server.url, "--llm-model", "test-model", "--output",
+                            str(tmp_path / "r.json"), "--quiet"], capsys)
+    assert code == 0, err
+    assert server.refused == 2
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["counts"]["context_relevance"] == {"n": 12, "missing": 0}
+    assert data["llm"]["failures"] == 2 and data["llm"]["context_window"] == 2048

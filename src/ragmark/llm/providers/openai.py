@@ -86,9 +86,32 @@ def _from_props(data: Any) -> int | None:
     return positive(data.get("n_ctx"))
 
 
+OVERSIZED = 1 << 19
+"""Tokens of the probe that makes llama-cpp-python's server name its window: a prompt no
+window of a local server holds, refused after its tokenization (half a second), before
+any of it is evaluated."""
+
+
+async def _refused_window(settings: Any, headers: Mapping[str, str]) -> int | None:
+    """llama-cpp-python's server publishes its window nowhere, but refuses at once a
+    prompt longer than it, naming it ("maximum context length is 2048 tokens"): the
+    window from the refusal of an oversized prompt (None when it is not refused so)."""
+    from ragmark.llm.window import window_in_refusal
+
+    body = request_body(settings.model, [{"role": "user", "content": " a" * OVERSIZED}],
+                        {"max_tokens": 1})
+    try:
+        async with httpx.AsyncClient(timeout=30.0, headers=dict(headers)) as http:
+            resp = await http.post(settings.base_url + "/chat/completions", json=body)
+    except httpx.HTTPError:
+        return None
+    return window_in_refusal(resp.text) if resp.status_code == 400 else None
+
+
 async def window(settings: Any, headers: Mapping[str, str], models: Any) -> Served:
     """From the models list (vLLM's ``max_model_len``, ``context_length`` ...); llama.cpp's
-    ``/props`` (its window and parallel slots) when the list is llama.cpp's; and the
+    ``/props`` (its window and parallel slots) when the list is llama.cpp's, the refusal
+    of an oversized prompt when it is llama-cpp-python's (:func:`_refused_window`); and the
     server's tokenizer endpoint where the list says which server it is (llama.cpp's
     ``/tokenize``, vLLM's ``/tokenize``, llama-cpp-python's ``/extras/tokenize/count``)."""
     got = _from_models(models, settings.model)
@@ -99,7 +122,8 @@ async def window(settings: Any, headers: Mapping[str, str], models: Any) -> Serv
     if "vllm" in owners:
         return Served(got, None, (root + "/tokenize", "prompt"))
     if "me" in owners:  # llama-cpp-python's server names itself so
-        return Served(got, None, (root + "/extras/tokenize/count", "input"),
+        return Served(got or await _refused_window(settings, headers), None,
+                      (root + "/extras/tokenize/count", "input"),
                       form="json_object")  # it refuses json_schema's form
     if "llamacpp" not in owners:
         return Served(got)
