@@ -188,6 +188,10 @@ def judges_lines(report: dict[str, Any]) -> list[str]:
               help="With --align: write the alignment chosen from every item (TOML); a "
               "config uses it as [judges.METRIC] alignment = \"FILE\".")
 @option("--store", metavar="PATH")
+@click.option("--against-qrels", is_flag=True,
+              help="FILE is a run's results (--include-details) on a set with qrels: "
+                   "measure the context judges against the qrels' truth, no person "
+                   "needed.")
 @history_option
 @dry_run_option
 @quiet_option
@@ -195,9 +199,10 @@ def judges_lines(report: dict[str, Any]) -> list[str]:
 def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV; store:QUEUE
-    reads a queue of `ragmark annotate`."""
+    reads a queue of `ragmark annotate`. With --against-qrels, FILE is a run's results."""
     from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.judge_eval import (
+        JudgeEvalPlan,
         JudgeEvalRequest,
         PreferencePlan,
         estimate_judge_eval,
@@ -207,8 +212,9 @@ def judge_eval_cmd(**flags: Any) -> None:
 
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_judge_eval(JudgeEvalRequest(**flags, llm_flags=llm_flags()))
-    if isinstance(plan, PreferencePlan):
-        _preferences(plan, out, progress)
+    if not isinstance(plan, JudgeEvalPlan):  # people's preferences, or the qrels
+        (_preferences if isinstance(plan, PreferencePlan) else _against_qrels)(
+            plan, out, progress)
         return
     if plan.dry_run:
         out.print(f"dry run: {plan.trial.metric} of {len(plan.items)} items x "
@@ -217,10 +223,53 @@ def judge_eval_cmd(**flags: Any) -> None:
                   soft_wrap=True)
         return
     report = execute_judge_eval(plan, progress)
-    for line in (report_lines(report) if len(plan.judges) == 1 else judges_lines(report)):
-        out.print(line, highlight=False, markup=False, soft_wrap=True)
-    if plan.output is not None:
-        out.print(f"Report written to {plan.output}")
+    print_report(out, report_lines(report) if len(plan.judges) == 1 else judges_lines(report),
+                 plan.output)
+
+
+def _against_qrels(plan: Any, out: Any, progress: Any) -> None:
+    """judge-eval --against-qrels: the dry run's count, or the context judges against
+    the qrels."""
+    from ragmark.plan.judge_qrels import execute_against_qrels
+
+    if plan.dry_run:
+        out.print(f"dry run: {', '.join(plan.metrics)} of {len(plan.items)} questions: "
+                  f"{plan.calls} judge calls (more where a call is split to fit the "
+                  "model's window)", highlight=False, markup=False, soft_wrap=True)
+        return
+    report = execute_against_qrels(plan, progress)
+    print_report(out, qrels_lines(report), plan.output)
+
+
+def _iv(v: Any, iv: Any) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.3f}" + ("" if not iv else f" [{iv[0]:.3f}, {iv[1]:.3f}]")
+
+
+def qrels_lines(r: dict[str, Any]) -> list[str]:
+    """The console summary of the context judges against the qrels."""
+    lines = [f"{r['model']} against the qrels on {r['questions']} questions of {r['file']}"
+             + ("; left out: " + ", ".join(f"{n} ({w})" for w, n in r["left_out"].items())
+                if r.get("left_out") else "")]
+    for metric, m in r["metrics"].items():
+        miss = "; ".join(f"{n} {w}" for w, n in m["missing"].items())
+        lines.append(f"{metric}: {m['questions']} questions valued"
+                     + (f" (missing: {miss})" if miss else ""))
+        if m["questions"]:
+            lines.append(f"  judge mean {m['judge_mean']:.3f}, truth mean "
+                         f"{m['truth_mean']:.3f}; mean absolute error "
+                         f"{_iv(m['mean_absolute_error'], m['mae_interval'])}; Spearman "
+                         f"{_iv(m['spearman'], m.get('spearman_interval'))}"
+                         + (f" ({m['spearman_note']})" if m.get("spearman_note") else ""))
+        p = m["passages"]
+        if p["n"]:
+            lines.append(f"  passages: {p['n']} ({p['relevant_by_qrels']} relevant by the "
+                         f"qrels, {p['relevant_by_judge']} by the judge); accuracy "
+                         f"{_iv(p['accuracy'], p['accuracy_interval'])}; ROC AUC "
+                         f"{_iv(p['roc_auc'], p.get('roc_auc_interval'))}"
+                         + (f" ({p['note']})" if p.get("note") else ""))
+    return lines
 
 
 def _preferences(plan: Any, out: Any, progress: Any) -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ragmark.judge_eval.measure import Trial
     from ragmark.judge_eval.people import People
     from ragmark.llm import LLMSettings
+    from ragmark.plan.judge_qrels import QrelsPlan
     from ragmark.running.head_to_head import Pair
 
 
@@ -44,6 +45,9 @@ class JudgeEvalRequest:
     history: str | Path | None = None
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
     """The ``--llm-*`` flags, over ``RAGMARK_LLM_*``."""
+    against_qrels: bool = False
+    """Measure the context judges against the qrels of a run's results file
+    (:mod:`ragmark.plan.judge_qrels`)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class JudgeEvalPlan:
         return len(self.items) * (self.trial.repeats + self.trial.align) * len(self.judges)
 
 
-def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
+def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan | QrelsPlan:
     """The plan of ``req``: the output path checked, the items read (a bad one is a
     DataError naming its line), the endpoint resolved (the model need not be set when
     the judges are named)."""
@@ -79,6 +83,8 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
     from ragmark.judge_eval.people import consensus
     from ragmark.plan.paths import check_output
 
+    if req.against_qrels:
+        return _qrels_plan(req)
     task = _task_of(req)
     if task.startswith("pairwise:"):
         return _preference_plan(req, task)
@@ -102,6 +108,25 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan:
                          None if req.output is None else Path(req.output), req.dry_run,
                          people, None if req.save_alignment is None else Path(
                              req.save_alignment))
+
+
+def _qrels_plan(req: JudgeEvalRequest) -> QrelsPlan:
+    from dataclasses import replace
+
+    from ragmark.plan.judge_qrels import plan_against_qrels
+    from ragmark.plan.paths import check_output
+
+    for flag, given in (("--align", req.align), ("--label-map", req.label_map),
+                        ("--threshold", req.threshold is not None),
+                        ("--repeats", req.repeats != 1),
+                        ("--judge-model", len(req.judge_models) > 1)):
+        if given:
+            raise ConfigError(f"{flag} does not apply to --against-qrels")
+    if req.output is not None and not req.dry_run:  # a dry run writes nothing
+        check_output(req.output, "--output")
+    plan = plan_against_qrels(req.file, req.metric, _judge(req), output=req.output,
+                              resamples=req.resamples, seed=req.seed)
+    return replace(plan, dry_run=req.dry_run)
 
 
 def _task_of(req: JudgeEvalRequest) -> str:
