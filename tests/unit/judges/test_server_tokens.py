@@ -116,8 +116,8 @@ def test_which_servers_count_tokens_and_where():
 
     assert facts({"data": [{"id": "m", "owned_by": "vllm", "max_model_len": 4096}]}) == Served(
         4096, None, ("http://h:1/tokenize", "prompt"))
-    assert facts({"data": [{"id": "m", "owned_by": "me"}]}) == Served(  # llama-cpp-python
-        None, None, ("http://h:1/extras/tokenize/count", "input"), form="json_object")
+    assert facts({"data": [{"id": "m", "owned_by": "me"}]}) == Served(  # llama-cpp-python:
+        None, 1, ("http://h:1/extras/tokenize/count", "input"), form="json_object")  # serial
     assert facts({"data": [{"id": "m", "owned_by": "openai"}]}) == Served(None)
 
 

@@ -121,8 +121,9 @@ async def window(settings: Any, headers: Mapping[str, str], models: Any) -> Serv
     root = _root(settings.base_url)
     if "vllm" in owners:
         return Served(got, None, (root + "/tokenize", "prompt"))
-    if "me" in owners:  # llama-cpp-python's server names itself so
-        return Served(got or await _refused_window(settings, headers), None,
+    if "me" in owners:  # llama-cpp-python's server names itself so; it answers one call
+        # at a time (the rest wait in its queue, their timeouts running)
+        return Served(got or await _refused_window(settings, headers), 1,
                       (root + "/extras/tokenize/count", "input"),
                       form="json_object")  # it refuses json_schema's form
     if "llamacpp" not in owners:
