@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,11 +178,8 @@ def against_qrels(items: Sequence[QrelsItem], scores: dict[str, list[Score]],
     for metric, got in scores.items():
         pairs = [(s.value, truth(metric, it.relevant)) for it, s in zip(items, got, strict=True)
                  if s.value is not None and not math.isnan(s.value)]
-        missing: dict[str, int] = {}
-        for s in got:
-            if s.value is None:
-                missing[s.reason or "no value"] = missing.get(s.reason or "no value", 0) + 1
-        row: dict[str, Any] = {"questions": len(pairs), "missing": missing}
+        missing = Counter(s.reason or "no value" for s in got if s.value is None)
+        row: dict[str, Any] = {"questions": len(pairs), "missing": dict(missing)}
         if pairs:
             judged = [float(p[0]) for p in pairs]
             true = [p[1] for p in pairs]

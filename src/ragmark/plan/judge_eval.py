@@ -110,18 +110,24 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan | Q
                              req.save_alignment))
 
 
+def _refuse_label_flags(req: JudgeEvalRequest, what: str) -> None:
+    """A ConfigError naming the first flag given that only measuring against people's
+    yes/no labels takes."""
+    for flag, given in (("--align", req.align), ("--label-map", req.label_map),
+                        ("--threshold", req.threshold is not None),
+                        ("--repeats", req.repeats != 1),
+                        ("--judge-model", len(req.judge_models) > 1)):
+        if given:
+            raise ConfigError(f"{flag} does not apply to {what}")
+
+
 def _qrels_plan(req: JudgeEvalRequest) -> QrelsPlan:
     from dataclasses import replace
 
     from ragmark.plan.judge_qrels import plan_against_qrels
     from ragmark.plan.paths import check_output
 
-    for flag, given in (("--align", req.align), ("--label-map", req.label_map),
-                        ("--threshold", req.threshold is not None),
-                        ("--repeats", req.repeats != 1),
-                        ("--judge-model", len(req.judge_models) > 1)):
-        if given:
-            raise ConfigError(f"{flag} does not apply to --against-qrels")
+    _refuse_label_flags(req, "--against-qrels")
     if req.output is not None and not req.dry_run:  # a dry run writes nothing
         check_output(req.output, "--output")
     plan = plan_against_qrels(req.file, req.metric, _judge(req), output=req.output,
@@ -170,12 +176,7 @@ def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
     from ragmark.running.head_to_head import Pair
 
     criterion = check_task(task)
-    for flag, given in (("--align", req.align), ("--label-map", req.label_map),
-                        ("--threshold", req.threshold is not None),
-                        ("--repeats", req.repeats != 1), ("--judge-model",
-                                                          len(req.judge_models) > 1)):
-        if given:
-            raise ConfigError(f"{flag} does not apply to preferences ({task})")
+    _refuse_label_flags(req, f"preferences ({task})")
     if req.output is not None and not req.dry_run:
         check_output(req.output, "--output")
     queue = queue_of(req.file)
