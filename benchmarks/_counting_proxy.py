@@ -30,6 +30,13 @@ class Call:
     finish_reason: str | None = None
     error: str | None = None
     """The start of a refusal's message."""
+    start: float = 0.0
+    """When the proxy received the request (time.perf_counter)."""
+    body: bytes = b""
+    """The request as sent, to replay it (:func:`server_rates`)."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """llama.cpp's own timings of the call (prompt_n, prompt_ms, predicted_n,
+    predicted_ms), where the server gives them."""
 
 
 @dataclass
@@ -82,7 +89,9 @@ class Proxy:
                     return
                 seconds = time.perf_counter() - t0
                 if self.path.endswith("/chat/completions"):
-                    proxy.record(_call(proxy.phase, self.path, r, seconds))
+                    call = _call(proxy.phase, self.path, r, seconds)
+                    call.start, call.body = t0, body
+                    proxy.record(call)
                 try:
                     self.send_response(r.status_code)
                     self.send_header("content-type",
@@ -129,15 +138,41 @@ def _call(phase: str, path: str, r: httpx.Response, seconds: float) -> Call:
         call.cached_tokens = int(details["cached_tokens"])
     elif "prompt_n" in timings and call.prompt_tokens:
         call.cached_tokens = call.prompt_tokens - int(timings["prompt_n"])
+    call.timings = {k: float(timings[k]) for k in TIMINGS if k in timings}
     choices = data.get("choices") or [{}]
     call.finish_reason = choices[0].get("finish_reason")
     return call
 
 
+TIMINGS = ("prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+
+
+def in_flight(calls: list[Call]) -> float:
+    """Seconds during which at least one of ``calls`` was with the server (the union of
+    their spans): the rest of a tool's wall time the server had nothing of it to do.
+
+    >>> in_flight([Call("", "", 200, 2.0, start=0.0), Call("", "", 200, 2.0, start=1.0),
+    ...            Call("", "", 200, 1.0, start=5.0)])
+    4.0
+    """
+    total, end = 0.0, float("-inf")
+    for a, b in sorted((c.start, c.start + c.seconds) for c in calls):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total
+
+
 def totals(calls: list[Call]) -> dict[str, Any]:
-    """Calls, refused calls (HTTP 4xx/5xx), tokens and server seconds of ``calls``."""
+    """Calls, refused calls (HTTP 4xx/5xx), tokens and server seconds of ``calls``; the
+    time some call was with the server; the server's own timings summed, where it gives
+    them."""
     cached = [c.cached_tokens for c in calls if c.cached_tokens is not None]
+    timed = [c for c in calls if all(k in c.timings for k in TIMINGS)]
     return {
+        "in_flight_s": in_flight(calls),
+        "timings": ({k: sum(c.timings[k] for c in timed) for k in TIMINGS} | {
+            "calls": len(timed)}) if timed else None,
         "calls": len(calls),
         "refused": sum(1 for c in calls if c.status >= 400),
         "prompt_tokens": sum(c.prompt_tokens for c in calls),
@@ -147,3 +182,39 @@ def totals(calls: list[Call]) -> dict[str, Any]:
         "server_s": sum(c.seconds for c in calls),
         "refusals": sorted({c.error for c in calls if c.error}),
     }
+
+
+def server_rates(upstream: str, calls: list[Call], n: int = 6) -> dict[str, Any] | None:
+    """The server's own prefill and decode rates on the prompts of ``calls``: up to
+    ``n`` of the answered calls (evenly spread) sent again directly, one at a time, with
+    llama.cpp's prompt cache off (every prompt token evaluated), and the server's
+    timings of them summed. None when the server gives no timings (llama-cpp-python's).
+    The same prompts at temperature 0 decode the same answers."""
+    answered = [c for c in calls if c.status < 400 and c.body]
+    if not answered or not all(k in answered[0].timings for k in TIMINGS):
+        return None
+    step = max(1, len(answered) // n)
+    sample = answered[::step][:n]
+    base = upstream.rstrip("/").removesuffix("/v1")
+    sums = dict.fromkeys(TIMINGS, 0.0)
+    with httpx.Client(timeout=None) as client:
+        for c in sample:
+            body = json.loads(c.body) | {"cache_prompt": False}
+            got = client.post(base + c.path, json=body).json().get("timings") or {}
+            for k in TIMINGS:
+                sums[k] += float(got.get(k, 0.0))
+    if not sums["prompt_ms"] or not sums["predicted_ms"]:
+        return None
+    return {"calls": len(sample),
+            "prefill_per_s": sums["prompt_n"] / sums["prompt_ms"] * 1000,
+            "decode_per_s": sums["predicted_n"] / sums["predicted_ms"] * 1000, **sums}
+
+
+def rate_limit(block: dict[str, Any], rates: dict[str, Any]) -> float:
+    """The seconds the server needs for a block's tokens at its own rates: the prompt
+    tokens it evaluated (not those from its cache) over the prefill rate, plus the
+    completion tokens over the decode rate. A tool cannot judge faster than this on
+    one server that evaluates one prompt at a time."""
+    evaluated = block["prompt_tokens"] - (block.get("cached_tokens") or 0)
+    return (evaluated / rates["prefill_per_s"]
+            + block["completion_tokens"] / rates["decode_per_s"])

@@ -67,6 +67,82 @@ def faithfulness_auc(block: dict[str, Any], items: list[dict[str, Any]], seed: i
     return (None if np.isnan(point) else point), interval, len(pairs)
 
 
+TRUTH = ("faithfulness", "context_precision", "context_recall")
+"""The metrics whose value SciFact's qrels give without a judge (judges_vs_ragas.truth)."""
+
+
+def against_truth(block: dict[str, Any], items: list[dict[str, Any]], metric: str
+                  ) -> list[str]:
+    """One tool's values against the qrels' truth, over the items it valued: the two
+    means, the mean absolute error and the association (ROC AUC when the truth is 0 or
+    1 on every item, else Spearman), each with a 95% bootstrap interval."""
+    from ragmark.stats import bootstrap_ci
+    from ragmark.stats.feedback import association
+
+    pairs = [(block["values"][it["id"]], it["truth"][metric]) for it in items
+             if block["values"].get(it["id"]) is not None]
+    if not pairs:
+        return [str(0), "—", "—", "—", "—", "—"]
+    got = np.array([p[0] for p in pairs], dtype=np.float64)
+    true = np.array([p[1] for p in pairs], dtype=np.float64)
+    mae = bootstrap_ci(np.abs(got - true), 0.95, 2000, 0)
+    a = association(metric, list(got), list(true))
+    how = (f"{a.measure} {_fmt(a.value, 2)}"
+           + ("" if a.low is None else f" [{a.low:.2f}, {a.high:.2f}]")
+           + (f" ({a.note})" if a.note else ""))
+    return [str(len(pairs)), _fmt(float(got.mean())), _fmt(float(true.mean())),
+            f"{float(np.abs(got - true).mean()):.3f}"
+            + ("" if mae is None else f" [{mae.low:.3f}, {mae.high:.3f}]"), how]
+
+
+def truth_lines(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, Any]]
+                ) -> list[str]:
+    """The section that says which tool's values are right, by the qrels."""
+    if not all("truth" in it for it in items):
+        return []
+    rows = [[metric, tool, *against_truth(blocks[(tool, metric)], items, metric)]
+            for metric in TRUTH for tool in TOOLS if (tool, metric) in blocks]
+    return ["", "## Which is right? Each tool against the truth SciFact's qrels give", "",
+            "Truth per question, no judge asked: context precision the rank-weighted "
+            "precision of the five contexts with a chunk of a relevant abstract (qrels) "
+            "counted useful; context recall the share of the reference answer's sentences "
+            "that stand in a context; faithfulness 1 for an answer drawn from the relevant "
+            "abstract's chunk among the contexts, 0 for one from an abstract outside them. "
+            "Intervals: 95% percentile bootstrap over the questions a tool valued.", "",
+            *md_table(["metric", "tool", "items", "tool's mean", "truth's mean",
+                       "mean absolute error [95%]", "agreement [95%]"], rows)]
+
+
+def limit_lines(blocks: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+    """The section that sets each timed block's wall time against the server's own
+    token rates, and names what is above them."""
+    timed = [(k, b) for k, b in sorted(blocks.items()) if b.get("limit_s")]
+    if not timed:
+        return []
+    rows = []
+    for (tool, metric), b in timed:
+        r = b["rates"]
+        outside = b["wall_s"] - b["in_flight_s"]
+        rows.append([metric, tool, f"{b['wall_s']:.0f}", f"{b['limit_s']:.0f}",
+                     f"x{b['wall_s'] / b['limit_s']:.2f}",
+                     f"{r['prefill_per_s']:.0f} / {r['decode_per_s']:.1f} ({r['calls']})",
+                     f"{outside:.0f}", f"{b['in_flight_s'] - b['limit_s']:.0f}",
+                     f"{b['refused']}"])
+    return ["", "## The speed limit: the server's own token rates", "",
+            "The limit is the block's prompt tokens the server evaluated (not those from its "
+            "cache) over its prefill rate plus its completion tokens over its decode rate, "
+            "the rates measured by llama.cpp's own timings when some of the block's calls "
+            "were sent again one at a time with the prompt cache off. Outside the server: "
+            "the block's wall time when none of its calls was with the server (the tool's "
+            "start, its models loading, its own work between calls). Above the limit while "
+            "calls were with the server: queueing behind its own calls, refused and "
+            "re-sent calls, and what the server's batching of two calls gains (negative) "
+            "or loses.", "",
+            *md_table(["metric", "tool", "wall s", "limit s", "wall / limit",
+                       "prefill / decode tokens/s (calls timed)", "outside the server s",
+                       "with the server, above the limit s", "refused calls"], rows)]
+
+
 def _fmt(x: float | None, digits: int = 3) -> str:
     return "—" if x is None else f"{x:.{digits}f}"
 
@@ -157,6 +233,8 @@ def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, 
     lines += md_table(["tool", "items with a value", "faithfulness ROC AUC",
                        "95% bootstrap interval", "mean (supported)", "mean (unsupported)"],
                       rows)
+    lines += truth_lines(blocks, items)
+    lines += limit_lines(blocks)
     refusals = sorted({f"{b['tool']} {b['metric']}: {e}" for b in blocks.values()
                        for e in b.get("refusals", [])})
     if refusals:

@@ -55,7 +55,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _counting_proxy import Proxy, totals  # noqa: E402
+from _counting_proxy import Proxy, rate_limit, server_rates, totals  # noqa: E402
 from _env import (  # noqa: E402
     DEFAULT_DATA,
     RESULTS,
@@ -93,9 +93,12 @@ def build_items(scifact: Path, n: int, k: int = 5) -> list[dict[str, Any]]:
     queries = {q["_id"]: q["text"] for q in map(json.loads, (scifact / "queries.jsonl").open(
         encoding="utf-8"))}
     relevant: dict[str, str] = {}
+    qrels: dict[str, set[str]] = {}
     with (scifact / "qrels" / "test.tsv").open(encoding="utf-8") as f:
-        for qid, doc, _ in list(csv.reader(f, delimiter="\t"))[1:]:
-            relevant.setdefault(qid, doc)
+        for qid, doc, grade in list(csv.reader(f, delimiter="\t"))[1:]:
+            if int(grade) > 0:
+                relevant.setdefault(qid, doc)
+                qrels.setdefault(qid, set()).add(doc)
     qids = [q for q in relevant if q in queries and relevant[q] in whole]
     bm25 = BM25Retriever()
     bm25.index(chunks)
@@ -118,10 +121,36 @@ def build_items(scifact: Path, n: int, k: int = 5) -> list[dict[str, Any]]:
             "contexts": [c.text for c in top],
             "expected_answer": gen.generate(question, [whole[relevant[qid]]]),
             "supported": supported,
+            "truth": truth(top, qrels[qid], gen.generate(question, [whole[relevant[qid]]]),
+                           supported),
         })
     if len(items) < n:
         sys.exit(f"only {len(items)} SciFact questions have their abstract in BM25's top {k}")
     return items
+
+
+def truth(top: list[Any], relevant: set[str], reference: str, supported: bool
+          ) -> dict[str, float]:
+    """What each metric is by SciFact's qrels, no judge asked: context precision the
+    rank-weighted precision of the contexts with a chunk of a relevant abstract counted
+    useful (ragmark.judge_eval.qrels.truth, the judges' own definition); context recall
+    the share of the reference answer's sentences (all drawn from the relevant
+    abstract) that stand in a context; faithfulness 1 for an answer drawn from the
+    relevant abstract's chunk among the contexts, 0 for one from an abstract outside
+    them."""
+    from ragmark.judge_eval.qrels import truth as by_qrels
+    from ragmark.text import split_sentences
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    shown = [flat(c.text) for c in top]
+    said = [flat(reference[a:b]) for a, b in split_sentences(reference)]
+    said = [s for s in said if s]
+    return {"context_precision": by_qrels("context_precision",
+                                          [c.doc_id in relevant for c in top]),
+            "context_recall": sum(any(s in c for c in shown) for s in said) / len(said),
+            "faithfulness": 1.0 if supported else 0.0}
 
 
 def _titled(title: str, text: str) -> str:
@@ -130,7 +159,9 @@ def _titled(title: str, text: str) -> str:
 
 
 def items_hash(items: list[dict[str, Any]]) -> str:
-    return hashlib.sha256(json.dumps(items, sort_keys=True).encode()).hexdigest()[:12]
+    """What the tools are given (the truth, never shown to them, aside)."""
+    given = [{k: v for k, v in it.items() if k != "truth"} for it in items]
+    return hashlib.sha256(json.dumps(given, sort_keys=True).encode()).hexdigest()[:12]
 
 
 # -- the two tools ----------------------------------------------------------------------
@@ -141,7 +172,8 @@ def run_ragmark(items: list[dict[str, Any]], metric: str, proxy: Proxy, args: An
     """``ragmark run --outputs`` with one judge metric, from an empty cache."""
     with tempfile.TemporaryDirectory() as tmp:
         logged, out = Path(tmp) / "outputs.jsonl", Path(tmp) / "r.json"
-        logged.write_text("".join(json.dumps({k: v for k, v in it.items() if k != "supported"})
+        logged.write_text("".join(json.dumps({k: v for k, v in it.items()
+                                              if k not in ("supported", "truth")})
                                   + "\n" for it in items), encoding="utf-8")
         env = {**os.environ, "RAGMARK_HOME": str(Path(tmp) / "home")}
         cmd = [sys.executable, "-m", "ragmark", "run", "--outputs", str(logged),
@@ -270,10 +302,16 @@ def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, a
     proxy.phase = f"{tool}:{metric}"
     print(f"{tool} {metric} ...", file=sys.stderr, flush=True)
     block = TOOLS[tool](items, metric, proxy, args)
-    block.update(totals(proxy.of(proxy.phase)), tool=tool, metric=metric,
+    calls = proxy.of(proxy.phase)
+    block.update(totals(calls), tool=tool, metric=metric,
                  load_after=load_average(), slots=args.slots,
                  measured=time.strftime("%Y-%m-%d %H:%M"),
                  git=machine_info([])["ragmark git"])
+    if tool in args.rates:  # the server's own rates on the same prompts, after the block
+        print(f"{tool} {metric}: the server's rates ...", file=sys.stderr, flush=True)
+        rates = server_rates(proxy.upstream, calls, args.rate_calls)
+        if rates is not None:
+            block.update(rates=rates, limit_s=rate_limit(block, rates))
     CACHE.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(block, indent=1), encoding="utf-8")
     return block
@@ -317,6 +355,11 @@ def main() -> None:
     ap.add_argument("--retries", type=int, default=1)
     ap.add_argument("--tools", default="ragmark,ragas")
     ap.add_argument("--metrics", default=",".join(METRICS))
+    ap.add_argument("--rates", default="ragmark",
+                    help="tools whose blocks are timed against the server's own token "
+                         "rates (llama.cpp's llama-server only)")
+    ap.add_argument("--rate-calls", type=int, default=6,
+                    help="calls of a block sent again, one at a time, to time the server")
     ap.add_argument("--reuse", default="", help="tools whose saved blocks are reused")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--remark", default="", help="a paragraph for the table's head")

@@ -17,6 +17,7 @@ from ragmark.judges.prompt import (
     Numbered,
     Prompt,
     ask,
+    in_order,
 )
 from ragmark.judges.spec import in_language, judge_spec, turn_texts
 from ragmark.types import Score
@@ -34,7 +35,6 @@ class ClaimsOutput(BaseModel):
 class Verdict(BaseModel):
     claim: int = Field(description="the number of the claim, from 1")
     supported: bool
-    reason: str = ""
 
 
 class VerifyInput(BaseModel):
@@ -78,7 +78,7 @@ VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
         "Check each numbered claim against the numbered context passages. A claim is "
         "supported only when the passages state it or it follows directly from them; "
         "general knowledge does not count. Give one verdict per claim, with the claim's "
-        "number and a short reason."
+        "number."
     ),
     input_model=VerifyInput,
     output_model=VerifyOutput,
@@ -88,12 +88,8 @@ VERIFY_PROMPT: Prompt[VerifyInput, VerifyOutput] = Prompt(
                 context=["The Rhine flows through Switzerland, Germany and the Netherlands."],
                 claim=["The Rhine flows through Germany.", "The Rhine is 1,230 km long."],
             ),
-            VerifyOutput(
-                verdicts=[
-                    Verdict(claim=1, supported=True, reason="stated in passage 1"),
-                    Verdict(claim=2, supported=False, reason="no length is given"),
-                ]
-            ),
+            VerifyOutput(verdicts=[Verdict(claim=1, supported=True),
+                                   Verdict(claim=2, supported=False)]),
         ),
     ),
     numbered=Numbered("verdicts", "claim", "claim"),
@@ -143,7 +139,7 @@ TURN_VERIFY_PROMPT: Prompt[TurnVerifyInput, VerifyOutput] = Prompt(
         "earlier turns of the conversation. A claim is supported when the passages state "
         "it or it follows directly from them, or when an earlier turn of the conversation "
         "established it; general knowledge does not count. Give one verdict per claim, "
-        "with the claim's number and a short reason."
+        "with the claim's number."
     ),
     input_model=TurnVerifyInput,
     output_model=VerifyOutput,
@@ -157,10 +153,9 @@ TURN_VERIFY_PROMPT: Prompt[TurnVerifyInput, VerifyOutput] = Prompt(
                        "The Danube empties into the Black Sea.",
                        "The Danube is 2,850 km long."],
             ),
-            VerifyOutput(verdicts=[
-                Verdict(claim=1, supported=True, reason="said in earlier turn 1"),
-                Verdict(claim=2, supported=True, reason="stated in passage 1"),
-                Verdict(claim=3, supported=False, reason="no length is given")]),
+            VerifyOutput(verdicts=[Verdict(claim=1, supported=True),
+                                   Verdict(claim=2, supported=True),
+                                   Verdict(claim=3, supported=False)]),
         ),
     ),
     numbered=Numbered("verdicts", "claim", "claim"),
@@ -192,6 +187,37 @@ def supported_share(verdicts: Sequence[bool]) -> float:
     return sum(verdicts) / len(verdicts)
 
 
+async def checked_claims(client: ChatClient, question: str, text: str,
+                         contexts: Sequence[str], *, counts: JudgeCounts | None = None,
+                         history: Sequence[tuple[str, str | None]] = (),
+                         language: str | None = None, none_found: str
+                         ) -> tuple[list[str], list[bool]] | Score:
+    """The claims of ``text`` (an answer to ``question``) and, for each, whether the
+    ``contexts`` support it: two calls, the claims extracted, then all checked at once
+    (a verdict per claim by its number: no claim restated, no reason, which halved the
+    1.5B model's tokens with the same separation on SciFact). Faithfulness asks it of
+    the answer, context recall of the expected answer: the same calls, so the client's
+    cache answers the second when the texts are the same. A missing score
+    (``none_found`` when the text has no claim) on failure."""
+    prompt, item = claims_call(question, text, history, language)
+    got = await ask(client, prompt, item, counts=counts)
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    claims = [c.strip() for c in got.claims if c.strip()]
+    if not claims:
+        return Score.missing(none_found, claims=[])
+    if history:
+        checked = await ask(client, in_language(TURN_VERIFY_PROMPT, language), TurnVerifyInput(
+            conversation=turn_texts(history), context=list(contexts), claim=claims),
+            counts=counts)
+    else:
+        checked = await ask(client, in_language(VERIFY_PROMPT, language),
+                            VerifyInput(context=list(contexts), claim=claims), counts=counts)
+    if isinstance(checked, JudgeFailure):
+        return checked.missing(claims=claims)
+    return claims, in_order({v.claim: v.supported for v in checked.verdicts}, len(claims))
+
+
 async def faithfulness(
     client: ChatClient,
     question: str,
@@ -204,43 +230,26 @@ async def faithfulness(
 ) -> Score:
     """Share of the answer's claims that the retrieved ``contexts`` support.
 
-    Two prompts: claims extracted from the answer, then all claims checked against the
-    contexts. In a conversation (``history``: the earlier turns, question and answer)
-    both prompts read the earlier turns too: references to them are resolved, and a
-    claim an earlier turn established counts as supported. ``details``: ``claims``,
-    ``unsupported`` (claim texts), ``reasons``. Missing for an empty answer, no context,
-    an answer with no claims, or a judge failure.
+    Two prompts (:func:`checked_claims`): claims extracted from the answer, then all
+    claims checked against the contexts. In a conversation (``history``: the earlier
+    turns, question and answer) both prompts read the earlier turns too: references to
+    them are resolved, and a claim an earlier turn established counts as supported.
+    ``details``: ``claims``, ``unsupported`` (claim texts). Missing for an empty answer,
+    no context, an answer with no claims, or a judge failure.
     """
     if not answer.strip():
         return Score.missing("empty answer")
     if not any(c.strip() for c in contexts):
         return Score.missing("no retrieved context to check the answer against")
-    prompt, item = claims_call(question, answer, history, language)
-    got = await ask(client, prompt, item, counts=counts)
-    if isinstance(got, JudgeFailure):
-        return got.missing()
-    claims = [c.strip() for c in got.claims if c.strip()]
-    if not claims:
-        return Score.missing("the judge found no claims in the answer", claims=[])
-    if history:
-        checked = await ask(client, in_language(TURN_VERIFY_PROMPT, language), TurnVerifyInput(
-            conversation=turn_texts(history), context=list(contexts), claim=claims),
-            counts=counts)
-    else:
-        checked = await ask(client, in_language(VERIFY_PROMPT, language),
-                            VerifyInput(context=list(contexts), claim=claims), counts=counts)
-    if isinstance(checked, JudgeFailure):
-        return checked.missing(claims=claims)
-    by_claim = {v.claim: v for v in checked.verdicts}
-    flags = [by_claim[i].supported for i in range(1, len(claims) + 1)]
-    return Score(
-        supported_share(flags),
-        details={
-            "claims": claims,
-            "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok],
-            "reasons": [by_claim[i].reason for i in range(1, len(claims) + 1)],
-        },
-    )
+    got = await checked_claims(client, question, answer, contexts, counts=counts,
+                               history=history, language=language,
+                               none_found="the judge found no claims in the answer")
+    if isinstance(got, Score):
+        return got
+    claims, flags = got
+    return Score(supported_share(flags), details={
+        "claims": claims,
+        "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok]})
 
 
 def faithfulness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:

@@ -2,8 +2,8 @@
 expected answer), and citation correctness (the LLM generator's ``[n]`` citations).
 
 - ``context_recall`` = statements of the expected answer attributable to the retrieved
-  contexts / statements of the expected answer. One call: the judge splits the expected
-  answer into statements and marks each attributable or not.
+  contexts / statements of the expected answer. Faithfulness's two calls asked of the
+  expected answer: its statements listed, then each checked against the contexts.
 - ``context_entity_recall`` = named entities of the expected answer the contexts mention
   / entities of the expected answer (RAGAS's entity recall; one call lists the entities
   and marks each, duplicates counted once).
@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
+from ragmark.judges.faithfulness import checked_claims
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -47,69 +48,28 @@ NO_REFERENCE = "no expected_answer for this question"
 # ---------------------------------------------------------------- context recall
 
 
-class RecallInput(BaseModel):
-    question: str
-    expected_answer: str
-    context: list[str]
-
-
-class Attribution(BaseModel):
-    statement: str
-    attributed: bool
-
-
-class RecallOutput(BaseModel):
-    statements: list[Attribution]
-
-
-CONTEXT_RECALL_PROMPT: Prompt[RecallInput, RecallOutput] = Prompt(
-    name="context_recall",
-    instruction=(
-        "Split the expected answer into its statements (short, self-contained facts). For "
-        "each, decide whether it can be attributed to the numbered context passages "
-        "(attributed: true: a passage states it or it follows directly from them) or not "
-        "(attributed: false). Judge only against the passages, not your own knowledge."
-    ),
-    input_model=RecallInput,
-    output_model=RecallOutput,
-    listed=Listed("statements", "expected_answer", "statement"),
-    examples=(
-        (
-            RecallInput(
-                question="Where and when was Marie Curie born?",
-                expected_answer="Marie Curie was born in Warsaw in 1867.",
-                context=["Marie Sklodowska Curie was born in Warsaw, then part of Russia."],
-            ),
-            RecallOutput(statements=[
-                Attribution(statement="Marie Curie was born in Warsaw.", attributed=True),
-                Attribution(statement="Marie Curie was born in 1867.", attributed=False)]),
-        ),
-    ),
-)
-
-
 async def context_recall(client: ChatClient, question: str, expected_answer: str | None,
                          contexts: Sequence[str], *,
                          counts: JudgeCounts | None = None,
                          language: str | None = None) -> Score:
     """Share of the expected answer's statements the contexts support (``details``:
-    ``unattributed`` statements). Missing without an expected answer or contexts, when
-    the judge finds no statement, or on judge failure."""
+    ``unattributed`` statements): faithfulness's two calls asked of the expected answer
+    (:func:`~ragmark.judges.faithfulness.checked_claims`), so the statements are listed
+    once and the verdicts come by place. Missing without an expected answer or contexts,
+    when the judge finds no statement, or on judge failure."""
     if expected_answer is None or not expected_answer.strip():
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, in_language(CONTEXT_RECALL_PROMPT, language, "the statements"),
-                    RecallInput(question=question, expected_answer=expected_answer,
-                                context=list(contexts)), counts=counts)
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    if not out.statements:
-        return Score.missing("the judge found no statement in the expected answer")
-    hits = sum(s.attributed for s in out.statements)
-    return Score(hits / len(out.statements), details={
-        "statements": len(out.statements),
-        "unattributed": [s.statement for s in out.statements if not s.attributed]})
+    got = await checked_claims(
+        client, question, expected_answer, contexts, counts=counts, language=language,
+        none_found="the judge found no statement in the expected answer")
+    if isinstance(got, Score):
+        return got
+    statements, flags = got
+    return Score(sum(flags) / len(statements), details={
+        "statements": len(statements),
+        "unattributed": [s for s, ok in zip(statements, flags, strict=True) if not ok]})
 
 
 # ---------------------------------------------------------------- context entity recall
@@ -195,7 +155,6 @@ class Usefulness(BaseModel):
 
 class PrecisionOutput(BaseModel):
     verdicts: list[Usefulness]
-
 
 
 CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(

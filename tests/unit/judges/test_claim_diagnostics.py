@@ -281,7 +281,8 @@ def test_every_judge_is_told_the_language_of_the_data(server, tmp_path, capsys):
                  if r.body.get("messages")]
         told = {s.split(".")[0]: "The texts are in German: judge them as they are" in s
                 for s in every}
-        assert len(told) >= 10  # the distinct prompts (one a judge, two for claims)
+        assert len(told) >= 9  # the distinct prompts (one a judge, two for claims; context
+        # recall asks faithfulness's two)
         assert all(told.values()) if lang == "de" else not any(told.values())
         systems = [s for s in every if s.startswith("Break the answer")]
         assert systems

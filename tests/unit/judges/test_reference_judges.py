@@ -28,22 +28,49 @@ def last_user(server) -> str:
 
 
 def test_context_recall_is_the_share_of_attributed_statements(client, server):
-    server.queue.append(as_json({"statements": [
-        {"statement": "Curie was born in Warsaw.", "attributed": True},
-        {"statement": "Curie was born in 1867.", "attributed": False}]}))
+    """Faithfulness's two calls asked of the expected answer: its statements listed
+    once, then one verdict each by place (the fewest tokens that carry them)."""
+    server.queue.extend([
+        as_json({"claims": ["Curie was born in Warsaw.", "Curie was born in 1867."]}),
+        as_json({"verdicts": [{"claim": 1, "supported": True}, {"claim": 2, "supported": False}]})])
     s = run(client, context_recall(client, "Where and when?", "Warsaw, 1867.", CONTEXTS))
     assert s.value == 0.5
-    assert s.details["unattributed"] == ["Curie was born in 1867."]
-    user = last_user(server)
-    assert '<data name="expected_answer">\nWarsaw, 1867.\n</data>' in user
-    assert '<data name="context" index="3">' in user
+    assert s.details == {"statements": 2, "unattributed": ["Curie was born in 1867."]}
+    listing, checking = ([m["content"] for m in r.body["messages"] if m["role"] == "user"][-1]
+                         for r in server.requests)
+    assert '<data name="answer">\nWarsaw, 1867.\n</data>' in listing
+    assert "context" not in listing
+    assert '<data name="context" index="3">' in checking
+    assert '<data name="claim" index="2">\nCurie was born in 1867.\n</data>' in checking
+    verdicts = server.requests[1].body["response_format"]["json_schema"]["schema"][
+        "properties"]["verdicts"]
+    assert (verdicts["minItems"], verdicts["maxItems"]) == (2, 2)
+    assert verdicts["items"]["properties"] == {  # no statement restated, no reason
+        "claim": {"type": "integer", "enum": [1, 2]}, "supported": {"type": "boolean"}}
+
+
+def test_context_recall_and_faithfulness_share_their_calls(server, tmp_path):
+    """An answer that is the expected answer: context recall's calls are faithfulness's,
+    answered from the client's cache."""
+    from ragmark.judges.faithfulness import faithfulness
+    from ragmark.llm import LLMClient, LLMSettings
+    from ragmark.llm.cache import LLMCache
+
+    server.queue.extend([as_json({"claims": ["Curie was born in Warsaw."]}),
+                         as_json({"verdicts": [{"claim": 1, "supported": True}]})])
+    settings = LLMSettings(base_url=server.url, model="test-model", timeout=5.0)
+    client = LLMClient(settings, cache=LLMCache(tmp_path / "cache"))
+    said = "Curie was born in Warsaw."
+    f = run(client, faithfulness(client, "Where?", said, CONTEXTS))
+    r = run(client, context_recall(client, "Where?", said, CONTEXTS))
+    assert f.value == r.value == 1.0 and len(server.requests) == 2
 
 
 def test_context_recall_missing_cases(client, server):
     s = run(client, context_recall(client, "q", None, CONTEXTS))
     assert s.reason == "no expected_answer for this question"
     assert run(client, context_recall(client, "q", "a", [])).reason == "no retrieved context"
-    server.queue.append(as_json({"statements": []}))
+    server.queue.append(as_json({"claims": []}))
     s = run(client, context_recall(client, "q", "Nothing.", CONTEXTS))
     assert s.reason == "the judge found no statement in the expected answer"
     assert len(server.requests) == 1
@@ -86,8 +113,10 @@ def test_citation_correctness_checks_each_cited_sentence(client, server):
 def test_a_run_reports_them(server, tmp_path, capsys):
     def rule(body):
         system = body["messages"][0]["content"]
-        if "expected answer into its statements" in system:
-            return as_json({"statements": [{"statement": "s", "attributed": True}]})
+        if "Break the answer into its factual claims" in system:
+            return as_json({"claims": ["s"]})
+        if "Check each numbered claim" in system:
+            return as_json({"verdicts": [{"claim": 1, "supported": True}]})
         if "useful for arriving" in system:
             n = last_item(body).count('<data name="context" index=')
             return as_json({"verdicts": [{"passage": i, "useful": i == 1}
