@@ -214,6 +214,34 @@ def test_an_alignment_is_fitted_to_the_window_and_used_by_a_run(server, tmp_path
                             "context window in ") for n in run["notes"])
 
 
+@pytest.mark.parametrize("window", range(1900, 2100, 7))
+def test_fitted_guidance_leaves_room_for_the_answer_at_every_window(window):
+    """The guidance was given every token the window left beside a short item, and the
+    text it joins the instruction with tipped the call one token over: the fit then
+    refused a call that only needed its examples a few characters shorter (issue 51,
+    found when the judges' system message got shorter)."""
+    from ragmark.judges.answers import ANSWER_RELEVANCE_PROMPT, AnswerRelevanceInput
+    from ragmark.judges.fit import floor_of
+    from ragmark.judges.guided import CURRENT, fitted
+    from ragmark.judges.outcome import JudgeCounts
+    from ragmark.llm.window import prompt_tokens
+
+    long = "Paris has been the capital of France since the Middle Ages. " * 80
+    g = Guidance("answer_relevance", "Is the answer relevant?", tuple(
+        Example("What is the capital of France?", f"Lyon, {i}.", (long,), i % 2 == 0)
+        for i in range(4)))
+    item = AnswerRelevanceInput(question="What is the capital of France?", answer="Lyon.")
+    counts = JudgeCounts()
+    token = CURRENT.set(g)
+    try:
+        got = fitted(ANSWER_RELEVANCE_PROMPT, item, 256, window, counts)
+    finally:
+        CURRENT.reset(token)
+    assert "Case 1" in got.render(item)[0]["content"]  # the examples are there, shortened
+    assert counts.examples_shortened == 4
+    assert prompt_tokens(got.render(item)) + floor_of(ANSWER_RELEVANCE_PROMPT.output, 256) <= window
+
+
 def test_an_alignment_no_call_could_use_is_reported_and_not_saved(server, tmp_path, capsys):
     """The aligned calls refused (an HTTP 400 the window cannot explain): the reason is
     said, and nothing is saved or suggested."""

@@ -45,7 +45,14 @@ def fitted(prompt: P, item: Any, cap: int, window: int | None, counts: Any) -> P
     if estimated(whole.render(item)) + floor <= window:  # type: ignore[attr-defined]
         return whole
     budget = max(window - floor - bare, (window - floor) // 3)
-    short, shortened, dropped = g.within(max(budget, 0) * CHARS_PER_TOKEN)
+    chars = max(budget, 0) * CHARS_PER_TOKEN
+    while True:  # the text joined to the instruction costs a little more than its length
+        short, shortened, dropped = g.within(chars)
+        over = 0 if short is None else estimated(
+            guided(prompt, short).render(item)) - bare - budget  # type: ignore[attr-defined]
+        if over <= 0 or chars <= 0:
+            break
+        chars -= over * CHARS_PER_TOKEN
     counts.guidance_cut += 1
     counts.examples_shortened += shortened
     counts.examples_dropped += dropped

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from ragmark.judges.lists import (  # noqa: F401  (judge modules import them fro
 from ragmark.judges.outcome import JudgeCounts, JudgeFailure  # noqa: F401 (imported from here)
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
-from ragmark.llm.structured import strict_schema
+from ragmark.llm.structured import sketch, strict_schema
 from ragmark.llm.tokens import measure_of
 from ragmark.llm.window import fitting_slot, known_window, learn, window_in_refusal
 
@@ -77,9 +76,11 @@ def _field_blocks(model: BaseModel) -> dict[str, str]:
 
 
 @functools.cache
-def _schema_text(model: type[BaseModel]) -> str:
-    """The JSON schema of an output model as text (built once: every render needs it)."""
-    return json.dumps(model.model_json_schema(), ensure_ascii=False)
+def _shape_text(model: type[BaseModel]) -> str:
+    """What an answer of the output model looks like (built once: every render needs
+    it); a sketch, not the schema, which costs three times the tokens and which
+    structured output holds the answer to anyway."""
+    return sketch(model.model_json_schema())
 
 
 @functools.cache
@@ -163,8 +164,8 @@ class Prompt(Generic[In, Out]):
         """How the answer must look, for the system message and the re-ask."""
         if self.output == "yes_no":
             return "Answer with exactly one word: YES or NO."
-        return ("Answer with one JSON object and nothing else, matching this JSON schema:\n"
-                + _schema_text(self.output_model))
+        return ("Answer with one JSON object and nothing else, shaped like this:\n"
+                + _shape_text(self.output_model))
 
     def _user(self, item: In) -> str:
         blocks = _field_blocks(item)

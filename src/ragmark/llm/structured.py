@@ -89,6 +89,41 @@ def pinned(schema: dict[str, Any]) -> dict[str, Any]:
     return fix(schema)  # type: ignore[no-any-return]
 
 
+def sketch(schema: dict[str, Any]) -> str:
+    """What an answer to ``schema`` looks like, in a line a model reads more easily (and
+    in fewer tokens) than the schema: each value a placeholder, a list its first entry
+    and ``...``, a field's description beside it.
+
+    >>> sketch({"type": "object", "properties": {"verdicts": {"type": "array", "items":
+    ...     {"type": "boolean"}}, "why": {"type": "string", "description": "one line"}}})
+    '{"verdicts": [true or false, ...], "why": "<text: one line>"}'
+    >>> sketch({"type": "object", "properties": {"v": {"enum": ["yes", "no"]}}})
+    '{"v": "yes" or "no"}'
+    """
+    defs = schema.get("$defs", {})
+
+    def one(node: dict[str, Any]) -> str:
+        if "$ref" in node:
+            return one(defs[node["$ref"].rsplit("/", 1)[-1]])
+        if "enum" in node:
+            return " or ".join(json.dumps(v) for v in node["enum"])
+        kind = node.get("type")
+        if kind == "object":
+            return "{" + ", ".join(f"{json.dumps(k)}: {one(v)}"
+                                   for k, v in node.get("properties", {}).items()) + "}"
+        if kind == "array":
+            return f"[{one(node.get('items', {}))}, ...]"
+        if kind == "boolean":
+            return "true or false"
+        said = {"string": "text", "integer": "integer", "number": "number"}.get(
+            str(kind), "value")
+        about = node.get("description")
+        text = f"<{said}: {about}>" if about else f"<{said}>"
+        return f'"{text}"' if kind == "string" else text
+
+    return one(schema)
+
+
 def wire(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """The request parameters that carry ``schema`` in ``form`` (``{}`` for ``off``)."""
     if form == "json_schema":

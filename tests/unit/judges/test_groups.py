@@ -68,7 +68,7 @@ def test_four_passages_in_a_window_for_two_are_two_calls_of_two(server: FakeLLMS
 
 
 def test_a_window_too_small_for_one_passage_cuts_as_before(server: FakeLLMServer):
-    score, counts = _judge(server, window=800)
+    score, counts = _judge(server, window=680)
     (call,) = [r.body for r in server.requests]
     assert counts.cut == 1 and CUT_MARK in json.dumps(call)
     assert len(_BLOCK.findall(call["messages"][-1]["content"])) == 4
