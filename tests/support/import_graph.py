@@ -47,6 +47,8 @@ LAYERS: dict[str, int] = {
     "ragmark.plan": 5,
     # 5: following a system in production (windows over the history, the receiver)
     "ragmark.monitor": 5,
+    # 5: attacks through the corpus (planted documents, their outcomes and rates)
+    "ragmark.probe": 5,
     # 6: the interfaces: command line, Python API, pytest
     "ragmark": 6, "ragmark.__main__": 6, "ragmark.cli": 6, "ragmark.api": 6,
     "ragmark.pytest_plugin": 6, "ragmark.testing": 6, "ragmark.demo": 6,
