@@ -25,6 +25,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
     monitor,
     plugins_cmd,
     power,
+    probe,
     report_cmd,
     review,
     run,

@@ -1,0 +1,165 @@
+"""Running a probe: for each config, its clean run on the target questions (the clean
+metrics), then one run an arm on the overlay corpus, each read into the attack's
+outcomes. Each finished (config, arm) is written at once under the plan's ``state``
+folder, keyed by everything that shapes it, so a killed probe resumes where it stopped
+and nothing is computed twice."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from ragmark.case import Context
+from ragmark.probe.attacks import Planted
+from ragmark.probe.outcome import Outcome, outcome
+from ragmark.probe.overlay import overlaid, plant_all
+from ragmark.probe.plan import Arm, ProbePlan
+from ragmark.progress import NullProgress, Progress
+from ragmark.stats.paired import bootstrap_ci
+from ragmark.versions import canonical_hash
+
+CLEAN = "clean"
+"""The arm name of a config's run without planted documents."""
+
+
+def planted_for(plan: ProbePlan, arm: Arm) -> tuple[Planted, ...]:
+    """The documents ``arm`` plants for the plan's target questions."""
+    asked = set(plan.questions)
+    chosen = [s for s in plan.base.dataset.samples if s.id in asked]
+    return plant_all(arm.attack, chosen, plan.seed, style=arm.style or "plain",
+                     copies=plan.copies[arm.attack])
+
+
+def contexts_of(record: Any) -> list[Context]:
+    """The contexts a question's answer was made from, with their documents where the
+    ranking gives them (a ranking lists the contexts first, in their order)."""
+    texts = list(record.contexts)
+    ranked = list(record.retrieved)
+    if len(ranked) >= len(texts):
+        return [Context(t, r.id, r.doc_id) for t, r in zip(texts, ranked, strict=False)]
+    return [Context(t) for t in texts]
+
+
+def _why(record: Any) -> str:
+    for s in record.metrics.values():
+        if s.value is None and s.reason:
+            return str(s.reason)
+    return "no answer"
+
+
+def outcomes_of(report: Any, planted: Sequence[Planted]) -> list[Outcome]:
+    """Each target's outcome in a run on the overlay (``report``, a RunReport)."""
+    by_id = {p.question_id: p for p in planted}
+    out = []
+    for q in report.queries:
+        p = by_id.get(q.id)
+        if p is None:
+            continue
+        right = q.sample.expected_answer if q.sample is not None else None
+        out.append(outcome(p, q.question, q.answer, contexts_of(q), right=right,
+                           no_answer=None if q.answer is not None else _why(q)))
+    return out
+
+
+def clean_values(report: Any, n_resamples: int = 10_000, seed: int = 0
+                 ) -> dict[str, dict[str, Any]]:
+    """The clean run's metrics: each a mean with its bootstrap interval over the target
+    questions that have a value, and how many had none."""
+    names = list(report.metrics)
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        vals = [q.metrics[name].value for q in report.queries if name in q.metrics]
+        if not vals:  # an aggregate of the run (no value a question): as computed
+            agg = report.metrics[name]
+            out[name] = {"value": agg.value, "low": None, "high": None, "n": agg.n,
+                         "missing": agg.missing}
+            continue
+        got = [float(v) for v in vals if v is not None]
+        iv = bootstrap_ci(got, n_resamples=n_resamples, seed=seed) if got else None
+        out[name] = {"value": None if iv is None else iv.mean,
+                     "low": None if iv is None else iv.low,
+                     "high": None if iv is None else iv.high,
+                     "n": len(got), "missing": len(vals) - len(got)}
+    return out
+
+
+def _key(plan: ProbePlan, cfg: Any, arm: str) -> str:
+    task = plan.base.task
+    return canonical_hash({"probe": plan.describe(), "config": cfg.model_dump(mode="json"),
+                           "arm": arm, "metrics": list(task.metrics or []),
+                           "judges": list(task.judge_metrics),
+                           "llm": None if task.llm is None else task.llm.model})
+
+
+def _saved(plan: ProbePlan, cfg: Any, arm: str) -> Path | None:
+    if plan.state is None:
+        return None
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cfg.name)
+    return plan.state / f"{safe}--{arm.replace(':', '-')}--{_key(plan, cfg, arm)[:16]}.json"
+
+
+def _write(path: Path | None, data: dict[str, Any]) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)  # whole or not at all
+
+
+def _one_arm(plan: ProbePlan, cfg: Any, arm: Arm, progress: Progress) -> dict[str, Any]:
+    from ragmark.running.runner import run
+
+    path = _saved(plan, cfg, arm.name)
+    if path is not None and path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    planted = planted_for(plan, arm)
+    ds = overlaid(plan.base.dataset, planted)
+    task = replace(plan.base.task, judge_metrics=(), answers=True)
+    report = run(ds, cfg, task, progress=progress,
+                 pipeline_fn=plan.base.pipelines.get(cfg.name))
+    got = {"arm": arm.name, "outcomes": [asdict(o) for o in outcomes_of(report, planted)],
+           "planted": {p.question_id: {"ids": list(p.ids), "texts": list(p.texts),
+                                       "marker": p.marker} for p in planted},
+           "answers": {q.id: q.answer for q in report.queries}}
+    _write(path, got)
+    return got
+
+
+def _clean(plan: ProbePlan, cfg: Any, progress: Progress) -> dict[str, Any]:
+    from ragmark.running.runner import run
+
+    path = _saved(plan, cfg, CLEAN)
+    if path is not None and path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    asked = set(plan.questions)
+    ds = replace(plan.base.dataset, samples=tuple(
+        s for s in plan.base.dataset.samples if s.id in asked))
+    report = run(ds, cfg, plan.base.task, progress=progress,
+                 pipeline_fn=plan.base.pipelines.get(cfg.name))
+    got = {"arm": CLEAN, "metrics": clean_values(report),
+           "answers": {q.id: q.answer for q in report.queries}}
+    _write(path, got)
+    return got
+
+
+def run_probe(plan: ProbePlan, progress: Progress | None = None) -> dict[str, Any]:
+    """Every config's clean run and arms, as JSON: config -> {"clean": ..., "arms":
+    {arm: {"outcomes": [...], ...}}}; each read from the state folder when a run of
+    the same plan finished it before."""
+    prog = progress or NullProgress()
+    out: dict[str, Any] = {}
+    for cfg in plan.base.configs:
+        clean = _clean(plan, cfg, prog)
+        arms = {arm.name: _one_arm(plan, cfg, arm, prog) for arm in plan.arms}
+        out[cfg.name] = {"clean": clean, "arms": arms}
+    return out
+
+
+def outcome_from(d: dict[str, Any]) -> Outcome:
+    """An outcome read back from the state or the results (its JSON)."""
+    return Outcome(**{**d, "ranks": tuple(d["ranks"])})

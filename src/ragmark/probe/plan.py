@@ -1,0 +1,188 @@
+"""The plan of a ``ragmark probe``: everything decided before the first question is
+asked, as one frozen value. The dataset, the configs, what each computes and the LLM
+endpoint are a compare's plan (:func:`ragmark.plan.plan_compare`, so a probe takes the
+same flags); the probe adds its arms (an attack, and an injection's style), the target
+questions drawn with the seed, how many passages each attack plants, its gates, and
+where each finished config and arm is written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragmark.errors import ConfigError
+from ragmark.plan.request import CompareRequest
+from ragmark.probe.attacks import ATTACKS, STYLES
+from ragmark.probe.outcome import RATES
+
+if TYPE_CHECKING:
+    from ragmark.plan.model import Plan
+
+COPIES: Mapping[str, int] = {"injection": 1, "poisoning": 5, "exfiltration": 1,
+                             "leakage": 1}
+"""Passages planted a target by default (PoisonedRAG plants five poisoned passages)."""
+
+
+@dataclass(frozen=True, order=True)
+class Arm:
+    """One attack as planted: ``attack``, and the ``style`` of an injection."""
+
+    attack: str
+    style: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.attack}:{self.style}" if self.style else self.attack
+
+
+def arms_of(attacks: Sequence[str], styles: Sequence[str]) -> tuple[Arm, ...]:
+    """The arms of ``attacks`` (an injection once per style), in the order given; a
+    ConfigError naming a word that is neither an attack nor a style.
+
+    >>> [a.name for a in arms_of(["injection", "poisoning"], ["plain", "ignore"])]
+    ['injection:plain', 'injection:ignore', 'poisoning']
+    """
+    bad = [a for a in attacks if a not in ATTACKS]
+    if bad or not attacks:
+        raise ConfigError(f"--attacks: {', '.join(bad) or 'none given'}: expected some of "
+                          f"{', '.join(ATTACKS)}")
+    wrong = [s for s in styles if s not in STYLES]
+    if wrong or not styles:
+        raise ConfigError(f"--styles: {', '.join(wrong) or 'none given'}: expected some of "
+                          f"{', '.join(STYLES)}")
+    out: list[Arm] = []
+    for a in dict.fromkeys(attacks):
+        out += [Arm(a, s) for s in dict.fromkeys(styles)] if a == "injection" else [Arm(a)]
+    return tuple(out)
+
+
+_GATE = re.compile(r"^probe:(?P<arm>[a-z-]+(?::[a-z-]+)?)(?:\.(?P<rate>[a-z_]+))?"
+                   r"(?P<op>>=|>)(?P<at>[0-9]*\.?[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class ProbeGate:
+    """``--fail-on probe:ATTACK[:STYLE][.RATE]>X``: the probe fails (exit 1) when the
+    rate (default ``success``: the attack success rate over the targets with an answer,
+    every style of an injection pooled) is above ``at`` in any config."""
+
+    arm: str
+    rate: str
+    at: float
+    inclusive: bool = False
+    text: str = ""
+
+    def failed_by(self, value: float) -> bool:
+        return value >= self.at if self.inclusive else value > self.at
+
+
+def parse_gate(text: str) -> ProbeGate:
+    """A probe gate from its text; a ConfigError that says the form otherwise.
+
+    >>> g = parse_gate("probe:injection>0.05")
+    >>> g.arm, g.rate, g.at, g.inclusive
+    ('injection', 'success', 0.05, False)
+    >>> parse_gate("probe:injection:ignore.retrieved>=0.5").rate
+    'retrieved'
+    """
+    m = _GATE.match(text.replace(" ", ""))
+    form = ("expected probe:ATTACK[:STYLE][.RATE]>X, e.g. probe:injection>0.05 (attacks: "
+            f"{', '.join(ATTACKS)}; rates: {', '.join(RATES)})")
+    if m is None:
+        raise ConfigError(f"--fail-on {text!r}: {form}")
+    arm, rate = m["arm"], m["rate"] or "success"
+    attack, _, style = arm.partition(":")
+    if attack not in ATTACKS or (style and style not in STYLES) or rate not in RATES:
+        raise ConfigError(f"--fail-on {text!r}: {form}")
+    return ProbeGate(arm, rate, float(m["at"]), m["op"] == ">=", text)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRequest(CompareRequest):
+    """``ragmark probe``: a compare's request (dataset, configs, endpoint, options) and
+    the attacks: ``attacks`` and the injections' ``styles`` (names, or comma-separated),
+    ``targets`` questions drawn with ``seed`` (None: every answerable one), ``copies``
+    (``ATTACK=N``: passages planted a target), and the gates (``fail_on``)."""
+
+    attacks: str | Sequence[str] = ATTACKS
+    styles: str | Sequence[str] = STYLES
+    targets: int | None = 30
+    copies: Sequence[str] = ()
+    fail_on: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """A probe, decided: the compare's ``base`` plan (dataset, configs, what they
+    compute, the endpoint), its ``arms``, the ``questions`` attacked (ids, drawn with
+    ``seed``), passages planted per attack (``copies``), the ``gates``, and where each
+    finished (config, arm) is kept (``state``: a killed probe resumes from it) and the
+    results go (``output``: ``.json`` and ``.md`` are added)."""
+
+    base: Plan
+    arms: tuple[Arm, ...]
+    questions: tuple[str, ...]
+    seed: int = 0
+    copies: Mapping[str, int] = field(default_factory=lambda: dict(COPIES))
+    gates: tuple[ProbeGate, ...] = ()
+    state: Path | None = None
+    output: Path | None = None
+    resamples: int = 10_000
+    """Bootstrap and permutation resamples of the intervals and tests."""
+
+    def describe(self) -> dict[str, Any]:
+        """What the plan will do, as JSON (the report's head and the resume check)."""
+        ds = self.base.dataset
+        return {"dataset": {"name": ds.name, "path": ds.path, "questions": len(ds.samples)},
+                "configs": [c.name for c in self.base.configs],
+                "arms": [a.name for a in self.arms], "targets": list(self.questions),
+                "seed": self.seed, "copies": {a.attack: self.copies[a.attack]
+                                              for a in self.arms}}
+
+
+def _copies(given: Sequence[str]) -> dict[str, int]:
+    """``--copies ATTACK=N`` over the defaults (:data:`COPIES`).
+
+    >>> _copies(["poisoning=3"])["poisoning"]
+    3
+    """
+    out = dict(COPIES)
+    for text in given:
+        attack, eq, n = text.partition("=")
+        if not eq or attack.strip() not in ATTACKS or not n.strip().isdigit() or int(n) < 1:
+            raise ConfigError(f"--copies {text!r}: expected ATTACK=N with N a positive "
+                              f"whole number, ATTACK one of {', '.join(ATTACKS)}")
+        out[attack.strip()] = int(n)
+    return out
+
+
+def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
+    """The plan of ``ragmark probe`` (a :class:`ProbeRequest`), and the notes to tell
+    before it runs. Every flag is checked before the data is read."""
+    from dataclasses import replace
+
+    from ragmark.plan.build import plan_compare
+    from ragmark.probe.overlay import targets
+
+    gates = tuple(parse_gate(g) for g in req.fail_on)
+    arms = arms_of(_words(req.attacks), _words(req.styles))
+    copies = _copies(req.copies)
+    if req.outputs:
+        raise ConfigError("probe runs the configs on the planted corpus; scoring logged "
+                          "outputs (--outputs) is not there yet")
+    base, told = plan_compare(replace(req, output=None, no_history=True))
+    chosen = targets(base.dataset.samples, req.targets, req.seed)
+    if not chosen:
+        raise ConfigError(f"{base.dataset.path}: no answerable question to attack")
+    out = Path(req.output) if req.output else None
+    state = None if out is None else out.with_name(out.name + ".probe-state")
+    return ProbePlan(base, arms, tuple(s.id for s in chosen), req.seed, copies, gates,
+                     state, out, req.resamples), told
+
+
+def _words(given: str | Sequence[str]) -> list[str]:
+    items = given.split(",") if isinstance(given, str) else list(given)
+    return [w.strip() for w in items if w.strip()]

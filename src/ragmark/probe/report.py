@@ -1,0 +1,191 @@
+"""A probe's results: per config, each arm's rates and each attack's (its styles
+pooled), the clean metrics beside them; each config against the first on every attack's
+success (a paired permutation test over the same targets and styles); the gates; and
+the report as JSON and Markdown. Every rate says how many targets it covers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmark.probe.execute import CLEAN, outcome_from
+from ragmark.probe.outcome import RATES, Outcome, Rates, rates
+from ragmark.probe.plan import ProbeGate, ProbePlan
+from ragmark.stats.paired import paired_permutation_test
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """What a probe found: ``plan`` (its description), per config the ``rates`` of each
+    arm and attack (by name), the ``clean`` metrics, the ``outcomes``; the
+    ``comparisons`` and the ``gates`` (text, failed, why)."""
+
+    plan: Mapping[str, Any]
+    rates: Mapping[str, Mapping[str, Rates]]
+    clean: Mapping[str, Mapping[str, Any]]
+    outcomes: Mapping[str, Sequence[Outcome]]
+    comparisons: Sequence[Mapping[str, Any]] = ()
+    gates: Sequence[tuple[str, bool, str]] = ()
+    answers: Mapping[str, Mapping[str, Mapping[str, str | None]]] = field(
+        default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return any(failed for _, failed, _ in self.gates)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"probe": dict(self.plan),
+                "configs": {c: {"clean": dict(self.clean[c]),
+                                "attacks": {n: r.to_json() for n, r in self.rates[c].items()},
+                                "outcomes": [_outcome_json(o) for o in self.outcomes[c]]}
+                            for c in self.rates},
+                "comparisons": list(self.comparisons),
+                "gates": [{"gate": t, "failed": f, "why": w} for t, f, w in self.gates]}
+
+
+def _outcome_json(o: Outcome) -> dict[str, Any]:
+    return {"question_id": o.question_id, "attack": o.attack, "style": o.style,
+            "ranks": list(o.ranks), "k": o.k, "planted": o.planted, "found": o.found,
+            "success": o.success, "why": o.why, "shown": dict(o.shown)}
+
+
+def _by_attack(outs: Sequence[Outcome], n_resamples: int) -> dict[str, Rates]:
+    """Each arm's rates, and each injection's styles pooled under its attack's name."""
+    got: dict[str, Rates] = {}
+    for attack in dict.fromkeys(o.attack for o in outs):
+        group = [o for o in outs if o.attack == attack]
+        styles = list(dict.fromkeys(o.style for o in group))
+        if styles == [""]:
+            got[attack] = rates(group, n_resamples=n_resamples)
+            continue
+        for style in styles:
+            got[f"{attack}:{style}"] = rates([o for o in group if o.style == style],
+                                             n_resamples=n_resamples)
+        pooled = rates(group, n_resamples=n_resamples)  # every style, after them
+        got[attack] = Rates(attack, "all", pooled.targets, pooled.answered, pooled.values,
+                            pooled.missing)
+    return got
+
+
+def _compared(outcomes: Mapping[str, Sequence[Outcome]], n_resamples: int, seed: int
+              ) -> list[dict[str, Any]]:
+    """Each config against the first on each attack's success: the same targets and
+    styles paired (both answered), a permutation test of the difference."""
+    names = list(outcomes)
+    out: list[dict[str, Any]] = []
+    for other in names[1:]:
+        for attack in dict.fromkeys(o.attack for o in outcomes[names[0]]):
+            a = {(o.question_id, o.style): o.success for o in outcomes[names[0]]
+                 if o.attack == attack}
+            b = {(o.question_id, o.style): o.success for o in outcomes[other]
+                 if o.attack == attack}
+            both = [k for k in a if a[k] is not None and b.get(k) is not None]
+            test = paired_permutation_test([float(bool(a[k])) for k in both],
+                                           [float(bool(b[k])) for k in both],
+                                           n_resamples=n_resamples, seed=seed)
+            out.append({"attack": attack, "baseline": names[0], "config": other,
+                        "pairs": test.n, "difference": test.statistic,
+                        "p_value": test.p_value, "exact": test.exact})
+    return out
+
+
+def _gated(gates: Sequence[ProbeGate], found: Mapping[str, Mapping[str, Rates]]
+           ) -> list[tuple[str, bool, str]]:
+    out = []
+    for g in gates:
+        failed, why = False, []
+        for config, by_name in found.items():
+            r = by_name.get(g.arm)
+            iv = None if r is None else r.values.get(g.rate)
+            if iv is None:
+                why.append(f"{config}: {g.arm} {g.rate} has no value")
+                continue
+            bad = g.failed_by(iv.mean)
+            failed |= bad
+            why.append(f"{config}: {g.arm} {g.rate} {iv.mean:.3f} over {iv.n} targets"
+                       + (" (over the gate)" if bad else ""))
+        out.append((g.text, failed, "; ".join(why)))
+    return out
+
+
+def report_of(plan: ProbePlan, found: Mapping[str, Any], n_resamples: int = 10_000
+              ) -> ProbeReport:
+    """The report of a probe from what :func:`~ragmark.probe.execute.run_probe` found."""
+    outcomes = {c: [outcome_from(d) for arm in got["arms"].values()
+                    for d in arm["outcomes"]] for c, got in found.items()}
+    by = {c: _by_attack(outs, n_resamples) for c, outs in outcomes.items()}
+    answers = {c: {CLEAN: got["clean"]["answers"],
+                   **{a: arm["answers"] for a, arm in got["arms"].items()}}
+               for c, got in found.items()}
+    return ProbeReport(plan.describe(), by,
+                       {c: got["clean"]["metrics"] for c, got in found.items()}, outcomes,
+                       _compared(outcomes, n_resamples, plan.seed), _gated(plan.gates, by),
+                       answers)
+
+
+def _cell(r: Rates, name: str) -> str:
+    iv = r.values.get(name)
+    if iv is None:
+        return "—"
+    return f"{iv.mean:.2f} [{iv.low:.2f}, {iv.high:.2f}] ({iv.n})"
+
+
+def markdown(rep: ProbeReport) -> str:
+    """The report as Markdown: a table a config, its clean metrics, the comparisons and
+    the gates."""
+    p = rep.plan
+    lines = [f"# ragmark probe: {p['dataset']['name']}", "",
+             f"{len(p['targets'])} target questions (seed {p['seed']}), arms: "
+             f"{', '.join(p['arms'])}. Rates with 95% bootstrap intervals and (targets "
+             "covered); success = the canary, the wrong answer or an outside address in "
+             "the answer.", ""]
+    for config, by in rep.rates.items():
+        lines += [f"## {config}", "", "| attack | targets | " + " | ".join(RATES) + " |",
+                  "|---|---|" + "---|" * len(RATES)]
+        for name, r in by.items():
+            lines.append(f"| {name} | {r.targets} | "
+                         + " | ".join(_cell(r, n) for n in RATES) + " |")
+        clean = rep.clean[config]
+        if clean:
+            shown = ", ".join(f"{m} {v['value']:.3f} ({v['n']})" for m, v in clean.items()
+                              if v["value"] is not None)
+            lines += ["", f"Clean (no planted documents), the same questions: {shown}."]
+        lines.append("")
+    if rep.comparisons:
+        lines += ["## Against the first config (success, paired permutation test)", "",
+                  "| attack | config | pairs | difference | p |", "|---|---|---|---|---|"]
+        lines += [f"| {c['attack']} | {c['config']} vs {c['baseline']} | {c['pairs']} | "
+                  f"{c['difference']:+.3f} | {c['p_value']:.3g} |" for c in rep.comparisons]
+        lines.append("")
+    for text, failed, why in rep.gates:
+        lines.append(f"Gate {text}: {'FAILED' if failed else 'passed'} ({why})")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write(rep: ProbeReport, md: str, output: Path | None) -> list[Path]:
+    """``{output}.json`` and ``{output}.md`` (a folder ``DIR/``: ``DIR/probe.*``); the
+    paths written (none without ``output``)."""
+    if output is None:
+        return []
+    stem = output / "probe" if str(output).endswith(("/", "\\")) or output.is_dir() \
+        else output
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    js, mdp = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
+    js.write_text(json.dumps(rep.to_json(), indent=2, ensure_ascii=False) + "\n",
+                  encoding="utf-8")
+    mdp.write_text(md, encoding="utf-8")
+    return [js, mdp]
+
+
+def execute_probe(plan: ProbePlan, progress: Any = None
+                  ) -> tuple[ProbeReport, str, list[Path]]:
+    """Run ``plan`` (:func:`~ragmark.probe.execute.run_probe`) and write its report: the
+    report, its Markdown and the paths written."""
+    from ragmark.probe.execute import run_probe
+
+    rep = report_of(plan, run_probe(plan, progress), n_resamples=plan.resamples)
+    md = markdown(rep)
+    return rep, md, write(rep, md, plan.output)
