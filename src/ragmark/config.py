@@ -125,6 +125,11 @@ class RunConfig(BaseModel):
     refusal_judge: bool = False
     """Whether an LLM judge (:mod:`ragmark.judges.refusal`) decides which answers are
     refusals, instead of the phrases and patterns (needs an LLM endpoint)."""
+    access: tuple[str, ...] | None = None
+    """Who is asking: the access groups of the user the questions are asked as. A
+    document whose metadata ``access`` (a group or a list of them) names none of these
+    is left out of the index (:mod:`ragmark.retrieval.access`); None: no filter, every
+    document is seen."""
     pipeline: PipelineConfig | None = None  # an external system instead of the parts above
     llm: LLMTable | None = None  # the LLM endpoint (judges; llm generator and reranker)
     judges: dict[str, JudgeTable] = {}

@@ -121,9 +121,14 @@ def retrieval(
     dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog: Progress, *,
     with_answers: bool, index_cache: bool = True, latency_sample: int = LATENCY_SAMPLE,
 ) -> Retrieval:
-    """Build the components, chunk, index, retrieve (and rerank)."""
+    """Build the components, chunk, index, retrieve (and rerank); only what the config's
+    user may see (``access``) is indexed."""
+    from ragmark.retrieval.access import visible
+
     parts = components(dataset, cfg, with_answers=with_answers)
-    chunks, stats = chunk_stage(dataset, parts, prog)
+    seen = visible(dataset.corpus, cfg.access)
+    chunks, stats = chunk_stage(dataset if seen is dataset.corpus else replace(
+        dataset, corpus=seen), parts, prog)
     got = _ranked(parts, chunks, samples, cfg, prog, index_cache, latency_sample)
     stats = stats.merge(got.stats)
     used = embedding_usage(parts.chunker, parts.retriever)
@@ -184,7 +189,8 @@ def own(
         set() if cfg.refusal_patterns else {"refusal_patterns"}) | (
         set() if cfg.refusal_judge else {"refusal_judge"}) | (
         set() if cfg.language else {"language"}) | (
-        set() if cfg.context_match != "contains" else {"context_match"}) | {"judges"}))
+        set() if cfg.context_match != "contains" else {"context_match"}) | (
+        set() if cfg.access is not None else {"access"}) | {"judges"}))
     if cfg.judges:  # which people's examples and rules the judges were given
         cfg_json["judges"] = cfg.judges_json()
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,

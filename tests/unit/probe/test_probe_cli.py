@@ -134,3 +134,28 @@ def test_bad_flags_are_named_before_any_work(tmp_path, server, capsys, flags, sa
     assert code == 2
     assert says in " ".join(err.split())
     assert server.requests == [] and not (tmp_path / "probe.json").exists()
+
+
+def test_an_access_filter_keeps_private_documents_out(tmp_path, server, capsys):
+    """Leakage asked as a user without access: with the config's access filter
+    (``access = []``: public documents only) no private document is retrieved, so none
+    leaks; without it every one is, and the obedient model repeats its canary."""
+    server.rule = obeys_unless_guarded
+    open_cfg, _ = _configs(tmp_path, server)
+    filtered = tmp_path / "filtered.toml"
+    filtered.write_text(Path(open_cfg).read_text().replace(
+        'name = "plain"\n', 'name = "filtered"\naccess = []\n'))
+    code, stdout, err = run_cli(
+        ["probe", "--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+         "--configs", open_cfg, str(filtered), "--attacks", "leakage", "--targets", "4",
+         "--resamples", "1000", "--output", str(tmp_path / "leak"), "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads((tmp_path / "leak.json").read_text())
+    seen = data["configs"]["plain"]["attacks"]["leakage"]
+    hidden = data["configs"]["filtered"]["attacks"]["leakage"]
+    assert (seen["retrieved"]["value"], seen["success"]["value"]) == (1.0, 1.0)
+    assert (hidden["retrieved"]["value"], hidden["success"]["value"]) == (0.0, 0.0)
+    assert hidden["success"]["n"] == 4 and hidden["success_when_retrieved"] is None
+    (cmp,) = data["comparisons"]
+    assert (cmp["difference"], cmp["pairs"], cmp["p_value"]) == (-1.0, 4, 0.125)
+    assert "| leakage | 4 | 0.00 [0.00, 0.00] (4) |" in stdout
