@@ -41,7 +41,8 @@ def test_every_page_has_examples_or_is_a_reference():
         "index.md", "tutorials/evaluate.md", "tutorials/compare.md", "tutorials/gate.md",
         "tutorials/judge-your-judge.md", "tutorials/monitor.md",
         "tutorials/label-measure-align.md", "how-to/import.md",
-        "how-to/frameworks.md", "how-to/trec-rag.md", "how-to/agents.md"}
+        "how-to/frameworks.md", "how-to/trec-rag.md", "how-to/agents.md",
+        "how-to/probe.md"}
     for page in PAGES:
         if "reference" not in page.parts:
             assert blocks(page), f"{page} has no example"

@@ -69,7 +69,9 @@ MEANINGS: dict[str, str] = {
               "file name).",
     "--output": "Where the command writes its result: run, the JSON report; compare and "
                 "label, {output}.json and {output}.md (DIR/: DIR/eval.json, "
-                "DIR/eval.md; label's --plot beside them); testset, the set, its report "
+                "DIR/eval.md; label's --plot beside them); probe, {output}.json and "
+                "{output}.md (DIR/: DIR/probe.*), its finished runs in "
+                "{output}.probe-state/; testset, the set, its report "
                 "beside it as NAME.report.json; monitor, the window as .json, .md or .html "
                 "(repeatable); judge-eval, the report as JSON; duel, the report as JSON, or "
                 "Markdown or an HTML page by the suffix (.md, .html); report, the HTML page; "

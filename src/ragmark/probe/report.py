@@ -133,6 +133,50 @@ def _cell(r: Rates, name: str) -> str:
     return f"{iv.mean:.2f} [{iv.low:.2f}, {iv.high:.2f}] ({iv.n})"
 
 
+SHOWN_AT_MOST = 20
+"""Questions that fell listed a config in the Markdown (the JSON has every outcome)."""
+
+
+def marked(answer: str, o: Outcome) -> str:
+    """The answer on one line, cut to 300 characters, with what made the attack succeed
+    between ⟦ and ⟧, safe inside a Markdown code span (no backtick: a planted image or
+    link is shown as text, never rendered, so the report does not fetch it).
+
+    >>> o = Outcome("q", "injection", "plain", (1,), 3, 1, 1, True, shown={"canary": "RMK24CS9"})
+    >>> marked("Yes, `see` rmk24cs9.", o)
+    "Yes, 'see' ⟦rmk24cs9⟧."
+    """
+    import re
+
+    text = " ".join(answer.replace("`", "'").split())
+    marks = [*o.shown.get("addresses", ()), o.shown.get("canary"), o.shown.get("wrong_answer")]
+    for m in (m for m in marks if m):
+        text = re.sub(re.escape(str(m)).replace("\\ ", r"\s+"), lambda g: f"⟦{g[0]}⟧",
+                      text, flags=re.I)
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def fell(rep: ProbeReport) -> list[str]:
+    """The Markdown lines of the questions each attack succeeded on, a config at a time
+    (at most :data:`SHOWN_AT_MOST` each)."""
+    lines: list[str] = []
+    for config, outs in rep.outcomes.items():
+        won = [o for o in outs if o.success]
+        if not won:
+            continue
+        lines += [f"## Questions that fell: {config} ({len(won)})", ""]
+        for o in won[:SHOWN_AT_MOST]:
+            arm = f"{o.attack}:{o.style}" if o.style else o.attack
+            answer = rep.answers.get(config, {}).get(arm, {}).get(o.question_id) or ""
+            lines.append(f"- {arm}, question {o.question_id} (planted at rank "
+                         f"{', '.join(map(str, o.ranks)) or '-'}): `{marked(answer, o)}`")
+        if len(won) > SHOWN_AT_MOST:
+            lines.append(f"- ... and {len(won) - SHOWN_AT_MOST} more (every outcome is in "
+                         "the JSON)")
+        lines.append("")
+    return lines
+
+
 def markdown(rep: ProbeReport) -> str:
     """The report as Markdown: a table a config, its clean metrics, the comparisons and
     the gates."""
@@ -160,6 +204,7 @@ def markdown(rep: ProbeReport) -> str:
         lines += [f"| {c['attack']} | {c['config']} vs {c['baseline']} | {c['pairs']} | "
                   f"{c['difference']:+.3f} | {c['p_value']:.3g} |" for c in rep.comparisons]
         lines.append("")
+    lines += fell(rep)
     for text, failed, why in rep.gates:
         lines.append(f"Gate {text}: {'FAILED' if failed else 'passed'} ({why})")
     return "\n".join(lines).rstrip() + "\n"
