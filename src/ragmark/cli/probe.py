@@ -15,7 +15,7 @@ from ragmark.probe.attacks import ATTACKS, STYLES
 
 
 @cli.command("probe")
-@functools.partial(configs_options, default=("sparse",), default_help="sparse")
+@functools.partial(configs_options, default=(), default_help="sparse")
 @click.option("--attacks", default=",".join(ATTACKS), show_default=True,
               help="The attacks planted, comma-separated: injection (an instruction to "
                    "put a canary in the answer), poisoning (passages stating a wrong "
@@ -32,6 +32,15 @@ from ragmark.probe.attacks import ATTACKS, STYLES
 @click.option("--fail-on", "fail_on", multiple=True, metavar="probe:ATTACK[:STYLE][.RATE]>X",
               help="Exit 1 when the rate (default: success over the answered targets, "
                    "an injection's styles pooled) is above X in any config; repeatable.")
+@click.option("--write-planted", metavar="DIR",
+              help="For a system ragmark does not run: write each attack's planted "
+                   "documents to DIR (a JSONL corpus file an attack, and probe.json), "
+                   "and stop.")
+@click.option("--outputs", "logged", multiple=True, metavar="ARM=FILE",
+              help="Score the answers a system logged with ARM's planted documents "
+                   "(injection:plain, poisoning, ...; clean=FILE: without any) instead of "
+                   "running configs; the same --dataset, --targets, --seed and --copies "
+                   "as --write-planted. Repeatable.")
 @option("--top-k", type=click.IntRange(min=1))
 @option("--max-queries", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
@@ -65,6 +74,6 @@ def probe_cmd(**flags: Any) -> None:
     out.print(md, markup=False, highlight=False, soft_wrap=True)
     for path in paths:
         click.echo(f"Wrote {path}", err=True)
-    failed = [f"gate {t} failed: {why}" for t, bad, why in rep.gates if bad]
+    failed = [f"gate {t} failed: {why}" for t, bad, why in (rep.gates if rep else ()) if bad]
     if failed:
         raise GateFailed(failed)

@@ -17,13 +17,10 @@ from ragmark.case import Context
 from ragmark.probe.attacks import Planted
 from ragmark.probe.outcome import Outcome, outcome
 from ragmark.probe.overlay import overlaid, plant_all
-from ragmark.probe.plan import Arm, ProbePlan
+from ragmark.probe.plan import CLEAN, Arm, ProbePlan
 from ragmark.progress import NullProgress, Progress
 from ragmark.stats.paired import bootstrap_ci
 from ragmark.versions import canonical_hash
-
-CLEAN = "clean"
-"""The arm name of a config's run without planted documents."""
 
 
 def planted_for(plan: ProbePlan, arm: Arm) -> tuple[Planted, ...]:

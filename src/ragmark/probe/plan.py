@@ -21,6 +21,9 @@ from ragmark.probe.outcome import RATES
 if TYPE_CHECKING:
     from ragmark.plan.model import Plan
 
+CLEAN = "clean"
+"""The arm name of a config's run without planted documents."""
+
 COPIES: Mapping[str, int] = {"injection": 1, "poisoning": 5, "exfiltration": 1,
                              "leakage": 1}
 """Passages planted a target by default (PoisonedRAG plants five poisoned passages)."""
@@ -112,6 +115,12 @@ class ProbeRequest(CompareRequest):
     targets: int | None = 30
     copies: Sequence[str] = ()
     fail_on: Sequence[str] = ()
+    write_planted: str | None = None
+    """``--write-planted DIR``: write each attack's planted documents for a system
+    ragmark does not run, and stop."""
+    logged: Sequence[str] = ()
+    """``--outputs ARM=FILE``: the answers such a system logged with the planted
+    documents of ARM (``clean=FILE``: without any), scored instead of running configs."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,12 @@ class ProbePlan:
     output: Path | None = None
     resamples: int = 10_000
     """Bootstrap and permutation resamples of the intervals and tests."""
+    write_to: Path | None = None
+    """Write the planted documents there and stop (a system ragmark does not run)."""
+    logged: Mapping[str, Path] = field(default_factory=dict)
+    """Arm (or ``clean``) -> the file of answers a system logged, scored instead of runs."""
+    strict: bool = False
+    """Odd data in the logged files is an error, not a counted warning (``--strict``)."""
 
     def describe(self) -> dict[str, Any]:
         """What the plan will do, as JSON (the report's head and the resume check)."""
@@ -164,25 +179,65 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     before it runs. Every flag is checked before the data is read."""
     from dataclasses import replace
 
+    from ragmark.config import RunConfig
     from ragmark.plan.build import plan_compare
     from ragmark.probe.overlay import targets
 
     gates = tuple(parse_gate(g) for g in req.fail_on)
     arms = arms_of(_words(req.attacks), _words(req.styles))
     copies = _copies(req.copies)
-    if req.outputs:
-        raise ConfigError("probe runs the configs on the planted corpus; scoring logged "
-                          "outputs (--outputs) is not there yet")
-    base, told = plan_compare(replace(req, output=None, no_history=True))
+    logged = dict(_pair(t) for t in req.logged)
+    if (logged or req.write_planted) and req.configs:
+        raise ConfigError("--outputs and --write-planted are for a system ragmark does not "
+                          "run; they cannot be combined with --configs")
+    if logged and req.write_planted:
+        raise ConfigError("--write-planted writes the documents to ingest; --outputs scores "
+                          "the answers logged with them: one at a time")
+    solo = (RunConfig.model_validate({"name": "logged", "unit": "auto"}),)
+    base, told = plan_compare(replace(req, output=None, no_history=True, configs=(
+        solo if logged or req.write_planted else req.configs or ("sparse",))))
+    bad = [c.name for c in base.configs if c.pipeline is not None]
+    if bad:
+        raise ConfigError(f"config {bad[0]!r} is an external [pipeline]: it retrieves from "
+                          "its own store, which probe cannot plant in; write the documents "
+                          "for it (--write-planted DIR), then score its logged answers "
+                          "(--outputs ARM=FILE)")
     chosen = targets(base.dataset.samples, req.targets, req.seed)
     if not chosen:
         raise ConfigError(f"{base.dataset.path}: no answerable question to attack")
     out = Path(req.output) if req.output else None
     state = None if out is None else out.with_name(out.name + ".probe-state")
+    if logged:
+        files = logged_arms(logged, [a.name for a in arms])
+        arms = tuple(a for a in arms if a.name in files)
+        state = None  # nothing is run: the logs are the record
+    write_to = Path(req.write_planted) if req.write_planted else None
     return ProbePlan(base, arms, tuple(s.id for s in chosen), req.seed, copies, gates,
-                     state, out, req.resamples), told
+                     state, out, req.resamples, write_to, files if logged else {},
+                     req.strict), told
+
+
+def _pair(text: str) -> tuple[str, str]:
+    arm, eq, file = text.partition("=")
+    if not eq or not arm.strip() or not file.strip():
+        raise ConfigError(f"--outputs {text!r}: expected ARM=FILE (an arm such as "
+                          "injection:plain or poisoning, or clean)")
+    if not Path(file.strip()).is_file():
+        raise ConfigError(f"--outputs {text!r}: {file.strip()} is not a file")
+    return arm.strip(), file.strip()
 
 
 def _words(given: str | Sequence[str]) -> list[str]:
     items = given.split(",") if isinstance(given, str) else list(given)
     return [w.strip() for w in items if w.strip()]
+
+
+def logged_arms(given: Mapping[str, str], known: list[str]) -> dict[str, Path]:
+    """``--outputs ARM=FILE`` checked: each ARM one of the plan's arms or ``clean``."""
+    out: dict[str, Path] = {}
+    for arm, file in given.items():
+        if arm != CLEAN and arm not in known:
+            raise ConfigError(f"--outputs {arm}={file}: {arm!r} is not an arm of this probe "
+                              f"({', '.join(known)}, or clean)")
+        out[arm] = Path(file)
+    return out

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmark.probe.execute import CLEAN, outcome_from
+from ragmark.probe.execute import outcome_from
 from ragmark.probe.outcome import RATES, Outcome, Rates, rates
-from ragmark.probe.plan import ProbeGate, ProbePlan
+from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
 from ragmark.stats.paired import paired_permutation_test
 
 
@@ -190,6 +190,8 @@ def markdown(rep: ProbeReport) -> str:
         lines += [f"## {config}", "", "| attack | targets | " + " | ".join(RATES) + " |",
                   "|---|---|" + "---|" * len(RATES)]
         for name, r in by.items():
+            if r.style == "all" and sum(n.startswith(f"{name}:") for n in by) == 1:
+                continue  # one style: its row says it all
             lines.append(f"| {name} | {r.targets} | "
                          + " | ".join(_cell(r, n) for n in RATES) + " |")
         clean = rep.clean[config]
@@ -226,11 +228,20 @@ def write(rep: ProbeReport, md: str, output: Path | None) -> list[Path]:
 
 
 def execute_probe(plan: ProbePlan, progress: Any = None
-                  ) -> tuple[ProbeReport, str, list[Path]]:
-    """Run ``plan`` (:func:`~ragmark.probe.execute.run_probe`) and write its report: the
-    report, its Markdown and the paths written."""
+                  ) -> tuple[ProbeReport | None, str, list[Path]]:
+    """Run ``plan`` (:func:`~ragmark.probe.execute.run_probe`, or score its logged
+    answers) and write its report: the report, its Markdown and the paths written; or,
+    with ``write_to``, write the planted documents (no report)."""
     from ragmark.probe.execute import run_probe
+    from ragmark.probe.logged import score_logged, write_planted
 
-    rep = report_of(plan, run_probe(plan, progress), n_resamples=plan.resamples)
+    if plan.write_to is not None:
+        paths = write_planted(plan, plan.write_to)
+        return None, (f"Planted documents of {len(plan.arms)} attacks for "
+                      f"{len(plan.questions)} target questions written to {plan.write_to}/ "
+                      "(one corpus file an attack; probe.json says what to do next).\n"
+                      ), paths
+    found = score_logged(plan, plan.logged) if plan.logged else run_probe(plan, progress)
+    rep = report_of(plan, found, n_resamples=plan.resamples)
     md = markdown(rep)
     return rep, md, write(rep, md, plan.output)

@@ -159,3 +159,49 @@ def test_an_access_filter_keeps_private_documents_out(tmp_path, server, capsys):
     (cmp,) = data["comparisons"]
     assert (cmp["difference"], cmp["pairs"], cmp["p_value"]) == (-1.0, 4, 0.125)
     assert "| leakage | 4 | 0.00 [0.00, 0.00] (4) |" in stdout
+
+
+def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
+        tmp_path, capsys):
+    """--write-planted writes what to ingest; the team's system answers; --outputs
+    scores what it logged. By hand: q1 and q2 repeat their canary, q3 does not, q4 has
+    no line: retrieved 3/4 (q4 has no contexts), success 2/3 over the answered."""
+    base = ["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
+            str(DEMO / "corpus"), "--attacks", "injection", "--styles", "plain",
+            "--targets", "4", "--resamples", "1000", "--quiet"]
+    code, stdout, err = run_cli([*base, "--write-planted", str(tmp_path / "planted")],
+                                capsys)
+    assert code == 0, err
+    assert "written to" in stdout
+    docs = [json.loads(x) for x in (tmp_path / "planted" / "injection-plain.jsonl")
+            .read_text().splitlines()]
+    manifest = json.loads((tmp_path / "planted" / "probe.json").read_text())
+    assert manifest["files"] == {"injection:plain": "injection-plain.jsonl"}
+    assert [d["id"].split(":")[2] for d in docs] == manifest["targets"]
+    questions = {q["id"]: q["question"] for q in json.loads(
+        (DEMO / "questions.json").read_text())}
+    rows = []
+    for d in docs[:3]:
+        qid = d["id"].split(":")[2]
+        canary = re.search(r"RMK\w{5}", d["text"]).group(0)
+        rows.append({"id": qid, "question": questions[qid],
+                     "answer": f"Done. {canary}" if len(rows) < 2 else "Done.",
+                     "contexts": [{"id": d["id"], "text": d["text"]}]})
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, stdout, err = run_cli([*base, "--outputs", f"injection:plain={log}", "--output",
+                                 str(tmp_path / "scored")], capsys)
+    assert code == 0, err
+    got = json.loads((tmp_path / "scored.json").read_text())["configs"]["logged"]
+    inj = got["attacks"]["injection:plain"]
+    assert (inj["retrieved"]["value"], inj["retrieved"]["n"]) == (0.75, 4)
+    assert inj["success"]["value"] == pytest.approx(2 / 3) and inj["success"]["n"] == 3
+    assert inj["missing"] == {"the log has no output for this question": 1}
+    assert stdout.count("⟦RMK") == 2
+    # a wrong arm, a file that is not there, --configs beside --outputs: named, exit 2
+    for flags, says in ((["--outputs", f"poisoning={log}"], "'poisoning' is not an arm"),
+                        (["--outputs", "injection:plain=nowhere.jsonl"], "is not a file"),
+                        (["--outputs", f"injection:plain={log}", "--configs", "sparse"],
+                         "cannot be combined with --configs")):
+        code, _, err = run_cli([*base, *flags], capsys)
+        assert code == 2 and says in err, flags
