@@ -205,3 +205,22 @@ def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
                          "cannot be combined with --configs")):
         code, _, err = run_cli([*base, *flags], capsys)
         assert code == 2 and says in err, flags
+
+
+def test_a_probe_records_nothing_in_the_run_history(tmp_path, capsys):
+    """The planted documents never reach the history (its runs, its dataset
+    fingerprints): a probe is not a run of the clean set."""
+    from ragmark.history.store import history_path
+
+    code, _, err = run_cli(["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--quiet", "--output",
+                            str(tmp_path / "r.json")], capsys)
+    assert code == 0, err
+    db = history_path()
+    before = db.read_bytes()
+    code, _, err = run_cli(["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--attacks", "leakage", "--targets", "2",
+                            "--resamples", "200", "--quiet", "--output",
+                            str(tmp_path / "p")], capsys)
+    assert code == 0, err
+    assert db.read_bytes() == before
