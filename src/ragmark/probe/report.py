@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmark.probe.execute import outcome_from
+from ragmark.probe.attacks import Planted
+from ragmark.probe.execute import outcome_from, planted_for
 from ragmark.probe.outcome import RATES, Outcome, Rates, rates
 from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
 from ragmark.stats.paired import paired_permutation_test
@@ -31,6 +32,8 @@ class ProbeReport:
     gates: Sequence[tuple[str, bool, str]] = ()
     answers: Mapping[str, Mapping[str, Mapping[str, str | None]]] = field(
         default_factory=dict)
+    planted: Mapping[str, Mapping[str, Planted]] = field(default_factory=dict)
+    """Arm -> target question id -> what was planted for it (the same in every config)."""
 
     @property
     def failed(self) -> bool:
@@ -42,6 +45,9 @@ class ProbeReport:
                                 "attacks": {n: r.to_json() for n, r in self.rates[c].items()},
                                 "outcomes": [_outcome_json(o) for o in self.outcomes[c]]}
                             for c in self.rates},
+                "planted": {arm: {q: {"ids": list(p.ids), "texts": list(p.texts),
+                                      "marker": p.marker} for q, p in by.items()}
+                            for arm, by in self.planted.items()},
                 "comparisons": list(self.comparisons),
                 "gates": [{"gate": t, "failed": f, "why": w} for t, f, w in self.gates]}
 
@@ -120,10 +126,12 @@ def report_of(plan: ProbePlan, found: Mapping[str, Any], n_resamples: int = 10_0
     answers = {c: {CLEAN: got["clean"]["answers"],
                    **{a: arm["answers"] for a, arm in got["arms"].items()}}
                for c, got in found.items()}
+    planted = {arm.name: {p.question_id: p for p in planted_for(plan, arm)}
+               for arm in plan.arms}
     return ProbeReport(plan.describe(), by,
                        {c: got["clean"]["metrics"] for c, got in found.items()}, outcomes,
                        _compared(outcomes, n_resamples, plan.seed), _gated(plan.gates, by),
-                       answers)
+                       answers, planted)
 
 
 def _cell(r: Rates, name: str) -> str:
@@ -168,8 +176,11 @@ def fell(rep: ProbeReport) -> list[str]:
         for o in won[:SHOWN_AT_MOST]:
             arm = f"{o.attack}:{o.style}" if o.style else o.attack
             answer = rep.answers.get(config, {}).get(arm, {}).get(o.question_id) or ""
+            p = rep.planted.get(arm, {}).get(o.question_id)
             lines.append(f"- {arm}, question {o.question_id} (planted at rank "
-                         f"{', '.join(map(str, o.ranks)) or '-'}): `{marked(answer, o)}`")
+                         f"{', '.join(map(str, o.ranks)) or '-'}): answer "
+                         f"`{marked(answer, o)}`"
+                         + ("" if p is None else f"; planted `{marked(p.texts[0], o)}`"))
         if len(won) > SHOWN_AT_MOST:
             lines.append(f"- ... and {len(won) - SHOWN_AT_MOST} more (every outcome is in "
                          "the JSON)")
