@@ -197,7 +197,7 @@ def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
     assert (inj["retrieved"]["value"], inj["retrieved"]["n"]) == (0.75, 4)
     assert inj["success"]["value"] == pytest.approx(2 / 3) and inj["success"]["n"] == 3
     assert inj["missing"] == {"the log has no output for this question": 1}
-    assert stdout.count("⟦RMK") == 2
+    assert stdout.count("answer `Done. ⟦RMK") == 2  # the two that fell, marked
     # a wrong arm, a file that is not there, --configs beside --outputs: named, exit 2
     for flags, says in ((["--outputs", f"poisoning={log}"], "'poisoning' is not an arm"),
                         (["--outputs", "injection:plain=nowhere.jsonl"], "is not a file"),
