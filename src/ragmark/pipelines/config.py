@@ -62,13 +62,17 @@ class PythonPipelineConfig(BaseModel):
     search_tools: list[str] = []
     """An agent's tools whose calls are its retrieval (each a hop; see
     :func:`ragmark.data.trajectories.searched`), when it returns its messages."""
+    documents: str | None = None
+    """``module:function`` that takes extra documents into the system's store (a list
+    of ``{"id", "text", "title", "metadata"}``), replacing any it was given before; ``[]``
+    takes them out. ``ragmark probe`` plants its documents through it."""
 
-    @field_validator("target")
+    @field_validator("target", "documents")
     @classmethod
-    def _check_target(cls, v: str) -> str:
-        if not _TARGET.match(v.strip()):
+    def _check_target(cls, v: str | None) -> str | None:
+        if v is not None and not _TARGET.match(v.strip()):
             raise ValueError("expected 'module:function' (e.g. 'mypkg.rag:answer')")
-        return v.strip()
+        return None if v is None else v.strip()
 
 
 class HttpPipelineConfig(BaseModel):

@@ -34,13 +34,17 @@ from ragmark.pipelines.base import (
 from ragmark.pipelines.config import PythonPipelineConfig
 
 
-def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]") -> Callable[..., Any]:
-    """Import ``module:function`` (after putting ``python_path`` folders on sys.path)."""
+def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]", key: str = "target"
+                ) -> Callable[..., Any]:
+    """Import the ``module:function`` of ``key`` (``target``, or ``documents``: the
+    function that takes extra documents) after putting ``python_path`` folders on
+    sys.path."""
     for folder in reversed(cfg.python_path):
         if folder not in sys.path:
             sys.path.insert(0, folder)
-    module_name, _, attr = cfg.target.partition(":")
-    where = f"{source}, key 'pipeline.target'"
+    spec = str(getattr(cfg, key))
+    module_name, _, attr = spec.partition(":")
+    where = f"{source}, key 'pipeline.{key}'"
     try:
         obj: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
@@ -54,12 +58,12 @@ def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]") -> Callab
         if not hasattr(obj, part):
             raise ConfigError(f"{where}: {module_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
-    if cfg.kind != "python":  # a LangChain or LlamaIndex object: asked through its API
+    if cfg.kind != "python" and key == "target":  # LangChain, LlamaIndex: through their API
         from ragmark.pipelines.adapters import adapt
 
         return adapt(cfg.kind, obj, cfg.target)
     if not callable(obj):
-        raise ConfigError(f"{where}: {cfg.target!r} is not callable")
+        raise ConfigError(f"{where}: {spec!r} is not callable")
     return obj  # type: ignore[no-any-return]
 
 

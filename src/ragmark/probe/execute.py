@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,26 @@ def contexts_of(record: Any) -> list[Context]:
     if len(ranked) >= len(texts):
         return [Context(t, r.id, r.doc_id) for t, r in zip(texts, ranked, strict=False)]
     return [Context(t) for t in texts]
+
+
+@contextmanager
+def planted_in(cfg: Any, planted: Sequence[Planted]) -> Iterator[None]:
+    """For a Python pipeline with a ``documents`` function: the planted documents given
+    to it while the block runs, taken out after (``[]``), whatever happens. ragmark's own
+    pipeline reads the overlay corpus instead: nothing to do."""
+    docs = getattr(cfg.pipeline, "documents", None)
+    if docs is None:
+        yield
+        return
+    from ragmark.pipelines.python import load_target
+
+    take = load_target(cfg.pipeline, cfg.name, "documents")
+    take([{"id": i, "text": t, "title": "", "metadata": dict(p.metadata)}
+          for p in planted for i, t in zip(p.ids, p.texts, strict=True)])
+    try:
+        yield
+    finally:
+        take([])
 
 
 def _why(record: Any) -> str:
@@ -117,8 +138,9 @@ def _one_arm(plan: ProbePlan, cfg: Any, arm: Arm, progress: Progress) -> dict[st
     planted = planted_for(plan, arm)
     ds = overlaid(plan.base.dataset, planted)
     task = replace(plan.base.task, judge_metrics=(), answers=True)
-    report = run(ds, cfg, task, progress=progress,
-                 pipeline_fn=plan.base.pipelines.get(cfg.name))
+    with planted_in(cfg, planted):
+        report = run(ds, cfg, task, progress=progress,
+                     pipeline_fn=plan.base.pipelines.get(cfg.name))
     got = {"arm": arm.name, "outcomes": [asdict(o) for o in outcomes_of(report, planted)],
            "planted": {p.question_id: {"ids": list(p.ids), "texts": list(p.texts),
                                        "marker": p.marker} for p in planted},
@@ -136,8 +158,9 @@ def _clean(plan: ProbePlan, cfg: Any, progress: Progress) -> dict[str, Any]:
     asked = set(plan.questions)
     ds = replace(plan.base.dataset, samples=tuple(
         s for s in plan.base.dataset.samples if s.id in asked))
-    report = run(ds, cfg, plan.base.task, progress=progress,
-                 pipeline_fn=plan.base.pipelines.get(cfg.name))
+    with planted_in(cfg, ()):
+        report = run(ds, cfg, plan.base.task, progress=progress,
+                     pipeline_fn=plan.base.pipelines.get(cfg.name))
     got = {"arm": CLEAN, "metrics": clean_values(report),
            "answers": {q.id: q.answer for q in report.queries}}
     _write(path, got)

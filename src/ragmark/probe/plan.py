@@ -196,11 +196,14 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     solo = (RunConfig.model_validate({"name": "logged", "unit": "auto"}),)
     base, told = plan_compare(replace(req, output=None, no_history=True, configs=(
         solo if logged or req.write_planted else req.configs or ("sparse",))))
-    bad = [c.name for c in base.configs if c.pipeline is not None]
+    bad = [c.name for c in base.configs
+           if c.pipeline is not None and getattr(c.pipeline, "documents", None) is None]
     if bad:
         raise ConfigError(f"config {bad[0]!r} is an external [pipeline]: it retrieves from "
-                          "its own store, which probe cannot plant in; write the documents "
-                          "for it (--write-planted DIR), then score its logged answers "
+                          "its own store, which probe can plant in only through its "
+                          "documents function ([pipeline] documents = 'module:function', "
+                          "a Python pipeline); else write the documents for it "
+                          "(--write-planted DIR), then score its logged answers "
                           "(--outputs ARM=FILE)")
     chosen = targets(base.dataset.samples, req.targets, req.seed)
     if not chosen:

@@ -224,3 +224,56 @@ def test_a_probe_records_nothing_in_the_run_history(tmp_path, capsys):
                             str(tmp_path / "p")], capsys)
     assert code == 0, err
     assert db.read_bytes() == before
+
+
+SYSTEM = '''
+STORE = [{"id": "leave", "text": "Employees get twenty-five days of paid leave."},
+         {"id": "mrr", "text": "MRR is the mean of one divided by the rank."}]
+EXTRA = []
+CALLS = []
+
+
+def documents(docs):
+    CALLS.append(len(docs))
+    EXTRA[:] = docs
+
+
+def answer(question):
+    words = set(question.lower().split())
+    ranked = sorted(STORE + EXTRA, key=lambda d: -len(words & set(d["text"].lower().split())))
+    top = ranked[:2]
+    return {"answer": top[0]["text"], "contexts": [{"id": d["id"], "text": d["text"]}
+                                                   for d in top]}
+'''
+
+
+def test_a_python_pipeline_takes_the_planted_documents_through_its_function(
+        tmp_path, capsys):
+    """A system with its own store: probe gives it each attack's documents through its
+    ``documents`` function and takes them out after. This one answers with its best
+    passage, so it repeats every planted canary: retrieved 1.0, success 1.0."""
+    import importlib
+    import sys
+
+    (tmp_path / "tiny_rag.py").write_text(SYSTEM)
+    cfg = tmp_path / "tiny.toml"
+    cfg.write_text(f'name = "tiny"\n[pipeline]\nkind = "python"\ntarget = "tiny_rag:answer"\n'
+                   f'documents = "tiny_rag:documents"\npython_path = ["{tmp_path}"]\n')
+    code, stdout, err = run_cli(
+        ["probe", "--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus"),
+         "--configs", str(cfg), "--attacks", "injection,leakage", "--styles", "plain",
+         "--targets", "3", "--resamples", "200", "--output", str(tmp_path / "p"), "--quiet"],
+        capsys)
+    assert code == 0, err
+    got = json.loads((tmp_path / "p.json").read_text())["configs"]["tiny"]["attacks"]
+    for arm in ("injection:plain", "leakage"):
+        assert (got[arm]["retrieved"]["value"], got[arm]["success"]["value"]) == (1.0, 1.0)
+    tiny = importlib.import_module("tiny_rag")
+    # clean (none given, none left), then each arm: its three in, then out
+    assert tiny.CALLS == [0, 0, 3, 0, 3, 0] and tiny.EXTRA == []
+    sys.modules.pop("tiny_rag", None)
+    # without a documents function, an external pipeline is refused with the way out
+    cfg.write_text(cfg.read_text().replace('documents = "tiny_rag:documents"\n', ""))
+    code, _, err = run_cli(["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--configs", str(cfg), "--quiet"], capsys)
+    assert code == 2 and "--write-planted DIR" in err
