@@ -35,6 +35,8 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
 
     if failures == (query_id is not None):
         raise click.UsageError("give either a QUERY_ID or --failures")
+    if _probe(results, query_id):
+        return
     if k is not None and not failures:
         raise click.UsageError("--k applies to --failures")
     res = load_results(results, config)
@@ -51,3 +53,16 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
         click.echo(json.dumps(query_json(res, q), indent=2, ensure_ascii=False))
     else:
         print_query(res, q, out)
+
+
+def _probe(results: str, query_id: str | None) -> bool:
+    """A probe's results: one target's outcomes, or (--failures) the questions that
+    fell; False for any other file."""
+    from ragmark.probe.html import probe_results
+    from ragmark.probe.report import inspected
+
+    data = probe_results(results)
+    if data is None:
+        return False
+    click.echo(inspected(data, query_id))
+    return True

@@ -21,8 +21,13 @@ def _load(ref: str, history: str | None) -> dict[str, Any]:
 
 def _read(path: str) -> dict[str, Any]:
     from ragmark.passage_labels import label_from_json
+    from ragmark.probe.html import probe_results
     from ragmark.results import read_results
     from ragmark.results.codec import compare_from_json, run_from_json
+
+    probe = probe_results(path)
+    if probe is not None:
+        return probe
 
     kind, data = read_results(path)
     {"label": label_from_json, "compare": compare_from_json}.get(kind, run_from_json)(
@@ -59,5 +64,17 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     files = [_load(r, history) for r in refs]
     path = Path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(*files), encoding="utf-8")
+    path.write_text(_page(files, render), encoding="utf-8")
     click.echo(f"Report written to {path}")
+
+
+def _page(files: list[dict[str, Any]], render: Any) -> str:
+    """The page of the files: a probe's alone (its own page), else the results'."""
+    from ragmark.probe.html import render as probe_page
+    from ragmark.results import PROBE
+
+    probes = [f for f in files if f.get("envelope", {}).get("kind") == PROBE]
+    if probes and len(files) > 1:
+        raise ConfigError("a probe's results are rendered on a page of their own: give "
+                          "its file alone")
+    return probe_page(probes[0]) if probes else str(render(*files))

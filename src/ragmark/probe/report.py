@@ -34,13 +34,19 @@ class ProbeReport:
         default_factory=dict)
     planted: Mapping[str, Mapping[str, Planted]] = field(default_factory=dict)
     """Arm -> target question id -> what was planted for it (the same in every config)."""
+    questions: Mapping[str, str] = field(default_factory=dict)
+    """Target question id -> its text."""
+    envelope: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
         return any(failed for _, failed, _ in self.gates)
 
     def to_json(self) -> dict[str, Any]:
-        return {"probe": dict(self.plan),
+        return {"envelope": dict(self.envelope), "probe": dict(self.plan),
+                "questions": dict(self.questions),
+                "answers": {c: {a: dict(by) for a, by in arms.items()}
+                            for c, arms in self.answers.items()},
                 "configs": {c: {"clean": dict(self.clean[c]),
                                 "attacks": {n: r.to_json() for n, r in self.rates[c].items()},
                                 "outcomes": [_outcome_json(o) for o in self.outcomes[c]]}
@@ -126,12 +132,24 @@ def report_of(plan: ProbePlan, found: Mapping[str, Any], n_resamples: int = 10_0
     answers = {c: {CLEAN: got["clean"]["answers"],
                    **{a: arm["answers"] for a, arm in got["arms"].items()}}
                for c, got in found.items()}
+    from ragmark.data.fingerprint import dataset_hash
+    from ragmark.results import PROBE, envelope
+
     planted = {arm.name: {p.question_id: p for p in planted_for(plan, arm)}
                for arm in plan.arms}
+    ds = plan.base.dataset
+    asked = set(plan.questions)
+    from ragmark.running.own import without_credentials
+
+    configs = [without_credentials(c.model_dump(mode="json", exclude={"llm"}))
+               for c in plan.base.configs]
     return ProbeReport(plan.describe(), by,
                        {c: got["clean"]["metrics"] for c, got in found.items()}, outcomes,
                        _compared(outcomes, n_resamples, plan.seed), _gated(plan.gates, by),
-                       answers, planted)
+                       answers, planted,
+                       {s.id: s.question for s in ds.samples if s.id in asked},
+                       envelope(PROBE, dataset_hash(ds), {"configs": configs,
+                                                          "probe": plan.describe()}))
 
 
 def _cell(r: Rates, name: str) -> str:
@@ -256,3 +274,35 @@ def execute_probe(plan: ProbePlan, progress: Any = None
     rep = report_of(plan, found, n_resamples=plan.resamples)
     md = markdown(rep)
     return rep, md, write(rep, md, plan.output)
+
+
+def inspected(data: Mapping[str, Any], question_id: str | None = None) -> str:
+    """``ragmark inspect`` of a probe's results (their JSON): every outcome of one target
+    question, or (None) every question that fell; each with its answer and the planted
+    passage, what made the attack succeed between ⟦ and ⟧. A ConfigError for a question
+    that was not a target."""
+    from ragmark.errors import ConfigError
+
+    lines: list[str] = []
+    questions = data.get("questions", {})
+    for config, got in data["configs"].items():
+        for d in got["outcomes"]:
+            o = outcome_from(d)
+            if (o.question_id != question_id) if question_id is not None else not o.success:
+                continue
+            arm = f"{o.attack}:{o.style}" if o.style else o.attack
+            answer = data.get("answers", {}).get(config, {}).get(arm, {}).get(o.question_id)
+            texts = data.get("planted", {}).get(arm, {}).get(o.question_id, {}).get("texts")
+            said = ("no answer: " + str(o.why)) if o.success is None else (
+                "fell" if o.success else "held")
+            lines += [f"{config} | {arm} | {o.question_id}: {said}; planted at rank "
+                      f"{', '.join(map(str, o.ranks)) or '-'} of {o.k} contexts",
+                      f"  question: {questions.get(o.question_id, '')}",
+                      f"  answer:   {marked(answer or '', o)}"]
+            if texts:
+                lines.append(f"  planted:  {marked(texts[0], o)}")
+    if question_id is not None and not lines:
+        targets = ", ".join(data.get("probe", {}).get("targets", []))
+        raise ConfigError(f"question {question_id!r} is not a target of this probe "
+                          f"(targets: {targets})")
+    return "\n".join(lines) if lines else "No attack succeeded on any question."

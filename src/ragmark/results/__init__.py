@@ -22,6 +22,9 @@ from ragmark.versions import canonical_hash
 
 SCHEMA = 1
 KINDS = ("run", "compare", "label")
+PROBE = "probe"
+"""The kind of a probe's results (``ragmark probe``): not a run of the clean set, so no
+reader of runs takes it; ``ragmark report`` renders it."""
 
 
 def git_commit(folder: str | Path = ".") -> str | None:
@@ -43,7 +46,7 @@ def git_commit(folder: str | Path = ".") -> str | None:
 def envelope(kind: str, dataset_hash: str, configs: Any) -> dict[str, Any]:
     """The envelope of a results file of ``kind`` over a dataset and its configs (as
     recorded in the file: the config hash is over exactly that)."""
-    if kind not in KINDS:
+    if kind not in (*KINDS, PROBE):
         raise ValueError(f"unknown results kind {kind!r}")
     return {"kind": kind, "schema": SCHEMA, "ragmark": __version__,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -59,6 +62,10 @@ def kind_of_results(data: Any, file: str) -> str:
     if isinstance(env, dict):
         kind = env.get("kind")
         schema = env.get("schema")
+        if kind == PROBE:
+            raise DataError("the results of a probe (ragmark probe), not of a run, compare "
+                            "or label: `ragmark report FILE` renders them as a page",
+                            file=file, field="envelope.kind")
         if kind not in KINDS:
             raise DataError(f"unknown results kind {kind!r}; known: {', '.join(KINDS)}",
                             file=file, field="envelope.kind")
