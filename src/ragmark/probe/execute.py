@@ -174,8 +174,14 @@ def run_probe(plan: ProbePlan, progress: Progress | None = None) -> dict[str, An
     prog = progress or NullProgress()
     out: dict[str, Any] = {}
     for cfg in plan.base.configs:
-        clean = _clean(plan, cfg, prog)
-        arms = {arm.name: _one_arm(plan, cfg, arm, prog) for arm in plan.arms}
+        with prog.task(f"probe {cfg.name}: clean, then {len(plan.arms)} attacks",
+                       len(plan.arms) + 1) as advance:
+            clean = _clean(plan, cfg, prog)
+            advance(1)
+            arms = {}
+            for arm in plan.arms:
+                arms[arm.name] = _one_arm(plan, cfg, arm, prog)
+                advance(1)
         out[cfg.name] = {"clean": clean, "arms": arms}
     return out
 
