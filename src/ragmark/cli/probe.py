@@ -42,7 +42,6 @@ from ragmark.probe.attacks import ATTACKS, STYLES
                    "running configs; the same --dataset, --targets, --seed and --copies "
                    "as --write-planted. Repeatable.")
 @option("--top-k", type=click.IntRange(min=1))
-@option("--max-queries", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--output", default="results/probe", show_default=True)
