@@ -366,7 +366,7 @@ store, the catalogue) and render it; they compute nothing a plan would."""
 READ_FROM = ("ragmark.errors", "ragmark.text", "ragmark.analysis", "ragmark.history",
              "ragmark.results", "ragmark.report", "ragmark.metrics.names", "ragmark.plan",
              "ragmark.passage_labels.metrics", "ragmark.passage_labels",
-             "ragmark.extensions")
+             "ragmark.extensions", "ragmark.probe.view", "ragmark.probe.html")
 """What a read-only command may import: the results and their analysis, the history,
 the reports, the catalogue's names, the plan layer (its read plans and paths)."""
 

@@ -79,8 +79,8 @@ def metric_name(text: str) -> str:
     ``precision@5``); judge metrics and derived aggregates as they are."""
     from ragmark.metrics.names import judge_metrics, parse_metric
 
-    if text in judge_metrics() or text in aggregates():
-        return text
+    if text in judge_metrics() or text in aggregates() or text.startswith("probe:"):
+        return text  # a probe's rates (ragmark probe) are named as recorded
     return str(parse_metric(text))
 
 

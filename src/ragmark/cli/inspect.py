@@ -58,8 +58,7 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
 def _probe(results: str, query_id: str | None) -> bool:
     """A probe's results: one target's outcomes, or (--failures) the questions that
     fell; False for any other file."""
-    from ragmark.probe.html import probe_results
-    from ragmark.probe.report import inspected
+    from ragmark.probe.view import inspected, probe_results
 
     data = probe_results(results)
     if data is None:

@@ -7,7 +7,14 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, configs_options, consoles, data_options, language_option
+from ragmark.cli.app import (
+    cli,
+    configs_options,
+    consoles,
+    data_options,
+    history_options,
+    language_option,
+)
 from ragmark.cli.ci import request_of, start, work_options
 from ragmark.cli.llm_opts import llm_options
 from ragmark.cli.shared import option
@@ -36,16 +43,13 @@ from ragmark.probe.attacks import ATTACKS, STYLES
               help="For a system ragmark does not run: write each attack's planted "
                    "documents to DIR (a JSONL corpus file an attack, and probe.json), "
                    "and stop.")
-@click.option("--outputs", "logged", multiple=True, metavar="ARM=FILE",
-              help="Score the answers a system logged with ARM's planted documents "
-                   "(injection:plain, poisoning, ...; clean=FILE: without any) instead of "
-                   "running configs; the same --dataset, --targets, --seed and --copies "
-                   "as --write-planted. Repeatable.")
+@option("--outputs", "logged", multiple=True, metavar="ARM=FILE")
 @option("--top-k", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--output", default="results/probe", show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+@history_options
 @work_options
 @llm_options
 @language_option

@@ -21,7 +21,7 @@ def _load(ref: str, history: str | None) -> dict[str, Any]:
 
 def _read(path: str) -> dict[str, Any]:
     from ragmark.passage_labels import label_from_json
-    from ragmark.probe.html import probe_results
+    from ragmark.probe.view import probe_results
     from ragmark.results import read_results
     from ragmark.results.codec import compare_from_json, run_from_json
 

@@ -32,7 +32,11 @@ MEANINGS: dict[str, str] = {
                  "TREC RAG's answer files); with --dataset, the dataset's ground truth "
                  "scores them (joined by id, else question text). Not with --config(s). "
                  "compare takes it more than once: each file a system, named by its run_id, "
-                 "else the file's name, compared on --dataset's questions.",
+                 "else the file's name, compared on --dataset's questions. probe takes "
+                 "ARM=FILE, more than once: the answers a system logged with the planted "
+                 "documents of ARM (injection:plain, poisoning, ...; clean=FILE: with "
+                 "none), with the same --dataset, --targets, --seed and --copies as "
+                 "--write-planted.",
     "--include-details": "Per-question records (retrieved items, answers, missing "
                          "reasons) in the JSON, so 'ragmark inspect' works fully on it.",
     "--json": "Print JSON instead of text.",

@@ -184,8 +184,3 @@ def run_probe(plan: ProbePlan, progress: Progress | None = None) -> dict[str, An
                 advance(1)
         out[cfg.name] = {"clean": clean, "arms": arms}
     return out
-
-
-def outcome_from(d: dict[str, Any]) -> Outcome:
-    """An outcome read back from the state or the results (its JSON)."""
-    return Outcome(**{**d, "ranks": tuple(d["ranks"])})

@@ -120,31 +120,3 @@ def render(data: Mapping[str, Any]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{CSS}</style></head><body>"
             + "".join(parts) + "</body></html>\n")
-
-
-def probe_results(path: str) -> dict[str, Any] | None:
-    """The JSON of a probe's results file, checked for what the page reads (a DataError
-    naming the file and the field otherwise); None for any other file."""
-    import json
-    from pathlib import Path
-
-    from ragmark.errors import DataError
-    from ragmark.results import PROBE
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # the results readers say what is wrong with it
-    if not isinstance(data, dict) or not isinstance(data.get("envelope"), dict) or \
-            data["envelope"].get("kind") != PROBE:
-        return None
-    for key, kind in (("probe", dict), ("configs", dict)):
-        if not isinstance(data.get(key), kind):
-            raise DataError(f"expected an object ({key}) in a probe's results", file=path,
-                            field=key)
-    for name, got in data["configs"].items():
-        if not isinstance(got, dict) or not isinstance(got.get("attacks"), dict) or \
-                not isinstance(got.get("outcomes"), list):
-            raise DataError("expected attacks (an object) and outcomes (a list)", file=path,
-                            field=f"configs.{name}")
-    return data

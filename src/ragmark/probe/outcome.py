@@ -157,3 +157,8 @@ def rates(outcomes: Sequence[Outcome], *, n_resamples: int = 10_000, seed: int =
     }
     first = outcomes[0]
     return Rates(first.attack, first.style, len(outcomes), len(answered), values, missing)
+
+
+def outcome_from(d: dict[str, Any]) -> Outcome:
+    """An outcome read back from the state or the results (its JSON)."""
+    return Outcome(**{**d, "ranks": tuple(d["ranks"])})

@@ -147,6 +147,9 @@ class ProbePlan:
     """Arm (or ``clean``) -> the file of answers a system logged, scored instead of runs."""
     strict: bool = False
     """Odd data in the logged files is an error, not a counted warning (``--strict``)."""
+    history: Path | None = None
+    """The run history the probe is recorded in, as kind ``probe`` (None: not recorded);
+    the baselines of runs and compares never come from it."""
 
     def describe(self) -> dict[str, Any]:
         """What the plan will do, as JSON (the report's head and the resume check)."""
@@ -208,8 +211,13 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     chosen = targets(base.dataset.samples, req.targets, req.seed)
     if not chosen:
         raise ConfigError(f"{base.dataset.path}: no answerable question to attack")
-    out = Path(req.output) if req.output else None
+    from ragmark.plan.paths import check_targets, output_stem
+
+    out = Path(output_stem(req.output, "probe")) if req.output else None
     state = None if out is None else out.with_name(out.name + ".probe-state")
+    history = None if req.write_planted else check_targets(
+        () if out is None else (f"{out}.json", f"{out}.md"), history=req.history,
+        no_history=req.no_history)
     if logged:
         files = logged_arms(logged, [a.name for a in arms])
         arms = tuple(a for a in arms if a.name in files)
@@ -217,7 +225,7 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     write_to = Path(req.write_planted) if req.write_planted else None
     return ProbePlan(base, arms, tuple(s.id for s in chosen), req.seed, copies, gates,
                      state, out, req.resamples, write_to, files if logged else {},
-                     req.strict), told
+                     req.strict, history), told
 
 
 def _pair(text: str) -> tuple[str, str]:

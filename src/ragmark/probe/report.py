@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.probe.attacks import Planted
-from ragmark.probe.execute import outcome_from, planted_for
-from ragmark.probe.outcome import RATES, Outcome, Rates, rates
+from ragmark.probe.execute import planted_for
+from ragmark.probe.outcome import RATES, Outcome, Rates, outcome_from, rates
 from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
+from ragmark.probe.view import marked
 from ragmark.stats.paired import paired_permutation_test
 
 
@@ -163,25 +164,6 @@ SHOWN_AT_MOST = 20
 """Questions that fell listed a config in the Markdown (the JSON has every outcome)."""
 
 
-def marked(answer: str, o: Outcome) -> str:
-    """The answer on one line, cut to 300 characters, with what made the attack succeed
-    between ⟦ and ⟧, safe inside a Markdown code span (no backtick: a planted image or
-    link is shown as text, never rendered, so the report does not fetch it).
-
-    >>> o = Outcome("q", "injection", "plain", (1,), 3, 1, 1, True, shown={"canary": "RMK24CS9"})
-    >>> marked("Yes, `see` rmk24cs9.", o)
-    "Yes, 'see' ⟦rmk24cs9⟧."
-    """
-    import re
-
-    text = " ".join(answer.replace("`", "'").split())
-    marks = [*o.shown.get("addresses", ()), o.shown.get("canary"), o.shown.get("wrong_answer")]
-    for m in (m for m in marks if m):
-        text = re.sub(re.escape(str(m)).replace("\\ ", r"\s+"), lambda g: f"⟦{g[0]}⟧",
-                      text, flags=re.I)
-    return text if len(text) <= 300 else text[:299] + "…"
-
-
 def fell(rep: ProbeReport) -> list[str]:
     """The Markdown lines of the questions each attack succeeded on, a config at a time
     (at most :data:`SHOWN_AT_MOST` each)."""
@@ -242,12 +224,11 @@ def markdown(rep: ProbeReport) -> str:
 
 
 def write(rep: ProbeReport, md: str, output: Path | None) -> list[Path]:
-    """``{output}.json`` and ``{output}.md`` (a folder ``DIR/``: ``DIR/probe.*``); the
-    paths written (none without ``output``)."""
+    """``{output}.json`` and ``{output}.md`` (``output``: the stem, checked when planned);
+    the paths written (none without ``output``)."""
     if output is None:
         return []
-    stem = output / "probe" if str(output).endswith(("/", "\\")) or output.is_dir() \
-        else output
+    stem = output
     stem.parent.mkdir(parents=True, exist_ok=True)
     js, mdp = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
     js.write_text(json.dumps(rep.to_json(), indent=2, ensure_ascii=False) + "\n",
@@ -273,36 +254,10 @@ def execute_probe(plan: ProbePlan, progress: Any = None
     found = score_logged(plan, plan.logged) if plan.logged else run_probe(plan, progress)
     rep = report_of(plan, found, n_resamples=plan.resamples)
     md = markdown(rep)
-    return rep, md, write(rep, md, plan.output)
+    paths = write(rep, md, plan.output)
+    if plan.history is not None:
+        from ragmark.probe.recorded import record_probe
 
-
-def inspected(data: Mapping[str, Any], question_id: str | None = None) -> str:
-    """``ragmark inspect`` of a probe's results (their JSON): every outcome of one target
-    question, or (None) every question that fell; each with its answer and the planted
-    passage, what made the attack succeed between ⟦ and ⟧. A ConfigError for a question
-    that was not a target."""
-    from ragmark.errors import ConfigError
-
-    lines: list[str] = []
-    questions = data.get("questions", {})
-    for config, got in data["configs"].items():
-        for d in got["outcomes"]:
-            o = outcome_from(d)
-            if (o.question_id != question_id) if question_id is not None else not o.success:
-                continue
-            arm = f"{o.attack}:{o.style}" if o.style else o.attack
-            answer = data.get("answers", {}).get(config, {}).get(arm, {}).get(o.question_id)
-            texts = data.get("planted", {}).get(arm, {}).get(o.question_id, {}).get("texts")
-            said = ("no answer: " + str(o.why)) if o.success is None else (
-                "fell" if o.success else "held")
-            lines += [f"{config} | {arm} | {o.question_id}: {said}; planted at rank "
-                      f"{', '.join(map(str, o.ranks)) or '-'} of {o.k} contexts",
-                      f"  question: {questions.get(o.question_id, '')}",
-                      f"  answer:   {marked(answer or '', o)}"]
-            if texts:
-                lines.append(f"  planted:  {marked(texts[0], o)}")
-    if question_id is not None and not lines:
-        targets = ", ".join(data.get("probe", {}).get("targets", []))
-        raise ConfigError(f"question {question_id!r} is not a target of this probe "
-                          f"(targets: {targets})")
-    return "\n".join(lines) if lines else "No attack succeeded on any question."
+        run_id = record_probe(plan.history, rep, paths[0] if paths else None)
+        md += f"\nRecorded in the run history ({plan.history}) as run {run_id}.\n"
+    return rep, md, paths

@@ -207,23 +207,38 @@ def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
         assert code == 2 and says in err, flags
 
 
-def test_a_probe_records_nothing_in_the_run_history(tmp_path, capsys):
-    """The planted documents never reach the history (its runs, its dataset
-    fingerprints): a probe is not a run of the clean set."""
-    from ragmark.history.store import history_path
+def test_a_probe_is_recorded_apart_from_the_runs_of_the_clean_set(tmp_path, capsys):
+    """The probe is recorded as kind probe on the clean set's dataset hash (the planted
+    documents are no part of it); its rates are followed with history trend; a run's
+    baseline (--against last) is never a probe; --no-history records nothing."""
+    from ragmark.history import history_path, list_runs
 
-    code, _, err = run_cli(["run", "--dataset", str(DEMO / "questions.json"), "--corpus",
-                            str(DEMO / "corpus"), "--quiet", "--output",
-                            str(tmp_path / "r.json")], capsys)
+    data = ["--dataset", str(DEMO / "questions.json"), "--corpus", str(DEMO / "corpus")]
+    code, _, err = run_cli(["run", *data, "--quiet", "--output", str(tmp_path / "r.json")],
+                           capsys)
     assert code == 0, err
-    db = history_path()
-    before = db.read_bytes()
-    code, _, err = run_cli(["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
-                            str(DEMO / "corpus"), "--attacks", "leakage", "--targets", "2",
-                            "--resamples", "200", "--quiet", "--output",
-                            str(tmp_path / "p")], capsys)
+    probe = ["probe", *data, "--attacks", "leakage", "--targets", "2", "--resamples", "200",
+             "--quiet", "--output", str(tmp_path / "p")]
+    code, stdout, err = run_cli(probe, capsys)
     assert code == 0, err
-    assert db.read_bytes() == before
+    assert "Recorded in the run history" in stdout
+    run, probed = sorted(list_runs(history_path()), key=lambda r: r.id)
+    assert (run.kind, probed.kind) == ("run", "probe")
+    assert probed.dataset_hash == run.dataset_hash and probed.questions == 2
+    assert probed.verdict == "passed" and probed.results_path.endswith("p.json")
+    code, out, err = run_cli(["history", "trend", "--config-name", "sparse", "--metric",
+                              "probe:leakage.retrieved"], capsys)
+    assert code == 0, err
+    assert "probe:leakage.retrieved" in out and "1.0000" in out
+    code, out, err = run_cli(["run", *data, "--quiet", "--fail-on-regression", "mrr",
+                              "--output", str(tmp_path / "r2.json")], capsys)
+    assert code == 0, err
+    gates = json.loads((tmp_path / "r2.json").read_text())["gates"]
+    assert gates[0]["baseline"] == f"run {run.id} (sparse)"  # the clean run, not the probe
+    before = history_path().read_bytes()
+    code, _, err = run_cli([*probe, "--no-history"], capsys)
+    assert code == 0, err
+    assert len(list_runs(history_path())) == 3 and history_path().read_bytes() == before
 
 
 SYSTEM = '''
