@@ -208,7 +208,8 @@ def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
 
 
 def test_a_probe_is_recorded_apart_from_the_runs_of_the_clean_set(tmp_path, capsys):
-    """The probe is recorded as kind probe on the clean set's dataset hash (the planted
+    """The clean set's saved index is untouched (the overlay's is cached apart). The
+    probe is recorded as kind probe on the clean set's dataset hash (the planted
     documents are no part of it); its rates are followed with history trend; a run's
     baseline (--against last) is never a probe; --no-history records nothing."""
     from ragmark.history import history_path, list_runs
@@ -217,11 +218,19 @@ def test_a_probe_is_recorded_apart_from_the_runs_of_the_clean_set(tmp_path, caps
     code, _, err = run_cli(["run", *data, "--quiet", "--output", str(tmp_path / "r.json")],
                            capsys)
     assert code == 0, err
+    from ragmark.home import cache_path
+
+    indexes = cache_path("indexes")
+    clean_index = {p.name: _tree_hash(p) for p in indexes.iterdir()}
+    assert len(clean_index) == 1  # the clean corpus's BM25 index, saved by the run
     probe = ["probe", *data, "--attacks", "leakage", "--targets", "2", "--resamples", "200",
              "--quiet", "--output", str(tmp_path / "p")]
     code, stdout, err = run_cli(probe, capsys)
     assert code == 0, err
     assert "Recorded in the run history" in stdout
+    after = {p.name: _tree_hash(p) for p in indexes.iterdir()}
+    assert {k: after[k] for k in clean_index} == clean_index  # the user's index untouched
+    assert len(after) == 2  # the overlay's index, cached apart
     run, probed = sorted(list_runs(history_path()), key=lambda r: r.id)
     assert (run.kind, probed.kind) == ("run", "probe")
     assert probed.dataset_hash == run.dataset_hash and probed.questions == 2
