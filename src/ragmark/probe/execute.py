@@ -142,8 +142,6 @@ def _one_arm(plan: ProbePlan, cfg: Any, arm: Arm, progress: Progress) -> dict[st
         report = run(ds, cfg, task, progress=progress,
                      pipeline_fn=plan.base.pipelines.get(cfg.name))
     got = {"arm": arm.name, "outcomes": [asdict(o) for o in outcomes_of(report, planted)],
-           "planted": {p.question_id: {"ids": list(p.ids), "texts": list(p.texts),
-                                       "marker": p.marker} for p in planted},
            "answers": {q.id: q.answer for q in report.queries}}
     _write(path, got)
     return got

@@ -54,8 +54,7 @@ def record_probe(path: Path, rep: Any, results: Path | None) -> int:
                 Score.missing(o.why or "no answer")
             got[metric(arm, "retrieved")] = Score(float(o.retrieved))
         configs[name] = ConfigResult({"name": name, "probe": dict(rep.plan)}, metrics, values)
-    failed = any(f for _, f, _ in rep.gates)
     return record(path, rep.envelope, str(rep.plan["dataset"]["name"]),
                   list(rep.questions.items()), configs,
                   None if results is None else str(results),
-                  "failed" if failed else "passed")
+                  "failed" if rep.failed else "passed")
