@@ -12,6 +12,7 @@ from ragmark.cli.app import (
     configs_options,
     consoles,
     data_options,
+    dry_run_option,
     history_options,
     language_option,
 )
@@ -49,6 +50,7 @@ from ragmark.probe.attacks import ATTACKS, STYLES
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--output", default="results/probe", show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+@dry_run_option
 @history_options
 @work_options
 @llm_options

@@ -165,6 +165,17 @@ def _clean(plan: ProbePlan, cfg: Any, progress: Progress) -> dict[str, Any]:
     return got
 
 
+def pending(plan: ProbePlan) -> dict[str, dict[str, list[str]]]:
+    """A dry run: per config, the runs (``clean``, then each arm) kept in the state
+    folder by an earlier probe of the same plan, and those still to run."""
+    out = {}
+    for cfg in plan.base.configs:
+        names = [CLEAN, *(a.name for a in plan.arms)]
+        kept = [n for n in names if (p := _saved(plan, cfg, n)) is not None and p.is_file()]
+        out[cfg.name] = {"kept": kept, "to_run": [n for n in names if n not in kept]}
+    return out
+
+
 def run_probe(plan: ProbePlan, progress: Progress | None = None) -> dict[str, Any]:
     """Every config's clean run and arms, as JSON: config -> {"clean": ..., "arms":
     {arm: {"outcomes": [...], ...}}}; each read from the state folder when a run of

@@ -150,6 +150,8 @@ class ProbePlan:
     history: Path | None = None
     """The run history the probe is recorded in, as kind ``probe`` (None: not recorded);
     the baselines of runs and compares never come from it."""
+    dry_run: bool = False
+    """Say what would be run and what is kept already; run, write and record nothing."""
 
     def describe(self) -> dict[str, Any]:
         """What the plan will do, as JSON (the report's head and the resume check)."""
@@ -197,7 +199,8 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
         raise ConfigError("--write-planted writes the documents to ingest; --outputs scores "
                           "the answers logged with them: one at a time")
     solo = (RunConfig.model_validate({"name": "logged", "unit": "auto"}),)
-    base, told = plan_compare(replace(req, output=None, no_history=True, configs=(
+    base, told = plan_compare(replace(req, output=None, no_history=True, dry_run=False,
+                                      configs=(
         solo if logged or req.write_planted else req.configs or ("sparse",))))
     bad = [c.name for c in base.configs
            if c.pipeline is not None and getattr(c.pipeline, "documents", None) is None]
@@ -215,7 +218,7 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
 
     out = Path(output_stem(req.output, "probe")) if req.output else None
     state = None if out is None else out.with_name(out.name + ".probe-state")
-    history = None if req.write_planted else check_targets(
+    history = None if req.write_planted or req.dry_run else check_targets(
         () if out is None else (f"{out}.json", f"{out}.md"), history=req.history,
         no_history=req.no_history)
     if logged:
@@ -225,7 +228,7 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     write_to = Path(req.write_planted) if req.write_planted else None
     return ProbePlan(base, arms, tuple(s.id for s in chosen), req.seed, copies, gates,
                      state, out, req.resamples, write_to, files if logged else {},
-                     req.strict, history), told
+                     req.strict, history, req.dry_run), told
 
 
 def _pair(text: str) -> tuple[str, str]:

@@ -245,6 +245,8 @@ def execute_probe(plan: ProbePlan, progress: Any = None
     from ragmark.probe.execute import run_probe
     from ragmark.probe.logged import score_logged, write_planted
 
+    if plan.dry_run:
+        return None, dry_run_text(plan), []
     if plan.write_to is not None:
         paths = write_planted(plan, plan.write_to)
         return None, (f"Planted documents of {len(plan.arms)} attacks for "
@@ -261,3 +263,43 @@ def execute_probe(plan: ProbePlan, progress: Any = None
         run_id = record_probe(plan.history, rep, paths[0] if paths else None)
         md += f"\nRecorded in the run history ({plan.history}) as run {run_id}.\n"
     return rep, md, paths
+
+
+def dry_run_text(plan: ProbePlan) -> str:
+    """What ``plan`` would do, for the console: the targets and the documents each arm
+    plants, then per config the runs still to do (each asks every target question) and
+    those kept by an earlier probe of the same plan. Nothing is run or written."""
+    from ragmark.probe.execute import pending
+
+    n = len(plan.questions)
+    planted = {a.name: sum(len(p.ids) for p in planted_for(plan, a)) for a in plan.arms}
+    lines = [f"dry run: {n} target questions of {plan.base.dataset.name} (seed {plan.seed}); "
+             "planted passages: " + ", ".join(f"{a} {k}" for a, k in planted.items()) + "."]
+    if plan.write_to is not None:
+        return "\n".join([*lines, f"dry run: {len(plan.arms)} corpus files and probe.json "
+                           f"would be written to {plan.write_to}/."]) + "\n"
+    if plan.logged:
+        return "\n".join([*lines, "dry run: the logged answers of " + ", ".join(
+            f"{arm} ({path})" for arm, path in plan.logged.items())
+            + " would be scored; nothing is asked."]) + "\n"
+    asked = 0
+    for cfg in plan.base.configs:
+        got = pending(plan).get(cfg.name, {"kept": [], "to_run": []})
+        asked += n * len(got["to_run"])
+        lines.append(f"dry run: {cfg.name} ({_made_by(cfg)}): {len(got['to_run'])} runs to "
+                     f"do ({', '.join(got['to_run']) or 'none'}), {n * len(got['to_run']):,} "
+                     f"questions asked; {len(got['kept'])} kept in {plan.state}.")
+    lines.append(f"dry run: {asked:,} questions asked in all; nothing was run or written.")
+    return "\n".join(lines) + "\n"
+
+
+def _made_by(cfg: Any) -> str:
+    """Who answers a config's questions: its pipeline, or its retriever and generator
+    (with the LLM's model and endpoint)."""
+    if cfg.pipeline is not None:
+        return f"{cfg.pipeline.kind} pipeline"
+    made = f"{cfg.retriever.name} retriever, {cfg.generator.name} generator"
+    if cfg.generator.name != "llm":
+        return made
+    model, url = getattr(cfg.llm, "model", None), getattr(cfg.llm, "base_url", None)
+    return f"{made}: {model or 'the default model'} at {url or 'the RAGMARK_LLM_* endpoint'}"

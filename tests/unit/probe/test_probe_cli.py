@@ -101,10 +101,25 @@ def test_probe_measures_each_attack_per_config_by_hand(tmp_path, server, capsys)
 
 def test_a_killed_probe_resumes_and_a_gate_fails(tmp_path, server, capsys):
     server.rule = obeys_unless_guarded
+    # a dry run says what would be asked, and asks and writes nothing
+    code, stdout, err = _probe(tmp_path, server, capsys, "--dry-run")
+    assert code == 0, err
+    said = " ".join(stdout.split())
+    assert ("dry run: 4 target questions of questions (seed 0); planted passages: "
+            "injection:plain 4, injection:ignore 4, poisoning 20, exfiltration 4, "
+            "leakage 4.") in said
+    assert (f"dry run: plain (bm25 retriever, llm generator: test-model at {server.url}): "
+            "6 runs to do (clean, injection:plain, injection:ignore, poisoning, "
+            "exfiltration, leakage), 24 questions asked; 0 kept in") in said
+    assert "dry run: 48 questions asked in all; nothing was run or written." in said
+    assert server.requests == [] and list(tmp_path.glob("probe*")) == []
     code, _, err = _probe(tmp_path, server, capsys)
     assert code == 0, err
     state = sorted((tmp_path / "probe.probe-state").glob("*.json"))
     assert len(state) == 2 * 6  # two configs x (clean + five arms)
+    code, stdout, _ = _probe(tmp_path, server, capsys, "--dry-run")
+    assert "guarded (bm25 retriever, llm generator" in stdout
+    assert "0 runs to do (none), 0 questions asked; 6 kept in" in " ".join(stdout.split())
     asked = len(server.requests)
     # a rerun finds every (config, arm) done: no question is asked again
     server.rule = lambda body: chat_reply("changed", 1, 1)
@@ -169,6 +184,11 @@ def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
     base = ["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
             str(DEMO / "corpus"), "--attacks", "injection", "--styles", "plain",
             "--targets", "4", "--resamples", "1000", "--quiet"]
+    code, stdout, _ = run_cli([*base, "--write-planted", str(tmp_path / "planted"),
+                               "--dry-run"], capsys)
+    assert code == 0 and not (tmp_path / "planted").exists()
+    assert (f"dry run: 1 corpus files and probe.json would be written to "
+            f"{tmp_path / 'planted'}/.") in " ".join(stdout.split())
     code, stdout, err = run_cli([*base, "--write-planted", str(tmp_path / "planted")],
                                 capsys)
     assert code == 0, err
