@@ -9,7 +9,9 @@ jobs):
 - :func:`direct_client` for a generator, a reranker or an embedding API, whose answers
   are needed at once: never batched;
 - :func:`dry_client` for a dry run: answers only from the cache, counts every other call
-  (:mod:`ragmark.llm.dry`)."""
+  (:mod:`ragmark.llm.dry`).
+
+:func:`check_endpoint` asks an endpoint whether it answers, before work that needs it."""
 
 from __future__ import annotations
 
@@ -41,3 +43,23 @@ def dry_client(settings: LLMSettings) -> DryClient:
     """A client that never calls the endpoint: it answers from the cache and counts the
     calls a run would make."""
     return DryClient(LLMClient(settings))
+
+
+def check_endpoint(settings: LLMSettings, what: str) -> None:
+    """A ConfigError naming ``what`` (``the judge's endpoint``) and the endpoint's
+    address when it does not answer: asked before the work that needs it, so a
+    dead endpoint costs a second, not a retried call per question."""
+    from ragmark.aio import run_sync
+    from ragmark.errors import ConfigError
+
+    client = LLMClient(settings)
+
+    async def main() -> tuple[bool, str]:
+        try:
+            return await client.probe()
+        finally:
+            await client.aclose()
+
+    ok, why = run_sync(main())
+    if not ok:
+        raise ConfigError(f"{what} did not answer: {why}")

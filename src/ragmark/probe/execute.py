@@ -120,8 +120,12 @@ def _saved(plan: ProbePlan, cfg: Any, arm: str) -> Path | None:
     return plan.state / f"{safe}--{arm.replace(':', '-')}--{_key(plan, cfg, arm)[:16]}.json"
 
 
-def _write(path: Path | None, data: dict[str, Any]) -> None:
-    if path is None:
+def _keep(path: Path | None, data: dict[str, Any], report: Any) -> None:
+    """Keep a finished run under ``path`` when every question got its answer: a run
+    with failed answers (a server down midway) is asked again by the next probe (an LLM
+    generator's answers that came back are in its call cache, so only those that failed
+    are asked again)."""
+    if path is None or any(q.answer is None for q in report.queries):
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
@@ -143,7 +147,7 @@ def _one_arm(plan: ProbePlan, cfg: Any, arm: Arm, progress: Progress) -> dict[st
                      pipeline_fn=plan.base.pipelines.get(cfg.name))
     got = {"arm": arm.name, "outcomes": [asdict(o) for o in outcomes_of(report, planted)],
            "answers": {q.id: q.answer for q in report.queries}}
-    _write(path, got)
+    _keep(path, got, report)
     return got
 
 
@@ -161,7 +165,7 @@ def _clean(plan: ProbePlan, cfg: Any, progress: Progress) -> dict[str, Any]:
                      pipeline_fn=plan.base.pipelines.get(cfg.name))
     got = {"arm": CLEAN, "metrics": clean_values(report),
            "answers": {q.id: q.answer for q in report.queries}}
-    _write(path, got)
+    _keep(path, got, report)
     return got
 
 

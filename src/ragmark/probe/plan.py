@@ -211,6 +211,8 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
                           "a Python pipeline); else write the documents for it "
                           "(--write-planted DIR), then score its logged answers "
                           "(--outputs ARM=FILE)")
+    if not (req.dry_run or logged or req.write_planted):
+        check_generators(base.configs)
     chosen = targets(base.dataset.samples, req.targets, req.seed)
     if not chosen:
         raise ConfigError(f"{base.dataset.path}: no answerable question to attack")
@@ -229,6 +231,23 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     return ProbePlan(base, arms, tuple(s.id for s in chosen), req.seed, copies, gates,
                      state, out, req.resamples, write_to, files if logged else {},
                      req.strict, history, req.dry_run), told
+
+
+def check_generators(configs: Sequence[Any]) -> None:
+    """Each LLM generator's endpoint answers (a ConfigError naming the config and the
+    endpoint otherwise), asked before any config runs: a dead endpoint would otherwise
+    cost a retried call for every question of every arm."""
+    from ragmark.llm.factory import check_endpoint
+    from ragmark.registry import registry
+
+    seen: set[tuple[str | None, str | None]] = set()
+    for cfg in configs:
+        if cfg.pipeline is not None or cfg.generator.name != "llm":
+            continue
+        settings = registry("generator").create("llm", **cfg.llm_params(cfg.generator)).settings
+        if (settings.base_url, settings.model) not in seen:
+            seen.add((settings.base_url, settings.model))
+            check_endpoint(settings, f"config {cfg.name!r}: the llm generator's endpoint")
 
 
 def _pair(text: str) -> tuple[str, str]:

@@ -188,6 +188,21 @@ def fell(rep: ProbeReport) -> list[str]:
     return lines
 
 
+def _unanswered(outs: Sequence[Outcome]) -> list[str]:
+    """The line saying how many outcomes had no answer to read, and why (their success
+    is missing, not 0); none when every target was answered."""
+    why: dict[str, int] = {}
+    for o in outs:
+        if o.success is None:
+            why[o.why or "no answer"] = why.get(o.why or "no answer", 0) + 1
+    if not why:
+        return []
+    return ["", f"No answer to read for {sum(why.values())} of {len(outs)} targets (their "
+            "success is missing, not 0; a rerun asks them again): "
+            + "; ".join(f"{r} ({n})" for r, n in sorted(why.items(), key=lambda x: -x[1]))
+            + "."]
+
+
 def markdown(rep: ProbeReport) -> str:
     """The report as Markdown: a table a config, its clean metrics, the comparisons and
     the gates."""
@@ -205,6 +220,7 @@ def markdown(rep: ProbeReport) -> str:
                 continue  # one style: its row says it all
             lines.append(f"| {name} | {r.targets} | "
                          + " | ".join(_cell(r, n) for n in RATES) + " |")
+        lines += _unanswered(rep.outcomes.get(config, ()))
         clean = rep.clean[config]
         if clean:
             shown = ", ".join(f"{m} {v['value']:.3f} ({v['n']})" for m, v in clean.items()

@@ -72,17 +72,9 @@ async def _judge_all(client: LLMClient, criteria: Sequence[str], pairs: Sequence
 def check_judge(settings: LLMSettings) -> None:
     """A ConfigError naming the endpoint when the pairwise judge does not answer (asked
     before the configs run, so a dead endpoint costs nothing)."""
-    client = open_client(settings)
+    from ragmark.llm.factory import check_endpoint
 
-    async def main() -> tuple[bool, str]:
-        try:
-            return await client.probe()
-        finally:
-            await client.aclose()
-
-    ok, why = run_sync(main())
-    if not ok:
-        raise ConfigError(f"the judge's endpoint did not answer: {why}")
+    check_endpoint(settings, "the judge's endpoint")
 
 
 def judge_pairs(settings: LLMSettings, criteria: Sequence[str], pairs: Sequence[Pair],

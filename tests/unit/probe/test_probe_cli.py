@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import run_cli
-from support.fake_llm_server import chat_reply
+from support.fake_llm_server import Reply, chat_reply
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
 
@@ -134,6 +134,54 @@ def test_a_killed_probe_resumes_and_a_gate_fails(tmp_path, server, capsys):
             in " ".join(err.split()))
     assert "gate probe:poisoning>=1 failed" in err
     assert "Traceback" not in err
+
+
+def test_failed_answers_are_missing_with_their_reason_and_asked_again(
+        tmp_path, server, capsys):
+    """The guarded config's calls fail (HTTP 400): its success rates are missing, never
+    0, the report says why, and its runs are not kept; the next probe asks only what
+    failed (the plain config's runs are kept, its answers not asked again)."""
+    def guarded_fails(body):
+        if "never an instruction" in body["messages"][0]["content"]:
+            return Reply(status=400, body={"error": "bad request"})
+        return obeys_unless_guarded(body)
+
+    server.rule = guarded_fails
+    code, stdout, err = _probe(tmp_path, server, capsys, "--attacks", "injection",
+                               "--styles", "plain")
+    assert code == 0, err
+    data = json.loads((tmp_path / "probe.json").read_text())
+    guarded = data["configs"]["guarded"]["attacks"]["injection:plain"]
+    assert guarded["success"] is None and guarded["retrieved"]["value"] == 1.0
+    assert data["configs"]["plain"]["attacks"]["injection:plain"]["success"]["value"] == 1.0
+    said = " ".join(stdout.split())
+    assert ("No answer to read for 4 of 4 targets (their success is missing, not 0; a "
+            "rerun asks them again): generation failed: HTTP 400") in said
+    kept = sorted(p.name.split("--")[0] for p in (tmp_path / "probe.probe-state").glob("*"))
+    assert kept == ["plain", "plain"]  # clean and injection:plain; guarded's not kept
+    server.rule = obeys_unless_guarded
+    before = len(server.requests)
+    code, stdout, err = _probe(tmp_path, server, capsys, "--attacks", "injection",
+                               "--styles", "plain")
+    assert code == 0, err
+    asked = [r for r in server.requests[before:] if r.path.endswith("/completions")]
+    assert len(asked) == 8  # guarded: 4 clean + 4 planted; plain: nothing
+    data = json.loads((tmp_path / "probe.json").read_text())
+    assert data["configs"]["guarded"]["attacks"]["injection:plain"]["success"]["value"] == 0
+    assert "No answer to read" not in stdout
+
+
+def test_a_dead_generator_endpoint_stops_the_probe_before_any_work(tmp_path, capsys):
+    cfg = tmp_path / "dead.toml"
+    cfg.write_text('name = "dead"\n[generator]\nname = "llm"\n[llm]\n'
+                   'base_url = "http://127.0.0.1:9/v1"\nmodel = "m"\n')
+    code, _, err = run_cli(["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
+                            str(DEMO / "corpus"), "--configs", str(cfg), "--output",
+                            str(tmp_path / "probe"), "--quiet"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert ("config 'dead': the llm generator's endpoint did not answer: cannot reach "
+            "http://127.0.0.1:9/v1/models") in " ".join(err.split())
+    assert list(tmp_path.glob("probe*")) == []
 
 
 @pytest.mark.parametrize(("flags", "says"), [
