@@ -318,4 +318,4 @@ def _made_by(cfg: Any) -> str:
     if cfg.generator.name != "llm":
         return made
     model, url = getattr(cfg.llm, "model", None), getattr(cfg.llm, "base_url", None)
-    return f"{made}: {model or 'the default model'} at {url or 'the RAGMARK_LLM_* endpoint'}"
+    return f"{made}: {model or 'the default model'} at {url or 'the endpoint the environment sets'}"
