@@ -298,9 +298,9 @@ def dry_run_text(plan: ProbePlan) -> str:
         return "\n".join([*lines, "dry run: the logged answers of " + ", ".join(
             f"{arm} ({path})" for arm, path in plan.logged.items())
             + " would be scored; nothing is asked."]) + "\n"
-    asked = 0
+    asked, todo = 0, pending(plan)
     for cfg in plan.base.configs:
-        got = pending(plan).get(cfg.name, {"kept": [], "to_run": []})
+        got = todo[cfg.name]
         asked += n * len(got["to_run"])
         lines.append(f"dry run: {cfg.name} ({_made_by(cfg)}): {len(got['to_run'])} runs to "
                      f"do ({', '.join(got['to_run']) or 'none'}), {n * len(got['to_run']):,} "
