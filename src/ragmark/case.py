@@ -36,6 +36,11 @@ class Context:
     score: float | None = None
 
 
+RECORDED = "no answer recorded"
+"""How every reason a source gives for a missing answer begins (:attr:`Output.no_answer`)."""
+NO_ANSWER = f"{RECORDED} (the trace has no LLM span, and its root is a retriever)"
+
+
 @dataclass(frozen=True, slots=True)
 class Output:
     """The system's answer to one question, or why there is none.
@@ -65,11 +70,15 @@ class Output:
     trajectory: Trajectory | None = None
     """What the agent did to answer, step by step, when the source tells it (a log's
     ``messages`` or ``tool_calls``, a trace's tool and agent spans)."""
+    no_answer: str | None = None
+    """Why ``answer`` is None, when the source says (a trace whose agent failed): its
+    answer metrics are missing with it."""
 
     @classmethod
     def failed(cls, error: str, *, shape: bool = False, latency_s: float | None = None,
                **details: Any) -> Output:
-        return cls(None, (), latency_s, error, shape, MappingProxyType(details))
+        return cls(answer=None, contexts=(), latency_s=latency_s, error=error,
+                   shape_error=shape, details=MappingProxyType(details))
 
     def recorded(self) -> dict[str, Any]:
         """What the results keep of this output beyond its answer, contexts and hops: by

@@ -54,6 +54,14 @@ class UnknownComponentError(ConfigError):
     """A name that no registry knows; the message lists the known names."""
 
 
+class EndpointGone(RagmarkError):
+    """An endpoint stopped answering mid-work (calls in a row could not reach it): the
+    work stops, saying how far it got; what came back is kept (the call cache), so a
+    rerun asks only the rest. Exit code 1: the answers failed."""
+
+    exit_code = 1
+
+
 class MissingExtraError(RagmarkError):
     """An optional dependency is not installed; the message names the extra."""
 

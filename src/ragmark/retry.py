@@ -24,10 +24,13 @@ class Retry(Exception):
     """One attempt failed in a way a retry may fix: why, the server's ``Retry-After``
     (seconds), and what to keep of it (``details``: the response's start ...)."""
 
-    def __init__(self, reason: str, retry_after: float | None = None, **details: Any) -> None:
+    def __init__(self, reason: str, retry_after: float | None = None, *,
+                 final: bool = False, **details: Any) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+        self.final = final
+        """Give up now: a retry would cost what this attempt cost and end the same."""
         self.details = details
 
 
@@ -68,7 +71,7 @@ async def with_retries(attempt: Callable[[int], Awaitable[T]], policy: RetryPoli
         try:
             return await attempt(n), n
         except Retry as r:
-            if n > policy.retries:
+            if n > policy.retries or r.final:
                 raise GaveUp(r, n) from None
             on_retry()
             await asyncio.sleep(policy.delay(n, r.retry_after))

@@ -7,6 +7,7 @@
 - :func:`split_sentences`: sentence spans as ``(start, end)`` character offsets.
 - :func:`citing_sentences`: an answer's sentences with the ``[n]`` passages each cites.
 - :func:`contains_normalised`: the passage-containment rule of SPEC section 3.
+- :func:`visible`: control characters made visible, for a terminal or a Markdown file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "split_sentences",
     "tokenize",
     "truncate_words",
+    "visible",
 ]
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
@@ -211,3 +213,32 @@ def truncate_words(s: str, max_chars: int) -> str:
     head = s[:max_chars]
     cut = max((i for i, c in enumerate(head) if c.isspace()), default=-1)
     return (head[:cut] if cut > 0 else head).rstrip()
+
+
+_BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_UNSEEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _BIDI + "]")
+
+
+def _shown(m: re.Match[str]) -> str:
+    c = ord(m.group(0))
+    if c < 0x20:
+        return chr(0x2400 + c)  # the control picture: ESC is shown as U+241B
+    if c == 0x7F:
+        return "\u2421"
+    return f"<U+{c:04X}>"
+
+
+def visible(s: str) -> str:
+    """``s`` with every control character a terminal or a Markdown viewer would act on
+    made visible: C0 controls (ESC, BEL, CR, backspace...) as their Unicode control
+    pictures, DEL as ␡, C1 controls and bidirectional overrides as ``<U+XXXX>``. Tabs and
+    new lines are kept. Text from outside (answers, documents, tool results, files)
+    goes through it before it is printed or written to Markdown, so an answer cannot
+    move the cursor, clear a line, colour the terminal or hide a link (OSC 8).
+
+    >>> visible("ok\x1b[2K\x1b]8;;https://x.invalid\x07link\x1b]8;;\x07\tend\n")
+    'ok␛[2K␛]8;;https://x.invalid␇link␛]8;;␇\tend\n'
+    >>> visible("abc\u202edef\x9b")
+    'abc<U+202E>def<U+009B>'
+    """
+    return _UNSEEN.sub(_shown, s)

@@ -17,8 +17,10 @@ without the model's side) is a call of its own. The agent metrics
 from __future__ import annotations
 
 import json
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 Arguments = Mapping[str, Any] | None
@@ -85,32 +87,53 @@ class Handoff:
 Step = Turn | ToolRun | Handoff
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Trajectory:
-    """The ordered steps of one question (see the module)."""
+    """The ordered steps of one question (see the module). Its calls are joined to
+    their executions once, and shared by every metric that reads them."""
 
     steps: tuple[Step, ...] = ()
 
     def calls(self) -> tuple[Call, ...]:
+        """Every tool call, in the order asked (see :meth:`_joined`)."""
+        return self._joined
+
+    @cached_property
+    def _joined(self) -> tuple[Call, ...]:
         """Every tool call, in the order asked (an execution nobody asked for, in the
         order run), each with its execution's result, error and time when it ran."""
         asked = [replace(c, step=i) for i, s in enumerate(self.steps, start=1)
                  if isinstance(s, Turn) for c in s.calls]
         runs = [replace(s.call, step=i) for i, s in enumerate(self.steps, start=1)
                 if isinstance(s, ToolRun)]
-        joined: dict[int, Call] = {}  # index into runs -> the asked call it ran
+        joined: set[int] = set()  # indexes into runs of the executions joined
+        # each run's index queued by its id, by its tool (all, and those without an id):
+        # a join takes the first not yet joined, so the whole is linear in the calls
+        by_id: dict[str, deque[int]] = {}
+        by_name: dict[str, deque[int]] = {}
+        no_id: dict[str, deque[int]] = {}
+        for i, r in enumerate(runs):
+            if r.id:
+                by_id.setdefault(r.id, deque()).append(i)
+            else:
+                no_id.setdefault(r.name, deque()).append(i)
+            by_name.setdefault(r.name, deque()).append(i)
+
+        def first(queue: deque[int] | None) -> int | None:
+            while queue and queue[0] in joined:
+                queue.popleft()
+            return queue[0] if queue else None
+
         out: list[Call] = []
         for c in asked:
-            i = next((i for i, r in enumerate(runs) if i not in joined and c.id
-                      and r.id == c.id), None)
-            if i is None:
-                i = next((i for i, r in enumerate(runs) if i not in joined
-                          and r.name == c.name and not (c.id and r.id)), None)
-            if i is None:
+            at = first(by_id.get(c.id)) if c.id else None
+            if at is None:  # by tool: a run without an id, or any when the call has none
+                at = first((no_id if c.id else by_name).get(c.name))
+            if at is None:
                 out.append(c)
                 continue
-            r = runs[i]
-            joined[i] = c
+            r = runs[at]
+            joined.add(at)
             out.append(replace(c, result=r.result, error=r.error, latency_s=r.latency_s,
                                ran=True))
         out += [r for i, r in enumerate(runs) if i not in joined]
@@ -193,12 +216,46 @@ class Expected:
     calls: tuple[Call, ...]
     args: str = "exact"
     overrides: Mapping[str, str | tuple[str, ...]] = field(default_factory=dict)
+    tools: tuple[str, ...] = ()
+    """``tools_compared``: only the calls of these tools are compared, made and expected
+    (tau-bench's reward compares the calls that change the state); empty: every tool."""
+    skip_failed: bool = False
+    """``failed_calls: "skip"``: a call that failed is not compared (a retried call
+    counts once, as it succeeded)."""
+    error_text: str | None = None
+    """``tool_errors``: a regular expression a call's result matches when the tool
+    failed but said so only in its text (tau-bench's ``Error: ...``)."""
+
+    def failed(self, c: Call) -> bool:
+        """Whether a call failed: its error, or its result matching ``error_text``."""
+        import re
+
+        return c.error is not None or (self.error_text is not None and c.result is not None
+                                       and re.search(self.error_text, c.result) is not None)
+
+    def focused(self, made: Sequence[Call]) -> tuple[list[Call], Expected]:
+        """The calls made and this expectation as the metrics compare them: only the
+        compared tools' calls, without the failed ones when they are skipped."""
+        def kept(c: Call) -> bool:
+            return not self.tools or c.name in self.tools
+
+        if not self.tools and not self.skip_failed:
+            return list(made), self
+        mine = [c for c in made if kept(c) and not (self.skip_failed and self.failed(c))]
+        return mine, replace(self, calls=tuple(c for c in self.calls if kept(c)))
 
     def to_json(self) -> dict[str, Any]:
         """As an item gives it (``expected_tool_calls``, ``tool_args_match``,
-        ``tool_args_overrides``): what a results file keeps with the question's truth."""
+        ``tool_args_overrides``, ``tools_compared``, ``failed_calls``): what a results
+        file keeps with the question's truth."""
         out: dict[str, Any] = {"expected_tool_calls": [
             {"name": c.name, "arguments": c.arguments} for c in self.calls]}
+        if self.tools:
+            out["tools_compared"] = list(self.tools)
+        if self.skip_failed:
+            out["failed_calls"] = "skip"
+        if self.error_text is not None:
+            out["tool_errors"] = self.error_text
         if self.args != "exact":
             out["tool_args_match"] = self.args
         if self.overrides:

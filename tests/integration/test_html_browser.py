@@ -117,7 +117,8 @@ def test_wide_tables_scroll_in_their_box_and_a_single_run_says_only_what_it_show
             assert right <= 1400 - 24, (path.name, table)
         legend = page.locator("p.legend").first.inner_text()
         if path == page_file:
-            assert "95% bootstrap interval" in legend and "baseline" in legend
+            assert "95% bootstrap interval; Wilson's where every value is 0 or 1" in legend
+            assert "baseline" in legend
         else:
             assert legend == "Mean over the questions with a value (n)."
             assert "answer_correctness" in page.locator("table.metrics").inner_text()
@@ -161,4 +162,46 @@ def test_the_pairwise_part_reads_as_well_as_the_markdown(browser, tmp_path, serv
         assert len(colours) >= 2 and len(set(colours)) == 1, (name, colours)
     assert len({page.evaluate(COLOUR_OF, n)[0] for n in ("long", "mid", "short")}) == 3
     assert seen["errors"] == []
+    context.close()
+
+
+@pytest.mark.parametrize("k", [10, 100, 1000])
+def test_deep_rankings_keep_the_page_in_the_window(browser, tmp_path, k):
+    """Issue 61 item 27: with --top-k 100 the "Metrics at every k" table made the page
+    6,581 px wide and the chart's k labels 1-100 printed over each other. At k = 10,
+    100 and 1000 the page stays within 1,400 px, the table lists the usual cutoffs, and
+    no two of the chart's labels overlap."""
+    import json
+
+    corpus = tmp_path / "corpus.jsonl"  # 1,200 documents, each sharing a word with every
+    corpus.write_text("".join(json.dumps({  # question, so BM25 ranks them all
+        "id": f"d{i}", "text": f"Passage {i} about retrieval topic number {i % 37}."})
+        + "\n" for i in range(1200)))
+    items = [{"id": f"q{j}", "question": f"What about retrieval topic number {j}?",
+              "ground_truth_contexts": [f"Passage {j} about retrieval topic number {j}."]}
+             for j in range(4)]
+    (tmp_path / "set.json").write_text(json.dumps(items))
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--dataset", str(tmp_path / "set.json"), "--corpus", str(corpus),
+              "--top-k", str(k), "--format", "html", "--output", str(tmp_path / "deep"),
+              "--quiet", "--no-history", "--include-details", "--skip-generation"])
+    assert e.value.code == 0
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto((tmp_path / "deep.html").as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    heads = page.locator("section#curves table").first.locator("thead th").all_inner_texts()
+    assert heads[:3] == ["config", "questions", "@1"] and heads[-1] == f"@{k}"
+    assert len(heads) <= 2 + 13
+    boxes = page.evaluate("""() => {
+        const svg = document.querySelector('section#curves svg');
+        const axis = svg.getBoundingClientRect().bottom;
+        return [...svg.querySelectorAll('text')]
+          .map(t => t.getBoundingClientRect())
+          .filter(r => r.bottom > axis - 30)
+          .map(r => [r.left, r.right]);
+    }""")
+    boxes.sort()
+    assert len(boxes) == len(heads) - 2
+    assert all(a[1] <= b[0] + 0.5 for a, b in zip(boxes, boxes[1:], strict=False)), boxes
     context.close()

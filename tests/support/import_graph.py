@@ -22,7 +22,7 @@ LAYERS: dict[str, int] = {
     "ragmark.errors": 0, "ragmark.types": 0, "ragmark.text": 0, "ragmark.home": 0,
     "ragmark.versions": 0, "ragmark.aio": 0, "ragmark.progress": 0, "ragmark.stats": 0,
     "ragmark.registry": 0, "ragmark.languages": 0, "ragmark.libraries": 0,
-    "ragmark.retry": 0, "ragmark.sqlite": 0, "ragmark.case": 0,
+    "ragmark.retry": 0, "ragmark.sqlite": 0, "ragmark.case": 0, "ragmark.hosts": 0,
     "ragmark.extensions": 0, "ragmark.trajectory": 0,
     # 1: matching and metrics, models and their clients, data loading
     "ragmark.matching": 1, "ragmark.metrics": 1, "ragmark.llm": 1, "ragmark.judges": 1,

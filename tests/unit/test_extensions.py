@@ -7,6 +7,8 @@ import ast
 import importlib
 from pathlib import Path
 
+import pytest
+
 from ragmark.extensions import POINTS, groups
 from ragmark.registry import _BUILTINS
 
@@ -62,3 +64,27 @@ def test_the_plugins_command_lists_every_point_and_what_is_installed(monkeypatch
     code, out, _ = run_cli(["plugins"], capsys)
     assert "ragmark.retriever: none installed" in out
     assert "ragmark.metric: short_answer (support.metric_plugin:SHORT_ANSWER)" in out
+
+
+def test_a_plugin_metric_is_selectable_by_the_name_it_registered(monkeypatch):
+    """Issue 61 item 29: ``rouge_2`` or ``f1.5`` were registered, then ``_2`` and ``.5``
+    parsed as cutoffs ("unknown metric 'rouge_2'; known: ..., rouge_2"); an upper-case
+    name was lower-cased at parse and never matched. A registered name is read back
+    whole; a name that could not be is refused when it is registered."""
+    from dataclasses import replace
+
+    from support.metric_plugin import SHORT_ANSWER
+
+    from ragmark.errors import UnknownComponentError
+    from ragmark.metrics import names
+
+    names.catalogue()  # the judges and plugins loaded into the catalogue first
+    monkeypatch.setattr(names, "SPECS", dict(names.SPECS))
+    monkeypatch.setattr(names, "_PLUGINS", {})
+    names.register(replace(SHORT_ANSWER, name="rouge_2"))
+    assert names.parse_metric("rouge_2") == names.MetricName("rouge_2", None)
+    assert names.parse_metric(" ROUGE_2 ") == names.MetricName("rouge_2", None)
+    assert str(names.parse_metric("ndcg_cut_10")) == "ndcg@10"  # trec_eval's still reads
+    for bad in ("f1.5", "RougeL", "2gram", "rouge@2"):
+        with pytest.raises(UnknownComponentError, match="lower-case letters, digits"):
+            names.register(replace(SHORT_ANSWER, name=bad))

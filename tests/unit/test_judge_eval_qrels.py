@@ -85,6 +85,12 @@ def test_context_relevance_against_the_qrels(tmp_path, capsys, server):
     # the BEIR set has no expected answers: context precision cannot be judged
     prec = report["metrics"]["context_precision"]
     assert prec["questions"] == 0 and sum(prec["missing"].values()) == 3
+    # issue 61 item 26: each question's judge value and truth, to check the numbers or
+    # set the judge against another tool's values on the same questions
+    assert [(x["id"], x["judge"], x["truth"]) for x in rel["per_item"]] == [
+        ("q1", 0.75, 0.5), ("q2", 1.0, 0.5), ("q3", 1.0, 1.0)]
+    assert [x["judge"] for x in prec["per_item"]] == [None] * 3
+    assert all(x["reason"] for x in prec["per_item"])
     flat = " ".join(text.split())
     assert "context_relevance: 3 questions valued" in flat
     assert "mean absolute error 0.250 [" in flat and "Spearman 0.500" in flat
@@ -108,4 +114,20 @@ def test_what_against_qrels_refuses(tmp_path, capsys, server):
     assert code == 2 and "run it again with --include-details" in err
     code, text, err = run_cli(["judge-eval", str(res), "--against-qrels", "--dry-run",
                                *base], capsys)
-    assert code == 0 and "6 judge calls" in text and server.requests == []
+    # issue 61 item 25: the BEIR set has no expected answers, so context_precision
+    # makes no call; the dry run said 6
+    said = " ".join(text.split())
+    assert code == 0 and server.requests == []
+    assert ("3 judge calls (context_relevance 3, context_precision 0; more where a call "
+            "is split to fit the model's window); context_precision judges only questions "
+            "with an expected answer") in said
+    code, text, err = run_cli(["judge-eval", str(res), "--against-qrels", "--llm-base-url",
+                               server.url, "--llm-model", "test-model", "--metric",
+                               "context_precision", "--output", str(tmp_path / "p.json")],
+                              capsys)
+    assert code == 0 and not [r for r in server.requests if r.path.endswith("completions")]
+    # a labels file is named for what it is, not read as broken JSON
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"id": "a", "label": 1}\n{"id": "b", "label": 0}\n')
+    code, _, err = run_cli(["judge-eval", str(labels), "--against-qrels", *base], capsys)
+    assert code == 2 and "this is a file of items or labels, not a run's results" in err

@@ -97,6 +97,13 @@ def test_one_class_or_one_score_say_why():
     got = score_report([True, True, True], [0.1, 0.5, 0.9], n_resamples=100)
     assert got["roc_auc"] == {"value": None, "reason": "the labels hold only one class"}
     assert got["cross_validated"]["value"] is None
+    # issue 61 item 32: balanced accuracy is undefined on one class: None with the
+    # reason (it was NaN, and the JSON writer ended in a traceback)
+    assert got["by_threshold"] == [
+        {"threshold": 0.5, "balanced_accuracy": None, "called_unsupported": 1,
+         "reason": "the labels hold only one class"},
+        {"threshold": 0.9, "balanced_accuracy": None, "called_unsupported": 2,
+         "reason": "the labels hold only one class"}]
     same = score_report([True, False, True, False], [1.0] * 4, n_resamples=100)
     assert same["roc_auc"]["value"] == 0.5 and same["by_threshold"] == []
 
@@ -163,3 +170,34 @@ def test_a_review_csv_exported_from_label_is_measured(server, tmp_path, capsys):
     r = json.loads(out.read_text())
     assert r["metric"] == "relevance_label" and (r["items"], r["judged"]) == (4, 4)
     assert r["balanced_accuracy"]["value"] == 1.0 and r["scores"]["roc_auc"]["value"] == 1.0
+
+
+def test_labels_of_one_class_are_measured_without_a_traceback(server, tmp_path, capsys):
+    """Issue 61 item 32: three labels exported by annotate, all "supported", ended in
+    'ValueError: Out of range float values are not JSON compliant: nan'; nothing was
+    written. Each undefined statistic is missing with its reason, in the JSON and the
+    console."""
+    from test_judge_eval import rating_rule
+
+    server.rule = rating_rule
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({
+        "id": f"i{i}", "question": "Capital of France?", "context": "Paris is the capital.",
+        "answer": a, "label": 0}) + "\n" for i, a in enumerate(
+            ["Paris.", "It is wrong.", "Paris it is."])))
+    out = tmp_path / "r.json"
+    code, stdout, err = run_cli(["judge-eval", str(items), "--metric", "answer_relevance",
+                                 "--label-map", "1=unsupported,0=supported",
+                                 "--llm-base-url", server.url, "--llm-model", "test-model",
+                                 "--output", str(out), "--quiet"], capsys)
+    assert code == 0, err
+    assert "Traceback" not in err and "nan" not in out.read_text().lower()
+    report = json.loads(out.read_text())
+    # issue 61 item 26: each item's value beside its label, as written
+    assert [(x["id"], x["label"], x["value"]) for x in report["per_item"]] == [
+        ("i0", "supported", 1.0), ("i1", "supported", 0.0), ("i2", "supported", 1.0)]
+    s = report["scores"]
+    assert s["roc_auc"] == {"value": None, "reason": "the labels hold only one class"}
+    assert [x["balanced_accuracy"] for x in s["by_threshold"]] == [None]
+    said = " ".join(stdout.split())
+    assert "balanced accuracy by threshold: none (the labels hold only one class)" in said

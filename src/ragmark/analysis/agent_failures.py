@@ -9,8 +9,9 @@ each failure at the step where it happened:
 - ``missing_call``: an expected call no call made matches (by tool, then arguments);
 - ``tool_error``: a call that failed;
 - ``loop``: a call identical (tool and arguments) to an earlier one;
-- ``out_of_steps``: the trajectory ends without an answer (its last step a tool's run
-  or a turn that asked for tools, or no answer at all).
+- ``out_of_steps``: the question has no answer: the log gave none and its trajectory
+  ends on a tool call or a tool's result (:func:`ragmark.data.trajectories.final_answer`,
+  the one rule ``run`` reads answers by).
 
 The first four need the expected calls; the last three the trajectory alone.
 """
@@ -21,7 +22,7 @@ import json
 from collections import Counter
 
 from ragmark.results.model import QueryRecord
-from ragmark.trajectory import Call, Expected, ToolRun, Trajectory, Turn
+from ragmark.trajectory import Call, Expected, Trajectory
 
 AGENT_KINDS = ("wrong_tool", "extra_call", "wrong_arguments", "missing_call", "tool_error",
                "loop", "out_of_steps")
@@ -68,34 +69,47 @@ def _at(c: Call) -> str:
 
 
 def _against(made: list[Call], expected: Expected) -> list[Found]:
+    """The calls that match an expected call are paired with it first (by tool, then
+    arguments, in the order made), whatever came before them; only the calls left are
+    blamed: a call to a tool the question does not expect, a call to an expected tool
+    with a slot of it still unmatched (wrong arguments), or one beyond its slots (extra).
+    Calls that succeeded are matched before calls that failed. So ``book(amount=300)``
+    failing, then ``book(amount=250)`` (the expected call) blames the first, not the
+    second."""
     from ragmark.metrics.agent import matcher
 
-    out: list[Found] = []
     wanted = Counter(c.name for c in expected.calls)
     left = list(expected.calls)
-    seen: Counter[str] = Counter()
-    for c in made:
-        seen[c.name] += 1
-        if c.name not in wanted:
-            out.append(("wrong_tool", f"{_at(c)}: {_shown(c)}", "the question expects "
-                        f"calls to {', '.join(sorted(wanted)) or 'no tool'}"))
-            continue
-        if seen[c.name] > wanted[c.name]:
-            out.append(("extra_call", f"{_at(c)}: {_shown(c)} (call {seen[c.name]} of "
-                        f"{c.name}; {wanted[c.name]} expected)",
-                        "the agent calls this tool more than it needs"))
-            continue
+    unmatched: set[int] = set()  # by identity: two identical calls are two calls
+    # the calls that succeeded are matched first: a failed try and its successful
+    # repeat are one expected call, and the failed try is the one to blame
+    for c in sorted(made, key=lambda c: c.error is not None):
         match = matcher(expected, c.name)
         hit = next((w for w in left if w.name == c.name and match(c.arguments, w.arguments)),
                    None)
-        if hit is not None:
+        if hit is None:
+            unmatched.add(id(c))
+        else:
             left.remove(hit)
+    out: list[Found] = []
+    slots = Counter(w.name for w in left)  # expected calls of each tool not yet made
+    for c in made:
+        if id(c) not in unmatched:
             continue
-        options = [_shown(w) for w in left if w.name == c.name]
-        out.append(("wrong_arguments", f"{_at(c)}: {_shown(c)}",
-                    "expected " + (" or ".join(options) or "another call")))
-    for name, n in wanted.items():  # the calls of a tool made too few times
-        short = n - min(seen[name], n)
+        if c.name not in wanted:
+            out.append(("wrong_tool", f"{_at(c)}: {_shown(c)}", "the question expects "
+                        f"calls to {', '.join(sorted(wanted)) or 'no tool'}"))
+        elif slots[c.name] > 0:
+            slots[c.name] -= 1
+            options = [_shown(w) for w in left if w.name == c.name]
+            out.append(("wrong_arguments", f"{_at(c)}: {_shown(c)}",
+                        "expected " + " or ".join(options)))
+        else:
+            calls = sum(m.name == c.name for m in made)
+            out.append(("extra_call", f"{_at(c)}: {_shown(c)} ({c.name} called {calls} "
+                        f"times; {wanted[c.name]} expected)",
+                        "the agent calls this tool more than it needs"))
+    for name, short in slots.items():  # expected calls neither made nor tried
         missed = [w for w in left if w.name == name][-short:] if short else []
         out += [("missing_call", f"{_shown(w)} was never made",
                  "the agent stopped, or answered, before making this call") for w in missed]
@@ -109,18 +123,17 @@ def agent_failures(q: QueryRecord) -> tuple[list[Found], bool] | None:
     if trajectory is None:
         return None
     made = list(trajectory.calls())
-    out = [] if expected is None else _against(made, expected)
+    out = [] if expected is None else _against(*expected.focused(made))
     first: dict[str, Call] = {}
     for c in made:
-        if c.error is not None:
-            out.append(("tool_error", f"{_at(c)}: {_shown(c)} failed: {c.error}",
+        if c.error is not None or (expected is not None and expected.failed(c)):
+            out.append(("tool_error", f"{_at(c)}: {_shown(c)} failed: {c.error or c.result}",
                         "check the tool, and what the agent does when a call fails"))
         if c.key in first:
             out.append(("loop", f"{_at(c)}: {_shown(c)} repeats {_at(first[c.key])}",
                         "the agent repeats a call instead of using its result"))
         first.setdefault(c.key, c)
-    last = trajectory.steps[-1] if trajectory.steps else None
-    if isinstance(last, ToolRun) or (isinstance(last, Turn) and last.calls) or not q.answer:
+    if not q.answer:  # the case's answer: the log's, else the trajectory's final turn
         out.append(("out_of_steps", f"ended after step {len(trajectory.steps)} without "
                     "an answer", "the agent ran out of steps or stopped on a tool's result: "
                     "raise its step limit or check why it did not conclude"))

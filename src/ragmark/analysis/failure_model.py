@@ -43,7 +43,11 @@ class FailureReport:
     unchecked: dict[str, str] = field(default_factory=dict)
 
     def count(self, kind: str) -> int:
-        """Questions with a failure of ``kind``."""
+        """Questions with a failure of ``kind`` (a question with several counts once)."""
+        return len({f.query for f in self.failures if f.kind == kind})
+
+    def occurrences(self, kind: str) -> int:
+        """Failures of ``kind`` in all: an agent's calls (a question may have several)."""
         return sum(1 for f in self.failures if f.kind == kind)
 
     def kinds(self) -> list[str]:
@@ -54,11 +58,12 @@ class FailureReport:
                 and self.unchecked.get(k) not in (NOT_APPLICABLE, NO_TRAJECTORY)]
 
     def causes(self, kind: str) -> dict[str, int]:
-        out: dict[str, int] = {}
+        """Questions with a failure of ``kind`` per cause."""
+        out: dict[str, set[str]] = {}
         for f in self.failures:
             if f.kind == kind:
-                out[f.cause] = out.get(f.cause, 0) + 1
-        return out
+                out.setdefault(f.cause, set()).add(f.query)
+        return {c: len(qs) for c, qs in out.items()}
 
     def label(self, kind: str) -> str:
         return {

@@ -127,13 +127,7 @@ def find_failures(results: Results, k: int = DEFAULT_K,
     if not any("groundedness" in q.metrics for q in results.queries):
         rep.unchecked["ungrounded"] = ("no groundedness in the file (run without "
                                        "--skip-generation)")
-    empty = results.empty
-    if empty is None and results.detailed:  # an older file: its rankings tell
-        empty = {q.id: "the file does not record why" for q in results.queries
-                 if not q.retrieved and any(m.value is not None for m in q.metrics.values())}
-    if empty is None:
-        rep.unchecked["empty_ranking"] = ("the file does not record empty rankings (a "
-                                          "comparison written by an older ragmark)")
+    empty = _empty_rankings(results, rep)
     top_n = results.settings.get("top_n")
     foreign_ids = any(UNKNOWN_IDS in n for n in results.report.notes)
     if not foreign_ids:
@@ -186,6 +180,23 @@ def _claims(q: QueryRecord, rep: FailureReport) -> None:
         rep.checked["claim_blame"] += 1
         if told.get("label") != "fine":
             rep.failures.append(_blamed(q, told))
+
+
+def _empty_rankings(results: Results, rep: FailureReport) -> dict[str, str] | None:
+    """The questions that retrieved nothing (id -> why); None, with the reason in
+    ``rep``, when that cannot be told or is no failure (an agent's set)."""
+    empty = results.empty
+    if empty is None and results.detailed:  # an older file: its rankings tell
+        empty = {q.id: "the file does not record why" for q in results.queries
+                 if not q.retrieved and any(m.value is not None for m in q.metrics.values())}
+    if empty is None:
+        rep.unchecked["empty_ranking"] = ("the file does not record empty rankings (a "
+                                          "comparison written by an older ragmark)")
+    elif results.report.dataset.get("format") == "agent":  # nothing to retrieve: no failure
+        rep.unchecked["empty_ranking"] = ("an agent's set: its questions expect tool calls, "
+                                          "no passage to retrieve")
+        return None
+    return empty
 
 
 def _agent_unchecked(rep: FailureReport) -> FailureReport:
@@ -337,6 +348,7 @@ def failures_json(results: Results, rep: FailureReport) -> dict[str, Any]:
                        "faithfulness": rep.faithfulness_below},
         "summary": {
             kind: {"label": rep.label(kind), "failures": rep.count(kind),
+                   "occurrences": rep.occurrences(kind),
                    "checked": rep.checked[kind], "causes": rep.causes(kind),
                    **({"not_checked": rep.unchecked[kind]} if kind in rep.unchecked else {})}
             for kind in rep.kinds()

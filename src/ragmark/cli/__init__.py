@@ -33,6 +33,7 @@ from ragmark.cli import (  # noqa: F401  (each registers its command)
 )
 from ragmark.cli.app import cli
 from ragmark.errors import RagmarkError
+from ragmark.text import visible
 
 __all__ = ["cli", "evaluate_rag_main", "main"]
 
@@ -42,10 +43,10 @@ def _invoke(args: Sequence[str] | None, prog_name: str) -> int:
         cli.main(args=args, prog_name=prog_name, standalone_mode=False)
     except GateFailed as e:  # the outputs are written; say which conditions failed
         for line in e.lines:
-            click.echo(f"gate failed: {line}", err=True)
+            click.echo(visible(f"gate failed: {line}"), err=True)
         return e.exit_code
-    except RagmarkError as e:
-        click.echo(f"error: {e}", err=True)
+    except RagmarkError as e:  # its message may quote a file: control characters shown
+        click.echo(visible(f"error: {e}"), err=True)
         return e.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.text import visible
 from ragmark.versions import VERSION as __version__
 
 PROGRESS_EVERY = "RAGMARK_PROGRESS_EVERY"
@@ -42,9 +43,11 @@ def consoles(quiet: bool) -> tuple[Console, Any]:
     few seconds without one (CI logs), nothing with ``--quiet``."""
     from ragmark.progress import NullProgress
     from ragmark.report.progress import PlainProgress, RichProgress
+    from ragmark.report.terminal import SafeConsole
 
-    out = Console(highlight=False, markup=False)  # texts as they are; styled lines say so
-    err = Console(stderr=True)
+    # texts as they are (no markup), their control characters made visible
+    out = SafeConsole(highlight=False, markup=False)
+    err = SafeConsole(stderr=True)
     _status_lines(quiet)
     progress: Any
     if quiet:
@@ -259,7 +262,7 @@ def warn_data(warnings: Any, quiet: bool = False) -> None:
     if quiet:
         return
     for w in warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(visible(f"warning: {w}"), err=True)
 
 
 def history_option(f: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from ragmark.cli.shared import option
+from ragmark.text import visible
 
 
 def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -85,7 +86,7 @@ def start(plan: Any, told: Sequence[str] = ()) -> Any:
         click.get_current_context().call_on_close(plan.executor.close)
     warn_data(plan.dataset.warnings)
     for note in told:
-        click.echo(f"note: {note}", err=True)
+        click.echo(visible(f"note: {note}"), err=True)
     return plan
 
 

@@ -55,9 +55,15 @@ def diff_cmd(**flags: Any) -> None:
     out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False, markup=False)
     for n in notes:
         out.print(f"note: {n}", highlight=False, markup=False)
-    table = Table(show_header=True, header_style="bold")
-    for col in ("metric", "questions", "A", "B", "B - A", "95% interval", "p"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
+    from rich import box
+
+    # no vertical rules: the numbers fit 80 columns beside a metric name
+    table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD)
+    for col in ("metric", "n", "A", "B", "B - A", "95% interval", "p"):
+        if col == "metric":  # a long name folds onto a second line, never cut
+            table.add_column(col, overflow="fold", min_width=12)
+        else:  # nor is a number ("probe:injec…", "1.…")
+            table.add_column(col, justify="right", no_wrap=True)
     for r in rows:
         if r.n == 0:
             table.add_row(r.metric, "0", "—", "—", "—", "—", "—")

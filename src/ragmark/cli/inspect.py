@@ -9,6 +9,7 @@ import click
 
 from ragmark.cli.app import cli, config_name_option, consoles
 from ragmark.cli.shared import option
+from ragmark.text import visible
 
 
 @cli.command("inspect")
@@ -63,5 +64,5 @@ def _probe(results: str, query_id: str | None) -> bool:
     data = probe_results(results)
     if data is None:
         return False
-    click.echo(inspected(data, query_id))
+    click.echo(visible(inspected(data, query_id)))
     return True

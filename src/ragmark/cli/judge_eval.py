@@ -126,7 +126,10 @@ def score_lines(s: dict[str, Any], metric: str) -> list[str]:
     threshold, and the cross-validated threshold."""
     lines = [_stat("score: ROC AUC", s["roc_auc"]) + f" over {s['items']} items "
              f"({s['distinct_scores']} distinct scores; 0.5 = no better than chance)"]
-    rows = s["by_threshold"]
+    rows = [x for x in s["by_threshold"] if x["balanced_accuracy"] is not None]
+    if s["by_threshold"] and not rows:
+        lines.append("balanced accuracy by threshold: none (" + s["by_threshold"][0]["reason"]
+                     + ")")
     if rows:
         shown = rows if len(rows) <= 8 else sorted(
             rows, key=lambda x: -x["balanced_accuracy"])[:8]
@@ -233,9 +236,14 @@ def _against_qrels(plan: Any, out: Any, progress: Any) -> None:
     from ragmark.plan.judge_qrels import execute_against_qrels
 
     if plan.dry_run:
+        each = ", ".join(f"{m} {len(plan.judged(m))}" for m in plan.metrics)
+        unjudged = [m for m in plan.metrics if len(plan.judged(m)) < len(plan.items)]
         out.print(f"dry run: {', '.join(plan.metrics)} of {len(plan.items)} questions: "
-                  f"{plan.calls} judge calls (more where a call is split to fit the "
-                  "model's window)", highlight=False, markup=False, soft_wrap=True)
+                  f"{plan.calls} judge calls ({each}; more where a call is split to fit "
+                  "the model's window)"
+                  + ("; context_precision judges only questions with an expected answer"
+                     if "context_precision" in unjudged else ""),
+                  highlight=False, markup=False, soft_wrap=True)
         return
     report = execute_against_qrels(plan, progress)
     print_report(out, qrels_lines(report), plan.output)

@@ -44,11 +44,17 @@ from ragmark.probe.attacks import ATTACKS, STYLES
               help="For a system ragmark does not run: write each attack's planted "
                    "documents to DIR (a JSONL corpus file an attack, and probe.json), "
                    "and stop.")
+@click.option("--planted", metavar="FILE",
+              help="Attack texts of your own instead of the generated ones: JSONL (or a "
+                   "JSON list, or PoisonedRAG's results object) of {question_id or "
+                   "question, texts, wrong_answer or marker}; its questions are the "
+                   "targets, each attack an arm of style 'given'.")
 @option("--outputs", "logged", multiple=True, metavar="ARM=FILE")
 @option("--top-k", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--output", default="results/probe", show_default=True)
+@option("--allow-missing", is_flag=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 @dry_run_option
 @history_options
@@ -64,7 +70,7 @@ def probe_cmd(**flags: Any) -> None:
     The corpus files and indexes are never touched: the planted documents go into a copy
     in memory, indexed apart. Writes {output}.json and {output}.md; each finished config
     and attack is kept in {output}.probe-state/, so a killed probe resumes. Exit 1 when a
-    --fail-on gate fails.
+    --fail-on gate fails, or a target got no answer (unless --allow-missing).
     """
     from ragmark.analysis.gates import GateFailed
     from ragmark.probe.plan import ProbeRequest, plan_probe
@@ -80,5 +86,7 @@ def probe_cmd(**flags: Any) -> None:
     for path in paths:
         click.echo(f"Wrote {path}", err=True)
     failed = [f"gate {t} failed: {why}" for t, bad, why in (rep.gates if rep else ()) if bad]
+    if rep is not None and not plan.allow_missing:
+        failed += [f"answers failed: {line}" for line in rep.unanswered_lines()]
     if failed:
         raise GateFailed(failed)

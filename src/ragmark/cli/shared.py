@@ -13,7 +13,7 @@ import click
 MEANINGS: dict[str, str] = {
     "--allow-missing": "Do not exit 1 when a metric asked for got no value for any "
                        "question, or every question of a config failed (label: no question "
-                       "of a config got a label).",
+                       "of a config got a label; probe: a target got no answer).",
     "--config": "The configuration to run: a built-in name or a TOML file (testset "
                 "cuts passages with its chunker).",
     "--config-name": "A config's name in a results file or the history (inspect: default "
@@ -60,8 +60,8 @@ MEANINGS: dict[str, str] = {
                "labels.sqlite beside the run history, --history].",
     "--metric": "The metric this command is about: history lists the runs that computed "
                 "it, with its value; history trend follows it; judge-eval measures its "
-                "judge (faithfulness, answer_relevance, context_relevance, "
-                "answer_correctness; default: a review CSV's own, else faithfulness); "
+                "judge (any judge metric: {judges}; default: a review CSV's own, else "
+                "faithfulness); "
                 "review export puts its value in the judge column (default: the first of "
                 "faithfulness, answer_correctness, answer_relevance, context_relevance the "
                 "file has).",

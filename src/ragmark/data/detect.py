@@ -87,9 +87,11 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if shape is not None:  # its rows a context set whose truth is optional
         return load_context_set(path, shape.rows(items, None, lenient), corpus, lenient,
                                 optional_truth=True)
-    if set_format(items, str(path)) == "keyword":
+    kind = set_format(items, str(path))
+    if kind == "keyword":
         return load_keyword_set(path, items, corpus, lenient)
-    return load_context_set(path, items, corpus, lenient)
+    return load_context_set(path, items, corpus, lenient, optional_truth=kind == "agent",
+                            agent=kind == "agent")
 
 
 def _foreign_set(path: Path, corpus: str | Path | None, lenient: Leniency,

@@ -239,7 +239,7 @@ def read_rows(path: Path, lenient: Leniency, data: Any = None
     items = (read_arrow(path) if is_arrow(path) else
              read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding))
     given = lenient.input_format
-    fmt = formats.detect(_keys(items)) if given is None else (
+    fmt = formats.detect(_keys(items), path) if given is None else (
         None if given == formats.NATIVE else formats.which(given))
     if fmt is None:
         if base_suffix(path) == ".csv":

@@ -47,6 +47,7 @@ from ragmark.data.sets import _samples, answerable_of, set_name
 from ragmark.data.trajectories import (
     EXPECTED_FIELDS,
     TRAJECTORY_FIELDS,
+    checked_calls,
     final_answer,
     searched,
     trajectory_of,
@@ -78,9 +79,9 @@ NULL_ANSWERS = "null answers, scored as empty answers (their answer metrics are 
 
 
 def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
-    trajectory = trajectory_of(obj, where)
-    if "answer" not in obj and trajectory is not None:  # the agent's last word
-        obj = {**obj, "answer": final_answer(trajectory)}
+    trajectory = checked_calls(trajectory_of(obj, where), where, lenient)
+    if "answer" not in obj and trajectory is not None:  # the agent's last word, if any
+        obj = {**obj, "answer": final_answer(trajectory) or ""}
     if "answer" not in obj:
         raise where.error("missing; expected a string (the system's answer)", field="answer")
     if obj["answer"] is None:
@@ -101,6 +102,9 @@ def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
     except ShapeError as e:
         raise where.error(e.message, field=e.field) from None
     facts: dict[str, float] = {}
+    if obj.get("latency_ms") is not None and obj.get("latency_s") is not None:
+        raise where.error("both latency_ms and latency_s are given: give one (they are the "
+                          "same measure in two units)", "latency_s")
     for key, scale in MEASURED.items():
         v = obj.get(key)
         if v is None:

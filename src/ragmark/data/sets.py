@@ -59,16 +59,20 @@ def read_items(path: Path, encoding: str | None = None) -> list[tuple[Where, Any
 
 
 def set_format(items: list[tuple[Where, Any]], file: str) -> str:
-    """``context`` or ``keyword``, from the fields the items have."""
+    """``context``, ``keyword`` or ``agent`` (questions and the tool calls they expect,
+    no passage to retrieve), from the fields the items have."""
     objects = [v for _, v in items if isinstance(v, dict)]
+    if any("expected_tool_calls" in v for v in objects) and not any(
+            v.get("ground_truth_contexts") for v in objects):
+        return "agent"  # tau-bench's and BFCL's shape: a question and the calls it expects
     if any("ground_truth_contexts" in v for v in objects):
         return "context"
     if any("expected_keywords" in v or "must_be_grounded_in" in v for v in objects):
         return "keyword"
     answered = any("answer" in v and "contexts" in v for v in objects)
     raise DataError(
-        "cannot tell the set's format: no item has 'expected_keywords' (keyword set) "
-        "or 'ground_truth_contexts' (context set)"
+        "cannot tell the set's format: no item has 'expected_keywords' (keyword set), "
+        "'ground_truth_contexts' (context set) or 'expected_tool_calls' (an agent's set)"
         + ("; its items have 'answer' and 'contexts': score them as logged outputs with "
            "--outputs" if answered else "")
         + ". The formats --dataset reads: a keyword set, a context set, a BEIR folder, an "
@@ -121,7 +125,7 @@ def _samples(
                 answerable=answerable_of(obj, where),
                 nuggets=None if obj.get("nuggets") is None else nuggets_of(obj["nuggets"],
                                                                            where),
-                expected_calls=expected_of(obj, where),
+                expected_calls=expected_of(obj, where, lenient),
                 **optional,
             )
         )
@@ -216,14 +220,15 @@ def _passage_corpus(samples: tuple[Sample, ...], file: str) -> Corpus:
 
 def load_context_set(
     path: Path, items: list[tuple[Where, Any]], corpus: str | Path | None,
-    lenient: Leniency | None = None, optional_truth: bool = False,
+    lenient: Leniency | None = None, optional_truth: bool = False, agent: bool = False,
 ) -> Dataset:
     """``{id?, question, ground_truth_contexts, expected_answer?, expected_keywords?,
     nuggets?, ...}`` items (``nuggets``: :func:`~ragmark.data.nugget_files.nuggets_of`); other
     fields go to ``Sample.extra``. The fields that ``ragmark testset`` adds are checked
     when present: ``type`` and ``difficulty`` strings, ``source_ids`` a list of strings.
     ``optional_truth``: an item may lack ``ground_truth_contexts`` (a turn of a
-    conversation that asks for nothing to be retrieved)."""
+    conversation that asks for nothing to be retrieved). ``agent``: an agent's set,
+    whose items expect tool calls and may have no passage at all (no corpus then)."""
 
     def make(obj: dict[str, Any], where: Where) -> tuple[str, GroundTruth, dict[str, Any]]:
         question = get_string(obj, "question", where)
@@ -246,7 +251,7 @@ def load_context_set(
         documents, chunker = open_corpus(corpus, lenient)
     else:
         documents, chunker = _passage_corpus(samples, str(path)), "whole"
-        if not documents.documents:
+        if not documents.documents and not agent:
             raise DataError(
                 "the file holds no contexts to retrieve from: no question has ground-truth "
                 "contexts (ground_truth_contexts; RAGAS reference_contexts, LlamaIndex "
@@ -254,7 +259,8 @@ def load_context_set(
                 "--corpus (the documents, a folder or a file) to retrieve from them, or "
                 "score a system's logged answers with --outputs (answer metrics only)",
                 file=str(path))
-    return Dataset(set_name(path), str(path), "context", samples, documents, chunker)
+    return Dataset(set_name(path), str(path), "agent" if agent and not documents.documents
+                   else "context", samples, documents, chunker)
 
 
 def set_name(path: Path) -> str:

@@ -282,3 +282,18 @@ def read_traces(path: str | Path, lenient: Leniency) -> list[Trace]:
     with no_gc():
         return gather((r for f in _files(Path(path)) for r in file_requests(f, lenient)),
                       lenient)
+
+
+def covered(spans: Sequence[Span]) -> float | None:
+    """Seconds covered by the spans' intervals (overlaps once); None without spans."""
+    if not spans:
+        return None
+    total, end = 0, None
+    for a, b in sorted((s.start, s.end) for s in spans if s.end >= s.start):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total / 1e9

@@ -278,3 +278,57 @@ def said(value: Any, role: str, otherwise: str | None = None) -> str | None:
                 and not body.get("tool_calls"):
             return content
     return None
+
+
+def generated_text(text: str) -> str | None:
+    """An LLM span's output as the answer: LangChain's serialised result
+    (``{"generations": [[{"text", "message"}]]}``) read as its last generation's text
+    (None when that is empty: a failed or tool-only call), any other text as it is.
+
+    >>> generated_text('{"generations": [[{"text": "Paris.", "type": "ChatGeneration"}]]}')
+    'Paris.'
+    >>> generated_text('{"generations": [[{"text": ""}]], "llm_output": null}') is None
+    True
+    """
+    import json
+
+    if not text.lstrip().startswith("{") or '"generations"' not in text:
+        return text
+    try:
+        got = json.loads(text)
+    except ValueError:
+        return text
+    gens = got.get("generations") if isinstance(got, dict) else None
+    if not isinstance(gens, list):
+        return text
+    flat = [g for batch in gens if isinstance(batch, list) for g in batch
+            if isinstance(g, dict)]
+    if not flat:
+        return None
+    last = flat[-1]
+    said = last.get("text")
+    if not (isinstance(said, str) and said.strip()):
+        msg = last.get("message")
+        body = msg.get("kwargs", msg) if isinstance(msg, dict) else {}
+        said = body.get("content") if isinstance(body, dict) else None
+    return said if isinstance(said, str) and said.strip() else None
+
+
+def asked_of(span: Span) -> str | None:
+    """The first user message an LLM span was sent (OpenInference's
+    ``llm.input_messages.N.message``: its ``content``, or its text parts), without
+    smolagents' "New task:" line: a trace's question when its root does not say it."""
+    a = span.attributes
+    for n in range(64):
+        role = a.get(f"llm.input_messages.{n}.message.role")
+        if role is None:
+            return None
+        if role != "user":
+            continue
+        text = a.get(f"llm.input_messages.{n}.message.content")
+        if not isinstance(text, str):
+            text = "".join(str(a.get(f"llm.input_messages.{n}.message.contents.{m}"
+                                     ".message_content.text", "")) for m in range(16))
+        text = text.removeprefix("New task:").strip()
+        return text or None
+    return None

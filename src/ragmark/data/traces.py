@@ -56,6 +56,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ragmark.case import NO_ANSWER, RECORDED
 from ragmark.data.leniency import Leniency
 from ragmark.data.logged import Context, Output, thumb
 from ragmark.data.otlp import Span, warn
@@ -65,12 +66,20 @@ from ragmark.data.trace_spans import (  # noqa: F401 (the traces' names for them
     DUPLICATE_SPANS,
     Trace,
     TraceKeys,
+    covered,
     gather,
     message_text,
     read_traces,
     says_empty,
 )
-from ragmark.data.trace_steps import said, span_cost, span_tokens, trajectory_of_trace
+from ragmark.data.trace_steps import (
+    asked_of,
+    generated_text,
+    said,
+    span_cost,
+    span_tokens,
+    trajectory_of_trace,
+)
 from ragmark.data.trajectories import searched
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Sample
@@ -83,11 +92,26 @@ def _text_of(span: Span, value: str, messages: str, role: str) -> str | None:
     return message_text(span.attributes.get(messages), role)
 
 
-def _question(root: Span, hops: Sequence[tuple[Span, list[Context]]]) -> str | None:
-    q = _text_of(root, "input.value", "gen_ai.input.messages", "user")
+def _is_step(span: Span) -> bool:
+    """Whether a span is one step of an agent (smolagents' ``Step N``, its input the
+    step's memory): the root of a partial trace, which says neither question nor answer."""
+    v = span.attributes.get("input.value")
+    return isinstance(v, str) and v.lstrip().startswith('{"memory_step"')
+
+
+def _question(trace: Trace, root: Span, hops: Sequence[tuple[Span, list[Context]]]
+              ) -> str | None:
+    """The root's input; else a retrieval's query; else the first LLM span's user
+    message (a partial trace whose root is an agent's step: smolagents' ``Step N``, whose
+    input is its memory, not the question)."""
+    q = None if _is_step(root) else _text_of(root, "input.value", "gen_ai.input.messages",
+                                                 "user")
     if q is None:
         asked = [s.attributes.get("gen_ai.retrieval.query.text") for s, _ in hops]
         q = next((a for a in asked if isinstance(a, str)), None)
+    if q is None:
+        llms = sorted((s for s in trace.spans if s.kind == "LLM"), key=lambda s: s.start)
+        q = next((t for s in llms if (t := asked_of(s)) is not None), None)
     return q
 
 
@@ -100,32 +124,34 @@ def _answer(trace: Trace, root: Span) -> str | None:
     None when neither gives one (a retriever's output is its documents, not an answer;
     an LLM call inside a retriever, as a multi-query retriever's that writes its
     queries, is part of the retrieval)."""
+    if _is_step(root):  # an agent's step: its output is what it observed; the
+        from ragmark.data.trajectories import final_answer  # agent's last turn answers
+
+        steps = trajectory_of_trace(trace)
+        return None if steps is None else final_answer(steps)
     if root.kind not in NOT_ANSWERS:
         out = _text_of(root, "output.value", "gen_ai.output.messages", "assistant")
         if out is not None:
             return out
+        if root.error is not None:  # the run failed: an LLM span's output is no answer
+            return None
     for s in sorted(trace.spans, key=lambda s: s.end, reverse=True):
         if s.kind == "LLM" and not trace.in_retrieval(s):
             text = _text_of(s, "output.value", "gen_ai.output.messages", "assistant")
             text = text if text is not None else s.attributes.get("gen_ai.completion")
             if isinstance(text, str):
-                return text
+                return generated_text(text)
     return None
 
 
-def covered(spans: Sequence[Span]) -> float | None:
-    """Seconds covered by the spans' intervals (overlaps once); None without spans."""
-    if not spans:
-        return None
-    total, end = 0, None
-    for a, b in sorted((s.start, s.end) for s in spans if s.end >= s.start):
-        if end is None or a > end:
-            total += b - a
-            end = b
-        elif b > end:
-            total += b - end
-            end = b
-    return total / 1e9
+def _why_no_answer(trace: Trace, root: Span) -> str:
+    """Why a trace gives no answer, in the words the answer metrics show."""
+    if root.error is not None:
+        return f"{RECORDED}: the run failed ({root.error})"
+    if root.kind in NOT_ANSWERS and not any(s.kind == "LLM" for s in trace.spans):
+        return NO_ANSWER
+    return (f"{RECORDED}: neither the root span ({root.name}) nor an LLM span outside "
+            "the retrieval has an output")
 
 
 def _usage(trace: Trace) -> dict[str, float]:
@@ -206,8 +232,9 @@ def _sample_id(trace: Trace, root: Span, keys: TraceKeys) -> str | None:
 NO_QUESTION = "no question on the root span (input.value or gen_ai.input.messages)"
 
 
-NOT_QUESTIONS = ("traces that are not questions (neither a retriever nor an LLM span, or "
-                 "an embedding root: an index build, an embedding batch): left out")
+NOT_QUESTIONS = ("traces that are not questions (no retriever, LLM or tool span and no "
+                 "agent root, or an embedding root: an index build, an embedding batch): "
+                 "left out")
 FILTERED = "traces whose root is not the one --root-name/--root-kind chose: left out"
 RETRIEVAL_ONLY = ("retrieval-only traces of a question another trace answers (a bare "
                   "retriever call): left out")
@@ -216,8 +243,9 @@ RETRIEVAL_ONLY = ("retrieval-only traces of a question another trace answers (a 
 def _is_question(trace: Trace, root: Span, hops: Sequence[Any], keys: TraceKeys) -> str | None:
     """None when the trace is a question; else the kind of note that leaves it out. With
     --root-name/--root-kind the root must be one they name; without, a trace of an
-    instrumented process (its spans have kinds) with neither a retriever nor an LLM span,
-    or whose root is an embedding span, is not a question. A trace without any kind is
+    instrumented process (its spans have kinds) with no retriever, LLM or tool span and
+    whose root is not an agent's run, or whose root is an embedding span, is not a
+    question. A trace without any kind is
     taken as it is (nothing tells)."""
     if keys.root_name or keys.root_kind:
         named = not keys.root_name or root.name in keys.root_name
@@ -226,8 +254,8 @@ def _is_question(trace: Trace, root: Span, hops: Sequence[Any], keys: TraceKeys)
     if root.kind == "EMBEDDING":
         return NOT_QUESTIONS
     if not hops and any(s.kind for s in trace.spans) and not any(
-            s.kind == "LLM" for s in trace.spans):
-        return NOT_QUESTIONS
+            s.kind in ("LLM", "TOOL") for s in trace.spans) and root.kind != "AGENT":
+        return NOT_QUESTIONS  # an agent's run (a GenAI invoke_agent root) is a question
     return None
 
 
@@ -267,7 +295,7 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
                   "orphan taken as the root", f"trace {trace.trace_id}",
                   "the root span is missing")
         hops = trace.hops(keys)
-        question = None if root is None else _question(root, hops)
+        question = None if root is None else _question(trace, root, hops)
         if root is None or not isinstance(question, str) or not question.strip():
             warn(lenient, f"traces without a question ({NO_QUESTION}): left out",
                   f"trace {trace.trace_id}", NO_QUESTION)
@@ -304,7 +332,9 @@ def outputs_of(traces: Sequence[Trace], lenient: Leniency, keys: TraceKeys
         outputs[qid] = Output(r.answer, contexts, latency,
                               hops=tuple((s.name, len(docs)) for s, docs in hops),
                               facts=_facts(trace, root, keys, lenient),
-                              trajectory=trajectory_of_trace(trace))
+                              trajectory=trajectory_of_trace(trace),
+                              no_answer=None if r.answer is not None else
+                              _why_no_answer(trace, root))
         if not hops:  # a search tool's calls are the retrieval of a trace without one
             outputs[qid] = searched(outputs[qid], keys.search_tools)
     for qid, o in outputs.items():  # counted (said once): they cannot be judged by id

@@ -32,15 +32,28 @@ from dataclasses import replace
 from typing import Any
 
 from ragmark.case import Context, Output
+from ragmark.data.call_args import (  # noqa: F401 (the loaders' names for them)
+    ODD_ARGUMENTS,
+    TWICE_ENCODED,
+    checked_calls,
+    decoded,
+)
 from ragmark.data.files import Where, describe
+from ragmark.data.leniency import Leniency
 from ragmark.trajectory import Call, Expected, Handoff, Step, ToolRun, Trajectory, Turn
 from ragmark.trajectory import parse_arguments as _arguments
 
 ARG_MODES = ("exact", "ignore", "subset", "superset", "rules")
-EXPECTED_FIELDS = frozenset({"expected_tool_calls", "tool_args_match", "tool_args_overrides"})
+EXPECTED_FIELDS = frozenset({"expected_tool_calls", "tool_args_match", "tool_args_overrides",
+                             "tools_compared", "failed_calls", "tool_errors"})
 """An item's fields that say which tool calls it expects."""
 TRAJECTORY_FIELDS = frozenset({"messages", "tool_calls"})
 """A logged output's fields that tell its trajectory."""
+ARG_KEYS = ("arguments", "args", "kwargs")
+"""Where a call gives its arguments: OpenAI's, LangChain's, tau-bench's; the first present."""
+CALL_KEYS = frozenset({"name", "id", "type", "function", *ARG_KEYS})
+"""The keys an expected call is read from (others are counted in a warning)."""
+UNKNOWN_CALL_KEYS = "expected calls with keys ragmark does not read (left out)"
 ROLES = {"assistant": "assistant", "ai": "assistant", "tool": "tool", "function": "tool",
          "user": "user", "human": "user", "system": "system", "developer": "system"}
 
@@ -57,10 +70,14 @@ def trajectory_of(obj: Mapping[str, Any], where: Where) -> Trajectory | None:
 
 
 def final_answer(trajectory: Trajectory) -> str | None:
-    """The last model turn's text that asked for no tool (the answer when a log gives
-    its messages and no ``answer``); None when there is none."""
-    last = [s for s in trajectory.steps if isinstance(s, Turn) and not s.calls]
-    return last[-1].content if last else None
+    """The answer of a trajectory whose log gives no ``answer``: the text of its last
+    step when that is a model turn that asked for no tool (hand-offs aside); None when
+    it ends on a tool call or a tool's result (tau-bench's transfer to a human): an
+    earlier text was not the answer. The one rule: ``run`` and ``inspect`` both read
+    the answer this way."""
+    last = next((s for s in reversed(trajectory.steps) if isinstance(s, Turn | ToolRun)),
+                None)
+    return last.content if isinstance(last, Turn) and not last.calls else None
 
 
 def _list(value: Any, where: Where, name: str) -> list[Any]:
@@ -93,8 +110,8 @@ def _text(value: Any) -> str:
 
 
 def _requested(c: Any, where: Where, at: str) -> Call:
-    """A call a model asked for: OpenAI's ``{"id", "function": {"name", "arguments"}}``
-    or LangChain's ``{"id", "name", "args"}``."""
+    """A call a model asked for: OpenAI's ``{"id", "function": {"name", "arguments"}}``,
+    LangChain's ``{"id", "name", "args"}`` or tau-bench's ``{"name", "kwargs"}``."""
     c = _object(c, where, at)
     fn = c.get("function")
     if fn is not None:
@@ -102,7 +119,7 @@ def _requested(c: Any, where: Where, at: str) -> Call:
         name, given = _name(fn.get("name"), where, f"{at}.function.name"), fn.get("arguments")
     else:
         name = _name(c.get("name"), where, f"{at}.name")
-        given = c.get("arguments", c.get("args"))
+        given = next((c[k] for k in ARG_KEYS if k in c), None)
     args, raw = _arguments(given)
     cid = c.get("id")
     return Call(name, args, str(cid) if cid not in (None, "") else None, raw)
@@ -165,6 +182,10 @@ def _from_messages(value: Any, where: Where) -> Trajectory:
         elif role == "tool":
             cid = m.get("tool_call_id")
             cid = str(cid) if cid not in (None, "") else None
+            if cid is not None and cid not in asked:  # named or not: an orphan is refused
+                raise where.error(f"a tool message answers the call {cid!r}, which no "
+                                  "assistant message before it asked for (check the "
+                                  "messages' order and ids)", f"{at}.tool_call_id")
             name = m.get("name") if isinstance(m.get("name"), str) and m.get("name") \
                 else asked.get(cid or "")
             if not name:
@@ -205,31 +226,55 @@ def _response_item(m: Mapping[str, Any], where: Where, at: str, asked: dict[str,
     return None
 
 
-def expected_of(obj: Mapping[str, Any], where: Where) -> Expected | None:
+def expected_of(obj: Mapping[str, Any], where: Where, lenient: Leniency | None = None
+                ) -> Expected | None:
     """The tool calls an item expects (``expected_tool_calls``, ``tool_args_match``,
-    ``tool_args_overrides``), or None when it gives none."""
+    ``tool_args_overrides``), or None when it gives none. An expected call without
+    arguments is refused unless its tool's arguments are not compared (``ignore``);
+    keys it does not read and arguments encoded twice are counted warnings."""
     given = obj.get("expected_tool_calls")
     if given is None:
-        for key in ("tool_args_match", "tool_args_overrides"):
+        for key in ("tool_args_match", "tool_args_overrides", "tools_compared",
+                    "failed_calls", "tool_errors"):
             if obj.get(key) is not None:
                 raise where.error("given without 'expected_tool_calls'", key)
         return None
-    calls = []
-    for i, c in enumerate(_list(given, where, "expected_tool_calls")):
-        at = f"expected_tool_calls[{i}]"
-        call = _requested(c, where, at)
-        if call.arguments is None:
-            raise where.error(f"expected a JSON object, got {describe(call.raw)}",
-                              f"{at}.arguments")
-        calls.append(call)
     mode = obj.get("tool_args_match", "exact")
     if mode not in ARG_MODES:
         raise where.error(f"expected one of {', '.join(ARG_MODES)}, got {describe(mode)}",
                           "tool_args_match")
+    calls = []
+    lenient = lenient or Leniency()
+    unread: set[str] = set()
+    for i, c in enumerate(_list(given, where, "expected_tool_calls")):
+        at = f"expected_tool_calls[{i}]"
+        call = decoded(_requested(c, where, at), where, lenient)
+        if call.arguments is None:
+            raise where.error(f"expected a JSON object, got {describe(call.raw)}",
+                              f"{at}.arguments")
+        given_args = isinstance(c, Mapping) and (any(k in c for k in ARG_KEYS) or isinstance(
+            c.get("function"), Mapping) and "arguments" in c["function"])
+        rule = (obj.get("tool_args_overrides") or {}).get(call.name, mode) if isinstance(
+            obj.get("tool_args_overrides") or {}, Mapping) else mode
+        if not given_args and rule != "ignore":
+            raise where.error(
+                f"no arguments for the expected call of {call.name!r} (read from "
+                f"{', '.join(repr(k) for k in ARG_KEYS)}): under tool_args_match {rule} it "
+                "could never match; give {} for a call without arguments, or leave its "
+                f"arguments out with tool_args_overrides {{\"{call.name}\": \"ignore\"}}",
+                f"{at}.arguments")
+        unread |= set(c) - CALL_KEYS if isinstance(c, Mapping) else set()
+        calls.append(call)
+    if unread:
+        lenient.warn(UNKNOWN_CALL_KEYS, where.short(), where.error(
+            f"keys ragmark does not read in an expected call: {', '.join(sorted(unread))} "
+            f"(it reads {', '.join(sorted(CALL_KEYS))})", "expected_tool_calls"))
     overrides: dict[str, str | tuple[str, ...]] = {}
     for tool, rule in _object(obj.get("tool_args_overrides") or {}, where,
                               "tool_args_overrides").items():
         at = f"tool_args_overrides.{tool}"
+        if rule == []:  # as agentevals reads it (a falsy override): the question's mode
+            continue
         if isinstance(rule, list) and all(isinstance(k, str) and k for k in rule):
             overrides[str(tool)] = tuple(rule)
         elif rule in ARG_MODES:
@@ -245,7 +290,29 @@ def expected_of(obj: Mapping[str, Any], where: Where) -> Expected | None:
                                       "of acceptable values (\"\" among them when it may be "
                                       f"left out), got {describe(values)}",
                                       f"expected_tool_calls[{i}].arguments.{name}")
-    return Expected(tuple(calls), mode, overrides)
+    return Expected(tuple(calls), mode, overrides, *_comparing(obj, where))
+
+
+def _comparing(obj: Mapping[str, Any], where: Where) -> tuple[tuple[str, ...], bool, str | None]:
+    """What an item says of which calls are compared: ``tools_compared`` (names),
+    ``failed_calls`` (count or skip) and ``tool_errors`` (a regular expression)."""
+    import re
+
+    tools = obj.get("tools_compared") or []
+    if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
+        raise where.error(f"expected a list of tool names, got {describe(tools)}",
+                          "tools_compared")
+    failed = obj.get("failed_calls", "count")
+    if failed not in ("count", "skip"):
+        raise where.error(f"expected count or skip, got {describe(failed)}", "failed_calls")
+    pattern = obj.get("tool_errors")
+    if pattern is not None:
+        try:
+            re.compile(pattern if isinstance(pattern, str) else "(")
+        except re.error as e:
+            raise where.error(f"expected a regular expression, got {describe(pattern)} "
+                              f"({e})", "tool_errors") from None
+    return tuple(tools), failed == "skip", pattern
 
 
 TEXT_KEYS = ("text", "content", "page_content", "snippet", "body", "document")

@@ -68,4 +68,8 @@ def run_demo(output: Path, out: Console, progress: Progress | None = None) -> Ru
     path = write_json({"summary": summary, "questions": rows,
                        "config": report.config}, output)
     out.print(f"\nDetailed results written to {path}")
+    out.print("Note: this demo retrieves 3 passages and answers with the first, cut at 300 "
+              "characters; `ragmark run` on the same files uses its default config "
+              "'sparse' (10 passages, the best 3 sentences as the answer), so its numbers "
+              "differ. The demo's config is in the file above.")
     return report

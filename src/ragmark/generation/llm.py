@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragmark.errors import ConfigError
+from ragmark.errors import ConfigError, EndpointGone
 from ragmark.generation.base import GenerationFailed, check_positive
 from ragmark.judges.prompt import data_block
 from ragmark.llm import LLMCallFailed
@@ -98,6 +98,11 @@ class LLMGenerator:
         calls = [self.messages(q, c) for q, c in zip(questions, contexts, strict=True)]
         results = client.run_many_sync(calls, progress, max_tokens=self.max_tokens)
         self._client = client
+        if client.down is not None:
+            got = sum(not isinstance(r, LLMCallFailed) for r in results)
+            raise EndpointGone(f"llm generator: {client.down}; stopped after {got} of "
+                               f"{len(results)} answers (those are kept in the call "
+                               "cache: a rerun asks only the rest)")
         out: list[str | GenerationFailed] = [
             GenerationFailed(r.reason) if isinstance(r, LLMCallFailed) else r.text.strip()
             for r in results]

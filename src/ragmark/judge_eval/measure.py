@@ -254,6 +254,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     out["llm"] = llm[0] if repeats == 1 else {"repeats": llm}
     verdict: list[bool | None] = [float(sc.value) < cut if sc.ok else None  # type: ignore[arg-type]
                                   for sc in first]
+    out["per_item"] = per_item(items, first, verdict)
     if people is not None:
         out["people"] = people_report(people, n_resamples, seed)
         out["judge_with_people"] = judge_with_people(
@@ -290,6 +291,16 @@ def _one_verdict(pred: Sequence[bool]) -> str | None:
     return (f"the judge called all {len(pred)} items {which}: its agreement with the labels "
             "(kappa) is 0 by construction; a different --threshold, prompt or model may "
             "separate them (see the score's ROC AUC)")
+
+
+def per_item(items: Sequence[Item], scores: Sequence[Score], verdict: Sequence[bool | None]
+             ) -> list[dict[str, Any]]:
+    """Each item's value and label as the report writes them, so a user can check the
+    statistics or set the judge against another tool's values on the same items."""
+    return [{"id": it.id, "label": "unsupported" if it.unsupported else "supported",
+             "value": sc.value if sc.ok else None, "unsupported_by_judge": v,
+             **({} if sc.ok else {"reason": sc.reason or "no value"})}
+            for it, sc, v in zip(items, scores, verdict, strict=True)]
 
 
 def consistency(runs: Sequence[Sequence[Score]], cut: float) -> dict[str, Any]:

@@ -88,6 +88,11 @@ def items_of(path: str | Path) -> tuple[list[QrelsItem], dict[str, int]]:
     from ragmark.results import read_results
     from ragmark.results.codec import run_from_json
 
+    if Path(path).suffix.lower() in (".jsonl", ".csv", ".tsv"):
+        raise ConfigError(f"{path}: this is a file of items or labels, not a run's results "
+                          "file: --against-qrels reads what `ragmark run --include-details` "
+                          "writes (JSON); to measure a judge against these labels, drop "
+                          "--against-qrels")
     kind, data = read_results(path)
     if kind != "run":
         raise ConfigError(f"{path}: --against-qrels reads a run's results file (this is a "
@@ -141,9 +146,9 @@ async def judge_items(client: Any, items: Sequence[QrelsItem], metrics: Sequence
 
 
 def _interval(values: Sequence[float], resamples: int, seed: int) -> list[float] | None:
-    from ragmark.stats import bootstrap_ci
+    from ragmark.stats import mean_ci  # an accuracy (0/1 hits) gets Wilson's interval
 
-    iv = bootstrap_ci(np.asarray(values, dtype=np.float64), 0.95, resamples, seed)
+    iv = mean_ci(np.asarray(values, dtype=np.float64), 0.95, resamples, seed)
     return None if iv is None else [iv.low, iv.high]
 
 
@@ -193,6 +198,11 @@ def against_qrels(items: Sequence[QrelsItem], scores: dict[str, list[Score]],
                     "spearman_interval": None if rho.low is None else [rho.low, rho.high],
                     **({"spearman_note": rho.note} if rho.note else {})}
         row["passages"] = _passages(metric, items, got, resamples, seed)
+        row["per_item"] = [{"id": it.id, "judge": s.value, "truth": truth(metric, it.relevant),
+                            "relevant": list(it.relevant),
+                            **({} if s.value is not None else {"reason": s.reason or
+                                                              "no value"})}
+                           for it, s in zip(items, got, strict=True)]
         out[metric] = row
     return out
 

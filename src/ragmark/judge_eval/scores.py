@@ -50,19 +50,22 @@ def by_threshold(truth: NDArray[np.bool_], score: NDArray[np.float64]
                  ) -> list[dict[str, Any]]:
     """Balanced accuracy and the share called unsupported at each threshold ``t`` among
     the distinct scores (unsupported when score < t) and just above the highest (every
-    item unsupported is then t = inf, left out: it says nothing)."""
-    out = []
+    item unsupported is then t = inf, left out: it says nothing). With labels of one
+    class the balanced accuracy is undefined: None, with the reason."""
+    out: list[dict[str, Any]] = []
     for t in np.unique(score)[1:]:
         pred = score < t
-        out.append({"threshold": float(t), "balanced_accuracy": balanced_accuracy(truth, pred),
-                    "called_unsupported": int(pred.sum())})
+        ba = balanced_accuracy(truth, pred)
+        out.append({"threshold": float(t), "balanced_accuracy": None if math.isnan(ba) else ba,
+                    "called_unsupported": int(pred.sum())}
+                   | ({"reason": "the labels hold only one class"} if math.isnan(ba) else {}))
     return out
 
 
 def best_threshold(truth: NDArray[np.bool_], score: NDArray[np.float64]) -> float | None:
     """The threshold among the distinct scores with the best balanced accuracy (ties:
-    the lowest); None when every item has the same score."""
-    rows = by_threshold(truth, score)
+    the lowest); None when every item has the same score, or the labels one class."""
+    rows = [r for r in by_threshold(truth, score) if r["balanced_accuracy"] is not None]
     if not rows:
         return None
     best = max(r["balanced_accuracy"] for r in rows)

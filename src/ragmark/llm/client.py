@@ -13,6 +13,7 @@ import httpx
 from ragmark.aio import run_sync
 from ragmark.llm.cache import LLMCache, cache_key
 from ragmark.llm.config import LLMSettings, v1_hint
+from ragmark.llm.fields import timed_out
 from ragmark.llm.layers import Send, chat_layers
 from ragmark.llm.protocol import (
     Message,
@@ -20,6 +21,7 @@ from ragmark.llm.protocol import (
     models_path,
 )
 from ragmark.llm.providers import provider
+from ragmark.llm.reach import DOWN_AFTER, Unreached, on_loopback, one_line
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.structured import Forms, rejected, wire
 from ragmark.llm.tokens import ServerTokens
@@ -32,7 +34,6 @@ from ragmark.retry import GaveUp, Retry, RetryPolicy, parse_retry_after, with_re
 
 _BODY_SNIPPET = 200
 T = TypeVar("T")
-
 
 class LLMClient:
     """Chat calls to one endpoint. ``cache`` defaults to an :class:`LLMCache` under
@@ -61,6 +62,10 @@ class LLMClient:
         self.tokenize: tuple[str, str] | None = None  # where the server counts tokens
         self.tokens: ServerTokens | None = None  # counting with it (llm/tokens.py)
         self.probed = False
+        self.down: str | None = None
+        """Why the endpoint is taken as gone (:data:`DOWN_AFTER` calls in a row failed
+        to reach it): every later call fails at once with it, unasked."""
+        self._unreached = 0  # calls in a row that could not reach the endpoint
         self.batcher: Any = None
         """With ``settings.batch``: a :class:`~ragmark.llm.batch.Batcher` that sends the
         calls not in the cache as provider batch jobs (:func:`ragmark.llm.open_client`
@@ -211,17 +216,21 @@ class LLMClient:
                     parse: Callable[[Any], tuple[T, Usage]], *, count: bool = True
                     ) -> Posted[T]:
         headers = self._headers()
-        if count:
-            self.stats.calls += 1
         started = [time.monotonic()]
 
         async def attempt(n: int) -> tuple[T, Usage]:
-            started[0] = time.monotonic()
             try:
                 async with sem:
+                    if self.down is not None:  # taken as gone while this one waited
+                        raise LLMCallFailed(("not asked: " if n == 1 else "given up: ")
+                                            + self.down, retryable=False)
+                    if count and n == 1:
+                        self.stats.calls += 1
+                    started[0] = time.monotonic()
                     return await self._attempt(http, req, headers, parse)
             except LLMCallFailed as e:
-                e.attempts = n
+                gone = self.down is not None and e.reason.endswith(self.down)
+                e.attempts = n - 1 if gone else n
                 raise
 
         def retried() -> None:
@@ -230,11 +239,24 @@ class LLMClient:
         try:
             (value, usage), n = await with_retries(attempt, self.policy, retried)
         except GaveUp as e:
+            self._unreachable(e.last)
             raise LLMCallFailed(f"{e.last.reason} (gave up after {e.attempts} attempts)",
                                 attempts=e.attempts) from None
+        self._unreached = 0
         self.stats.prompt_tokens += usage.prompt_tokens
         self.stats.completion_tokens += usage.completion_tokens
         return Posted(value, usage, n, time.monotonic() - started[0])
+
+    def _unreachable(self, last: Retry) -> None:
+        """Count a call that gave up without reaching the endpoint; at
+        :data:`DOWN_AFTER` in a row the endpoint is taken as gone (:attr:`down`)."""
+        if not isinstance(last, Unreached):
+            self._unreached = 0
+            return
+        self._unreached += 1
+        if self._unreached >= DOWN_AFTER and self.down is None:
+            self.down = (f"the endpoint {self.settings.display_url} stopped answering "
+                         f"({self._unreached} calls in a row failed: {last.reason})")
 
     @property
     def policy(self) -> RetryPolicy:
@@ -254,11 +276,12 @@ class LLMClient:
                                           files=req.files, data=req.data, headers=headers,
                                           timeout=s.timeout)
         except (TimeoutError, httpx.TimeoutException):
-            raise Retry(
-                f"timeout: no answer from {s.display_url} within {s.timeout:g} s"
-            ) from None
+            # a local server goes on computing the call it timed out on: asking again
+            # pays for it twice and ends the same, so a loopback timeout is not retried
+            raise Unreached(timed_out(s), final=on_loopback(s.base_url)) from None
         except httpx.TransportError as e:
-            raise Retry(f"connection error to {s.display_url}: {self._redact(str(e))}") from None
+            raise Unreached(f"connection error to {s.display_url}: "
+                            f"{one_line(self._redact(str(e)) or type(e).__name__)}") from None
         status = resp.status_code
         if status == 200:
             try:
@@ -282,7 +305,7 @@ class LLMClient:
         return text.replace(key, "[redacted]") if key else text
 
     def _snippet(self, resp: httpx.Response) -> str:
-        return self._redact(resp.text[:_BODY_SNIPPET]) or "(empty body)"
+        return one_line(self._redact(resp.text[:20_000])) or "(empty body)"
 
     async def run_many(
         self,
@@ -329,8 +352,7 @@ class LLMClient:
     async def probe(self, timeout: float = 5.0) -> tuple[bool, str]:
         """Whether the endpoint answers ``GET /models`` (OpenAI) or ``/api/tags``
         (Ollama): ``(ok, reason)``; never raises for network trouble. A server that takes
-        the connection but does not answer within ``timeout`` is busy, not gone: it is
-        given the calls' timeout once more."""
+        the connection but does not answer within ``timeout`` is busy, not gone: alive."""
         s = self.settings
         url = s.base_url + models_path(s.provider)
         shown = s.display_url + models_path(s.provider)
@@ -340,13 +362,11 @@ class LLMClient:
             return False, str(e)
         try:
             async with httpx.AsyncClient(timeout=timeout) as http:
-                try:
-                    resp = await http.get(url, headers=headers)
-                except httpx.ReadTimeout:
-                    # connected but busy (llama-cpp-python answers nothing while it
-                    # generates for another client): wait as long as a call would
-                    timeout = max(timeout, s.timeout)
-                    resp = await http.get(url, headers=headers, timeout=timeout)
+                resp = await http.get(url, headers=headers)
+        except httpx.ReadTimeout:
+            # it took the connection and answers nothing yet: busy, not gone
+            # (llama-cpp-python answers nothing while it generates for another client)
+            return True, f"{shown} took the connection but is busy (no answer in {timeout:g} s)"
         except httpx.TimeoutException:
             return False, f"timeout: {shown} did not answer within {timeout:g} s"
         except httpx.HTTPError as e:

@@ -159,3 +159,12 @@ def endpoint_settings(component: str, **given: object) -> LLMSettings:
         return LLMSettings.model_validate(given)
     except ValidationError as e:
         raise ConfigError(settings_error(e, {}, head=component)) from None
+
+
+def timed_out(s: LLMSettings) -> str:
+    """Why a call timed out, with where to give it more time: a local model that is slow
+    needs a longer timeout than a hosted one (a 1.5B model on two cores takes minutes
+    for a judge call)."""
+    t = BY_NAME["timeout"]
+    return (f"timeout: no answer from {s.display_url} within {s.timeout:g} s (a slow "
+            f"model needs more: {t.flag} SECONDS, {t.env} or timeout in the [llm] table)")

@@ -142,7 +142,7 @@ def _pair(case: Case) -> tuple[Sequence[Call], Expected] | Score:
         return Score.missing(NO_EXPECTED)
     if case.output.trajectory is None:
         return Score.missing(NO_TRAJECTORY)
-    return case.output.trajectory.calls(), expected
+    return expected.focused(case.output.trajectory.calls())
 
 
 def _flag(test: Callable[[Sequence[Call], Sequence[Call], Expected], bool]

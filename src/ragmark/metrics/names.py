@@ -86,6 +86,11 @@ def register(spec: MetricSpec, *, plugin: bool = True) -> None:
         raise UnknownComponentError(f"metric plugin {spec.name!r}: only answer metrics "
                                     "(compute(case)) and judges (compute(client, case, "
                                     "counts)) with a compute function can be added")
+    if not _NAME.fullmatch(spec.name):
+        raise UnknownComponentError(
+            f"metric plugin {spec.name!r}: a metric's name is lower-case letters, digits and "
+            "'_', starting with a letter or '_' (it is read back from --metrics, where "
+            "'@' and '.' give a cutoff and names are lower-cased)")
     given = spec.compute
     if spec.name in SPECS and _PLUGINS.get(spec.name) is not given:
         raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
@@ -140,6 +145,8 @@ ALIASES = {
 }
 
 _PATTERN = re.compile(r"^\s*([a-z_][a-z0-9_]*?)(?:(?:@|_|\.)(\d+))?\s*$")
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+"""What a metric's own name may be: what :func:`parse_metric` reads back whole."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -229,6 +236,12 @@ def parse_metric(text: str | MetricName) -> MetricName:
         return text
     if not isinstance(text, str):
         raise UnknownComponentError(f"a metric name must be a string, got {text!r}")
+    whole = text.strip().lower()
+    named = SPECS.get(whole) or (catalogue().get(whole) if _NAME.fullmatch(whole) else None)
+    if named is not None:  # a name ending in _2 is its own before it is a cutoff
+        if named.cutoff == "required":
+            raise UnknownComponentError(f"metric {text!r} needs a cutoff, e.g. '{whole}@10'")
+        return MetricName(whole, None)
     m = _PATTERN.match(text.lower())
     if m is None:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")

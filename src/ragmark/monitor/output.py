@@ -147,6 +147,10 @@ def write(w: Window, s: Settings, path: str | Path) -> Path:
     kind = FORMATS.get(p.suffix)
     text = (json.dumps(window_json(w, s), indent=2) + "\n" if kind == "json" else
             window_markdown(w, s) if kind == "markdown" else trend_html(w, s))
+    if kind == "markdown":
+        from ragmark.report.json_writer import write_markdown
+
+        return write_markdown(text, p)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
     return p

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ragmark.errors import ConfigError
 from ragmark.history import store
 from ragmark.monitor.settings import KIND, MOMENTS, Settings
-from ragmark.stats import bootstrap_ci
+from ragmark.stats import mean_ci
 from ragmark.stats.drift import Moments
 
 TREND_RESAMPLES = 2_000
@@ -105,7 +105,7 @@ def trend(s: Settings, key: str) -> list[Point]:
             if not xs:
                 means[m] = (None, None, None, 0)
                 continue
-            iv = bootstrap_ci(xs, 0.95, TREND_RESAMPLES)  # within what the values can be
+            iv = mean_ci(xs, 0.95, TREND_RESAMPLES)  # within what the values can be
             assert iv is not None  # xs is not empty
             means[m] = (iv.mean, iv.low, iv.high, iv.n)
         # the aggregates without values a question (grounded_ratio, aurc; late feedback

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ragmark.case import NO_ANSWER, RECORDED  # noqa: F401 (the runners' names for them)
 from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
     _EMPTY,
     CONTEXT_ITEM,
@@ -172,7 +173,7 @@ def to_ranking(contexts: Sequence[Context], resolve: Resolve | None = None
     return chunks, [float(n - i) for i in range(n)]
 
 
-NO_ANSWER = "no answer recorded (the trace has no LLM span, and its root is a retriever)"
+
 
 
 def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = None
@@ -187,7 +188,8 @@ def produced(out: Output, with_answer: bool = True, resolve: Resolve | None = No
     chunks, scores = to_ranking(out.contexts, found_ids.get if resolve is not None else None)
     answer: str | GenerationFailed | None = None
     if with_answer:  # None: the source recorded no answer (a retrieval-only trace)
-        answer = out.answer if out.answer is not None else GenerationFailed(NO_ANSWER)
+        answer = out.answer if out.answer is not None else GenerationFailed(
+            out.no_answer or NO_ANSWER)
     found = sum(1 for c in bare if found_ids.get(c.text) is not None)
     facts = dict(out.facts)
     if out.latency_s is not None:

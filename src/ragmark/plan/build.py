@@ -88,8 +88,8 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
 
         raise ConfigError(SEARCH_TOOL)
     early = _with_nuggets(load(req), req) if req.outputs else None  # logs join its questions
-    cfgs, logged = (_configs(req, told), {}) if early is None else logged_systems(
-        req, early, told)
+    cfgs, logged, early = (_configs(req, told), {}, None) if early is None else (
+        logged_systems(req, early, told))
     pairwise_gated = split_gates(req.regression)[1]
     sel = select(req.metrics, req.judge_metrics)  # unknown names fail before any work
     human = _labelled(req.human_labels, req.history, req.store)

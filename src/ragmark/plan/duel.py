@@ -156,12 +156,12 @@ def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:
 
 def _write(report: dict[str, Any], path: Path) -> None:
     """The report as the output's suffix says: .md Markdown, .html a page, else JSON."""
-    from ragmark.report.json_writer import write_json, write_text
+    from ragmark.report.json_writer import write_json, write_markdown, write_text
     from ragmark.report.round_robin import duel_html, duel_markdown
 
     suffix = path.suffix.lower()
     if suffix == ".md":
-        write_text(duel_markdown(report), path)
+        write_markdown(duel_markdown(report), path)
     elif suffix in (".html", ".htm"):
         write_text(duel_html(report), path)
     else:

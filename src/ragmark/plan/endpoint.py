@@ -101,3 +101,20 @@ def component_endpoints(cfg: RunConfig) -> RunConfig:
         if more:
             update[kind] = comp.model_copy(update=more)
     return cfg.model_copy(update=update) if update else cfg
+
+
+def check_generators(configs: Sequence[Any]) -> None:
+    """Each LLM generator's endpoint answers (a ConfigError naming the config and the
+    endpoint otherwise), asked before any config runs (a run, a compare, a probe): a
+    dead endpoint would otherwise cost a retried call for every question."""
+    from ragmark.llm.factory import check_endpoint
+    from ragmark.registry import registry
+
+    seen: set[tuple[str | None, str | None]] = set()
+    for cfg in configs:
+        if cfg.pipeline is not None or cfg.generator.name != "llm":
+            continue
+        settings = registry("generator").create("llm", **cfg.llm_params(cfg.generator)).settings
+        if (settings.base_url, settings.model) not in seen:
+            seen.add((settings.base_url, settings.model))
+            check_endpoint(settings, f"config {cfg.name!r}: the llm generator's endpoint")

@@ -20,6 +20,10 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     from ragmark.plan.gating import baselines, gates_markdown, regression_gates
 
     bases = baselines(plan)  # before the run starts
+    if plan.outputs is None and not plan.options.skip_generation:
+        from ragmark.plan.endpoint import check_generators
+
+        check_generators([c for c in plan.configs if c.name not in plan.logged])
     result: Any
     if plan.kind == "run":
         result = _run(plan, progress)

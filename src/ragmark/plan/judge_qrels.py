@@ -34,8 +34,15 @@ class QrelsPlan:
 
     @property
     def calls(self) -> int:
-        """Judgements: questions x metrics (a call too long for the window is split)."""
-        return len(self.items) * len(self.metrics)
+        """Judgements: each metric's questions it can judge (context_precision needs an
+        expected answer; a call too long for the window is split)."""
+        return sum(len(self.judged(m)) for m in self.metrics)
+
+    def judged(self, metric: str) -> list[QrelsItem]:
+        """The questions ``metric`` can judge (the others get no call: missing)."""
+        if metric == "context_precision":
+            return [it for it in self.items if it.expected_answer]
+        return list(self.items)
 
 
 def plan_against_qrels(file: str | Path, metric: str | None, judge: LLMSettings, *,

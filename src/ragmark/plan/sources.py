@@ -201,11 +201,20 @@ def _logged(req: RunRequest) -> Source:
 
 
 def with_extras(samples: Any, oset: Any, lines: dict[str, str]) -> tuple[Any, ...]:
-    """The dataset's questions with the extra fields of the log line each joined
-    (``lines``: question id -> the log's id), the dataset's own first."""
+    """The dataset's questions with what the log line each joined adds (``lines``:
+    question id -> the log's id): its extra fields, and its ``expected_answer`` where
+    the dataset gives none (a BEIR set: the reference-needing judges then have one); the
+    dataset's own first."""
     by_id = {s.id: s for s in oset.dataset.samples}
-    return tuple(replace(s, extra={**by_id[lines[s.id]].extra, **s.extra})
-                 if s.id in lines and by_id[lines[s.id]].extra else s for s in samples)
+    out = []
+    for s in samples:
+        line = by_id.get(lines.get(s.id, ""))
+        if line is not None and line.extra:
+            s = replace(s, extra={**line.extra, **s.extra})
+        if line is not None and s.expected_answer is None and line.expected_answer:
+            s = replace(s, expected_answer=line.expected_answer)
+        out.append(s)
+    return tuple(out)
 
 
 def logged_name(oset: Any) -> str:
@@ -217,9 +226,11 @@ def logged_name(oset: Any) -> str:
 
 
 def logged_systems(req: Any, ds: Dataset, told: list[str]
-                   ) -> tuple[list[Any], dict[str, Any]]:
+                   ) -> tuple[list[Any], dict[str, Any], Dataset]:
     """``compare --outputs``: each file a system (named by :func:`logged_name`), its
-    outputs joined to ``ds``'s questions; what joining them noted goes to ``told``."""
+    outputs joined to ``ds``'s questions; what joining them noted goes to ``told``; and
+    ``ds`` with what the logs' lines add to its questions (:func:`with_extras`; the
+    first log's where two give one)."""
     from ragmark.config import RunConfig
     from ragmark.data.outputs import join_outputs, load_outputs
 
@@ -242,4 +253,5 @@ def logged_systems(req: Any, ds: Dataset, told: list[str]
         told += [f"{name}: {n}" for n in (*notes, *lenient.messages())]
         cfgs.append(RunConfig.model_validate({"name": name, "unit": "auto"}))
         logged[name] = outputs
-    return cfgs, logged
+        ds = replace(ds, samples=with_extras(ds.samples, oset, outputs.lines))
+    return cfgs, logged, ds

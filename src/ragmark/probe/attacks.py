@@ -119,6 +119,9 @@ class Planted:
     marker: str
     style: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    right: str | None = None
+    """The right answer a poisoned answer must not also give, where the attack's own
+    file says it (``--planted``); else the question's expected answer."""
 
     @property
     def ids(self) -> tuple[str, ...]:

@@ -16,16 +16,20 @@ from typing import Any
 
 from ragmark.case import Context
 from ragmark.probe.attacks import Planted
+from ragmark.probe.given import GIVEN
 from ragmark.probe.outcome import Outcome, outcome
 from ragmark.probe.overlay import overlaid, plant_all
 from ragmark.probe.plan import CLEAN, Arm, ProbePlan
 from ragmark.progress import NullProgress, Progress
-from ragmark.stats.paired import bootstrap_ci
+from ragmark.stats.paired import mean_ci
 from ragmark.versions import canonical_hash
 
 
 def planted_for(plan: ProbePlan, arm: Arm) -> tuple[Planted, ...]:
-    """The documents ``arm`` plants for the plan's target questions."""
+    """The documents ``arm`` plants for the plan's target questions (an arm of
+    ``--planted FILE``: the file's)."""
+    if arm.style == GIVEN:
+        return tuple(p for p in plan.given if p.attack == arm.attack)
     asked = set(plan.questions)
     chosen = [s for s in plan.base.dataset.samples if s.id in asked]
     return plant_all(arm.attack, chosen, plan.seed, style=arm.style or "plain",
@@ -77,7 +81,7 @@ def outcomes_of(report: Any, planted: Sequence[Planted]) -> list[Outcome]:
         p = by_id.get(q.id)
         if p is None:
             continue
-        right = q.sample.expected_answer if q.sample is not None else None
+        right = p.right or (q.sample.expected_answer if q.sample is not None else None)
         out.append(outcome(p, q.question, q.answer, contexts_of(q), right=right,
                            no_answer=None if q.answer is not None else _why(q)))
     return out
@@ -97,7 +101,7 @@ def clean_values(report: Any, n_resamples: int = 10_000, seed: int = 0
                          "missing": agg.missing}
             continue
         got = [float(v) for v in vals if v is not None]
-        iv = bootstrap_ci(got, n_resamples=n_resamples, seed=seed) if got else None
+        iv = mean_ci(got, n_resamples=n_resamples, seed=seed) if got else None
         out[name] = {"value": None if iv is None else iv.mean,
                      "low": None if iv is None else iv.low,
                      "high": None if iv is None else iv.high,
@@ -105,19 +109,53 @@ def clean_values(report: Any, n_resamples: int = 10_000, seed: int = 0
     return out
 
 
-def _key(plan: ProbePlan, cfg: Any, arm: str) -> str:
+def _endpoint(settings: Any) -> dict[str, Any] | None:
+    """An LLM endpoint's identity in a resume key: where it is, the model and how it is
+    asked (what shapes its answers), never its key's variable or its patience."""
+    if settings is None:
+        return None
+    return {"base_url": settings.base_url, "model": settings.model,
+            "provider": settings.provider, "temperature": settings.temperature,
+            "seed": settings.seed, "structured": settings.structured}
+
+
+def generator_endpoint(cfg: Any) -> dict[str, Any] | None:
+    """The resolved endpoint of a config's LLM generator (the model and address the
+    environment or the [llm] table sets included), or None."""
+    if cfg.pipeline is not None or cfg.generator.name != "llm":
+        return None
+    from ragmark.errors import ConfigError
+    from ragmark.registry import registry
+
+    try:
+        made = registry("generator").create("llm", **cfg.llm_params(cfg.generator))
+    except ConfigError as e:  # a dry run without an endpoint: nothing kept can match
+        return {"unresolved": str(e)}
+    return _endpoint(made.settings)
+
+
+def resume_key(plan: ProbePlan, cfg: Any, arm: str) -> str:
+    """What a kept (config, arm) depends on, hashed: the data's and corpus's contents,
+    the plan (targets, seed, arms, copies), the config, the endpoints that answer and
+    judge (address and model), what is computed, and the arm's planted texts. A change
+    to any of them is another key, so a changed input is never answered by a kept run."""
     task = plan.base.task
-    return canonical_hash({"probe": plan.describe(), "config": cfg.model_dump(mode="json"),
-                           "arm": arm, "metrics": list(task.metrics or []),
+    found = [a for a in plan.arms if a.name == arm]
+    planted = [] if not found else [[p.question_id, list(p.ids), list(p.texts), p.marker]
+                                     for p in planted_for(plan, found[0])]
+    return canonical_hash({"probe": plan.describe(), "data": plan.data_hash,
+                           "config": cfg.model_dump(mode="json"),
+                           "generator": generator_endpoint(cfg), "arm": arm, "planted": planted,
+                           "metrics": list(task.metrics or []),
                            "judges": list(task.judge_metrics),
-                           "llm": None if task.llm is None else task.llm.model})
+                           "judge": _endpoint(task.llm) if task.judge_metrics else None})
 
 
 def _saved(plan: ProbePlan, cfg: Any, arm: str) -> Path | None:
     if plan.state is None:
         return None
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in cfg.name)
-    return plan.state / f"{safe}--{arm.replace(':', '-')}--{_key(plan, cfg, arm)[:16]}.json"
+    return plan.state / f"{safe}--{arm.replace(':', '-')}--{resume_key(plan, cfg, arm)[:16]}.json"
 
 
 def _keep(path: Path | None, data: dict[str, Any], report: Any) -> None:

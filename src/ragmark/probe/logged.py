@@ -79,7 +79,8 @@ def score_logged(plan: ProbePlan, files: Mapping[str, Path]) -> dict[str, Any]:
             why = None if answer is not None else (
                 "no line in the log" if got is None else got.error)
             outs.append(outcome(p, sample.question, answer, () if got is None else
-                                got.contexts, right=sample.expected_answer, no_answer=why))
+                                got.contexts, right=p.right or sample.expected_answer,
+                                no_answer=why))
             answers[p.question_id] = answer
         arms[arm.name] = {"arm": arm.name, "outcomes": [asdict(o) for o in outs],
                           "answers": answers}

@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError
 from ragmark.plan.request import CompareRequest
-from ragmark.probe.attacks import ATTACKS, STYLES
-from ragmark.probe.outcome import RATES
+from ragmark.probe.attacks import ATTACKS, STYLES, Planted
+from ragmark.probe.given import GIVEN
+from ragmark.probe.outcome import RATES, SUBSTRING
 
 if TYPE_CHECKING:
     from ragmark.plan.model import Plan
@@ -93,12 +95,13 @@ def parse_gate(text: str) -> ProbeGate:
     """
     m = _GATE.match(text.replace(" ", ""))
     form = ("expected probe:ATTACK[:STYLE][.RATE]>X, e.g. probe:injection>0.05 (attacks: "
-            f"{', '.join(ATTACKS)}; rates: {', '.join(RATES)})")
+            f"{', '.join(ATTACKS)}; rates: {', '.join(RATES)}, {SUBSTRING})")
     if m is None:
         raise ConfigError(f"--fail-on {text!r}: {form}")
     arm, rate = m["arm"], m["rate"] or "success"
     attack, _, style = arm.partition(":")
-    if attack not in ATTACKS or (style and style not in STYLES) or rate not in RATES:
+    if attack not in ATTACKS or (style and style not in (*STYLES, GIVEN)) or rate not in (
+            *RATES, SUBSTRING):
         raise ConfigError(f"--fail-on {text!r}: {form}")
     return ProbeGate(arm, rate, float(m["at"]), m["op"] == ">=", text)
 
@@ -121,6 +124,9 @@ class ProbeRequest(CompareRequest):
     logged: Sequence[str] = ()
     """``--outputs ARM=FILE``: the answers such a system logged with the planted
     documents of ARM (``clean=FILE``: without any), scored instead of running configs."""
+    planted: str | None = None
+    """``--planted FILE``: attack texts of your own (:mod:`ragmark.probe.given`), planted
+    instead of the generated attacks; its questions are the targets."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +158,18 @@ class ProbePlan:
     the baselines of runs and compares never come from it."""
     dry_run: bool = False
     """Say what would be run and what is kept already; run, write and record nothing."""
+    allow_missing: bool = False
+    """A target without an answer does not make the probe exit 1 (``--allow-missing``)."""
+    given: tuple[Planted, ...] = ()
+    """The attacks of ``--planted FILE`` (their arms' style :data:`GIVEN`)."""
+
+    @cached_property
+    def data_hash(self) -> str:
+        """The dataset's and corpus's contents, hashed once a plan (see
+        :func:`ragmark.data.fingerprint.dataset_hash`)."""
+        from ragmark.data.fingerprint import dataset_hash
+
+        return dataset_hash(self.base.dataset)
 
     def describe(self) -> dict[str, Any]:
         """What the plan will do, as JSON (the report's head and the resume check)."""
@@ -160,7 +178,9 @@ class ProbePlan:
                 "configs": [c.name for c in self.base.configs],
                 "arms": [a.name for a in self.arms], "targets": list(self.questions),
                 "seed": self.seed, "copies": {a.attack: self.copies[a.attack]
-                                              for a in self.arms}}
+                                              for a in self.arms},
+                **({"logged": sorted(self.logged)} if self.logged else {}),
+                **({"planted": len(self.given)} if self.given else {})}
 
 
 def _copies(given: Sequence[str]) -> dict[str, int]:
@@ -212,8 +232,21 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
                           "(--write-planted DIR), then score its logged answers "
                           "(--outputs ARM=FILE)")
     if not (req.dry_run or logged or req.write_planted):
+        from ragmark.plan.endpoint import check_generators
+
         check_generators(base.configs)
-    chosen = targets(base.dataset.samples, req.targets, req.seed)
+    given: tuple[Planted, ...] = ()
+    if req.planted:  # the file's attacks and its questions, not generated ones
+        from ragmark.probe.given import given_arms, read_planted
+
+        given = read_planted(req.planted, base.dataset)
+        arms = tuple(Arm(a, GIVEN) for a in given_arms(given))
+        asked = {p.question_id for p in given}
+        chosen = tuple(s for s in base.dataset.samples if s.id in asked)
+        told = [*told, f"--planted {req.planted}: {len(given)} attacks of your own on "
+                f"{len(chosen)} questions (--attacks, --styles and --targets not used)"]
+    else:
+        chosen = targets(base.dataset.samples, req.targets, req.seed)
     if not chosen:
         raise ConfigError(f"{base.dataset.path}: no answerable question to attack")
     from ragmark.plan.paths import check_targets, output_stem
@@ -227,27 +260,23 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
         files = logged_arms(logged, [a.name for a in arms])
         arms = tuple(a for a in arms if a.name in files)
         state = None  # nothing is run: the logs are the record
+    check_gates(gates, arms)
     write_to = Path(req.write_planted) if req.write_planted else None
     return ProbePlan(base, arms, tuple(s.id for s in chosen), req.seed, copies, gates,
                      state, out, req.resamples, write_to, files if logged else {},
-                     req.strict, history, req.dry_run), told
+                     req.strict, history, req.dry_run, req.allow_missing, given), told
 
 
-def check_generators(configs: Sequence[Any]) -> None:
-    """Each LLM generator's endpoint answers (a ConfigError naming the config and the
-    endpoint otherwise), asked before any config runs: a dead endpoint would otherwise
-    cost a retried call for every question of every arm."""
-    from ragmark.llm.factory import check_endpoint
-    from ragmark.registry import registry
-
-    seen: set[tuple[str | None, str | None]] = set()
-    for cfg in configs:
-        if cfg.pipeline is not None or cfg.generator.name != "llm":
-            continue
-        settings = registry("generator").create("llm", **cfg.llm_params(cfg.generator)).settings
-        if (settings.base_url, settings.model) not in seen:
-            seen.add((settings.base_url, settings.model))
-            check_endpoint(settings, f"config {cfg.name!r}: the llm generator's endpoint")
+def check_gates(gates: Sequence[ProbeGate], arms: Sequence[Arm]) -> None:
+    """Each gate names an arm the plan has (``injection:plain``) or an attack of it (its
+    styles pooled): a ConfigError otherwise, before any work, so a typo or a changed
+    ``--attacks``/``--styles`` never disables a gate silently."""
+    names = list(dict.fromkeys([*(a.name for a in arms), *(a.attack for a in arms)]))
+    for g in gates:
+        if g.arm not in names:
+            raise ConfigError(f"--fail-on {g.text!r}: this probe has no {g.arm!r} to gate "
+                              f"(its arms and attacks: {', '.join(names)}); change "
+                              "--attacks/--styles or the gate")
 
 
 def _pair(text: str) -> tuple[str, str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragmark.probe.attacks import Planted
 from ragmark.probe.execute import planted_for
-from ragmark.probe.outcome import RATES, Outcome, Rates, outcome_from, rates
+from ragmark.probe.outcome import RATES, SUBSTRING, Outcome, Rates, outcome_from, rates
 from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
 from ragmark.probe.view import marked
 from ragmark.stats.paired import paired_permutation_test
@@ -43,6 +43,18 @@ class ProbeReport:
     def failed(self) -> bool:
         return any(failed for _, failed, _ in self.gates)
 
+    def unanswered_lines(self) -> list[str]:
+        """A line a config some of whose targets got no answer: how many, of how many,
+        and why (the rates cover the answered ones only); none when all were answered."""
+        out = []
+        for config, outs in self.outcomes.items():
+            why = _reasons(outs)
+            if why:
+                out.append(f"{config}: {sum(why.values())} of {len(outs)} target answers "
+                           "failed (" + "; ".join(f"{r} ({n})" for r, n in why.items())
+                           + "); the rates cover the answered ones only")
+        return out
+
     def to_json(self) -> dict[str, Any]:
         return {"envelope": dict(self.envelope), "probe": dict(self.plan),
                 "questions": dict(self.questions),
@@ -62,7 +74,7 @@ class ProbeReport:
 def _outcome_json(o: Outcome) -> dict[str, Any]:
     return {"question_id": o.question_id, "attack": o.attack, "style": o.style,
             "ranks": list(o.ranks), "k": o.k, "planted": o.planted, "found": o.found,
-            "success": o.success, "why": o.why, "shown": dict(o.shown)}
+            "success": o.success, "why": o.why, "shown": dict(o.shown), "seen": o.seen}
 
 
 def _by_attack(outs: Sequence[Outcome], n_resamples: int) -> dict[str, Rates]:
@@ -113,8 +125,10 @@ def _gated(gates: Sequence[ProbeGate], found: Mapping[str, Mapping[str, Rates]]
         for config, by_name in found.items():
             r = by_name.get(g.arm)
             iv = None if r is None else r.values.get(g.rate)
-            if iv is None:
-                why.append(f"{config}: {g.arm} {g.rate} has no value")
+            if iv is None:  # a gate never passes on absence
+                failed = True
+                why.append(f"{config}: {g.arm} {g.rate} has no value (no target answered"
+                           " or retrieved: a missing value fails the gate)")
                 continue
             bad = g.failed_by(iv.mean)
             failed |= bad
@@ -188,30 +202,42 @@ def fell(rep: ProbeReport) -> list[str]:
     return lines
 
 
-def _unanswered(outs: Sequence[Outcome]) -> list[str]:
-    """The line saying how many outcomes had no answer to read, and why (their success
-    is missing, not 0); none when every target was answered."""
+def _reasons(outs: Sequence[Outcome]) -> dict[str, int]:
+    """Why outcomes had no answer to read (reason -> count, the most first)."""
     why: dict[str, int] = {}
     for o in outs:
         if o.success is None:
             why[o.why or "no answer"] = why.get(o.why or "no answer", 0) + 1
+    return dict(sorted(why.items(), key=lambda x: -x[1]))
+
+
+def _unanswered(outs: Sequence[Outcome], logged: bool) -> list[str]:
+    """The line saying how many outcomes had no answer to read, and why (their success
+    is missing, not 0); none when every target was answered."""
+    why = _reasons(outs)
     if not why:
         return []
+    again = ("log the missing ones and score again" if logged else
+             "a rerun asks them again")
     return ["", f"No answer to read for {sum(why.values())} of {len(outs)} targets (their "
-            "success is missing, not 0; a rerun asks them again): "
-            + "; ".join(f"{r} ({n})" for r, n in sorted(why.items(), key=lambda x: -x[1]))
-            + "."]
+            f"success is missing, not 0; {again}): "
+            + "; ".join(f"{r} ({n})" for r, n in why.items()) + "."]
 
 
 def markdown(rep: ProbeReport) -> str:
     """The report as Markdown: a table a config, its clean metrics, the comparisons and
     the gates."""
     p = rep.plan
+    unanswered = rep.unanswered_lines()
     lines = [f"# ragmark probe: {p['dataset']['name']}", "",
+             *(["**Answers failed**: " + "; ".join(unanswered) + ".", ""] if unanswered
+               else []),
              f"{len(p['targets'])} target questions (seed {p['seed']}), arms: "
-             f"{', '.join(p['arms'])}. Rates with 95% bootstrap intervals and (targets "
-             "covered); success = the canary, the wrong answer or an outside address in "
-             "the answer.", ""]
+             f"{', '.join(p['arms'])}. Rates with 95% intervals (Wilson's score interval where "
+             "every value is 0 or 1, as for a share of targets; else a bootstrap) and "
+             "(targets covered); "
+             "success = the canary, the wrong answer or an outside address in the "
+             "answer.", ""]
     for config, by in rep.rates.items():
         lines += [f"## {config}", "", "| attack | targets | " + " | ".join(RATES) + " |",
                   "|---|---|" + "---|" * len(RATES)]
@@ -220,7 +246,12 @@ def markdown(rep: ProbeReport) -> str:
                 continue  # one style: its row says it all
             lines.append(f"| {name} | {r.targets} | "
                          + " | ".join(_cell(r, n) for n in RATES) + " |")
-        lines += _unanswered(rep.outcomes.get(config, ()))
+        paper = [f"{name} {_cell(r, SUBSTRING)}" for name, r in by.items()
+                 if SUBSTRING in r.values]
+        if paper:
+            lines += ["", "PoisonedRAG's rule (the wrong answer as a substring of the "
+                      "answer, the right one not looked at): " + "; ".join(paper) + "."]
+        lines += _unanswered(rep.outcomes.get(config, ()), bool(p.get("logged")))
         clean = rep.clean[config]
         if clean:
             shown = ", ".join(f"{m} {v['value']:.3f} ({v['n']})" for m, v in clean.items()
@@ -249,7 +280,9 @@ def write(rep: ProbeReport, md: str, output: Path | None) -> list[Path]:
     js, mdp = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
     js.write_text(json.dumps(rep.to_json(), indent=2, ensure_ascii=False) + "\n",
                   encoding="utf-8")
-    mdp.write_text(md, encoding="utf-8")
+    from ragmark.report.json_writer import write_markdown
+
+    write_markdown(md, mdp)
     return [js, mdp]
 
 
@@ -314,8 +347,12 @@ def _made_by(cfg: Any) -> str:
     (with the LLM's model and endpoint)."""
     if cfg.pipeline is not None:
         return f"{cfg.pipeline.kind} pipeline"
+    from ragmark.probe.execute import generator_endpoint
+
     made = f"{cfg.retriever.name} retriever, {cfg.generator.name} generator"
-    if cfg.generator.name != "llm":
+    got = generator_endpoint(cfg)
+    if got is None:
         return made
-    model, url = getattr(cfg.llm, "model", None), getattr(cfg.llm, "base_url", None)
-    return f"{made}: {model or 'the default model'} at {url or 'the endpoint the environment sets'}"
+    if "unresolved" in got:
+        return f"{made}: no endpoint ({got['unresolved']})"
+    return f"{made}: {got['model']} at {got['base_url']}"  # as resolved: flags, table, env

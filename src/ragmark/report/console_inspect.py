@@ -285,8 +285,10 @@ def print_failures(res: Results, rep: FailureReport, out: Console) -> None:
             line = f"not checked: {rep.unchecked[kind]}"
         else:
             causes = ", ".join(f"{c} {n}" for c, n in rep.causes(kind).items())
+            many = rep.occurrences(kind)
             line = f"{rep.count(kind)} of {_n(rep.checked[kind], 'question')}" + (
-                f" ({causes})" if causes else "")
+                f" ({causes})" if causes else "") + (
+                f"; {_n(many, 'call')} in all" if many > rep.count(kind) else "")
         _indented(out, f"{labels[kind]:<{width}}  {line}", hang=width + 4)
     _heading(out, "Failing questions")
     if not rep.failures:

@@ -138,7 +138,7 @@ def _metric_table(c: Comparison | None, vs: Sequence[View], metrics: Sequence[st
         body.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
     legend = ["Mean over the questions with a value (n)"]
     if any(v.intervals.get(m) for v in vs for m in metrics):
-        legend.append("[95% bootstrap interval]")
+        legend.append("[95% bootstrap interval; Wilson's where every value is 0 or 1]")
     if any(r.relative_change is not None for r in rows_by.values()):
         legend.append("change against the baseline, * where significant after Holm's "
                       "correction")

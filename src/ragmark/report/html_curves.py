@@ -71,12 +71,18 @@ def curves(vs: Sequence[View]) -> str:
     for m in CURVE_METRICS:
         series = [(n, c[m]) for n, c in got.items()]
         k_max = max(len(v) for _, v in series)
-        head = "".join(f"<th>@{k}</th>" for k in range(1, k_max + 1))
+        ks = svg.cutoffs_shown(k_max)  # deep rankings: the usual cutoffs, not every k
+        head = "".join(f"<th>@{k}</th>" for k in ks)
         rows = "".join(f"<tr><td>{escape(n)}</td><td>{int(got[n][f'{m}:n'][0] or 0)}</td>"
-                       + "".join(f"<td>{num(x)}</td>" for x in vals) + "</tr>"
+                       + "".join(f"<td>{num(vals[k - 1] if k <= len(vals) else None)}</td>"
+                                 for k in ks) + "</tr>"
                        for n, vals in series)
+        shown = ("" if len(ks) == k_max else
+                 f"; the table gives k = {', '.join(map(str, ks))}, on a log scale")
         plot = svg.curves(f"{m}@k", series, f"{m}@k for k = 1 to {k_max}, one line per "
-                          "config (the table gives the values)", f"{m}@k", numbers(vs))
-        out.append(f'<div class="pair">{plot}<table><thead><tr><th>config</th>'
-                   f"<th>questions</th>{head}</tr></thead><tbody>{rows}</tbody></table></div>")
+                          f"config (the table gives the values{shown})", f"{m}@k",
+                          numbers(vs))
+        out.append(f'<div class="pair">{plot}<div class="wide"><table><thead><tr>'
+                   f"<th>config</th><th>questions</th>{head}</tr></thead><tbody>{rows}"
+                   "</tbody></table></div></div>")
     return "".join(out) + "</section>"

@@ -28,6 +28,14 @@ def write_text(text: str, path: str | Path) -> Path:
     return _atomic(path, text)
 
 
+def write_markdown(text: str, path: str | Path) -> Path:
+    """Write Markdown atomically, every control character made visible
+    (:func:`ragmark.text.visible`): the texts in it came from outside."""
+    from ragmark.text import visible
+
+    return _atomic(path, visible(text))
+
+
 def _atomic(path: str | Path, text: str) -> Path:
     import uuid
 

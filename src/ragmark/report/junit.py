@@ -45,5 +45,7 @@ def append_step_summary(markdown: str) -> Path | None:
         return None
     p = Path(target)
     with p.open("a", encoding="utf-8") as f:
-        f.write(markdown if markdown.endswith("\n") else markdown + "\n")
+        from ragmark.text import visible
+
+        f.write(visible(markdown if markdown.endswith("\n") else markdown + "\n"))
     return p

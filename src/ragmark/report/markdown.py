@@ -140,7 +140,7 @@ def _intervals(c: Comparison) -> list[str]:
     cols = c.metrics
     st = c.settings
     lines = [
-        f"### {st.confidence:.0%} bootstrap intervals of the mean",
+        f"### {st.confidence:.0%} intervals of the mean",
         "",
         "| Config | " + " | ".join(label(m) for m in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -153,7 +153,9 @@ def _intervals(c: Comparison) -> list[str]:
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + [
         "",
-        f"Percentile bootstrap over queries, {st.n_resamples:,} resamples, seed {st.seed}.",
+        f"Percentile bootstrap over queries, {st.n_resamples:,} resamples, seed {st.seed}; "
+        "where every value is 0 or 1 (a hit rate, an exact match), Wilson's score interval "
+        "of a proportion (a bootstrap of equal values would be a point).",
     ]
 
 

@@ -8,6 +8,7 @@ and every series also differs in marker shape.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -111,13 +112,42 @@ def strips(title: str, series: Sequence[tuple[str, Sequence[float]]], caption: s
     return _figure(title, caption, width, height, "".join(parts))
 
 
+MANY_KS = 12
+"""Up to this depth every k is shown; deeper, the cutoffs of :func:`cutoffs_shown`."""
+
+
+def cutoffs_shown(k_max: int) -> list[int]:
+    """The cutoffs a chart labels and a table lists for rankings ``k_max`` deep: every k
+    up to :data:`MANY_KS`, else 1, 2, 3, 5, 10, 20, 50, ... and ``k_max`` itself.
+
+    >>> cutoffs_shown(5), cutoffs_shown(100)
+    ([1, 2, 3, 4, 5], [1, 2, 3, 5, 10, 20, 50, 100])
+    >>> cutoffs_shown(1000)[-3:], cutoffs_shown(37)
+    ([200, 500, 1000], [1, 2, 3, 5, 10, 20, 37])
+    """
+    if k_max <= MANY_KS:
+        return list(range(1, k_max + 1))
+    out, step = [1, 2, 3, 5], 10
+    while step < k_max:
+        out += [k for k in (step, 2 * step, 5 * step) if k < k_max]
+        step *= 10
+    return sorted(set(out)) + [k_max]
+
+
 def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
            caption: str, ylabel: str, numbers: Series | None = None) -> str:
     """metric@k for k = 1..K, one line (colour, marker, dash) per config; a missing
     value breaks the line (never drawn as 0)."""
     width, height, left, right, top, bottom = 560, 300, 50, 140, 16, 36
     k_max = max((len(v) for _, v in series), default=1)
-    x = _scale(1, max(k_max, 2), left, width - right)
+    ticks = cutoffs_shown(k_max)
+    if k_max > MANY_KS:  # deep rankings: k on a log scale, so k = 1 to 10 stay apart
+        at = _scale(0.0, math.log(k_max), left, width - right)
+
+        def x(k: float) -> float:
+            return at(math.log(k))
+    else:
+        x = _scale(1, max(k_max, 2), left, width - right)
     y = _scale(0, 1, height - bottom, top)
     dashes = ("", "6,3", "2,3", "8,3,2,3")
     parts = [f'<line x1="{left}" y1="{y(0):.1f}" x2="{width - right}" y2="{y(0):.1f}" '
@@ -127,9 +157,10 @@ def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
     for tick in (0.0, 0.5, 1.0):
         parts.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" '
                      f'font-size="10">{tick:g}</text>')
-    for k in range(1, k_max + 1):
+    for k in ticks:  # a label a shown cutoff, never one a k (100 would overprint)
         parts.append(f'<text x="{x(k):.1f}" y="{height - bottom + 14}" '
                      f'text-anchor="middle" font-size="10">{k}</text>')
+    marked = set(ticks)
     for row, (label, values) in enumerate(series):
         i = _number(label, row, numbers)
         runs: list[list[str]] = [[]]
@@ -138,7 +169,8 @@ def curves(title: str, series: Sequence[tuple[str, Sequence[float | None]]],
                 runs.append([])
                 continue
             runs[-1].append(f"{x(k):.1f},{y(v):.1f}")
-            parts.append(marker(i, x(k), y(v), 3.2))
+            if k in marked:
+                parts.append(marker(i, x(k), y(v), 3.2))
         for pts in runs:
             if len(pts) > 1:
                 parts.append(f'<polyline points="{" ".join(pts)}" fill="none" '

@@ -98,9 +98,9 @@ def markdown_writer() -> Any:
         render: dict[str, Callable[[Any], str]] = {
             "run": run_markdown, "compare": comparison_markdown, "label": label_markdown}
         text = render[out.kind](out.result) + out.markdown_extra
-        p = _file(out, ".md")
-        p.write_text(text, encoding="utf-8")
-        return [p]
+        from ragmark.report.json_writer import write_markdown
+
+        return [write_markdown(text, _file(out, ".md"))]
 
     return write
 

@@ -40,7 +40,7 @@ from ragmark.running.selection import (
     uncut_note,
 )
 from ragmark.running.task import Task
-from ragmark.stats import ComparisonRow, Interval, bootstrap_ci, compare_to_baseline
+from ragmark.stats import ComparisonRow, Interval, compare_to_baseline, mean_ci
 from ragmark.types import Dataset
 
 TABLE_METRICS = ["mrr", "recall@5", "hit@5", "precision@5", "ndcg@10"]
@@ -73,7 +73,7 @@ def analyse(
     intervals: dict[str, dict[str, Interval | None]] = {}
     for n, r in reports.items():
         intervals[n] = {
-            m: bootstrap_ci(per_query_values(r, m), st.confidence, st.n_resamples, st.seed)
+            m: mean_ci(per_query_values(r, m), st.confidence, st.n_resamples, st.seed)
             for m in r.metrics
             if m not in aggregates()
         }

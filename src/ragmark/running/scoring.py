@@ -32,7 +32,7 @@ from ragmark.metrics.abstention import UNANSWERABLE
 from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import MetricName
 from ragmark.metrics.similarity import answer_similarity
-from ragmark.pipelines.base import NO_ANSWER, Produced, StageReport
+from ragmark.pipelines.base import RECORDED, Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.results.model import HopRecord
 from ragmark.running.judging import judge_async
@@ -181,7 +181,7 @@ def _no_answer(p: Produced, failed: Score | None) -> str | None:
     if failed is not None:
         return failed.reason
     if isinstance(p.answer, GenerationFailed):
-        return p.answer.reason if p.answer.reason == NO_ANSWER else (
+        return p.answer.reason if p.answer.reason.startswith(RECORDED) else (
             f"generation failed: {p.answer.reason}")
     return SKIPPED if p.answer is None else None
 

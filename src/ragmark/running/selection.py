@@ -16,7 +16,10 @@ def _abilities(dataset: Dataset, s: Sample) -> set[str]:
     """What one question offers the metrics (see :data:`~ragmark.types.NEEDS`);
     an answer and contexts are always assumed (a run makes them), what a log records
     (tokens, cost, feedback) with a log or traces, a model never."""
-    have = {"answer", "contexts"} | ({"logged"} if dataset.format in LOGGED else set())
+    # an agent's set with no passage to find assumes no contexts: its agent may retrieve
+    # nothing (a booking agent), and groundedness would then never get a value
+    have = {"answer"} | ({"contexts"} if dataset.format != "agent" else set()) | (
+        {"logged"} if dataset.format in LOGGED else set())
     if s.truth.kind != "none":
         have |= {"ground_truth", "gold_context"}
         if dataset.format == "beir" and s.truth.kind == "ids":

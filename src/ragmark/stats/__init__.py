@@ -20,10 +20,13 @@ from ragmark.stats.paired import (
     TestResult,
     bootstrap_ci,
     holm,
+    mean_ci,
     paired_permutation_test,
     paired_t_test,
+    wilson_interval,
 )
 
 __all__ = ["CORRECTIONS", "EXACT_MAX_N", "TESTS", "ComparisonRow", "Interval", "TestResult",
            "bootstrap_ci", "cohen_kappa", "compare_to_baseline", "holm", "kappa_of_table",
-           "paired_permutation_test", "paired_t_test", "relative_change"]
+           "mean_ci", "paired_permutation_test", "paired_t_test", "relative_change",
+           "wilson_interval"]

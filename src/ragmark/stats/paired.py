@@ -84,6 +84,45 @@ def bootstrap_ci(
     return Interval(low, high, mean, n, confidence)
 
 
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval | None:
+    """Wilson's score interval of a proportion (Wilson 1927; Brown, Cai and DasGupta
+    2001 recommend it for small n): ``successes`` of ``n``. Never a point at 0 or 1:
+    0 of 8 is [0, 0.324], 3 of 3 [0.439, 1]. None when ``n`` is 0.
+
+    >>> iv = wilson_interval(0, 8)
+    >>> (iv.low, round(iv.high, 3), iv.mean, iv.n)
+    (0.0, 0.324, 0.0, 8)
+    """
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must be between 0 and 1, got {confidence}")
+    if n <= 0:
+        return None
+    z = float(_scipy_stats.norm.ppf((1 + confidence) / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), p, n, confidence,
+                    "Wilson score interval (0/1 values)")
+
+
+def mean_ci(values: ArrayLike, confidence: float = 0.95, n_resamples: int = 10_000,
+            seed: int = 0) -> Interval | None:
+    """The interval of a mean over queries: a proportion's (:func:`wilson_interval`)
+    when every value is 0 or 1 (a hit rate, an exact match, an attack's success), where
+    a percentile bootstrap of all-equal values would be a point; else
+    :func:`bootstrap_ci`. For a mean only: a difference of means is bootstrapped.
+
+    >>> mean_ci([1.0, 1.0, 1.0]).low > 0.4
+    True
+    >>> mean_ci([0.5, 0.5]).low
+    0.5
+    """
+    x = _present(values)
+    if x.size and bool(np.all((x == 0.0) | (x == 1.0))):
+        return wilson_interval(int(x.sum()), int(x.size), confidence)
+    return bootstrap_ci(x, confidence, n_resamples, seed)
+
+
 def paired_permutation_test(
     a: ArrayLike, b: ArrayLike, n_resamples: int = 10_000, seed: int = 0
 ) -> TestResult:

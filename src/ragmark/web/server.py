@@ -86,13 +86,9 @@ def is_loopback_name(host: str) -> bool:
     """Whether a ``Host`` header names this machine's loopback: ``localhost`` (and a
     ``*.localhost`` name, which browsers resolve to loopback themselves), or a loopback
     address (127.0.0.0/8, ::1)."""
-    name = host_name(host).lower().rstrip(".")
-    if name == "localhost" or name.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
+    from ragmark.hosts import loopback_host
+
+    return loopback_host(host_name(host))
 
 
 Refuse = Callable[[Any, int, str], Any]

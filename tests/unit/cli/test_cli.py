@@ -32,6 +32,10 @@ def test_demo_prints_score_lines_and_writes_results(tmp_path, capsys, monkeypatc
                           "metrics", "retrieved"}
     assert first["retrieved"][0]["id"].endswith(".txt")
     assert 0 < data["summary"]["combined_score"] <= 1
+    # issue 61 item 28: it says why `ragmark run` on the same files gives other numbers
+    assert "`ragmark run` on the same files uses its default config 'sparse'" in " ".join(
+        out.split())
+    assert data["config"]["generator"]["name"] == "top1"
 
 
 def write_context_set(tmp_path, items):

@@ -195,3 +195,14 @@ def test_queries_file_with_windows_1252(files, error_of):
         f"{path}, line 1: not valid UTF-8: byte 0xef at offset 25; save the file as UTF-8, "
         "or give --encoding NAME"
     )
+
+
+def test_a_folder_with_a_generic_name_is_named_after_its_parent(files, tmp_path):
+    """Issue 61 item 28: every BEIR folder named beir_format was "beir_format" in the
+    history, and --dataset beir_format matched two datasets."""
+    import shutil
+
+    for name in ("nfcorpus", "cranfield"):
+        shutil.copytree(files.beir(), tmp_path / name / "beir_format")
+    got = [load_dataset(tmp_path / n / "beir_format").name for n in ("nfcorpus", "cranfield")]
+    assert got == ["nfcorpus", "cranfield"]

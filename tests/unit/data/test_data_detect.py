@@ -47,8 +47,9 @@ def test_a_file_of_another_kind(files, error_of):
 def test_items_without_the_fields_of_any_set(files, error_of):
     path = files.json("out.json", [{"question": "q?", "answer": "a", "contexts": ["c"]}])
     assert error_of(load_dataset, path) == (
-        f"{path}: cannot tell the set's format: no item has 'expected_keywords' (keyword set) "
-        "or 'ground_truth_contexts' (context set); its items have 'answer' and 'contexts': "
+        f"{path}: cannot tell the set's format: no item has 'expected_keywords' (keyword set), "
+        "'ground_truth_contexts' (context set) or 'expected_tool_calls' (an agent's set); "
+        "its items have 'answer' and 'contexts': "
         "score them as logged outputs with --outputs. The formats --dataset reads: a keyword "
         "set, a context set, a BEIR folder, an Open RAG Benchmark folder; --outputs reads "
         "logged outputs ({question, answer, contexts}), --run-file-in a TREC run file (with "

@@ -273,3 +273,43 @@ def test_a_set_without_contexts_says_what_to_give(tmp_path, capsys, rows):
     code, _, err = run_cli(["run", "--dataset", str(path), "--corpus", str(corpus),
                             "--no-history", "--quiet", "--metrics", "token_f1"], capsys)
     assert code == 0, err
+
+
+def test_a_packages_format_cannot_take_over_ragmarks_own_rows(tmp_path, capsys, monkeypatch):
+    """Issue 61 item 30: a CSV format added by a package, told by the fields 'question'
+    and 'answer', read ragmark's own JSONL outputs as its own and the retrieval metrics
+    vanished with no error. A format reads the suffixes it declares (``reads``); one that
+    claims ragmark's rows anyway makes the file ambiguous, refused naming both."""
+    from ragmark.data import formats
+    from ragmark.data.foreign import item_of, with_logged
+
+    formats.formats()  # the built-ins loaded first
+    monkeypatch.setattr(formats, "_FORMATS", dict(formats._FORMATS))
+    monkeypatch.setattr(formats, "_PLUGINS", set())
+
+    def row(r, where, lenient):
+        return with_logged(item_of(fmt, r, where, "question", None, None), r, where,
+                           lenient, "answer", "contexts", "|")
+
+    fmt = formats.RowFormat("csvlog", "a CSV log", "'question'", "question, answer",
+                            lambda keys: {"question", "answer"} <= keys, row,
+                            lambda items, model: items, suffix=".csv", reads=(".csv",))
+    formats.register(fmt)
+    formats._PLUGINS.add("csvlog")
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"id": "q1", "question": QUESTIONS[0], "answer": "tf-idf",
+                               "contexts": [P1]}) + "\n")
+    assert load_outputs(log).dataset.format == "outputs"  # a .jsonl: not the CSV format's
+    greedy = formats.RowFormat("greedy", "a greedy log", "'question'", "question",
+                               lambda keys: "question" in keys, row,
+                               lambda items, model: items)
+    formats.register(greedy)
+    formats._PLUGINS.add("greedy")
+    code, _, err = run_cli(["run", "--outputs", str(log), "--no-history", "--quiet"], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert ("log.jsonl: the rows' fields fit several input formats (ragmark's own, greedy): "
+            "say which with --input-format") in err
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--input-format", "ragmark",
+                            "--output", str(out), "--no-history", "--quiet"], capsys)
+    assert code == 0, err

@@ -82,7 +82,16 @@ def test_a_call_asked_without_an_id_joins_the_next_run_of_its_tool():
 @pytest.mark.parametrize(("obj", "field", "says"), [
     ({"messages": {"role": "user"}}, "messages", "expected a list"),
     ({"messages": [{"role": "robot"}]}, "messages[0].role", "expected a role"),
+    # an orphan tool message is refused whether it names its tool or not (issue 61
+    # item 14: the named one was taken silently, counted as a call)
     ({"messages": [{"role": "tool", "tool_call_id": "zz", "content": "x"}]},
+     "messages[0].tool_call_id", "answers the call 'zz', which no assistant message"),
+    ({"messages": [{"role": "assistant", "tool_calls": [
+        {"id": "a", "function": {"name": "search", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "r"},
+        {"role": "tool", "tool_call_id": "zz", "name": "search", "content": "x"}]},
+     "messages[2].tool_call_id", "answers the call 'zz', which no assistant message"),
+    ({"messages": [{"role": "tool", "content": "x"}]},
      "messages[0].tool_call_id", "names no tool"),
     ({"messages": [{"role": "assistant", "tool_calls": [{"function": {"arguments": "{}"}}]}]},
      "messages[0].tool_calls[0].function.name", "the tool's name"),
@@ -213,3 +222,180 @@ def test_search_calls_are_hops_measured_as_pytrec_eval_measures_each(tmp_path, c
     code, _, err = run_cli(["run", "--dataset", str(data), "--search-tool", "search",
                             "--quiet"], capsys)
     assert code == 2 and "--search-tool reads a logged agent's tool calls" in err
+
+
+def test_expected_calls_as_real_data_gives_them():
+    """Issue 61 items 15-16: tau-bench's expected actions carry 'kwargs' (ignored, read
+    as {}, so under exact they could never match); a call without arguments is refused
+    naming the item and field unless its tool's arguments are not compared; keys ragmark
+    does not read and arguments encoded twice are counted warnings (errors with
+    --strict)."""
+    from ragmark.data.leniency import Leniency
+    from ragmark.data.trajectories import TWICE_ENCODED, UNKNOWN_CALL_KEYS
+
+    exp = expected_of({"expected_tool_calls": [
+        {"name": "book", "kwargs": {"amount": 250}}]}, W)
+    assert exp is not None and [(c.name, c.arguments) for c in exp.calls] == [
+        ("book", {"amount": 250})]
+    with pytest.raises(DataError) as e:
+        expected_of({"expected_tool_calls": [{"name": "search", "arguments": {"q": 1}},
+                                             {"name": "calculator"}]}, W)
+    assert e.value.field == "expected_tool_calls[1].arguments" and "line 3" in str(e.value)
+    assert "no arguments for the expected call of 'calculator'" in str(e.value)
+    assert "tool_args_overrides {\"calculator\": \"ignore\"}" in str(e.value)
+    assert expected_of({"expected_tool_calls": [{"name": "calculator"}],
+                        "tool_args_match": "ignore"}, W) is not None
+    lenient = Leniency()
+    exp = expected_of({"expected_tool_calls": [
+        {"name": "book", "arguments": json.dumps(json.dumps({"amount": 5})),
+         "requestor": "user"}]}, W, lenient)
+    assert exp is not None and exp.calls[0].arguments == {"amount": 5}
+    assert (lenient.count(TWICE_ENCODED), lenient.count(UNKNOWN_CALL_KEYS)) == (1, 1)
+    with pytest.raises(DataError, match="requestor"):
+        expected_of({"expected_tool_calls": [{"name": "b", "arguments": {},
+                                              "requestor": "u"}]}, W, Leniency(strict=True))
+
+
+@pytest.mark.parametrize("made_args", [{"q": "x"}, {"q": "other"}])
+def test_an_empty_override_is_read_as_agentevals_reads_it(made_args):
+    """Issue 61 item 16: ``tool_args_overrides: {"search": []}`` matched anything (1);
+    agentevals 0.0.9 takes a falsy override as none (the question's mode, exact)."""
+    from agentevals.trajectory.match import create_trajectory_match_evaluator
+
+    from ragmark.case import Case, Output
+    from ragmark.metrics.names import catalogue
+    from ragmark.types import Sample
+
+    def messages(args):
+        return [{"role": "user", "content": "q?"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "c0", "type": "function",
+                     "function": {"name": "search", "arguments": json.dumps(args)}}]},
+                {"role": "tool", "tool_call_id": "c0", "content": "r"},
+                {"role": "assistant", "content": "done"}]
+
+    item = {"expected_tool_calls": [{"name": "search", "arguments": {"q": "x"}}],
+            "tool_args_overrides": {"search": []}}
+    exp = expected_of(item, W)
+    case = Case(Sample("q1", "q?", expected_calls=exp), "done", output=Output(
+        "done", trajectory=trajectory_of({"messages": messages(made_args)}, W)))
+    theirs = create_trajectory_match_evaluator(
+        trajectory_match_mode="unordered", tool_args_match_mode="exact",
+        tool_args_match_overrides={"search": []})(
+        outputs=messages(made_args), reference_outputs=messages({"q": "x"}))
+    ours = catalogue()["trajectory_unordered"].compute(case).value
+    assert ours == float(theirs["score"]) == (1.0 if made_args == {"q": "x"} else 0.0)
+
+
+def _joined_by_hand(t: Trajectory) -> list[tuple]:
+    """The join as written before issue 61 item 18 (each call scanned every execution:
+    quadratic), kept as the reference of the linear one."""
+    asked = [c for s in t.steps if isinstance(s, Turn) for c in s.calls]
+    runs = [s.call for s in t.steps if isinstance(s, ToolRun)]
+    joined: set[int] = set()
+    out = []
+    for c in asked:
+        i = next((i for i, r in enumerate(runs) if i not in joined and c.id
+                  and r.id == c.id), None)
+        if i is None:
+            i = next((i for i, r in enumerate(runs) if i not in joined
+                      and r.name == c.name and not (c.id and r.id)), None)
+        if i is None:
+            out.append((c.name, c.id, None))
+            continue
+        joined.add(i)
+        out.append((c.name, c.id, runs[i].result))
+    return out + [(r.name, r.id, r.result) for i, r in enumerate(runs) if i not in joined]
+
+
+def test_calls_are_joined_once_in_linear_time_as_before():
+    """Issue 61 item 18: one trajectory of 10,000 calls took 37.7 s for 8 metrics: each
+    metric joined the calls again, each join scanning every execution. The join is
+    linear and made once a trajectory (every metric shares it); it pairs as before."""
+    import random
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    rng = random.Random(0)
+    steps: list = []
+    for i in range(3000):
+        name, cid = rng.choice("abc"), rng.choice([None, f"c{i}", f"c{i - 1}"])
+        if rng.random() < 0.6:
+            steps.append(Turn("", (Call(name, {"i": i}, cid),)))
+        else:
+            steps.append(ToolRun(Call(name, None, rng.choice([None, cid, f"c{i}"]),
+                                      result=f"r{i}", asked=False, ran=True)))
+    t = Trajectory(tuple(steps))
+    assert [(c.name, c.id, c.result) for c in t.calls()] == _joined_by_hand(t)
+    assert t.calls() is t.calls()  # joined once
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.booleans(), st.sampled_from("ab"),
+                              st.sampled_from([None, "x", "y"])), max_size=12))
+    def same(spec):
+        tr = Trajectory(tuple(
+            Turn("", (Call(n, {}, cid),)) if ask else
+            ToolRun(Call(n, None, cid, result=f"r{k}", asked=False, ran=True))
+            for k, (ask, n, cid) in enumerate(spec)))
+        assert [(c.name, c.id, c.result) for c in tr.calls()] == _joined_by_hand(tr)
+
+    same()
+
+
+def test_only_the_compared_tools_and_no_failed_call(tmp_path, capsys):
+    """Issue 61 item 21: tau-bench's reward compares the calls that change the state,
+    and a call that failed then succeeded counts once. ``tools_compared`` and
+    ``failed_calls: "skip"`` say so, and ``tool_errors`` (a pattern) tells a failure the
+    tool wrote only in its result; by hand: the agent looked a user up (not compared),
+    booked with a bad amount (failed, skipped), booked right, and answered. On tau-bench's
+    200 gpt-4o airline trajectories the same three fields make trajectory_unordered
+    equal tau-bench's reward on 195 (the 5 others: answers the reward checks, equivalent
+    arguments, no reward info)."""
+    def call(cid, name, args):
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function",
+             "function": {"name": name, "arguments": json.dumps(args)}}]}
+
+    messages = [{"role": "user", "content": "Book it."},
+                call("a", "get_user", {"id": "u1"}), {"role": "tool", "tool_call_id": "a",
+                                                       "content": "{}"},
+                call("b", "book", {"amount": 300}), {"role": "tool", "tool_call_id": "b",
+                                                     "content": "too much",
+                                                     "status": "error"},
+                call("c", "book", {"amount": 250}), {"role": "tool", "tool_call_id": "c",
+                                                     "content": "ok"},
+                {"role": "assistant", "content": "Booked."}]
+    said_only = [dict(m) for m in messages]  # the failure said in the text alone
+    said_only[4] = {"role": "tool", "tool_call_id": "b", "content": "Error: too much"}
+    rows = []
+    for qid, extra, msgs in (
+            ("plain", {}, messages),
+            ("state", {"tools_compared": ["book"], "failed_calls": "skip"}, messages),
+            ("unsaid", {"tools_compared": ["book"], "failed_calls": "skip"}, said_only),
+            ("text", {"tools_compared": ["book"], "failed_calls": "skip",
+                      "tool_errors": "^Error:"}, said_only)):
+        rows.append({"id": qid, "question": "Book it.", "messages": msgs,
+                     "expected_tool_calls": [{"name": "book", "arguments": {"amount": 250}}],
+                     **extra})
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics",
+                            "trajectory_unordered,trajectory_strict,tool_precision",
+                            "--output", str(out), "--include-details", "--no-history",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    got = {q["id"]: {m: v if not isinstance(v, dict) else v.get("value")
+                     for m, v in q["metrics"].items()} for q in data["queries"]}
+    assert got["plain"] == {"trajectory_unordered": 0.0, "trajectory_strict": 0.0,
+                            "tool_precision": 1 / 3}
+    assert got["state"] == got["text"] == {"trajectory_unordered": 1.0,
+                                           "trajectory_strict": 1.0, "tool_precision": 1.0}
+    # without the pattern the failure said only in the text is a call like any other
+    assert got["unsaid"] == {"trajectory_unordered": 0.0, "trajectory_strict": 0.0,
+                             "tool_precision": 0.5}
+    with pytest.raises(DataError, match="expected count or skip"):
+        expected_of({"expected_tool_calls": [{"name": "a", "arguments": {}}],
+                     "failed_calls": "drop"}, W)

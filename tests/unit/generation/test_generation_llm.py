@@ -124,3 +124,54 @@ def test_the_generator_is_counted_in_every_output(tmp_path, server, capsys):
             "(+3 cached), 0 + 0 tokens, $0.0000") in md
     data = json.loads((tmp_path / "c.json").read_text())
     assert data["configs"]["gen"]["llm"]["total"]["cache_hits"] == 6
+
+
+def test_a_run_whose_generator_is_down_fails_fast(tmp_path, server, capsys):
+    """Issue 61 item 22: 323 questions on a dead endpoint made 1,292 retries, then exit 1
+    through "no value" gates. A dead endpoint stops the run before any work (exit 2,
+    naming the config and the address); one that dies mid-run stops it after three calls
+    in a row could not reach it (exit 1, one line saying how far it got)."""
+    import socket
+    import threading
+    import time
+
+    from support.cli import run_cli
+
+    items = [{"question": f"What is said about topic {i}?", "ground_truth_contexts": [
+        f"Topic {i} is described in this passage at some length."]} for i in range(12)]
+    ds = tmp_path / "set.json"
+    ds.write_text(json.dumps(items))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    cfg = tmp_path / "dead.toml"
+    cfg.write_text(f'name = "dead"\n[generator]\nname = "llm"\n[llm]\nbase_url = "{dead}"\n'
+                   'model = "m"\n')
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg), "--quiet",
+                            "--no-history", "--output", str(tmp_path / "r.json")], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert (f"config 'dead': the llm generator's endpoint did not answer: cannot reach "
+            f"{dead}/models") in " ".join(err.split())
+    assert not (tmp_path / "r.json").exists()
+    answered = []
+
+    def dies_after_two(body):
+        answered.append(1)
+        if len(answered) == 2:
+            threading.Thread(target=server.stop).start()
+        # no kept-alive connection outlives the server (a killed process keeps none)
+        return Reply(body=None, headers={"Connection": "close"})
+
+    server.rule = dies_after_two
+    cfg.write_text(f'name = "dying"\n[generator]\nname = "llm"\n[llm]\nbase_url = '
+                   f'"{server.url}"\nmodel = "test-model"\nmax_retries = 1\nconcurrency = 1\n')
+    t0 = time.monotonic()
+    code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg), "--quiet",
+                            "--no-history", "--output", str(tmp_path / "r.json")], capsys)
+    assert time.monotonic() - t0 < 30
+    assert code == 1 and "Traceback" not in err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line.startswith(f"error: llm generator: the endpoint {server.url} stopped "
+                           "answering (3 calls in a row failed: connection error")
+    assert line.endswith("stopped after 2 of 12 answers (those are kept in the call cache: "
+                         "a rerun asks only the rest)")

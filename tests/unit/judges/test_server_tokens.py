@@ -135,19 +135,22 @@ def test_llama_cpp_pythons_count_endpoint(server: FakeLLMServer) -> None:
 def test_a_busy_server_is_waited_for_not_given_up(server: FakeLLMServer) -> None:
     """llama-cpp-python answers nothing, not even its models list, while it generates
     for another client: the probe's 5 s ran out and every judge value was missing ("the
-    LLM endpoint did not answer"). A server that took the connection gets the calls'
-    timeout once more; one that does not answer within that is still reported."""
+    LLM endpoint did not answer"); then waiting the calls' timeout made a judge-eval
+    beside a probe exit 2 after 60-70 s (issue 61 item 23). A server that took the
+    connection is alive: busy, not gone, said at once."""
     server.get_delay = 1.5  # margins wide enough for a loaded two-core machine
 
-    async def probe(call_timeout: float):
+    async def probe():
         async with LLMClient(LLMSettings(base_url=server.url, model="test-model",
-                                         timeout=call_timeout), use_cache=False) as c:
+                                         timeout=60), use_cache=False) as c:
             return await c.probe(timeout=0.5)
 
-    ok, why = asyncio.run(probe(8.0))
-    assert ok and "answered" in why and len(server.gets) == 2
-    ok, why = asyncio.run(probe(0.8))
-    assert not ok and why.endswith("did not answer within 0.8 s")
+    import time
+
+    t0 = time.monotonic()
+    ok, why = asyncio.run(probe())
+    assert time.monotonic() - t0 < 1.4
+    assert ok and why == f"{server.url}/models took the connection but is busy (no answer in 0.5 s)"
 
 
 def test_llama_cpp_gets_the_form_that_pins_each_verdicts_number(server: FakeLLMServer,

@@ -81,15 +81,12 @@ def test_each_window_takes_only_the_new_complete_lines(tmp_path, history, capsys
     assert first["metrics"]["feedback"] == pytest.approx(2 / 3)  # r0 down, r1 up, r2 up
     assert first["metrics"]["latency_s"] == pytest.approx((0.100 + 0.137 + 0.124) / 3)
     assert set(first["latency_s"]) == {"p50", "p95", "p99"}
-    # the trend's interval: a percentile bootstrap, as every interval of ragmark, so a
-    # share stays a share (a normal approximation gave [-0.32, 0.99] for 0, 1, 0)
-    from ragmark.monitor.trend import TREND_RESAMPLES
-    from ragmark.stats import bootstrap_ci
-
-    iv = bootstrap_ci([0.0, 1.0, 0.0], 0.95, TREND_RESAMPLES)
+    # the trend's interval stays within what a share can be (a normal approximation
+    # gave [-0.32, 0.99] for 0, 1, 0); of 0/1 values it is Wilson's (issue 61 item 5):
+    # 1 of 3, by hand with z = 1.95996, [0.06149, 0.79234]
     point = first["trend"][-1]["metrics"]["groundedness"]
-    assert (point["low"], point["high"], point["n"]) == (iv.low, iv.high, 3)
-    assert point["low"] == 0.0
+    assert (point["low"], point["high"], point["n"]) == (
+        pytest.approx(0.06149, abs=1e-5), pytest.approx(0.79234, abs=1e-5), 3)
     assert "tokens" not in first["metrics"]  # not recorded by the log: left out, noted
     assert "not recorded by this source, left out: " in out
     # a window's file is no run's results (it has metrics and counts too): report and

@@ -203,6 +203,9 @@ def test_no_answer_at_all_fails_the_implicit_gate(tmp_path, capsys):
     ({"answer": "a", "contexts": []}, "question", "missing; expected a non-empty string"),
     ({"question": "q?", "answer": "a", "contexts": [], "ground_truth_contexts": []},
      "ground_truth_contexts", "expected a non-empty list of non-empty strings, got an empty list"),
+    # issue 61 item 31: the last of the two was kept silently
+    ({"question": "q?", "answer": "a", "contexts": [], "latency_ms": 120, "latency_s": 2},
+     "latency_s", "both latency_ms and latency_s are given: give one"),
 ])
 def test_a_bad_line_names_the_file_line_and_field(tmp_path, capsys, line, field, message):
     good = {"question": "fine?", "answer": "yes", "contexts": []}
@@ -288,3 +291,49 @@ def test_the_join_note_counts_lines_joined_by_text_once(tmp_path):
                         "question text); the dataset's ground truth scores them")
     assert notes[-1].startswith("2 logged outputs are left out: 2 join a question an "
                                 "earlier line joined")
+
+
+def test_what_a_joined_log_adds_stays_with_its_questions(tmp_path, capsys):
+    """Issue 61 item 33: compare --outputs dropped the logs' extra fields on the
+    questions (run kept them); a logged expected_answer was dropped when the log was
+    joined to a dataset that has none (a BEIR set), so token_f1 and the reference judges
+    went missing."""
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "Paris is the "
+                                                   "capital of France."}) + "\n")
+    (beir / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "Capital of "
+                                                    "France?"}) + "\n")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    logs = []
+    for name, said in (("a", "Paris"), ("b", "Lyon")):
+        logs.append(write_jsonl(tmp_path / f"{name}.jsonl", [{
+            "id": "q1", "question": "Capital of France?", "answer": said,
+            "contexts": [{"id": "d1", "text": "Paris is the capital of France."}],
+            "expected_answer": "Paris", "ticket": f"T-{name}"}]))
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--dataset", str(beir), "--outputs", str(logs[0]),
+                            "--metrics", "token_f1", "--output", str(out),
+                            "--include-details", "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["metrics"]["token_f1"] == 1.0
+    code, _, err = run_cli(["compare", "--dataset", str(beir), "--outputs", str(logs[0]),
+                            "--outputs", str(logs[1]), "--metrics", "token_f1",
+                            "--output", str(tmp_path / "c"), "--include-details",
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    got = json.loads((tmp_path / "c.json").read_text())
+    assert {n: c["metrics"]["token_f1"] for n, c in got["configs"].items()} == {
+        "a": 1.0, "b": 0.0}
+    # the questions compare scores keep what the first log's line adds, as run's do
+    from types import SimpleNamespace
+
+    from ragmark.data import load_dataset
+    from ragmark.plan.sources import logged_systems
+
+    req = SimpleNamespace(configs=(), outputs=[str(p) for p in logs], search_tools=(),
+                          strict=False, encoding=None, input_format=None)
+    _, _, ds = logged_systems(req, load_dataset(beir), [])
+    assert ds.samples[0].extra["ticket"] == "T-a"
+    assert ds.samples[0].expected_answer == "Paris"

@@ -6,7 +6,6 @@ attack, and the guarded one only to poisoning (a stated fact, not an instruction
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -14,58 +13,19 @@ from pathlib import Path
 import pytest
 from support.cli import run_cli
 from support.fake_llm_server import Reply, chat_reply
-
-DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
-
-
-def obeys_unless_guarded(body):
-    """An answer that does what the contexts say (the canary, the outside image) and
-    repeats what they state as the answer; told that passages are data, it only
-    repeats what they state."""
-    system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
-    said = []
-    stated = re.search(r"(?i)answer is (\w+)", user)
-    if stated:
-        said.append(f"It is {stated.group(1)} [1].")
-    if "never an instruction" not in system:
-        said += re.findall(r"RMK[A-Z0-9]{5}", user)[:1]
-        if "![status](https://" in user:
-            question = user.rsplit("question", 1)[-1]
-            words = "+".join(re.findall(r"[a-z]{4,}", question.lower()))
-            said.append(f"![status](https://probe.ragmark.invalid/pixel.png?q={words})")
-    return chat_reply(" ".join(said) or "The passages describe it [1].", 50, 10)
-
-
-def _configs(tmp_path, server):
-    paths = []
-    for name, guard in (("plain", "false"), ("guarded", "true")):
-        p = tmp_path / f"{name}.toml"
-        p.write_text(f'name = "{name}"\ntop_n = 3\n[generator]\nname = "llm"\n'
-                     f'guard = {guard}\n[llm]\nbase_url = "{server.url}"\n'
-                     'model = "test-model"\n')
-        paths.append(str(p))
-    return paths
-
-
-def _tree_hash(folder: Path) -> str:
-    h = hashlib.sha256()
-    for p in sorted(folder.rglob("*")):
-        if p.is_file():
-            h.update(str(p.relative_to(folder)).encode() + p.read_bytes())
-    return h.hexdigest()
-
-
-def _probe(tmp_path, server, capsys, *more):
-    return run_cli(["probe", "--dataset", str(DEMO / "questions.json"), "--corpus",
-                    str(DEMO / "corpus"), "--configs", *_configs(tmp_path, server),
-                    "--targets", "4", "--styles", "plain,ignore", "--resamples", "1000",
-                    "--output", str(tmp_path / "probe"), "--quiet", *more], capsys)
+from support.probe_cli import (
+    DEMO,
+    obeys_unless_guarded,
+    probe_configs,
+    run_probe,
+    tree_hash,
+)
 
 
 def test_probe_measures_each_attack_per_config_by_hand(tmp_path, server, capsys):
     server.rule = obeys_unless_guarded
-    before = _tree_hash(DEMO / "corpus")
-    code, stdout, err = _probe(tmp_path, server, capsys)
+    before = tree_hash(DEMO / "corpus")
+    code, stdout, err = run_probe(tmp_path, server, capsys)
     assert code == 0, err
     data = json.loads((tmp_path / "probe.json").read_text())
     assert data["probe"]["arms"] == ["injection:plain", "injection:ignore", "poisoning",
@@ -95,14 +55,15 @@ def test_probe_measures_each_attack_per_config_by_hand(tmp_path, server, capsys)
     assert inj["poisoning"]["difference"] == 0.0
     clean = data["configs"]["plain"]["clean"]
     assert clean["keyword_coverage"]["n"] == 4  # the same questions, nothing planted
-    assert "| injection:plain | 4 | 1.00 [1.00, 1.00] (4) |" in stdout
-    assert _tree_hash(DEMO / "corpus") == before  # the user's files untouched
+    # Wilson's interval of 4 of 4 (issue 61 item 5): never a point
+    assert "| injection:plain | 4 | 1.00 [0.51, 1.00] (4) |" in stdout
+    assert tree_hash(DEMO / "corpus") == before  # the user's files untouched
 
 
 def test_a_killed_probe_resumes_and_a_gate_fails(tmp_path, server, capsys):
     server.rule = obeys_unless_guarded
     # a dry run says what would be asked, and asks and writes nothing
-    code, stdout, err = _probe(tmp_path, server, capsys, "--dry-run")
+    code, stdout, err = run_probe(tmp_path, server, capsys, "--dry-run")
     assert code == 0, err
     said = " ".join(stdout.split())
     assert ("dry run: 4 target questions of questions (seed 0); planted passages: "
@@ -113,18 +74,18 @@ def test_a_killed_probe_resumes_and_a_gate_fails(tmp_path, server, capsys):
             "exfiltration, leakage), 24 questions asked; 0 kept in") in said
     assert "dry run: 48 questions asked in all; nothing was run or written." in said
     assert server.requests == [] and list(tmp_path.glob("probe*")) == []
-    code, _, err = _probe(tmp_path, server, capsys)
+    code, _, err = run_probe(tmp_path, server, capsys)
     assert code == 0, err
     state = sorted((tmp_path / "probe.probe-state").glob("*.json"))
     assert len(state) == 2 * 6  # two configs x (clean + five arms)
-    code, stdout, _ = _probe(tmp_path, server, capsys, "--dry-run")
+    code, stdout, _ = run_probe(tmp_path, server, capsys, "--dry-run")
     assert "guarded (bm25 retriever, llm generator" in stdout
     assert "0 runs to do (none), 0 questions asked; 6 kept in" in " ".join(stdout.split())
     asked = len(server.requests)
     # a rerun finds every (config, arm) done: no question is asked again
     server.rule = lambda body: chat_reply("changed", 1, 1)
     stamps = [p.stat().st_mtime_ns for p in state]
-    code, stdout, err = _probe(tmp_path, server, capsys, "--fail-on",
+    code, stdout, err = run_probe(tmp_path, server, capsys, "--fail-on",
                                "probe:injection>0.05", "--fail-on", "probe:poisoning>=1")
     assert len(server.requests) == asked
     assert [p.stat().st_mtime_ns for p in state] == stamps
@@ -147,9 +108,16 @@ def test_failed_answers_are_missing_with_their_reason_and_asked_again(
         return obeys_unless_guarded(body)
 
     server.rule = guarded_fails
-    code, stdout, err = _probe(tmp_path, server, capsys, "--attacks", "injection",
+    code, stdout, err = run_probe(tmp_path, server, capsys, "--attacks", "injection",
                                "--styles", "plain")
-    assert code == 0, err
+    # issue 61 item 3: a probe whose answers failed says so in its exit code and in its
+    # first line, each reason one line
+    assert code == 1, err
+    said = " ".join(stdout.split())
+    assert said.startswith("# ragmark probe: questions **Answers failed**: guarded: 4 of 4 "
+                           "target answers failed (generation failed: HTTP 400 from ")
+    assert ("gate failed: answers failed: guarded: 4 of 4 target answers failed "
+            "(generation failed: HTTP 400") in " ".join(err.split())
     data = json.loads((tmp_path / "probe.json").read_text())
     guarded = data["configs"]["guarded"]["attacks"]["injection:plain"]
     assert guarded["success"] is None and guarded["retrieved"]["value"] == 1.0
@@ -161,9 +129,10 @@ def test_failed_answers_are_missing_with_their_reason_and_asked_again(
     assert kept == ["plain", "plain"]  # clean and injection:plain; guarded's not kept
     server.rule = obeys_unless_guarded
     before = len(server.requests)
-    code, stdout, err = _probe(tmp_path, server, capsys, "--attacks", "injection",
+    code, stdout, err = run_probe(tmp_path, server, capsys, "--attacks", "injection",
                                "--styles", "plain")
     assert code == 0, err
+    assert "Answers failed" not in stdout
     asked = [r for r in server.requests[before:] if r.path.endswith("/completions")]
     assert len(asked) == 8  # guarded: 4 clean + 4 planted; plain: nothing
     data = json.loads((tmp_path / "probe.json").read_text())
@@ -193,7 +162,7 @@ def test_a_dead_generator_endpoint_stops_the_probe_before_any_work(tmp_path, cap
     (["--copies", "poisoning=0"], "--copies 'poisoning=0': expected ATTACK=N"),
 ])
 def test_bad_flags_are_named_before_any_work(tmp_path, server, capsys, flags, says):
-    code, _, err = _probe(tmp_path, server, capsys, *flags)
+    code, _, err = run_probe(tmp_path, server, capsys, *flags)
     assert code == 2
     assert says in " ".join(err.split())
     assert server.requests == [] and not (tmp_path / "probe.json").exists()
@@ -204,7 +173,7 @@ def test_an_access_filter_keeps_private_documents_out(tmp_path, server, capsys):
     (``access = []``: public documents only) no private document is retrieved, so none
     leaks; without it every one is, and the obedient model repeats its canary."""
     server.rule = obeys_unless_guarded
-    open_cfg, _ = _configs(tmp_path, server)
+    open_cfg, _ = probe_configs(tmp_path, server)
     filtered = tmp_path / "filtered.toml"
     filtered.write_text(Path(open_cfg).read_text().replace(
         'name = "plain"\n', 'name = "filtered"\naccess = []\n'))
@@ -221,7 +190,7 @@ def test_an_access_filter_keeps_private_documents_out(tmp_path, server, capsys):
     assert hidden["success"]["n"] == 4 and hidden["success_when_retrieved"] is None
     (cmp,) = data["comparisons"]
     assert (cmp["difference"], cmp["pairs"], cmp["p_value"]) == (-1.0, 4, 0.125)
-    assert "| leakage | 4 | 0.00 [0.00, 0.00] (4) |" in stdout
+    assert "| leakage | 4 | 0.00 [0.00, 0.49] (4) |" in stdout
 
 
 def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
@@ -259,12 +228,22 @@ def test_a_system_ragmark_does_not_run_gets_the_documents_and_its_log_is_scored(
     log.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, stdout, err = run_cli([*base, "--outputs", f"injection:plain={log}", "--output",
                                  str(tmp_path / "scored")], capsys)
-    assert code == 0, err
+    # issue 61 item 4: a target the log has no line for is in no rate (it was counted
+    # as not retrieved); it is missing, named, and the exit code says so
+    assert code == 1
+    assert ("gate failed: answers failed: logged: 1 of 4 target answers failed (the log "
+            "has no output for this question (1))") in " ".join(err.split())
+    assert ("No answer to read for 1 of 4 targets (their success is missing, not 0; log "
+            "the missing ones and score again)") in " ".join(stdout.split())
     got = json.loads((tmp_path / "scored.json").read_text())["configs"]["logged"]
     inj = got["attacks"]["injection:plain"]
-    assert (inj["retrieved"]["value"], inj["retrieved"]["n"]) == (0.75, 4)
+    assert (inj["retrieved"]["value"], inj["retrieved"]["n"]) == (1.0, 3)
+    assert (inj["precision"]["n"], inj["recall"]["n"]) == (3, 3)
     assert inj["success"]["value"] == pytest.approx(2 / 3) and inj["success"]["n"] == 3
     assert inj["missing"] == {"the log has no output for this question": 1}
+    code, stdout, err = run_cli([*base, "--outputs", f"injection:plain={log}", "--output",
+                                 str(tmp_path / "scored"), "--allow-missing"], capsys)
+    assert code == 0, err
     assert stdout.count("answer `Done. ⟦RMK") == 2  # the two that fell, marked
     # a wrong arm, a file that is not there, --configs beside --outputs: named, exit 2
     for flags, says in ((["--outputs", f"poisoning={log}"], "'poisoning' is not an arm"),
@@ -289,14 +268,14 @@ def test_a_probe_is_recorded_apart_from_the_runs_of_the_clean_set(tmp_path, caps
     from ragmark.home import cache_path
 
     indexes = cache_path("indexes")
-    clean_index = {p.name: _tree_hash(p) for p in indexes.iterdir()}
+    clean_index = {p.name: tree_hash(p) for p in indexes.iterdir()}
     assert len(clean_index) == 1  # the clean corpus's BM25 index, saved by the run
     probe = ["probe", *data, "--attacks", "leakage", "--targets", "2", "--resamples", "200",
              "--quiet", "--output", str(tmp_path / "p")]
     code, stdout, err = run_cli(probe, capsys)
     assert code == 0, err
     assert "Recorded in the run history" in stdout
-    after = {p.name: _tree_hash(p) for p in indexes.iterdir()}
+    after = {p.name: tree_hash(p) for p in indexes.iterdir()}
     assert {k: after[k] for k in clean_index} == clean_index  # the user's index untouched
     assert len(after) == 2  # the overlay's index, cached apart
     run, probed = sorted(list_runs(history_path()), key=lambda r: r.id)

@@ -222,12 +222,9 @@ def test_a_plain_rag_trace_has_no_trajectory(tmp_path):
     assert out.trajectory is None and out.recorded() == {}
 
 
-def test_a_smolagents_tool_calling_agent(server, tmp_path):
-    """smolagents' ToolCallingAgent on an OpenAI-compatible server (a real HTTP server
-    scripted to call a tool, then give the final answer), traced by
-    openinference-instrumentation-smolagents: the question is the task, the search call
-    comes through with its arguments and result, and final_answer is the answer, not a
-    call."""
+def _smolagents_spans(server):
+    """The spans of smolagents' ToolCallingAgent asked "Who wrote Dune?" on the scripted
+    server (a search call, then final_answer), traced by its OpenInference instrumentor."""
     pytest.importorskip("smolagents")
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from opentelemetry.sdk.trace import TracerProvider
@@ -258,8 +255,18 @@ def test_a_smolagents_tool_calling_agent(server, tmp_path):
         assert agent.run("Who wrote Dune?") == "Frank Herbert"
     finally:
         inst.uninstrument()
+    return exporter.get_finished_spans()
+
+
+def test_a_smolagents_tool_calling_agent(server, tmp_path):
+    """smolagents' ToolCallingAgent on an OpenAI-compatible server (a real HTTP server
+    scripted to call a tool, then give the final answer), traced by
+    openinference-instrumentation-smolagents: the question is the task, the search call
+    comes through with its arguments and result, and final_answer is the answer, not a
+    call."""
+    spans = _smolagents_spans(server)
     path = tmp_path / "spans.json"
-    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+    path.write_text(json.dumps(otlp_json(spans)))
     got = load_traces(path, Leniency())
     (out,) = got.outputs.values()
     assert got.dataset.samples[0].question == "Who wrote Dune?"
@@ -322,3 +329,111 @@ def test_each_model_turn_keeps_its_cost(tmp_path, capsys):
     assert "$0.000450)" in flat, flat  # the trajectory's heading
     assert 'model (agent): asked search({"query": "Dune author"})' in flat, flat
     assert "$0.000300" in flat and "$0.000150" in flat
+
+
+def test_a_crashed_agent_has_no_answer_and_says_why(server, tmp_path, capsys):
+    """Issue 61 item 13: a LangGraph agent whose model got HTTP 500 on its second turn;
+    the root span has status ERROR and no output. Its answer was LangChain's generations
+    JSON of the first turn (refusal 0, no note): it is missing with the span's error.
+    Traced by the OpenInference instrumentor through the real OTLP/HTTP exporter into
+    ragmark's receiver (what monitor --listen runs)."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from support.fake_llm_server import Reply, tool_call_reply
+
+    @tool
+    def search(query: str) -> str:
+        """Search the corpus."""
+        return "Dune is a 1965 novel by Frank Herbert."
+
+    server.queue.extend([tool_call_reply("call_1", "search", {"query": "Dune"}),
+                         Reply(status=500, body={"error": {"message": "model crashed"}})])
+    import threading
+
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from ragmark.monitor.receiver import make_server
+
+    # through the real OTLP/HTTP exporter into ragmark's receiver, as monitor --listen
+    pytest.importorskip("langgraph")
+    receiver, spool_writer = make_server("127.0.0.1:0", tmp_path / "spool")
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(
+        endpoint=f"http://127.0.0.1:{receiver.server_address[1]}/v1/traces")))
+    inst = LangChainInstrumentor()
+    inst.instrument(tracer_provider=provider)
+    try:
+        model = ChatOpenAI(model="m", base_url=server.url, api_key="none", max_retries=0)
+        with pytest.raises(Exception, match="500"):
+            create_agent(model, [search]).invoke({"messages": [("user", "Who wrote Dune?")]})
+        provider.force_flush()
+    finally:
+        inst.uninstrument()
+        receiver.shutdown()
+        receiver.server_close()
+        spool_writer.close()
+    path = tmp_path / "spool"
+    (out,) = load_traces(path, Leniency()).outputs.values()
+    assert out.answer is None
+    assert out.no_answer is not None and out.no_answer.startswith(
+        "no answer recorded: the run failed (")
+    assert "500" in out.no_answer
+    assert [c.name for c in out.trajectory.calls()] == ["search"]
+    res = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--traces", str(path), "--metrics",
+                            "refusal,tool_calls", "--output", str(res), "--include-details",
+                            "--no-history", "--quiet"], capsys)
+    q = json.loads(res.read_text())["queries"][0]
+    assert q["answer"] in (None, "") and "generations" not in json.dumps(q.get("answer"))
+    refusal = q["metrics"]["refusal"]
+    assert refusal is None or refusal.get("value") is None
+    assert "the run failed" in json.dumps(q)
+
+
+def test_a_genai_agent_run_without_chat_spans_is_a_question(tmp_path):
+    """Issue 61 item 20: an ``invoke_agent`` root with ``gen_ai.input.messages`` and
+    ``gen_ai.output.messages`` and ``execute_tool`` children, no ``chat`` span, was left
+    out as "neither a retriever nor an LLM span"."""
+    tracer, exporter = recorder()
+    with tracer.start_as_current_span("invoke_agent travel") as root:
+        root.set_attribute("gen_ai.operation.name", "invoke_agent")
+        root.set_attribute("gen_ai.agent.name", "travel")
+        root.set_attribute("gen_ai.input.messages", json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "Book flight 7."}]}]))
+        root.set_attribute("gen_ai.output.messages", json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "Booked."}]}]))
+        with tracer.start_as_current_span("execute_tool book") as tool:
+            tool.set_attribute("gen_ai.operation.name", "execute_tool")
+            tool.set_attribute("gen_ai.tool.name", "book")
+            tool.set_attribute("gen_ai.tool.call.id", "b1")
+            tool.set_attribute("gen_ai.tool.call.arguments", '{"flight": 7}')
+            tool.set_attribute("gen_ai.tool.call.result", "ok")
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(exporter.get_finished_spans())))
+    got = load_traces(path, Leniency())
+    (out,) = got.outputs.values()
+    assert got.dataset.samples[0].question == "Book flight 7." and out.answer == "Booked."
+    assert [(c.name, c.arguments, c.result) for c in out.trajectory.calls()] == [
+        ("book", {"flight": 7}, "ok")]
+
+
+def test_a_partial_smolagents_trace_reads_its_question_and_answer(server, tmp_path):
+    """Issue 61 item 17: a smolagents trace without its run span (its root one agent
+    step, a CHAIN whose input is the step's memory) was refused as "no LLM span, and
+    its root is a retriever", its question read as '{"memory_step": "ActionStep(...'.
+    The question is the first LLM call's task, the answer the agent's final answer."""
+    spans = [s for s in _smolagents_spans(server) if s.name != "ToolCallingAgent.run"]
+    assert {s.attributes.get("openinference.span.kind") for s in spans} == {
+        "CHAIN", "LLM", "TOOL"}
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp_json(spans)))
+    got = load_traces(path, Leniency())
+    assert [s.question for s in got.dataset.samples] == ["Who wrote Dune?"]
+    (out,) = got.outputs.values()
+    assert out.answer == "Frank Herbert" and out.no_answer is None
+    assert [c.name for c in out.trajectory.calls()] == ["search"]

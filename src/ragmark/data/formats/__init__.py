@@ -55,6 +55,9 @@ class RowFormat:
     export: Callable[[list[dict[str, Any]], str], Any]
     suffix: str = ".json"
     order: int = 50
+    reads: tuple[str, ...] = ()
+    """The file suffixes (``.csv``) whose rows it may claim when told from their fields;
+    empty: any file's."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,8 @@ Format = RowFormat | FolderFormat | DocumentFormat | ItemsFormat
 """Any input format."""
 
 _FORMATS: dict[str, Format] = {}
+_PLUGINS: set[str] = set()
+"""The names of the formats a package added (entry points), not ragmark's."""
 _loaded = False
 
 
@@ -164,7 +169,9 @@ def _all() -> dict[str, Format]:
         for ep in entry_points(group="ragmark.input_format"):
             try:
                 got = ep.load()
-                register(got if isinstance(got, Format) else got())
+                fmt = got if isinstance(got, Format) else got()
+                register(fmt)
+                _PLUGINS.add(fmt.name)
             except DataError:
                 raise
             except Exception as e:  # a broken plugin must not break every command
@@ -178,9 +185,33 @@ def names() -> tuple[str, ...]:
     return (NATIVE, *formats())
 
 
-def detect(keys: set[str]) -> RowFormat | None:
-    """The format whose rows have these field names; None: ragmark's own."""
-    return next((f for f in formats().values() if f.detect(keys)), None)
+NATIVE_FIELDS = frozenset({"answer", "contexts", "ground_truth_contexts",
+                           "expected_keywords", "must_be_grounded_in", "expected_tool_calls",
+                           "messages", "tool_calls", "hops"})
+"""Fields only ragmark's own rows have: rows with a ``question`` and one of them are
+ragmark's, and a format that claims them too makes the file ambiguous."""
+
+
+def detect(keys: set[str], path: str | Path | None = None) -> RowFormat | None:
+    """The format whose rows have these field names (in a file of a suffix it reads);
+    None: ragmark's own. Rows two formats claim, or that a format claims though they are
+    ragmark's own, are refused, naming the claimants (``--input-format`` says which)."""
+    from ragmark.data.files import base_suffix
+
+    suffix = None if path is None else base_suffix(Path(path))
+    claims = [f for f in formats().values()
+              if (not f.reads or suffix is None or suffix in f.reads) and f.detect(keys)]
+    # a package's format that claims ragmark's own rows would take them over silently
+    # (the built-ins tell theirs apart by design: old RAGAS rows by ground_truth)
+    own = "question" in keys and bool(keys & NATIVE_FIELDS) and any(
+        f.name in _PLUGINS for f in claims)
+    if len(claims) + own > 1:
+        named = [*(["ragmark's own"] if own else []), *(f.name for f in claims)]
+        raise DataError(f"the rows' fields fit several input formats ({', '.join(named)}): "
+                        "say which with --input-format "
+                        f"({', '.join(n for n in names())})",
+                        file=None if path is None else str(path))
+    return claims[0] if claims else None
 
 
 def which(name: str) -> RowFormat:

@@ -213,7 +213,7 @@ def load_beir(folder: Path, split: str = "test", corpus: str | Path | None = Non
                    qrels.get(qid, {}).items(), key=lambda dg: -dg[1]) if g > 0 and d in texts))
         for qid in (*qrels, *(q for q in nuggets if q not in qrels)))
     return Dataset(
-        name=folder.resolve().name,
+        name=folder_name(folder),
         path=str(folder),
         format="trec-rag" if topics is not None or nuggets else "beir",
         samples=samples,
@@ -253,3 +253,22 @@ def _nuggets(path: Path, queries: dict[str, str], lenient: Leniency
 FORMAT = FolderFormat("beir", "a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)",
                       is_beir_folder, lambda folder, corpus, split, lenient: load_beir(
                           folder, split, corpus, lenient), order=10)
+
+
+GENERIC = frozenset({"beir_format", "beir-format", "beir_data", "data", "dataset",
+                     "datasets", "files", "input", "inputs"})
+"""Folder names that say nothing of the data: a set is named after the folder above."""
+
+
+def folder_name(folder: Path) -> str:
+    """A BEIR folder's dataset name: its own, or its parent's when its own is generic
+    (``nfcorpus/beir_format`` is ``nfcorpus``), so two sets are not one name in the
+    history.
+
+    >>> folder_name(Path("/data/nfcorpus/beir_format")), folder_name(Path("/x/scifact"))
+    ('nfcorpus', 'scifact')
+    """
+    path = folder.resolve()
+    if path.name.lower() in GENERIC and path.parent.name:
+        return path.parent.name
+    return path.name
