@@ -68,6 +68,8 @@ def test_align_measures_the_gain_on_held_out_items_saves_and_a_run_uses_it(
     out = tmp_path / "je.json"
     code, stdout, err = align_and_save(items, saved, out, server, capsys)
     assert code == 0, err
+    # one endpoint check for the unaligned judge, one for every fold together (not 1 + 5)
+    assert [g.path for g in server.gets].count("/v1/models") == 2
     a = json.loads(out.read_text())["alignment"]
     # unaligned: every answer relevant (BA 0.5, kappa 0); aligned on held-out folds: the
     # Lyon answers irrelevant (BA 1, kappa 1); every resample with both labels: gain 0.5

@@ -51,8 +51,9 @@ def align(items: Sequence[Item], metric: str, cut: float,
           folds: int = FOLDS, seed: int = 0, n_resamples: int = 2000
           ) -> tuple[dict[str, Any], Guidance]:
     """The cross-validated gain of the module docstring (``unaligned``: the judge's
-    scores of ``items`` without guidance; ``judge(items, guidance)`` judges items with
-    guidance), and the guidance chosen from every item."""
+    scores of ``items`` without guidance; ``judge(items, guidances)`` judges each item
+    with its guidance, every fold's in one call), and the guidance chosen from every
+    item."""
     truth = np.array([it.unsupported for it in items])
     said = [None if not s.ok else float(s.value) < cut for s in unaligned]  # type: ignore[arg-type]
     wrong = [v is None or v != t for v, t in zip(said, truth, strict=True)]
@@ -62,18 +63,22 @@ def align(items: Sequence[Item], metric: str, cut: float,
             guidance_from(items, wrong, metric)
     aligned: list[bool | None] = [None] * len(items)
     failed: dict[str, int] = {}
+    held_out: list[int] = []  # every item once, in fold order
+    guides: list[Guidance] = []  # the guidance each is judged with: its fold's
     sizes = []
     for test in folds_of(truth, k, seed):
         held = set(test.tolist())
         train = [i for i in range(len(items)) if i not in held]
         g = guidance_from([items[i] for i in train], [wrong[i] for i in train], metric)
         sizes.append(len(g.examples))
-        got = judge([items[i] for i in test], g)
-        for i, s in zip(test.tolist(), got, strict=True):
-            aligned[i] = None if not s.ok else float(s.value) < cut  # type: ignore[arg-type]
-            if not s.ok:
-                why = s.reason or "no verdict"
-                failed[why] = failed.get(why, 0) + 1
+        held_out += test.tolist()
+        guides += [g] * len(test)
+    got = judge([items[i] for i in held_out], guides)  # all folds in one go: one client
+    for i, s in zip(held_out, got, strict=True):
+        aligned[i] = None if not s.ok else float(s.value) < cut  # type: ignore[arg-type]
+        if not s.ok:
+            why = s.reason or "no verdict"
+            failed[why] = failed.get(why, 0) + 1
     report = _compare(truth, said, aligned, n_resamples, seed)
     report.update(folds=k, examples_per_prompt=sizes, per_class=PER_CLASS)
     if failed:

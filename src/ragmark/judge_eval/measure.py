@@ -63,15 +63,18 @@ def case_of(it: Item) -> Case:
 
 
 async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
-                     advance: Callable[[int], None], guidance: Guidance | None = None
+                     advance: Callable[[int], None],
+                     guidance: Sequence[Guidance | None] | None = None
                      ) -> tuple[list[Score], dict[str, Any]]:
+    """Each item judged through one client (``guidance``: each item's own, or none)."""
+    guides = list(guidance) if guidance is not None else [None] * len(items)
     client = open_client(settings)
     counts = JudgeCounts()
     ok, why = await client.probe()
     if not ok:
         raise ConfigError(f"the judge's endpoint {settings.display_url} did not answer: {why}")
 
-    async def one(it: Item) -> Score:
+    async def one(it: Item, guidance: Guidance | None) -> Score:
         try:
             if metric == LABEL_METRIC:  # the passage's relevance to the question, YES/NO
                 return await aligned(relevance_label(
@@ -81,7 +84,8 @@ async def _judge_all(settings: LLMSettings, metric: str, items: Sequence[Item],
             advance(1)
 
     try:
-        scores = list(await asyncio.gather(*(one(it) for it in items)))
+        pairs = zip(items, guides, strict=True)
+        scores = list(await asyncio.gather(*(one(it, g) for it, g in pairs)))
     finally:
         await client.aclose()
     return scores, llm_summary(settings, client, counts)
@@ -267,7 +271,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
         s0 = repeat_settings(settings, trial, 0)
         fitted: dict[str, int] = {}
 
-        def judge(some: Sequence[Item], g: Guidance) -> list[Score]:
+        def judge(some: Sequence[Item], g: Sequence[Guidance]) -> list[Score]:
             scores, llm_of = run_sync(_judge_all(s0, metric, some, advance, g))
             for key in ("alignment_cut_to_fit", "alignment_examples_shortened",
                         "alignment_examples_dropped"):
