@@ -143,9 +143,14 @@ def _ran(span: Span) -> Call:
     args, raw = (None, None) if given is None else parse_arguments(given)
     text = None if result is None or error is not None else (
         result if isinstance(result, str) else json.dumps(result, ensure_ascii=False))
-    name = a.get("tool.name") or a.get("gen_ai.tool.name") or span.name
-    return Call(str(name), args, None if cid in (None, "") else str(cid), raw, text, error,
+    return Call(tool_name(span), args, None if cid in (None, "") else str(cid), raw, text, error,
                 _seconds(span), asked=False, ran=True)
+
+
+def tool_name(span: Span) -> str:
+    """The tool a tool span ran (``tool.name``, ``gen_ai.tool.name``, else its name)."""
+    a = span.attributes
+    return str(a.get("tool.name") or a.get("gen_ai.tool.name") or span.name)
 
 
 def _agent(trace: Trace, span: Span, agents: Mapping[str, Span]) -> str | None:

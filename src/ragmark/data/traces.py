@@ -78,6 +78,7 @@ from ragmark.data.trace_steps import (
     said,
     span_cost,
     span_tokens,
+    tool_name,
     trajectory_of_trace,
 )
 from ragmark.data.trajectories import searched
@@ -206,6 +207,9 @@ def feedback_of(trace: Trace, keys: TraceKeys) -> float | None:
 def _facts(trace: Trace, root: Span, keys: TraceKeys, lenient: Leniency) -> dict[str, float]:
     facts = _usage(trace)
     retrieval = covered([s for s in trace.spans if s.kind in DOCUMENTS])
+    if retrieval is None:  # an agent's search tool (--search-tool) is its retrieval
+        retrieval = covered([s for s in trace.spans
+                             if s.kind == "TOOL" and tool_name(s) in keys.search_tools])
     generation = covered([s for s in trace.spans
                           if s.kind == "LLM" and not trace.in_retrieval(s)])
     if retrieval is not None:

@@ -359,8 +359,9 @@ def searched(output: Output, tools: Collection[str]) -> Output:
     """``output`` with the calls of its search tools (``--search-tool``) as its
     retrieval: each call a hop (named by its tool; its query is in the trajectory) of
     the documents its result lists (:func:`documents_of`), the contexts the hops' in
-    call order. Unchanged
-    when it has no trajectory or none of its calls is to one of ``tools``."""
+    call order; their seconds, when every call gives them, its ``retrieval_latency_s``
+    (a trace's covered search spans come first). Unchanged when it has no trajectory or
+    none of its calls is to one of ``tools``."""
     if output.trajectory is None or not tools:
         return output
     calls = [c for c in output.trajectory.calls() if c.name in tools]
@@ -372,4 +373,8 @@ def searched(output: Output, tools: Collection[str]) -> Output:
         docs = documents_of(c.result)
         hops.append((c.name, len(docs)))
         contexts += docs
-    return replace(output, contexts=tuple(contexts), hops=tuple(hops))
+    facts = output.facts
+    took = [c.latency_s for c in calls]
+    if "retrieval_latency_s" not in facts and all(t is not None for t in took):
+        facts = {**facts, "retrieval_latency_s": sum(took)}  # type: ignore[arg-type]
+    return replace(output, contexts=tuple(contexts), hops=tuple(hops), facts=facts)

@@ -19,7 +19,8 @@ from ragmark.case import Case, reading
 from ragmark.types import MetricSpec, Score, lower_better, spec
 
 FACTS = {
-    "retrieval_latency_s": "seconds spent retrieving (the retriever and reranker spans)",
+    "retrieval_latency_s": ("seconds spent retrieving (the retriever and reranker "
+                            "spans, else the --search-tool calls)"),
     "generation_latency_s": "seconds spent generating (the LLM spans)",
     "tokens": "tokens the LLM calls used (prompt and completion)",
     "cost_usd": "the LLM calls' cost as recorded, in US dollars",

@@ -305,3 +305,62 @@ def test_two_exports_of_the_same_questions_are_one_dataset_with_an_id_attribute(
     c, d = export(False), export(False)
     assert c.samples[0].id != d.samples[0].id  # two trace ids
     assert dataset_hash(c) != dataset_hash(d)
+
+
+def _searching_agent():
+    """Issue 61 item 21: an agent (no retriever span) whose ``search`` tool ran over
+    0.1-0.4 s and 0.3-0.6 s (overlapping: 0.5 s), a ``calculator`` over 0.7-0.9 s, and
+    its model over 0.0-0.1 s and 0.9-1.0 s."""
+    tracer, exporter = recorder()
+    root = tracer.start_span("agent", start_time=T0)
+    root.set_attribute(KIND, "AGENT")
+    root.set_attribute("input.value", "What does BM25 rank?")
+    root.set_attribute("output.value", "Documents.")
+    for start, end in ((0, S // 10), (9 * S // 10, S)):
+        _span(tracer, "llm", root, start, end, {
+            KIND: "LLM", "llm.output_messages.0.message.content": "Documents."})
+    for i, (start, end) in enumerate(((S // 10, 4 * S // 10), (3 * S // 10, 6 * S // 10))):
+        _span(tracer, "search", root, start, end, {
+            KIND: "TOOL", "tool.name": "search", "input.value": f'{{"query": "q{i}"}}',
+            "output.value": json.dumps([{"id": f"d{i}", "text": P1}])})
+    _span(tracer, "calculator", root, 7 * S // 10, 9 * S // 10, {
+        KIND: "TOOL", "tool.name": "calculator", "input.value": '{"x": "1+1"}',
+        "output.value": "2"})
+    root.end(end_time=T0 + S)
+    return exporter.get_finished_spans()
+
+
+def test_a_search_tools_spans_are_the_retrieval_latency(tmp_path):
+    path = tmp_path / "agent.json"
+    path.write_text(json.dumps(otlp_json(_searching_agent())), encoding="utf-8")
+    (out,) = load_traces(path, Leniency(), TraceKeys(search_tools=("search",))
+                         ).outputs.values()
+    assert [c.id for c in out.contexts] == ["d0", "d1"]
+    assert out.facts["retrieval_latency_s"] == pytest.approx(0.5)  # not 0.6, not 0.7
+    (plain,) = load_traces(path, Leniency()).outputs.values()
+    assert "retrieval_latency_s" not in plain.facts  # no search tool named: not recorded
+
+
+def test_a_logged_agents_search_calls_give_the_retrieval_latency(tmp_path, capsys):
+    """A log's search calls with their ``latency_s`` (0.25 + 0.5 s): 0.75 s of retrieval;
+    a question whose one search gives no time has the metric missing, not 0."""
+    timed = [{"name": "search", "arguments": {"query": "a"}, "latency_s": 0.25,
+              "result": json.dumps([{"id": "d1", "text": P1}])},
+             {"name": "calculator", "arguments": {"x": "1"}, "latency_s": 9, "result": "1"},
+             {"name": "search", "arguments": {"query": "b"}, "latency_s": 0.5,
+              "result": json.dumps([{"id": "d2", "text": P2}])}]
+    rows = [{"id": "q1", "question": "What does BM25 rank?", "answer": "Documents.",
+             "tool_calls": timed},
+            {"id": "q2", "question": "What does a reranker do?", "answer": "Reorders.",
+             "tool_calls": [{"name": "search", "arguments": {"query": "c"},
+                             "result": json.dumps([{"id": "d2", "text": P2}])}]}]
+    log = tmp_path / "agent.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--search-tool", "search",
+                            "--metrics", "retrieval_latency_s", "--output", str(out),
+                            "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert data["per_query"]["q1"]["retrieval_latency_s"] == pytest.approx(0.75)
+    assert data["per_query"]["q2"].get("retrieval_latency_s") is None
