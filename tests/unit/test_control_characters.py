@@ -75,3 +75,80 @@ def test_an_error_quoting_a_files_value_shows_it_visibly(tmp_path, capsys):
                              capsys)
     assert code == 2 and "tool_args_match" in err
     assert raw(out + err) == [] and "exact\\u001b[31mRED" in err
+
+
+def _hostile_judge(body):
+    """A judge endpoint whose replies carry the codes: a rating with a hostile reason for
+    most, a hostile non-answer (its failure quoted back) for a question naming 'Third',
+    and a hostile pairwise reason for a duel."""
+    from support.fake_llm_server import chat_reply
+
+    user = body["messages"][-1]["content"]
+    if "first_answer" in user:
+        return chat_reply(json.dumps({"better": "first", "reason": f"why{E}"}))
+    if "Third" in json.dumps(body):
+        return chat_reply(f"no idea{E}")
+    return chat_reply(json.dumps({"rating": 5, "reason": f"fine{E}"}))
+
+
+def test_the_other_commands_fed_them_print_none_raw(tmp_path, logged, server, capsys):
+    """judge-eval, monitor, duel, compare, label, annotate --status and --export, each fed
+    the codes in its own inputs and in an endpoint's replies."""
+    from support.annotate_data import results_file
+
+    from ragmark.annotate import store
+    from ragmark.annotate.store import Label
+    from ragmark.demo import demo_path
+    from ragmark.plan.annotate import AnnotateRequest, plan_annotate
+
+    server.rule = _hostile_judge
+    llm = ["--llm-base-url", server.url, "--llm-model", "test-model"]
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(
+        {"id": f"i{k}{E}", "question": f"{w} question{E}?", "context": f"ctx{E}",
+         "answer": f"ans{E}", "label": k % 2}) + "\n"
+        for k, w in enumerate(("First", "Second", "Third", "Fourth"))))
+    a = results_file(tmp_path)
+    data = json.loads(a.read_text())
+    for q in data["queries"]:
+        q["answer"], q["question"] = f"{q['answer']}{E}", f"{q['question']}{E}"
+    a.write_text(json.dumps(data))
+    data["config"]["name"] = f"other{E}"
+    for q in data["queries"][:6]:
+        q["answer"] = f"No idea{E}."
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(data))
+    plan = plan_annotate(AnnotateRequest(source=a, store=tmp_path / "l.sqlite",
+                                         token="t"))
+    assert plan.queue is not None
+    store.create_queue(plan.store, plan.queue, plan.items)
+    first = str(plan.items[0]["id"])
+    store.put_label(plan.store, Label(plan.queue.name, first, f"ann{E}", 1.0, f"n{E}", ""))
+    other = tmp_path / "other.jsonl"
+    other.write_text(logged.read_text())
+    said: dict[str, str] = {}
+    for name, args in {
+        "judge-eval": ["judge-eval", str(items), "--metric", "answer_relevance",
+                       "--label-map", "1=unsupported,0=supported", "--output",
+                       str(tmp_path / "je.json"), *llm],
+        "monitor": ["monitor", str(logged), "--judge-metrics", "none"],
+        "duel": ["duel", str(a), str(b), "--output", str(tmp_path / "duel.json"),
+                 "--resamples", "200", *llm],
+        "compare": ["compare", "--dataset", str(logged), "--outputs", str(logged),
+                    "--outputs", str(other),
+                    "--no-history", "--output", str(tmp_path / "c.json")],
+        "label": ["label", "--dataset", str(demo_path() / "questions.json"), "--corpus",
+                  str(demo_path() / "corpus"), "--configs", "sparse", "--top-k", "2",
+                  "--output", str(tmp_path / "labels.json"), *llm],
+        "annotate status": ["annotate", "--status", "--store", str(plan.store)],
+        "annotate export": ["annotate", "--store", str(plan.store), "--queue",
+                            plan.queue.name, "--export", str(tmp_path / "x.csv")],
+    }.items():
+        code, out, err = run_cli(args, capsys)
+        assert code in (0, 1), (name, err)
+        said[name] = out + err
+    for name, text in said.items():
+        assert raw(text) == [], (name, raw(text))
+    assert "ann␛[31mRED" in said["annotate status"]  # shown, not dropped
+    assert "other␛[31mRED" in said["duel"] and "(1 items without a verdict" in said[
+        "judge-eval"]
