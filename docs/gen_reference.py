@@ -26,7 +26,8 @@ def metrics_page() -> str:
     for s in catalogue().values():
         default = ", ".join("—" if k is None else f"@{k}" for k in s.default) or "asked for"
         summary = s.summary.replace("|", "\\|")
-        reads = ", ".join(f"`{p.name}`" for p in s.params) or "—"
+        reads = ", ".join([*(f"`{s.name}({p.name}=…)`" for p in s.options),
+                           *(f"`{p.name}`" for p in s.params)]) or "—"
         lines.append(f"| `{s.name}` | {s.kind} | {summary} | {', '.join(s.needs) or '—'} "
                      f"| {s.better} | {CUTOFF.get(s.cutoff, s.cutoff)} | {default} "
                      f"| {reads} |")

@@ -80,12 +80,16 @@ class Output:
         return cls(answer=None, contexts=(), latency_s=latency_s, error=error,
                    shape_error=shape, details=MappingProxyType(details))
 
+    def trajectory_json(self) -> list[dict[str, Any]] | None:
+        """Its trajectory as the results hold it, when it has one."""
+        return None if self.trajectory is None else self.trajectory.to_json()
+
     def recorded(self) -> dict[str, Any]:
-        """What the results keep of this output beyond its answer, contexts and hops: by
-        name, each a JSON value, written with the question's details and read back as
-        they were (a field a source adds that the results should keep says so here, or
-        in its subclass's ``recorded``): the trajectory."""
-        return {} if self.trajectory is None else {"trajectory": self.trajectory.to_json()}
+        """What the results keep of this output beyond what ragmark reads, by name, each
+        a JSON value: written under the question's ``recorded`` (with the fields its
+        data set item gave) and read back as it was. A source whose outputs carry a
+        field of their own says so here, in its subclass; none by default."""
+        return {}
 
 
 @dataclass(frozen=True, slots=True)

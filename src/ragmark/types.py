@@ -354,6 +354,10 @@ class MetricSpec:
     """The run's parameters it reads (besides its cutoff), typed: each a field of
     :class:`ragmark.case.Params`, the case's values of them (``combined_score``:
     ``alpha``)."""
+    options: tuple[Param, ...] = ()
+    """The options its name takes (``rbp(p=0.8)@10``: ``p``), typed, with defaults: part
+    of the metric's identity (two values of ``p`` are two metrics), given to
+    ``compute`` by keyword (:mod:`ragmark.metrics.metric_name`)."""
 
     def __post_init__(self) -> None:
         """The kind and the cutoff rule as their enums (a plugin may give the words): a

@@ -83,7 +83,8 @@ def test_a_field_a_source_adds_reaches_every_metric_and_judge_on_one_case(server
     assert [q.recorded for q in report.queries] == [{"steps": []}, {"steps": ["step 0"]},
                                                      {"steps": ["step 0", "step 1"]}]
     written = json.loads(json.dumps(run_to_json(report, include_details=True)))
-    assert [q["steps"] for q in written["queries"]] == [[], ["step 0"], ["step 0", "step 1"]]
+    assert [q["recorded"]["steps"] for q in written["queries"]] == [
+        [], ["step 0"], ["step 0", "step 1"]]  # under the source's key, not beside ragmark's
     back = run_from_json(written)
     assert [q.recorded for q in back.queries] == [q.recorded for q in report.queries]
     assert "queries" not in run_to_json(report)  # details only with --include-details

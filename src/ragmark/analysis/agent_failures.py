@@ -51,8 +51,7 @@ def trajectory_and_expected(q: QueryRecord) -> tuple[Trajectory | None, Expected
     from ragmark.data.files import Where
     from ragmark.data.trajectories import expected_of
 
-    steps = q.recorded.get("trajectory")
-    trajectory = Trajectory.from_json(steps) if isinstance(steps, list) else None
+    trajectory = None if q.trajectory is None else Trajectory.from_json(q.trajectory)
     truth = q.ground_truth if q.ground_truth is not None else {}
     expected = expected_of(truth, Where("results", item=q.id)) if isinstance(
         truth, dict) else None

@@ -94,10 +94,9 @@ def step_lines(steps: Sequence[Mapping[str, Any]]) -> list[str]:
 def trajectory_section(q: QueryRecord) -> tuple[str, list[str]] | None:
     """The heading (steps, calls, tokens, time, cost) and a line a step; None without a
     trajectory."""
-    steps = q.recorded.get("trajectory")
-    if not isinstance(steps, list):
+    if q.trajectory is None:
         return None
-    t = Trajectory.from_json(steps)
+    t = Trajectory.from_json(q.trajectory)
     n = Totals.of(t)
     parts = [_plural(n.steps, "step"), _plural(n.calls, "tool call")
              + (f", {n.failed} failed" if n.failed else "")]
@@ -115,8 +114,8 @@ def trajectories_summary(queries: Sequence[QueryRecord]) -> list[str]:
     """The agents' steps over a run, for the Markdown report: how many questions have a
     trajectory, and per trajectory the mean of its :class:`Totals` (each over the
     trajectories that recorded it)."""
-    rows = [Totals.of(Trajectory.from_json(steps)) for q in queries
-            if isinstance(steps := q.recorded.get("trajectory"), list)]
+    rows = [Totals.of(Trajectory.from_json(q.trajectory)) for q in queries
+            if q.trajectory is not None]
     if not rows:
         return []
     fields = ("steps", "turns", "calls", "failed", "tokens", "seconds", "cost_usd")

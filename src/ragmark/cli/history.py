@@ -14,6 +14,7 @@ from ragmark.analysis.gates import metric_name
 from ragmark.cli.app import cli, config_name_option, consoles, dry_run_option, history_option
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.metrics.names import read_name
 
 
 @cli.group("history", invoke_without_command=True)
@@ -248,7 +249,7 @@ def _depth_hint(path: Any, name: str | None) -> str:
 
     found = at_depths(path, name) if name else []
     if name and not found and current_name(name) != name:
-        return (f" Label runs call their {name.split('@')[0]} {current_name(name)}: try "
+        return (f" Label runs call their {read_name(name).name} {current_name(name)}: try "
                 f"--metric {current_name(name)}")
     if not found:
         return ""

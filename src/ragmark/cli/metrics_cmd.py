@@ -14,9 +14,9 @@ from ragmark.cli.shared import option
 @option("--json", "as_json", is_flag=True)
 def metrics_cmd(as_json: bool) -> None:
     """List every metric: name (with its cutoff rule), kind, what it needs, the cutoffs
-    it is computed at by default, its formula, and the config keys it reads (their type,
-    default and meaning). Plugins (the ``ragmark.metric`` entry-point group) are listed
-    too."""
+    it is computed at by default, its formula, the options its name takes
+    (``rbp(p=0.9)@10``) and the config keys it reads (their type, default and meaning).
+    Plugins (the ``ragmark.metric`` entry-point group) are listed too."""
     from ragmark.metrics.names import catalogue
 
     specs = list(catalogue().values())
@@ -26,7 +26,10 @@ def metrics_cmd(as_json: bool) -> None:
                                 "formula": s.summary, "label": s.label or s.name,
                                 "params": [{"name": p.name, "type": p.dtype.__name__,
                                             "default": p.default, "desc": p.desc}
-                                           for p in s.params]}
+                                           for p in s.params],
+                                "options": [{"name": p.name, "type": p.dtype.__name__,
+                                             "default": p.default, "desc": p.desc}
+                                            for p in s.options]}
                                for s in specs], indent=1))
         return
     for s in specs:
@@ -34,6 +37,9 @@ def metrics_cmd(as_json: bool) -> None:
         default = ", ".join("-" if k is None else f"@{k}" for k in s.default) or "asked for"
         click.echo(f"{s.name + suffix:<24} {s.kind:<9} needs {', '.join(s.needs) or '-'}; "
                    f"default: {default}\n{'':<24} {s.summary}")
+        for p in s.options:
+            click.echo(f"{'':<24} option {p.name} ({p.dtype.__name__}, default "
+                       f"{p.default!r}): {p.desc}; {s.name}({p.name}=...)")
         for p in s.params:
             click.echo(f"{'':<24} reads {p.name} ({p.dtype.__name__}, default "
                        f"{p.default!r}): {p.desc}")

@@ -19,6 +19,7 @@ from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.history.migrations import LATEST, migrate, version
+from ragmark.metrics.names import read_name
 from ragmark.results.model import Aggregate, RunReport
 from ragmark.sqlite import open_store
 from ragmark.types import Score
@@ -284,7 +285,7 @@ def aggregates(path: str | Path, run_id: int) -> dict[str, dict[str, Aggregate]]
 def at_depths(path: str | Path, metric: str) -> list[str]:
     """The recorded names of ``metric`` at a depth (``mrr`` -> ``mrr@10``, ``mrr@5``), the
     names a metric without a cutoff gets on ragmark's own ranking; most recorded first."""
-    if "@" in metric or not Path(path).is_file():
+    if read_name(metric).k is not None or not Path(path).is_file():
         return []
     with connect(path, create=False) as con:
         rows = con.execute("SELECT metric, COUNT(*) FROM aggregates WHERE metric LIKE ? "

@@ -20,7 +20,7 @@ def compute_all(j: Graded, metrics: Iterable[str | MetricName]) -> dict[str, np.
             raise UnknownComponentError(
                 f"{m} is an answer metric; evaluate() takes retrieval metrics only"
             )
-        out[str(m)] = m.spec.compute(j, m.k)  # type: ignore[misc]
+        out[str(m)] = m.spec.compute(j, m.k, **m.settings())  # type: ignore[misc]
     return out
 
 

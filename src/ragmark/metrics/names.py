@@ -9,7 +9,6 @@ returns a :class:`MetricName` whose ``str()`` is canonical. An unknown name rais
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -22,6 +21,16 @@ from ragmark.metrics import answer as am
 from ragmark.metrics import labels as lab
 from ragmark.metrics import production as prod
 from ragmark.metrics import retrieval as ret
+from ragmark.metrics.metric_name import (
+    NAME,
+    Option,
+    canonical,
+    check_options,
+    commas,
+    show,
+    split,
+    typed,
+)
 from ragmark.types import NEEDS, MetricSpec  # noqa: F401  (NEEDS, MetricSpec: names' API)
 
 _BUILTIN_SPECS = (*ret.SPECS, *am.SPECS, *ab.SPECS, *prod.SPECS, *ag.SPECS, *lab.SPECS)
@@ -72,25 +81,32 @@ def catalogue() -> dict[str, MetricSpec]:
 
 def register(spec: MetricSpec, *, plugin: bool = True) -> None:
     """Add a metric to the catalogue: the one door the built-ins and the plugins come
-    through; a name is there once. A plugin adds an answer metric, ``compute(case)``
-    (a :class:`~ragmark.case.Case`), or a judge, ``compute(client, case, counts)``, as
-    the built-ins declare theirs; an answer metric of the old form
-    ``compute(sample, answer, contexts)`` still works, adapted, with a
-    DeprecationWarning (registering the same one again is a no-op)."""
+    through; a name is there once. A plugin adds a retrieval metric,
+    ``compute(graded, k, **options)`` (:class:`~ragmark.metrics.graded.Graded`, per-query
+    values), an answer metric, ``compute(case, **options)`` (a
+    :class:`~ragmark.case.Case`), or a judge, ``compute(client, case, counts)``, as the
+    built-ins declare theirs, with the options its name takes (``spec.options``); an
+    answer metric of the old form ``compute(sample, answer, contexts)`` still works,
+    adapted, with a DeprecationWarning (registering the same one again is a no-op)."""
+    check_options(spec)
     if not plugin:
         if spec.name in SPECS:
             raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
         SPECS[spec.name] = spec
         return
-    if spec.kind not in ("answer", "judge") or spec.compute is None:
-        raise UnknownComponentError(f"metric plugin {spec.name!r}: only answer metrics "
-                                    "(compute(case)) and judges (compute(client, case, "
-                                    "counts)) with a compute function can be added")
+    if spec.kind not in ("retrieval", "answer", "judge") or spec.compute is None:
+        raise UnknownComponentError(f"metric plugin {spec.name!r}: only retrieval metrics "
+                                    "(compute(graded, k)), answer metrics (compute(case)) "
+                                    "and judges (compute(client, case, counts)) with a "
+                                    "compute function can be added")
+    if spec.kind == "judge" and spec.options:
+        raise UnknownComponentError(f"metric plugin {spec.name!r}: a judge's name takes "
+                                    "no options (give it a config key: spec.params)")
     if not _NAME.fullmatch(spec.name):
         raise UnknownComponentError(
             f"metric plugin {spec.name!r}: a metric's name is lower-case letters, digits and "
             "'_', starting with a letter or '_' (it is read back from --metrics, where "
-            "'@' and '.' give a cutoff and names are lower-cased)")
+            "'@' gives a cutoff, parentheses options, and names are lower-cased)")
     given = spec.compute
     if spec.name in SPECS and _PLUGINS.get(spec.name) is not given:
         raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
@@ -144,20 +160,24 @@ ALIASES = {
     "recall_k": "recall",
 }
 
-_PATTERN = re.compile(r"^\s*([a-z_][a-z0-9_]*?)(?:(?:@|_|\.)(\d+))?\s*$")
-_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+_NAME = NAME
 """What a metric's own name may be: what :func:`parse_metric` reads back whole."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class MetricName:
-    """A parsed metric: family name and optional cutoff. ``str()`` gives the canonical form."""
+    """A metric: its family ``name``, the ``options`` its name gives (those that differ
+    from the declared defaults, in declared order) and its cutoff ``k``. ``str()`` is
+    its canonical text."""
 
     name: str
     k: int | None = None
+    options: tuple[Option, ...] = ()
 
     def __str__(self) -> str:
-        return self.name if self.k is None else f"{self.name}@{self.k}"
+        opts = f"({','.join(f'{n}={show(v)}' for n, v in self.options)})" \
+            if self.options else ""
+        return f"{self.name}{opts}" + ("" if self.k is None else f"@{self.k}")
 
     @property
     def spec(self) -> MetricSpec:
@@ -167,6 +187,30 @@ class MetricName:
     @property
     def kind(self) -> str:
         return self.spec.kind
+
+    def settings(self) -> dict[str, Any]:
+        """Every option the metric declares, with this name's value or the default:
+        what its ``compute`` is given by keyword."""
+        return {p.name: p.default for p in self.spec.options} | dict(self.options)
+
+
+def read_name(text: str) -> MetricName:
+    """A name a results file, the history or a report holds, read back (never by
+    splitting on ``@``): as :func:`parse_metric` reads it when the catalogue knows it;
+    else its parts as written (a plugin's that is not installed now: options as text),
+    and a text not of a name's form is a family of its own.
+
+    >>> read_name("ndcg@10"), read_name("pairwise:overall").name
+    (MetricName(name='ndcg', k=10, options=()), 'pairwise:overall')
+    >>> read_name("rouge_9(n=2)@3")
+    MetricName(name='rouge_9', k=3, options=(('n', '2'),))
+    """
+    try:
+        return parse_metric(text)
+    except UnknownComponentError:
+        pass
+    parts = canonical(text)
+    return MetricName(text) if parts is None else MetricName(parts[0], parts[2], parts[1])
 
 
 def judge_metrics() -> tuple[str, ...]:
@@ -222,12 +266,15 @@ def known_metrics() -> str:
     parts = []
     for s in catalogue().values():
         suffix = {"required": "@k", "optional": "[@k]", "none": ""}[s.cutoff]
-        parts.append(s.name + suffix)
+        opts = f"[({','.join(f'{p.name}=' for p in s.options)})]" if s.options else ""
+        parts.append(s.name + opts + suffix)
     return ", ".join(parts)
 
 
 def parse_metric(text: str | MetricName) -> MetricName:
-    """Parse ``"ndcg@10"`` (or an alias) into a :class:`MetricName`.
+    """Parse ``"ndcg@10"``, ``"rbp(p=0.9)@10"`` (or an alias, in any case) into a
+    :class:`MetricName`: the family looked up in the catalogue, each option turned into
+    its declared type (:func:`~ragmark.metrics.metric_name.typed`).
 
     >>> str(parse_metric("P@5")), str(parse_metric("recip_rank")), str(parse_metric("NDCG_cut_10"))
     ('precision@5', 'mrr', 'ndcg@10')
@@ -242,10 +289,10 @@ def parse_metric(text: str | MetricName) -> MetricName:
         if named.cutoff == "required":
             raise UnknownComponentError(f"metric {text!r} needs a cutoff, e.g. '{whole}@10'")
         return MetricName(whole, None)
-    m = _PATTERN.match(text.lower())
-    if m is None:
+    parts = split(text)
+    if parts is None:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
-    base, k_text = m.group(1), m.group(2)
+    base, given, k_text = parts
     base = ALIASES.get(base, base)
     spec = SPECS.get(base) or catalogue().get(base)
     if spec is None:
@@ -257,7 +304,7 @@ def parse_metric(text: str | MetricName) -> MetricName:
         raise UnknownComponentError(f"metric {text!r} takes no cutoff; use '{base}'")
     if k is not None and k < 1:
         raise UnknownComponentError(f"metric {text!r}: the cutoff must be at least 1")
-    return MetricName(base, k)
+    return MetricName(base, k, typed(spec, text.strip(), given))
 
 
 def groups() -> dict[str, tuple[str, ...]]:
@@ -277,8 +324,8 @@ def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:
     out: list[str | MetricName] = []
     for t in texts:
         key = t.strip().lower() if isinstance(t, str) else ""
-        base = _PATTERN.match(key)
-        if not key or (base is not None and ALIASES.get(b := base.group(1), b) in SPECS):
+        base = split(key)
+        if not key or (base is not None and ALIASES.get(b := base[0], b) in SPECS):
             out.append(t)
         else:
             out.extend(groups().get(key, (t,)))
@@ -289,7 +336,7 @@ def split_names(text: str | Iterable[str | MetricName]) -> list[str]:
     """The names of a comma-separated list (or of a list of names), stripped, blanks
     dropped: how every list of metric names a user gives is read (``--metrics``,
     ``--judge-metrics``, the gates' lists)."""
-    parts = text.split(",") if isinstance(text, str) else [str(t) for t in text]
+    parts = commas(text) if isinstance(text, str) else [str(t) for t in text]
     return [p.strip() for p in parts if p.strip()]
 
 

@@ -27,9 +27,10 @@ every passage in ranks 1..k failed, all values at k are missing (never 0).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ragmark.metrics.labels import SPECS
+from ragmark.metrics.names import read_name
 from ragmark.stats import kappa_of_table
 from ragmark.types import Score
 
@@ -103,8 +104,9 @@ def per_k_metrics(
 def current_name(key: str) -> str:
     """A label metric's key as label runs write it now: ``precision@3`` (an older label
     file's) is ``judged_precision@3``; any other key as it is."""
-    base, at, k = key.partition("@")
-    return f"{RENAMED[base]}@{k}" if at and base in RENAMED else key
+    m = read_name(key)
+    return str(replace(m, name=RENAMED[m.name])) if m.k is not None and m.name in RENAMED \
+        else key
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmark.llm.accounting import COMPONENTS
-from ragmark.metrics.names import catalogue
+from ragmark.metrics.names import catalogue, read_name
 from ragmark.results.model import (
     Aggregate,
     HopSummary,
@@ -24,9 +24,9 @@ from ragmark.results.model import (
 def label(name: str) -> str:
     """``ndcg@10`` -> ``nDCG@10``, from the metric catalogue; names it does not know stay
     as they are."""
-    base, at, k = name.partition("@")
+    base = read_name(name).name
     spec = catalogue().get(base)
-    return (spec.label or base) + at + k if spec is not None else name
+    return (spec.label or base) + name[len(base):] if spec is not None else name
 
 
 def _fmt(a: Aggregate) -> str:

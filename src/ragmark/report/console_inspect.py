@@ -5,6 +5,7 @@ questions with a count per kind. Every text is printed as it is, never as markup
 
 from __future__ import annotations
 
+import json
 import textwrap
 from typing import TYPE_CHECKING, Any
 
@@ -73,10 +74,23 @@ def print_query(res: Results, q: QueryRecord, out: Console) -> None:
             if len(text) > CONTEXT_CHARS:
                 text = text[:CONTEXT_CHARS].rsplit(" ", 1)[0] + f" … ({len(c)} characters)"
             _indented(out, f"[{i}] {text}")
+    _print_recorded(q, out)
     _print_blame(q, out)
     _print_judged(q, out)
     _print_pairwise(res, q, out)
     _print_metrics(res, q, out)
+
+
+def _print_recorded(q: QueryRecord, out: Console) -> None:
+    """The fields its source gave that ragmark does not read, each as JSON on a line."""
+    if not q.recorded:
+        return
+    _heading(out, f"Recorded by its source ({_n(len(q.recorded), 'field')})")
+    for k, v in q.recorded.items():
+        text = json.dumps(v, ensure_ascii=False)
+        if len(text) > CONTEXT_CHARS:
+            text = text[:CONTEXT_CHARS] + f" … ({len(text)} characters)"
+        _indented(out, f"{k}: {text}", hang=4)
 
 
 def _print_judged(q: QueryRecord, out: Console) -> None:

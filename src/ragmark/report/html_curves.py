@@ -8,6 +8,7 @@ from html import escape
 
 import numpy as np
 
+from ragmark.metrics.names import read_name
 from ragmark.report import svg
 from ragmark.report.html_common import View, num, numbers
 from ragmark.results.model import QueryRecord
@@ -27,8 +28,8 @@ def at_every_k(queries: Sequence[QueryRecord], names: Sequence[str] = CURVE_METR
 
     kept = [q for q in queries
             if any(s.value is not None for m, s in q.metrics.items()
-                   if m.split("@")[0] in ("recall", "ndcg", "hit", "mrr", "map",
-                                          "precision"))]
+                   if read_name(m).name in ("recall", "ndcg", "hit", "mrr", "map",
+                                            "precision"))]
     k_max = k_max or max((len(q.retrieved) for q in kept), default=0)
     if not kept or k_max == 0:
         return {}

@@ -15,7 +15,6 @@ from ragmark.matching import Matcher
 from ragmark.results import envelope
 from ragmark.results.comparison import Comparison, StatSettings, change_sentence
 from ragmark.results.model import (
-    QUERY_FIELDS,
     Aggregate,
     EmptyRankings,
     HopSummary,
@@ -90,7 +89,8 @@ def queries_json(report: RunReport) -> list[dict[str, Any]]:
             "metrics": {k: score_json(s) for k, s in q.metrics.items()},
             **({"hops": [h.to_json() for h in q.hops]} if q.hops else {}),
             **({"conversation": _with_answers(talk, answers)} if (talk := q.turn) else {}),
-            **{k: v for k, v in q.recorded.items() if k not in QUERY_FIELDS},
+            **({"trajectory": q.trajectory} if q.trajectory is not None else {}),
+            **({"recorded": dict(q.recorded)} if q.recorded else {}),
         })
     return out
 

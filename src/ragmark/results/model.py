@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmark.metrics.names import read_name
 from ragmark.types import Aggregate, Sample, Score
 
 """The report's ``llm`` block holds the judges' accounting at its top level and each of
@@ -93,10 +94,10 @@ class HopSummary:
 
 
 QUERY_FIELDS = frozenset({"id", "question", "ground_truth", "retrieved", "answer", "contexts",
-                          "metrics", "hops", "conversation"})
-"""The fields of a question's details ragmark writes itself; any other is what its
-source recorded (:attr:`QueryRecord.recorded`)."""
-
+                          "metrics", "hops", "conversation", "trajectory", "recorded"})
+"""The fields of a question's details, all ragmark's own: what its source gave beyond
+what ragmark reads is under ``recorded`` (:attr:`QueryRecord.recorded`), never beside
+them, so a source's field and a built-in one never meet."""
 
 @dataclass(frozen=True, slots=True)
 class QueryRecord:
@@ -116,9 +117,13 @@ class QueryRecord:
     """Its retrieval steps judged one by one, when its contexts came in steps."""
     conversation: dict[str, Any] | None = None
     """Without ``sample`` (a report read from a file): its place in a conversation."""
+    trajectory: list[dict[str, Any]] | None = None
+    """What the agent did, step by step (:meth:`ragmark.trajectory.Trajectory.to_json`),
+    when its source told it."""
     recorded: Mapping[str, Any] = field(default_factory=dict)
-    """What the source gave beyond the answer and contexts, kept by name as JSON
-    (:meth:`ragmark.case.Output.recorded`), written with the question's details."""
+    """The fields its source (the data set's item, the log's line, the trace's root)
+    gave that ragmark does not read, by name and as given: written under ``recorded``
+    with the question's details and read back unchanged."""
 
     @property
     def turn(self) -> dict[str, Any] | None:
@@ -270,8 +275,7 @@ class RunReport:
     def trajectories(self) -> dict[str, list[dict[str, Any]]]:
         """question id -> an agent's steps as the results hold them, for the questions
         that have a trajectory."""
-        return {q.id: steps for q in self.queries
-                if isinstance(steps := q.recorded.get("trajectory"), list)}
+        return {q.id: q.trajectory for q in self.queries if q.trajectory is not None}
 
     def key(self, name: str) -> str:
         """The name under which metric ``name`` was computed (``map`` -> ``map@10`` when
@@ -294,7 +298,7 @@ def failing_rule(metric: str) -> tuple[str, float] | None:
     says is better; None for a measure on its own scale."""
     from ragmark.metrics.names import catalogue
 
-    spec = catalogue().get(metric.split("@")[0])
+    spec = catalogue().get(read_name(metric).name)
     if spec is not None and not spec.bounded:
         return None
     return (">" if spec is not None and spec.better == "lower" else "<"), FAILING

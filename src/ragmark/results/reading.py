@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmark.data.files import Where, describe
-from ragmark.results.model import QUERY_FIELDS, HopRecord, QueryRecord, RetrievedRecord
+from ragmark.results.model import HopRecord, QueryRecord, RetrievedRecord
 from ragmark.types import Score
 
 
@@ -70,12 +70,13 @@ def query_of(file: str, i: int, q: Any) -> QueryRecord:
     hops = field_of(q, "hops", list, where, "hops", "a list", optional=True) or []
     talk = field_of(q, "conversation", dict, where, "conversation", "an object",
                     optional=True)
+    steps = field_of(q, "trajectory", list, where, "trajectory", "a list", optional=True)
+    recorded = field_of(q, "recorded", dict, where, "recorded", "an object", optional=True)
     return QueryRecord(qid, question, retrieved, answer,
                        {m: score_of(v, where, f"metrics.{m}") for m, v in metrics.items()},
                        list(contexts), ground_truth=truth,
                        hops=tuple(hop_of(h, where, f"hops[{j}]") for j, h in enumerate(hops)),
-                       conversation=talk,
-                       recorded={k: v for k, v in q.items() if k not in QUERY_FIELDS})
+                       conversation=talk, trajectory=steps, recorded=recorded or {})
 
 
 def hop_of(h: Any, where: Where, name: str) -> HopRecord:

@@ -83,9 +83,9 @@ def _answer_scores(case: Case, metrics: Sequence[MetricName]) -> dict[str, Score
     out = {}
     for m in metrics:
         if not case.sample.answerable and m.name in REFERENCED:
-            out[m.name] = Score.missing(UNANSWERABLE)  # nothing to compare it with
+            out[str(m)] = Score.missing(UNANSWERABLE)  # nothing to compare it with
         elif m.spec.compute is not None:
-            out[m.name] = m.spec.compute(case)
+            out[str(m)] = m.spec.compute(case, **m.settings())
     return out
 
 

@@ -4,6 +4,7 @@ whether the rankings are deep enough for their cutoffs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import LOGGED
@@ -154,7 +155,7 @@ def fit_to_depth(names: Sequence[MetricName], top_k: int
         if m in shallow:
             fitted.append(m)
             continue
-        at = MetricName(m.name, top_k)
+        at = replace(m, k=top_k)
         if at in shallow or at in fitted:
             changed[m] = None
         else:
@@ -187,7 +188,7 @@ def uncut_at(names: Sequence[MetricName], depth: int
     renamed: dict[MetricName, MetricName] = {}
     for m in names:
         if m.kind == "retrieval" and m.k is None:
-            renamed[m] = m = MetricName(m.name, depth)
+            renamed[m] = m = replace(m, k=depth)
         if m not in out:
             out.append(m)
     return out, renamed

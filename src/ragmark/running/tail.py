@@ -34,6 +34,7 @@ from ragmark.results.model import (
     conversation_summary,
 )
 from ragmark.results.nuggetizer_files import nuggets_hash
+from ragmark.results.source_fields import source_fields
 from ragmark.running.empty import empty_rankings
 from ragmark.running.scoring import (
     Matched,
@@ -126,7 +127,8 @@ def _records(samples: Sequence[Sample], got: _Scored, names: Sequence[MetricName
         records.append(QueryRecord(
             id=s.id, question=s.question, answer=got.answers[qi].answer_or_none, metrics=metrics,
             sample=s, contexts=list(p.contexts), hops=got.matched.hops[qi],
-            recorded=got.answers[qi].output.recorded(),
+            trajectory=got.answers[qi].output.trajectory_json(),
+            recorded=source_fields(s) | got.answers[qi].output.recorded(),
             retrieved=[RetrievedRecord(it.rank, it.id, it.doc_id,
                                        it.score if given is None else given.get(it.id),
                                        it.match.grade if it.match else 0,

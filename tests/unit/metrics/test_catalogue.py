@@ -86,8 +86,10 @@ def test_a_plugin_metric_joins_the_catalogue(monkeypatch, tmp_path, capsys):
         assert q["metrics"]["short_answer"]["value"] == (1.0 if words <= 20 else 0.0)
         assert q["metrics"]["short_answer_old"] == q["metrics"]["short_answer"]
     assert "Short answer" in stdout
-    with pytest.raises(Exception, match="only answer metrics"):
-        names.register(names.MetricSpec("bad", "retrieval", "none", "x"))
+    with pytest.raises(Exception, match="with a compute function"):
+        names.register(names.MetricSpec("bad", "retrieval", "none", "x"))  # no compute
+    with pytest.raises(Exception, match="only retrieval metrics"):
+        names.register(names.MetricSpec("bad", "aggregate", "none", "x", compute=len))
 
 
 def test_the_metrics_command_lists_the_catalogue(capsys):

@@ -22,6 +22,7 @@ from ragmark.results.codec import (
 )
 from ragmark.results.comparison import Comparison, StatSettings
 from ragmark.results.model import (
+    QUERY_FIELDS,
     Aggregate,
     EmptyRankings,
     QueryRecord,
@@ -36,6 +37,10 @@ finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 plain = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), finite, text)
 details = st.dictionaries(text.filter(lambda k: k not in ("value", "reason")), plain,
                           max_size=2)
+json_values = st.recursive(plain, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)), max_leaves=8)
+source_keys = st.one_of(text, st.sampled_from(sorted(QUERY_FIELDS)))
+"""A source's field names, the built-in ones among them: kept apart under ``recorded``."""
 names = st.sampled_from(["mrr@10", "recall@5", "faithfulness", "groundedness", "ndcg@10"])
 
 
@@ -59,7 +64,11 @@ def queries(draw, qid):
          "targets": st.dictionaries(text, st.integers(1, 3), max_size=2)})))
     return QueryRecord(qid, draw(text), retrieved, draw(st.one_of(st.none(), text)),
                        draw(st.dictionaries(names, scores(), max_size=3)),
-                       draw(st.lists(text, max_size=2)), ground_truth=truth)
+                       draw(st.lists(text, max_size=2)), ground_truth=truth,
+                       trajectory=draw(st.one_of(st.none(), st.lists(
+                           st.fixed_dictionaries({"kind": st.just("tool"),
+                                                  "name": text}), max_size=2))),
+                       recorded=draw(st.dictionaries(source_keys, json_values, max_size=4)))
 
 
 def aggregates():
@@ -257,3 +266,31 @@ def test_json_label_run_json_is_exact(run):
     again = label_from_json(written)
     assert _as_file(label_json(again)) == written
     assert list(again.configs) == list(run.configs) and again.top_k == run.top_k
+
+
+def test_a_sources_own_fields_are_kept_apart_and_read_back(tmp_path, capsys):
+    """Issue 62 item 3 (and 61 item 31): a log line's fields ragmark does not read —
+    ``metrics`` and ``trajectory`` among them, built-in names — are kept under
+    ``recorded`` as given, never mixed with ragmark's own, and shown by ``inspect``."""
+    log = tmp_path / "log.jsonl"
+    line = {"id": "q1", "question": "What is BM25?", "answer": "A ranking function.",
+            "contexts": [{"id": "d1", "text": "BM25 is a ranking function."}],
+            "latency_breakdown": {"retrieve_ms": 12, "generate_ms": 340},
+            "metrics": {"thumbs": 1}, "trajectory": "not an agent", "tier": None}
+    log.write_text(json.dumps(line) + "\n")
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--output", str(out),
+                            "--include-details", "--no-history", "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    (q,) = data["queries"]
+    assert q["recorded"] == {"latency_breakdown": {"retrieve_ms": 12, "generate_ms": 340},
+                             "metrics": {"thumbs": 1}, "trajectory": "not an agent",
+                             "tier": None}
+    assert "thumbs" not in q["metrics"] and "trajectory" not in q  # ragmark's own
+    (back,) = run_from_json(data, str(out)).queries
+    assert back.recorded == q["recorded"] and back.trajectory is None
+    code, text, _ = run_cli(["inspect", str(out), "q1"], capsys)
+    assert code == 0
+    assert 'latency_breakdown: {"retrieve_ms": 12, "generate_ms": 340}' in text
+    assert "Recorded by its source (4 fields)" in text
