@@ -76,8 +76,8 @@ def status_lines(counts: dict[str, dict[str, Any]]) -> list[str]:
 @click.option("--status", is_flag=True, help="Print each queue's counts per annotator and "
               "label, and exit.")
 @click.option("--export", metavar="FILE", help="Write the queue's labels (--queue) as a "
-              "review CSV (.csv; --human-labels and judge-eval read it) or JSONL (.jsonl; "
-              "judge-eval reads it), and exit.")
+              "review CSV (.csv, as --human-labels and `ragmark judge-eval` read it) or "
+              "JSONL (.jsonl, as `ragmark judge-eval` reads it), and exit.")
 @history_option
 @quiet_option
 def annotate_cmd(**flags: Any) -> None:

@@ -126,8 +126,11 @@ def data_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def quiet_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--quiet`` / ``-q``: no progress bars (the same flag on every command)."""
-    return click.option("--quiet", "-q", is_flag=True, help="No progress bars.")(f)
+    """``--quiet`` / ``-q``: no progress bars or status lines (the same flag on every
+    command); what the command reports still prints."""
+    return click.option("--quiet", "-q", is_flag=True,
+                        help="No progress bars or status lines (the report, warnings "
+                             "and errors still print).")(f)
 
 
 def trace_options(f: Callable[..., Any]) -> Callable[..., Any]:

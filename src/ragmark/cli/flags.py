@@ -31,6 +31,7 @@ def flags(group: click.Group) -> dict[str, dict[str, str]]:
     for name, cmd in commands(group).items():
         for p in cmd.params:
             if isinstance(p, click.Option) and not p.hidden:
+                text = p.help_in(name) if hasattr(p, "help_in") else p.help or ""
                 for flag in (*p.opts, *p.secondary_opts):
-                    out.setdefault(flag, {})[name] = p.help or ""
+                    out.setdefault(flag, {})[name] = text
     return dict(sorted(out.items()))

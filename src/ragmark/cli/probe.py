@@ -15,6 +15,7 @@ from ragmark.cli.app import (
     dry_run_option,
     history_options,
     language_option,
+    quiet_option,
 )
 from ragmark.cli.ci import request_of, start, work_options
 from ragmark.cli.llm_opts import llm_options
@@ -55,7 +56,7 @@ from ragmark.probe.attacks import ATTACKS, STYLES
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
 @option("--output", default="results/probe", show_default=True)
 @option("--allow-missing", is_flag=True)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+@quiet_option
 @dry_run_option
 @history_options
 @work_options
