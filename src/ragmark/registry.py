@@ -2,18 +2,19 @@
 
 A third-party package adds a component through an entry point in the group
 ``ragmark.<kind>`` (e.g. ``ragmark.retriever``) whose value is a factory
-``module:callable``. Entry points are discovered lazily, on the first lookup, never at
-import.
+``module:callable``, through the same door as the built-ins
+(:class:`ragmark.extensions.Door`). Entry points are discovered lazily, on the first
+lookup, never at import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from importlib import import_module
-from importlib.metadata import entry_points
 from typing import Any
 
 from ragmark.errors import UnknownComponentError
+from ragmark.extensions import Door
 
 Factory = Callable[..., Any]
 
@@ -59,31 +60,32 @@ _BUILTINS: dict[str, dict[str, str]] = {
 }
 
 
+def _built_ins(kind: str) -> Callable[[], Iterable[tuple[str, str]]]:
+    return lambda: _BUILTINS[kind].items()
+
+
+DOORS: dict[str, Door[str | Factory]] = {
+    kind: Door(f"ragmark.{kind}", _built_ins(kind), lazy=True, error=UnknownComponentError)
+    for kind in _BUILTINS}
+"""Each kind's door (:class:`ragmark.extensions.Door`): the built-ins above, then the
+packages' ``ragmark.<kind>`` entry points, each kept as ``module:attribute`` until used."""
+
+
 class Registry:
-    """Name -> factory for one kind of component."""
+    """Name -> factory for one kind of component, read through its door."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self._targets: dict[str, str | Factory] = dict(_BUILTINS.get(kind, {}))
-        self._plugins_loaded = False
+        self.door = DOORS[kind]
 
     def register(self, name: str, factory: str | Factory) -> None:
-        self._targets[name] = factory
-
-    def _load_plugins(self) -> None:
-        if self._plugins_loaded:
-            return
-        self._plugins_loaded = True
-        for ep in entry_points(group=f"ragmark.{self.kind}"):
-            self._targets.setdefault(ep.name, ep.value)
+        self.door.register(factory, name=name, source="registered")
 
     def names(self) -> list[str]:
-        self._load_plugins()
-        return sorted(self._targets)
+        return sorted(self.door.load())
 
     def factory(self, name: str) -> Factory:
-        self._load_plugins()
-        target = self._targets.get(name)
+        target = self.door.load().get(name)
         if target is None:
             raise UnknownComponentError(
                 f"unknown {self.kind} {name!r}; known: {', '.join(self.names())}"
@@ -91,7 +93,7 @@ class Registry:
         if isinstance(target, str):
             module, _, attr = target.partition(":")
             target = getattr(import_module(module), attr)
-            self._targets[name] = target
+            self.door.entries[name] = target
         return target
 
     def create(self, name: str, **params: Any) -> Any:
@@ -104,5 +106,6 @@ class Registry:
 
 
 def registry(kind: str) -> Registry:
-    """The registry of one kind (a fresh object; registrations made on it stay on it)."""
+    """The registry of one kind (a view of its door: what is registered on it is there
+    for every later lookup)."""
     return Registry(kind)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.doors import isolated
 from support.fake_llm_server import chat_reply
 
 from ragmark.case import Case, Context, Output, Params, earlier_turns
@@ -17,7 +18,7 @@ from ragmark.config import RunConfig
 from ragmark.data import load_dataset
 from ragmark.llm import LLMSettings
 from ragmark.metrics import names
-from ragmark.metrics.names import SPECS, MetricSpec
+from ragmark.metrics.names import MetricSpec, catalogue
 from ragmark.running.runner import run
 from ragmark.running.task import Task
 from ragmark.types import Sample, Score
@@ -57,7 +58,7 @@ def test_a_field_a_source_adds_reaches_every_metric_and_judge_on_one_case(server
         got = await client.chat([{"role": "user", "content": case.answer}])
         return Score(float(len(case.output.steps)) + float(got.text))  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(names, "SPECS", dict(names.catalogue()))
+    isolated(monkeypatch, names.METRICS)
     names.register(MetricSpec("steps", "answer", "none", "steps taken", needs=("answer",),
                               compute=steps_of))
     names.register(MetricSpec("judged_steps", "judge", "none", "steps taken, judged",
@@ -76,7 +77,8 @@ def test_a_field_a_source_adds_reaches_every_metric_and_judge_on_one_case(server
         assert case.contexts == ("a passage",) and case.params == Params(alpha=0.25)
         assert case.facts["latency_s"] == case.output.latency_s  # type: ignore[union-attr]
         assert case.no_answer is None
-    assert "steps" not in SPECS  # the plugins were added to a copy
+    monkeypatch.undo()
+    assert "steps" not in catalogue()  # the plugins were added to a copy
     # the results keep what the source recorded, written with the details, read back
     from ragmark.results.codec import run_from_json, run_to_json
 

@@ -1,9 +1,8 @@
-"""`ragmark plugins`: every way to extend ragmark, and the extensions installed."""
+"""`ragmark plugins`: every way to extend ragmark, and what each holds."""
 
 from __future__ import annotations
 
 import json
-from importlib.metadata import entry_points
 
 import click
 
@@ -15,18 +14,21 @@ from ragmark.cli.shared import option
 @option("--json", "as_json", is_flag=True)
 def plugins_cmd(as_json: bool) -> None:
     """List every extension point (its entry-point group, what an entry point names and
-    the door it comes through) with the installed packages' entry points in it."""
-    from ragmark.extensions import POINTS
+    the door it comes through) with what its door holds: the built-ins and what the
+    installed packages added (each loaded through the door, as a run would)."""
+    from ragmark.extensions import POINTS, door_of
 
-    found = {p.group: sorted((ep.name, ep.value) for ep in entry_points(group=p.group))
-             for p in POINTS}
+    doors = {p.group: door_of(p) for p in POINTS}
     if as_json:
         click.echo(json.dumps([{"group": p.group, "takes": p.takes, "door": p.door,
-                                "built_ins": p.built_ins,
-                                "installed": [{"name": n, "value": v}
-                                              for n, v in found[p.group]]}
+                                "built_ins": doors[p.group].built_ins(),
+                                "installed": [{"name": n, "value": v} for n, v in sorted(
+                                    doors[p.group].packages.values())]}
                                for p in POINTS], indent=1))
         return
     for p in POINTS:
-        installed = ", ".join(f"{n} ({v})" for n, v in found[p.group]) or "none installed"
-        click.echo(f"{p.group}: {installed}\n  takes {p.takes}\n  built-ins: {p.built_ins}")
+        door = doors[p.group]
+        installed = ", ".join(f"{n} ({v})" for n, v in sorted(door.packages.values())) \
+            or "none installed"
+        click.echo(f"{p.group}: {installed}\n  takes {p.takes}\n  built-ins: "
+                   f"{', '.join(door.built_ins())}")

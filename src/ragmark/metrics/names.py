@@ -15,6 +15,7 @@ from typing import Any
 
 from ragmark.case import Case
 from ragmark.errors import UnknownComponentError
+from ragmark.extensions import BUILT_IN, Door
 from ragmark.metrics import abstention as ab
 from ragmark.metrics import agent as ag
 from ragmark.metrics import answer as am
@@ -43,57 +44,22 @@ code: the retrieval metrics in :mod:`ragmark.metrics.retrieval`, the answer metr
 :mod:`ragmark.judges`, join on first use of :func:`catalogue` (they bring the LLM
 stack; parsing ``ndcg@10`` does not need it)."""
 
-SPECS: dict[str, MetricSpec] = {}
-"""The metrics registered so far, in the order the defaults are computed and reported:
-the built-ins (at import), then the judges and the plugins (the ``ragmark.metric``
-entry-point group) on first use of :func:`catalogue`, each through :func:`register`.
-Read the whole catalogue with :func:`catalogue`."""
-_plugins_loaded = False
-_judges_loaded = False
+def _judges() -> Iterable[tuple[str, MetricSpec]]:
+    from ragmark.judges import specs as judge_specs
+
+    return ((j.name, j) for j in judge_specs())
 
 
-def catalogue() -> dict[str, MetricSpec]:
-    """Every metric: the built-ins, the judge metrics, and those plugins add through the
-    ``ragmark.metric`` entry-point group (each a :class:`MetricSpec` of kind ``answer``
-    with ``compute``, or a callable returning one); the judges and plugins are loaded
-    once, on first use, never at import."""
-    global _plugins_loaded, _judges_loaded
-    if not _judges_loaded:
-        _judges_loaded = True
-        from ragmark.judges import specs as judge_specs
-
-        for judge in judge_specs():
-            register(judge, plugin=False)
-    if not _plugins_loaded:
-        _plugins_loaded = True
-        from importlib.metadata import entry_points
-
-        for ep in entry_points(group="ragmark.metric"):
-            try:
-                spec = ep.load()
-                spec = spec() if not isinstance(spec, MetricSpec) else spec
-            except Exception as e:  # a broken plugin must not break every command
-                raise UnknownComponentError(
-                    f"metric plugin {ep.name!r} ({ep.value}) cannot be loaded: {e}") from None
-            register(spec)
-    return SPECS
-
-
-def register(spec: MetricSpec, *, plugin: bool = True) -> None:
-    """Add a metric to the catalogue: the one door the built-ins and the plugins come
-    through; a name is there once. A plugin adds a retrieval metric,
-    ``compute(graded, k, **options)`` (:class:`~ragmark.metrics.graded.Graded`, per-query
-    values), an answer metric, ``compute(case, **options)`` (a
-    :class:`~ragmark.case.Case`), or a judge, ``compute(client, case, counts)``, as the
-    built-ins declare theirs, with the options its name takes (``spec.options``); an
-    answer metric of the old form ``compute(sample, answer, contexts)`` still works,
-    adapted, with a DeprecationWarning (registering the same one again is a no-op)."""
+def _admit(spec: Any, plugin: bool) -> MetricSpec:
+    """A metric as the catalogue holds it: a package's spec (or the callable returning
+    one) checked as :func:`register` says, an old-form answer metric adapted."""
+    if plugin and not isinstance(spec, MetricSpec) and callable(spec):
+        spec = spec()
+    if not isinstance(spec, MetricSpec):
+        raise UnknownComponentError(f"a metric plugin must give a MetricSpec, got {spec!r}")
     check_options(spec)
     if not plugin:
-        if spec.name in SPECS:
-            raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
-        SPECS[spec.name] = spec
-        return
+        return spec
     if spec.kind not in ("retrieval", "answer", "judge") or spec.compute is None:
         raise UnknownComponentError(f"metric plugin {spec.name!r}: only retrieval metrics "
                                     "(compute(graded, k)), answer metrics (compute(case)) "
@@ -107,12 +73,36 @@ def register(spec: MetricSpec, *, plugin: bool = True) -> None:
             f"metric plugin {spec.name!r}: a metric's name is lower-case letters, digits and "
             "'_', starting with a letter or '_' (it is read back from --metrics, where "
             "'@' gives a cutoff, parentheses options, and names are lower-cased)")
-    given = spec.compute
-    if spec.name in SPECS and _PLUGINS.get(spec.name) is not given:
-        raise UnknownComponentError(f"metric {spec.name!r} is already in the catalogue")
-    _PLUGINS[spec.name] = given
-    SPECS[spec.name] = replace(spec, compute=_adapted(spec.name, given)) if (
-        spec.kind == "answer" and _positional(given) == 3) else spec
+    return replace(spec, compute=_adapted(spec.name, spec.compute)) if (
+        spec.kind == "answer" and _positional(spec.compute) == 3) else spec
+
+
+METRICS: Door[MetricSpec] = Door("ragmark.metric", _judges, admit=_admit,
+                                 name_of=lambda s: s.name, error=UnknownComponentError)
+"""The metric catalogue's door (:class:`ragmark.extensions.Door`): the built-ins (at
+import), then, on first use of :func:`catalogue`, the judges and the packages'
+(``ragmark.metric`` entry points), in the order the defaults are computed and
+reported."""
+
+def catalogue() -> dict[str, MetricSpec]:
+    """Every metric: the built-ins, the judge metrics, and those packages add through the
+    ``ragmark.metric`` entry-point group (each a :class:`MetricSpec`, or a callable
+    returning one); the judges and packages are loaded once, on first use, never at
+    import."""
+    return METRICS.load()
+
+
+def register(spec: MetricSpec, *, plugin: bool = True) -> None:
+    """Add a metric to the catalogue (:data:`METRICS`): the one door the built-ins and
+    the plugins come through; a name is there once (the same spec again is a no-op). A
+    plugin adds a retrieval metric, ``compute(graded, k, **options)``
+    (:class:`~ragmark.metrics.graded.Graded`, per-query values), an answer metric,
+    ``compute(case, **options)`` (a :class:`~ragmark.case.Case`), or a judge,
+    ``compute(client, case, counts)``, as the built-ins declare theirs, with the options
+    its name takes (``spec.options``); an answer metric of the old form
+    ``compute(sample, answer, contexts)`` still works, adapted, with a
+    DeprecationWarning."""
+    METRICS.register(spec, source="registered" if plugin else BUILT_IN)
 
 
 def _positional(fn: Callable[..., Any]) -> int:
@@ -142,11 +132,8 @@ def _adapted(name: str, given: Callable[..., Any]) -> Callable[[Case], Any]:
     return compute
 
 
-_PLUGINS: dict[str, Callable[..., Any]] = {}
-"""A plugin metric's own compute function, by name (registering it again is a no-op)."""
-
 for _spec in _BUILTIN_SPECS:
-    register(_spec, plugin=False)
+    METRICS.register(_spec)
 
 
 ALIASES = {
@@ -181,7 +168,7 @@ class MetricName:
 
     @property
     def spec(self) -> MetricSpec:
-        found = SPECS.get(self.name)  # a built-in without loading the judges
+        found = METRICS.entries.get(self.name)  # a built-in without loading the judges
         return found if found is not None else catalogue()[self.name]
 
     @property
@@ -284,7 +271,8 @@ def parse_metric(text: str | MetricName) -> MetricName:
     if not isinstance(text, str):
         raise UnknownComponentError(f"a metric name must be a string, got {text!r}")
     whole = text.strip().lower()
-    named = SPECS.get(whole) or (catalogue().get(whole) if _NAME.fullmatch(whole) else None)
+    named = METRICS.entries.get(whole) or (catalogue().get(whole) if _NAME.fullmatch(whole)
+                                           else None)
     if named is not None:  # a name ending in _2 is its own before it is a cutoff
         if named.cutoff == "required":
             raise UnknownComponentError(f"metric {text!r} needs a cutoff, e.g. '{whole}@10'")
@@ -294,7 +282,7 @@ def parse_metric(text: str | MetricName) -> MetricName:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
     base, given, k_text = parts
     base = ALIASES.get(base, base)
-    spec = SPECS.get(base) or catalogue().get(base)
+    spec = METRICS.entries.get(base) or catalogue().get(base)
     if spec is None:
         raise UnknownComponentError(f"unknown metric {text!r}; known: {known_metrics()}")
     k = int(k_text) if k_text is not None else None
@@ -325,7 +313,7 @@ def expand_groups(texts: Iterable[str | MetricName]) -> list[str | MetricName]:
     for t in texts:
         key = t.strip().lower() if isinstance(t, str) else ""
         base = split(key)
-        if not key or (base is not None and ALIASES.get(b := base[0], b) in SPECS):
+        if not key or (base is not None and ALIASES.get(b := base[0], b) in METRICS.entries):
             out.append(t)
         else:
             out.extend(groups().get(key, (t,)))

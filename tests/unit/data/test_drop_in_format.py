@@ -10,6 +10,7 @@ import sys
 
 import pytest
 from support.cli import run_cli
+from support.doors import isolated
 
 import ragmark.data.formats as formats
 
@@ -48,9 +49,8 @@ def _drop(tmp_path, monkeypatch, name: str, text: str) -> None:
     folder = tmp_path / "more_formats"
     folder.mkdir()
     (folder / f"{name}.py").write_text(text)
+    isolated(monkeypatch, formats.FORMATS, reload=True)
     monkeypatch.setattr(formats, "__path__", [*formats.__path__, str(folder)])
-    monkeypatch.setattr(formats, "_FORMATS", {})
-    monkeypatch.setattr(formats, "_loaded", False)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import run_cli
+from support.doors import isolated
 
 from ragmark.data import load_dataset
 from ragmark.data.leniency import Leniency
@@ -283,9 +284,7 @@ def test_a_packages_format_cannot_take_over_ragmarks_own_rows(tmp_path, capsys, 
     from ragmark.data import formats
     from ragmark.data.foreign import item_of, with_logged
 
-    formats.formats()  # the built-ins loaded first
-    monkeypatch.setattr(formats, "_FORMATS", dict(formats._FORMATS))
-    monkeypatch.setattr(formats, "_PLUGINS", set())
+    isolated(monkeypatch, formats.FORMATS)
 
     def row(r, where, lenient):
         return with_logged(item_of(fmt, r, where, "question", None, None), r, where,
@@ -295,7 +294,6 @@ def test_a_packages_format_cannot_take_over_ragmarks_own_rows(tmp_path, capsys, 
                             lambda keys: {"question", "answer"} <= keys, row,
                             lambda items, model: items, suffix=".csv", reads=(".csv",))
     formats.register(fmt)
-    formats._PLUGINS.add("csvlog")
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({"id": "q1", "question": QUESTIONS[0], "answer": "tf-idf",
                                "contexts": [P1]}) + "\n")
@@ -304,7 +302,6 @@ def test_a_packages_format_cannot_take_over_ragmarks_own_rows(tmp_path, capsys, 
                                lambda keys: "question" in keys, row,
                                lambda items, model: items)
     formats.register(greedy)
-    formats._PLUGINS.add("greedy")
     code, _, err = run_cli(["run", "--outputs", str(log), "--no-history", "--quiet"], capsys)
     assert code == 2 and "Traceback" not in err
     assert ("log.jsonl: the rows' fields fit several input formats (ragmark's own, greedy): "

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from support.cli import run_cli
+from support.doors import isolated
 
 import ragmark.judges
 from ragmark.metrics import names
@@ -38,10 +39,8 @@ def dropped(tmp_path, monkeypatch):
     folder = tmp_path / "more_judges"
     folder.mkdir()
     (folder / "brevity.py").write_text(MODULE)
+    isolated(monkeypatch, names.METRICS, lambda n, s: s.kind != "judge", reload=True)
     monkeypatch.setattr(ragmark.judges, "__path__", [*ragmark.judges.__path__, str(folder)])
-    monkeypatch.setattr(names, "SPECS", {n: s for n, s in names.SPECS.items()
-                                         if s.kind != "judge"})
-    monkeypatch.setattr(names, "_judges_loaded", False)
     yield
     sys.modules.pop("ragmark.judges.brevity", None)
 

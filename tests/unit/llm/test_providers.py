@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from support.doors import isolated
 
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMClient, LLMSettings
@@ -42,8 +43,8 @@ def test_the_built_in_providers():
 
 def test_a_new_provider_is_one_file(tmp_path, monkeypatch, ollama_server):
     (tmp_path / "ollama_like.py").write_text(OLLAMA_LIKE)
+    isolated(monkeypatch, registry.PROVIDERS, reload=True)
     monkeypatch.setattr(registry, "__path__", [*registry.__path__, str(tmp_path)])
-    monkeypatch.setattr(registry, "_FOUND", {})
     monkeypatch.syspath_prepend(str(tmp_path))
     assert "ollama_like" in registry.names()
     settings = LLMSettings(base_url=ollama_server.url, model="test-model",

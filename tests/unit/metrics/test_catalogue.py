@@ -8,15 +8,17 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from support.cli import run_cli
+from support.doors import isolated
 
 from ragmark.data import load_dataset
 from ragmark.errors import UnknownComponentError
 from ragmark.metrics import names
-from ragmark.metrics.names import SPECS, judge_metrics, parse_metric, parse_metrics
+from ragmark.metrics.names import catalogue, judge_metrics, parse_metric, parse_metrics
 from ragmark.report.console import label
 from ragmark.running.selection import default_metrics
 
@@ -27,10 +29,10 @@ OLD_RETRIEVAL = ["recall@3", "recall@5", "recall@10", "precision@5", "hit@5", "m
 
 def test_every_metric_is_one_kind_of_object():
     names.catalogue()  # the judges join on first use (alone, this test is the first)
-    assert {s.kind for s in SPECS.values()} == {"retrieval", "answer", "judge", "aggregate",
+    assert {s.kind for s in catalogue().values()} == {"retrieval", "answer", "judge", "aggregate",
                                                  "label"}
-    assert tuple(n for n, s in SPECS.items() if s.kind == "judge") == judge_metrics()
-    for s in SPECS.values():
+    assert tuple(n for n, s in catalogue().items() if s.kind == "judge") == judge_metrics()
+    for s in catalogue().values():
         assert s.summary and set(s.needs) <= set(names.NEEDS), s.name
     assert parse_metric("faithfulness").kind == "judge"
     assert [str(m) for m in parse_metrics("ndcg@10,context_recall")] == [
@@ -42,9 +44,11 @@ def test_every_metric_is_one_kind_of_object():
     assert parse_metric("Relative_Recall@2").kind == "label"
     # built-ins and plugins come through one door, register: a name is there once
     built_in = [s.name for s in names._BUILTIN_SPECS]
-    assert list(SPECS)[:len(built_in)] == built_in  # (a plugin a test added comes after)
-    with pytest.raises(UnknownComponentError, match="'mrr' is already in the catalogue"):
-        names.register(SPECS["mrr"], plugin=False)
+    assert list(catalogue())[:len(built_in)] == built_in  # (a plugin a test added comes after)
+    names.register(catalogue()["mrr"], plugin=False)  # the same one again: nothing
+    with pytest.raises(UnknownComponentError, match="'mrr' is already there .built-in.; "
+                                                    "registered cannot take its name"):
+        names.register(replace(catalogue()["mrr"], summary="another"))
 
 
 def test_defaults_are_the_metrics_whose_needs_the_dataset_meets(tmp_path):
@@ -67,11 +71,10 @@ def test_a_plugin_metric_joins_the_catalogue(monkeypatch, tmp_path, capsys):
            for n, v in (("short_answer", "SHORT_ANSWER"),
                         ("short_answer_old", "SHORT_ANSWER_OLD"))]
     real = importlib.metadata.entry_points
+    isolated(monkeypatch, names.METRICS, reload=True)
     monkeypatch.setattr(importlib.metadata, "entry_points",
                         lambda group=None, **kw: eps if group == "ragmark.metric"
                         else real(group=group, **kw))
-    monkeypatch.setattr(names, "_plugins_loaded", False)
-    monkeypatch.setattr(names, "SPECS", dict(SPECS))
     with pytest.warns(DeprecationWarning, match="'short_answer_old'.*declare compute"):
         names.catalogue()
     out = tmp_path / "r.json"
@@ -96,7 +99,7 @@ def test_the_metrics_command_lists_the_catalogue(capsys):
     code, out, _ = run_cli(["metrics", "--json"], capsys)
     assert code == 0
     listed = json.loads(out)
-    assert [m["name"] for m in listed] == list(SPECS)
+    assert [m["name"] for m in listed] == list(catalogue())
     bpref = next(m for m in listed if m["name"] == "bpref")
     assert bpref["needs"] == ["qrels"] and bpref["kind"] == "retrieval"
     code, out, _ = run_cli(["metrics"], capsys)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.cli import run_cli
+from support.doors import isolated
 
 from ragmark import evaluate
 from ragmark.errors import UnknownComponentError
@@ -43,7 +44,7 @@ RBP = MetricSpec("rbp", "retrieval", "required", "rank-biased precision", label=
 
 @pytest.fixture
 def with_rbp(monkeypatch):
-    monkeypatch.setattr(names, "SPECS", dict(names.catalogue()))
+    isolated(monkeypatch, names.METRICS)
     names.register(RBP)
 
 
@@ -80,7 +81,7 @@ def test_a_bad_option_is_named(with_rbp, text, message):
 ])
 def test_an_option_that_cannot_be_written_is_refused_at_registration(monkeypatch, option,
                                                                        message):
-    monkeypatch.setattr(names, "SPECS", dict(names.catalogue()))
+    isolated(monkeypatch, names.METRICS)
     from dataclasses import replace
 
     with pytest.raises(UnknownComponentError, match=message):

@@ -26,6 +26,7 @@ from typing import Any
 from ragmark.data.files import Where
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
+from ragmark.extensions import Door
 from ragmark.types import Dataset
 
 NATIVE = "ragmark"
@@ -111,18 +112,39 @@ class ItemsFormat:
 Format = RowFormat | FolderFormat | DocumentFormat | ItemsFormat
 """Any input format."""
 
-_FORMATS: dict[str, Format] = {}
-_PLUGINS: set[str] = set()
-"""The names of the formats a package added (entry points), not ragmark's."""
-_loaded = False
+def _built_ins() -> list[tuple[str, Format]]:
+    """The formats this package's modules declare (``FORMAT``), by module name."""
+    import importlib
+    import pkgutil
+
+    found = []
+    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        declared = getattr(importlib.import_module(f"{__name__}.{m.name}"), "FORMAT", None)
+        if isinstance(declared, Format):
+            found.append((declared.name, declared))
+    return found
+
+
+def _admit(given: Any, plugin: bool) -> Format:
+    fmt = given if isinstance(given, Format) or not callable(given) else given()
+    if not isinstance(fmt, Format):
+        raise DataError(f"an input format must be a RowFormat, FolderFormat, DocumentFormat "
+                        f"or ItemsFormat, got {fmt!r}")
+    if fmt.name == NATIVE:
+        raise DataError(f"input format {fmt.name!r} is ragmark's own")
+    return fmt
+
+
+FORMATS: Door[Format] = Door("ragmark.input_format", _built_ins, admit=_admit,
+                             name_of=lambda f: f.name, error=DataError)
+"""The input formats' door (:class:`ragmark.extensions.Door`): this package's modules
+and the packages' ``ragmark.input_format`` entry points."""
 
 
 def register(fmt: Format) -> None:
-    """Add an input format: the one door the built-ins and a package's formats come
-    through; a name is there once (registering the same one again is a no-op)."""
-    if fmt.name == NATIVE or (fmt.name in _FORMATS and _FORMATS[fmt.name] is not fmt):
-        raise DataError(f"input format {fmt.name!r} is already known")
-    _FORMATS[fmt.name] = fmt
+    """Add an input format through :data:`FORMATS`, as a package's (a name is there
+    once; the same one again is a no-op)."""
+    FORMATS.register(fmt, source="registered")
 
 
 def formats() -> dict[str, RowFormat]:
@@ -154,30 +176,7 @@ def shape_of(items: list[tuple[Where, Any]], *, sets: bool = False) -> ItemsForm
 
 
 def _all() -> dict[str, Format]:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        import importlib
-        import pkgutil
-        from importlib.metadata import entry_points
-
-        for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-            declared = getattr(importlib.import_module(f"{__name__}.{m.name}"), "FORMAT",
-                               None)
-            if isinstance(declared, Format):
-                register(declared)
-        for ep in entry_points(group="ragmark.input_format"):
-            try:
-                got = ep.load()
-                fmt = got if isinstance(got, Format) else got()
-                register(fmt)
-                _PLUGINS.add(fmt.name)
-            except DataError:
-                raise
-            except Exception as e:  # a broken plugin must not break every command
-                raise DataError(f"input format plugin {ep.name!r} ({ep.value}) cannot be "
-                                f"loaded: {e}") from None
-    return dict(sorted(_FORMATS.items(), key=lambda kv: kv[1].order))
+    return dict(sorted(FORMATS.load().items(), key=lambda kv: kv[1].order))
 
 
 def names() -> tuple[str, ...]:
@@ -203,8 +202,9 @@ def detect(keys: set[str], path: str | Path | None = None) -> RowFormat | None:
               if (not f.reads or suffix is None or suffix in f.reads) and f.detect(keys)]
     # a package's format that claims ragmark's own rows would take them over silently
     # (the built-ins tell theirs apart by design: old RAGAS rows by ground_truth)
+    added = FORMATS.plugins()
     own = "question" in keys and bool(keys & NATIVE_FIELDS) and any(
-        f.name in _PLUGINS for f in claims)
+        f.name in added for f in claims)
     if len(claims) + own > 1:
         named = [*(["ragmark's own"] if own else []), *(f.name for f in claims)]
         raise DataError(f"the rows' fields fit several input formats ({', '.join(named)}): "

@@ -8,26 +8,38 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from importlib.metadata import entry_points
 
 from ragmark.errors import ConfigError
+from ragmark.extensions import Door
 from ragmark.llm.providers.base import Provider
 
-_FOUND: dict[str, Provider] = {}
+
+def _built_ins() -> list[tuple[str, Provider]]:
+    """The providers this package's modules declare (``PROVIDER``)."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        got = getattr(importlib.import_module(f"{__name__}.{info.name}"), "PROVIDER", None)
+        if isinstance(got, Provider):
+            found.append((got.name, got))
+    return found
+
+
+def _admit(given: object, plugin: bool) -> Provider:
+    if not isinstance(given, Provider):
+        raise ConfigError(f"an LLM provider must be a ragmark.llm.providers.base.Provider, "
+                          f"got {given!r}")
+    return given
+
+
+PROVIDERS: Door[Provider] = Door("ragmark.llm_provider", _built_ins, admit=_admit,
+                                 name_of=lambda p: p.name, error=ConfigError)
+"""The LLM providers' door (:class:`ragmark.extensions.Door`): this package's modules
+and the packages' ``ragmark.llm_provider`` entry points."""
 
 
 def providers() -> dict[str, Provider]:
     """Every provider by name: the modules of this package, then the plugins."""
-    if not _FOUND:
-        for info in pkgutil.iter_modules(__path__):
-            got = getattr(importlib.import_module(f"{__name__}.{info.name}"), "PROVIDER", None)
-            if isinstance(got, Provider):
-                _FOUND[got.name] = got
-        for ep in entry_points(group="ragmark.llm_provider"):
-            got = ep.load()
-            if isinstance(got, Provider) and got.name not in _FOUND:
-                _FOUND[got.name] = got
-    return _FOUND
+    return PROVIDERS.load()
 
 
 def names() -> list[str]:
