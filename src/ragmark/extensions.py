@@ -162,8 +162,9 @@ POINTS: tuple[ExtensionPoint, ...] = (
                    "(ragmark.judges.*)"),
     ExtensionPoint("ragmark.input_format", "a ragmark.data.formats.RowFormat (or a callable "
                    "returning one): detect(field names) -> bool, row(row, where, lenient) "
-                   "-> a ragmark item, export(items, model) -> a test set in its shape, "
-                   "reads: the file suffixes it claims; or a FolderFormat: detect(folder) "
+                   "-> a ragmark item, export(items, model) -> a test set in its shape "
+                   "(optional), needs: the fields its rows must have, reads: the file "
+                   "suffixes it claims; or a FolderFormat: detect(folder) "
                    "-> bool, load(folder, corpus, split, lenient) -> Dataset; or a "
                    "DocumentFormat: detect(parsed JSON) -> bool, load(path, data, corpus, "
                    "lenient) -> Dataset; or an ItemsFormat: detect(items) -> bool, "

@@ -183,16 +183,18 @@ def mean_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 class FormatChoice(click.Choice):  # type: ignore[type-arg]
     """The input formats' names (:mod:`ragmark.data.formats`: ragmark's own and one
-    module a format), read when the option is parsed or its help is shown."""
+    module a format), read when the option is parsed or its help is shown; ``writing``:
+    only those a test set can be written in."""
 
-    def __init__(self) -> None:
+    def __init__(self, writing: bool = False) -> None:
         super().__init__([])
+        self.writing = writing
 
     @property  # type: ignore[override]
     def choices(self) -> tuple[str, ...]:
-        from ragmark.data.formats import names
+        from ragmark.data.formats import names, writable
 
-        return names()
+        return writable() if self.writing else names()
 
     @choices.setter
     def choices(self, value: Any) -> None:

@@ -57,7 +57,7 @@ def _print_dry_run(out: Any, est: dict[str, Any]) -> None:
     )
 
 
-_DIALECTS = FormatChoice()
+_DIALECTS = FormatChoice(writing=True)
 """The dataset formats a test set is written in (those --input-format reads)."""
 
 

@@ -310,3 +310,53 @@ def test_a_packages_format_cannot_take_over_ragmarks_own_rows(tmp_path, capsys, 
     code, _, err = run_cli(["run", "--outputs", str(log), "--input-format", "ragmark",
                             "--output", str(out), "--no-history", "--quiet"], capsys)
     assert code == 0, err
+
+
+def test_a_format_declares_what_it_claims_and_export_is_optional(tmp_path, capsys,
+                                                                  monkeypatch):
+    """Issue 62 item 4: a read-only CSV format in one declaration — the fields its rows
+    need and the suffix it reads, no detect function, no export: a .csv log is read as
+    it, the same rows as .jsonl are ragmark's own, a second format claiming the same file
+    is refused naming both, ``testset`` does not offer it, and a format that claims
+    nothing is refused when it is registered."""
+    import csv
+
+    from ragmark.data import formats
+    from ragmark.data.foreign import item_of, with_logged
+
+    isolated(monkeypatch, formats.FORMATS)
+
+    def row(r, where, lenient):
+        return with_logged(item_of(fmt, r, where, "query", None, None), r, where,
+                           lenient, "response", "passages", "|")
+
+    fmt = formats.RowFormat("csvlog", "a CSV log", "'query'", "query, response, passages",
+                            None, row, reads=(".csv",),
+                            needs=frozenset({"query", "response", "passages"}))
+    formats.register(fmt)
+    rows = [{"id": f"q{i}", "query": q, "response": "tf-idf", "passages": P1,
+             "ground_truth_contexts": P1} for i, q in enumerate(QUESTIONS[:2])]
+    log = tmp_path / "log.csv"
+    with log.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    got = load_outputs(log)
+    assert [(o.answer, [c.text for c in o.contexts]) for o in got.outputs.values()] == [
+        ("tf-idf", [P1]), ("tf-idf", [P1])]  # read by the CSV format's row
+    same = tmp_path / "log.jsonl"
+    same.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(DataError):  # not the CSV format's: ragmark's own, with no question
+        load_outputs(same)
+    assert "csvlog" not in formats.writable() and "ragas" in formats.writable()
+    with pytest.raises(DataError, match="'csvlog' is read only"):
+        formats.export([], "csvlog")
+    code, _, err = run_cli(["testset", "--corpus", str(tmp_path), "--size", "1",
+                            "--output-format", "csvlog"], capsys)
+    assert code == 2 and "'csvlog' is not one of" in err
+    formats.register(formats.RowFormat("other", "another CSV", "'query'", "query", None,
+                                       row, reads=(".csv",), needs=frozenset({"query"})))
+    with pytest.raises(DataError, match=r"several input formats \(csvlog, other\)"):
+        load_outputs(log)
+    with pytest.raises(DataError, match="'nothing' claims nothing"):
+        formats.register(formats.RowFormat("nothing", "?", "'q'", "q", None, row))

@@ -41,24 +41,35 @@ class RowFormat:
     messages name it; ``question``: where its rows hold the question (for the error of a
     row without one); ``fields``: its telling fields, for the error of a file in no
     format; ``detect(keys)``: whether rows with these field names are in it (the first
-    format, by ``order``, that says yes reads them); ``row(row, where, lenient)``: a row
-    as a ragmark item (``question``, ``id``, ``expected_answer``,
-    ``ground_truth_contexts``, and a logged ``answer`` with its ``contexts``), any bad
-    field an error naming ``where`` and the field; ``export(items, model)``: a ragmark
-    test set in its shape, written to a file ending in ``suffix``."""
+    format, by ``order``, that says yes reads them; None: those that have ``needs``);
+    ``row(row, where, lenient)``: a row as a ragmark item (``question``, ``id``,
+    ``expected_answer``, ``ground_truth_contexts``, and a logged ``answer`` with its
+    ``contexts``), any bad field an error naming ``where`` and the field;
+    ``export(items, model)``: a ragmark test set in its shape, written to a file ending
+    in ``suffix`` (None: it is read only, and ``testset`` does not offer it). What a
+    format claims is declared: the fields its rows must have (``needs``) and the files
+    it reads (``reads``, suffixes); detection asks both, then ``detect``."""
 
     name: str
     title: str
     question: str
     fields: str
-    detect: Callable[[set[str]], bool]
+    detect: Callable[[set[str]], bool] | None
     row: Callable[[dict[str, Any], Where, Leniency], dict[str, Any]]
-    export: Callable[[list[dict[str, Any]], str], Any]
+    export: Callable[[list[dict[str, Any]], str], Any] | None = None
     suffix: str = ".json"
     order: int = 50
     reads: tuple[str, ...] = ()
     """The file suffixes (``.csv``) whose rows it may claim when told from their fields;
     empty: any file's."""
+    needs: frozenset[str] = frozenset()
+    """The fields a row must have for the format to claim it."""
+
+    def claims(self, keys: set[str], suffix: str | None) -> bool:
+        """Whether rows with field names ``keys``, in a file ending in ``suffix`` (None:
+        not a file), are in this format: its suffixes, its fields, then ``detect``."""
+        return ((not self.reads or suffix is None or suffix in self.reads)
+                and self.needs <= keys and (self.detect is None or self.detect(keys)))
 
 
 @dataclass(frozen=True)
@@ -132,6 +143,9 @@ def _admit(given: Any, plugin: bool) -> Format:
                         f"or ItemsFormat, got {fmt!r}")
     if fmt.name == NATIVE:
         raise DataError(f"input format {fmt.name!r} is ragmark's own")
+    if isinstance(fmt, RowFormat) and fmt.detect is None and not fmt.needs:
+        raise DataError(f"input format {fmt.name!r} claims nothing: give it the fields its "
+                        "rows need (needs) or a detect function")
     return fmt
 
 
@@ -198,8 +212,7 @@ def detect(keys: set[str], path: str | Path | None = None) -> RowFormat | None:
     from ragmark.data.files import base_suffix
 
     suffix = None if path is None else base_suffix(Path(path))
-    claims = [f for f in formats().values()
-              if (not f.reads or suffix is None or suffix in f.reads) and f.detect(keys)]
+    claims = [f for f in formats().values() if f.claims(keys, suffix)]
     # a package's format that claims ragmark's own rows would take them over silently
     # (the built-ins tell theirs apart by design: old RAGAS rows by ground_truth)
     added = FORMATS.plugins()
@@ -231,7 +244,19 @@ def export(items: list[dict[str, Any]], name: str, model: str = "") -> Any:
     """A ragmark test set (``question``, ``expected_answer``, ``ground_truth_contexts``,
     ``type``, ``difficulty``, ``source_ids``) in format ``name``'s shape; ``model``: the
     LLM that wrote it."""
-    return items if name == NATIVE else which(name).export(items, model)
+    if name == NATIVE:
+        return items
+    fmt = which(name)
+    if fmt.export is None:
+        raise DataError(f"input format {name!r} is read only: a test set cannot be written "
+                        f"in it (those that can: {', '.join(writable())})")
+    return fmt.export(items, model)
+
+
+def writable() -> tuple[str, ...]:
+    """The formats a test set can be written in: ragmark's own, then those with an
+    ``export``."""
+    return (NATIVE, *(n for n, f in formats().items() if f.export is not None))
 
 
 def suffix(name: str) -> str:
