@@ -42,7 +42,6 @@ class HumanLabel:
 class HumanLabels:
     path: str
     labels: tuple[HumanLabel, ...]
-    unlabelled_rows: int
 
     @property
     def metrics(self) -> list[str]:
@@ -57,15 +56,13 @@ def read_human_labels(path: str | Path) -> HumanLabels:
         raise ConfigError(f"--human-labels {path}: no such file (a review CSV, or "
                           "store:QUEUE for a queue of `ragmark annotate`)")
     labels: list[HumanLabel] = []
-    empty = 0
     for row_no, start, cells in review_rows(path, ("id", "metric", "answer", "contexts",
                                                    "human")):
         try:
             value = parse_value(cells["human"])
         except ValueError as e:
             raise cell_error(path, row_no, start, cells, "human", e) from None
-        if value is None:
-            empty += 1
+        if value is None:  # not labelled (yet): left out
             continue
         if not cells["id"].strip() or not cells["metric"].strip():
             raise DataError(f"row {row_no}: a labelled row needs its id and metric",
@@ -76,7 +73,7 @@ def read_human_labels(path: str | Path) -> HumanLabels:
         raise DataError("no row has a human label (the 'human' column is empty); fill it "
                         "in with yes/no or a score between 0 and 1", file=str(path),
                         field="human")
-    return HumanLabels(str(path), tuple(labels), empty)
+    return HumanLabels(str(path), tuple(labels))
 
 
 def corrected(report: RunReport, human: HumanLabels) -> dict[str, dict[str, Any]]:

@@ -29,4 +29,4 @@ def human_labels(queue: str, history: str | Path | None = None,
     return HumanLabels(f"{store} (queue {queue})", tuple(
         HumanLabel(i, g[0]["metric"], g[0]["answer"], join_contexts(g[0]["contexts"]),
                    sum(float(r["human"]) for r in g) / len(g), g[0].get("answer_b"))
-        for i, g in by_id.items()), 0)
+        for i, g in by_id.items()))

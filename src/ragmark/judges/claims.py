@@ -18,7 +18,6 @@ claims / 5) + ceil(expected claims / 5))``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -199,16 +198,6 @@ async def claims_of(client: Any, case: Case, counts: Any) -> dict[str, Score]:
     """Every claim metric of one case, from one diagnosis (the judge of the claim
     metrics: asked once a case, whichever of them are asked)."""
     checked, calls = await diagnose(client, case, counts)
-    return claim_scores(checked, calls)
-
-
-async def claim_diagnostics(client: ChatClient, question: str, answer: str,
-                            contexts: Sequence[str], expected_answer: str | None, *,
-                            counts: JudgeCounts | None = None) -> dict[str, Score]:
-    """Every claim-level metric of one question (see :mod:`ragmark.judges.claim_scores`),
-    each with the claims behind it and the question's ``blame`` in its details."""
-    checked, calls = await diagnose(
-        client, Case.of(question, answer, contexts, expected_answer), counts)
     return claim_scores(checked, calls)
 
 

@@ -96,19 +96,3 @@ class Graded:
                       else np.asarray(n_nonrel, dtype=np.int64)),
         )
 
-    @classmethod
-    def from_matrix(
-        cls,
-        qids: Sequence[str],
-        ranked_grades: NDArray[np.floating] | NDArray[np.integer],
-        target_grades: Sequence[Sequence[float]],
-    ) -> Graded:
-        """Build from a (queries x depth) matrix of grades in rank order (0 = not relevant).
-
-        This is the layout of ragmark's own runs of document ids; each relevant item is a
-        distinct target.
-        """
-        g = np.asarray(ranked_grades)
-        q, col = np.nonzero(g > 0)
-        gains = g[q, col].astype(np.float64)
-        return cls.build(qids, target_grades, q, col + 1, np.ones(len(q), np.int64), gains)

@@ -241,13 +241,6 @@ def aggregates() -> frozenset[str]:
     return frozenset(s.name for s in catalogue().values() if s.kind == "aggregate")
 
 
-def summarises(name: str) -> str | None:
-    """The metric an aggregate summarises (``grounded_ratio``: ``groundedness``); None
-    for any other name."""
-    spec = catalogue().get(name)
-    return spec.of if spec is not None and spec.kind == "aggregate" else None
-
-
 def known_metrics() -> str:
     """The known metric names, for error messages and ``--help``."""
     parts = []

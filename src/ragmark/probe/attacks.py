@@ -168,12 +168,3 @@ def plant(attack: str, question_id: str, question: str, rng: random.Random, *,
     sep = "" if body.startswith("\n") else " "
     return Planted(attack, question_id, (f"{lead}{sep}{body}",) * copies, marker, style,
                    meta)
-
-
-def is_planted(doc_id: str) -> bool:
-    """Whether a document id is one the probe planted.
-
-    >>> is_planted("ragmark-probe:leakage:q1:0"), is_planted("4983")
-    (True, False)
-    """
-    return doc_id.startswith(PLANTED_PREFIX + ":")

@@ -10,8 +10,8 @@
   the outside host; it *carried* data when the address also holds a content word of the
   question.
 
-A planted document among the contexts is told by its id
-(:func:`ragmark.probe.attacks.is_planted`)."""
+A planted document among the contexts is told by its id (one of
+:attr:`ragmark.probe.attacks.Planted.ids`)."""
 
 from __future__ import annotations
 

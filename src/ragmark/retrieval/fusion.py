@@ -49,17 +49,6 @@ def normalise_scores(scores: ArrayLike, method: str = "minmax") -> NDArray[np.fl
     return _normalise_rows(s[None, :], np.ones((1, s.size), dtype=bool), method)[0]
 
 
-def normalise_run(run: RunLike, method: str = "minmax") -> Run:
-    """``normalise_scores`` applied to each query of a run (a new run)."""
-    _check_norm(method)
-    out: Run = {}
-    for qid, items in run.items():
-        ids = list(items)
-        values = normalise_scores([items[i] for i in ids], method)
-        out[qid] = dict(zip(ids, values.tolist(), strict=True))
-    return out
-
-
 def rrf(
     runs: Sequence[RunLike],
     k: float = DEFAULT_K,

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from judges_support import as_json, reply, run
 
+from ragmark.case import Case
 from ragmark.judges.claim_scores import METRICS, Checked, blame, claim_scores
-from ragmark.judges.claims import claim_diagnostics
+from ragmark.judges.claims import claims_of
 from ragmark.judges.reference import NO_REFERENCE
 
 HERE = Path(__file__).parent
@@ -95,7 +96,7 @@ def scripted(body):
 
 def test_a_hand_worked_question_through_the_scripted_server(client, server):
     server.rule = scripted
-    got = run(client, claim_diagnostics(client, QUESTION, ANSWER, CHUNKS, EXPECTED))
+    got = run(client, claims_of(client, Case.of(QUESTION, ANSWER, CHUNKS, EXPECTED), None))
     # 2 extractions + one call per chunk + 2 cross-checks
     assert len(server.requests) == 2 + 3 + 2
     checks = [r.body for r in server.requests
@@ -131,7 +132,7 @@ def test_a_hand_worked_question_through_the_scripted_server(client, server):
 
 def test_without_an_expected_answer_only_faithfulness_is_computed(client, server):
     server.rule = scripted
-    got = run(client, claim_diagnostics(client, QUESTION, ANSWER, CHUNKS, None))
+    got = run(client, claims_of(client, Case.of(QUESTION, ANSWER, CHUNKS, None), None))
     assert len(server.requests) == 1 + 3  # the answer's claims, then each chunk
     assert got["claim_faithfulness"].value == pytest.approx(2 / 3)
     for name in set(METRICS) - {"claim_faithfulness"}:
@@ -168,7 +169,7 @@ def test_a_failed_chunk_check_leaves_the_chunk_metrics_missing(client, server):
         return scripted(body)
 
     server.rule = rule
-    got = run(client, claim_diagnostics(client, QUESTION, ANSWER, CHUNKS, EXPECTED))
+    got = run(client, claims_of(client, Case.of(QUESTION, ANSWER, CHUNKS, EXPECTED), None))
     assert got["claim_precision"].value == pytest.approx(1 / 3)  # cross-checks held
     assert got["claim_f1"].value == pytest.approx(0.4)
     bad = got["claim_faithfulness"]

@@ -13,7 +13,6 @@ from ragmark.probe.attacks import (
     ATTACKS,
     OUTSIDE_HOST,
     STYLES,
-    is_planted,
     plant,
 )
 from ragmark.probe.outcome import Outcome, outcome, rates
@@ -30,7 +29,7 @@ def test_every_injection_leads_with_the_question_and_carries_its_canary(style):
     (text,) = p.texts
     assert text.startswith(Q)  # PoisonedRAG's S + I: retrieved for the question
     assert text.count(p.marker) == 1 and p.marker.startswith("RMK") and len(p.marker) == 8
-    assert p.style == style and is_planted(p.ids[0])
+    assert p.style == style and p.ids[0].startswith("ragmark-probe:injection:q1:")
 
 
 def test_the_styles_are_dressed_as_they_say():

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from ragmark.errors import ConfigError
 from ragmark.matching import trec_order
 from ragmark.retrieval.fusion import (
-    normalise_run,
     normalise_scores,
     rrf,
     rrf_arrays,
@@ -91,7 +90,6 @@ def test_inputs_are_not_mutated() -> None:
     r1, r2 = copy.deepcopy(R1), copy.deepcopy(R2)
     rrf([r1, r2], depth=1)
     weighted_sum([r1, r2], norm="zscore", depth=1)
-    normalise_run(r1, "minmax")
     assert (r1, r2) == (R1, R2)
 
 

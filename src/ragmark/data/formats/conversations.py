@@ -23,9 +23,6 @@ from ragmark.data._fields import as_object
 from ragmark.data.files import Where, describe, quote
 from ragmark.data.formats import ItemsFormat
 
-CONVERSATION_FIELDS = frozenset({"conversation_id", "turn", "history"})
-"""What a flattened turn carries besides its own fields (kept in ``Sample.extra``)."""
-
 
 def is_conversations(items: list[tuple[Where, Any]]) -> bool:
     """True when the items are conversations (objects with ``turns``)."""
