@@ -2,7 +2,7 @@
 
 A module of its own, imported by the runner, the sources and the commands alike (no
 import circle). The CLI's implementations (rich bars, plain lines) live in
-:mod:`ragmark.report.progress`.
+:mod:`ragmark.report.progress_bars`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """One metric selection for run and compare (issue 49, item 3): ``--metrics`` and
-``--judge-metrics`` read once, in plan/selection.py."""
+``--judge-metrics`` read once, in plan/metric_choice.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from ragmark.errors import ConfigError, UnknownComponentError
-from ragmark.plan.selection import select
+from ragmark.plan.metric_choice import select
 
 
 def test_metrics_are_split_into_judges_and_the_rest_groups_expanded():
@@ -54,7 +54,7 @@ def test_a_metric_kind_and_cutoff_are_enums_and_a_plugin_may_give_words():
 
 def test_thresholds_are_read_once_for_run_and_compare():
     """A run's threshold names no config (it has one); a compare's may, one it runs."""
-    from ragmark.plan.selection import thresholds
+    from ragmark.plan.metric_choice import thresholds
 
     under, most = thresholds(["P@5=0.4"], ["faithfulness=0.1"], None)
     assert [(t.config, t.metric, t.value) for t in under] == [(None, "precision@5", 0.4)]
@@ -70,7 +70,7 @@ def test_thresholds_are_read_once_for_run_and_compare():
 def test_run_and_compare_ask_the_judges_in_one_order():
     """--judge-metrics first, then the judges --metrics names, then those people labelled,
     then those the gates need; each once, the other metrics left out."""
-    from ragmark.plan.selection import judges_asked
+    from ragmark.plan.metric_choice import judges_asked
 
     sel = select("mrr,context_relevance,faithfulness", "faithfulness,answer_relevance")
     got = judges_asked(sel, ["answer_correctness", "mrr", "faithfulness"],
@@ -83,7 +83,7 @@ def test_run_and_compare_choose_by_one_rule():
     """A run is a compare of one config: the same selection, labels and gates give the
     same judges and the same metrics computed besides; a run's table is what it
     computes, a compare's what its --metrics names."""
-    from ragmark.plan.selection import choose
+    from ragmark.plan.metric_choice import choose
 
     sel = select("mrr,faithfulness", "answer_relevance")
     gates = ["grounded_ratio", "ndcg@5", "context_precision"]

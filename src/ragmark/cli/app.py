@@ -42,7 +42,7 @@ def consoles(quiet: bool) -> tuple[Console, Any]:
     """stdout console and a progress object: rich bars on a terminal, plain lines every
     few seconds without one (CI logs), nothing with ``--quiet``."""
     from ragmark.progress import NullProgress
-    from ragmark.report.progress import PlainProgress, RichProgress
+    from ragmark.report.progress_bars import PlainProgress, RichProgress
     from ragmark.report.terminal import SafeConsole
 
     # texts as they are (no markup), their control characters made visible

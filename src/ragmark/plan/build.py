@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
     from ragmark.plan.gating import regression_metrics
-    from ragmark.plan.selection import choose, select, thresholds
+    from ragmark.plan.metric_choice import choose, select, thresholds
     from ragmark.plan.sources import source_of
 
     targets = _targets(req, "run")
@@ -76,8 +76,8 @@ def plan_run(req: RunRequest) -> Plan:
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.plan.gating import regression_metrics, split_gates
+    from ragmark.plan.metric_choice import choose, select, thresholds
     from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
-    from ragmark.plan.selection import choose, select, thresholds
     from ragmark.running.compare import StatSettings
 
     targets = _targets(req, "compare")

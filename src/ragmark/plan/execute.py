@@ -35,7 +35,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
 
             result = replace(result, pairwise=judged(plan, result.reports, progress))
         if plan.rank_against is not None:
-            from ragmark.analysis.ranking import rank_agreement
+            from ragmark.analysis.rank_against import rank_agreement
 
             result = replace(result, ranking=rank_agreement(result, *plan.rank_against))
         reports = result.reports

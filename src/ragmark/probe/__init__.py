@@ -5,7 +5,7 @@ succeeds, per config, with intervals, comparisons and gates.
 
 :mod:`~ragmark.probe.attacks` plants, :mod:`~ragmark.probe.success` tests success
 exactly, :mod:`~ragmark.probe.overlay` makes the corpus with them,
-:mod:`~ragmark.probe.outcome` reads one target and gives the rates,
+:mod:`~ragmark.probe.rates` reads one target and gives the rates,
 :mod:`~ragmark.probe.plan` decides a probe, :mod:`~ragmark.probe.execute` runs it,
-:mod:`~ragmark.probe.logged` serves a system ragmark does not run,
+:mod:`~ragmark.probe.external` serves a system ragmark does not run,
 :mod:`~ragmark.probe.report` and :mod:`~ragmark.probe.html` say what it found."""

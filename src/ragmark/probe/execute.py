@@ -17,9 +17,9 @@ from typing import Any
 from ragmark.case import Context
 from ragmark.probe.attacks import Planted
 from ragmark.probe.given import GIVEN
-from ragmark.probe.outcome import Outcome, outcome
 from ragmark.probe.overlay import overlaid, plant_all
 from ragmark.probe.plan import CLEAN, Arm, ProbePlan
+from ragmark.probe.rates import Outcome, outcome
 from ragmark.progress import NullProgress, Progress
 from ragmark.stats.paired import mean_ci
 from ragmark.versions import canonical_hash

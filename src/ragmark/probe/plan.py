@@ -18,7 +18,7 @@ from ragmark.errors import ConfigError
 from ragmark.plan.request import CompareRequest
 from ragmark.probe.attacks import ATTACKS, STYLES, Planted
 from ragmark.probe.given import GIVEN
-from ragmark.probe.outcome import RATES, SUBSTRING
+from ragmark.probe.rates import RATES, SUBSTRING
 
 if TYPE_CHECKING:
     from ragmark.plan.model import Plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragmark.probe.outcome import RATES, Rates
+from ragmark.probe.rates import RATES, Rates
 from ragmark.types import Aggregate, Score
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from ragmark.probe.attacks import Planted
 from ragmark.probe.execute import planted_for
-from ragmark.probe.outcome import RATES, SUBSTRING, Outcome, Rates, outcome_from, rates
 from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
+from ragmark.probe.rates import RATES, SUBSTRING, Outcome, Rates, outcome_from, rates
 from ragmark.probe.view import marked
 from ragmark.stats.paired import paired_permutation_test
 
@@ -292,7 +292,7 @@ def execute_probe(plan: ProbePlan, progress: Any = None
     answers) and write its report: the report, its Markdown and the paths written; or,
     with ``write_to``, write the planted documents (no report)."""
     from ragmark.probe.execute import run_probe
-    from ragmark.probe.logged import score_logged, write_planted
+    from ragmark.probe.external import score_logged, write_planted
 
     if plan.dry_run:
         return None, dry_run_text(plan), []

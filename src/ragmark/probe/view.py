@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ragmark.probe.outcome import Outcome, outcome_from
+from ragmark.probe.rates import Outcome, outcome_from
 
 
 def marked(answer: str, o: Outcome) -> str:

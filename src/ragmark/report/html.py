@@ -311,7 +311,7 @@ def _pairwise(data: Mapping[str, Any], vs: Sequence[View]) -> str:
 
 
 def _ranking(data: Mapping[str, Any]) -> str:
-    from ragmark.analysis.ranking import ranking_html
+    from ragmark.analysis.rank_against import ranking_html
 
     return ranking_html(data["ranking_agreement"]) if data.get("ranking_agreement") else ""
 

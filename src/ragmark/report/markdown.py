@@ -89,7 +89,7 @@ def comparison_markdown(c: Comparison, timings: bool = True) -> str:
 
         lines += pairwise_markdown(c.pairwise)
     if c.ranking is not None:
-        from ragmark.analysis.ranking import ranking_markdown
+        from ragmark.analysis.rank_against import ranking_markdown
 
         lines += ranking_markdown(c.ranking)
     if timings:

@@ -15,8 +15,8 @@ from ragmark.probe.attacks import (
     STYLES,
     plant,
 )
-from ragmark.probe.outcome import Outcome, outcome, rates
 from ragmark.probe.overlay import overlaid, overlay, plant_all, targets
+from ragmark.probe.rates import Outcome, outcome, rates
 from ragmark.probe.success import carried, carries, outward_links, poisoned
 from ragmark.types import Corpus, Dataset, Document, Sample
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ragmark.report.progress import PlainProgress, progress_line
+from ragmark.report.progress_bars import PlainProgress, progress_line
 
 DEMO = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
 

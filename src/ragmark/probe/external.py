@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.probe.execute import clean_values, planted_for
-from ragmark.probe.outcome import outcome
 from ragmark.probe.plan import CLEAN, ProbePlan
+from ragmark.probe.rates import outcome
 
 
 def arm_file(arm: str) -> str:
