@@ -12,9 +12,9 @@ support metrics): :class:`AnswerCompute` and :class:`JudgeCompute`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Protocol, get_origin, get_type_hints
 
 from ragmark.trajectory import Trajectory
 from ragmark.types import MetricSpec, Nugget, Param, Sample, Score, Sentences
@@ -111,9 +111,6 @@ class Params:
 def param(name: str) -> Param:
     """The declaration of the parameter ``name`` (a field of :class:`Params`): its type,
     default and meaning, for a metric's spec."""
-    from dataclasses import fields
-    from typing import get_origin, get_type_hints
-
     f = next(f for f in fields(Params) if f.name == name)
     hint = get_type_hints(Params)[name]
     return Param(name, get_origin(hint) or hint, f.default, f.metadata["desc"])
@@ -126,8 +123,6 @@ def reading(spec: MetricSpec, *names: str) -> MetricSpec:
 
 def params_of(config: Any) -> Params:
     """The parameters' values a config gives (its keys of the same names)."""
-    from dataclasses import fields
-
     return Params(**{f.name: getattr(config, f.name) for f in fields(Params)})
 
 

@@ -72,6 +72,7 @@ from ragmark.config_tables import (  # noqa: F401  (the env names: config's API)
 )
 from ragmark.errors import ConfigError, UnknownComponentError, validation_problems
 from ragmark.llm.table import LLMTable
+from ragmark.matching import match_threshold
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
 
 KINDS = ("chunker", "retriever", "reranker", "generator")
@@ -157,8 +158,6 @@ class RunConfig(BaseModel):
     @field_validator("context_match")
     @classmethod
     def _match(cls, v: str) -> str:
-        from ragmark.matching import match_threshold
-
         t = match_threshold(v.strip())
         return "contains" if t is None else f"similarity:{t:g}"
 

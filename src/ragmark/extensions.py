@@ -22,6 +22,8 @@ door's entries, built-in and added.
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -82,9 +84,8 @@ class Door(Generic[T]):
         self._loaded = True
         for name, value in self._built_ins():
             self.register(value, name=name)
-        from importlib.metadata import entry_points
 
-        for ep in entry_points(group=self.group):
+        for ep in importlib.metadata.entry_points(group=self.group):
             where = f"package {ep.name} ({ep.value})"
             if self.lazy:
                 self.register(ep.value, name=ep.name, source=where)
@@ -186,8 +187,6 @@ def groups() -> tuple[str, ...]:
 
 def door_of(point: ExtensionPoint) -> Door[Any]:
     """The door of ``point`` (its module imported: the built-ins come with it)."""
-    import importlib
-
     module, _, attr = point.door.partition(":")
     name, _, key = attr.rstrip("]").partition("[")
     found = getattr(importlib.import_module(module), name)

@@ -4,13 +4,13 @@ ask a local server again after a timeout)."""
 
 from __future__ import annotations
 
+import ipaddress
+
 
 def loopback_host(name: str) -> bool:
     """Whether a host name (no port) is this machine's loopback: ``localhost`` (and a
     ``*.localhost`` name, which browsers resolve to loopback themselves), or a loopback
     address (127.0.0.0/8, ::1)."""
-    import ipaddress
-
     name = name.lower().rstrip(".")
     if name == "localhost" or name.endswith(".localhost"):
         return True

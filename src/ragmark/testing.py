@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmark.metrics.names import judge_metrics, parse_metric
 from ragmark.results.model import RunReport
 
 _CUTOFF = re.compile(r"^(.*?)_(\d+)$")
@@ -16,8 +17,6 @@ _CUTOFF = re.compile(r"^(.*?)_(\d+)$")
 def metric_key(name: str) -> str:
     """``ndcg_10`` -> ``ndcg@10`` (a Python keyword cannot hold ``@``); names that are
     already metric names stay as they are."""
-    from ragmark.metrics.names import judge_metrics, parse_metric
-
     if name in judge_metrics():
         return name
     m = _CUTOFF.match(name)

@@ -17,6 +17,7 @@ without the model's side) is a call of its own. The agent metrics
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -228,8 +229,6 @@ class Expected:
 
     def failed(self, c: Call) -> bool:
         """Whether a call failed: its error, or its result matching ``error_text``."""
-        import re
-
         return c.error is not None or (self.error_text is not None and c.result is not None
                                        and re.search(self.error_text, c.result) is not None)
 

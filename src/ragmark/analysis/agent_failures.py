@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from ragmark.metrics.agent import matcher
 from ragmark.results.model import QueryRecord
 from ragmark.trajectory import Call, Expected, Trajectory
 
@@ -75,8 +76,6 @@ def _against(made: list[Call], expected: Expected) -> list[Found]:
     Calls that succeeded are matched before calls that failed. So ``book(amount=300)``
     failing, then ``book(amount=250)`` (the expected call) blames the first, not the
     second."""
-    from ragmark.metrics.agent import matcher
-
     wanted = Counter(c.name for c in expected.calls)
     left = list(expected.calls)
     unmatched: set[int] = set()  # by identity: two identical calls are two calls

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ragmark.analysis.agent_failures import AGENT_KINDS, EXPECTING, NO_TRAJECTORY
+from ragmark.analysis.agent_failures import AGENT_KINDS, EXPECTING, NO_TRAJECTORY, agent_failures
 from ragmark.analysis.blame import BLAME_ADVICE, claim_blame, quoted
 from ragmark.analysis.failure_model import (  # noqa: F401 (the failures' names)
     KINDS,
@@ -42,6 +42,7 @@ from ragmark.analysis.failure_model import (  # noqa: F401 (the failures' names)
     FailureReport,
 )
 from ragmark.analysis.inspection import Results, first_relevant
+from ragmark.metrics.names import judge_metrics
 from ragmark.results.model import QueryRecord
 
 DEFAULT_K = 10
@@ -103,8 +104,6 @@ def _checkable_at(results: Results, depth: int) -> bool:
 def find_failures(results: Results, k: int = DEFAULT_K,
                   faithfulness_below: float = FAITHFULNESS_BELOW) -> FailureReport:
     """The failures of every question of ``results``, in file order."""
-    from ragmark.metrics.names import judge_metrics
-
     top_k = results.settings.get("top_k")
     depth = min(k, top_k) if isinstance(top_k, int) and top_k > 0 else k
     rep = FailureReport(k, depth, faithfulness_below, results.grounded_threshold,
@@ -210,8 +209,6 @@ def _agent_unchecked(rep: FailureReport) -> FailureReport:
 
 def _agent(q: QueryRecord, rep: FailureReport) -> None:
     """The question's agent failures (:mod:`ragmark.analysis.agent_failures`)."""
-    from ragmark.analysis.agent_failures import agent_failures
-
     got = agent_failures(q)
     if got is None:
         return

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmark.errors import ConfigError, RagmarkError
-from ragmark.metrics.names import aggregates
+from ragmark.metrics.names import aggregates, judge_metrics, parse_metric
 from ragmark.results.model import (
     Aggregate,
     RunReport,
@@ -53,8 +53,6 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
                      ) -> list[Threshold]:
     """``METRIC=VALUE`` or ``CONFIG:METRIC=VALUE`` items of ``option``; a metric name is
     canonicalised (``P@5`` -> ``precision@5``). ``fraction``: the value is in [0, 1]."""
-    from ragmark.metrics.names import judge_metrics, parse_metric
-
     out = []
     for text in texts:
         left, eq, value = text.rpartition("=")
@@ -77,8 +75,6 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
 def metric_name(text: str) -> str:
     """A metric's canonical name as results and the history hold it (``P@5`` ->
     ``precision@5``); judge metrics and derived aggregates as they are."""
-    from ragmark.metrics.names import judge_metrics, parse_metric
-
     if text in judge_metrics() or text in aggregates() or text.startswith("probe:"):
         return text  # a probe's rates (ragmark probe) are named as recorded
     return str(parse_metric(text))

@@ -15,6 +15,7 @@ from typing import Any
 
 from ragmark.data.files import Where, describe, quote, read_json
 from ragmark.errors import ConfigError, DataError
+from ragmark.results import kind_of_results
 from ragmark.results.codec import compare_from_json, run_from_json
 from ragmark.results.model import QueryRecord, RunReport
 from ragmark.results.reading import per_query_of
@@ -122,8 +123,6 @@ def is_label_file(data: Any) -> bool:
 
 def results_from(file: str, data: Any, config: str | None = None) -> Results:
     """The :class:`Results` of the parsed JSON ``data`` of ``file``."""
-    from ragmark.results import kind_of_results
-
     try:
         kind = kind_of_results(data, file)
     except DataError:

@@ -24,6 +24,8 @@ import numpy as np
 from ragmark.analysis.inspection import Results, is_label_file, results_from
 from ragmark.data.files import quote, read_text
 from ragmark.errors import ConfigError, DataError
+from ragmark.metrics.names import ask_of
+from ragmark.results import read_results
 from ragmark.stats import cohen_kappa
 from ragmark.text import article
 from ragmark.types import Score
@@ -43,8 +45,6 @@ LABEL_ASK = "can an answer to the question be derived from the passage?"
 def ask(metric: str) -> str:
     """What an annotator answers yes or no to about ``metric``: its catalogue entry's
     question (:func:`ragmark.metrics.names.ask_of`), or the passage label's."""
-    from ragmark.metrics.names import ask_of
-
     return LABEL_ASK if metric == LABEL_METRIC else ask_of(metric)
 YES = frozenset({"yes", "y", "true", "pass", "correct", "supported", "relevant", "good"})
 NO = frozenset({"no", "n", "false", "fail", "incorrect", "unsupported", "irrelevant", "bad"})
@@ -159,8 +159,6 @@ def sample_for_review(path: str | Path, n: int, seed: int = 0, metric: str | Non
                       config: str | None = None, flag: str = "--metric") -> Sampled:
     """The rows to review from a results file of ``ragmark run --include-details`` (its
     answers) or of ``ragmark label`` (its labelled passages)."""
-    from ragmark.results import read_results
-
     file = str(path)
     kind, data = read_results(path)
     if kind == "label" or is_label_file(data):

@@ -18,9 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from ragmark.analysis.review import ReviewRow, ask
+from ragmark.analysis.inspection import results_from
+from ragmark.analysis.review import ReviewRow, Sampled, ask, sample_for_review
 from ragmark.annotate.store import Label
+from ragmark.data import load_dataset
+from ragmark.data.files import read_json
 from ragmark.errors import ConfigError, DataError
+from ragmark.metrics.names import scale_of, verdict_at
+from ragmark.results import kind_of_results, read_results
 
 CHOICES = ({"key": "1", "value": 1.0, "text": "Yes"}, {"key": "2", "value": 0.0, "text": "No"})
 """The labels a person gives a yes/no task, with the number key that gives each."""
@@ -57,8 +62,6 @@ def level_of(task: str) -> str:
     return "interval" if _scaled(task) else "nominal"
 def _scaled(task: str) -> bool:
     """Whether people give ``task`` on a five-point scale (its catalogue entry says)."""
-    from ragmark.metrics.names import scale_of
-
     return not is_pairwise(task) and bool(scale_of(task))
 
 
@@ -85,7 +88,6 @@ def verdict(metric: str, judge: float | None) -> str:
         return "not judged"
     if is_pairwise(metric):
         return {1.0: "judge A", 0.0: "judge B"}.get(judge, "judge tie")
-    from ragmark.metrics.names import verdict_at
 
     return "judge yes" if judge >= verdict_at(metric) else "judge no"
 
@@ -97,8 +99,6 @@ def draw(source: str | Path, task: str | None, n: int | None, seed: int,
     ``n`` drawn stratified by the judge's verdict (each stratum in proportion, at least
     one each when ``n`` allows), kept in file order. ``per_claim``: the claims the
     faithfulness judge made of each answer, each an item with its verdict."""
-    from ragmark.analysis.review import Sampled, sample_for_review
-
     if task is not None and is_pairwise(task):  # annotate/pairs.py draws those
         raise ConfigError(f"--task {task}: a preference task is drawn by draw_pairs")
     every: Sampled
@@ -129,9 +129,6 @@ def judged_claims(source: str | Path, config: str | None) -> dict[str, list[dict
     """Per question, the claims the faithfulness judge made of its answer and whether
     it found each supported (shown, and marked in the answer, once a person has
     labelled the item)."""
-    from ragmark.analysis.inspection import results_from
-    from ragmark.results import read_results
-
     _, data = read_results(source)
     out = {}
     for q in results_from(str(source), data, config).queries:
@@ -145,9 +142,7 @@ def judged_claims(source: str | Path, config: str | None) -> dict[str, list[dict
 
 def is_results(source: str | Path) -> bool:
     """Whether ``source`` is a results file of ragmark (else a file of logged outputs)."""
-    from ragmark.data.files import read_json
     from ragmark.errors import DataError
-    from ragmark.results import kind_of_results
 
     if Path(source).suffix.lower() != ".json":
         return False
@@ -198,7 +193,6 @@ def reference_rows(source: str | Path, task: str) -> Any:
     documents) as the contexts, no judge: people check the set before it measures
     anything."""
     from ragmark.analysis.review import Sampled
-    from ragmark.data import load_dataset
 
     try:
         ds = load_dataset(source)
@@ -227,9 +221,6 @@ def claims_of(source: str | Path, rows: Sequence[ReviewRow], config: str | None
               ) -> list[ReviewRow]:
     """Each answer's claims as the faithfulness judge wrote them, one row each (id
     ``QUESTION#N``, the judge 1 where it found the claim supported, else 0)."""
-    from ragmark.analysis.inspection import results_from
-    from ragmark.results import read_results
-
     if rows and rows[0].metric != "faithfulness":
         raise ConfigError(f"--per-claim labels the claims of the faithfulness judge, not "
                           f"of {rows[0].metric}: give --task faithfulness")
@@ -284,7 +275,6 @@ def ask_of(task: str, per_claim: bool = False) -> str:
         from ragmark.judges.pairwise import CRITERIA
 
         return f"which answer is better {CRITERIA[task[len(PAIRWISE):]][0]}?"
-    from ragmark.metrics.names import scale_of
 
     return (scale_of(task) if _scaled(task) else "") or ask(task)
 

@@ -12,7 +12,10 @@ import click
 from rich.console import Console
 
 from ragmark.cli.shared import option
+from ragmark.data.formats import names, writable
+from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError
+from ragmark.progress import NullProgress
 from ragmark.text import visible
 from ragmark.versions import VERSION as __version__
 
@@ -41,7 +44,6 @@ def _status_lines(quiet: bool) -> None:
 def consoles(quiet: bool) -> tuple[Console, Any]:
     """stdout console and a progress object: rich bars on a terminal, plain lines every
     few seconds without one (CI logs), nothing with ``--quiet``."""
-    from ragmark.progress import NullProgress
     from ragmark.report.progress_bars import PlainProgress, RichProgress
     from ragmark.report.terminal import SafeConsole
 
@@ -192,8 +194,6 @@ class FormatChoice(click.Choice):  # type: ignore[type-arg]
 
     @property  # type: ignore[override]
     def choices(self) -> tuple[str, ...]:
-        from ragmark.data.formats import names, writable
-
         return writable() if self.writing else names()
 
     @choices.setter
@@ -257,8 +257,6 @@ def nuggets_option(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def leniency(strict: bool, encoding: str | None) -> Any:
-    from ragmark.data.leniency import Leniency
-
     return Leniency(strict=strict, encoding=encoding)
 
 

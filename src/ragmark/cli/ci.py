@@ -10,6 +10,26 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ragmark.analysis.gates import check
+from ragmark.cli.app import (
+    data_options,
+    dry_run_option,
+    executor_options,
+    history_options,
+    index_cache_option,
+    input_format_option,
+    language_option,
+    latency_option,
+    mean_option,
+    nuggets_option,
+    qrels_extra_option,
+    refusal_option,
+    search_tool_option,
+    takes_renamed,
+    warn_data,
+    written_text,
+)
+from ragmark.cli.llm_opts import llm_flags, llm_options
 from ragmark.cli.shared import option
 from ragmark.text import visible
 
@@ -17,8 +37,6 @@ from ragmark.text import visible
 def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--fail-on-regression``, ``--against``, ``--margin``, ``--junit``: the
     regression gate of run and compare (``--alpha`` is the command's own)."""
-    from ragmark.cli.app import takes_renamed
-
     opts = [
         option("--fail-on-regression", "regression", metavar="METRIC[,METRIC]"),
         click.option("--against", "against", metavar="REF", callback=takes_renamed(
@@ -38,20 +56,6 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The flags run and compare share for how every config is read and scored: the
     data's (encoding, strictness, input format, language, extra qrels, nuggets), the
     retrieval means, the refusal patterns, the history, the LLM endpoint, the dry run."""
-    from ragmark.cli.app import (
-        data_options,
-        dry_run_option,
-        history_options,
-        input_format_option,
-        language_option,
-        mean_option,
-        nuggets_option,
-        qrels_extra_option,
-        refusal_option,
-        search_tool_option,
-    )
-    from ragmark.cli.llm_opts import llm_options
-
     for decorate in (dry_run_option, llm_options, history_options, refusal_option,
                      search_tool_option, mean_option, nuggets_option, qrels_extra_option,
                      language_option, input_format_option, data_options):
@@ -62,8 +66,6 @@ def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def work_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The flags run and compare share for how the work is done: the index cache, the
     latency sample, the executor."""
-    from ragmark.cli.app import executor_options, index_cache_option, latency_option
-
     for decorate in (executor_options, latency_option, index_cache_option):
         f = decorate(f)
     return f
@@ -72,16 +74,12 @@ def work_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def request_of(cls: type[Any], flags: dict[str, Any]) -> Any:
     """The command's request: its flags (named as the request's fields), the
     ``--llm-*`` flags, and the step summary a command line run appends to."""
-    from ragmark.cli.llm_opts import llm_flags
-
     return cls(**flags, llm_flags=llm_flags(), step_summary=True)
 
 
 def start(plan: Any, told: Sequence[str] = ()) -> Any:
     """Before a plan runs: its executor is closed when the command ends, and what the
     loaders let through and the notes on the choices made are told on stderr."""
-    from ragmark.cli.app import warn_data
-
     if plan.executor is not None:
         click.get_current_context().call_on_close(plan.executor.close)
     warn_data(plan.dataset.warnings)
@@ -93,9 +91,7 @@ def start(plan: Any, told: Sequence[str] = ()) -> Any:
 def show_outcome(out: Console, outcome: Any) -> None:
     """After a plan ran: the human labels' corrections, the files written, the history
     record, the regression gates; then exit 1 (GateFailed) when a condition failed."""
-    from ragmark.analysis.gates import check
     from ragmark.analysis.human_labels import corrected_lines
-    from ragmark.cli.app import written_text
 
     reports = getattr(outcome.result, "reports", None)
     for name, rep in (reports or {"": outcome.result}).items():

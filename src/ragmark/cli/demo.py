@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import click
 
 from ragmark.cli.app import cli, consoles, quiet_option
 from ragmark.cli.shared import option
+from ragmark.errors import ConfigError
 
 
 @cli.command()
@@ -34,10 +36,7 @@ def demo(output: str, quiet: bool, files_to: str | None) -> None:
 def _copy_files(folder: Path) -> None:
     """The demo's questions.json and corpus/ copied into ``folder`` (never over a file
     that is there: an error naming it, exit 2)."""
-    import shutil
-
     from ragmark.demo import demo_path
-    from ragmark.errors import ConfigError
 
     src = demo_path()
     targets = [folder / "questions.json", folder / "corpus"]

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import click
+from rich import box
 from rich.table import Table
 
 from ragmark.analysis.gates import metric_name
@@ -55,7 +56,6 @@ def diff_cmd(**flags: Any) -> None:
     out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False, markup=False)
     for n in notes:
         out.print(f"note: {n}", highlight=False, markup=False)
-    from rich import box
 
     # no vertical rules: the numbers fit 80 columns beside a metric name
     table = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD)

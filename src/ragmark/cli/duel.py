@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from ragmark.analysis.gates import Condition, check
 from ragmark.cli.app import (
     alpha_option,
     cli,
@@ -14,7 +15,7 @@ from ragmark.cli.app import (
     print_report,
     quiet_option,
 )
-from ragmark.cli.llm_opts import endpoint_options
+from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_flags
 from ragmark.cli.shared import option
 
 
@@ -38,8 +39,6 @@ def duel_cmd(**flags: Any) -> None:
     run --include-details` over the same questions): wins, ties and losses, A's win
     rate with its interval, the sign test, and the judge's position bias; with three
     files or more, every two of them and their Bradley-Terry strengths."""
-    from ragmark.analysis.gates import Condition, check
-    from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.duel import DuelRequest, estimate_duel, execute_duel, plan_duel
     from ragmark.report.round_robin import pairwise_lines
 

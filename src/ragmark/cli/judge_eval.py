@@ -14,7 +14,7 @@ from ragmark.cli.app import (
     print_report,
     quiet_option,
 )
-from ragmark.cli.llm_opts import endpoint_options
+from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_flags
 from ragmark.cli.shared import option
 
 
@@ -203,7 +203,6 @@ def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV; store:QUEUE
     reads a queue of `ragmark annotate`. With --against-qrels, FILE is a run's results."""
-    from ragmark.cli.llm_opts import dry_run_text, llm_flags
     from ragmark.plan.judge_eval import (
         JudgeEvalPlan,
         JudgeEvalRequest,

@@ -18,7 +18,7 @@ from ragmark.cli.app import (
     quiet_option,
     warn_data,
 )
-from ragmark.cli.llm_opts import dry_run_text, endpoint_options
+from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_flags
 from ragmark.cli.shared import option
 from ragmark.report.console import llm_line
 
@@ -56,7 +56,6 @@ def label_cmd(**flags: Any) -> None:
     every passage's label, agreement; the LLM accounting) and {output}.md, and prints
     the tables. Needs an LLM endpoint.
     """
-    from ragmark.cli.llm_opts import llm_flags
     from ragmark.plan.label import LabelRequest, estimate_label, execute_label, plan_label
 
     out, progress = consoles(flags.pop("quiet"))

@@ -8,6 +8,7 @@ import click
 
 from ragmark.cli.app import cli
 from ragmark.cli.shared import option
+from ragmark.metrics.names import catalogue
 
 
 @cli.command("metrics")
@@ -17,8 +18,6 @@ def metrics_cmd(as_json: bool) -> None:
     it is computed at by default, its formula, the options its name takes
     (``rbp(p=0.9)@10``) and the config keys it reads (their type, default and meaning).
     Plugins (the ``ragmark.metric`` entry-point group) are listed too."""
-    from ragmark.metrics.names import catalogue
-
     specs = list(catalogue().values())
     if as_json:
         click.echo(json.dumps([{"name": s.name, "kind": s.kind, "cutoff": s.cutoff,

@@ -3,6 +3,9 @@ trend, gate on drift; or (``--listen``) receive OTLP/HTTP traces into a spool.""
 
 from __future__ import annotations
 
+import signal
+import threading
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ragmark.analysis.gates import Condition, check
 from ragmark.cli.app import (
     alpha_option,
     cli,
@@ -23,7 +27,7 @@ from ragmark.cli.app import (
     search_tool_option,
     trace_options,
 )
-from ragmark.cli.llm_opts import endpoint_opts
+from ragmark.cli.llm_opts import endpoint_opts, llm_flags
 from ragmark.cli.shared import option
 
 
@@ -112,9 +116,6 @@ def monitor_cmd(**flags: Any) -> None:
 def _follow(out: Console, settings: Any, flags: dict[str, Any], progress: Any) -> list[Any]:
     """Windows until Ctrl-C or SIGTERM, which stop after the window in progress (a
     second Ctrl-C stops at once; the window then is not recorded, its records wait)."""
-    import signal
-    import threading
-
     from ragmark.monitor.windows import monitor_once
 
     stop = threading.Event()
@@ -143,9 +144,6 @@ def _follow(out: Console, settings: Any, flags: dict[str, Any], progress: Any) -
 
 def _request(flags: dict[str, Any]) -> Any:
     """The monitor's request of this command's flags."""
-    from dataclasses import fields
-
-    from ragmark.cli.llm_opts import llm_flags
     from ragmark.plan.monitor import MonitorRequest
 
     names = {f.name for f in fields(MonitorRequest)}
@@ -215,7 +213,6 @@ def _satisfaction(out: Console, rows: list[Any]) -> None:
 
 
 def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> None:
-    from ragmark.analysis.gates import Condition, check
     from ragmark.monitor.output import window_markdown
     from ragmark.report.junit import append_step_summary, write_junit
 

@@ -8,6 +8,7 @@ import click
 
 from ragmark.cli.app import cli
 from ragmark.cli.shared import option
+from ragmark.extensions import POINTS, door_of
 
 
 @cli.command("plugins")
@@ -16,8 +17,6 @@ def plugins_cmd(as_json: bool) -> None:
     """List every extension point (its entry-point group, what an entry point names and
     the door it comes through) with what its door holds: the built-ins and what the
     installed packages added (each loaded through the door, as a run would)."""
-    from ragmark.extensions import POINTS, door_of
-
     doors = {p.group: door_of(p) for p in POINTS}
     if as_json:
         click.echo(json.dumps([{"group": p.group, "takes": p.takes, "door": p.door,

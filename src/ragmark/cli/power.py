@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+import numpy as np
 from rich.table import Table
 
 from ragmark.analysis.gates import metric_name
@@ -52,8 +53,6 @@ def _power_options(f: Any) -> Any:
 def _spread(base: Any, other: Any, metric: str) -> tuple[float, str, int]:
     """The spread of one metric's paired differences (or, without a second run, of its
     values), where it came from, and over how many questions."""
-    import numpy as np
-
     vals = base.values.get(metric)
     if vals is None:
         raise ConfigError(f"the run has no metric {metric!r}; it has "

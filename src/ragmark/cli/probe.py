@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from ragmark.analysis.gates import GateFailed
 from ragmark.cli.app import (
     cli,
     configs_options,
@@ -73,7 +74,6 @@ def probe_cmd(**flags: Any) -> None:
     and attack is kept in {output}.probe-state/, so a killed probe resumes. Exit 1 when a
     --fail-on gate fails, or a target got no answer (unless --allow-missing).
     """
-    from ragmark.analysis.gates import GateFailed
     from ragmark.probe.plan import ProbeRequest, plan_probe
     from ragmark.probe.report import execute_probe
 

@@ -10,6 +10,7 @@ import click
 from ragmark.cli.app import cli, history_option
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.results import PROBE, read_results
 
 
 def _load(ref: str, history: str | None) -> dict[str, Any]:
@@ -22,7 +23,6 @@ def _load(ref: str, history: str | None) -> dict[str, Any]:
 def _read(path: str) -> dict[str, Any]:
     from ragmark.passage_labels import label_from_json
     from ragmark.probe.view import probe_results
-    from ragmark.results import read_results
     from ragmark.results.codec import compare_from_json, run_from_json
 
     probe = probe_results(path)
@@ -71,7 +71,6 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
 def _page(files: list[dict[str, Any]], render: Any) -> str:
     """The page of the files: a probe's alone (its own page), else the results'."""
     from ragmark.probe.html import render as probe_page
-    from ragmark.results import PROBE
 
     probes = [f for f in files if f.get("envelope", {}).get("kind") == PROBE]
     if probes and len(files) > 1:

@@ -11,6 +11,7 @@ import click
 from ragmark.cli.app import cli, config_name_option, consoles, renamed, takes_renamed
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.text import article
 
 
 @cli.group("review")
@@ -46,7 +47,6 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
                           "--output or pass --overwrite")
     check_output(output, "--output")
     got = sample_for_review(results, n, seed, metric, config)
-    from ragmark.text import article
 
     path = write_review_csv(got.rows, output)
     out, _ = consoles(quiet=True)

@@ -26,6 +26,7 @@ from ragmark.cli.ci import (
 )
 from ragmark.cli.llm_opts import dry_run_text
 from ragmark.cli.shared import option
+from ragmark.report.console import print_report
 
 
 @cli.command("run")
@@ -69,7 +70,6 @@ def run_cmd(**flags: Any) -> None:
     gate failed (--fail-under, --max-missing, --fail-on-regression, or a metric with no
     value at all), 2 on bad input or usage."""
     from ragmark.plan import RunRequest, estimate, execute, plan_run
-    from ragmark.report.console import print_report
 
     out, progress = consoles(flags.pop("quiet"))
     verbose = flags.pop("verbose")

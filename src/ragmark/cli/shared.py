@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from ragmark.metrics.names import groups, judge_metrics
+
 MEANINGS: dict[str, str | dict[str, str]] = {
     "--allow-missing": {
         "*": "Do not exit 1 when a metric asked for got no value for any question, or "
@@ -202,8 +204,6 @@ MEANINGS: dict[str, str | dict[str, str]] = {
 def judges_text() -> str:
     """The judge metrics as the catalogue holds them: each one not in a group, then each
     group ('claims' for all)."""
-    from ragmark.metrics.names import groups, judge_metrics
-
     grouped = groups()
     inside = {m for names in grouped.values() for m in names}
     alone = [m for m in judge_metrics() if m not in inside]

@@ -18,7 +18,7 @@ from ragmark.cli.app import (
     takes_renamed,
     warn_data,
 )
-from ragmark.cli.llm_opts import endpoint_options
+from ragmark.cli.llm_opts import endpoint_options, llm_flags
 from ragmark.cli.shared import option
 from ragmark.report.console import llm_line
 
@@ -91,7 +91,6 @@ _DIALECTS = FormatChoice(writing=True)
 @dry_run_option
 def testset_cmd(**flags: Any) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
-    from ragmark.cli.llm_opts import llm_flags
     from ragmark.plan.testset import (
         NoQuestion,
         TestsetRequest,

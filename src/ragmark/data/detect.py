@@ -8,6 +8,7 @@ from typing import Any
 
 from ragmark.data.files import base_suffix, missing_error, read_json
 from ragmark.data.foreign import is_arrow, read_rows
+from ragmark.data.formats import documents, folders, formats, shape_of, shapes
 from ragmark.data.leniency import Leniency
 from ragmark.data.sets import load_context_set, load_keyword_set, set_format
 from ragmark.errors import DataError
@@ -16,8 +17,6 @@ from ragmark.types import Dataset
 
 def expected() -> str:
     """What a dataset may be, for the error of one that is none of them."""
-    from ragmark.data.formats import folders, formats, shapes
-
     titles = [f.title for f in formats().values()]
     rows = " or ".join([", ".join(titles[:-1]), titles[-1]] if len(titles) > 1 else titles)
     sets = "".join(f", or {f.expects}" for f in shapes().values() if f.sets)
@@ -73,7 +72,6 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if base_suffix(path) not in (".json", ".jsonl", ".csv"):
         raise DataError(f"not a dataset; {expected()}{_hint(path)}", file=str(path))
     data = read_json(path, lenient.encoding) if base_suffix(path) == ".json" else None
-    from ragmark.data.formats import documents
 
     for doc in documents().values():
         if doc.detect(data):
@@ -81,7 +79,6 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     items, foreign = read_rows(path, lenient, data)
     if foreign is not None:
         return _foreign_set(path, corpus, lenient, items, foreign)
-    from ragmark.data.formats import shape_of
 
     shape = shape_of(items, sets=True)  # conversations: each turn a question
     if shape is not None:  # its rows a context set whose truth is optional

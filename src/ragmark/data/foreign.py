@@ -24,6 +24,7 @@ from ragmark.data import formats
 from ragmark.data.files import Where, base_suffix, describe, read_json, read_text
 from ragmark.data.formats import RowFormat
 from ragmark.data.leniency import Leniency
+from ragmark.data.sets import read_items
 from ragmark.errors import DataError
 
 LIST_AS_TEXT = "a plain string where a list of texts belongs, read as one text"
@@ -234,8 +235,6 @@ def read_rows(path: Path, lenient: Leniency, data: Any = None
     """The items of a set or outputs file in any format read here, as ragmark items,
     and the foreign format they were in (None: ragmark's own); ``data``: the JSON file
     already parsed."""
-    from ragmark.data.sets import read_items
-
     items = (read_arrow(path) if is_arrow(path) else
              read_foreign(path, lenient.encoding, data) or read_items(path, lenient.encoding))
     given = lenient.input_format

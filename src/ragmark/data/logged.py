@@ -3,6 +3,7 @@ from), as a pipeline returns it or a log records it, and the checks of its shape
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -156,8 +157,6 @@ def contexts_or_hops(value: Mapping[str, Any]
 def parse_confidence(value: Mapping[str, Any], where: str = "confidence") -> dict[str, float]:
     """``{"confidence": x}`` of a result that gives a finite number as its confidence
     (any scale, higher more confident), else ``{}``."""
-    import math
-
     c = value.get("confidence")
     if c is None:
         return {}

@@ -295,8 +295,6 @@ def generated_text(text: str) -> str | None:
     >>> generated_text('{"generations": [[{"text": ""}]], "llm_output": null}') is None
     True
     """
-    import json
-
     if not text.lstrip().startswith("{") or '"generations"' not in text:
         return text
     try:

@@ -27,6 +27,7 @@ compared). A wrong shape is an error naming the item and the field.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from typing import Any
@@ -296,8 +297,6 @@ def expected_of(obj: Mapping[str, Any], where: Where, lenient: Leniency | None =
 def _comparing(obj: Mapping[str, Any], where: Where) -> tuple[tuple[str, ...], bool, str | None]:
     """What an item says of which calls are compared: ``tools_compared`` (names),
     ``failed_calls`` (count or skip) and ``tool_errors`` (a regular expression)."""
-    import re
-
     tools = obj.get("tools_compared") or []
     if not isinstance(tools, list) or not all(isinstance(t, str) and t for t in tools):
         raise where.error(f"expected a list of tool names, got {describe(tools)}",

@@ -10,6 +10,7 @@ from typing import Any
 
 from ragmark.data.files import iter_lines
 from ragmark.errors import DataError
+from ragmark.matching import trec_order
 
 FORMAT = "a TREC run file: one line per retrieved document, 'qid Q0 docid rank score tag'"
 
@@ -45,8 +46,6 @@ def read_trec_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
 
 
 def _trec_order(docs: dict[str, float]) -> list[tuple[str, float]]:
-    from ragmark.matching import trec_order
-
     ids = list(docs)
     return [(ids[i], docs[ids[i]]) for i in trec_order(ids, [docs[d] for d in ids])]
 

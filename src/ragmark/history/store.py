@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,6 @@ def _move_cursor(con: sqlite3.Connection, c: Cursor, run_id: int | None) -> None
     if now != (dict(c.previous) if c.previous is not None else None):
         raise CursorMoved(f"another ragmark monitor evaluated {c.source} meanwhile: this "
                           "window is not recorded (run it again for the records left)")
-    from datetime import UTC, datetime
 
     con.execute("INSERT INTO monitor_cursors VALUES (?, ?, ?) ON CONFLICT(source) DO UPDATE "
                 "SET state = excluded.state, updated_at = excluded.updated_at",

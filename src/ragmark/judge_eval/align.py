@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.analysis.review import ask
 from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.scores import folds_of
 from ragmark.judges.guidance import Example, Guidance, choose_examples, rubric_of
@@ -39,8 +40,6 @@ def guidance_from(items: Sequence[Item], wrong: Sequence[bool], metric: str,
                   per_class: int = PER_CLASS) -> Guidance:
     """The guidance ``items`` give: examples (the unaligned judge's ``wrong`` ones first)
     and the people's notes as rules."""
-    from ragmark.analysis.review import ask
-
     return Guidance(metric, ask(metric),
                     choose_examples([example_of(it) for it in items], wrong, per_class),
                     rubric_of([it.note for it in items]))

@@ -35,7 +35,8 @@ from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
 from ragmark.llm import LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
-from ragmark.metrics.names import catalogue, judge_metrics
+from ragmark.metrics.names import catalogue, judge_metrics, verdict_at
+from ragmark.running.judging import estimate as estimate_judges
 from ragmark.running.judging import judge_metric
 from ragmark.stats.agreement import evaluate, mcnemar
 from ragmark.types import Sample, Score
@@ -51,8 +52,6 @@ def measured() -> tuple[str, ...]:
 def threshold_of(metric: str, given: float | None) -> float:
     """The score below which a verdict is *unsupported*: ``given`` (--threshold), else
     the metric's own (its catalogue entry's ``verdict_at``)."""
-    from ragmark.metrics.names import verdict_at
-
     return given if given is not None else verdict_at(metric)
 
 
@@ -185,7 +184,6 @@ def estimate(items: Sequence[Item], settings: LLMSettings, trial: Trial) -> dict
     repeat (each its own seed, so its own calls), the cached ones, prompt tokens and
     cost, as the other commands' dry runs count them. Nothing is called."""
     from ragmark.passage_labels.tops import estimate as estimate_labels
-    from ragmark.running.judging import estimate as estimate_judges
 
     check_trial(items, trial)
     total: dict[str, Any] = {}

@@ -28,6 +28,9 @@ import numpy as np
 from ragmark.annotate.queue import PREFERRED_VALUE
 from ragmark.data.files import Where, iter_jsonl
 from ragmark.errors import ConfigError, DataError
+from ragmark.stats import cohen_kappa
+from ragmark.stats.reliability import krippendorff_alpha
+from ragmark.stats.resample import percentile_interval, resample_rows
 
 PREFERRED = {"a": "A", "model_a": "A", "1": "A", "1.0": "A", "b": "B", "model_b": "B",
              "0": "B", "0.0": "B", "tie": "tie", "tie (bothbad)": "tie", "0.5": "tie"}
@@ -144,7 +147,6 @@ def people_agreement(c: Consensus, n_resamples: int, seed: int) -> dict[str, Any
     judged; None when none was."""
     if not c.by_pair:
         return None
-    from ragmark.stats.reliability import krippendorff_alpha
 
     names = sorted({a for by in c.by_pair.values() for a in by})
     rows = [[None if a not in by else STORED[by[a]] for a in names]
@@ -159,9 +161,6 @@ def agreement(people: Sequence[str], judge: Sequence[str | None], *, n_resamples
     gave a verdict: accuracy on the pairs people did not call a tie, Cohen's kappa over
     the three classes, the confusion counts; each with a 95% bootstrap interval over
     pairs."""
-    from ragmark.stats import cohen_kappa
-    from ragmark.stats.resample import percentile_interval, resample_rows
-
     both = [(p, j) for p, j in zip(people, judge, strict=True) if j is not None]
     out: dict[str, Any] = {"pairs": len(people), "judged": len(both),
                            "without_verdict": len(people) - len(both),

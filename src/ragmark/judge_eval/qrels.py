@@ -35,8 +35,17 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.aio import run_sync
+from ragmark.case import Case
 from ragmark.errors import ConfigError
-from ragmark.types import Score
+from ragmark.judges.prompt import JudgeCounts
+from ragmark.llm import open_client
+from ragmark.llm.accounting import llm_summary
+from ragmark.results import read_results
+from ragmark.results.codec import run_from_json
+from ragmark.running.judging import judge_metric
+from ragmark.stats import mean_ci
+from ragmark.types import Sample, Score
 
 METRICS = ("context_relevance", "context_precision")
 """The judges the qrels can check, each with its passage verdicts' detail: the passages
@@ -85,9 +94,6 @@ def verdicts(metric: str, score: Score, n: int) -> list[bool] | None:
 def items_of(path: str | Path) -> tuple[list[QrelsItem], dict[str, int]]:
     """The questions of a run's results file with their contexts' relevance, and the
     questions left out by reason; a ConfigError when none can be measured."""
-    from ragmark.results import read_results
-    from ragmark.results.codec import run_from_json
-
     if Path(path).suffix.lower() in (".jsonl", ".csv", ".tsv"):
         raise ConfigError(f"{path}: this is a file of items or labels, not a run's results "
                           "file: --against-qrels reads what `ragmark run --include-details` "
@@ -129,10 +135,6 @@ async def judge_items(client: Any, items: Sequence[QrelsItem], metrics: Sequence
                       counts: Any, advance: Callable[[int], None]
                       ) -> dict[str, list[Score]]:
     """Each metric's score of each item, judged by ``client``."""
-    from ragmark.case import Case
-    from ragmark.running.judging import judge_metric
-    from ragmark.types import Sample
-
     async def one(metric: str, it: QrelsItem) -> Score:
         try:
             case = Case(Sample(it.id, it.question, expected_answer=it.expected_answer), "",
@@ -146,8 +148,6 @@ async def judge_items(client: Any, items: Sequence[QrelsItem], metrics: Sequence
 
 
 def _interval(values: Sequence[float], resamples: int, seed: int) -> list[float] | None:
-    from ragmark.stats import mean_ci  # an accuracy (0/1 hits) gets Wilson's interval
-
     iv = mean_ci(np.asarray(values, dtype=np.float64), 0.95, resamples, seed)
     return None if iv is None else [iv.low, iv.high]
 
@@ -212,11 +212,6 @@ def measure(settings: Any, items: Sequence[QrelsItem], metrics: Sequence[str],
             ) -> dict[str, Any]:
     """Judge every item with each metric at the endpoint of ``settings``; the report of
     :func:`against_qrels` with the calls' accounting (``llm``)."""
-    from ragmark.aio import run_sync
-    from ragmark.judges.prompt import JudgeCounts
-    from ragmark.llm import open_client
-    from ragmark.llm.accounting import llm_summary
-
     async def go() -> tuple[dict[str, list[Score]], dict[str, Any]]:
         client = open_client(settings)
         counts = JudgeCounts()

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.stats.agreement import statistics
+from ragmark.stats.agreement import evaluate, statistics
 from ragmark.stats.auc import auc
 from ragmark.stats.resample import percentile_interval, resample_rows
 
@@ -88,8 +88,6 @@ def cross_validated(truth: NDArray[np.bool_], score: NDArray[np.float64], *,
                     folds: int = FOLDS, seed: int = 0, n_resamples: int = 2000,
                     confidence: float = 0.95) -> dict[str, Any]:
     """The threshold search of the module docstring, judged on held-out folds."""
-    from ragmark.stats.agreement import evaluate
-
     k = min(folds, int(truth.sum()), int((~truth).sum()))
     if k < 2:
         return {"value": None, "reason": "each class needs at least 2 items for 2 folds"}

@@ -17,6 +17,7 @@ is unchanged, and so are its cache keys.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ragmark.errors import ConfigError
+from ragmark.judges.fit import CUT_MARK
 from ragmark.judges.guided import CURRENT
 from ragmark.judges.prompt import data_block
 from ragmark.versions import canonical_hash
@@ -116,8 +118,6 @@ SHORTEST = 80
 def _cut_examples(g: Guidance, chars: int) -> Guidance | None:
     """``g`` with its examples' texts cut to the longest one length that brings its text
     within ``chars`` (None when even :data:`SHORTEST` does not)."""
-    from ragmark.judges.fit import CUT_MARK
-
     def at(level: int) -> Guidance:
         def cut(t: str) -> str:
             return t if len(t) <= level + len(CUT_MARK) else t[:level].rstrip() + CUT_MARK
@@ -142,8 +142,6 @@ def _cut_examples(g: Guidance, chars: int) -> Guidance | None:
 
 def _q(text: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's for these characters)."""
-    import json
-
     return json.dumps(text, ensure_ascii=False)
 
 

@@ -9,6 +9,10 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from ragmark.judges.fit import floor_of
+from ragmark.llm.window import CHARS_PER_TOKEN
+from ragmark.llm.window import prompt_tokens as estimated
+
 P = TypeVar("P")
 
 CURRENT: ContextVar[Any] = ContextVar("ragmark_guidance", default=None)
@@ -32,10 +36,6 @@ def fitted(prompt: P, item: Any, cap: int, window: int | None, counts: Any) -> P
     cut after, :mod:`ragmark.judges.fit`); its examples are shortened, then dropped, as
     :meth:`~ragmark.judges.guidance.Guidance.within` says, counted in ``counts``
     (``guidance_cut``, ``examples_dropped``)."""
-    from ragmark.judges.fit import floor_of
-    from ragmark.llm.window import CHARS_PER_TOKEN
-    from ragmark.llm.window import prompt_tokens as estimated
-
     g = CURRENT.get()
     if g is None or window is None:
         return guided(prompt, g)

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from ragmark.errors import ConfigError
+from ragmark.llm.providers import known, provider
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -45,8 +46,6 @@ def check_url(v: str | None) -> str | None:
 
 def check_provider(v: str | None) -> str | None:
     """A known provider's name."""
-    from ragmark.llm.providers import known
-
     return None if v is None else known(v)
 
 
@@ -176,8 +175,6 @@ def display_url(url: str) -> str:
 def v1_hint(s: LLMSettings, status: int) -> str:
     """For a 404 from an OpenAI-compatible base URL with no version in its path: the
     likely fix (most servers serve the API under ``/v1``), else nothing."""
-    from ragmark.llm.providers import provider
-
     if status != 404 or not provider(s.provider).versioned:
         return ""
     if re.search(r"/v\d+[a-z]*$", urlsplit(s.base_url).path.rstrip("/")):

@@ -15,6 +15,8 @@ jobs):
 
 from __future__ import annotations
 
+from ragmark.aio import run_sync
+from ragmark.errors import ConfigError
 from ragmark.llm.batch import Batcher
 from ragmark.llm.cache import LLMCache
 from ragmark.llm.client import LLMClient
@@ -49,9 +51,6 @@ def check_endpoint(settings: LLMSettings, what: str) -> None:
     """A ConfigError naming ``what`` (``the judge's endpoint``) and the endpoint's
     address when it does not answer: asked before the work that needs it, so a
     dead endpoint costs a second, not a retried call per question."""
-    from ragmark.aio import run_sync
-    from ragmark.errors import ConfigError
-
     client = LLMClient(settings)
 
     async def main() -> tuple[bool, str]:

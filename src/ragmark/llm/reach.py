@@ -7,6 +7,7 @@ one line for a message."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from ragmark.retry import Retry
 
@@ -27,8 +28,6 @@ def on_loopback(url: str) -> bool:
     >>> on_loopback("http://127.0.0.1:8080/v1"), on_loopback("https://api.openai.com/v1")
     (True, False)
     """
-    from urllib.parse import urlsplit
-
     from ragmark.hosts import loopback_host
 
     return loopback_host(urlsplit(url).hostname or "")

@@ -25,6 +25,7 @@ from typing import Any
 
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.llm.providers import provider
+from ragmark.llm.providers.base import Served
 
 CHARS_PER_TOKEN = 3
 """Characters per token of the safe estimate (English is about 4)."""
@@ -91,8 +92,6 @@ async def from_probe(client: Any, models: Any) -> None:
     parallel slots (``client.slots``); and its tokenizer endpoint, where it has one
     (``client.tokenize``: where; :mod:`ragmark.llm.tokens` counts with it). What it does
     not say stays unknown."""
-    from ragmark.llm.providers.base import Served
-
     settings = client.settings
     if getattr(client, "probed", False):
         return

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from ragmark.case import Case
 from ragmark.metrics.arg_rules import matches
@@ -249,8 +250,6 @@ _TRAJECTORY = ("trajectory",)
 
 def _spec(name: str, summary: str, needs: tuple[str, ...], compute: Callable[[Case], Score],
           *, lower: bool = False, count: bool = False) -> MetricSpec:
-    from dataclasses import replace
-
     s = spec(name, "answer", "none", summary, "", needs, (None,), compute=compute)
     return replace(s, better="lower" if lower else "higher", bounded=not count)
 

@@ -9,6 +9,8 @@ returns a :class:`MetricName` whose ``str()`` is canonical. An unknown name rais
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -107,8 +109,6 @@ def register(spec: MetricSpec, *, plugin: bool = True) -> None:
 
 def _positional(fn: Callable[..., Any]) -> int:
     """How many positional parameters ``fn`` takes (those without a default)."""
-    import inspect
-
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -120,8 +120,6 @@ def _positional(fn: Callable[..., Any]) -> int:
 def _adapted(name: str, given: Callable[..., Any]) -> Callable[[Case], Any]:
     """An answer metric of the old form ``compute(sample, answer, contexts)`` read as
     ``compute(case)``, with a DeprecationWarning once, when it is registered."""
-    import warnings
-
     warnings.warn(f"metric plugin {name!r}: compute(sample, answer, contexts) is "
                   "deprecated; declare compute(case) and read case.sample, case.answer, "
                   "case.contexts (ragmark.case.Case)", DeprecationWarning, stacklevel=3)

@@ -9,6 +9,7 @@ for an empty answer, never 0."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,8 +24,6 @@ def similarity_embedder() -> Any:
     """The embedder of answer_similarity (the packaged MiniLM, cached); a
     MissingExtraError naming the ``dense`` extra when it is not installed (raised before
     any work when the metric is asked for)."""
-    import os
-
     from ragmark.embeddings.api import APIEmbedder, EmbeddingModel
     from ragmark.embeddings.cache import CachedEmbedder
     from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder

@@ -10,12 +10,13 @@ Ties in float32 are settled by comparing document ids, only where a tie exists.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from itertools import chain
 
 import numpy as np
 
-from ragmark.errors import DataError
+from ragmark.errors import DataError, RagmarkWarning
 from ragmark.metrics.graded import Graded
 
 Qrels = Mapping[str, Mapping[str, int]]
@@ -56,9 +57,6 @@ def _count_beating(
 
 
 def _warn_nan(qids: list[str], runs: list[Mapping[str, float]], n: int) -> None:
-    import warnings
-
-    from ragmark.errors import RagmarkWarning
 
     q, d = next((q, d) for q, r in zip(qids, runs, strict=True) for d, s in r.items()
                 if s != s)

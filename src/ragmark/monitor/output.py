@@ -4,9 +4,12 @@ intervals, a window that drifted marked)."""
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ragmark.monitor.windows import Point, Settings, Window
 from ragmark.report import svg
@@ -31,7 +34,6 @@ def percentiles(report: RunReport | None) -> dict[str, float]:
           if "latency_s" in q.metrics and q.metrics["latency_s"].value is not None]
     if not xs:
         return {}
-    import numpy as np
 
     return {f"p{p}": float(np.percentile(xs, p)) for p in (50, 95, 99)}
 
@@ -141,8 +143,6 @@ def trend_html(w: Window, s: Settings) -> str:
 
 def write(w: Window, s: Settings, path: str | Path) -> Path:
     """The window written as its suffix says (.json, .md, .html)."""
-    import json
-
     p = Path(path)
     kind = FORMATS.get(p.suffix)
     text = (json.dumps(window_json(w, s), indent=2) + "\n" if kind == "json" else

@@ -24,7 +24,7 @@ from typing import Any
 from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError
 from ragmark.history import store
-from ragmark.metrics.names import lower_is_better
+from ragmark.metrics.names import lower_is_better, parse_metric
 from ragmark.monitor.settings import DEFAULTS, JUDGED, KIND, MOMENTS, Settings  # noqa: F401
 from ragmark.monitor.sources import LOG, Batch, read_log, read_traces_since, source_key
 from ragmark.monitor.sources import source_kind as kind_of
@@ -223,8 +223,6 @@ def _values(report: RunReport) -> dict[str, list[float | None]]:
 
 def check_gated(s: Settings) -> None:
     """A ConfigError, before any work, for a drift metric that is not a metric."""
-    from ragmark.metrics.names import parse_metric
-
     for m in s.fail_on_drift:
         parse_metric(m)
     if not 0 < s.sample <= 1:

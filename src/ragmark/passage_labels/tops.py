@@ -34,6 +34,7 @@ from ragmark.passage_labels.metrics import METRICS, Agreement, per_k_metrics
 from ragmark.progress import NullProgress, Progress
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
 from ragmark.running.runner import run
+from ragmark.running.scoring import UNJUDGED
 from ragmark.running.task import Task
 from ragmark.types import Dataset, Sample, Score
 
@@ -263,8 +264,6 @@ def _failure(s: Sample, q: QueryRecord, top_k: int) -> str | None:
 
 def _unjudged(q: QueryRecord, top_k: int) -> bool:
     """The question's passages carry no ids the ground truth could judge them by."""
-    from ragmark.running.scoring import UNJUDGED
-
     recall = q.metrics.get(f"recall@{top_k}")
     return recall is not None and recall.reason == UNJUDGED
 

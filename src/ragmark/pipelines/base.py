@@ -28,6 +28,7 @@ from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
     parse_result,
 )
 from ragmark.generation.base import GenerationFailed
+from ragmark.text import normalise
 from ragmark.types import Chunk, Sentences
 
 
@@ -111,8 +112,6 @@ def corpus_ids(documents: Sequence[Any]) -> Resolve:
     """Look a context's text up in the corpus: the document whose text (or title and
     text) equals it after lower-casing and collapsing white space, when exactly one
     document has that text."""
-    from ragmark.text import normalise
-
     seen: dict[str, str | None] = {}
     for d in documents:
         keys = {normalise(d.text)}

@@ -6,12 +6,14 @@ served; the ``execute_`` functions do it. Nothing here prints."""
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmark.annotate.store import Queue
+from ragmark.annotate import store
+from ragmark.annotate.store import Queue, create_queue, get_queue, label_rows, labels_path
 from ragmark.errors import ConfigError
 
 
@@ -59,8 +61,6 @@ class AnnotatePlan:
 def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
     """The plan of ``req``: flags that do not go together refused, the bind checked (a
     host beyond loopback needs a token), the source read and its items drawn."""
-    from ragmark.annotate.store import get_queue, labels_path
-
     path = labels_path(req.history, req.store)
     if req.status and req.export is not None:
         raise ConfigError("--status and --export: give one of them")
@@ -147,7 +147,6 @@ def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> 
     """Make the queue (or find it, to resume) and serve its page until stopped;
     ``ready(server, new)`` is called once the socket is bound."""
     from ragmark.annotate.app import make_app
-    from ragmark.annotate.store import create_queue
     from ragmark.web.server import Server
 
     assert plan.queue is not None
@@ -163,7 +162,6 @@ def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> 
 
 def annotate_status(plan: AnnotatePlan) -> dict[str, dict[str, Any]]:
     """Per queue: its task and source, and the counts of :func:`queue.status`."""
-    from ragmark.annotate import store
     from ragmark.annotate.queue import status
 
     names = [plan.queue.name] if plan.queue is not None else store.queue_names(plan.store)
@@ -185,7 +183,6 @@ def export_labels(plan: AnnotatePlan) -> int:
     a review CSV (``--human-labels``, ``judge-eval``) or JSONL (``judge-eval``); the
     number written."""
     from ragmark.analysis.review import join_contexts
-    from ragmark.annotate.store import label_rows
     from ragmark.report.json_writer import write_jsonl, write_text
 
     assert plan.queue is not None and plan.export is not None
@@ -230,7 +227,6 @@ def _export_preferences(rows: list[dict[str, Any]], path: Path) -> int:
     if path.suffix == ".jsonl":
         write_jsonl(out, path)
         return len(out)
-    import io
 
     buf = io.StringIO()
     w = csv.writer(buf)

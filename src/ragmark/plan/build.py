@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, Any
 from ragmark.errors import ConfigError
 from ragmark.plan.model import Gating, Options, Plan, Targets
 from ragmark.plan.request import CompareRequest, Request, RunRequest
-from ragmark.plan.sources import closed_on_error, executor_of, load, logged_systems
+from ragmark.plan.sources import (
+    closed_on_error,
+    executor_of,
+    leniency,
+    load,
+    logged_systems,
+    source_of,
+)
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -26,7 +33,6 @@ def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
     from ragmark.plan.gating import regression_metrics
     from ragmark.plan.metric_choice import choose, select, thresholds
-    from ragmark.plan.sources import source_of
 
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
@@ -222,7 +228,6 @@ def _with_nuggets(ds: Dataset, req: Request) -> Dataset:
     if req.nuggets is None:
         return ds
     from ragmark.data.nugget_files import with_nuggets
-    from ragmark.plan.sources import leniency
 
     return with_nuggets(ds, req.nuggets, leniency(req))
 

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError, DataError
+from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.progress import Progress
+from ragmark.running.head_to_head import estimate_pairs
 from ragmark.running.tournament import Tournament, matches_of, round_robin
 
 if TYPE_CHECKING:
@@ -82,7 +84,6 @@ def _read(path: str | Path) -> Any:
 def plan_duel(req: DuelRequest) -> DuelPlan:
     """The plan of ``req``: flags checked, both files read and joined, the endpoint
     resolved, the output path checked; a bad input is an error before any call."""
-    from ragmark.llm.fields import SET_ENDPOINT
     from ragmark.plan.endpoint import resolve_llm
     from ragmark.plan.gating import split_gates
     from ragmark.plan.pairwise import criteria_of, rubrics_of
@@ -126,8 +127,6 @@ def plan_duel(req: DuelRequest) -> DuelPlan:
 
 
 def estimate_duel(plan: DuelPlan) -> dict[str, Any]:
-    from ragmark.running.head_to_head import estimate_pairs
-
     t = plan.tournament
     return estimate_pairs(plan.judge, t.criteria, t.pairs, t.orders, t.seed, t.rubrics)
 

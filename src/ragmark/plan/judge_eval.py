@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,8 +122,6 @@ def _refuse_label_flags(req: JudgeEvalRequest, what: str) -> None:
 
 
 def _qrels_plan(req: JudgeEvalRequest) -> QrelsPlan:
-    from dataclasses import replace
-
     from ragmark.plan.judge_qrels import plan_against_qrels
     from ragmark.plan.paths import check_output
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragmark.errors import ConfigError
 from ragmark.plan.sources import closed_on_error, executor_of, load
 from ragmark.progress import Progress
+from ragmark.versions import versions
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -156,7 +157,6 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
     from ragmark.analysis.gates import label_failures
     from ragmark.passage_labels import curve, label, label_json
     from ragmark.report.writers import Written, write_all
-    from ragmark.versions import versions
 
     result = label(top, plan.judges[0], plan.template, progress)
     data = label_json(result, versions())
@@ -211,7 +211,6 @@ def _side_by_side(plan: LabelPlan, top: Any, progress: Progress | None) -> Label
     from ragmark.passage_labels.judges import side_by_side
     from ragmark.report.json_writer import write_json
     from ragmark.report.writers import Written, write_all
-    from ragmark.versions import versions
 
     stems = _stems(plan.stem, plan.judges)
     runs, summary = side_by_side(top, list(plan.judges), plan.template, progress)

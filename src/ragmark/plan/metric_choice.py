@@ -13,7 +13,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.errors import ConfigError
-from ragmark.metrics.names import MetricName
+from ragmark.metrics.names import (
+    MetricName,
+    expand_groups,
+    judge_metrics,
+    parse_metrics,
+    split_names,
+)
+from ragmark.metrics.names import judge_metrics as known_judges
 
 
 @dataclass(frozen=True)
@@ -37,8 +44,6 @@ def select(metrics: str | Sequence[Any] | None, judge_metrics: str | Sequence[st
            ) -> Selection:
     """The selection of ``--metrics`` (a comma-separated text, or a list of names) and
     ``--judge-metrics``; an unknown name is an error listing the known ones."""
-    from ragmark.metrics.names import expand_groups, parse_metrics, split_names
-    from ragmark.metrics.names import judge_metrics as known_judges
     from ragmark.running.judging import parse_judge_metrics
 
     text = metrics if isinstance(metrics, str) else ",".join(str(m) for m in metrics or ())
@@ -55,8 +60,6 @@ def judges_asked(sel: Selection, *more: Sequence[str]) -> list[str]:
     """The judge metrics a plan asks, in one order for run and compare: those of
     ``--judge-metrics``, then the judge metrics ``--metrics`` names, then, in turn, those
     of each of ``more`` (the people's labels, the gates) that are judges."""
-    from ragmark.metrics.names import judge_metrics
-
     known = judge_metrics()
     out = list(sel.judges)
     for m in (*sel.named_judges, *(m for names in more for m in names)):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.plan.model import Pairwise
-from ragmark.progress import Progress
+from ragmark.progress import NullProgress, Progress
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
@@ -109,7 +109,6 @@ def tournament_of(plan: Any, queries: Sequence[Sequence[Any]]) -> Any:
 def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
     """Every two configs' answers judged by every criterion: the round robin's report,
     with the baseline named."""
-    from ragmark.progress import NullProgress
     from ragmark.running.tournament import round_robin
 
     t = tournament_of(plan, [reports[c.name].queries for c in plan.configs])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -61,8 +62,6 @@ def check_targets(paths: Iterable[str | Path], *, history: str | Path | None,
 def _can_create_in(folder: Path) -> bool:
     """Whether a file can really be made in ``folder`` (a temporary one, removed at
     once): ``os.access`` says yes to root on pseudo file systems such as /proc."""
-    import tempfile
-
     try:
         with tempfile.TemporaryFile(dir=folder):
             return True

@@ -5,6 +5,7 @@ runs when none is named."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -44,8 +45,6 @@ class Source:
 def default_configs() -> tuple[list[str], str | None]:
     """The configs compared when none is named: dense, sparse and hybrid, as seed 001's
     command does; sparse alone, with a note naming the extra, without the dense extra."""
-    import importlib.util
-
     missing = [pkg for mod, pkg in DENSE_NEEDS if importlib.util.find_spec(mod) is None]
     if missing:
         return ["sparse"], ("comparing sparse only: the default comparison (dense, sparse, "

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.case import Context
+from ragmark.errors import ConfigError
 from ragmark.probe.attacks import Planted
 from ragmark.probe.given import GIVEN
 from ragmark.probe.overlay import overlaid, plant_all
@@ -124,7 +125,6 @@ def generator_endpoint(cfg: Any) -> dict[str, Any] | None:
     environment or the [llm] table sets included), or None."""
     if cfg.pipeline is not None or cfg.generator.name != "llm":
         return None
-    from ragmark.errors import ConfigError
     from ragmark.registry import registry
 
     try:

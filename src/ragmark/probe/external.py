@@ -13,6 +13,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ragmark.data.leniency import Leniency
 from ragmark.probe.execute import clean_values, planted_for
 from ragmark.probe.plan import CLEAN, ProbePlan
 from ragmark.probe.rates import outcome
@@ -57,7 +58,6 @@ def write_planted(plan: ProbePlan, folder: Path) -> list[Path]:
 
 def _read(plan: ProbePlan, file: Path, ds: Any) -> Mapping[str, Any]:
     """A logged file's outputs joined to ``ds``'s questions (by id, else by text)."""
-    from ragmark.data.leniency import Leniency
     from ragmark.data.outputs import join_outputs, load_outputs
 
     outputs, _ = join_outputs(load_outputs(file, Leniency(strict=plan.strict), ds), ds)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError
+from ragmark.plan.build import plan_compare
 from ragmark.plan.request import CompareRequest
 from ragmark.probe.attacks import ATTACKS, STYLES, Planted
 from ragmark.probe.given import GIVEN
@@ -202,10 +203,7 @@ def _copies(given: Sequence[str]) -> dict[str, int]:
 def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     """The plan of ``ragmark probe`` (a :class:`ProbeRequest`), and the notes to tell
     before it runs. Every flag is checked before the data is read."""
-    from dataclasses import replace
-
     from ragmark.config import RunConfig
-    from ragmark.plan.build import plan_compare
     from ragmark.probe.overlay import targets
 
     gates = tuple(parse_gate(g) for g in req.fail_on)

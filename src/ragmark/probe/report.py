@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.probe.attacks import Planted
-from ragmark.probe.execute import planted_for
+from ragmark.probe.execute import generator_endpoint, pending, planted_for, run_probe
 from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
 from ragmark.probe.rates import RATES, SUBSTRING, Outcome, Rates, outcome_from, rates
 from ragmark.probe.view import marked
@@ -291,7 +291,6 @@ def execute_probe(plan: ProbePlan, progress: Any = None
     """Run ``plan`` (:func:`~ragmark.probe.execute.run_probe`, or score its logged
     answers) and write its report: the report, its Markdown and the paths written; or,
     with ``write_to``, write the planted documents (no report)."""
-    from ragmark.probe.execute import run_probe
     from ragmark.probe.external import score_logged, write_planted
 
     if plan.dry_run:
@@ -318,8 +317,6 @@ def dry_run_text(plan: ProbePlan) -> str:
     """What ``plan`` would do, for the console: the targets and the documents each arm
     plants, then per config the runs still to do (each asks every target question) and
     those kept by an earlier probe of the same plan. Nothing is run or written."""
-    from ragmark.probe.execute import pending
-
     n = len(plan.questions)
     planted = {a.name: sum(len(p.ids) for p in planted_for(plan, a)) for a in plan.arms}
     lines = [f"dry run: {n} target questions of {plan.base.dataset.name} (seed {plan.seed}); "
@@ -347,7 +344,6 @@ def _made_by(cfg: Any) -> str:
     (with the LLM's model and endpoint)."""
     if cfg.pipeline is not None:
         return f"{cfg.pipeline.kind} pipeline"
-    from ragmark.probe.execute import generator_endpoint
 
     made = f"{cfg.retriever.name} retriever, {cfg.generator.name} generator"
     got = generator_endpoint(cfg)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import unquote_plus, urlsplit
 
-from ragmark.text import content_tokens
+from ragmark.text import STOPWORDS, content_tokens
 
 _URL = re.compile(r"""(?:!?\[[^\]]*\]\(\s*<?(?P<md>[a-z][a-z0-9+.-]*://[^)\s>]+)"""
                   r"""|(?P<bare>\bhttps?://[^\s<>()"'\]]+))""", re.I)
@@ -91,8 +91,6 @@ def gives(answer: str, target: str) -> bool:
     >>> gives("Henry Ford built it.", "Henry Roth"), gives("Kornozazines", "Kornozazine")
     (False, False)
     """
-    from ragmark.text import STOPWORDS
-
     goal = _norm(target)
     if not goal:
         return False

@@ -4,9 +4,13 @@ answer on one line with what made the attack succeed marked. Reads, never runs."
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from ragmark.errors import ConfigError, DataError
 from ragmark.probe.rates import Outcome, outcome_from
 
 
@@ -19,8 +23,6 @@ def marked(answer: str, o: Outcome) -> str:
     >>> marked("Yes, `see` rmk24cs9.", o)
     "Yes, 'see' ⟦rmk24cs9⟧."
     """
-    import re
-
     text = " ".join(answer.replace("`", "'").split())
     marks = [*o.shown.get("addresses", ()), o.shown.get("canary"), o.shown.get("wrong_answer")]
     for m in (m for m in marks if m):
@@ -32,10 +34,6 @@ def marked(answer: str, o: Outcome) -> str:
 def probe_results(path: str) -> dict[str, Any] | None:
     """The JSON of a probe's results file, checked for what the page reads (a DataError
     naming the file and the field otherwise); None for any other file."""
-    import json
-    from pathlib import Path
-
-    from ragmark.errors import DataError
     from ragmark.results import PROBE
 
     try:
@@ -62,8 +60,6 @@ def inspected(data: Mapping[str, Any], question_id: str | None = None) -> str:
     question, or (None) every question that fell; each with its answer and the planted
     passage, what made the attack succeed between ⟦ and ⟧. A ConfigError for a question
     that was not a target."""
-    from ragmark.errors import ConfigError
-
     lines: list[str] = []
     questions = data.get("questions", {})
     for config, got in data["configs"].items():

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmark.metrics.names import read_name
+from ragmark.metrics.names import catalogue, read_name
 from ragmark.types import Aggregate, Sample, Score
 
 """The report's ``llm`` block holds the judges' accounting at its top level and each of
@@ -296,8 +296,6 @@ rate); a measure on its own scale (seconds, tokens) has no failing turn."""
 def failing_rule(metric: str) -> tuple[str, float] | None:
     """("<", 0.5) or (">", 0.5): when a turn fails ``metric``, by the way the catalogue
     says is better; None for a measure on its own scale."""
-    from ragmark.metrics.names import catalogue
-
     spec = catalogue().get(read_name(metric).name)
     if spec is not None and not spec.bounded:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +22,7 @@ from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.executors import using
-from ragmark.metrics.names import MetricName, aggregates, parse_metrics
+from ragmark.metrics.names import MetricName, aggregates, judge_metrics, parse_metrics
 from ragmark.pipelines.base import Output
 from ragmark.progress import Progress
 from ragmark.results.comparison import (  # noqa: F401  (ragmark.running.compare's API)
@@ -150,7 +151,6 @@ def _compared(first: RunReport, compared: Sequence[str] | None, table: list[str]
     if compared is None:
         shown = [m for m in table or TABLE_METRICS if m in first.metrics]
         return shown or [m for m in first.metrics if m not in aggregates()]
-    from ragmark.metrics.names import judge_metrics
 
     out = [first.key(m if m in judge_metrics() else str(parse_metrics([m])[0]))
            for m in compared]
@@ -212,8 +212,6 @@ def _side_by_side(dataset: Dataset, configs: Sequence[RunConfig], task: Task,
                   progress: Progress | None) -> dict[str, Retrieval]:
     """The retrieval stages of the configs of ragmark's own pipeline without an LLM
     reranker, each in a driver thread that hands its work to the executor."""
-    from concurrent.futures import ThreadPoolExecutor
-
     own = [c for c in configs if c.pipeline is None and (
         c.reranker is None or c.reranker.name != "llm")]
     if len(own) < 2:

@@ -25,7 +25,7 @@ from ragmark.judges.prompt import JudgeCounts, is_reask
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import NotCached
-from ragmark.llm.factory import dry_client
+from ragmark.llm.factory import check_endpoint, dry_client
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.stats import holm
 from ragmark.stats.win_rates import win_rate
@@ -72,8 +72,6 @@ async def _judge_all(client: LLMClient, criteria: Sequence[str], pairs: Sequence
 def check_judge(settings: LLMSettings) -> None:
     """A ConfigError naming the endpoint when the pairwise judge does not answer (asked
     before the configs run, so a dead endpoint costs nothing)."""
-    from ragmark.llm.factory import check_endpoint
-
     check_endpoint(settings, "the judge's endpoint")
 
 

@@ -21,7 +21,8 @@ from ragmark.judges import JudgeCounts
 from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.guidance import Guidance, aligned
-from ragmark.judges.prompt import is_reask
+from ragmark.judges.prompt import JudgeFailure, ask, is_reask
+from ragmark.judges.spec import in_language
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
@@ -281,9 +282,7 @@ async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
     empty answer without a call; None where the judge gave no verdict), notes, and the
     LLM accounting. Without an endpoint, or one that does not answer, every verdict is
     None and a note says the phrases decide."""
-    from ragmark.judges.prompt import JudgeFailure, ask
     from ragmark.judges.refusal import REFUSAL_PROMPT, RefusalInput
-    from ragmark.judges.spec import in_language
 
     fallback = "refusals were told by the phrases and patterns"
     if settings is None:

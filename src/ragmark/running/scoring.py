@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,7 +35,7 @@ from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import RECORDED, Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.results.model import HopRecord
-from ragmark.running.judging import judge_async
+from ragmark.running.judging import judge_async, refusals_async
 from ragmark.types import Document, GroundTruth, Sample, Score
 
 SKIPPED = "generation skipped"
@@ -236,9 +236,6 @@ def refusal_stage(samples: Sequence[Sample], produced: Sequence[Produced],
     """The refusal judge (``refusal_judge = true``) on every answer: its verdict goes
     with the question's facts as ``refused`` (1 or 0), which the refusal and abstention
     metrics then read instead of the phrases."""
-    from dataclasses import replace
-
-    from ragmark.running.judging import refusals_async
 
     todo = [qi for qi, p in enumerate(produced)
             if qi not in failed and isinstance(p.answer, str)]

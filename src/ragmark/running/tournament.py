@@ -8,12 +8,18 @@ the configs it ran. The report is plain JSON data; nothing here prints."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from ragmark.judges.pairwise import Side
 from ragmark.llm import LLMSettings
 from ragmark.running.head_to_head import Pair, judge_pairs, summary
+from ragmark.stats import bootstrap_ci
+from ragmark.stats.win_rates import strengths
 
 
 @dataclass(frozen=True)
@@ -28,8 +34,6 @@ class Match:
 
 
 def _side(q: Any) -> Any:
-    from ragmark.judges.pairwise import Side
-
     return Side(q.answer or "", tuple(q.contexts))
 
 
@@ -132,8 +136,6 @@ def _match(t: Tournament, m: Match, verdicts: dict[str, list[Any]]) -> dict[str,
 def _strengths(t: Tournament, verdicts: dict[str, list[Any]]) -> dict[str, Any]:
     """Per criterion: the Bradley–Terry strengths of the systems from every verdict,
     resampled by question, and the ranking they give."""
-    from ragmark.stats.win_rates import strengths
-
     out = {}
     for c, vs in verdicts.items():
         by_question: dict[str, list[tuple[int, int, str]]] = {}
@@ -250,11 +252,7 @@ def decisiveness(reports: dict[str, Any], report: dict[str, Any], baseline: str,
     configs (all their judge metrics; cached calls counted, for they cost once). Each
     with the interval's width, and the width at 100 calls (width x sqrt(calls / 100),
     as an interval narrows with the square root of what it is computed from)."""
-    import math
 
-    import numpy as np
-
-    from ragmark.stats import bootstrap_ci
 
     def at_100(width: float, calls: int) -> float | None:
         return None if calls <= 0 else width * math.sqrt(calls / 100)

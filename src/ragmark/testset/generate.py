@@ -25,6 +25,7 @@ from ragmark.llm import LLMClient
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import estimate_calls
 from ragmark.llm.protocol import estimate_tokens
+from ragmark.progress import NullProgress
 from ragmark.testset.checks import (
     DUPLICATE_JACCARD,
     MIN_QUOTE_CHARS,
@@ -247,8 +248,6 @@ def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
                      client: LLMClient, progress: Any = None) -> TestsetResult:
     """Generate a context set from ``corpus`` (passages cut by ``chunker``) through
     ``client``; ``progress`` is a runner Progress (None shows nothing)."""
-    from ragmark.progress import NullProgress
-
     options.check(corpus)
     prog = progress or NullProgress()
     client.settings.api_key()  # a missing key variable stops here, not per call

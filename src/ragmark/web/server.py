@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import importlib.util
 import ipaddress
 import socket
 import threading
@@ -31,8 +32,6 @@ NEEDS = ("starlette", "uvicorn")
 
 def missing_packages() -> list[str]:
     """The server's packages that are not installed (the ``otel`` extra has them)."""
-    import importlib.util
-
     return [p for p in NEEDS if importlib.util.find_spec(p) is None]
 
 

@@ -18,12 +18,13 @@ callable returning one). Loaded on first use, never at import.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmark.data.files import Where
+from ragmark.data.files import Where, base_suffix
 from ragmark.data.leniency import Leniency
 from ragmark.errors import DataError
 from ragmark.extensions import Door
@@ -125,7 +126,6 @@ Format = RowFormat | FolderFormat | DocumentFormat | ItemsFormat
 
 def _built_ins() -> list[tuple[str, Format]]:
     """The formats this package's modules declare (``FORMAT``), by module name."""
-    import importlib
     import pkgutil
 
     found = []
@@ -209,8 +209,6 @@ def detect(keys: set[str], path: str | Path | None = None) -> RowFormat | None:
     """The format whose rows have these field names (in a file of a suffix it reads);
     None: ragmark's own. Rows two formats claim, or that a format claims though they are
     ragmark's own, are refused, naming the claimants (``--input-format`` says which)."""
-    from ragmark.data.files import base_suffix
-
     suffix = None if path is None else base_suffix(Path(path))
     claims = [f for f in formats().values() if f.claims(keys, suffix)]
     # a package's format that claims ragmark's own rows would take them over silently

@@ -18,6 +18,7 @@ from ragmark.data.corpus import load_jsonl_corpus
 from ragmark.data.files import Where, describe, iter_jsonl, iter_lines, quote
 from ragmark.data.formats import FolderFormat
 from ragmark.data.leniency import Leniency
+from ragmark.data.nugget_files import read_nugget_file
 from ragmark.errors import DataError
 from ragmark.types import Dataset, GroundTruth, Nugget, Sample
 
@@ -240,8 +241,6 @@ def _json_topics(path: Path, lenient: Leniency) -> dict[str, str]:
 
 def _nuggets(path: Path, queries: dict[str, str], lenient: Leniency
              ) -> dict[str, tuple[Nugget, ...]]:
-    from ragmark.data.nugget_files import read_nugget_file
-
     got = read_nugget_file(path, lenient)
     unknown = [q for q in got if q not in queries]
     if unknown:

@@ -5,13 +5,15 @@ ids]}}``: relevance by id, its corpus the corpus (so ``--corpus`` is refused).""
 from __future__ import annotations
 
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeGuard
 
 from ragmark.data.files import Where, describe
 from ragmark.data.formats import DocumentFormat
 from ragmark.data.leniency import Leniency
+from ragmark.data.sets import set_name
 from ragmark.errors import DataError
-from ragmark.types import Dataset
+from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sample
 
 
 def is_embedding_qa(data: Any) -> TypeGuard[dict[str, Any]]:
@@ -24,10 +26,6 @@ def load_embedding_qa(path: Path, data: dict[str, Any], lenient: Leniency) -> Da
     relevant corpus ids (grade 1), the corpus its ``corpus``. A query without relevant
     ids is left out with a counted warning; an id that is not in the corpus is an
     error."""
-    from types import MappingProxyType
-
-    from ragmark.data.sets import set_name
-    from ragmark.types import Corpus, Document, GroundTruth, Sample
 
     where = Where(str(path))
     for key in ("queries", "corpus", "relevant_docs"):

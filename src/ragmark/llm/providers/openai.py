@@ -12,6 +12,7 @@ import httpx
 
 from ragmark.llm.providers.base import Message, Provider, ResponseError, Served, positive
 from ragmark.llm.results import Usage
+from ragmark.llm.window import window_in_refusal
 
 _MODEL_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
@@ -96,8 +97,6 @@ async def _refused_window(settings: Any, headers: Mapping[str, str]) -> int | No
     """llama-cpp-python's server publishes its window nowhere, but refuses at once a
     prompt longer than it, naming it ("maximum context length is 2048 tokens"): the
     window from the refusal of an oversized prompt (None when it is not refused so)."""
-    from ragmark.llm.window import window_in_refusal
-
     body = request_body(settings.model, [{"role": "user", "content": " a" * OVERSIZED}],
                         {"max_tokens": 1})
     try:
