@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 import pytest
 
+from ragmark.api import _common, _config, _known
+
 if TYPE_CHECKING:
     from typing import Unpack
 
@@ -48,7 +50,6 @@ class FixtureOptions(TypedDict, total=False):
 
 
 def _run(dataset: str | Path | None = None, **options: Unpack[FixtureOptions]) -> Any:
-    from ragmark.api import _common, _config, _known
     from ragmark.plan import RunRequest, execute, plan_run
     from ragmark.testing import Evaluated, metric_key
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmark.history import history_path
 from ragmark.metrics.names import judge_metrics, parse_metric
 from ragmark.results.model import RunReport
 
@@ -79,7 +80,6 @@ class Evaluated:
         the same gate as ``--fail-on-regression``."""
         from ragmark.analysis.diff import diff_metric, resolve_side, side_from_report
         from ragmark.analysis.regression import gate_lines, regression_gate
-        from ragmark.history import history_path
 
         now = side_from_report(self.report)
         hist = self.history or history_path()

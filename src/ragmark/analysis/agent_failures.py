@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from ragmark.data.files import Where
+from ragmark.data.trajectories import expected_of
 from ragmark.metrics.agent import matcher
 from ragmark.results.model import QueryRecord
 from ragmark.trajectory import Call, Expected, Trajectory
@@ -49,9 +51,6 @@ NO_TRAJECTORY = "no trajectory in the file (an agent's log or traces, with --inc
 
 def trajectory_and_expected(q: QueryRecord) -> tuple[Trajectory | None, Expected | None]:
     """What the results file kept of the question's trajectory and expected calls."""
-    from ragmark.data.files import Where
-    from ragmark.data.trajectories import expected_of
-
     trajectory = None if q.trajectory is None else Trajectory.from_json(q.trajectory)
     truth = q.ground_truth if q.ground_truth is not None else {}
     expected = expected_of(truth, Where("results", item=q.id)) if isinstance(

@@ -18,7 +18,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmark.errors import ConfigError
+from ragmark.history import (
+    NUGGETS_HASHES,
+    list_runs,
+    pairwise_of,
+    run_row,
+    trajectories,
+    values,
+)
+from ragmark.history.retention import pruned_at
+from ragmark.results import read_results
+from ragmark.results.codec import compare_from_json, run_from_json
 from ragmark.stats import bootstrap_ci, paired_permutation_test
+from ragmark.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from ragmark.results.model import RunReport
@@ -176,8 +188,6 @@ def calls_diff(a: Side, b: Side) -> list[dict[str, Any]]:
     """The questions both sides answered as agents whose tool calls differ: per question
     its id, text and each side's calls in order (``name(arguments)``, `` failed`` after
     a call whose tool failed), in A's question order."""
-    from ragmark.trajectory import Trajectory
-
     def calls(steps: list[dict[str, Any]]) -> list[str]:
         return [c.key + (" failed" if c.error is not None else "")
                 for c in Trajectory.from_json(steps).calls()]
@@ -226,8 +236,6 @@ def side_from_results(label: str, kind: str, data: Mapping[str, Any], config: st
     """A side from a parsed run or compare results file (``config`` picks one config of
     a compare; the baseline when not given), read through the results model
     (:mod:`ragmark.results.codec`)."""
-    from ragmark.results.codec import compare_from_json, run_from_json
-
     if kind == "run":
         if not isinstance(data.get("per_query"), dict):
             raise ConfigError(f"{label}: this results file has no per-question values "
@@ -258,17 +266,6 @@ def resolve_side(ref: str, config: str | None, history: Path,
     runs and compares of ``config``, on ``dataset_hash`` when given; as a ``baseline``,
     those that did not fail their gates: a failed run counts again once accepted). A run
     whose per-question values were pruned is refused, saying when and what to do."""
-    from ragmark.history import (
-        NUGGETS_HASHES,
-        list_runs,
-        pairwise_of,
-        run_row,
-        trajectories,
-        values,
-    )
-    from ragmark.history.retention import pruned_at
-    from ragmark.results import read_results
-
     p = Path(ref)
     if p.exists():
         kind, data = read_results(p)

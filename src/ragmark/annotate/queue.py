@@ -23,9 +23,11 @@ from ragmark.analysis.review import ReviewRow, Sampled, ask, sample_for_review
 from ragmark.annotate.store import Label
 from ragmark.data import load_dataset
 from ragmark.data.files import read_json
+from ragmark.data.outputs import load_outputs
 from ragmark.errors import ConfigError, DataError
 from ragmark.metrics.names import scale_of, verdict_at
 from ragmark.results import kind_of_results, read_results
+from ragmark.stats.reliability import krippendorff_alpha
 
 CHOICES = ({"key": "1", "value": 1.0, "text": "Yes"}, {"key": "2", "value": 0.0, "text": "No"})
 """The labels a person gives a yes/no task, with the number key that gives each."""
@@ -158,7 +160,6 @@ def logged_rows(source: str | Path, task: str) -> Any:
     """The answered questions of a file of logged outputs (as ``run --outputs`` reads
     it), for ``task``; without a judge's value (judge None)."""
     from ragmark.analysis.review import Sampled
-    from ragmark.data.outputs import load_outputs
 
     oset = load_outputs(source)
     rows, left = [], Counter[str]()
@@ -177,7 +178,6 @@ def logged_rows(source: str | Path, task: str) -> Any:
 def is_outputs(source: str | Path) -> bool:
     """Whether ``source`` reads as logged outputs (its rows have answers), rather than
     as an evaluation set."""
-    from ragmark.data.outputs import load_outputs
     from ragmark.errors import DataError
 
     try:
@@ -323,8 +323,6 @@ def status(items: Sequence[Mapping[str, Any]], labels: Sequence[Label],
     """Counts of a queue: items, items with a label, labels per annotator and per label
     value, skips; and the people's agreement (Krippendorff's alpha, nominal, with its
     interval) over the items two or more people labelled, when there are some."""
-    from ragmark.stats.reliability import krippendorff_alpha
-
     given = [lab for lab in labels if lab.value is not None]
     per: dict[str, Counter[str]] = defaultdict(Counter)
     for lab in labels:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data.files import iter_lines
+from ragmark.data.logged import Context, Logged, Output
 from ragmark.errors import DataError
 from ragmark.matching import trec_order
 
@@ -55,8 +56,6 @@ def run_outputs(run: dict[str, list[tuple[str, float]]], dataset: Any
     """The run as logged outputs of the dataset's questions (each document a context
     with its id, in trec_eval's order, its text from the corpus when there), and how many
     of the run's questions the dataset lacks (left out, as trec_eval leaves them)."""
-    from ragmark.data.logged import Context, Logged, Output
-
     texts = {d.id: d.text for d in dataset.corpus.documents}
     outs = {s.id: Output("", tuple(Context(texts.get(d, d), d, d, score)
                                    for d, score in run.get(s.id, [])))

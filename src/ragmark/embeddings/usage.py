@@ -8,6 +8,7 @@ from typing import Any
 
 from ragmark.embeddings.api import APIEmbedder
 from ragmark.embeddings.cache import CachedEmbedder
+from ragmark.llm.accounting import sum_accounting
 
 _SUMMED = ("calls", "cache_hits", "retries", "failures", "prompt_tokens",
            "completion_tokens", "texts_embedded", "token_vectors_pooled")
@@ -34,7 +35,6 @@ def api_embedders(*components: Any) -> Iterator[tuple[APIEmbedder, CachedEmbedde
 def _merge(blocks: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if len(blocks) == 1:
         return blocks[0]
-    from ragmark.llm.accounting import sum_accounting
 
     out = sum_accounting(blocks, _SUMMED)
     out["endpoint"] = ", ".join(dict.fromkeys(b["endpoint"] for b in blocks))

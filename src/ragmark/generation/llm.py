@@ -18,6 +18,7 @@ from ragmark.errors import ConfigError, EndpointGone
 from ragmark.generation.base import GenerationFailed, check_positive
 from ragmark.judges.prompt import data_block
 from ragmark.llm import LLMCallFailed
+from ragmark.llm.accounting import llm_summary
 from ragmark.llm.config import LLMSettings
 from ragmark.llm.endpoint import Endpoint
 from ragmark.llm.factory import direct_client
@@ -112,8 +113,6 @@ class LLMGenerator:
 
     def summary(self) -> tuple[list[str], dict[str, Any]]:
         """Notes for the report (failed answers) and the LLM accounting of generating."""
-        from ragmark.llm.accounting import llm_summary
-
         if not hasattr(self, "_client"):
             return [], {}
         failed = sum(self._failed.values())

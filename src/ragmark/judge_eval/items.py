@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragmark.analysis.review import cell_error, parse_value, review_rows
+from ragmark.annotate.store import get_queue, label_rows, labels_path, queue_of
 from ragmark.data.files import iter_jsonl
 from ragmark.errors import ConfigError, DataError
 
@@ -146,8 +147,6 @@ def read_review(path: str | Path, metric: str | None) -> tuple[list[Item], str |
 def read_store(queue: str, store: Path) -> tuple[list[Item], str]:
     """The labels of a queue of the label store at ``store`` (``ragmark annotate``), one
     item per person and label, and the queue's task."""
-    from ragmark.annotate.store import get_queue, label_rows
-
     task = get_queue(store, queue).task
     return [Item(r["id"], r["question"], tuple(r["contexts"]), r["answer"],
                  r["expected_answer"] or None, float(r["human"]) < 0.5, r["annotator"],
@@ -160,8 +159,6 @@ def read_items(path: str | Path, metric: str | None, label_text: str | None,
     """The items of ``path`` (JSONL or review CSV, by extension, or ``store:QUEUE`` of
     the label store ``store``, default beside the run history) and the metric the file
     names (a review CSV's, a queue's task), if any; DataError when none is labelled."""
-    from ragmark.annotate.store import labels_path, queue_of
-
     p = Path(path)
     queue = queue_of(path)
     named: str | None

@@ -30,12 +30,14 @@ from ragmark.errors import ConfigError
 from ragmark.judge_eval.items import Item
 from ragmark.judge_eval.people import People, judge_with_people, people_report
 from ragmark.judge_eval.scores import score_report
+from ragmark.judges.checks import one_value
 from ragmark.judges.guidance import Guidance, aligned
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_label
 from ragmark.llm import LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.metrics.names import catalogue, judge_metrics, verdict_at
+from ragmark.passage_labels.tops import estimate as estimate_labels
 from ragmark.running.judging import estimate as estimate_judges
 from ragmark.running.judging import judge_metric
 from ragmark.stats.agreement import evaluate, mcnemar
@@ -183,8 +185,6 @@ def estimate(items: Sequence[Item], settings: LLMSettings, trial: Trial) -> dict
     """A dry run of one judge over ``items``: the calls not in the cache yet, over every
     repeat (each its own seed, so its own calls), the cached ones, prompt tokens and
     cost, as the other commands' dry runs count them. Nothing is called."""
-    from ragmark.passage_labels.tops import estimate as estimate_labels
-
     check_trial(items, trial)
     total: dict[str, Any] = {}
     for r in range(trial.repeats):
@@ -238,7 +238,6 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     out["rule"] = (f"unsupported when {metric} < {cut:g} "
                    + ("(--threshold)" if threshold is not None else
                       f"(the default for {metric}; --threshold sets another)"))
-    from ragmark.judges.checks import one_value
 
     warnings = [w for w in (
         one_value(metric, [float(first[i].value) for i in kept]),  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ import numpy as np
 from ragmark.annotate.queue import PREFERRED_VALUE
 from ragmark.data.files import Where, iter_jsonl
 from ragmark.errors import ConfigError, DataError
+from ragmark.judges.pairwise import CRITERIA
 from ragmark.stats import cohen_kappa
 from ragmark.stats.reliability import krippendorff_alpha
 from ragmark.stats.resample import percentile_interval, resample_rows
@@ -193,8 +194,6 @@ def agreement(people: Sequence[str], judge: Sequence[str | None], *, n_resamples
 
 def check_task(metric: str) -> str:
     """The criterion of ``pairwise:CRITERION``."""
-    from ragmark.judges.pairwise import CRITERIA
-
     criterion = metric.partition(":")[2]
     if criterion not in CRITERIA:
         raise ConfigError(f"--metric {metric}: the pairwise criteria are "

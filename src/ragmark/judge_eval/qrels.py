@@ -39,12 +39,14 @@ from ragmark.aio import run_sync
 from ragmark.case import Case
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import JudgeCounts
+from ragmark.judges.reference import rank_weighted_precision
 from ragmark.llm import open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.results import read_results
 from ragmark.results.codec import run_from_json
 from ragmark.running.judging import judge_metric
 from ragmark.stats import mean_ci
+from ragmark.stats.feedback import association
 from ragmark.types import Sample, Score
 
 METRICS = ("context_relevance", "context_precision")
@@ -71,8 +73,6 @@ def truth(metric: str, relevant: Sequence[bool]) -> float:
     >>> round(truth("context_precision", [False, True, False, True]), 4)
     0.5
     """
-    from ragmark.judges.reference import rank_weighted_precision
-
     if metric == "context_relevance":
         return sum(relevant) / len(relevant)
     return rank_weighted_precision(relevant)
@@ -154,8 +154,6 @@ def _interval(values: Sequence[float], resamples: int, seed: int) -> list[float]
 
 def _passages(metric: str, items: Sequence[QrelsItem], scores: Sequence[Score],
               resamples: int, seed: int) -> dict[str, Any]:
-    from ragmark.stats.feedback import association
-
     said: list[float] = []
     true: list[float] = []
     for it, s in zip(items, scores, strict=True):
@@ -177,8 +175,6 @@ def _passages(metric: str, items: Sequence[QrelsItem], scores: Sequence[Score],
 def against_qrels(items: Sequence[QrelsItem], scores: dict[str, list[Score]],
                   resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Per metric: the judge against the qrels' truth (see the module)."""
-    from ragmark.stats.feedback import association
-
     out: dict[str, Any] = {}
     for metric, got in scores.items():
         pairs = [(s.value, truth(metric, it.relevant)) for it, s in zip(items, got, strict=True)

@@ -37,6 +37,17 @@ from ragmark.monitor.requests import (  # noqa: F401  (protobuf_ready, from_*: t
     inflate,
     protobuf_ready,
 )
+from ragmark.web.server import (
+    BODY_TIMEOUT,
+    HEADERS_TIMEOUT,
+    BodyTimeout,
+    Server,
+    authorised,
+    loopback_only,
+    missing_packages,
+    read_body,
+)
+from ragmark.web.server import parse_listen as checked
 
 PATH = "/v1/traces"
 ROLL = 64 * 1024 * 1024
@@ -132,8 +143,6 @@ def _refused(headers: Any, token: str | None, encoding: str, proto: bool
     """What is wrong with a request before its body is read (status, why), if anything:
     the token, the content type, the encoding, a protobuf body without the classes to
     read it."""
-    from ragmark.web.server import authorised
-
     if not authorised(headers, token):
         return 401, "missing or wrong bearer token"
     kind = str(headers.get("content-type") or "").partition(";")[0].strip().lower()
@@ -154,7 +163,6 @@ async def _drain(request: Any, read: int, limit: int) -> None:
     unread resets the connection, and the client sees the reset instead of the 413."""
     from starlette.requests import ClientDisconnect
 
-    from ragmark.web.server import BodyTimeout, read_body
 
     try:
         async for chunk in read_body(request, DRAIN_WAIT):
@@ -172,7 +180,6 @@ async def _body(request: Any, cap: int, deadline: float) -> bytes | tuple[int, s
     (408). Nothing of a refused body is spooled."""
     from starlette.requests import ClientDisconnect
 
-    from ragmark.web.server import BodyTimeout, read_body
 
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > cap:
@@ -207,7 +214,6 @@ def make_app(spool: Spool, token: str | None, cap: int,
     from starlette.responses import Response
     from starlette.routing import Route
 
-    from ragmark.web.server import BODY_TIMEOUT, loopback_only
 
     deadline = BODY_TIMEOUT if body_timeout is None else body_timeout
     refusals = Refusals(say)
@@ -265,8 +271,6 @@ def make_app(spool: Spool, token: str | None, cap: int,
 
 def parse_listen(listen: str, token: str | None) -> tuple[str, int]:
     """``HOST:PORT``, checked (:func:`ragmark.web.server.parse_listen`)."""
-    from ragmark.web.server import parse_listen as checked
-
     return checked(listen, token)
 
 
@@ -281,7 +285,6 @@ def make_server(listen: str, spool_dir: Path, *, token: str | None = None,
     missing = protobuf_ready()
     if missing is not None:
         raise ConfigError(f"--listen: {missing}")
-    from ragmark.web.server import HEADERS_TIMEOUT, Server, missing_packages
 
     if missing_packages():
         raise ConfigError(f"--listen: the receiver's server ({', '.join(missing_packages())})"

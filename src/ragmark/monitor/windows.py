@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.gates import top_reasons
+from ragmark.config import RunConfig
 from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError
 from ragmark.history import store
@@ -38,6 +40,8 @@ from ragmark.monitor.trend import (  # noqa: F401 (the windows' names for them)
 from ragmark.progress import NullProgress, Progress
 from ragmark.results import envelope
 from ragmark.results.model import Aggregate, QueryRecord, RunReport
+from ragmark.running.runner import estimate_run, run
+from ragmark.running.task import Task
 from ragmark.stats.drift import Drift, Moments, drift
 from ragmark.stats.feedback import Association, associations
 from ragmark.types import Score
@@ -67,8 +71,6 @@ def unvalued(report: RunReport, s: Settings, number: int | None = None
     """The metrics asked for by name (--metrics, --judge-metrics) that got no value for
     any record of the window (its ``number``), each with why: they fail the command, as
     in a run."""
-    from ragmark.analysis.gates import top_reasons
-
     out = []
     for m in [*(s.metrics or ()), *(s.judge_metrics or ())]:
         agg = report.metrics.get(m)
@@ -112,15 +114,10 @@ def read_batch(s: Settings, key: str) -> tuple[dict[str, Any] | None, Batch]:
 
 
 def _config(s: Settings) -> Any:
-    from ragmark.config import RunConfig
-
     return RunConfig.model_validate({"name": s.system, "unit": "auto"})
 
 
 def _cheap(batch: Batch, s: Settings, prog: Progress) -> tuple[RunReport, list[str]]:
-    from ragmark.running.runner import run
-    from ragmark.running.task import Task
-
     assert batch.oset is not None
     asked = list(s.metrics) if s.metrics else list(DEFAULTS)
     report = run(batch.oset.dataset, _config(s), Task(metrics=asked), progress=prog,
@@ -154,9 +151,6 @@ def _judged_subset(batch: Batch, ids: Sequence[str]) -> Any:
 def estimate(batch: Batch, s: Settings) -> dict[str, Any]:
     """The judge calls the window's sample would make (not in the cache), their tokens
     and cost, and how many records the budget lets through."""
-    from ragmark.running.runner import estimate_run
-    from ragmark.running.task import Task
-
     assert batch.oset is not None
     ids = sampled(batch, s)
     out: dict[str, Any] = {"records": len(batch.oset.dataset.samples), "sampled": len(ids),
@@ -183,9 +177,6 @@ def _judge(batch: Batch, s: Settings, report: RunReport, plan: dict[str, Any],
            prog: Progress) -> RunReport:
     """The sample's judge scores merged into the window's report; the others missing
     with the reason."""
-    from ragmark.running.runner import run
-    from ragmark.running.task import Task
-
     assert batch.oset is not None
     judges = list(s.judges())
     chosen = plan.get("judged_ids") or []

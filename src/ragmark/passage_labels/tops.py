@@ -21,6 +21,7 @@ from ragmark.config import RunConfig
 from ragmark.errors import ConfigError
 from ragmark.executors import Executor
 from ragmark.judges import JudgeCounts, relevance_label
+from ragmark.judges.checks import one_value
 from ragmark.judges.prompt import is_reask
 from ragmark.judges.relevance import relevance_prompt
 from ragmark.llm import LLMClient, LLMSettings, open_client
@@ -290,7 +291,6 @@ def labelled(top: TopK, labels: dict[Pair, Score], llm: dict[str, Any],
     first = next(iter(top.reports.values()))
     dataset = {k: v for k, v in first.dataset.items() if k != "chunks"}  # per config
     last = list(top.reports.values())[-1]
-    from ragmark.judges.checks import one_value
 
     given = [float(s.value) for s in labels.values() if s.value is not None]
     same = one_value("the relevance judge", given, "distinct passages")

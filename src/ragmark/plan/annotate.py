@@ -15,6 +15,8 @@ from typing import Any
 from ragmark.annotate import store
 from ragmark.annotate.store import Queue, create_queue, get_queue, label_rows, labels_path
 from ragmark.errors import ConfigError
+from ragmark.report.json_writer import write_jsonl, write_text
+from ragmark.web.server import Server, missing_packages, parse_listen
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,7 +86,6 @@ def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
 def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
     from ragmark.annotate.pairs import draw_pairs
     from ragmark.annotate.queue import draw, is_pairwise
-    from ragmark.web.server import missing_packages, parse_listen
 
     if req.source is None:
         raise ConfigError("give SOURCE (a results file of `ragmark run --include-details` "
@@ -147,7 +148,6 @@ def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> 
     """Make the queue (or find it, to resume) and serve its page until stopped;
     ``ready(server, new)`` is called once the socket is bound."""
     from ragmark.annotate.app import make_app
-    from ragmark.web.server import Server
 
     assert plan.queue is not None
     server = Server(make_app(plan.store, plan.queue, plan.token, plan.annotator),
@@ -183,7 +183,6 @@ def export_labels(plan: AnnotatePlan) -> int:
     a review CSV (``--human-labels``, ``judge-eval``) or JSONL (``judge-eval``); the
     number written."""
     from ragmark.analysis.review import join_contexts
-    from ragmark.report.json_writer import write_jsonl, write_text
 
     assert plan.queue is not None and plan.export is not None
     rows = label_rows(plan.store, plan.queue.name)
@@ -216,7 +215,6 @@ def _export_preferences(rows: list[dict[str, Any]], path: Path) -> int:
     pairwise:CRITERION reads them (JSONL; the CSV has the same columns)."""
     from ragmark.analysis.review import join_contexts
     from ragmark.judge_eval.preferences import preferred_of
-    from ragmark.report.json_writer import write_jsonl, write_text
 
     out = [{"id": r["id"], "question": r["question"], "a": r["a"], "b": r["b"],
             "answer_a": r["answer"], "answer_b": r["answer_b"], "contexts_a": r["contexts"],

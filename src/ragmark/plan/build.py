@@ -10,8 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.annotate.store import queue_of
 from ragmark.errors import ConfigError
+from ragmark.plan.gating import regression_metrics
 from ragmark.plan.model import Gating, Options, Plan, Targets
+from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
+from ragmark.plan.paths import check_output, check_targets, output_stem
 from ragmark.plan.request import CompareRequest, Request, RunRequest
 from ragmark.plan.sources import (
     closed_on_error,
@@ -21,6 +25,7 @@ from ragmark.plan.sources import (
     logged_systems,
     source_of,
 )
+from ragmark.report.writers import parse_formats, paths_of
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -31,7 +36,6 @@ if TYPE_CHECKING:
 
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
-    from ragmark.plan.gating import regression_metrics
     from ragmark.plan.metric_choice import choose, select, thresholds
 
     targets = _targets(req, "run")
@@ -83,7 +87,6 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
     from ragmark.plan.gating import regression_metrics, split_gates
     from ragmark.plan.metric_choice import choose, select, thresholds
-    from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
     from ragmark.running.compare import StatSettings
 
     targets = _targets(req, "compare")
@@ -160,7 +163,6 @@ def _labelled(path: str | None, history: str | Path | None = None,
         return None
     from ragmark.analysis.human_labels import read_human_labels
     from ragmark.annotate.export import human_labels
-    from ragmark.annotate.store import queue_of
 
     queue = queue_of(path)
     return read_human_labels(path) if queue is None else human_labels(queue, history, store)
@@ -169,9 +171,6 @@ def _labelled(path: str | None, history: str | Path | None = None,
 def _targets(req: Request, kind: str) -> Targets:
     """The files the results go to, every path checked before any data is read (none in
     a dry run, which writes nothing)."""
-    from ragmark.plan.paths import check_output, check_targets, output_stem
-    from ragmark.report.writers import parse_formats, paths_of
-
     if req.output is None and req.formats is None:
         formats: list[str] = []
     else:

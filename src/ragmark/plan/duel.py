@@ -12,9 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.analysis.inspection import results_from
 from ragmark.errors import ConfigError, DataError
 from ragmark.llm.fields import SET_ENDPOINT
+from ragmark.plan.endpoint import resolve_llm
+from ragmark.plan.gating import split_gates
+from ragmark.plan.pairwise import criteria_of, pairwise_gates, rubrics_of
+from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
+from ragmark.report.json_writer import write_json, write_markdown, write_text
+from ragmark.report.round_robin import duel_html, duel_markdown
+from ragmark.results import read_results
 from ragmark.running.head_to_head import estimate_pairs
 from ragmark.running.tournament import Tournament, matches_of, round_robin
 
@@ -69,9 +77,6 @@ class DuelPlan:
 
 
 def _read(path: str | Path) -> Any:
-    from ragmark.analysis.inspection import results_from
-    from ragmark.results import read_results
-
     _, data = read_results(path)
     got = results_from(str(path), data)
     if not got.detailed:
@@ -84,11 +89,6 @@ def _read(path: str | Path) -> Any:
 def plan_duel(req: DuelRequest) -> DuelPlan:
     """The plan of ``req``: flags checked, both files read and joined, the endpoint
     resolved, the output path checked; a bad input is an error before any call."""
-    from ragmark.plan.endpoint import resolve_llm
-    from ragmark.plan.gating import split_gates
-    from ragmark.plan.pairwise import criteria_of, rubrics_of
-    from ragmark.plan.paths import check_output
-
     metrics, gated = split_gates(req.regression)
     if metrics:
         raise ConfigError(f"--fail-on-regression {metrics[0]}: a duel gates by the pairwise "
@@ -135,8 +135,6 @@ def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:
     """Judge every pair of every match by every criterion; the report (written to the
     plan's output): for two systems their match, for more every match and the
     strengths."""
-    from ragmark.plan.pairwise import pairwise_gates
-
     t = plan.tournament
     with progress.task(f"judging {len(t.pairs):,} pairs x {len(t.criteria)} criteria x "
                        f"{t.orders} orders", t.calls) as advance:
@@ -155,9 +153,6 @@ def execute_duel(plan: DuelPlan, progress: Progress) -> dict[str, Any]:
 
 def _write(report: dict[str, Any], path: Path) -> None:
     """The report as the output's suffix says: .md Markdown, .html a page, else JSON."""
-    from ragmark.report.json_writer import write_json, write_markdown, write_text
-    from ragmark.report.round_robin import duel_html, duel_markdown
-
     suffix = path.suffix.lower()
     if suffix == ".md":
         write_markdown(duel_markdown(report), path)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ragmark.errors import ConfigError
+from ragmark.registry import registry
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -108,7 +109,6 @@ def check_generators(configs: Sequence[Any]) -> None:
     endpoint otherwise), asked before any config runs (a run, a compare, a probe): a
     dead endpoint would otherwise cost a retried call for every question."""
     from ragmark.llm.factory import check_endpoint
-    from ragmark.registry import registry
 
     seen: set[tuple[str | None, str | None]] = set()
     for cfg in configs:

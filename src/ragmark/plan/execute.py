@@ -10,15 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.plan.gating import (
+    baselines,
+    gate_conditions,
+    gates_json,
+    gates_markdown,
+    regression_gates,
+    verdict_of,
+)
 from ragmark.plan.model import Outcome, Plan
+from ragmark.plan.pairwise import pairwise_gates
 from ragmark.progress import Progress
+from ragmark.report.writers import Written, write_all
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
     """Run ``plan``: the baselines are found first, then the configs run, then the
     results are gated, written and recorded, in that order."""
-    from ragmark.plan.gating import baselines, gates_markdown, regression_gates
-
     bases = baselines(plan)  # before the run starts
     if plan.outputs is None and not plan.options.skip_generation:
         from ragmark.plan.endpoint import check_generators
@@ -137,7 +145,6 @@ def _pairwise_gated(plan: Plan, result: Any) -> tuple[Any, list[tuple[str, bool,
     g = plan.gating
     if not g.pairwise or getattr(result, "pairwise", None) is None:
         return result, []
-    from ragmark.plan.pairwise import pairwise_gates
 
     report = result.pairwise
     got = pairwise_gates(report, report["baseline"], g.pairwise, g.alpha)
@@ -162,8 +169,6 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any],
 
     gates, pair_gates = gated
     from ragmark.analysis.gates import conditions
-    from ragmark.plan.gating import gate_conditions, gates_json, verdict_of
-    from ragmark.report.writers import Written, write_all
     from ragmark.results.codec import compare_to_json as comparison_json
     from ragmark.results.codec import run_to_json
 

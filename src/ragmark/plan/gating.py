@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.results import read_results
 
 PAIRWISE = "pairwise:"
 """The prefix of a pairwise gate in ``--fail-on-regression`` (``pairwise:overall``)."""
@@ -72,7 +73,6 @@ def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: A
 def _configs_in(ref: str, history: Path) -> int:
     """How many configs the results file or history run ``ref`` holds."""
     from ragmark.history import run_row
-    from ragmark.results import read_results
 
     if Path(ref).exists():
         kind, data = read_results(Path(ref))

@@ -11,8 +11,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.annotate.store import labels_path
 from ragmark.errors import ConfigError
+from ragmark.plan.judge_qrels import plan_against_qrels
+from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
+from ragmark.report.json_writer import write_json
 
 if TYPE_CHECKING:
     from ragmark.judge_eval.items import Item
@@ -77,11 +81,9 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan | Q
     """The plan of ``req``: the output path checked, the items read (a bad one is a
     DataError naming its line), the endpoint resolved (the model need not be set when
     the judges are named)."""
-    from ragmark.annotate.store import labels_path
     from ragmark.judge_eval import read_items
     from ragmark.judge_eval.measure import Trial
     from ragmark.judge_eval.people import consensus
-    from ragmark.plan.paths import check_output
 
     if req.against_qrels:
         return _qrels_plan(req)
@@ -122,9 +124,6 @@ def _refuse_label_flags(req: JudgeEvalRequest, what: str) -> None:
 
 
 def _qrels_plan(req: JudgeEvalRequest) -> QrelsPlan:
-    from ragmark.plan.judge_qrels import plan_against_qrels
-    from ragmark.plan.paths import check_output
-
     _refuse_label_flags(req, "--against-qrels")
     if req.output is not None and not req.dry_run:  # a dry run writes nothing
         check_output(req.output, "--output")
@@ -170,7 +169,6 @@ def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
     from ragmark.annotate.store import label_rows, labels_path, queue_of
     from ragmark.judge_eval.preferences import check_task, consensus, from_rows, read_preferences
     from ragmark.judges.pairwise import Side
-    from ragmark.plan.paths import check_output
     from ragmark.running.head_to_head import Pair
 
     criterion = check_task(task)
@@ -208,7 +206,6 @@ def execute_preferences(plan: PreferencePlan, progress: Progress) -> dict[str, A
     people's preferences (written to the plan's output)."""
     from ragmark.judge_eval.preferences import agreement, people_agreement
     from ragmark.judges.pairwise import position_bias
-    from ragmark.report.json_writer import write_json
     from ragmark.running.head_to_head import judge_pairs
 
     with progress.task(f"judging {len(plan.pairs):,} pairs x 2 orders", plan.calls) as adv:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError
 from ragmark.progress import Progress
+from ragmark.report.json_writer import write_json
 
 if TYPE_CHECKING:
     from ragmark.judge_eval.qrels import QrelsItem
@@ -66,7 +67,6 @@ def execute_against_qrels(plan: QrelsPlan, progress: Progress) -> dict[str, Any]
     """Judge every question with each context judge; the report (written to the
     plan's output when it has one)."""
     from ragmark.judge_eval.qrels import measure
-    from ragmark.report.json_writer import write_json
 
     with progress.task(f"judging {len(plan.items):,} questions x {len(plan.metrics)} "
                        "context judges", plan.calls) as advance:

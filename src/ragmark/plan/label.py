@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmark.errors import ConfigError
+from ragmark.plan.paths import check_output, check_targets, output_stem
 from ragmark.plan.sources import closed_on_error, executor_of, load
 from ragmark.progress import Progress
+from ragmark.report.json_writer import write_json
+from ragmark.report.writers import Written, parse_formats, paths_of, write_all
 from ragmark.versions import versions
 
 if TYPE_CHECKING:
@@ -92,8 +95,6 @@ def plan_label(req: LabelRequest) -> LabelPlan:
     from ragmark.passage_labels import check_template
     from ragmark.passage_labels.tops import NO_ENDPOINT
     from ragmark.plan.endpoint import resolve_llm
-    from ragmark.plan.paths import check_output, check_targets, output_stem
-    from ragmark.report.writers import parse_formats, paths_of
 
     stem = output_stem(req.output, "label")
     formats = parse_formats(req.formats, "label")
@@ -156,7 +157,6 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
         return _side_by_side(plan, top, progress)
     from ragmark.analysis.gates import label_failures
     from ragmark.passage_labels import curve, label, label_json
-    from ragmark.report.writers import Written, write_all
 
     result = label(top, plan.judges[0], plan.template, progress)
     data = label_json(result, versions())
@@ -209,8 +209,6 @@ def _side_by_side(plan: LabelPlan, top: Any, progress: Progress | None) -> Label
     """``--judge-model A --judge-model B``: each judge's files, and their agreement."""
     from ragmark.passage_labels import label_json
     from ragmark.passage_labels.judges import side_by_side
-    from ragmark.report.json_writer import write_json
-    from ragmark.report.writers import Written, write_all
 
     stems = _stems(plan.stem, plan.judges)
     runs, summary = side_by_side(top, list(plan.judges), plan.template, progress)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError, DataError
+from ragmark.plan.paths import check_targets
 
 if TYPE_CHECKING:
     from ragmark.monitor.settings import Settings
@@ -65,7 +66,6 @@ def plan_monitor(req: MonitorRequest) -> Settings:
     from ragmark.metrics.names import parse_metrics
     from ragmark.monitor.settings import Settings
     from ragmark.plan.endpoint import resolve_llm
-    from ragmark.plan.paths import check_targets
 
     if not req.source.exists():
         raise DataError("no such file or folder", file=str(req.source))

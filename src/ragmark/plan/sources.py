@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError
+from ragmark.executors import create
+from ragmark.types import Dataset
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -104,7 +106,6 @@ def load(req: Any) -> Dataset:
     """The dataset a request names (``dataset``, ``corpus``, ``split``, read with its
     ``strict`` and ``encoding``), or the loaded one it gives."""
     from ragmark.data import load_dataset
-    from ragmark.types import Dataset
 
     if isinstance(req.dataset, Dataset):
         return req.dataset
@@ -126,7 +127,6 @@ def executor_of(req: Any) -> Any:
     now, before the data is read), or None: the active one. The caller closes it."""
     if req.executor_name is None:
         return None
-    from ragmark.executors import create
 
     return create(req.executor_name, req.address)
 

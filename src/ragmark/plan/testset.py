@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError, RagmarkError
+from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
+from ragmark.registry import registry
+from ragmark.report.json_writer import write_json, write_jsonl
 
 if TYPE_CHECKING:
     from ragmark.llm import LLMSettings
@@ -74,7 +77,6 @@ def _output(req: TestsetRequest) -> Path:
     none is given); a test set is never replaced silently (hours of generation or hand
     edits)."""
     from ragmark.data import formats
-    from ragmark.plan.paths import check_output
 
     suffix = formats.suffix(req.fmt)
     output = Path(f"testset{suffix}" if str(req.output) == "testset.json" else req.output)
@@ -89,8 +91,6 @@ def _output(req: TestsetRequest) -> Path:
 
 
 def _chunker(unit: str, cfg: Any, corpus_default: str) -> Any:
-    from ragmark.registry import registry
-
     if unit == "document":
         return registry("chunker").create("whole")
     if cfg.chunker is None:
@@ -144,7 +144,6 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
     when no question passed."""
     from ragmark.data import formats
     from ragmark.llm import open_client
-    from ragmark.report.json_writer import write_json, write_jsonl
     from ragmark.testset import generate_testset
 
     result = generate_testset(plan.documents, plan.chunker, plan.options,

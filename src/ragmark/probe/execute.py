@@ -22,6 +22,7 @@ from ragmark.probe.overlay import overlaid, plant_all
 from ragmark.probe.plan import CLEAN, Arm, ProbePlan
 from ragmark.probe.rates import Outcome, outcome
 from ragmark.progress import NullProgress, Progress
+from ragmark.registry import registry
 from ragmark.stats.paired import mean_ci
 from ragmark.versions import canonical_hash
 
@@ -125,7 +126,6 @@ def generator_endpoint(cfg: Any) -> dict[str, Any] | None:
     environment or the [llm] table sets included), or None."""
     if cfg.pipeline is not None or cfg.generator.name != "llm":
         return None
-    from ragmark.registry import registry
 
     try:
         made = registry("generator").create("llm", **cfg.llm_params(cfg.generator))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data.leniency import Leniency
+from ragmark.data.outputs import join_outputs, load_outputs
 from ragmark.probe.execute import clean_values, planted_for
 from ragmark.probe.plan import CLEAN, ProbePlan
 from ragmark.probe.rates import outcome
@@ -58,8 +59,6 @@ def write_planted(plan: ProbePlan, folder: Path) -> list[Path]:
 
 def _read(plan: ProbePlan, file: Path, ds: Any) -> Mapping[str, Any]:
     """A logged file's outputs joined to ``ds``'s questions (by id, else by text)."""
-    from ragmark.data.outputs import join_outputs, load_outputs
-
     outputs, _ = join_outputs(load_outputs(file, Leniency(strict=plan.strict), ds), ds)
     return outputs
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.data.files import Where, base_suffix, describe, iter_jsonl, read_json
+from ragmark.data.outputs import _question_key
 from ragmark.errors import DataError
 from ragmark.probe.attacks import Planted
 from ragmark.types import Dataset
@@ -63,8 +64,6 @@ def _text(value: Any, where: Where, field: str) -> str:
 def _target(obj: Mapping[str, Any], where: Where, ids: set[str],
             by_text: Mapping[str, list[str]]) -> str:
     """The dataset question an item attacks: by id, else by its question's text."""
-    from ragmark.data.outputs import _question_key
-
     given = obj.get("question_id", obj.get("id"))
     if given is not None and str(given) in ids:
         return str(given)
@@ -84,8 +83,6 @@ def _target(obj: Mapping[str, Any], where: Where, ids: set[str],
 def read_planted(path: str | Path, dataset: Dataset) -> tuple[Planted, ...]:
     """The attacks of ``path`` on ``dataset``'s questions, each a :class:`Planted` of
     style :data:`GIVEN`; a DataError naming the item and field of anything unreadable."""
-    from ragmark.data.outputs import _question_key
-
     file = Path(path)
     if not file.is_file():
         raise DataError("no such file", file=str(file))

@@ -14,11 +14,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.plan.build import plan_compare
+from ragmark.plan.paths import check_targets, output_stem
 from ragmark.plan.request import CompareRequest
 from ragmark.probe.attacks import ATTACKS, STYLES, Planted
 from ragmark.probe.given import GIVEN
+from ragmark.probe.overlay import targets
 from ragmark.probe.rates import RATES, SUBSTRING
 
 if TYPE_CHECKING:
@@ -168,8 +171,6 @@ class ProbePlan:
     def data_hash(self) -> str:
         """The dataset's and corpus's contents, hashed once a plan (see
         :func:`ragmark.data.fingerprint.dataset_hash`)."""
-        from ragmark.data.fingerprint import dataset_hash
-
         return dataset_hash(self.base.dataset)
 
     def describe(self) -> dict[str, Any]:
@@ -204,7 +205,6 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     """The plan of ``ragmark probe`` (a :class:`ProbeRequest`), and the notes to tell
     before it runs. Every flag is checked before the data is read."""
     from ragmark.config import RunConfig
-    from ragmark.probe.overlay import targets
 
     gates = tuple(parse_gate(g) for g in req.fail_on)
     arms = arms_of(_words(req.attacks), _words(req.styles))
@@ -247,7 +247,6 @@ def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
         chosen = targets(base.dataset.samples, req.targets, req.seed)
     if not chosen:
         raise ConfigError(f"{base.dataset.path}: no answerable question to attack")
-    from ragmark.plan.paths import check_targets, output_stem
 
     out = Path(output_stem(req.output, "probe")) if req.output else None
     state = None if out is None else out.with_name(out.name + ".probe-state")

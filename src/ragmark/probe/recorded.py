@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ragmark.history.store import ConfigResult, record
 from ragmark.probe.rates import RATES, Rates
 from ragmark.types import Aggregate, Score
 
@@ -40,8 +41,6 @@ def _aggregate(r: Rates, rate: str) -> Aggregate:
 
 def record_probe(path: Path, rep: Any, results: Path | None) -> int:
     """Record ``rep`` (a ProbeReport) in the history at ``path``; its id."""
-    from ragmark.history.store import ConfigResult, record
-
     configs = {}
     for name, by in rep.rates.items():
         metrics = {metric(arm, rate): _aggregate(r, rate) for arm, r in by.items()

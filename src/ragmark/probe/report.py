@@ -11,11 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.probe.attacks import Planted
 from ragmark.probe.execute import generator_endpoint, pending, planted_for, run_probe
+from ragmark.probe.external import score_logged, write_planted
 from ragmark.probe.plan import CLEAN, ProbeGate, ProbePlan
 from ragmark.probe.rates import RATES, SUBSTRING, Outcome, Rates, outcome_from, rates
 from ragmark.probe.view import marked
+from ragmark.report.json_writer import write_markdown
+from ragmark.results import PROBE, envelope
 from ragmark.stats.paired import paired_permutation_test
 
 
@@ -147,8 +151,6 @@ def report_of(plan: ProbePlan, found: Mapping[str, Any], n_resamples: int = 10_0
     answers = {c: {CLEAN: got["clean"]["answers"],
                    **{a: arm["answers"] for a, arm in got["arms"].items()}}
                for c, got in found.items()}
-    from ragmark.data.fingerprint import dataset_hash
-    from ragmark.results import PROBE, envelope
 
     planted = {arm.name: {p.question_id: p for p in planted_for(plan, arm)}
                for arm in plan.arms}
@@ -280,7 +282,6 @@ def write(rep: ProbeReport, md: str, output: Path | None) -> list[Path]:
     js, mdp = stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md")
     js.write_text(json.dumps(rep.to_json(), indent=2, ensure_ascii=False) + "\n",
                   encoding="utf-8")
-    from ragmark.report.json_writer import write_markdown
 
     write_markdown(md, mdp)
     return [js, mdp]
@@ -291,8 +292,6 @@ def execute_probe(plan: ProbePlan, progress: Any = None
     """Run ``plan`` (:func:`~ragmark.probe.execute.run_probe`, or score its logged
     answers) and write its report: the report, its Markdown and the paths written; or,
     with ``write_to``, write the planted documents (no report)."""
-    from ragmark.probe.external import score_logged, write_planted
-
     if plan.dry_run:
         return None, dry_run_text(plan), []
     if plan.write_to is not None:

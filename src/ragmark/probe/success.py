@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import unquote_plus, urlsplit
 
+from ragmark.metrics.answer import squad_normalise
 from ragmark.text import STOPWORDS, content_tokens
 
 _URL = re.compile(r"""(?:!?\[[^\]]*\]\(\s*<?(?P<md>[a-z][a-z0-9+.-]*://[^)\s>]+)"""
@@ -44,8 +45,6 @@ def carries(answer: str, canary: str) -> bool:
 
 
 def _norm(text: str) -> str:
-    from ragmark.metrics.answer import squad_normalise
-
     return squad_normalise(text)
 
 

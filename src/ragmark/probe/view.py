@@ -12,6 +12,7 @@ from typing import Any
 
 from ragmark.errors import ConfigError, DataError
 from ragmark.probe.rates import Outcome, outcome_from
+from ragmark.results import PROBE
 
 
 def marked(answer: str, o: Outcome) -> str:
@@ -34,8 +35,6 @@ def marked(answer: str, o: Outcome) -> str:
 def probe_results(path: str) -> dict[str, Any] | None:
     """The JSON of a probe's results file, checked for what the page reads (a DataError
     naming the file and the field otherwise); None for any other file."""
-    from ragmark.results import PROBE
-
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):

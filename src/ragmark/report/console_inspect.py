@@ -13,6 +13,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from ragmark.analysis.agent_failures import SHORT as AGENT_SHORT
+from ragmark.analysis.blame import claim_blame
+from ragmark.analysis.trajectory_view import trajectory_section
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -97,7 +99,6 @@ def _print_judged(q: QueryRecord, out: Console) -> None:
     """The agent's trajectory, a line a step; the nuggets the answer was scored against
     and its cited sentences' support, each with what the judge made of it."""
     from ragmark.analysis.judged_view import judged_sections
-    from ragmark.analysis.trajectory_view import trajectory_section
 
     steps = trajectory_section(q)
     for heading, lines in [*([steps] if steps else []), *judged_sections(q)]:
@@ -159,8 +160,6 @@ def _print_hops(q: QueryRecord, out: Console) -> None:
 
 def _print_blame(q: QueryRecord, out: Console) -> None:
     """The claim diagnostics' verdict and the claims behind each problem."""
-    from ragmark.analysis.blame import claim_blame
-
     told = claim_blame(q)
     if told is None:
         return

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.analysis.rank_against import ranking_html
 from ragmark.metrics.names import aggregates
 from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
@@ -24,6 +25,8 @@ from ragmark.report.html_common import View, breakable, num, numbers
 from ragmark.report.html_curves import curves
 from ragmark.report.html_questions import CSS, JS, questions
 from ragmark.report.html_shapes import shapes
+from ragmark.report.round_robin import pairwise_html
+from ragmark.results.codec import compare_from_json, run_from_json
 from ragmark.results.comparison import Comparison
 from ragmark.stats import ComparisonRow, bootstrap_ci
 
@@ -32,8 +35,6 @@ BOOTSTRAP = 2000
 def views(data: Mapping[str, Any]) -> tuple[Comparison | None, list[View]]:
     """The configs of a run or compare results file, read through the results model (and
     a compare's comparison)."""
-    from ragmark.results.codec import compare_from_json, run_from_json
-
     if data.get("envelope", {}).get("kind") == "compare":
         c = compare_from_json(data, "the results file")
         blocks = data.get("configs", {})
@@ -305,14 +306,10 @@ def body(data: Mapping[str, Any]) -> str:
 
 
 def _pairwise(data: Mapping[str, Any], vs: Sequence[View]) -> str:
-    from ragmark.report.round_robin import pairwise_html
-
     return pairwise_html(data["pairwise"], numbers(vs)) if data.get("pairwise") else ""
 
 
 def _ranking(data: Mapping[str, Any]) -> str:
-    from ragmark.analysis.rank_against import ranking_html
-
     return ranking_html(data["ranking_agreement"]) if data.get("ranking_agreement") else ""
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ragmark.errors import RagmarkError
 from ragmark.report import svg
 from ragmark.report.html_common import View, num
 
@@ -17,7 +18,6 @@ def failures(data: Mapping[str, Any], vs: Sequence[View]) -> str:
     the likely cause and what to do; and what could not be checked."""
     from ragmark.analysis.failures import find_failures
     from ragmark.analysis.inspection import results_from
-    from ragmark.errors import RagmarkError
 
     out = ['<section id="failures"><h2>Failures</h2>']
     for v in vs:

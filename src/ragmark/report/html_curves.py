@@ -8,6 +8,8 @@ from html import escape
 
 import numpy as np
 
+from ragmark.matching import GradedItem, Match, to_graded
+from ragmark.metrics.evaluate import compute_all
 from ragmark.metrics.names import read_name
 from ragmark.report import svg
 from ragmark.report.html_common import View, num, numbers
@@ -23,9 +25,6 @@ def at_every_k(queries: Sequence[QueryRecord], names: Sequence[str] = CURVE_METR
     engine from each question's ranking in the details (the values at the table's
     cutoffs equal the table's). Questions whose retrieval metrics are all missing (a
     failure, no ground truth) are left out, as in the table."""
-    from ragmark.matching import GradedItem, Match, to_graded
-    from ragmark.metrics.evaluate import compute_all
-
     kept = [q for q in queries
             if any(s.value is not None for m, s in q.metrics.items()
                    if read_name(m).name in ("recall", "ndcg", "hit", "mrr", "map",

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from ragmark.analysis.blame import claim_blame
+from ragmark.analysis.trajectory_view import trajectory_section
 from ragmark.report.html_common import MAX_DETAILED, View, breakable, num
 from ragmark.results.model import QueryRecord
 from ragmark.types import Score
@@ -45,8 +47,6 @@ def _unsupported(s: Score) -> str:
 def _claim_blame(q: QueryRecord) -> str:
     """The claim diagnostics' verdict on the question, with the claims behind each
     problem (``--metrics claims``)."""
-    from ragmark.analysis.blame import claim_blame
-
     told = claim_blame(q)
     if told is None:
         return ""
@@ -63,7 +63,6 @@ def _judged(q: QueryRecord) -> str:
     (``--metrics nuggets``) and its cited sentences' support (``--metrics support``),
     each with what the judge made of it."""
     from ragmark.analysis.judged_view import judged_sections
-    from ragmark.analysis.trajectory_view import trajectory_section
 
     steps = trajectory_section(q)
     return "".join(f"<p><b>{escape(heading)}</b>:</p><ol class=\"claims\">"

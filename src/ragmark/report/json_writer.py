@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ragmark.text import visible
+
 
 def write_json(data: Any, path: str | Path) -> Path:
     """Write JSON atomically (temp file + rename), creating parent folders. The file gets
@@ -31,8 +33,6 @@ def write_text(text: str, path: str | Path) -> Path:
 def write_markdown(text: str, path: str | Path) -> Path:
     """Write Markdown atomically, every control character made visible
     (:func:`ragmark.text.visible`): the texts in it came from outside."""
-    from ragmark.text import visible
-
     return _atomic(path, visible(text))
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.registry import registry
+from ragmark.report.json_writer import write_json, write_markdown
 
 DEFAULTS = {"run": ("json",), "compare": ("json", "md"), "label": ("json", "md")}
 SUFFIX = {"json": ".json", "md": ".md", "trec": ".trec", "csv": ".csv", "html": ".html"}
@@ -40,8 +42,6 @@ class Written:
 
 def parse_formats(text: str | None, kind: str) -> list[str]:
     """``json,md`` -> names checked against the registry (default: the kind's)."""
-    from ragmark.registry import registry
-
     if not text:
         return list(DEFAULTS[kind])
     names = [n.strip().lower() for n in text.split(",") if n.strip()]
@@ -66,8 +66,6 @@ def paths_of(formats: Sequence[str], stem: Path, json_path: Path | None = None) 
 
 
 def write_all(formats: Sequence[str], out: Written) -> list[Path]:
-    from ragmark.registry import registry
-
     reg = registry("writer")
     written: list[Path] = []
     for f in formats:
@@ -83,8 +81,6 @@ def _file(out: Written, suffix: str) -> Path:
 
 def json_writer() -> Any:
     def write(out: Written) -> list[Path]:
-        from ragmark.report.json_writer import write_json
-
         return [write_json(out.data, out.json_path or _file(out, ".json"))]
 
     return write
@@ -98,7 +94,6 @@ def markdown_writer() -> Any:
         render: dict[str, Callable[[Any], str]] = {
             "run": run_markdown, "compare": comparison_markdown, "label": label_markdown}
         text = render[out.kind](out.result) + out.markdown_extra
-        from ragmark.report.json_writer import write_markdown
 
         return [write_markdown(text, _file(out, ".md"))]
 

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
 from ragmark.progress import Advance
+from ragmark.registry import registry
 from ragmark.retrieval.base import Retriever, prepare, retrieve_prepared
 from ragmark.retrieval.fusion import DEFAULT_K, NORMS, rrf_arrays, weighted_sum_arrays
 from ragmark.types import Chunk
@@ -39,8 +40,6 @@ class HybridRetriever:
         norm: str = "minmax",
         candidates: int = 100,
     ) -> None:
-        from ragmark.registry import registry
-
         if fusion not in FUSIONS:
             raise ConfigError(f"hybrid: unknown fusion {fusion!r}; known: {', '.join(FUSIONS)}")
         if norm not in NORMS:

@@ -29,6 +29,7 @@ from ragmark.llm.config import display_url
 from ragmark.matching import trec_order
 from ragmark.pipelines.base import Produced, Sourced, StageReport
 from ragmark.progress import Progress
+from ragmark.retrieval.access import visible
 from ragmark.running.stages import (  # noqa: F401  (LATENCY_SAMPLE: the runner's)
     LATENCY_SAMPLE,
     Components,
@@ -123,8 +124,6 @@ def retrieval(
 ) -> Retrieval:
     """Build the components, chunk, index, retrieve (and rerank); only what the config's
     user may see (``access``) is indexed."""
-    from ragmark.retrieval.access import visible
-
     parts = components(dataset, cfg, with_answers=with_answers)
     seen = visible(dataset.corpus, cfg.access)
     chunks, stats = chunk_stage(dataset if seen is dataset.corpus else replace(

@@ -45,6 +45,7 @@ from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's AP
     shorter_than,
     too_deep,
 )
+from ragmark.running.source import external
 from ragmark.running.tail import Selected, score
 from ragmark.running.task import Task
 from ragmark.types import Dataset, Sample, Score
@@ -235,8 +236,6 @@ def _external(dataset: Dataset, samples: Sequence[Sample], cfg: RunConfig, prog:
     """The answers and contexts of a config's pipeline or of logged outputs; contexts
     without ids take a corpus document's id by their text: a pipeline's, and logged
     outputs joined to a dataset (not a log scored on its own)."""
-    from ragmark.running.source import external
-
     by_id = (outputs is None or dataset.format not in LOGGED) and any(
         s.truth.kind == "ids" for s in samples)
     return external(samples, cfg, prog, outputs=outputs, with_answers=with_answers, fn=fn,

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.hosts import loopback_host
 
 NEEDS = ("starlette", "uvicorn")
 
@@ -85,8 +86,6 @@ def is_loopback_name(host: str) -> bool:
     """Whether a ``Host`` header names this machine's loopback: ``localhost`` (and a
     ``*.localhost`` name, which browsers resolve to loopback themselves), or a loopback
     address (127.0.0.0/8, ::1)."""
-    from ragmark.hosts import loopback_host
-
     return loopback_host(host_name(host))
 
 
