@@ -46,6 +46,8 @@ def test_the_plugins_command_lists_every_door_and_what_it_holds(monkeypatch, cap
     monkeypatch.setattr(importlib.metadata, "entry_points",
                         lambda group=None, **kw: [ep] if group == "ragmark.metric"
                         else real(group=group, **kw))
+    code, out, _ = run_cli(["plugins"], capsys)  # text first: the door not yet read
+    assert "ragmark.metric: short_answer (support.metric_plugin:SHORT_ANSWER)" in out
     code, out, _ = run_cli(["plugins", "--json"], capsys)
     assert code == 0
     listed = {p["group"]: p for p in json.loads(out)}

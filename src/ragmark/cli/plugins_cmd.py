@@ -18,6 +18,8 @@ def plugins_cmd(as_json: bool) -> None:
     the door it comes through) with what its door holds: the built-ins and what the
     installed packages added (each loaded through the door, as a run would)."""
     doors = {p.group: door_of(p) for p in POINTS}
+    for door in doors.values():
+        door.load()  # the built-ins and the packages, as a run would read them
     if as_json:
         click.echo(json.dumps([{"group": p.group, "takes": p.takes, "door": p.door,
                                 "built_ins": doors[p.group].built_ins(),
