@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from ragmark.case import Case
 from ragmark.judges.lists import in_order
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt, ask
-from ragmark.judges.spec import in_language, judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.trajectory import Call, Trajectory
 from ragmark.types import Score
 
@@ -93,7 +93,7 @@ async def task_completion(client: ChatClient, c: Case, counts: JudgeCounts | Non
         return Score.missing(NO_TRAJECTORY)
     if not c.answer.strip():
         return Score.missing("empty answer")
-    out = await ask(client, in_language(TASK_COMPLETION_PROMPT, c.language),
+    out = await ask(client, TASK_COMPLETION_PROMPT,
                     CompletionInput(question=c.question, steps=steps_text(t), answer=c.answer),
                     counts=counts)
     if isinstance(out, JudgeFailure):
@@ -143,7 +143,7 @@ async def argument_correctness(client: ChatClient, c: Case,
     calls = steps_text(t) if t.calls() else []
     if not calls:
         return Score.missing("the agent made no tool call")
-    out = await ask(client, in_language(ARGUMENT_CORRECTNESS_PROMPT, c.language),
+    out = await ask(client, ARGUMENT_CORRECTNESS_PROMPT,
                     ArgumentsInput(question=c.question, call=calls), counts=counts)
     if isinstance(out, JudgeFailure):
         return out.missing()

@@ -19,7 +19,7 @@ from ragmark.judges.prompt import (
     ask,
     in_order,
 )
-from ragmark.judges.spec import in_language, judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.types import Score
 
 
@@ -70,7 +70,6 @@ async def answer_relevance(
     answer: str,
     *,
     counts: JudgeCounts | None = None,
-    language: str | None = None,
 ) -> Score:
     """How directly ``answer`` addresses ``question``: a 1-5 judge rating mapped to [0, 1]
     (``details``: ``rating``, ``reason``). Missing for an empty answer or judge failure."""
@@ -78,7 +77,7 @@ async def answer_relevance(
         return Score.missing("empty answer")
     out = await ask(
         client,
-        in_language(ANSWER_RELEVANCE_PROMPT, language),
+        ANSWER_RELEVANCE_PROMPT,
         AnswerRelevanceInput(question=question, answer=answer),
         counts=counts,
     )
@@ -124,7 +123,6 @@ async def context_relevance(
     contexts: Sequence[str],
     *,
     counts: JudgeCounts | None = None,
-    language: str | None = None,
 ) -> Score:
     """Share of the retrieved ``contexts`` that help answer ``question`` (``details``:
     ``irrelevant`` passage numbers, from 1). Missing with no context or a judge failure."""
@@ -132,7 +130,7 @@ async def context_relevance(
         return Score.missing("no retrieved context")
     out = await ask(
         client,
-        in_language(CONTEXT_RELEVANCE_PROMPT, language),
+        CONTEXT_RELEVANCE_PROMPT,
         ContextRelevanceInput(question=question, context=list(contexts)),
         counts=counts,
     )
@@ -192,7 +190,6 @@ async def answer_correctness(
     expected_answer: str | None,
     *,
     counts: JudgeCounts | None = None,
-    language: str | None = None,
 ) -> Score:
     """1 / 0.5 / 0 for a correct / partially correct / incorrect answer against
     ``expected_answer`` (``details``: ``verdict``, ``reason``). Missing without an
@@ -203,7 +200,7 @@ async def answer_correctness(
         return Score.missing("empty answer")
     out = await ask(
         client,
-        in_language(CORRECTNESS_PROMPT, language),
+        CORRECTNESS_PROMPT,
         CorrectnessInput(question=question, expected_answer=expected_answer, answer=answer),
         counts=counts,
     )
@@ -215,18 +212,16 @@ async def answer_correctness(
 
 
 def answer_relevance_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
-    return answer_relevance(client, c.question, c.answer, counts=counts,
-                            language=c.language)
+    return answer_relevance(client, c.question, c.answer, counts=counts)
 
 
 def context_relevance_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
-    return context_relevance(client, c.question, c.contexts, counts=counts,
-                             language=c.language)
+    return context_relevance(client, c.question, c.contexts, counts=counts)
 
 
 def answer_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return answer_correctness(client, c.question, c.answer, c.expected_answer,
-                              counts=counts, language=c.language)
+                              counts=counts)
 
 
 SPECS = (

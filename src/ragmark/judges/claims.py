@@ -27,7 +27,7 @@ from ragmark.judges.claim_scores import METRICS, Checked, claim_scores
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
 from ragmark.judges.reference import NO_REFERENCE
-from ragmark.judges.spec import in_language, judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score, lower_better
 
@@ -84,7 +84,7 @@ async def _claims(client: ChatClient, case: Case, text: str | None, counts: Judg
                   none: str) -> list[str] | str | JudgeFailure | Unknown:
     if text is None or not text.strip():
         return none
-    prompt, item = claims_call(case.question, text, case.history, case.language)
+    prompt, item = claims_call(case.question, text, case.history)
     got = await ask_or_unknown(client, prompt, item, counts)
     if isinstance(got, JudgeFailure | Unknown):
         return got  # type: ignore[no-any-return]
@@ -97,7 +97,7 @@ async def _check(client: ChatClient, case: Case, passage: str, claims: list[str]
     is not asked)."""
     if not claims or not passage.strip():
         return [False] * len(claims)
-    got = await ask_or_unknown(client, in_language(CHECK_PROMPT, case.language),
+    got = await ask_or_unknown(client, CHECK_PROMPT,
                      CheckInput(question=case.question, passage=passage, claim=claims), counts)
     if isinstance(got, JudgeFailure | Unknown):
         return got  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ from ragmark.judges.prompt import (
     ask,
     in_order,
 )
-from ragmark.judges.spec import in_language, judge_spec, turn_texts
+from ragmark.judges.spec import judge_spec, turn_texts
 from ragmark.types import Score
 
 
@@ -68,6 +68,7 @@ CLAIMS_PROMPT: Prompt[ClaimsInput, ClaimsOutput] = Prompt(
             ),
         ),
     ),
+    writes="the claims",
 )
 
 
@@ -130,6 +131,7 @@ TURN_CLAIMS_PROMPT: Prompt[TurnClaimsInput, ClaimsOutput] = Prompt(
             ClaimsOutput(claims=["Bram Stoker published Dracula in 1897."]),
         ),
     ),
+    writes="the claims",
 )
 
 TURN_VERIFY_PROMPT: Prompt[TurnVerifyInput, VerifyOutput] = Prompt(
@@ -162,20 +164,18 @@ TURN_VERIFY_PROMPT: Prompt[TurnVerifyInput, VerifyOutput] = Prompt(
 )
 
 
-def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | None]] = (),
-                language: str | None = None
+def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | None]] = ()
                 ) -> tuple[Prompt[Any, ClaimsOutput], BaseModel]:
     """The prompt and input that extract the claims of ``answer``: in a conversation
-    (``history``, the earlier turns) the one that resolves references to them; with a
-    ``language``, the claims written in it (a question alone, in no stated language,
-    keeps the prompt it always had)."""
+    (``history``, the earlier turns) the one that resolves references to them (the
+    claims are written in the data's language, when one is stated: ``writes``)."""
     if history:
         prompt: Prompt[Any, ClaimsOutput] = TURN_CLAIMS_PROMPT
         item: BaseModel = TurnClaimsInput(conversation=turn_texts(history),
                                           question=question, answer=answer)
     else:
         prompt, item = CLAIMS_PROMPT, ClaimsInput(question=question, answer=answer)
-    return in_language(prompt, language, "the claims"), item
+    return prompt, item
 
 
 def supported_share(verdicts: Sequence[bool]) -> float:
@@ -190,7 +190,7 @@ def supported_share(verdicts: Sequence[bool]) -> float:
 async def checked_claims(client: ChatClient, question: str, text: str,
                          contexts: Sequence[str], *, counts: JudgeCounts | None = None,
                          history: Sequence[tuple[str, str | None]] = (),
-                         language: str | None = None, none_found: str
+                         none_found: str
                          ) -> tuple[list[str], list[bool]] | Score:
     """The claims of ``text`` (an answer to ``question``) and, for each, whether the
     ``contexts`` support it: two calls, the claims extracted, then all checked at once
@@ -199,7 +199,7 @@ async def checked_claims(client: ChatClient, question: str, text: str,
     the answer, context recall of the expected answer: the same calls, so the client's
     cache answers the second when the texts are the same. A missing score
     (``none_found`` when the text has no claim) on failure."""
-    prompt, item = claims_call(question, text, history, language)
+    prompt, item = claims_call(question, text, history)
     got = await ask(client, prompt, item, counts=counts)
     if isinstance(got, JudgeFailure):
         return got.missing()
@@ -207,11 +207,11 @@ async def checked_claims(client: ChatClient, question: str, text: str,
     if not claims:
         return Score.missing(none_found, claims=[])
     if history:
-        checked = await ask(client, in_language(TURN_VERIFY_PROMPT, language), TurnVerifyInput(
+        checked = await ask(client, TURN_VERIFY_PROMPT, TurnVerifyInput(
             conversation=turn_texts(history), context=list(contexts), claim=claims),
             counts=counts)
     else:
-        checked = await ask(client, in_language(VERIFY_PROMPT, language),
+        checked = await ask(client, VERIFY_PROMPT,
                             VerifyInput(context=list(contexts), claim=claims), counts=counts)
     if isinstance(checked, JudgeFailure):
         return checked.missing(claims=claims)
@@ -226,7 +226,6 @@ async def faithfulness(
     *,
     counts: JudgeCounts | None = None,
     history: Sequence[tuple[str, str | None]] = (),
-    language: str | None = None,
 ) -> Score:
     """Share of the answer's claims that the retrieved ``contexts`` support.
 
@@ -242,7 +241,7 @@ async def faithfulness(
     if not any(c.strip() for c in contexts):
         return Score.missing("no retrieved context to check the answer against")
     got = await checked_claims(client, question, answer, contexts, counts=counts,
-                               history=history, language=language,
+                               history=history,
                                none_found="the judge found no claims in the answer")
     if isinstance(got, Score):
         return got
@@ -254,7 +253,7 @@ async def faithfulness(
 
 def faithfulness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return faithfulness(client, c.question, c.answer, c.contexts, counts=counts,
-                        history=c.history, language=c.language)
+                        history=c.history)
 
 
 SPECS = (

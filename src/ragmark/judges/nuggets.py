@@ -24,7 +24,7 @@ from ragmark.case import Case
 from ragmark.judges.lists import same_entry
 from ragmark.judges.nugget_scores import METRICS, Assigned, nugget_scores
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Numbered, Prompt
-from ragmark.judges.spec import in_language, judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Nugget, Score
 
@@ -72,6 +72,7 @@ CREATE_PROMPT: Prompt[CreateInput, CreateOutput] = Prompt(
         CreateOutput(nuggets=["Gustave Eiffel's company built the tower",
                               "The tower was finished in 1889",
                               "It was built for the 1889 World's Fair"])),),
+    writes="the nuggets",
 )
 
 
@@ -159,7 +160,7 @@ async def create(client: ChatClient, case: Case, counts: JudgeCounts) -> Made:
     gold = [g for g in case.relevant if g.strip()]
     if not expected and not gold:
         return NOTHING_TO_CREATE_FROM
-    prompt = in_language(CREATE_PROMPT, case.language, "the nuggets")
+    prompt = CREATE_PROMPT
     texts: list[str] = []
     windows = [gold[i:i + PASSAGES_A_CALL] for i in range(0, len(gold), PASSAGES_A_CALL)]
     for done, window in enumerate(windows or [[]]):
@@ -176,7 +177,7 @@ async def create(client: ChatClient, case: Case, counts: JudgeCounts) -> Made:
         texts = _once(got.nuggets)[:MOST]
     if not texts:
         return "the judge found no nugget in the expected answer and the relevant passages"
-    labels = await ask_or_unknown(client, in_language(IMPORTANCE_PROMPT, case.language),
+    labels = await ask_or_unknown(client, IMPORTANCE_PROMPT,
                                   ImportanceInput(question=case.question, nugget=texts),
                                   counts)
     if isinstance(labels, JudgeFailure | Unknown):
@@ -211,7 +212,7 @@ async def assign(client: ChatClient, case: Case, nuggets: tuple[Nugget, ...],
     answer = assessed_text(case)
     if not answer.strip():
         return [Assigned(n, "not_support") for n in nuggets]
-    got = await ask_or_unknown(client, in_language(ASSIGN_PROMPT, case.language),
+    got = await ask_or_unknown(client, ASSIGN_PROMPT,
                                AssignInput(question=case.question,
                                            nugget=[n.text for n in nuggets],
                                            answer=answer), counts)

@@ -18,6 +18,7 @@ from ragmark.errors import ConfigError
 from ragmark.judges.fit import answer_cap, counted, fit
 from ragmark.judges.groups import groups_that_fit, merged, part
 from ragmark.judges.guided import fitted
+from ragmark.judges.language import LANGUAGE, in_language
 from ragmark.judges.lists import (  # noqa: F401  (judge modules import them from here)
     Listed,
     Numbered,
@@ -118,6 +119,9 @@ class Prompt(Generic[In, Out]):
     listed: Listed | None = None
     """Set when the answer lists what it finds in a text of the input: each call's
     schema then bounds the list, and repeated entries are kept once."""
+    writes: str | None = None
+    """What the judge writes that must be in the data's language (``"the claims"``):
+    :func:`in_language` tells it so."""
 
     @property
     def token_cap(self) -> int:
@@ -294,6 +298,7 @@ async def ask(
 
 async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: JudgeCounts,
                given: Mapping[str, Any]) -> Out | JudgeFailure:
+    unguided = in_language(unguided, LANGUAGE.get())  # the one place a language is told
     params = dict(given)
     params.setdefault("schema", unguided.schema(item))
     cap = int(params.pop("max_tokens", None) or answer_cap(client, unguided))

@@ -39,7 +39,7 @@ from ragmark.judges.prompt import (
     ask,
     in_order,
 )
-from ragmark.judges.spec import in_language, judge_spec
+from ragmark.judges.spec import judge_spec
 from ragmark.text import citing_sentences
 from ragmark.types import Score, Sentences
 
@@ -50,8 +50,7 @@ NO_REFERENCE = "no expected_answer for this question"
 
 async def context_recall(client: ChatClient, question: str, expected_answer: str | None,
                          contexts: Sequence[str], *,
-                         counts: JudgeCounts | None = None,
-                         language: str | None = None) -> Score:
+                         counts: JudgeCounts | None = None) -> Score:
     """Share of the expected answer's statements the contexts support (``details``:
     ``unattributed`` statements): faithfulness's two calls asked of the expected answer
     (:func:`~ragmark.judges.faithfulness.checked_claims`), so the statements are listed
@@ -62,7 +61,7 @@ async def context_recall(client: ChatClient, question: str, expected_answer: str
     if not contexts:
         return Score.missing("no retrieved context")
     got = await checked_claims(
-        client, question, expected_answer, contexts, counts=counts, language=language,
+        client, question, expected_answer, contexts, counts=counts,
         none_found="the judge found no statement in the expected answer")
     if isinstance(got, Score):
         return got
@@ -110,13 +109,13 @@ CONTEXT_ENTITY_RECALL_PROMPT: Prompt[EntityInput, EntityOutput] = Prompt(
                 EntityPresence(entity="Paris", in_context=True)]),
         ),
     ),
+    writes="the entities",
 )
 
 
 async def context_entity_recall(client: ChatClient, expected_answer: str | None,
                                 contexts: Sequence[str], *,
-                                counts: JudgeCounts | None = None,
-                         language: str | None = None) -> Score:
+                                counts: JudgeCounts | None = None) -> Score:
     """Share of the expected answer's entities the contexts mention (``details``:
     ``missing`` entities). Missing without an expected answer or contexts, or when the
     judge finds no entity in the expected answer."""
@@ -124,8 +123,7 @@ async def context_entity_recall(client: ChatClient, expected_answer: str | None,
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, in_language(CONTEXT_ENTITY_RECALL_PROMPT, language,
-                                          "the entities"),
+    out = await ask(client, CONTEXT_ENTITY_RECALL_PROMPT,
                     EntityInput(expected_answer=expected_answer, context=list(contexts)),
                     counts=counts)
     if isinstance(out, JudgeFailure):
@@ -186,15 +184,14 @@ def rank_weighted_precision(useful: Sequence[bool]) -> float:
 
 async def context_precision(client: ChatClient, question: str, expected_answer: str | None,
                             contexts: Sequence[str], *,
-                            counts: JudgeCounts | None = None,
-                         language: str | None = None) -> Score:
+                            counts: JudgeCounts | None = None) -> Score:
     """Rank-weighted precision of the contexts useful for the expected answer
     (``details``: ``useful`` passage numbers, from 1)."""
     if expected_answer is None or not expected_answer.strip():
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, in_language(CONTEXT_PRECISION_PROMPT, language),
+    out = await ask(client, CONTEXT_PRECISION_PROMPT,
                     PrecisionInput(question=question, expected_answer=expected_answer,
                                    context=list(contexts)), counts=counts)
     if isinstance(out, JudgeFailure):
@@ -254,7 +251,6 @@ CITATION_PROMPT: Prompt[CitationInput, CitationOutput] = Prompt(
 
 async def citation_correctness(client: ChatClient, answer: str, contexts: Sequence[str], *,
                                counts: JudgeCounts | None = None,
-                               language: str | None = None,
                                sentences: Sentences | None = None) -> Score:
     """Share of the answer's cited sentences that their cited contexts support
     (``details``: ``unsupported`` sentences). Missing when the answer cites nothing.
@@ -264,7 +260,7 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
     cited = cited_sentences(answer, len(contexts), sentences)
     if not cited:
         return Score.missing("the answer cites no context ([n])")
-    out = await ask(client, in_language(CITATION_PROMPT, language), CitationInput(
+    out = await ask(client, CITATION_PROMPT, CitationInput(
         context=list(contexts),
         cited=[f"{text} (cites {', '.join(map(str, nums))})" for text, nums in cited]),
         counts=counts)
@@ -277,23 +273,21 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
 
 
 def context_recall_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
-    return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts,
-                          language=c.language)
+    return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts)
 
 
 def context_entity_recall_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
-    return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts,
-                                 language=c.language)
+    return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts)
 
 
 def context_precision_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return context_precision(client, c.question, c.expected_answer, c.contexts,
-                             counts=counts, language=c.language)
+                             counts=counts)
 
 
 def citation_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
     return citation_correctness(client, c.answer, c.contexts, counts=counts,
-                                language=c.language, sentences=c.sentences)
+                                sentences=c.sentences)
 
 
 SPECS = (

@@ -16,7 +16,6 @@ from ragmark.judges.prompt import (
     Prompt,
     ask,
 )
-from ragmark.judges.spec import in_language
 from ragmark.types import Score
 
 
@@ -80,12 +79,11 @@ async def relevance_label(
     *,
     template: str | None = None,
     counts: JudgeCounts | None = None,
-    language: str | None = None,
 ) -> Score:
     """1.0 when an answer to ``question`` can be derived from ``passage``, else 0.0
-    (temperature 0); missing with the reason when the judge gives no usable answer.
-    ``language``: the data's, which the judge is told."""
-    return await _asked(client, in_language(relevance_prompt(template), language), question,
+    (temperature 0); missing with the reason when the judge gives no usable answer. In
+    the data's language when it is stated (:func:`~ragmark.judges.language.speaking`)."""
+    return await _asked(client, relevance_prompt(template), question,
                         passage, counts, lambda out: 1.0 if out.relevant else 0.0)
 
 
@@ -130,12 +128,11 @@ async def relevance_grade(
     passage: str,
     *,
     counts: JudgeCounts | None = None,
-    language: str | None = None,
 ) -> Score:
     """How well ``passage`` answers ``question`` on a 0-3 scale (temperature 0), as the
     grade itself; missing with the reason when the judge gives no usable answer.
-    ``language``: the data's, which the judge is told."""
-    return await _asked(client, in_language(GRADE_PROMPT, language), question, passage,
+    In the data's language when it is stated (:func:`~ragmark.judges.language.speaking`)."""
+    return await _asked(client, GRADE_PROMPT, question, passage,
                         counts, lambda out: float(out.grade))
 
 

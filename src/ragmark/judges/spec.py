@@ -9,7 +9,6 @@ from dataclasses import replace
 from typing import Any
 
 from ragmark.case import Case, JudgeCompute
-from ragmark.judges.prompt import In, Out, Prompt
 from ragmark.text import citing_sentences
 from ragmark.types import MetricSpec, Sentences, spec
 
@@ -19,24 +18,6 @@ def answer_sentences(case: Case) -> Sentences:
     else read from its ``[n]`` markers (:func:`ragmark.text.citing_sentences`)."""
     return case.sentences if case.sentences is not None else tuple(
         citing_sentences(case.answer))
-
-
-def in_language(prompt: Prompt[In, Out], language: str | None,
-                writes: str | None = None) -> Prompt[In, Out]:
-    """``prompt`` told that the texts are in ``language`` (the data's) and to judge them
-    as they are; with ``writes`` (e.g. "the claims"), to write those in it too, whatever
-    the language of its examples. Without a language the prompt is unchanged (and so are
-    its cache keys)."""
-    if language is None:
-        return prompt
-    from ragmark.languages import language_name
-
-    name = language_name(language)
-    note = (f" The texts are in {name}: judge them as they are, in {name} (being in "
-            f"{name} is no defect).")
-    if writes is not None:
-        note += f" Write {writes} in {name}, whatever the language of the examples."
-    return replace(prompt, instruction=prompt.instruction + note)
 
 
 def turn_texts(history: Sequence[tuple[str, str | None]]) -> list[str]:

@@ -40,7 +40,7 @@ from pydantic import BaseModel, Field
 from ragmark.case import Case
 from ragmark.judges.lists import Numbered
 from ragmark.judges.prompt import ChatClient, JudgeCounts, JudgeFailure, Prompt
-from ragmark.judges.spec import answer_sentences, in_language, judge_spec
+from ragmark.judges.spec import answer_sentences, judge_spec
 from ragmark.judges.unknown import Unknown, ask_or_unknown
 from ragmark.types import Score
 
@@ -116,7 +116,7 @@ async def judge(client: ChatClient, case: Case,
              for _, cites in sentences]
     passages = list(dict.fromkeys(p for p in first if p is not None))
     mine = JudgeCounts()
-    prompt = in_language(SUPPORT_PROMPT, case.language)
+    prompt = SUPPORT_PROMPT
     try:
         got = await asyncio.gather(*(ask_or_unknown(client, prompt, SupportInput(
             passage=case.contexts[p - 1],

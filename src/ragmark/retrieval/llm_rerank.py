@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmark.errors import ConfigError
+from ragmark.judges.language import speaking
 from ragmark.judges.prompt import JudgeCounts
 from ragmark.judges.relevance import relevance_grade, relevance_label
 from ragmark.llm.accounting import llm_summary
@@ -87,14 +88,14 @@ class LLMReranker:
             self._probed = True
 
     async def _grade_all(self, query: str, texts: Sequence[str]) -> list[Score]:
-        if self.scale == "binary":
-            jobs = [relevance_label(self.client, query, t, template=self.template,
-                                    counts=self.counts, language=self.language)
-                    for t in texts]
-        else:
-            jobs = [relevance_grade(self.client, query, t, counts=self.counts,
-                                    language=self.language) for t in texts]
-        return list(await asyncio.gather(*jobs))
+        with speaking(self.language):  # the passages' language, told to every call
+            if self.scale == "binary":
+                jobs = [relevance_label(self.client, query, t, template=self.template,
+                                        counts=self.counts) for t in texts]
+            else:
+                jobs = [relevance_grade(self.client, query, t, counts=self.counts)
+                        for t in texts]
+            return list(await asyncio.gather(*jobs))
 
     def score(self, query: str, texts: Sequence[str]) -> NDArray[np.float32]:
         return self.score_many([query], [texts])[0]

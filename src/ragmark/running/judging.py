@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmark.aio import run_sync
 from ragmark.case import Case
@@ -21,8 +21,8 @@ from ragmark.judges import JudgeCounts
 from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
 from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.guidance import Guidance, aligned
+from ragmark.judges.language import speaking
 from ragmark.judges.prompt import JudgeFailure, ask, is_reask
-from ragmark.judges.spec import in_language
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
@@ -31,6 +31,8 @@ from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.metrics.names import catalogue, expand_groups, judge_metrics, split_names
 from ragmark.types import Sample, Score
+
+T = TypeVar("T")
 
 
 def needs_answer(name: str) -> bool:
@@ -94,8 +96,16 @@ def _jobs(client: LLMClient, case: Case, names: Sequence[str], counts: JudgeCoun
             group = tuple(n for n in group if n not in unread)
         guide = guidance or {}
         if group:
-            yield group, judge_call(client, group, case, counts,
-                                    next((guide[n] for n in group if n in guide), None))
+            yield group, _spoken(case.language, judge_call(
+                client, group, case, counts, next((guide[n] for n in group if n in guide),
+                                                  None)))
+
+
+async def _spoken(language: str | None, job: Awaitable[T]) -> T:
+    """``job`` judged in the case's language: the one place a judge of a run learns
+    it (:func:`ragmark.judges.language.speaking`)."""
+    with speaking(language):
+        return await job
 
 
 async def judge_metric(client: LLMClient, name: str, case: Case, counts: JudgeCounts,
@@ -301,8 +311,9 @@ async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
             if not answer.strip():
                 advance(1)
                 return True
-            got = await ask(client, in_language(REFUSAL_PROMPT, language), RefusalInput(
-                question=s.question, answer=answer), counts=counts)
+            with speaking(language):
+                got = await ask(client, REFUSAL_PROMPT, RefusalInput(
+                    question=s.question, answer=answer), counts=counts)
             advance(1)
             return None if isinstance(got, JudgeFailure) else got.refused
 
