@@ -9,6 +9,7 @@ loop of its own in a helper thread, and the caller's loop is left alone.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -30,7 +31,9 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         except BaseException as e:  # re-raised in the caller's thread
             box["error"] = e
 
-    t = threading.Thread(target=target, name="ragmark-async", daemon=True)
+    # the caller's context variables go along (the data's language a judge is told)
+    t = threading.Thread(target=contextvars.copy_context().run, args=(target,),
+                         name="ragmark-async", daemon=True)
     t.start()
     t.join()
     if "error" in box:

@@ -231,6 +231,44 @@ def earlier_turns(samples: Sequence[Sample], answers: Sequence[str | None]) -> l
     return out
 
 
+class ChatClient(Protocol):
+    """What a judge asks through: an OpenAI-style chat (``LLMClient``, a dry run's
+    client)."""
+
+    async def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> Any: ...
+
+
+@dataclass
+class JudgeCounts:
+    """Running counts of judge calls: ``asked`` items, ``reasked`` (second tries),
+    ``failed`` (items that ended in a JudgeFailure), ``cut`` (calls whose texts were cut
+    to fit the context ``window``)."""
+
+    asked: int = 0
+    reasked: int = 0
+    failed: int = 0
+    cut: int = 0
+    """Calls whose texts were cut to fit the model's context window."""
+    window: int | None = None
+    """That window, when some were."""
+    guidance_cut: int = 0
+    """Calls whose alignment (examples, rules) was shortened to fit the window."""
+    examples_shortened: int = 0
+    examples_dropped: int = 0
+    """Over those calls, the alignment's examples shortened and dropped."""
+
+    def add(self, other: JudgeCounts) -> None:
+        """Count ``other``'s calls too (a judge of several calls counts its own first)."""
+        self.asked += other.asked
+        self.reasked += other.reasked
+        self.failed += other.failed
+        self.cut += other.cut
+        self.window = other.window or self.window
+        self.guidance_cut += other.guidance_cut
+        self.examples_shortened += other.examples_shortened
+        self.examples_dropped += other.examples_dropped
+
+
 class AnswerCompute(Protocol):
     """An answer metric: reads the case, returns its Score (missing with the reason when
     it cannot be computed)."""
@@ -243,5 +281,5 @@ class JudgeCompute(Protocol):
     awaitable gives its metric's Score, or the Scores of every metric it produces by
     name (one judge, several metrics: claims, nuggets, support)."""
 
-    def __call__(self, client: Any, case: Case, counts: Any, /
+    def __call__(self, client: ChatClient, case: Case, counts: JudgeCounts, /
                  ) -> Awaitable[Score | Mapping[str, Score]]: ...

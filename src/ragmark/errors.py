@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -14,6 +15,16 @@ class RagmarkError(Exception):
     """Base of every error ragmark raises on purpose."""
 
     exit_code = 2
+
+
+class GateFailed(RagmarkError):
+    """One or more gates failed; ``lines`` says which (one line each). Exit code 1."""
+
+    exit_code = 1
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = list(lines)
+        super().__init__("\n".join(self.lines))
 
 
 class DataError(RagmarkError):

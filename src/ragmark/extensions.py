@@ -65,6 +65,9 @@ class Door(Generic[T]):
     def register(self, value: Any, *, name: str | None = None, source: str = BUILT_IN) -> T:
         """Add ``value`` (admitted) under its name; the same value again is a no-op, a
         second value under a taken name an error naming both sources."""
+        for taken, given in self._given.items():  # the same value again: admitted once
+            if given is value and name in (None, taken):
+                return self.entries[taken]
         got: T = value if self._admit is None else self._admit(value, source != BUILT_IN)
         key = name if name is not None else self._name_of(got) if self._name_of else None
         if key is None:

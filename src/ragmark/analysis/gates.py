@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragmark.errors import ConfigError, RagmarkError
+from ragmark.errors import ConfigError, GateFailed
 from ragmark.metrics.names import aggregates, judge_metrics, parse_metric
 from ragmark.results.model import (
     Aggregate,
@@ -25,16 +25,6 @@ from ragmark.results.model import (
     reason_text,
 )
 from ragmark.running.scoring import SKIPPED
-
-
-class GateFailed(RagmarkError):
-    """One or more gates failed; ``lines`` says which (one line each). Exit code 1."""
-
-    exit_code = 1
-
-    def __init__(self, lines: Sequence[str]) -> None:
-        self.lines = list(lines)
-        super().__init__("\n".join(self.lines))
 
 
 @dataclass(frozen=True, slots=True)

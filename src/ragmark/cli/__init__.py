@@ -10,29 +10,8 @@ from collections.abc import Sequence
 
 import click
 
-from ragmark.analysis.gates import GateFailed
-from ragmark.cli import (  # noqa: F401  (each registers its command)
-    annotate,
-    compare,
-    demo,
-    diff,
-    duel,
-    history,
-    inspect,
-    judge_eval,
-    label,
-    metrics_cmd,
-    monitor,
-    plugins_cmd,
-    power,
-    probe,
-    report_cmd,
-    review,
-    run,
-    testset,
-)
 from ragmark.cli.app import cli
-from ragmark.errors import RagmarkError
+from ragmark.errors import GateFailed, RagmarkError
 from ragmark.text import visible
 
 __all__ = ["cli", "evaluate_rag_main", "main"]

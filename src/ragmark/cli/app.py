@@ -11,6 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ragmark.cli.lazy_group import Commands
 from ragmark.cli.shared import option
 from ragmark.data.formats import names, writable
 from ragmark.data.leniency import Leniency
@@ -66,7 +67,7 @@ def consoles(quiet: bool) -> tuple[Console, Any]:
     return out, progress
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ragmark")
 def cli() -> None:
     """ragmark: measure how well a RAG pipeline works, exactly and offline."""

@@ -105,6 +105,6 @@ def _show(out: Any, plan: Any, done: Any) -> None:
         out.print(f"Recorded in the run history as {done.run_id} ({plan.history})",
                   highlight=False)
     if done.failed:
-        from ragmark.analysis.gates import GateFailed
+        from ragmark.errors import GateFailed
 
         raise GateFailed(done.failed)

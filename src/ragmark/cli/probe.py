@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from ragmark.analysis.gates import GateFailed
 from ragmark.cli.app import (
     cli,
     configs_options,
@@ -21,6 +20,7 @@ from ragmark.cli.app import (
 from ragmark.cli.ci import request_of, start, work_options
 from ragmark.cli.llm_opts import llm_options
 from ragmark.cli.shared import option
+from ragmark.errors import GateFailed
 from ragmark.probe.attacks import ATTACKS, STYLES
 
 

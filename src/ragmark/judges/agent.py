@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -152,11 +151,11 @@ async def argument_correctness(client: ChatClient, c: Case,
                  details={"wrong": [i for i, ok in enumerate(ordered, start=1) if not ok]})
 
 
-def task_completion_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def task_completion_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return task_completion(client, c, counts)
 
 
-def argument_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def argument_correctness_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return argument_correctness(client, c, counts)
 
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -211,15 +211,15 @@ async def answer_correctness(
     )
 
 
-def answer_relevance_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def answer_relevance_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return answer_relevance(client, c.question, c.answer, counts=counts)
 
 
-def context_relevance_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def context_relevance_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return context_relevance(client, c.question, c.contexts, counts=counts)
 
 
-def answer_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def answer_correctness_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return answer_correctness(client, c.question, c.answer, c.expected_answer,
                               counts=counts)
 

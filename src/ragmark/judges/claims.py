@@ -194,7 +194,7 @@ def _reason(got: Any) -> str:
     return "dry run: the verdicts are not known yet"
 
 
-async def claims_of(client: Any, case: Case, counts: Any) -> dict[str, Score]:
+async def claims_of(client: ChatClient, case: Case, counts: JudgeCounts) -> dict[str, Score]:
     """Every claim metric of one case, from one diagnosis (the judge of the claim
     metrics: asked once a case, whichever of them are asked)."""
     checked, calls = await diagnose(client, case, counts)

@@ -251,7 +251,7 @@ async def faithfulness(
         "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok]})
 
 
-def faithfulness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def faithfulness_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return faithfulness(client, c.question, c.answer, c.contexts, counts=counts,
                         history=c.history)
 

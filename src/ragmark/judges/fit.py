@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ragmark.case import JudgeCounts
 from ragmark.llm.window import CHARS_PER_TOKEN
 from ragmark.llm.window import prompt_tokens as estimated
 
@@ -80,7 +81,7 @@ def answer_cap(client: Any, prompt: Any) -> int:
     return int(most) if prompt.output == "json" else min(prompt.token_cap, int(most))
 
 
-def counted(client: Any, fitted: Fitted, window: int | None, counts: Any) -> Fitted:
+def counted(client: Any, fitted: Fitted, window: int | None, counts: JudgeCounts) -> Fitted:
     """``fitted``, a cut call counted in ``counts`` (a JudgeCounts) and, on a dry run's
     client, in its counts."""
     if fitted.cut:

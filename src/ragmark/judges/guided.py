@@ -9,6 +9,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from ragmark.case import JudgeCounts
 from ragmark.judges.fit import floor_of
 from ragmark.llm.window import CHARS_PER_TOKEN
 from ragmark.llm.window import prompt_tokens as estimated
@@ -29,7 +30,7 @@ def guided(prompt: P, guidance: Any = None) -> P:
                    + "\n\n" + g.text())
 
 
-def fitted(prompt: P, item: Any, cap: int, window: int | None, counts: Any) -> P:
+def fitted(prompt: P, item: Any, cap: int, window: int | None, counts: JudgeCounts) -> P:
     """``prompt`` guided by the current guidance, fitted to ``window``: when the whole
     guidance does not fit beside the item and an answer of the prompt's floor, it gets
     what the window leaves, and at least a third of the window (the judged texts are

@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
@@ -40,6 +41,30 @@ def speaking(language: str | None) -> Iterator[None]:
         yield
     finally:
         LANGUAGE.reset(token)
+
+
+def shared_language(configs: Iterable[Any]) -> str | None:
+    """The data's language for work over several configs at once (a compare's pairwise
+    judging, the label runs): the one their ``language`` states, None when they state
+    none or differ."""
+    stated = {getattr(c, "language", None) for c in configs}
+    return stated.pop() if len(stated) == 1 else None
+
+
+W = TypeVar("W", bound=Callable[..., Any])
+
+
+def in_their_language(work: W) -> W:
+    """``work(plan, ...)`` over several configs (``plan.configs``) judged in their
+    data's language (:func:`shared_language`): how the label runs and a compare's
+    pairwise judging are told it."""
+
+    @functools.wraps(work)
+    def told(plan: Any, *args: Any, **kwargs: Any) -> Any:
+        with speaking(shared_language(plan.configs)):
+            return work(plan, *args, **kwargs)
+
+    return cast(W, told)
 
 
 def in_language(prompt: P, language: str | None) -> P:

@@ -10,10 +10,11 @@ import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ragmark.case import ChatClient, JudgeCounts  # noqa: F401 (imported from here)
 from ragmark.errors import ConfigError
 from ragmark.judges.fit import answer_cap, counted, fit
 from ragmark.judges.groups import groups_that_fit, merged, part
@@ -27,7 +28,7 @@ from ragmark.judges.lists import (  # noqa: F401  (judge modules import them fro
     most_listed,
     one_verdict_each,
 )
-from ragmark.judges.outcome import JudgeCounts, JudgeFailure  # noqa: F401 (imported from here)
+from ragmark.judges.outcome import JudgeFailure  # noqa: F401 (imported from here)
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import sketch, strict_schema
@@ -227,12 +228,6 @@ class Prompt(Generic[In, Out]):
             if problem:
                 raise ParseError(problem)
         return out
-
-
-class ChatClient(Protocol):
-    """What :func:`ask` needs of a client (``LLMClient`` has it)."""
-
-    async def chat(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> Any: ...
 
 
 JSON_MAX_TOKENS = 1024

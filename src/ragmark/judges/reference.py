@@ -23,7 +23,6 @@ context_recall 0.5; verdicts [useful, not, useful] -> context_precision
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -272,20 +271,20 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
         "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok]})
 
 
-def context_recall_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def context_recall_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return context_recall(client, c.question, c.expected_answer, c.contexts, counts=counts)
 
 
-def context_entity_recall_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def context_entity_recall_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return context_entity_recall(client, c.expected_answer, c.contexts, counts=counts)
 
 
-def context_precision_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def context_precision_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return context_precision(client, c.question, c.expected_answer, c.contexts,
                              counts=counts)
 
 
-def citation_correctness_of(client: Any, c: Case, counts: Any) -> Awaitable[Score]:
+def citation_correctness_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return citation_correctness(client, c.answer, c.contexts, counts=counts,
                                 sentences=c.sentences)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmark.errors import ConfigError
+from ragmark.judges.language import in_their_language
 from ragmark.plan.paths import check_output, check_targets, output_stem
 from ragmark.plan.sources import closed_on_error, executor_of, load
 from ragmark.progress import Progress
@@ -132,6 +133,7 @@ def plan_label(req: LabelRequest) -> LabelPlan:
                      template, tuple(formats), req.plot, hist, req.allow_missing, ex)
 
 
+@in_their_language
 def estimate_label(plan: LabelPlan, progress: Progress | None = None
                    ) -> tuple[dict[str, dict[str, Any]], int | None]:
     """The label calls, tokens and cost per judge model (``pool`` for a pool) and, for a
@@ -148,6 +150,7 @@ def estimate_label(plan: LabelPlan, progress: Progress | None = None
     return {name(s): estimate(top.pairs(), s, plan.template) for s in plan.judges}, None
 
 
+@in_their_language
 def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOutcome:
     """Label, write every file, record the run (one judge) in the history."""
     top = _top(plan, progress)

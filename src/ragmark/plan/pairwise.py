@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.judges.language import in_their_language
 from ragmark.plan.model import Pairwise
 from ragmark.progress import NullProgress, Progress
 
@@ -106,6 +107,7 @@ def tournament_of(plan: Any, queries: Sequence[Sequence[Any]]) -> Any:
                       p.criteria, p.orders, st.seed, st.n_resamples, p.rubrics)
 
 
+@in_their_language
 def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
     """Every two configs' answers judged by every criterion: the round robin's report,
     with the baseline named."""
@@ -170,6 +172,7 @@ def corrected_win_rate(match: Any, verdicts: Sequence[dict[str, Any]], human: An
                               ).to_json()}
 
 
+@in_their_language
 def estimated(plan: Any, queries: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """The dry run of the pairwise judging, given each config's answers."""
     from ragmark.running.head_to_head import estimate_pairs

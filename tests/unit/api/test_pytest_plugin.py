@@ -66,7 +66,9 @@ def test_a_ragas_log_in_german(ragmark_run):
 def test_the_fixture_in_a_users_test_suite(pytester, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGMARK_HISTORY", str(tmp_path / "history.sqlite"))
     pytester.makepyfile(test_rag=USER_TESTS)
-    result = pytester.runpytest("-q", "-rs", "-p", "no:cacheprovider")
+    # in a process of its own: an in-process run drops the modules first imported inside
+    # it, and the command line imports its commands' modules only when they are used
+    result = pytester.runpytest_subprocess("-q", "-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=4, failed=2, skipped=1)  # issue 25: the first run skips
     assert "no earlier run of 'first-of-its-kind' on this dataset" in result.stdout.str()
     text = result.stdout.str()

@@ -194,9 +194,10 @@ def test_the_same_long_flag_has_the_same_short_flag_on_every_command():
     """``run -q`` as ``monitor -q`` (issue 33, item 22): a long flag that has a short form
     on one command has it on every command that takes it."""
     from ragmark.cli.app import cli
+    from ragmark.cli.flags import commands
 
     shorts: dict[str, set[str]] = {}
-    for name, cmd in cli.commands.items():
+    for name, cmd in commands(cli).items():  # every command, each loaded when asked for
         for p in cmd.params:
             longs = [o for o in p.opts if o.startswith("--")]
             for flag in longs:

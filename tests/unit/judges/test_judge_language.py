@@ -58,3 +58,56 @@ def test_the_note_is_the_one_the_prompts_always_had():
     with speaking("fr"):
         assert LANGUAGE.get() == "fr"
     assert LANGUAGE.get() is None
+
+
+def test_a_compares_pairwise_judge_and_the_label_runs_are_told_it(server, tmp_path, capsys,
+                                                                  monkeypatch):
+    """Work over several configs is told their data's language when they state one: the
+    pairwise judge of ``compare --language de`` and ``label`` over configs whose files
+    say ``language = "de"``; configs that state none tell nothing."""
+    from support.fake_llm_server import chat_reply
+    from support.pairwise_data import longer, make_setup
+
+    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    ds, cfgs = make_setup(tmp_path)
+    server.rule = longer()
+    llm = ["--llm-base-url", server.url, "--llm-model", "judge", "--no-history", "--quiet"]
+    code, _, err = run_cli(["compare", "--dataset", str(ds), "--configs", *cfgs[:2],
+                            "--metrics", "mrr", "--pairwise", "overall", "--language", "de",
+                            "--output", str(tmp_path / "c"), *llm], capsys)
+    assert code == 0, err
+    told = _systems(server)
+    assert len(told) == 6 * 2 and all(s.count(NOTE) == 1 for s in told), told
+    german = tmp_path / "de.toml"
+    german.write_text('name = "de"\nlanguage = "de"\n[generator]\nname = "top1"\n')
+    asked = len(server.requests)
+    server.rule = lambda body: chat_reply("YES")
+    code, _, err = run_cli(["label", "--dataset", str(ds), "--configs", str(german),
+                            "--top-k", "2", "--output", str(tmp_path / "l"), *llm], capsys)
+    assert code == 0, err
+    told = _systems(server)[asked:]  # a passage each question's top 2 share is asked once
+    assert len(told) >= 6 and all(s.count(NOTE) == 1 for s in told), told
+    asked = len(server.requests)
+    code, _, err = run_cli(["label", "--dataset", str(ds), "--configs", cfgs[0], "--top-k",
+                            "2", "--output", str(tmp_path / "l2"), *llm], capsys)
+    assert code == 0, err
+    assert len(_systems(server)) > asked
+    assert not any("The texts are in" in s for s in _systems(server)[asked:])
+
+
+def test_the_language_reaches_a_judge_run_from_inside_an_event_loop():
+    """``run_sync`` inside a running loop (a notebook) works on a thread of its own; the
+    caller's language goes with it."""
+    import asyncio
+
+    from ragmark.aio import run_sync
+
+    async def inner():
+        return LANGUAGE.get()
+
+    async def notebook():
+        with speaking("de"):
+            return run_sync(inner())
+
+    assert asyncio.run(notebook()) == "de"

@@ -100,7 +100,7 @@ def test_the_table_and_the_component_keys_are_the_declared_fields() -> None:
 @pytest.mark.parametrize("command", ["run", "compare", "testset", "judge-eval", "label",
                                      "monitor"])
 def test_each_command_that_calls_a_model_takes_every_endpoint_flag(command: str) -> None:
-    cmd = cli.commands[command]
+    cmd = cli.get_command(click.Context(cli), command)  # loaded when asked for
     assert isinstance(cmd, click.Command)
     flags = {o for p in cmd.params for o in p.opts if o.startswith("--llm-")}
     assert flags == {f.flag for f in given_on(FLAG)}
