@@ -74,6 +74,7 @@ from ragmark.errors import ConfigError, UnknownComponentError, validation_proble
 from ragmark.llm.table import LLMTable
 from ragmark.matching import match_threshold
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
+from ragmark.registry import registry
 
 KINDS = ("chunker", "retriever", "reranker", "generator")
 
@@ -211,8 +212,6 @@ def _format_validation(err: ValidationError, source: str) -> str:
 
 def _component_errors(kind: str, comp: Any, key: str, source: str) -> list[str]:
     """Unknown names and parameters of one component (and of nested ``retrievers``)."""
-    from ragmark.registry import registry
-
     if not isinstance(comp, dict) or not isinstance(comp.get("name"), str):
         return []  # pydantic reports the shape
     try:
@@ -303,8 +302,6 @@ def _build_checks(cfg: RunConfig, source: str) -> None:
     """Build the chunker, retriever and (non-LLM) reranker once, so that a value they
     refuse (an overlap past the size, a weight per retriever) is an error naming the file
     and the key before any data is read. Models load lazily: building is cheap."""
-    from ragmark.registry import registry
-
     for kind in ("chunker", "retriever", "reranker"):
         comp = getattr(cfg, kind)
         if comp is None or comp.name == "llm":

@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ragmark.errors import ConfigError
+from ragmark.judges.guidance import read_guidance
+from ragmark.metrics.names import catalogue
 
 
 class JudgeTable(BaseModel):
@@ -22,9 +24,6 @@ class JudgeTable(BaseModel):
 def check_judges(tables: dict[str, JudgeTable]) -> dict[str, JudgeTable]:
     """``tables`` when each names a judge metric and an alignment file of it that reads
     (a ValueError, pydantic's, naming what is wrong otherwise)."""
-    from ragmark.judges.guidance import read_guidance
-    from ragmark.metrics.names import catalogue
-
     for metric, table in tables.items():
         spec = catalogue().get(metric)
         if spec is None or spec.kind != "judge":
@@ -38,8 +37,6 @@ def check_judges(tables: dict[str, JudgeTable]) -> dict[str, JudgeTable]:
 
 def guidance_of(tables: dict[str, JudgeTable]) -> dict[str, Any]:
     """Each aligned judge metric's :class:`~ragmark.judges.guidance.Guidance`."""
-    from ragmark.judges.guidance import read_guidance
-
     return {m: read_guidance(t.alignment, m) for m, t in tables.items()}
 
 

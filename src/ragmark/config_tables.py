@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.languages import analysis_for, language_code
 from ragmark.llm.fields import BASE_URL_ENV, MODEL_ENV
 from ragmark.retrieval.rerank import RERANKER_ENV
 
@@ -82,7 +83,6 @@ def apply_language(data: dict[str, Any], source: str) -> None:
     lang = data.get("language")
     if lang is None:
         return
-    from ragmark.languages import analysis_for, language_code
 
     if not isinstance(lang, str):
         raise ConfigError(f"{_where(source)}: expected a language code such as 'de', got "

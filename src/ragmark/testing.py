@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.diff import diff_metric, resolve_side, side_from_report
+from ragmark.analysis.regression import gate_lines, regression_gate
 from ragmark.history import history_path
 from ragmark.metrics.names import judge_metrics, parse_metric
 from ragmark.results.model import RunReport
@@ -78,9 +80,6 @@ class Evaluated:
         """No metric is significantly worse than ``baseline`` (a results file, a history
         id, or ``last``: the newest other recorded run of this config on this dataset);
         the same gate as ``--fail-on-regression``."""
-        from ragmark.analysis.diff import diff_metric, resolve_side, side_from_report
-        from ragmark.analysis.regression import gate_lines, regression_gate
-
         now = side_from_report(self.report)
         hist = self.history or history_path()
         ref = baseline

@@ -27,8 +27,10 @@ from ragmark.history import (
     values,
 )
 from ragmark.history.retention import pruned_at
+from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
 from ragmark.results import read_results
 from ragmark.results.codec import compare_from_json, run_from_json
+from ragmark.running.tournament import outcomes, record_of
 from ragmark.stats import bootstrap_ci, paired_permutation_test
 from ragmark.trajectory import Trajectory
 
@@ -166,8 +168,6 @@ def diff(a: Side, b: Side, metrics: Sequence[str] | None = None, *, intersect: b
 def other_nuggets(a: Side, b: Side, metrics: Sequence[str]) -> str | None:
     """Why the nugget metrics among ``metrics`` cannot pair A's values with B's (they
     count against different nuggets), or None when they can (or none is named)."""
-    from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
-
     named = [m for m in metrics if m in NUGGET_METRICS]
     if not (named and a.nuggets_hash and b.nuggets_hash and a.nuggets_hash != b.nuggets_hash):
         return None
@@ -205,8 +205,6 @@ def pairwise_diff(a: Side, b: Side) -> list[dict[str, Any]]:
     """When A and B are two runs that each judged their config's answers against the
     same other config (``compare --pairwise``): per opponent and criterion, the config's
     record in A and in B, and the questions whose outcome changed (won, lost, tie)."""
-    from ragmark.running.tournament import outcomes, record_of
-
     if a.pairwise is None or b.pairwise is None or (a.origin and a.origin == b.origin):
         return []
 

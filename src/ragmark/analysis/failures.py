@@ -44,6 +44,7 @@ from ragmark.analysis.failure_model import (  # noqa: F401 (the failures' names)
 from ragmark.analysis.inspection import Results, first_relevant
 from ragmark.metrics.names import judge_metrics
 from ragmark.results.model import QueryRecord
+from ragmark.running.tournament import losses
 
 DEFAULT_K = 10
 FAITHFULNESS_BELOW = 0.5
@@ -221,8 +222,6 @@ def _agent(q: QueryRecord, rep: FailureReport) -> None:
 def _pairwise_losses(results: Results, rep: FailureReport) -> FailureReport:
     """The questions the config lost to the baseline by the pairwise judge, each with
     the criteria and the judge's reasons (:func:`ragmark.running.tournament.losses`)."""
-    from ragmark.running.tournament import losses
-
     p, base = results.pairwise, results.baseline
     if p is None or base is None or results.config == base:
         rep.unchecked["pairwise_loss"] = NOT_APPLICABLE if p is None else (

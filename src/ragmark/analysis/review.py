@@ -25,6 +25,7 @@ from ragmark.analysis.inspection import Results, is_label_file, results_from
 from ragmark.data.files import quote, read_text
 from ragmark.errors import ConfigError, DataError
 from ragmark.metrics.names import ask_of
+from ragmark.passage_labels import label_from_json
 from ragmark.results import read_results
 from ragmark.stats import cohen_kappa
 from ragmark.text import article
@@ -132,8 +133,6 @@ def label_sample(file: str, data: dict[str, Any], n: int, seed: int = 0,
     """``n`` passages of one config of a ``ragmark label`` file (default: its first),
     drawn as :func:`export_sample` draws answers; the judge column is the passage's
     relevance label (1: an answer can be derived from it), ids are ``question@rank``."""
-    from ragmark.passage_labels import label_from_json
-
     got = data.get("configs")
     configs: dict[str, Any] = got if isinstance(got, dict) else {}
     name = config or next(iter(configs), None)

@@ -11,7 +11,9 @@ from typing import Any
 from ragmark.analysis.inspection import results_from
 from ragmark.annotate.queue import PAIRWISE, PREFERRED_VALUE, Drawn, stratified, verdict
 from ragmark.errors import ConfigError
+from ragmark.judges.pairwise import CRITERIA, one_order_first
 from ragmark.results import read_results
+from ragmark.running.tournament import outcomes, pairs_between
 
 
 def draw_pairs(source: str | Path, task: str, n: int | None, seed: int,
@@ -20,9 +22,6 @@ def draw_pairs(source: str | Path, task: str, n: int | None, seed: int,
     default the first other config) of a compare both answered, with the compare's
     pairwise verdict by the criterion when it has one (A's score: 1, 0.5, 0); each
     item's ``first`` (the answer shown first) drawn from the seed."""
-    from ragmark.judges.pairwise import CRITERIA, one_order_first
-    from ragmark.running.tournament import outcomes, pairs_between
-
     criterion = task[len(PAIRWISE):]
     if criterion not in CRITERIA:
         raise ConfigError(f"--task {task}: the pairwise criteria are {', '.join(CRITERIA)}")

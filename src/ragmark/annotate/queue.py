@@ -144,7 +144,6 @@ def judged_claims(source: str | Path, config: str | None) -> dict[str, list[dict
 
 def is_results(source: str | Path) -> bool:
     """Whether ``source`` is a results file of ragmark (else a file of logged outputs)."""
-    from ragmark.errors import DataError
 
     if Path(source).suffix.lower() != ".json":
         return False
@@ -159,7 +158,6 @@ def is_results(source: str | Path) -> bool:
 def logged_rows(source: str | Path, task: str) -> Any:
     """The answered questions of a file of logged outputs (as ``run --outputs`` reads
     it), for ``task``; without a judge's value (judge None)."""
-    from ragmark.analysis.review import Sampled
 
     oset = load_outputs(source)
     rows, left = [], Counter[str]()
@@ -178,7 +176,6 @@ def logged_rows(source: str | Path, task: str) -> Any:
 def is_outputs(source: str | Path) -> bool:
     """Whether ``source`` reads as logged outputs (its rows have answers), rather than
     as an evaluation set."""
-    from ragmark.errors import DataError
 
     try:
         load_outputs(source)
@@ -192,7 +189,6 @@ def reference_rows(source: str | Path, task: str) -> Any:
     team's own): the reference answer as the answer, its ground-truth passages (or
     documents) as the contexts, no judge: people check the set before it measures
     anything."""
-    from ragmark.analysis.review import Sampled
 
     try:
         ds = load_dataset(source)

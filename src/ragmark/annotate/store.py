@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.history import history_path
 from ragmark.sqlite import open_store
 
 SCHEMA = 1
@@ -58,7 +59,6 @@ def labels_path(history: str | Path | None = None, store: str | Path | None = No
     store names it so."""
     if store is not None:
         return Path(store)
-    from ragmark.history import history_path
 
     return history_path(history).parent / "labels.sqlite"
 

@@ -8,6 +8,13 @@ import click
 
 from ragmark.cli.app import cli, config_name_option, consoles, history_option, quiet_option
 from ragmark.cli.shared import option
+from ragmark.plan.annotate import (
+    AnnotateRequest,
+    annotate_status,
+    execute_annotate,
+    export_labels,
+    plan_annotate,
+)
 
 
 def serve_lines(plan: Any, server: Any, new: bool) -> list[str]:
@@ -84,14 +91,6 @@ def annotate_cmd(**flags: Any) -> None:
     """Label in the browser: the items of SOURCE (a results file of `ragmark run
     --include-details` or of `ragmark label`, or logged outputs as `run --outputs` reads
     them), one at a time, keyboard first."""
-    from ragmark.plan.annotate import (
-        AnnotateRequest,
-        annotate_status,
-        execute_annotate,
-        export_labels,
-        plan_annotate,
-    )
-
     out, _ = consoles(flags.pop("quiet"))
     plan = plan_annotate(AnnotateRequest(**flags))
 

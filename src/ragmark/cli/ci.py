@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 
 from ragmark.analysis.gates import check
+from ragmark.analysis.human_labels import corrected_lines
 from ragmark.cli.app import (
     data_options,
     dry_run_option,
@@ -91,8 +92,6 @@ def start(plan: Any, told: Sequence[str] = ()) -> Any:
 def show_outcome(out: Console, outcome: Any) -> None:
     """After a plan ran: the human labels' corrections, the files written, the history
     record, the regression gates; then exit 1 (GateFailed) when a condition failed."""
-    from ragmark.analysis.human_labels import corrected_lines
-
     reports = getattr(outcome.result, "reports", None)
     for name, rep in (reports or {"": outcome.result}).items():
         for line in corrected_lines(rep.corrected):

@@ -9,7 +9,10 @@ import click
 
 from ragmark.cli.app import cli, consoles, quiet_option
 from ragmark.cli.shared import option
+from ragmark.demo import demo_path
+from ragmark.demo.tour import run_demo
 from ragmark.errors import ConfigError
+from ragmark.plan.paths import check_output
 
 
 @cli.command()
@@ -22,9 +25,6 @@ from ragmark.errors import ConfigError
                    "examples start there).")
 def demo(output: str, quiet: bool, files_to: str | None) -> None:
     """Run the bundled demo: a small RAG corpus and keyword set, BM25 + extractive answers."""
-    from ragmark.demo.tour import run_demo
-    from ragmark.plan.paths import check_output
-
     if files_to is not None:
         _copy_files(Path(files_to))
         return
@@ -36,8 +36,6 @@ def demo(output: str, quiet: bool, files_to: str | None) -> None:
 def _copy_files(folder: Path) -> None:
     """The demo's questions.json and corpus/ copied into ``folder`` (never over a file
     that is there: an error naming it, exit 2)."""
-    from ragmark.demo import demo_path
-
     src = demo_path()
     targets = [folder / "questions.json", folder / "corpus"]
     there = next((t for t in targets if t.exists()), None)

@@ -10,9 +10,11 @@ import click
 from rich import box
 from rich.table import Table
 
+from ragmark.analysis.diff import calls_diff, diff, pairwise_diff, resolve_side
 from ragmark.analysis.gates import metric_name
 from ragmark.cli.app import cli, config_name_option, consoles, history_option
 from ragmark.cli.shared import option
+from ragmark.history import history_path
 from ragmark.metrics.names import split_names
 
 
@@ -35,8 +37,6 @@ def diff_cmd(**flags: Any) -> None:
     worse and better the most. A and B: results files (run or compare), history ids, or
     last / last~1 / ... (the newest runs of --config-name)."""
     f = SimpleNamespace(**flags)
-    from ragmark.analysis.diff import calls_diff, diff, pairwise_diff, resolve_side
-    from ragmark.history import history_path
 
     hist = history_path(f.history)
     # the newest runs, as given: a run that failed its gates is diffed like any other

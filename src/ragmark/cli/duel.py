@@ -17,6 +17,8 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_flags
 from ragmark.cli.shared import option
+from ragmark.plan.duel import DuelRequest, estimate_duel, execute_duel, plan_duel
+from ragmark.report.round_robin import pairwise_lines
 
 
 @cli.command("duel")
@@ -39,9 +41,6 @@ def duel_cmd(**flags: Any) -> None:
     run --include-details` over the same questions): wins, ties and losses, A's win
     rate with its interval, the sign test, and the judge's position bias; with three
     files or more, every two of them and their Bradley-Terry strengths."""
-    from ragmark.plan.duel import DuelRequest, estimate_duel, execute_duel, plan_duel
-    from ragmark.report.round_robin import pairwise_lines
-
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_duel(DuelRequest(**flags, llm_flags=llm_flags()))
     if plan.dry_run:

@@ -11,10 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmark.analysis.gates import metric_name
+from ragmark.analysis.trajectory_view import step_lines
 from ragmark.cli.app import cli, config_name_option, consoles, dry_run_option, history_option
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.history import aggregates, history_path, list_runs, trajectories, values
+from ragmark.history.retention import parse_age, prune, pruned_at, to_prune
+from ragmark.history.store import accept, at_depths
 from ragmark.metrics.names import read_name
+from ragmark.passage_labels.metrics import current_name
 
 
 @cli.group("history", invoke_without_command=True)
@@ -33,7 +38,6 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
     ctx.obj = {"history": f.history}
     if ctx.invoked_subcommand is not None:
         return
-    from ragmark.history import aggregates, history_path, list_runs
 
     path = history_path(f.history)
     name = metric_name(f.metric) if f.metric else None
@@ -89,7 +93,7 @@ def history_cmd(ctx: click.Context, **flags: Any) -> None:
 def history_show(ctx: click.Context, run_id: int, history: str | None,
                  query_id: str | None) -> None:
     """One recorded run: its envelope, configs and every aggregate with its coverage."""
-    from ragmark.history import aggregates, history_path, pairwise_of, run_row
+    from ragmark.history import pairwise_of, run_row
 
     path = history_path(history or ctx.obj["history"])
     row, env, configs = run_row(path, run_id)
@@ -102,7 +106,6 @@ def history_show(ctx: click.Context, run_id: int, history: str | None,
               f"{row.git_commit or 'none'}", highlight=False, markup=False)
     out.print(f"dataset hash {row.dataset_hash}; config hash {env.get('config_hash')}; "
               f"results {row.results_path or 'not written'}", highlight=False, markup=False)
-    from ragmark.history.retention import pruned_at
 
     when = pruned_at(path, run_id)
     if when is not None:
@@ -131,10 +134,6 @@ def history_show(ctx: click.Context, run_id: int, history: str | None,
 
 def _show_question(out: Any, path: Any, run_id: int, configs: list[str], qid: str) -> None:
     """A question of a recorded run: per config its values and its trajectory."""
-    from ragmark.analysis.trajectory_view import step_lines
-    from ragmark.history import trajectories, values
-    from ragmark.history.retention import pruned_at
-
     when = pruned_at(path, run_id)
     if when is not None:
         raise ConfigError(f"run {run_id}'s per-question values were pruned on {when[:10]}; "
@@ -170,8 +169,6 @@ def history_prune(ctx: click.Context, older_than: str, kind: str | None, history
     history); their aggregates, gate verdicts and trends stay. Accepted runs and the
     newest (and newest passing) run of each config on each dataset, a gate's baseline,
     are never pruned. The file is compacted (VACUUM) after."""
-    from ragmark.history import history_path
-    from ragmark.history.retention import parse_age, prune, to_prune
 
     path = history_path(history or ctx.obj["history"])
     age = parse_age(older_than)
@@ -187,8 +184,6 @@ def history_accept(ctx: click.Context, run_id: int, history: str | None) -> None
     """Accept a run whose gates failed: it may then be the baseline (last) of later runs.
     A failed run is never a baseline otherwise, so a regression cannot become the new
     normal by being run twice."""
-    from ragmark.history import history_path
-    from ragmark.history.store import accept
 
     path = history_path(history or ctx.obj["history"])
     row = accept(path, run_id)
@@ -206,7 +201,7 @@ def history_accept(ctx: click.Context, run_id: int, history: str | None) -> None
 def history_trend(ctx: click.Context, config: str | None, metric: str,
                   dataset: str | None, history: str | None, plot: str | None) -> None:
     """A metric's mean over the runs of one config on one dataset, oldest first."""
-    from ragmark.history import history_path, trend
+    from ragmark.history import trend
 
     if config is None:
         raise click.UsageError("Missing option '--config-name' (the config to follow).")
@@ -244,9 +239,6 @@ def history_trend(ctx: click.Context, config: str | None, metric: str,
 def _depth_hint(path: Any, name: str | None) -> str:
     """For a metric without a cutoff that runs recorded at a depth: the names to ask for;
     for precision@k or recall@k: what label runs call theirs."""
-    from ragmark.history.store import at_depths
-    from ragmark.passage_labels.metrics import current_name
-
     found = at_depths(path, name) if name else []
     if name and not found and current_name(name) != name:
         return (f" Label runs call their {read_name(name).name} {current_name(name)}: try "

@@ -7,8 +7,12 @@ import json
 
 import click
 
+from ragmark.analysis.failures import DEFAULT_K, failures_json, find_failures
+from ragmark.analysis.inspection import load_results, query_json
 from ragmark.cli.app import cli, config_name_option, consoles
 from ragmark.cli.shared import option
+from ragmark.probe.view import inspected, probe_results
+from ragmark.report.console_inspect import print_failures, print_query
 from ragmark.text import visible
 
 
@@ -30,10 +34,6 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
 
     RESULTS is the JSON of `ragmark run --include-details` or of `ragmark compare`.
     """
-    from ragmark.analysis.failures import DEFAULT_K, failures_json, find_failures
-    from ragmark.analysis.inspection import load_results, query_json
-    from ragmark.report.console_inspect import print_failures, print_query
-
     if failures == (query_id is not None):
         raise click.UsageError("give either a QUERY_ID or --failures")
     if _probe(results, query_id):
@@ -59,8 +59,6 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
 def _probe(results: str, query_id: str | None) -> bool:
     """A probe's results: one target's outcomes, or (--failures) the questions that
     fell; False for any other file."""
-    from ragmark.probe.view import inspected, probe_results
-
     data = probe_results(results)
     if data is None:
         return False

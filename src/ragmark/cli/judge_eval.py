@@ -16,6 +16,17 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_flags
 from ragmark.cli.shared import option
+from ragmark.plan.judge_eval import (
+    JudgeEvalPlan,
+    JudgeEvalRequest,
+    PreferencePlan,
+    estimate_judge_eval,
+    execute_judge_eval,
+    execute_preferences,
+    plan_judge_eval,
+)
+from ragmark.plan.judge_qrels import execute_against_qrels
+from ragmark.running.head_to_head import estimate_pairs
 
 
 def _stat(name: str, s: dict[str, Any]) -> str:
@@ -203,15 +214,6 @@ def judge_eval_cmd(**flags: Any) -> None:
     """Measure a judge (endpoint, model, prompt) against people's labels: FILE is a
     JSONL of {question?, context(s), answer, label} or a filled-in review CSV; store:QUEUE
     reads a queue of `ragmark annotate`. With --against-qrels, FILE is a run's results."""
-    from ragmark.plan.judge_eval import (
-        JudgeEvalPlan,
-        JudgeEvalRequest,
-        PreferencePlan,
-        estimate_judge_eval,
-        execute_judge_eval,
-        plan_judge_eval,
-    )
-
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_judge_eval(JudgeEvalRequest(**flags, llm_flags=llm_flags()))
     if not isinstance(plan, JudgeEvalPlan):  # people's preferences, or the qrels
@@ -232,8 +234,6 @@ def judge_eval_cmd(**flags: Any) -> None:
 def _against_qrels(plan: Any, out: Any, progress: Any) -> None:
     """judge-eval --against-qrels: the dry run's count, or the context judges against
     the qrels."""
-    from ragmark.plan.judge_qrels import execute_against_qrels
-
     if plan.dry_run:
         each = ", ".join(f"{m} {len(plan.judged(m))}" for m in plan.metrics)
         unjudged = [m for m in plan.metrics if len(plan.judged(m)) < len(plan.items)]
@@ -282,9 +282,6 @@ def qrels_lines(r: dict[str, Any]) -> list[str]:
 def _preferences(plan: Any, out: Any, progress: Any) -> None:
     """judge-eval --metric pairwise:CRITERION: the dry run's count, or the judge's
     agreement with people's preferences."""
-    from ragmark.cli.llm_opts import dry_run_text
-    from ragmark.plan.judge_eval import execute_preferences
-    from ragmark.running.head_to_head import estimate_pairs
 
     if plan.dry_run:
         est = estimate_pairs(plan.judge, (plan.criterion,), plan.pairs, 2, plan.seed)

@@ -20,6 +20,9 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.llm_opts import dry_run_text, endpoint_options, llm_flags
 from ragmark.cli.shared import option
+from ragmark.passage_labels import label_markdown
+from ragmark.passage_labels.judges import summary_lines
+from ragmark.plan.label import LabelRequest, estimate_label, execute_label, plan_label
 from ragmark.report.console import llm_line
 
 
@@ -56,8 +59,6 @@ def label_cmd(**flags: Any) -> None:
     every passage's label, agreement; the LLM accounting) and {output}.md, and prints
     the tables. Needs an LLM endpoint.
     """
-    from ragmark.plan.label import LabelRequest, estimate_label, execute_label, plan_label
-
     out, progress = consoles(flags.pop("quiet"))
     flags["configs"] = (*flags["configs"], *flags.pop("more_configs"))
     req = LabelRequest(**flags, llm_flags=llm_flags())
@@ -79,9 +80,6 @@ def label_cmd(**flags: Any) -> None:
 
 def _show(out: Any, plan: Any, done: Any) -> None:
     """What label made: the pool's counts, or each judge's tables, then the files."""
-    from ragmark.passage_labels import label_markdown
-    from ragmark.passage_labels.judges import summary_lines
-
     if done.pooled is not None:
         p, c = done.pooled, done.pooled["counts"]
         out.print(f"Pooled {p['items']:,} unjudged documents of the top {p['top_k']} of "

@@ -29,6 +29,9 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.llm_opts import endpoint_opts, llm_flags
 from ragmark.cli.shared import option
+from ragmark.monitor.receiver import serve
+from ragmark.plan.monitor import MonitorRequest, plan_monitor
+from ragmark.report.junit import append_step_summary, write_junit
 
 
 def _opts(f: Any) -> Any:
@@ -100,7 +103,6 @@ def monitor_cmd(**flags: Any) -> None:
         raise click.UsageError("give the SOURCE to monitor (or --listen HOST:PORT --spool "
                                "DIR to receive traces)")
     from ragmark.monitor.windows import estimate_window, monitor_once
-    from ragmark.plan.monitor import plan_monitor
 
     settings = plan_monitor(_request(flags))
 
@@ -144,8 +146,6 @@ def _follow(out: Console, settings: Any, flags: dict[str, Any], progress: Any) -
 
 def _request(flags: dict[str, Any]) -> Any:
     """The monitor's request of this command's flags."""
-    from ragmark.plan.monitor import MonitorRequest
-
     names = {f.name for f in fields(MonitorRequest)}
     return MonitorRequest(**{k: v for k, v in flags.items() if k in names},
                           llm_flags=llm_flags())
@@ -214,7 +214,6 @@ def _satisfaction(out: Console, rows: list[Any]) -> None:
 
 def _gate(out: Console, windows: list[Any], s: Any, flags: dict[str, Any]) -> None:
     from ragmark.monitor.output import window_markdown
-    from ragmark.report.junit import append_step_summary, write_junit
 
     if flags["dry_run"]:
         return
@@ -232,7 +231,6 @@ def asked_conditions(windows: list[Any], s: Any) -> list[Any]:
     """A metric asked for by name (--metrics, --judge-metrics) that got no value for any
     record of a window fails the command, as it fails a run (and the window is recorded
     as failed)."""
-    from ragmark.analysis.gates import Condition
     from ragmark.monitor.windows import unvalued
 
     return [Condition(f"{m} has a value (window {w.number})", False, why)
@@ -241,8 +239,6 @@ def asked_conditions(windows: list[Any], s: Any) -> list[Any]:
 
 
 def _listen(out: Console, flags: dict[str, Any]) -> None:
-    from ragmark.monitor.receiver import serve
-
     if flags["spool"] is None:
         raise click.UsageError("--listen needs --spool DIR (where the traces are kept)")
     serve(flags["listen"], flags["spool"], token=flags["token"],

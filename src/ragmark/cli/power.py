@@ -10,7 +10,9 @@ import click
 import numpy as np
 from rich.table import Table
 
+from ragmark.analysis.diff import resolve_side
 from ragmark.analysis.gates import metric_name
+from ragmark.analysis.regression import mde, questions_needed
 from ragmark.cli.app import (
     alpha_option,
     cli,
@@ -22,6 +24,7 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.history import history_path
 from ragmark.metrics.names import split_names
 
 
@@ -74,10 +77,6 @@ def _power(**f: Any) -> None:
     Paired two-sided test at --alpha with --power. The spread of the paired differences
     comes from --with when given; else it is taken as the spread of the metric over
     the run's questions (as if two runs correlate at 0.5), a rough guide."""
-    from ragmark.analysis.diff import resolve_side
-    from ragmark.analysis.regression import mde, questions_needed
-    from ragmark.history import history_path
-
     if not f["ref"]:
         raise click.UsageError("Missing option '--from'.")
     hist = history_path(f["history"])

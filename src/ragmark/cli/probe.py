@@ -22,6 +22,8 @@ from ragmark.cli.llm_opts import llm_options
 from ragmark.cli.shared import option
 from ragmark.errors import GateFailed
 from ragmark.probe.attacks import ATTACKS, STYLES
+from ragmark.probe.plan import ProbeRequest, plan_probe
+from ragmark.probe.report import execute_probe
 
 
 @cli.command("probe")
@@ -74,9 +76,6 @@ def probe_cmd(**flags: Any) -> None:
     and attack is kept in {output}.probe-state/, so a killed probe resumes. Exit 1 when a
     --fail-on gate fails, or a target got no answer (unless --allow-missing).
     """
-    from ragmark.probe.plan import ProbeRequest, plan_probe
-    from ragmark.probe.report import execute_probe
-
     out, progress = consoles(flags.pop("quiet"))
     flags["configs"] = (*flags["configs"], *flags.pop("more_configs"))
     req = request_of(ProbeRequest, flags)

@@ -10,7 +10,14 @@ import click
 from ragmark.cli.app import cli, history_option
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.history import history_path, run_row
+from ragmark.passage_labels import label_from_json
+from ragmark.plan.paths import check_output
+from ragmark.probe.html import render as probe_page
+from ragmark.probe.view import probe_results
+from ragmark.report.html import render
 from ragmark.results import PROBE, read_results
+from ragmark.results.codec import compare_from_json, run_from_json
 
 
 def _load(ref: str, history: str | None) -> dict[str, Any]:
@@ -21,10 +28,6 @@ def _load(ref: str, history: str | None) -> dict[str, Any]:
 
 
 def _read(path: str) -> dict[str, Any]:
-    from ragmark.passage_labels import label_from_json
-    from ragmark.probe.view import probe_results
-    from ragmark.results.codec import compare_from_json, run_from_json
-
     probe = probe_results(path)
     if probe is not None:
         return probe
@@ -39,7 +42,6 @@ def _recorded(ref: str, history: str | None) -> str:
     """The results file history id ``ref`` recorded."""
     if not ref.isdigit():
         raise ConfigError(f"{ref!r} is neither a results file nor a history id")
-    from ragmark.history import history_path, run_row
 
     row, _, _ = run_row(history_path(history), int(ref))
     if not row.results_path:
@@ -57,9 +59,6 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     """Render results files (run, compare, label) or history ids as one HTML page that
     works offline: inline CSS, SVG plots and a little JavaScript, no request of any
     kind. A compare or run written with --include-details gets the question view."""
-    from ragmark.plan.paths import check_output
-    from ragmark.report.html import render
-
     check_output(output, "--output")
     files = [_load(r, history) for r in refs]
     path = Path(output)
@@ -70,8 +69,6 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
 
 def _page(files: list[dict[str, Any]], render: Any) -> str:
     """The page of the files: a probe's alone (its own page), else the results'."""
-    from ragmark.probe.html import render as probe_page
-
     probes = [f for f in files if f.get("envelope", {}).get("kind") == PROBE]
     if probes and len(files) > 1:
         raise ConfigError("a probe's results are rendered on a page of their own: give "

@@ -8,9 +8,17 @@ from pathlib import Path
 
 import click
 
+from ragmark.analysis.review import (
+    ask,
+    kappa_band,
+    read_agreement,
+    sample_for_review,
+    write_review_csv,
+)
 from ragmark.cli.app import cli, config_name_option, consoles, renamed, takes_renamed
 from ragmark.cli.shared import option
 from ragmark.errors import ConfigError
+from ragmark.plan.paths import check_output
 from ragmark.text import article
 
 
@@ -37,9 +45,6 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
     RESULTS is the JSON of `ragmark run --include-details` (one row per answer) or of
     `ragmark label` (one row per labelled passage).
     """
-    from ragmark.analysis.review import ask, sample_for_review, write_review_csv
-    from ragmark.plan.paths import check_output
-
     if n is None:
         raise click.UsageError("Missing option '--rows'.")
     if Path(output).exists() and not overwrite:
@@ -66,8 +71,6 @@ def export_cmd(results: str, n: int, seed: int, metric: str | None, config: str 
 @option("--json", "as_json", is_flag=True)
 def agreement_cmd(file: str, threshold: float, as_json: bool) -> None:
     """Raw agreement and Cohen's kappa between the `human` and `judge` columns of FILE."""
-    from ragmark.analysis.review import kappa_band, read_agreement
-
     a = read_agreement(file, threshold)
     if as_json:
         click.echo(json.dumps(a.to_json(), indent=2, ensure_ascii=False))

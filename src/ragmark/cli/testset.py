@@ -20,7 +20,15 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.llm_opts import endpoint_options, llm_flags
 from ragmark.cli.shared import option
+from ragmark.plan.testset import (
+    NoQuestion,
+    TestsetRequest,
+    estimate_testset_plan,
+    execute_testset,
+    plan_testset,
+)
 from ragmark.report.console import llm_line
+from ragmark.testset import REASONS
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -28,8 +36,6 @@ def _counts(counter: dict[str, int]) -> str:
 
 
 def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> None:
-    from ragmark.testset import REASONS
-
     if written is not None:
         out.print(f"Wrote {report['kept']} questions to {written} "
                   f"({_counts(report['kept_by_type'])}; "
@@ -91,14 +97,6 @@ _DIALECTS = FormatChoice(writing=True)
 @dry_run_option
 def testset_cmd(**flags: Any) -> None:
     """Generate questions with answers, quotes, type and difficulty from a corpus."""
-    from ragmark.plan.testset import (
-        NoQuestion,
-        TestsetRequest,
-        estimate_testset_plan,
-        execute_testset,
-        plan_testset,
-    )
-
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_testset(TestsetRequest(**flags, llm_flags=llm_flags()))
     warn_data(plan.warnings)

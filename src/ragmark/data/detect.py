@@ -61,7 +61,6 @@ def _load(path: Path, corpus: str | Path | None, split: str, lenient: Leniency) 
     if is_arrow(path):  # RAGAS's to_hf_dataset, saved to disk or as Parquet
         return _foreign_set(path, corpus, lenient)
     if path.is_dir():
-        from ragmark.data.formats import folders
 
         for fmt in folders().values():
             if fmt.detect(path):

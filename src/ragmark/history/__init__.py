@@ -21,6 +21,8 @@ from ragmark.history.store import (
     trend,
     values,
 )
+from ragmark.passage_labels.tops import LabelRun
+from ragmark.running.compare import Comparison
 
 if TYPE_CHECKING:
     from ragmark.passage_labels.tops import LabelRun
@@ -41,9 +43,6 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
                    results_path: str | Path | None = None, verdict: str | None = None) -> int:
     """Record what a run, compare or label computed (``envelope`` as written in its
     results file); returns the run's id in the history."""
-    from ragmark.passage_labels.tops import LabelRun
-    from ragmark.running.compare import Comparison
-
     shown = None if results_path is None else str(results_path)
     if isinstance(result, LabelRun):
         configs = {name: ConfigResult(c.config, c.metrics,

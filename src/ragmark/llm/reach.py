@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from ragmark.hosts import loopback_host
 from ragmark.retry import Retry
 
 _SNIPPET = 200
@@ -28,8 +29,6 @@ def on_loopback(url: str) -> bool:
     >>> on_loopback("http://127.0.0.1:8080/v1"), on_loopback("https://api.openai.com/v1")
     (True, False)
     """
-    from ragmark.hosts import loopback_host
-
     return loopback_host(urlsplit(url).hostname or "")
 
 

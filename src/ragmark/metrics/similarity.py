@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.embeddings.api import APIEmbedder, EmbeddingModel
+from ragmark.embeddings.cache import CachedEmbedder
+from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
 from ragmark.types import Score
 
 NAME = "answer_similarity"
@@ -24,10 +27,6 @@ def similarity_embedder() -> Any:
     """The embedder of answer_similarity (the packaged MiniLM, cached); a
     MissingExtraError naming the ``dense`` extra when it is not installed (raised before
     any work when the metric is asked for)."""
-    from ragmark.embeddings.api import APIEmbedder, EmbeddingModel
-    from ragmark.embeddings.cache import CachedEmbedder
-    from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
-
     env = {k: os.environ.get(f"RAGMARK_SIMILARITY_{k.upper()}", "").strip() or None
            for k in ("base_url", "model", "provider", "api_key_env")}
     if env["base_url"] or env["model"]:

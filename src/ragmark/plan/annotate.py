@@ -12,9 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.review import join_contexts
 from ragmark.annotate import store
+from ragmark.annotate.app import make_app
+from ragmark.annotate.pairs import draw_pairs
+from ragmark.annotate.queue import draw, is_pairwise, status
 from ragmark.annotate.store import Queue, create_queue, get_queue, label_rows, labels_path
 from ragmark.errors import ConfigError
+from ragmark.judge_eval.preferences import preferred_of
 from ragmark.report.json_writer import write_jsonl, write_text
 from ragmark.web.server import Server, missing_packages, parse_listen
 
@@ -84,9 +89,6 @@ def plan_annotate(req: AnnotateRequest) -> AnnotatePlan:
 
 
 def _serve_plan(req: AnnotateRequest, path: Path) -> AnnotatePlan:
-    from ragmark.annotate.pairs import draw_pairs
-    from ragmark.annotate.queue import draw, is_pairwise
-
     if req.source is None:
         raise ConfigError("give SOURCE (a results file of `ragmark run --include-details` "
                           "or of `ragmark label`, or a file of logged outputs), or "
@@ -126,7 +128,7 @@ def kept_settings(path: Path, queue: Queue, req: AnnotateRequest) -> Queue:
     """``queue`` with the settings it was started with, when it exists in the store (a
     restart after a crash without its flags keeps its --overlap); a flag given with
     another value than the queue's is an error saying both."""
-    from ragmark.annotate.store import get_queue, queue_names
+    from ragmark.annotate.store import queue_names
 
     if not path.exists() or queue.name not in queue_names(path):
         return queue
@@ -147,8 +149,6 @@ def kept_settings(path: Path, queue: Queue, req: AnnotateRequest) -> Queue:
 def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> None:
     """Make the queue (or find it, to resume) and serve its page until stopped;
     ``ready(server, new)`` is called once the socket is bound."""
-    from ragmark.annotate.app import make_app
-
     assert plan.queue is not None
     server = Server(make_app(plan.store, plan.queue, plan.token, plan.annotator),
                     f"{plan.host}:{plan.port}", plan.host, plan.port)
@@ -162,8 +162,6 @@ def execute_annotate(plan: AnnotatePlan, ready: Callable[[Any, bool], None]) -> 
 
 def annotate_status(plan: AnnotatePlan) -> dict[str, dict[str, Any]]:
     """Per queue: its task and source, and the counts of :func:`queue.status`."""
-    from ragmark.annotate.queue import status
-
     names = [plan.queue.name] if plan.queue is not None else store.queue_names(plan.store)
     out = {}
     for name in names:
@@ -182,8 +180,6 @@ def export_labels(plan: AnnotatePlan) -> int:
     """Write every label of the queue (skips left out), one row per person and item:
     a review CSV (``--human-labels``, ``judge-eval``) or JSONL (``judge-eval``); the
     number written."""
-    from ragmark.analysis.review import join_contexts
-
     assert plan.queue is not None and plan.export is not None
     rows = label_rows(plan.store, plan.queue.name)
     if rows and "answer_b" in rows[0]:
@@ -191,7 +187,6 @@ def export_labels(plan: AnnotatePlan) -> int:
     if plan.export.suffix == ".jsonl":
         write_jsonl([{**r, "label": int(r["human"])} for r in rows], plan.export)
     else:
-        import io
 
         buf = io.StringIO()
         w = csv.writer(buf)
@@ -213,9 +208,6 @@ PREFERENCE_COLUMNS = ("id", "question", "a", "b", "answer_a", "answer_b", "conte
 def _export_preferences(rows: list[dict[str, Any]], path: Path) -> int:
     """A preference queue's labels, one row per person and pair, as judge-eval --metric
     pairwise:CRITERION reads them (JSONL; the CSV has the same columns)."""
-    from ragmark.analysis.review import join_contexts
-    from ragmark.judge_eval.preferences import preferred_of
-
     out = [{"id": r["id"], "question": r["question"], "a": r["a"], "b": r["b"],
             "answer_a": r["answer"], "answer_b": r["answer_b"], "contexts_a": r["contexts"],
             "contexts_b": r["contexts_b"], "expected_answer": r["expected_answer"],

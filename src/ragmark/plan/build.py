@@ -10,9 +10,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.analysis.human_labels import read_human_labels
+from ragmark.annotate.export import human_labels
 from ragmark.annotate.store import queue_of
+from ragmark.config import RunConfig, check_regexes, load_configs
+from ragmark.config import with_language as in_language
+from ragmark.data.nugget_files import with_nuggets
+from ragmark.data.run_scores import read_run_scores
 from ragmark.errors import ConfigError
+from ragmark.llm import LLMSettings
+from ragmark.matching import match_threshold
+from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.gating import regression_metrics
+from ragmark.plan.metric_choice import choose, select, thresholds
 from ragmark.plan.model import Gating, Options, Plan, Targets
 from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
 from ragmark.plan.paths import check_output, check_targets, output_stem
@@ -26,6 +36,9 @@ from ragmark.plan.sources import (
     source_of,
 )
 from ragmark.report.writers import parse_formats, paths_of
+from ragmark.running.compare import StatSettings
+from ragmark.running.pooling import read_extra, with_extra
+from ragmark.running.selection import every_metric
 
 if TYPE_CHECKING:
     from ragmark.config import RunConfig
@@ -36,8 +49,6 @@ if TYPE_CHECKING:
 
 def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
-    from ragmark.plan.metric_choice import choose, select, thresholds
-
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
     sel = select(req.metrics, req.judge_metrics)
@@ -85,9 +96,7 @@ def plan_run(req: RunRequest) -> Plan:
 
 def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     """The plan of ``ragmark compare``, and the notes to tell before it runs."""
-    from ragmark.plan.gating import regression_metrics, split_gates
-    from ragmark.plan.metric_choice import choose, select, thresholds
-    from ragmark.running.compare import StatSettings
+    from ragmark.plan.gating import split_gates
 
     targets = _targets(req, "compare")
     regressed = regression_metrics(req.regression, req.against, pairwise=True)
@@ -146,8 +155,6 @@ def _every(req: Request, ds: Dataset, cfgs: Sequence[RunConfig], *, own: bool = 
     """``--metrics all``: every metric whose needs the data, the endpoint and the extras
     meet, cutoffs fitted to the shallowest config of ragmark's own pipeline (``own``:
     the configs run, not logged outputs scored)."""
-    from ragmark.running.selection import every_metric
-
     endpoint, _ = _endpoint(req, cfgs, need=True)
     depths = {c.top_k: c.name for c in cfgs if own and c.pipeline is None}
     depth = min(depths) if depths else None
@@ -161,8 +168,6 @@ def _labelled(path: str | None, history: str | Path | None = None,
     """The human labels (read now, before any work), or None."""
     if path is None:
         return None
-    from ragmark.analysis.human_labels import read_human_labels
-    from ragmark.annotate.export import human_labels
 
     queue = queue_of(path)
     return read_human_labels(path) if queue is None else human_labels(queue, history, store)
@@ -208,7 +213,6 @@ def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] 
     added."""
     if path is None:
         return ds, None
-    from ragmark.running.pooling import read_extra, with_extra
 
     return with_extra(ds, read_extra(path), path)
 
@@ -217,7 +221,6 @@ def _ranked(req: CompareRequest) -> tuple[str, dict[str, float]] | None:
     """``--rank-against``'s file and its scores (read before any work)."""
     if req.rank_against is None:
         return None
-    from ragmark.data.run_scores import read_run_scores
 
     return req.rank_against, read_run_scores(req.rank_against, req.encoding)
 
@@ -226,14 +229,11 @@ def _with_nuggets(ds: Dataset, req: Request) -> Dataset:
     """The dataset with the nuggets of ``--nuggets`` (read before any work)."""
     if req.nuggets is None:
         return ds
-    from ragmark.data.nugget_files import with_nuggets
 
     return with_nuggets(ds, req.nuggets, leniency(req))
 
 
 def _configs(req: CompareRequest, told: list[str]) -> list[RunConfig]:
-    from ragmark.config import RunConfig, load_configs
-
     specs: list[Any] = [n for c in req.configs for n in (
         str(c).split() if not isinstance(c, RunConfig | Path) else [c])]
     if not specs:
@@ -252,7 +252,6 @@ def with_match(cfg: RunConfig, rule: str | None) -> RunConfig:
     """``--context-match RULE``: the config with that context match rule (recorded in
     it); the similarity rule needs rapidfuzz, checked now, before any work."""
     rule = rule if rule is not None else cfg.context_match
-    from ragmark.matching import match_threshold
 
     try:
         threshold = match_threshold(rule.strip())
@@ -273,7 +272,6 @@ def with_language(cfg: RunConfig, language: str | None) -> RunConfig:
     """``--language``: the config in that language (see :func:`ragmark.config.with_language`)."""
     if language is None:
         return cfg
-    from ragmark.config import with_language as in_language
 
     return in_language(cfg, language)
 
@@ -286,7 +284,6 @@ def with_refusals(cfg: RunConfig, patterns: Sequence[str], judge: bool = False
         cfg = cfg.model_copy(update={"refusal_judge": True})
     if not patterns:
         return cfg
-    from ragmark.config import check_regexes
 
     try:
         check_regexes(patterns, "--refusal-pattern")
@@ -299,16 +296,12 @@ def _endpoint(req: Request, configs: Sequence[RunConfig], *, need: bool
               ) -> tuple[LLMSettings | None, list[RunConfig]]:
     """The judges' endpoint: the request's settings as given (the Python API), else the
     flags over the configs' ``[llm]`` tables over the environment."""
-    from ragmark.plan.endpoint import resolve_llm
-
     if req.llm is not None:
         return _settings(req.llm), list(configs)
     return resolve_llm(configs, req.llm_flags, need=need)
 
 
 def _settings(llm: Any) -> LLMSettings:
-    from ragmark.llm import LLMSettings
-
     if isinstance(llm, LLMSettings):
         return llm
     try:

@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ragmark.errors import ConfigError
+from ragmark.llm.config import COMPONENT, FLAG, TABLE
+from ragmark.llm.factory import check_endpoint
+from ragmark.llm.fields import origins, read_env, resolve, settings_error
+from ragmark.llm.table import LLMTable
 from ragmark.registry import registry
 
 if TYPE_CHECKING:
@@ -41,10 +45,6 @@ def resolve_llm(configs: Sequence[RunConfig], flags: Mapping[str, Any] | None = 
     set anywhere, or when ``need`` is false (nothing asks a judge): then an incomplete
     environment is not an error. ``model`` is used when nothing else names one.
     """
-    from ragmark.llm.config import FLAG, TABLE
-    from ragmark.llm.fields import origins, read_env, resolve, settings_error
-    from ragmark.llm.table import LLMTable
-
     flags = dict(flags or {})
     price_flag = flags.pop("prices", None)
     tables = {c.name: c.llm for c in configs if c.llm is not None}
@@ -84,9 +84,6 @@ def component_endpoints(cfg: RunConfig) -> RunConfig:
     ``[llm]`` table gives: the plan holds what the component will call, and the results
     file records it. A component without any endpoint is left as it is (it says so
     when it is built, and only if it is)."""
-    from ragmark.llm.config import COMPONENT
-    from ragmark.llm.fields import read_env
-
     env = read_env(os.environ, COMPONENT)
     if not env:
         return cfg
@@ -108,8 +105,6 @@ def check_generators(configs: Sequence[Any]) -> None:
     """Each LLM generator's endpoint answers (a ConfigError naming the config and the
     endpoint otherwise), asked before any config runs (a run, a compare, a probe): a
     dead endpoint would otherwise cost a retried call for every question."""
-    from ragmark.llm.factory import check_endpoint
-
     seen: set[tuple[str | None, str | None]] = set()
     for cfg in configs:
         if cfg.pipeline is not None or cfg.generator.name != "llm":

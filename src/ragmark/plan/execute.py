@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.gates import Condition, conditions
 from ragmark.errors import ConfigError
 from ragmark.plan.gating import (
     baselines,
@@ -21,7 +22,13 @@ from ragmark.plan.gating import (
 from ragmark.plan.model import Outcome, Plan
 from ragmark.plan.pairwise import pairwise_gates
 from ragmark.progress import Progress
+from ragmark.report.markdown import comparison_markdown, run_markdown
+from ragmark.report.trec_run import trec_note
 from ragmark.report.writers import Written, write_all
+from ragmark.results.codec import compare_to_json as comparison_json
+from ragmark.results.codec import run_to_json
+from ragmark.running.compare import compare, estimate_compare
+from ragmark.running.runner import estimate_run, run
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
@@ -65,9 +72,6 @@ def execute(plan: Plan, progress: Progress | None = None) -> Outcome:
 def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
     """A dry run of ``plan``: per config (``run`` for a run), the judge calls not yet
     cached and their estimated tokens and cost. Nothing is called or written."""
-    from ragmark.running.compare import estimate_compare
-    from ragmark.running.runner import estimate_run
-
     if not plan.judges and plan.pairwise is None:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
     if plan.kind == "compare" and plan.pairwise is not None:
@@ -87,24 +91,18 @@ def estimate(plan: Plan, progress: Progress | None = None) -> dict[str, dict[str
 
 
 def _run(plan: Plan, progress: Progress | None) -> Any:
-    from ragmark.running.runner import run
-
     (cfg,) = plan.configs
     return run(plan.dataset, cfg, plan.task, progress=progress, outputs=plan.outputs,
                pipeline_fn=plan.pipelines.get(cfg.name))
 
 
 def _compare(plan: Plan, progress: Progress | None) -> Any:
-    from ragmark.running.compare import compare
-
     return compare(plan.dataset, list(plan.configs), plan.task, baseline=plan.baseline,
                    compared=plan.compared, settings=plan.stats, progress=progress,
                    given={**plan.pipelines, **plan.logged})
 
 
 def _markdown(plan: Plan, result: Any) -> str:
-    from ragmark.report.markdown import comparison_markdown, run_markdown
-
     return run_markdown(result) if plan.kind == "run" else comparison_markdown(result)
 
 
@@ -128,8 +126,6 @@ def _finished(plan: Plan, report: Any, base: Any) -> Any:
 
 def _trec_noted(result: Any, kind: str) -> Any:
     """The results with each report's TREC-file note (:func:`trec_note`), if any."""
-    from ragmark.report.trec_run import trec_note
-
     def noted(r: Any) -> Any:
         note = trec_note(r)
         return r if note is None else replace(r, notes=[*r.notes, note])
@@ -165,12 +161,7 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any],
     """Write the results (every format, the TREC run, JUnit, the step summary) and
     record them in the history, with the gates' verdict (the regression gates, and the
     pairwise gates' conditions)."""
-    from ragmark.analysis.gates import Condition
-
     gates, pair_gates = gated
-    from ragmark.analysis.gates import conditions
-    from ragmark.results.codec import compare_to_json as comparison_json
-    from ragmark.results.codec import run_to_json
 
     t, g = plan.targets, plan.gating
     ds_hash = (str(result.dataset.get("hash", "")) if plan.kind == "run"

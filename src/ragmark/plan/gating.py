@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.diff import resolve_side, side_from_report
+from ragmark.analysis.gates import Condition, metric_name
+from ragmark.analysis.regression import gate_lines, gate_markdown, regression_gate
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
+from ragmark.history import history_path, run_row
+from ragmark.metrics.names import split_names
 from ragmark.results import read_results
 
 PAIRWISE = "pairwise:"
@@ -19,8 +25,6 @@ PAIRWISE = "pairwise:"
 def split_gates(text: str | None) -> tuple[list[str], list[str]]:
     """``--fail-on-regression``'s names: the metrics, and the criteria of the pairwise
     gates (``pairwise:CRITERION``)."""
-    from ragmark.metrics.names import split_names
-
     names = split_names(text) if text else []
     return ([n for n in names if not n.startswith(PAIRWISE)],
             [n[len(PAIRWISE):] for n in names if n.startswith(PAIRWISE)])
@@ -30,8 +34,6 @@ def regression_metrics(text: str | None, against: str | None, *, pairwise: bool 
                        ) -> list[str]:
     """The gated metrics' canonical names (checked before any work); ``pairwise``: the
     command takes pairwise gates (they are left out here), else one is an error."""
-    from ragmark.analysis.gates import metric_name
-
     names, judged = split_gates(text)
     if judged and not pairwise:
         raise ConfigError(f"--fail-on-regression {PAIRWISE}{judged[0]}: a pairwise gate "
@@ -52,9 +54,6 @@ def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: A
     dataset), resolved before the run starts. A file or history id named explicitly may
     hold another name (yesterday's log file): a run file, or a compare of one config, is
     then taken as the baseline of this system, and the side's ``note`` names both."""
-    from ragmark.analysis.diff import resolve_side
-    from ragmark.history import history_path
-
     path = history_path(history)
     try:
         return resolve_side(ref or "last", config, path, dataset_hash)
@@ -72,8 +71,6 @@ def resolve_baseline(ref: str | None, config: str, dataset_hash: str, history: A
 
 def _configs_in(ref: str, history: Path) -> int:
     """How many configs the results file or history run ``ref`` holds."""
-    from ragmark.history import run_row
-
     if Path(ref).exists():
         kind, data = read_results(Path(ref))
         return len(data.get("configs") or {}) if kind == "compare" else 1
@@ -94,9 +91,6 @@ class Gated:
 def regression_gates(gated_runs: Sequence[tuple[Any, Any]], gated: Sequence[str],
                      alpha: float, margin: float) -> list[Gated]:
     """The regression gate of each (baseline side or None, report)."""
-    from ragmark.analysis.diff import side_from_report
-    from ragmark.analysis.regression import gate_lines, regression_gate
-
     out = []
     for base, report in gated_runs if gated else ():
         now = side_from_report(report)
@@ -130,8 +124,6 @@ def gates_json(gates: Sequence[Gated], metrics: Sequence[str], history: Any,
 
 
 def gates_markdown(gates: Sequence[Gated], alpha: float, margin: float) -> str:
-    from ragmark.analysis.regression import gate_markdown
-
     return "".join("\n" + gate_markdown(g.rows, g.base.label, alpha, margin)
                    for g in gates if g.base is not None)
 
@@ -146,9 +138,6 @@ def verdict_of(conditions: Sequence[Any], gates: Sequence[Gated]) -> str:
 def base_of(ref: str | None, config: str, dataset_hash: str, history: Any) -> Any:
     """``config``'s side in ``ref`` (default ``last``: its newest recorded run on the
     dataset), or None when ``ref`` has no such config (it is then not gated)."""
-    from ragmark.analysis.diff import resolve_side
-    from ragmark.history import history_path
-
     if ref is None or ref == "last":
         try:
             return resolve_baseline("last", config, dataset_hash, history)
@@ -171,7 +160,6 @@ def baselines(plan: Any) -> dict[str, Any]:
     g = plan.gating
     if not g.regression:
         return {}
-    from ragmark.data.fingerprint import dataset_hash
 
     ds_hash = dataset_hash(plan.dataset)
     if plan.kind == "compare" or g.baseline in (None, "last"):
@@ -185,8 +173,6 @@ def gate_conditions(conditions: Sequence[Any], gates: Sequence[Gated]
                     ) -> tuple[list[Any], list[str]]:
     """The conditions with the regression gates' added (a config without a baseline is
     not gated: a passing condition with a note), and the lines that say so."""
-    from ragmark.analysis.gates import Condition
-
     out = list(conditions)
     lines: list[str] = []
     for g in gates:

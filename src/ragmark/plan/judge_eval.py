@@ -13,10 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from ragmark.annotate.store import labels_path
 from ragmark.errors import ConfigError
+from ragmark.judge_eval import read_items
+from ragmark.judge_eval.measure import Trial, compare_judges, estimate, judge_eval_aligned
+from ragmark.judge_eval.people import consensus
+from ragmark.judge_eval.preferences import agreement, people_agreement
+from ragmark.judges.pairwise import Side, position_bias
+from ragmark.llm.fields import SET_ENDPOINT
+from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.judge_qrels import plan_against_qrels
 from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.report.json_writer import write_json
+from ragmark.running.head_to_head import Pair, judge_pairs
 
 if TYPE_CHECKING:
     from ragmark.judge_eval.items import Item
@@ -81,10 +89,6 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan | Q
     """The plan of ``req``: the output path checked, the items read (a bad one is a
     DataError naming its line), the endpoint resolved (the model need not be set when
     the judges are named)."""
-    from ragmark.judge_eval import read_items
-    from ragmark.judge_eval.measure import Trial
-    from ragmark.judge_eval.people import consensus
-
     if req.against_qrels:
         return _qrels_plan(req)
     task = _task_of(req)
@@ -134,7 +138,7 @@ def _qrels_plan(req: JudgeEvalRequest) -> QrelsPlan:
 
 def _task_of(req: JudgeEvalRequest) -> str:
     """The metric judged: ``--metric``, else a queue's task (``store:QUEUE``)."""
-    from ragmark.annotate.store import get_queue, labels_path, queue_of
+    from ragmark.annotate.store import get_queue, queue_of
 
     queue = queue_of(req.file)
     task = get_queue(labels_path(req.history, req.store), queue).task if queue is not None \
@@ -166,10 +170,8 @@ class PreferencePlan:
 
 
 def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
-    from ragmark.annotate.store import label_rows, labels_path, queue_of
+    from ragmark.annotate.store import label_rows, queue_of
     from ragmark.judge_eval.preferences import check_task, consensus, from_rows, read_preferences
-    from ragmark.judges.pairwise import Side
-    from ragmark.running.head_to_head import Pair
 
     criterion = check_task(task)
     _refuse_label_flags(req, f"preferences ({task})")
@@ -190,9 +192,6 @@ def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
 
 
 def _judge(req: JudgeEvalRequest) -> LLMSettings:
-    from ragmark.llm.fields import SET_ENDPOINT
-    from ragmark.plan.endpoint import resolve_llm
-
     models = tuple(req.judge_models)
     settings, _ = resolve_llm([], req.llm_flags, model=models[0] if models else None)
     if settings is None:
@@ -204,10 +203,6 @@ def _judge(req: JudgeEvalRequest) -> LLMSettings:
 def execute_preferences(plan: PreferencePlan, progress: Progress) -> dict[str, Any]:
     """Judge every pair in both orders; the report of the judge's agreement with the
     people's preferences (written to the plan's output)."""
-    from ragmark.judge_eval.preferences import agreement, people_agreement
-    from ragmark.judges.pairwise import position_bias
-    from ragmark.running.head_to_head import judge_pairs
-
     with progress.task(f"judging {len(plan.pairs):,} pairs x 2 orders", plan.calls) as adv:
         verdicts, llm = judge_pairs(plan.judge, (plan.criterion,), plan.pairs, 2, plan.seed,
                                     adv)
@@ -235,16 +230,13 @@ def execute_preferences(plan: PreferencePlan, progress: Progress) -> dict[str, A
 def estimate_judge_eval(plan: JudgeEvalPlan) -> dict[str, dict[str, Any]]:
     """A dry run: each judge's calls (over the repeats), tokens and cost, by its model;
     nothing is called or written."""
-    from ragmark.judge_eval.measure import estimate
-
     return {s.model: estimate(plan.items, s, plan.trial) for s in plan.judges}
 
 
 def execute_judge_eval(plan: JudgeEvalPlan, progress: Progress) -> dict[str, Any]:
     """Judge every item (per judge and repeat) and return the report; written to the
     plan's output when it has one."""
-    from ragmark.judge_eval.measure import compare_judges, judge_eval_aligned
-    from ragmark.report.json_writer import write_json, write_text
+    from ragmark.report.json_writer import write_text
 
     n = len(plan.judges)
     with progress.task(f"judging {len(plan.items):,} items x {plan.trial.repeats} x {n} "

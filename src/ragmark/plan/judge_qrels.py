@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError
+from ragmark.judge_eval.qrels import METRICS, items_of, measure
 from ragmark.progress import Progress
 from ragmark.report.json_writer import write_json
 
@@ -51,8 +52,6 @@ def plan_against_qrels(file: str | Path, metric: str | None, judge: LLMSettings,
                        seed: int = 0) -> QrelsPlan:
     """The plan: the metric checked, the questions read (a file that is not a run's
     results with details, or has no question with contexts and qrels, is refused)."""
-    from ragmark.judge_eval.qrels import METRICS, items_of
-
     if str(file).startswith("store:"):
         raise ConfigError("--against-qrels reads a run's results file, not a label queue")
     if metric is not None and metric not in METRICS:
@@ -66,8 +65,6 @@ def plan_against_qrels(file: str | Path, metric: str | None, judge: LLMSettings,
 def execute_against_qrels(plan: QrelsPlan, progress: Progress) -> dict[str, Any]:
     """Judge every question with each context judge; the report (written to the
     plan's output when it has one)."""
-    from ragmark.judge_eval.qrels import measure
-
     with progress.task(f"judging {len(plan.items):,} questions x {len(plan.metrics)} "
                        "context judges", plan.calls) as advance:
         report = measure(plan.judge, plan.items, plan.metrics, advance, plan.resamples,

@@ -11,13 +11,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragmark.analysis.gates import label_failures
+from ragmark.config import load_configs
 from ragmark.errors import ConfigError
 from ragmark.judges.language import in_their_language
+from ragmark.passage_labels import (
+    check_template,
+    curve,
+    estimate,
+    label,
+    label_json,
+    top_k_passages,
+)
+from ragmark.passage_labels.judges import side_by_side
+from ragmark.passage_labels.tops import NO_ENDPOINT, label_pairs
+from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.paths import check_output, check_targets, output_stem
 from ragmark.plan.sources import closed_on_error, executor_of, load
 from ragmark.progress import Progress
 from ragmark.report.json_writer import write_json
 from ragmark.report.writers import Written, parse_formats, paths_of, write_all
+from ragmark.running.pooling import pool
 from ragmark.versions import versions
 
 if TYPE_CHECKING:
@@ -92,11 +106,6 @@ class LabelOutcome:
 def plan_label(req: LabelRequest) -> LabelPlan:
     """Check the output paths, the endpoint, the prompt template and the plot's extra,
     then read the data: every error before any call."""
-    from ragmark.config import load_configs
-    from ragmark.passage_labels import check_template
-    from ragmark.passage_labels.tops import NO_ENDPOINT
-    from ragmark.plan.endpoint import resolve_llm
-
     stem = output_stem(req.output, "label")
     formats = parse_formats(req.formats, "label")
     hist = None
@@ -138,9 +147,6 @@ def estimate_label(plan: LabelPlan, progress: Progress | None = None
                    ) -> tuple[dict[str, dict[str, Any]], int | None]:
     """The label calls, tokens and cost per judge model (``pool`` for a pool) and, for a
     pool, how many documents it would judge. Nothing is called."""
-    from ragmark.passage_labels import estimate
-    from ragmark.running.pooling import pool
-
     top = _top(plan, progress)
     if plan.mode == "pool":
         items = pool(plan.dataset, top.reports, top.top_k)
@@ -158,8 +164,6 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
         return _pool(plan, top, progress)
     if plan.mode == "judges":
         return _side_by_side(plan, top, progress)
-    from ragmark.analysis.gates import label_failures
-    from ragmark.passage_labels import curve, label, label_json
 
     result = label(top, plan.judges[0], plan.template, progress)
     data = label_json(result, versions())
@@ -184,8 +188,6 @@ def execute_label(plan: LabelPlan, progress: Progress | None = None) -> LabelOut
 
 
 def _top(plan: LabelPlan, progress: Progress | None) -> Any:
-    from ragmark.passage_labels import top_k_passages
-
     return top_k_passages(plan.dataset, list(plan.configs), plan.top_k,
                           max_queries=plan.max_queries, progress=progress,
                           executor=plan.executor)
@@ -194,8 +196,7 @@ def _top(plan: LabelPlan, progress: Progress | None) -> Any:
 def _pool(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
     """``label --pool``: judge the unjudged documents of every config's top K, and write
     the qrels extended with those judgments."""
-    from ragmark.passage_labels.tops import label_pairs
-    from ragmark.running.pooling import pool, write_extended_qrels
+    from ragmark.running.pooling import write_extended_qrels
 
     items = pool(plan.dataset, top.reports, top.top_k)
     pairs = [(it.question, it.text) for it in items]
@@ -210,8 +211,6 @@ def _pool(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
 
 def _side_by_side(plan: LabelPlan, top: Any, progress: Progress | None) -> LabelOutcome:
     """``--judge-model A --judge-model B``: each judge's files, and their agreement."""
-    from ragmark.passage_labels import label_json
-    from ragmark.passage_labels.judges import side_by_side
 
     stems = _stems(plan.stem, plan.judges)
     runs, summary = side_by_side(top, list(plan.judges), plan.template, progress)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ragmark.analysis.gates import check_names, parse_thresholds
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import (
     MetricName,
@@ -21,6 +22,7 @@ from ragmark.metrics.names import (
     split_names,
 )
 from ragmark.metrics.names import judge_metrics as known_judges
+from ragmark.running.judging import parse_judge_metrics
 
 
 @dataclass(frozen=True)
@@ -44,8 +46,6 @@ def select(metrics: str | Sequence[Any] | None, judge_metrics: str | Sequence[st
            ) -> Selection:
     """The selection of ``--metrics`` (a comma-separated text, or a list of names) and
     ``--judge-metrics``; an unknown name is an error listing the known ones."""
-    from ragmark.running.judging import parse_judge_metrics
-
     text = metrics if isinstance(metrics, str) else ",".join(str(m) for m in metrics or ())
     every = text.strip().lower() == "all"
     given = split_names(expand_groups(split_names(text))) if text and not every else []
@@ -74,8 +74,6 @@ def thresholds(fail_under: Sequence[str], max_missing: Sequence[str],
     thresholds of each. ``configs``: a compare's config names, which a threshold may
     name (``CONFIG:METRIC=VALUE``); None for a run, whose one config a threshold does
     not name (an error when it does)."""
-    from ragmark.analysis.gates import check_names, parse_thresholds
-
     under = parse_thresholds(fail_under, "--fail-under")
     most = parse_thresholds(max_missing, "--max-missing", fraction=True)
     if configs is not None:
@@ -119,7 +117,6 @@ def choose(sel: Selection, *, computed: Sequence[Any] | None = None,
     besides, what is compared and what the ``gates`` (the thresholds' and the
     regression gate's metrics) need (an aggregate: the metric it summarises); the judges
     in :func:`judges_asked`'s order, the people's labels (``human``) before the gates."""
-    from ragmark.metrics.names import judge_metrics, parse_metrics
 
     known = judge_metrics()
     also = parse_metrics([m for m in compared or () if m not in known])
@@ -132,7 +129,7 @@ def choose(sel: Selection, *, computed: Sequence[Any] | None = None,
 def gated_additions(gated: Sequence[str]) -> list[MetricName]:
     """What the gates need computed besides the metrics asked for (or the defaults): the
     gated metrics that are not judges (groundedness for grounded_ratio)."""
-    from ragmark.metrics.names import computable, judge_metrics, parse_metric
+    from ragmark.metrics.names import computable, parse_metric
 
     also: list[MetricName] = []
     for m in dict.fromkeys(gated):

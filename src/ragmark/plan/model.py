@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragmark.results.model import RunReport
+from ragmark.running.task import Task
+
 if TYPE_CHECKING:
     from ragmark.analysis.gates import Condition, Threshold
     from ragmark.analysis.human_labels import HumanLabels
@@ -127,8 +130,6 @@ class Plan:
     @property
     def task(self) -> Task:
         """What each config computes and how, as the runner takes it."""
-        from ragmark.running.task import Task
-
         o = self.options
         return Task(metrics=self.metrics, also=self.also, judge_metrics=self.judges,
                     llm=self.llm, require_llm=o.require_llm, mean=o.mean,
@@ -162,8 +163,6 @@ class Outcome:
     @property
     def report(self) -> RunReport:
         """A run's report (a compare's result is a :class:`Comparison`)."""
-        from ragmark.results.model import RunReport
-
         if not isinstance(self.result, RunReport):
             raise TypeError("a compare's outcome has no single report: see result.reports")
         return self.result

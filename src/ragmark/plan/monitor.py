@@ -11,6 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.errors import ConfigError, DataError
+from ragmark.history.retention import parse_age
+from ragmark.history.store import history_path
+from ragmark.llm.fields import BASE_URL_ENV
+from ragmark.metrics.names import parse_metrics, split_names
+from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.paths import check_targets
 
 if TYPE_CHECKING:
@@ -50,8 +55,6 @@ class MonitorRequest:
 def _judges(text: str | None) -> tuple[str, ...] | None:
     """``--judge-metrics``: None (the default judges when an endpoint is set), none, or
     the names."""
-    from ragmark.metrics.names import split_names
-
     if text is None:
         return None
     return () if text.strip().lower() == "none" else tuple(split_names(text))
@@ -60,12 +63,7 @@ def _judges(text: str | None) -> tuple[str, ...] | None:
 def plan_monitor(req: MonitorRequest) -> Settings:
     """The monitor's settings of ``req``; a ConfigError or DataError before any work."""
     from ragmark.data.traces import TraceKeys
-    from ragmark.history.retention import parse_age
-    from ragmark.history.store import history_path
-    from ragmark.llm.fields import BASE_URL_ENV
-    from ragmark.metrics.names import parse_metrics
     from ragmark.monitor.settings import Settings
-    from ragmark.plan.endpoint import resolve_llm
 
     if not req.source.exists():
         raise DataError("no such file or folder", file=str(req.source))

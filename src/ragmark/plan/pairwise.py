@@ -14,8 +14,14 @@ from typing import Any
 
 from ragmark.errors import ConfigError
 from ragmark.judges.language import in_their_language
+from ragmark.judges.pairwise import CRITERIA
+from ragmark.metrics.names import split_names
 from ragmark.plan.model import Pairwise
 from ragmark.progress import NullProgress, Progress
+from ragmark.running.head_to_head import check_judge as probe
+from ragmark.running.head_to_head import estimate_pairs
+from ragmark.running.tournament import Tournament, matches_of, record_of, round_robin
+from ragmark.stats.ppi import ppi_mean
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
@@ -23,8 +29,6 @@ _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 def rubrics_of(given: Sequence[str]) -> dict[str, str]:
     """``--pairwise-rubric NAME=TEXT`` (repeatable): custom criteria, by name, in the
     user's words (what 'better' means)."""
-    from ragmark.judges.pairwise import CRITERIA
-
     out: dict[str, str] = {}
     for g in given:
         name, sep, text = g.partition("=")
@@ -43,9 +47,6 @@ def criteria_of(text: str | Sequence[str] | None, gated: Sequence[str] = (),
                 rubrics: Mapping[str, str] | None = None) -> list[str]:
     """The criteria asked for (``--pairwise``) and those a gate needs, checked against
     the built-in ones and the custom ``rubrics``."""
-    from ragmark.judges.pairwise import CRITERIA
-    from ragmark.metrics.names import split_names
-
     asked = (split_names(text) if isinstance(text, str) else list(text)) if text else []
     criteria = list(dict.fromkeys([*asked, *gated]))
     known = [*CRITERIA, *(rubrics or {})]
@@ -81,8 +82,6 @@ def pairwise_of(req: Any, configs: int, gated: Sequence[str]) -> Pairwise | None
 
 def check_judge(settings: Any) -> None:
     """The judge's endpoint answers (a ConfigError naming it, before any config runs)."""
-    from ragmark.running.head_to_head import check_judge as probe
-
     if settings is None:
         raise ConfigError("--pairwise needs a judge: give --llm-base-url and --llm-model")
     probe(settings)
@@ -99,8 +98,6 @@ def check_references(p: Pairwise | None, dataset: Any) -> None:
 def tournament_of(plan: Any, queries: Sequence[Sequence[Any]]) -> Any:
     """The round robin of the plan's configs over their questions (query records, in
     config order)."""
-    from ragmark.running.tournament import Tournament, matches_of
-
     p, st = plan.pairwise, plan.stats
     names = tuple(c.name for c in plan.configs)
     return Tournament(names, (None,) * len(names), tuple(matches_of(queries)),
@@ -111,8 +108,6 @@ def tournament_of(plan: Any, queries: Sequence[Sequence[Any]]) -> Any:
 def judged(plan: Any, reports: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
     """Every two configs' answers judged by every criterion: the round robin's report,
     with the baseline named."""
-    from ragmark.running.tournament import round_robin
-
     t = tournament_of(plan, [reports[c.name].queries for c in plan.configs])
     prog = progress or NullProgress()
     with prog.task(f"pairwise: {len(t.pairs):,} pairs x {len(t.criteria)} criteria x "
@@ -140,8 +135,6 @@ def corrected_win_rate(match: Any, verdicts: Sequence[dict[str, Any]], human: An
     the judge's verdicts on every pair, the people's on those they judged), with the
     labels left out and why; None when the labels hold no preference by the
     criterion."""
-    from ragmark.stats.ppi import ppi_mean
-
     labels = [lab for lab in human.labels if lab.metric == f"pairwise:{criterion}"]
     if not labels:
         return None
@@ -175,8 +168,6 @@ def corrected_win_rate(match: Any, verdicts: Sequence[dict[str, Any]], human: An
 @in_their_language
 def estimated(plan: Any, queries: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """The dry run of the pairwise judging, given each config's answers."""
-    from ragmark.running.head_to_head import estimate_pairs
-
     t = tournament_of(plan, queries)
     return estimate_pairs(plan.llm, t.criteria, t.pairs, t.orders, t.seed, t.rubrics)
 
@@ -187,8 +178,6 @@ def pairwise_gates(report: dict[str, Any], baseline: str, criteria: Sequence[str
     line). A system fails when it loses to the baseline significantly (its win rate
     below one half and the sign test's p after Holm below ``alpha``), or when no pair
     got a verdict (nothing shows it did not lose)."""
-    from ragmark.running.tournament import record_of
-
     out = []
     for s in report["systems"]:
         name = s["name"]

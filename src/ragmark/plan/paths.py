@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ragmark.errors import ConfigError
+from ragmark.history import history_path
 
 
 def check_output(path: str | Path, option: str, *, overwrite: bool = True) -> Path:
@@ -44,8 +45,6 @@ def check_targets(paths: Iterable[str | Path], *, history: str | Path | None,
     """Check every output path of a command (its results files, ``--run-file``, the
     run history, ``--junit``) before any data is read; returns the history file to
     record in, or None (``no_history``)."""
-    from ragmark.history import history_path
-
     for p in paths:
         check_output(p, "--output")
     if run_file:

@@ -12,6 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.config import RunConfig, load_config
+from ragmark.data import load_dataset
+from ragmark.data.leniency import Leniency
+from ragmark.data.outputs import join_outputs, load_outputs
+from ragmark.data.trec_run import read_trec_run, run_outputs
 from ragmark.errors import ConfigError
 from ragmark.executors import create
 from ragmark.types import Dataset
@@ -89,8 +94,6 @@ def system_name(text: str) -> str:
 
 
 def _config(req: RunRequest, names: Sequence[MetricName] | None) -> RunConfig:
-    from ragmark.config import RunConfig, load_config
-
     if isinstance(req.config, RunConfig):
         return req.config
     cfg = load_config(str(req.config or "sparse"), top_k=req.top_k, top_n=req.top_n,
@@ -105,8 +108,6 @@ def _config(req: RunRequest, names: Sequence[MetricName] | None) -> RunConfig:
 def load(req: Any) -> Dataset:
     """The dataset a request names (``dataset``, ``corpus``, ``split``, read with its
     ``strict`` and ``encoding``), or the loaded one it gives."""
-    from ragmark.data import load_dataset
-
     if isinstance(req.dataset, Dataset):
         return req.dataset
     if req.dataset is None:
@@ -116,8 +117,6 @@ def load(req: Any) -> Dataset:
 
 def leniency(req: Any) -> Any:
     """How the loaders treat the odd data of a request (``strict``, ``encoding``)."""
-    from ragmark.data.leniency import Leniency
-
     return Leniency(strict=req.strict, encoding=req.encoding,
                     input_format=getattr(req, "input_format", None))
 
@@ -143,8 +142,6 @@ def closed_on_error(ex: Any) -> Iterator[None]:
 
 
 def _run_file(req: RunRequest) -> Source:
-    from ragmark.config import RunConfig
-    from ragmark.data.trec_run import read_trec_run, run_outputs
 
     given = [flag for flag, v in (("--outputs", req.outputs), ("--config", req.config),
                                   ("--top-k", req.top_k), ("--top-n", req.top_n))
@@ -165,8 +162,6 @@ def _run_file(req: RunRequest) -> Source:
 
 
 def _logged(req: RunRequest) -> Source:
-    from ragmark.config import RunConfig
-    from ragmark.data.outputs import join_outputs, load_outputs
     from ragmark.data.traces import TraceKeys, load_traces
 
     flag = "--traces" if req.traces is not None else "--outputs"
@@ -230,8 +225,6 @@ def logged_systems(req: Any, ds: Dataset, told: list[str]
     outputs joined to ``ds``'s questions; what joining them noted goes to ``told``; and
     ``ds`` with what the logs' lines add to its questions (:func:`with_extras`; the
     first log's where two give one)."""
-    from ragmark.config import RunConfig
-    from ragmark.data.outputs import join_outputs, load_outputs
 
     if req.configs:
         raise ConfigError("compare --outputs compares systems' logged outputs; it cannot be "

@@ -10,11 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.config import load_config
+from ragmark.data.corpus import open_corpus
+from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError, RagmarkError
+from ragmark.llm import open_client
+from ragmark.llm.fields import SET_ENDPOINT
+from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.registry import registry
 from ragmark.report.json_writer import write_json, write_jsonl
+from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
 
 if TYPE_CHECKING:
     from ragmark.llm import LLMSettings
@@ -100,13 +107,6 @@ def _chunker(unit: str, cfg: Any, corpus_default: str) -> Any:
 
 def plan_testset(req: TestsetRequest) -> TestsetPlan:
     """The plan of ``req``: every check before the corpus is read or a model called."""
-    from ragmark.config import load_config
-    from ragmark.data.corpus import open_corpus
-    from ragmark.data.leniency import Leniency
-    from ragmark.llm.fields import SET_ENDPOINT
-    from ragmark.plan.endpoint import resolve_llm
-    from ragmark.testset import TestsetOptions, parse_types
-
     output = _output(req)
     if req.language is not None:
         from ragmark.languages import language_code
@@ -131,9 +131,6 @@ def plan_testset(req: TestsetRequest) -> TestsetPlan:
 
 def estimate_testset_plan(plan: TestsetPlan) -> dict[str, Any]:
     """The dry run: the first round's calls, tokens and cost; nothing called."""
-    from ragmark.llm import open_client
-    from ragmark.testset import estimate_testset
-
     return estimate_testset(plan.documents, plan.chunker, plan.options,
                             open_client(plan.settings))
 
@@ -143,8 +140,6 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
     the report and where it was written. A RagmarkError (after the report is written)
     when no question passed."""
     from ragmark.data import formats
-    from ragmark.llm import open_client
-    from ragmark.testset import generate_testset
 
     result = generate_testset(plan.documents, plan.chunker, plan.options,
                               open_client(plan.settings), progress)

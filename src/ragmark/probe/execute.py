@@ -16,6 +16,7 @@ from typing import Any
 
 from ragmark.case import Context
 from ragmark.errors import ConfigError
+from ragmark.pipelines.python import load_target
 from ragmark.probe.attacks import Planted
 from ragmark.probe.given import GIVEN
 from ragmark.probe.overlay import overlaid, plant_all
@@ -23,6 +24,7 @@ from ragmark.probe.plan import CLEAN, Arm, ProbePlan
 from ragmark.probe.rates import Outcome, outcome
 from ragmark.progress import NullProgress, Progress
 from ragmark.registry import registry
+from ragmark.running.runner import run
 from ragmark.stats.paired import mean_ci
 from ragmark.versions import canonical_hash
 
@@ -57,7 +59,6 @@ def planted_in(cfg: Any, planted: Sequence[Planted]) -> Iterator[None]:
     if docs is None:
         yield
         return
-    from ragmark.pipelines.python import load_target
 
     take = load_target(cfg.pipeline, cfg.name, "documents")
     take([{"id": i, "text": t, "title": "", "metadata": dict(p.metadata)}
@@ -172,8 +173,6 @@ def _keep(path: Path | None, data: dict[str, Any], report: Any) -> None:
 
 
 def _one_arm(plan: ProbePlan, cfg: Any, arm: Arm, progress: Progress) -> dict[str, Any]:
-    from ragmark.running.runner import run
-
     path = _saved(plan, cfg, arm.name)
     if path is not None and path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
@@ -190,8 +189,6 @@ def _one_arm(plan: ProbePlan, cfg: Any, arm: Arm, progress: Progress) -> dict[st
 
 
 def _clean(plan: ProbePlan, cfg: Any, progress: Progress) -> dict[str, Any]:
-    from ragmark.running.runner import run
-
     path = _saved(plan, cfg, CLEAN)
     if path is not None and path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]

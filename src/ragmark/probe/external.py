@@ -13,11 +13,13 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ragmark.config import RunConfig
 from ragmark.data.leniency import Leniency
 from ragmark.data.outputs import join_outputs, load_outputs
 from ragmark.probe.execute import clean_values, planted_for
 from ragmark.probe.plan import CLEAN, ProbePlan
 from ragmark.probe.rates import outcome
+from ragmark.running.runner import run
 
 
 def arm_file(arm: str) -> str:
@@ -91,9 +93,6 @@ def score_logged(plan: ProbePlan, files: Mapping[str, Path]) -> dict[str, Any]:
 
 def _clean_logged(plan: ProbePlan, file: Path) -> dict[str, Any]:
     """The clean metrics of the answers logged without planted documents."""
-    from ragmark.config import RunConfig
-    from ragmark.running.runner import run
-
     ds = plan.base.dataset
     asked = set(plan.questions)
     restricted = replace(ds, samples=tuple(s for s in ds.samples if s.id in asked))

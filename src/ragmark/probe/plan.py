@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmark.config import RunConfig
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.errors import ConfigError
 from ragmark.plan.build import plan_compare
@@ -204,8 +205,6 @@ def _copies(given: Sequence[str]) -> dict[str, int]:
 def plan_probe(req: Any) -> tuple[ProbePlan, list[str]]:
     """The plan of ``ragmark probe`` (a :class:`ProbeRequest`), and the notes to tell
     before it runs. Every flag is checked before the data is read."""
-    from ragmark.config import RunConfig
-
     gates = tuple(parse_gate(g) for g in req.fail_on)
     arms = arms_of(_words(req.attacks), _words(req.styles))
     copies = _copies(req.copies)

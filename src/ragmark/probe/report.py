@@ -20,6 +20,7 @@ from ragmark.probe.rates import RATES, SUBSTRING, Outcome, Rates, outcome_from, 
 from ragmark.probe.view import marked
 from ragmark.report.json_writer import write_markdown
 from ragmark.results import PROBE, envelope
+from ragmark.running.own import without_credentials
 from ragmark.stats.paired import paired_permutation_test
 
 
@@ -156,7 +157,6 @@ def report_of(plan: ProbePlan, found: Mapping[str, Any], n_resamples: int = 10_0
                for arm in plan.arms}
     ds = plan.base.dataset
     asked = set(plan.questions)
-    from ragmark.running.own import without_credentials
 
     configs = [without_credentials(c.model_dump(mode="json", exclude={"llm"}))
                for c in plan.base.configs]

@@ -14,7 +14,10 @@ from rich.text import Text
 
 from ragmark.analysis.agent_failures import SHORT as AGENT_SHORT
 from ragmark.analysis.blame import claim_blame
+from ragmark.analysis.inspection import RULES, target_ranks
+from ragmark.analysis.judged_view import judged_sections
 from ragmark.analysis.trajectory_view import trajectory_section
+from ragmark.running.tournament import verdicts_for
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,8 +101,6 @@ def _print_recorded(q: QueryRecord, out: Console) -> None:
 def _print_judged(q: QueryRecord, out: Console) -> None:
     """The agent's trajectory, a line a step; the nuggets the answer was scored against
     and its cited sentences' support, each with what the judge made of it."""
-    from ragmark.analysis.judged_view import judged_sections
-
     steps = trajectory_section(q)
     for heading, lines in [*([steps] if steps else []), *judged_sections(q)]:
         _heading(out, heading)
@@ -112,7 +113,6 @@ def _print_pairwise(res: Results, q: QueryRecord, out: Console) -> None:
     won, lost or tie, and what the judge said in each order, with its reasons."""
     if res.pairwise is None:
         return
-    from ragmark.running.tournament import verdicts_for
 
     got = verdicts_for(res.pairwise, res.config, q.id)
     if not got:
@@ -171,8 +171,6 @@ def _print_blame(q: QueryRecord, out: Console) -> None:
 
 
 def _print_truth(q: QueryRecord, out: Console) -> None:
-    from ragmark.analysis.inspection import target_ranks
-
     truth = q.ground_truth
     if truth is None:
         _heading(out, "Ground truth")
@@ -202,7 +200,6 @@ def _print_truth(q: QueryRecord, out: Console) -> None:
 def _print_retrieved(res: Results, q: QueryRecord, out: Console) -> None:
     from rich.table import Table
 
-    from ragmark.analysis.inspection import RULES
 
     items = q.retrieved
     unit = res.settings.get("unit")

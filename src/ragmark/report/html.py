@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmark.analysis.rank_against import ranking_html
 from ragmark.metrics.names import aggregates
+from ragmark.passage_labels import label_from_json
 from ragmark.report import svg
 from ragmark.report.html_checks import failures, history
 from ragmark.report.html_common import View, breakable, num, numbers
@@ -249,8 +250,6 @@ def _costs(vs: Sequence[View], pairwise: Mapping[str, Any] | None = None) -> str
 def _label_body(data: Mapping[str, Any]) -> list[str]:
     """A label file (read through its model): every metric at every k per config, and
     answer presence@k."""
-    from ragmark.passage_labels import label_from_json
-
     run = label_from_json(data, "the label file")
     k_max = run.top_k
     names = list(data.get("metric_names", []))

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ragmark.analysis.failures import find_failures
+from ragmark.analysis.inspection import results_from
 from ragmark.errors import RagmarkError
 from ragmark.report import svg
 from ragmark.report.html_common import View, num
@@ -16,9 +18,6 @@ from ragmark.report.html_common import View, num
 def failures(data: Mapping[str, Any], vs: Sequence[View]) -> str:
     """``ragmark inspect --failures`` per config: each failing question, what was seen,
     the likely cause and what to do; and what could not be checked."""
-    from ragmark.analysis.failures import find_failures
-    from ragmark.analysis.inspection import results_from
-
     out = ['<section id="failures"><h2>Failures</h2>']
     for v in vs:
         try:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from html import escape
 
 from ragmark.analysis.blame import claim_blame
+from ragmark.analysis.judged_view import judged_sections
 from ragmark.analysis.trajectory_view import trajectory_section
 from ragmark.report.html_common import MAX_DETAILED, View, breakable, num
 from ragmark.results.model import QueryRecord
@@ -62,8 +63,6 @@ def _judged(q: QueryRecord) -> str:
     """The agent's trajectory, a line a step; the nuggets the answer was scored against
     (``--metrics nuggets``) and its cited sentences' support (``--metrics support``),
     each with what the judge made of it."""
-    from ragmark.analysis.judged_view import judged_sections
-
     steps = trajectory_section(q)
     return "".join(f"<p><b>{escape(heading)}</b>:</p><ol class=\"claims\">"
                    + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ol>"

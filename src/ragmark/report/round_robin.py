@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from ragmark.report import svg
+from ragmark.report.html_questions import CSS
 
 
 def _rate(s: Mapping[str, Any]) -> str:
@@ -325,8 +326,6 @@ def duel_markdown(r: Mapping[str, Any]) -> str:
 
 def duel_html(r: Mapping[str, Any]) -> str:
     """A duel's report as one self-contained HTML page (no request of any kind)."""
-    from ragmark.report.html_questions import CSS
-
     rr = as_round_robin(r)
     title = "ragmark duel: " + ", ".join(s["name"] for s in rr["systems"])
     gates = "".join(f"<li>{escape(g['line'])}</li>" for g in rr.get("gates") or [])

@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.passage_labels import label_markdown
 from ragmark.registry import registry
+from ragmark.report.html import render
 from ragmark.report.json_writer import write_json, write_markdown
+from ragmark.report.markdown import comparison_markdown, run_markdown
+from ragmark.report.trec_run import write_trec_run
+from ragmark.results.codec import compare_to_json as comparison_json
+from ragmark.results.codec import queries_json
+from ragmark.running.tournament import verdicts_for
 
 DEFAULTS = {"run": ("json",), "compare": ("json", "md"), "label": ("json", "md")}
 SUFFIX = {"json": ".json", "md": ".md", "trec": ".trec", "csv": ".csv", "html": ".html"}
@@ -88,9 +95,6 @@ def json_writer() -> Any:
 
 def markdown_writer() -> Any:
     def write(out: Written) -> list[Path]:
-        from ragmark.passage_labels import label_markdown
-        from ragmark.report.markdown import comparison_markdown, run_markdown
-
         render: dict[str, Callable[[Any], str]] = {
             "run": run_markdown, "compare": comparison_markdown, "label": label_markdown}
         text = render[out.kind](out.result) + out.markdown_extra
@@ -102,8 +106,6 @@ def markdown_writer() -> Any:
 
 def trec_writer() -> Any:
     def write(out: Written) -> list[Path]:
-        from ragmark.report.trec_run import write_trec_run
-
         if out.kind == "run":
             return [write_trec_run(out.result, _file(out, ".trec"))]
         return [write_trec_run(r, _file(out, f".{name}.trec"), tag=name)
@@ -114,8 +116,6 @@ def trec_writer() -> Any:
 
 def html_writer() -> Any:
     def write(out: Written) -> list[Path]:
-        from ragmark.report.html import render
-
         p = _file(out, ".html")
         p.write_text(render(detailed_json(out)), encoding="utf-8")
         return [p]
@@ -126,9 +126,6 @@ def html_writer() -> Any:
 def detailed_json(out: Written) -> dict[str, Any]:
     """The results in their JSON form (gates and trend included) with every question's
     details (the HTML page shows them whether or not the JSON file has them)."""
-    from ragmark.results.codec import compare_to_json as comparison_json
-    from ragmark.results.codec import queries_json
-
     if out.kind == "run":
         return {**out.data, "queries": queries_json(out.result)}
     if out.kind == "compare":
@@ -171,7 +168,6 @@ def _pairwise_rows(report: Any, name: str) -> list[tuple[str, str, float | None,
     its score (1 won, 0.5 tie, 0 lost; none without a verdict, with why)."""
     if not report:
         return []
-    from ragmark.running.tournament import verdicts_for
 
     ids = [v["id"] for m in report["matches"] for vs in m["verdicts"].values() for v in vs]
     score = {"won": 1.0, "tie": 0.5, "lost": 0.0}

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ragmark.data.files import read_json
 from ragmark.errors import DataError
 from ragmark.versions import VERSION as __version__
 from ragmark.versions import canonical_hash
@@ -90,7 +91,5 @@ def kind_of_results(data: Any, file: str) -> str:
 
 def read_results(path: str | Path) -> tuple[str, dict[str, Any]]:
     """(kind, parsed content) of a results file."""
-    from ragmark.data.files import read_json
-
     data = read_json(Path(path))
     return kind_of_results(data, str(path)), data

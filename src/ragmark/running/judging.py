@@ -23,6 +23,7 @@ from ragmark.judges.faithfulness import claims_call
 from ragmark.judges.guidance import Guidance, aligned
 from ragmark.judges.language import speaking
 from ragmark.judges.prompt import JudgeFailure, ask, is_reask
+from ragmark.judges.refusal import REFUSAL_PROMPT, RefusalInput
 from ragmark.llm import LLMClient, LLMSettings, open_client
 from ragmark.llm.accounting import llm_summary
 from ragmark.llm.dry import DryClient, NotCached
@@ -292,8 +293,6 @@ async def refusals_async(samples: Sequence[Sample], answers: Sequence[str],
     empty answer without a call; None where the judge gave no verdict), notes, and the
     LLM accounting. Without an endpoint, or one that does not answer, every verdict is
     None and a note says the phrases decide."""
-    from ragmark.judges.refusal import REFUSAL_PROMPT, RefusalInput
-
     fallback = "refusals were told by the phrases and patterns"
     if settings is None:
         return [None] * len(answers), [f"refusal judge skipped: no LLM endpoint configured; "

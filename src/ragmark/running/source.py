@@ -22,6 +22,7 @@ from ragmark.aio import run_sync
 from ragmark.errors import ConfigError
 from ragmark.pipelines.base import Output, Resolve, Sourced, produced
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
+from ragmark.pipelines.http import HttpPipeline
 from ragmark.types import Sample
 
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ def build(cfg: PythonPipelineConfig | HttpPipelineConfig,
         from ragmark.pipelines.python import PythonPipeline
 
         return PythonPipeline(cfg, fn)
-    from ragmark.pipelines.http import HttpPipeline
 
     return HttpPipeline(cfg)
 

@@ -140,6 +140,7 @@ def test_every_variable_reaches_each_command(command, every_variable, server, tm
     """Each command that calls a model resolves its endpoint through the one resolver,
     and every RAGMARK_LLM_* variable is in what it resolves."""
     import ragmark.llm.fields as fields
+    import ragmark.plan.endpoint as endpoint  # the one place commands resolve through
 
     server.rule = lambda body: Reply(body={
         "id": "x", "object": "chat.completion", "usage": {"prompt_tokens": 1,
@@ -158,7 +159,7 @@ def test_every_variable_reaches_each_command(command, every_variable, server, tm
         seen.append(got)
         return got
 
-    monkeypatch.setattr(fields, "resolve", spy)
+    monkeypatch.setattr(endpoint, "resolve", spy)
     code, _, err = run_cli(_commands(tmp_path)[command], capsys)
     assert code == 0, err
     assert seen and all(s is not None and {k: getattr(s, k) for k in want} == want
