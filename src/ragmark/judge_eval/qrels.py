@@ -15,7 +15,9 @@ The report gives, per judge, over the questions it valued: the means of the judg
 of the truth, the mean absolute error with its bootstrap interval, and Spearman's rank
 correlation with its interval (:func:`ragmark.stats.feedback.association`); and over
 the passages, the judge's verdict (relevant or useful) against the qrels: accuracy with
-its interval and ROC AUC (balanced accuracy for yes/no verdicts) with its interval.
+its interval and ROC AUC with its interval, over the judge's probability of each verdict
+where the endpoint gave log-probabilities (issue 63), else over the hard verdicts (then
+it is the balanced accuracy).
 
 The questions and contexts come from a run's results file with details (``ragmark run
 --include-details``): each question's contexts are its first retrieved items, in order,
@@ -91,6 +93,16 @@ def verdicts(metric: str, score: Score, n: int) -> list[bool] | None:
     return [i in named for i in range(1, n + 1)]
 
 
+def chances(metric: str, score: Score, n: int) -> list[float] | None:
+    """The judge's probability that each of the ``n`` passages is relevant (useful),
+    where its endpoint gave log-probabilities; else its hard verdicts as 1 and 0."""
+    got = (score.details or {}).get("chances")
+    if score.value is not None and isinstance(got, list) and len(got) == n:
+        return [float(c) for c in got]
+    hard = verdicts(metric, score, n)
+    return None if hard is None else [float(v) for v in hard]
+
+
 def items_of(path: str | Path) -> tuple[list[QrelsItem], dict[str, int]]:
     """The questions of a run's results file with their contexts' relevance, and the
     questions left out by reason; a ConfigError when none can be measured."""
@@ -155,16 +167,19 @@ def _interval(values: Sequence[float], resamples: int, seed: int) -> list[float]
 def _passages(metric: str, items: Sequence[QrelsItem], scores: Sequence[Score],
               resamples: int, seed: int) -> dict[str, Any]:
     said: list[float] = []
+    weighed: list[float] = []
     true: list[float] = []
     for it, s in zip(items, scores, strict=True):
         got = verdicts(metric, s, len(it.contexts))
         if got is not None:
             said += [float(v) for v in got]
+            weighed += chances(metric, s, len(it.contexts)) or []
             true += [float(v) for v in it.relevant]
     if not said:
         return {"n": 0}
     hits = [float(a == b) for a, b in zip(said, true, strict=True)]
-    auc = association(metric, said, true, seed, resamples)
+    # the AUC over the judge's probabilities where it gave them (ties: hard verdicts)
+    auc = association(metric, weighed, true, seed, resamples)
     return {"n": len(said), "relevant_by_qrels": int(sum(true)),
             "relevant_by_judge": int(sum(said)), "accuracy": sum(hits) / len(hits),
             "accuracy_interval": _interval(hits, resamples, seed),

@@ -9,14 +9,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.faithfulness import supported_share
+from ragmark.judges.faithfulness import supported_share, weighed_details
+from ragmark.judges.odds import numbered_chances
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
     Numbered,
     Prompt,
-    ask,
+    ask_weighed,
     in_order,
 )
 from ragmark.judges.spec import judge_spec
@@ -28,7 +29,7 @@ class Rated(BaseModel):
     reason: str = ""
 
 
-def rating_score(rating: int) -> float:
+def rating_score(rating: float) -> float:
     """A 1-5 rating mapped linearly to [0, 1]: ``(rating - 1) / 4``.
 
     >>> rating_score(4)
@@ -75,15 +76,15 @@ async def answer_relevance(
     (``details``: ``rating``, ``reason``). Missing for an empty answer or judge failure."""
     if not answer.strip():
         return Score.missing("empty answer")
-    out = await ask(
-        client,
-        ANSWER_RELEVANCE_PROMPT,
-        AnswerRelevanceInput(question=question, answer=answer),
-        counts=counts,
-    )
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    return Score(rating_score(out.rating), details={"rating": out.rating, "reason": out.reason})
+    got = await ask_weighed(client, ANSWER_RELEVANCE_PROMPT, AnswerRelevanceInput(
+        question=question, answer=answer), counts=counts)
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    out, rating = got.out, got.mean("rating", hard=got.out.rating)
+    weighed = {"expected_rating": round(rating, 4), "hard_value": rating_score(out.rating)
+               } if got.weighed("rating") else {}
+    return Score(rating_score(rating), details={"rating": out.rating, "reason": out.reason,
+                                                **weighed})
 
 
 # ---------------------------------------------------------------- context relevance
@@ -128,19 +129,15 @@ async def context_relevance(
     ``irrelevant`` passage numbers, from 1). Missing with no context or a judge failure."""
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(
-        client,
-        CONTEXT_RELEVANCE_PROMPT,
-        ContextRelevanceInput(question=question, context=list(contexts)),
-        counts=counts,
-    )
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    ordered = in_order({v.passage: v.relevant for v in out.verdicts}, len(contexts))
-    return Score(
-        supported_share(ordered),
-        details={"irrelevant": [i for i, ok in enumerate(ordered, start=1) if not ok]},
-    )
+    got = await ask_weighed(client, CONTEXT_RELEVANCE_PROMPT, ContextRelevanceInput(
+        question=question, context=list(contexts)), counts=counts)
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    ordered = in_order({v.passage: v.relevant for v in got.out.verdicts}, len(contexts))
+    chances, told = numbered_chances(got, "verdicts", "passage", "relevant", len(contexts))
+    return Score(supported_share(chances), details={
+        "irrelevant": [i for i, ok in enumerate(ordered, start=1) if not ok],
+        **weighed_details(chances, ordered, told, supported_share(ordered))})
 
 
 # ---------------------------------------------------------------- answer correctness
@@ -198,17 +195,15 @@ async def answer_correctness(
         return Score.missing("no expected_answer for this question")
     if not answer.strip():
         return Score.missing("empty answer")
-    out = await ask(
-        client,
-        CORRECTNESS_PROMPT,
-        CorrectnessInput(question=question, expected_answer=expected_answer, answer=answer),
-        counts=counts,
-    )
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    return Score(
-        CORRECTNESS_VALUES[out.verdict], details={"verdict": out.verdict, "reason": out.reason}
-    )
+    got = await ask_weighed(client, CORRECTNESS_PROMPT, CorrectnessInput(
+        question=question, expected_answer=expected_answer, answer=answer), counts=counts)
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    out, hard = got.out, CORRECTNESS_VALUES[got.out.verdict]
+    value = sum(got.chance("verdict", value=v, hard=out.verdict) * x
+                for v, x in CORRECTNESS_VALUES.items())
+    return Score(value, details={"verdict": out.verdict, "reason": out.reason,
+                                 **({"hard_value": hard} if got.weighed("verdict") else {})})
 
 
 def answer_relevance_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
+from ragmark.judges.odds import numbered_chances
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -17,6 +18,7 @@ from ragmark.judges.prompt import (
     Numbered,
     Prompt,
     ask,
+    ask_weighed,
     in_order,
 )
 from ragmark.judges.spec import judge_spec, turn_texts
@@ -178,26 +180,41 @@ def claims_call(question: str, answer: str, history: Sequence[tuple[str, str | N
     return prompt, item
 
 
-def supported_share(verdicts: Sequence[bool]) -> float:
-    """Supported claims / all claims (``verdicts`` must not be empty).
+def supported_share(verdicts: Sequence[bool] | Sequence[float]) -> float:
+    """Supported claims / all claims (``verdicts`` must not be empty): with each claim's
+    probability of being supported, the expected share.
 
     >>> supported_share([True, True, False])
     0.6666666666666666
+    >>> supported_share([0.9, 0.6, 0.0])
+    0.5
     """
-    return sum(verdicts) / len(verdicts)
+    return float(sum(verdicts)) / len(verdicts)
+
+
+def weighed_details(chances: Sequence[float], hard: Sequence[bool], told: int,
+                    hard_value: float) -> dict[str, Any]:
+    """What a probability-weighted value keeps beside it: each item's probability, how
+    many items had odds, and the hard value (the verdicts as 0 or 1)."""
+    if not told:
+        return {}
+    return {"chances": [round(c, 4) for c in chances], "weighed": told,
+            "hard_value": hard_value, "hard": [bool(h) for h in hard]}
 
 
 async def checked_claims(client: ChatClient, question: str, text: str,
                          contexts: Sequence[str], *, counts: JudgeCounts | None = None,
                          history: Sequence[tuple[str, str | None]] = (),
                          none_found: str
-                         ) -> tuple[list[str], list[bool]] | Score:
+                         ) -> tuple[list[str], list[bool], list[float], int] | Score:
     """The claims of ``text`` (an answer to ``question``) and, for each, whether the
     ``contexts`` support it: two calls, the claims extracted, then all checked at once
     (a verdict per claim by its number: no claim restated, no reason, which halved the
     1.5B model's tokens with the same separation on SciFact). Faithfulness asks it of
     the answer, context recall of the expected answer: the same calls, so the client's
-    cache answers the second when the texts are the same. A missing score
+    cache answers the second when the texts are the same. The claims, their hard
+    verdicts, each one's probability of being supported (the hard verdict where the
+    endpoint gives no log-probabilities) and how many had one; a missing score
     (``none_found`` when the text has no claim) on failure."""
     prompt, item = claims_call(question, text, history)
     got = await ask(client, prompt, item, counts=counts)
@@ -207,15 +224,18 @@ async def checked_claims(client: ChatClient, question: str, text: str,
     if not claims:
         return Score.missing(none_found, claims=[])
     if history:
-        checked = await ask(client, TURN_VERIFY_PROMPT, TurnVerifyInput(
+        checked = await ask_weighed(client, TURN_VERIFY_PROMPT, TurnVerifyInput(
             conversation=turn_texts(history), context=list(contexts), claim=claims),
             counts=counts)
     else:
-        checked = await ask(client, VERIFY_PROMPT,
-                            VerifyInput(context=list(contexts), claim=claims), counts=counts)
+        checked = await ask_weighed(client, VERIFY_PROMPT,
+                                    VerifyInput(context=list(contexts), claim=claims),
+                                    counts=counts)
     if isinstance(checked, JudgeFailure):
         return checked.missing(claims=claims)
-    return claims, in_order({v.claim: v.supported for v in checked.verdicts}, len(claims))
+    chances, told = numbered_chances(checked, "verdicts", "claim", "supported", len(claims))
+    flags = in_order({v.claim: v.supported for v in checked.out.verdicts}, len(claims))
+    return claims, flags, chances, told
 
 
 async def faithfulness(
@@ -245,10 +265,11 @@ async def faithfulness(
                                none_found="the judge found no claims in the answer")
     if isinstance(got, Score):
         return got
-    claims, flags = got
-    return Score(supported_share(flags), details={
+    claims, flags, chances, told = got
+    return Score(supported_share(chances), details={
         "claims": claims,
-        "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok]})
+        "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok],
+        **weighed_details(chances, flags, told, supported_share(flags))})
 
 
 def faithfulness_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:

@@ -17,13 +17,16 @@ answer."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any, Literal, get_args, get_origin
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel
 
+from ragmark.judges.parsing import extract_json
 from ragmark.llm.logprobs import Alternatives
 
 Path = tuple[Any, ...]
@@ -31,6 +34,7 @@ Odds = dict[Path, dict[Any, float]]
 """Each verdict's distribution over its allowed values, by its path in the answer."""
 
 YES_NO = {"yes": True, "no": False}
+Answer = TypeVar("Answer")
 
 
 def choices_of(model: type[BaseModel]) -> dict[str, dict[str, Any]]:
@@ -130,6 +134,63 @@ def odds_of(text: str, data: Any, model: type[BaseModel], alts: Alternatives,
     return out
 
 
+def answer_odds(raw: str, model: type[BaseModel], alternatives: Alternatives | None,
+                yes_no: bool = False) -> Odds | None:
+    """The verdicts' odds in an answer already parsed as ``model`` (None: no
+    log-probabilities came with it)."""
+    if alternatives is None:
+        return None
+    return odds_of(raw, None if yes_no else extract_json(raw), model, alternatives,
+                   yes_no=yes_no)
+
+
 def expected(dist: Mapping[Any, float]) -> float:
     """The probability-weighted value of a distribution over numbers (or bools)."""
     return float(sum(float(v) * p for v, p in dist.items()))
+
+
+@dataclass(frozen=True)
+class Weighed(Generic[Answer]):
+    """A judge's parsed answer and its verdicts' :data:`Odds` (None: the endpoint gave no
+    log-probabilities, every verdict is hard)."""
+
+    out: Answer
+    odds: Odds | None = None
+
+    def chance(self, *path: Any, value: Any = True, hard: Any = None) -> float:
+        """The probability that the verdict at ``path`` is ``value``; where the odds do
+        not tell, 1 or 0 by the ``hard`` verdict."""
+        dist = None if self.odds is None else self.odds.get(tuple(path))
+        if dist is None:
+            return 1.0 if hard == value else 0.0
+        return float(dist.get(value, 0.0))
+
+    def mean(self, *path: Any, hard: float) -> float:
+        """The probability-weighted value of the numeric verdict at ``path`` (``hard``
+        where the odds do not tell)."""
+        dist = None if self.odds is None else self.odds.get(tuple(path))
+        return hard if dist is None else expected(dist)
+
+    def weighed(self, *path: Any) -> bool:
+        """True when the verdict at ``path`` has odds."""
+        return self.odds is not None and tuple(path) in self.odds
+
+
+@functools.cache
+def has_verdicts(model: type[BaseModel]) -> bool:
+    """True when an output model holds a verdict whose odds can be read."""
+    return bool(choices_of(model))
+
+
+def numbered_chances(w: Weighed[Any], listed: str, number: str, verdict: str, n: int
+                     ) -> tuple[list[float], int]:
+    """For an answer with a verdict per numbered item (``verdicts``, each with its
+    ``claim`` number and its bool ``supported``): the probability of each item's
+    ``True``, items 1..n in order (1 or 0 by the hard verdict where the odds do not
+    tell), and how many had odds."""
+    by: dict[int, float] = {}
+    told = 0
+    for i, entry in enumerate(getattr(w.out, listed)):
+        by[getattr(entry, number)] = w.chance(listed, i, verdict, hard=getattr(entry, verdict))
+        told += w.weighed(listed, i, verdict)
+    return [by[i] for i in range(1, n + 1)], told

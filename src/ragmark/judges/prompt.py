@@ -28,8 +28,10 @@ from ragmark.judges.lists import (  # noqa: F401  (judge modules import them fro
     most_listed,
     one_verdict_each,
 )
+from ragmark.judges.odds import Weighed, answer_odds, has_verdicts
 from ragmark.judges.outcome import JudgeFailure  # noqa: F401 (imported from here)
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
+from ragmark.llm.logprobs import asking
 from ragmark.llm.results import LLMCallFailed
 from ragmark.llm.structured import sketch, strict_schema
 from ragmark.llm.tokens import measure_of
@@ -287,15 +289,27 @@ async def ask(
     judge's examples and rules join the prompt, fitted to the window too
     (:func:`~ragmark.judges.guided.fitted`). ``client`` is an
     :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
+    got = await ask_weighed(client, prompt, item, counts=counts, **params)
+    return got if isinstance(got, JudgeFailure) else got.out
+
+
+async def ask_weighed(client: ChatClient, prompt: Prompt[In, Out], item: In, *,
+                      counts: JudgeCounts | None = None, **params: Any
+                      ) -> Weighed[Out] | JudgeFailure:
+    """:func:`ask`, with the verdicts' odds (:mod:`ragmark.judges.odds`) where the
+    endpoint gives log-probabilities: a prompt whose answer holds verdicts asks for
+    them (part of the call's cache key)."""
     counts = counts if counts is not None else JudgeCounts()
     return await _ask(client, prompt, item, counts, params)
 
 
 async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: JudgeCounts,
-               given: Mapping[str, Any]) -> Out | JudgeFailure:
+               given: Mapping[str, Any]) -> Weighed[Out] | JudgeFailure:
     unguided = in_language(unguided, LANGUAGE.get())  # the one place a language is told
     params = dict(given)
     params.setdefault("schema", unguided.schema(item))
+    if unguided.output == "yes_no" or has_verdicts(unguided.output_model):
+        params = {**asking(), **params}
     cap = int(params.pop("max_tokens", None) or answer_cap(client, unguided))
     async with fitting_slot(client):  # fitted to the window known when it is sent
         window = known_window(client)
@@ -314,7 +328,10 @@ async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: 
     if raised is not None:  # every group was asked first (a dry run counts them all)
         raise raised
     failed = next((o for o in outs if isinstance(o, JudgeFailure)), None)
-    return failed if failed is not None else merged(prompt, bounds, outs)
+    if failed is not None:
+        return failed
+    return Weighed(merged(prompt, bounds, [o.out for o in outs  # type: ignore[union-attr]
+                                           ]))  # groups merged: hard verdicts
 
 
 @dataclass(frozen=True)
@@ -330,7 +347,7 @@ class _Fitting:
 
 
 async def _sent(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: JudgeCounts,
-                params: dict[str, Any], f: _Fitting) -> Out | JudgeFailure:
+                params: dict[str, Any], f: _Fitting) -> Weighed[Out] | JudgeFailure:
     """The fitted call sent, fitted again once when its refusal names a smaller window,
     and re-asked once on an unusable answer."""
     counts.asked += 1
@@ -364,7 +381,8 @@ async def _sent(client: ChatClient, unguided: Prompt[In, Out], item: In, counts:
             )
         raw = str(result.text)
         try:
-            return prompt.parse(raw, item)
+            return Weighed(prompt.parse(raw, item), answer_odds(
+                raw, prompt.output_model, result.alternatives, prompt.output == "yes_no"))
         except ParseError as e:
             if attempt == 2:
                 counts.failed += 1

@@ -27,7 +27,8 @@ from collections.abc import Awaitable, Sequence
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.faithfulness import checked_claims
+from ragmark.judges.faithfulness import checked_claims, supported_share, weighed_details
+from ragmark.judges.odds import numbered_chances
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -36,6 +37,7 @@ from ragmark.judges.prompt import (
     Numbered,
     Prompt,
     ask,
+    ask_weighed,
     in_order,
 )
 from ragmark.judges.spec import judge_spec
@@ -64,10 +66,11 @@ async def context_recall(client: ChatClient, question: str, expected_answer: str
         none_found="the judge found no statement in the expected answer")
     if isinstance(got, Score):
         return got
-    statements, flags = got
-    return Score(sum(flags) / len(statements), details={
+    statements, flags, chances, told = got
+    return Score(supported_share(chances), details={
         "statements": len(statements),
-        "unattributed": [s for s, ok in zip(statements, flags, strict=True) if not ok]})
+        "unattributed": [s for s, ok in zip(statements, flags, strict=True) if not ok],
+        **weighed_details(chances, flags, told, supported_share(flags))})
 
 
 # ---------------------------------------------------------------- context entity recall
@@ -167,17 +170,19 @@ CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(
 )
 
 
-def rank_weighted_precision(useful: Sequence[bool]) -> float:
-    """sum_k precision@k * v_k / (number useful); 0 when none is.
+def rank_weighted_precision(useful: Sequence[bool] | Sequence[float]) -> float:
+    """sum_k precision@k * v_k / (number useful); 0 when none is. With each passage's
+    probability of being useful as v_k, the same sum with the expected counts.
 
     >>> round(rank_weighted_precision([True, False, True]), 4)
     0.8333
+    >>> round(rank_weighted_precision([1.0, 0.5, 0.5]), 4)
+    0.8333
     """
-    total, found = 0.0, 0
+    total, found = 0.0, 0.0
     for k, v in enumerate(useful, start=1):
-        if v:
-            found += 1
-            total += found / k
+        found += float(v)
+        total += float(v) * found / k
     return total / found if found else 0.0
 
 
@@ -190,14 +195,16 @@ async def context_precision(client: ChatClient, question: str, expected_answer: 
         return Score.missing(NO_REFERENCE)
     if not contexts:
         return Score.missing("no retrieved context")
-    out = await ask(client, CONTEXT_PRECISION_PROMPT,
-                    PrecisionInput(question=question, expected_answer=expected_answer,
-                                   context=list(contexts)), counts=counts)
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    ordered = in_order({v.passage: v.useful for v in out.verdicts}, len(contexts))
-    return Score(rank_weighted_precision(ordered),
-                 details={"useful": [i for i, u in enumerate(ordered, start=1) if u]})
+    got = await ask_weighed(client, CONTEXT_PRECISION_PROMPT,
+                            PrecisionInput(question=question, expected_answer=expected_answer,
+                                           context=list(contexts)), counts=counts)
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    ordered = in_order({v.passage: v.useful for v in got.out.verdicts}, len(contexts))
+    chances, told = numbered_chances(got, "verdicts", "passage", "useful", len(contexts))
+    return Score(rank_weighted_precision(chances), details={
+        "useful": [i for i, u in enumerate(ordered, start=1) if u],
+        **weighed_details(chances, ordered, told, rank_weighted_precision(ordered))})
 
 
 # ---------------------------------------------------------------- citation correctness
@@ -259,16 +266,18 @@ async def citation_correctness(client: ChatClient, answer: str, contexts: Sequen
     cited = cited_sentences(answer, len(contexts), sentences)
     if not cited:
         return Score.missing("the answer cites no context ([n])")
-    out = await ask(client, CITATION_PROMPT, CitationInput(
+    got = await ask_weighed(client, CITATION_PROMPT, CitationInput(
         context=list(contexts),
         cited=[f"{text} (cites {', '.join(map(str, nums))})" for text, nums in cited]),
         counts=counts)
-    if isinstance(out, JudgeFailure):
-        return out.missing()
-    ordered = in_order({v.statement: v.supported for v in out.verdicts}, len(cited))
-    return Score(sum(ordered) / len(ordered), details={
+    if isinstance(got, JudgeFailure):
+        return got.missing()
+    ordered = in_order({v.statement: v.supported for v in got.out.verdicts}, len(cited))
+    chances, told = numbered_chances(got, "verdicts", "statement", "supported", len(cited))
+    return Score(supported_share(chances), details={
         "cited": len(cited),
-        "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok]})
+        "unsupported": [t for (t, _), ok in zip(cited, ordered, strict=True) if not ok],
+        **weighed_details(chances, ordered, told, supported_share(ordered))})
 
 
 def context_recall_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:

@@ -40,6 +40,8 @@ def llm_summary(settings: LLMSettings, client: LLMClient, counts: Any = None
                        alignment_examples_dropped=counts.examples_dropped)
     if st.format_refusals:
         out["format_refusals"] = st.format_refusals
+    if st.hard:  # answers that asked for log-probabilities and came without
+        out["hard_verdict_answers"] = st.hard
     if client.batcher is not None:
         out.update(batch_calls=st.batch_calls, batch_jobs=list(client.batcher.jobs),
                    batch_jobs_resumed=client.batcher.resumed,

@@ -34,9 +34,12 @@ CREATE TABLE IF NOT EXISTS calls (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     seconds REAL NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    alternatives TEXT
 ) WITHOUT ROWID;
 """
+_ADDED = (("alternatives", "TEXT"),)
+"""Columns added since the table was first made: a cache made before gets them."""
 
 
 def cache_key(
@@ -70,6 +73,8 @@ class CachedCall:
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    alternatives: str | None = None
+    """Where the model hesitated (:func:`ragmark.llm.logprobs.encode`), when kept."""
 
 
 class LLMCache:
@@ -95,6 +100,10 @@ class LLMCache:
                 con.execute("PRAGMA journal_mode=WAL")
                 con.execute("PRAGMA synchronous=NORMAL")
                 con.executescript(_SCHEMA)
+                have = {row[1] for row in con.execute("PRAGMA table_info(calls)")}
+                for name, kind in _ADDED:
+                    if name not in have:
+                        con.execute(f"ALTER TABLE calls ADD COLUMN {name} {kind}")
             except sqlite3.DatabaseError as e:
                 raise self._damaged(e) from None
             self._con = con
@@ -110,7 +119,8 @@ class LLMCache:
         """The stored response for ``key``, or None."""
         try:
             cur = self._connection().execute(
-                "SELECT text, prompt_tokens, completion_tokens, seconds FROM calls WHERE key = ?",
+                "SELECT text, prompt_tokens, completion_tokens, seconds, alternatives "
+                "FROM calls WHERE key = ?",
                 (key,),
             )
             row = cur.fetchone()
@@ -118,7 +128,8 @@ class LLMCache:
             raise self._damaged(e) from None
         if row is None:
             return None
-        return CachedCall(str(row[0]), int(row[1]), int(row[2]), float(row[3]))
+        return CachedCall(str(row[0]), int(row[1]), int(row[2]), float(row[3]),
+                          None if row[4] is None else str(row[4]))
 
     def put(
         self,
@@ -130,13 +141,15 @@ class LLMCache:
         prompt_tokens: int,
         completion_tokens: int,
         seconds: float,
+        alternatives: str | None = None,
     ) -> None:
         """Store one response and commit it at once."""
         con = self._connection()
         try:
             con.execute(
                 "INSERT OR REPLACE INTO calls (key, provider, model, text, prompt_tokens, "
-                "completion_tokens, seconds, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "completion_tokens, seconds, created, alternatives) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     provider,
@@ -146,6 +159,7 @@ class LLMCache:
                     int(completion_tokens),
                     float(seconds),
                     time.time(),
+                    alternatives,
                 ),
             )
             con.commit()

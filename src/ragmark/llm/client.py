@@ -15,11 +15,8 @@ from ragmark.llm.cache import LLMCache, cache_key
 from ragmark.llm.config import LLMSettings, v1_hint
 from ragmark.llm.fields import timed_out
 from ragmark.llm.layers import Send, chat_layers
-from ragmark.llm.protocol import (
-    Message,
-    ResponseError,
-    models_path,
-)
+from ragmark.llm.logprobs import without
+from ragmark.llm.protocol import Message, ResponseError, gives_logprobs, models_path
 from ragmark.llm.providers import provider
 from ragmark.llm.reach import DOWN_AFTER, Unreached, on_loopback, one_line
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
@@ -130,6 +127,8 @@ class LLMClient:
         if self.settings.seed is not None:
             merged["seed"] = self.settings.seed
         merged.update(params)
+        if not gives_logprobs(self.settings.provider):  # not asked where never given
+            merged = without(merged)
         return {k: v for k, v in merged.items() if v is not None}
 
     def _with_schema(self, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,9 @@ picks the transport):
   concurrency limit, retries, backoff and accounting) or :class:`BatchJobs` (into the
   provider's next batch job, :mod:`ragmark.llm.batch`).
 
+Over them all, :class:`Hesitant`: a call that asks for log-probabilities is asked again
+without them when the endpoint refuses them.
+
 Each layer is a :data:`Send`: ``await layer(key, messages, params)`` -> LLMResult, where
 ``key`` is the call's cache key and ``params`` its request parameters, merged."""
 
@@ -17,7 +20,15 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragmark.llm.protocol import Message, chat_path, parse_response, request_body
+from ragmark.llm.cache import cache_key
+from ragmark.llm.logprobs import decode, encode, without
+from ragmark.llm.protocol import (
+    Message,
+    alternatives_of,
+    chat_path,
+    parse_response,
+    request_body,
+)
 from ragmark.llm.results import LLMCallFailed, LLMResult, Stats, Usage
 from ragmark.llm.transport import Posted, Request
 
@@ -54,9 +65,16 @@ class HttpChat:
         got = await self.client.request(
             Request("POST", chat_path(s.provider), request_body(s.provider, s.model, messages,
                                                                 params)),
-            lambda data: parse_response(s.provider, data))
-        return LLMResult(got.value, got.usage, cached=False, attempts=got.attempts,
-                         seconds=got.seconds)
+            lambda data: _answer(s.provider, data))
+        text, alternatives = got.value
+        return LLMResult(text, got.usage, cached=False, attempts=got.attempts,
+                         seconds=got.seconds, alternatives=alternatives)
+
+
+def _answer(provider: str, data: Any) -> tuple[tuple[str, Any], Usage]:
+    """(text, where the model hesitated) and usage of a chat response."""
+    text, usage = parse_response(provider, data)
+    return (text, alternatives_of(provider, data)), usage
 
 
 class BatchJobs:
@@ -94,7 +112,8 @@ class Deduplicated:
         if pending is not None:
             result = await asyncio.shield(pending)
             self.stats.cache_hits += 1
-            return LLMResult(result.text, result.usage, cached=True, attempts=0)
+            return LLMResult(result.text, result.usage, cached=True, attempts=0,
+                             alternatives=result.alternatives)
         fut: asyncio.Future[LLMResult] = loop.create_future()
         self._inflight[key] = fut
         try:
@@ -127,13 +146,44 @@ class Cached:
         if hit is not None:
             self.stats.cache_hits += 1
             return LLMResult(hit.text, Usage(hit.prompt_tokens, hit.completion_tokens),
-                             cached=True, attempts=0)
+                             cached=True, attempts=0, alternatives=decode(hit.alternatives))
         result = await self.inner(key, messages, params)
         if self.store and not result.cached:
             self.cache.put(key, provider=self.settings.provider, model=self.settings.model,
                            text=result.text, prompt_tokens=result.usage.prompt_tokens,
                            completion_tokens=result.usage.completion_tokens,
-                           seconds=result.seconds)
+                           seconds=result.seconds, alternatives=encode(result.alternatives))
+        return result
+
+
+class Hesitant:
+    """A call that asks for log-probabilities (``logprobs``): an endpoint that refuses
+    them is asked again without, and not asked for them again; an answer without them
+    is counted (``stats.hard``: its verdicts are hard)."""
+
+    def __init__(self, inner: Send, client: Client) -> None:
+        self.inner = inner
+        self.client = client
+        self.refused: str | None = None
+
+    async def __call__(self, key: str, messages: Sequence[Message], params: dict[str, Any]
+                       ) -> LLMResult:
+        if not params.get("logprobs"):
+            return await self.inner(key, messages, params)
+        result = None
+        if self.refused is None:
+            try:
+                result = await self.inner(key, messages, params)
+            except LLMCallFailed as e:
+                if e.retryable or "logprob" not in e.reason.lower():
+                    raise
+                self.refused = e.reason
+        if result is None:
+            plain, s = without(params), self.client.settings
+            result = await self.inner(cache_key(s.provider, s.base_url, s.model, messages,
+                                                plain), messages, plain)
+        if result.alternatives is None:
+            self.client.stats.hard += 1
         return result
 
 
@@ -146,4 +196,4 @@ def chat_layers(client: Client, batcher: Any = None) -> Send:
     if client.cache is not None:
         layers = Cached(layers, client.cache, client.stats, client.settings,
                         store=batcher is None)
-    return layers
+    return Hesitant(layers, client)

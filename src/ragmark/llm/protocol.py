@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmark.llm.logprobs import Alternatives
 from ragmark.llm.providers import provider
 from ragmark.llm.providers.base import Message, ResponseError
 from ragmark.llm.results import Usage
 
-__all__ = ["Message", "ResponseError", "chat_path", "embed_body", "embed_path",
-           "estimate_tokens", "models_path", "parse_embeddings", "parse_rerank",
-           "parse_response", "request_body", "rerank_body"]
+__all__ = ["Message", "ResponseError", "alternatives_of", "chat_path", "embed_body",
+           "embed_path", "estimate_tokens", "gives_logprobs", "models_path",
+           "parse_embeddings", "parse_rerank", "parse_response", "request_body",
+           "rerank_body"]
 
 
 def chat_path(name: str) -> str:
@@ -43,6 +45,22 @@ def parse_response(name: str, data: Any) -> tuple[str, Usage]:
     if not isinstance(text, str):
         raise ResponseError(f"message content is {type(text).__name__}, not text")
     return text, usage
+
+
+def alternatives_of(name: str, data: Any) -> Alternatives | None:
+    """Where the model hesitated in a chat response, when provider ``name`` gives
+    log-probabilities and the response holds them (None otherwise; a malformed list is
+    none)."""
+    read = provider(name).alternatives
+    try:
+        return None if read is None else read(data)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def gives_logprobs(name: str) -> bool:
+    """True when provider ``name`` gives log-probabilities when asked."""
+    return provider(name).alternatives is not None
 
 
 def estimate_tokens(messages: Sequence[Message], chars_per_token: int = 4) -> int:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ragmark.errors import RagmarkError
+from ragmark.llm.logprobs import Alternatives
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,9 @@ class LLMResult:
     seconds: float = field(default=0.0, compare=False)
     """The seconds of the last HTTP request it took (0: not from one); a timing, not
     part of what the answer is."""
+    alternatives: Alternatives | None = field(default=None, compare=False)
+    """Where the model hesitated, when the call asked for log-probabilities and the
+    endpoint gave them (:mod:`ragmark.llm.logprobs`); None otherwise."""
 
 
 class LLMCallFailed(RagmarkError):
@@ -66,6 +70,9 @@ class Stats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     format_refusals: int = 0
+    hard: int = 0
+    """Of the answers that asked for log-probabilities (from the endpoint or the
+    cache), those that came without them."""
     """Of the calls above, those the endpoint refused for their structured-output form
     (each was made again in the next form)."""
     batch_discount: float = 0.5

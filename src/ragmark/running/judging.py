@@ -182,8 +182,21 @@ async def judge_async(
         if require:
             raise ConfigError(f"--require-llm: {why}") from None
         return _skipped(cases, names, why)
-    return (scores, cut_notes(counts) + claim_notes(scores),
+    return (scores, cut_notes(counts) + claim_notes(scores) + hard_notes(client),
             llm_summary(settings, client, counts))
+
+
+def hard_notes(client: Any) -> list[str]:
+    """The note, once a run, that the endpoint gave no log-probabilities: those judge
+    answers' verdicts are hard (0 or 1), not probability-weighted."""
+    hard = client.stats.hard
+    if not hard:
+        return []
+    refused = getattr(client.send, "refused", None)
+    why = f" (it refused them: {refused})" if refused else ""
+    return [f"{hard} judge answer{'s' if hard != 1 else ''} came without log-probabilities "
+            f"from {client.settings.display_url}{why}: their verdicts are hard (0 or 1), "
+            "not weighted by the judge's own probability"]
 
 
 def claim_notes(scores: Sequence[dict[str, Score]]) -> list[str]:

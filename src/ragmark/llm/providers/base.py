@@ -44,6 +44,10 @@ class Provider:
     model_names: Callable[[Any], set[str]]
     versioned: bool = False
     window: Callable[[Any, Mapping[str, str], Any], Awaitable[int | Served | None]] | None = None
+    alternatives: Callable[[Any], Any] | None = None
+    """The hesitations of a chat response (:func:`ragmark.llm.logprobs.compact`), for a
+    provider whose API gives log-probabilities when asked (``logprobs``,
+    ``top_logprobs``); None: it gives none, and is not asked."""
 
 
 @dataclass(frozen=True)

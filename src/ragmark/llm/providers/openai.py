@@ -10,6 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from ragmark.llm.logprobs import Alternatives, compact
 from ragmark.llm.providers.base import Message, Provider, ResponseError, Served, positive
 from ragmark.llm.results import Usage
 from ragmark.llm.window import window_in_refusal
@@ -28,6 +29,12 @@ def parse_chat(data: Any) -> tuple[Any, Usage]:
     text = data["choices"][0]["message"]["content"]
     u = data.get("usage") or {}
     return text, Usage(int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0))
+
+
+def alternatives(data: Any) -> Alternatives | None:
+    """Where the model hesitated, from ``choices[0].logprobs.content`` (None: absent)."""
+    got = data["choices"][0].get("logprobs")
+    return compact(got.get("content")) if isinstance(got, Mapping) else None
 
 
 def embed_body(model: str, texts: Sequence[str], dimensions: int | None) -> dict[str, Any]:
@@ -140,4 +147,5 @@ PROVIDER = Provider(
     name="openai", chat_path="/chat/completions", models_path="/models",
     embed_path="/embeddings", forms=("json_schema", "json_object", "off"),
     request_body=request_body, parse_chat=parse_chat, embed_body=embed_body,
-    embeddings_of=embeddings_of, model_names=model_names, versioned=True, window=window)
+    embeddings_of=embeddings_of, model_names=model_names, versioned=True, window=window,
+    alternatives=alternatives)
