@@ -147,7 +147,8 @@ def truth(top: list[Any], relevant: set[str], reference: str, supported: bool
     shown = [flat(c.text) for c in top]
     said = [flat(reference[a:b]) for a, b in split_sentences(reference)]
     said = [s for s in said if s]
-    return {"context_precision": by_qrels("context_precision",
+    return {"relevant": [c.doc_id in relevant for c in top],  # each context, by the qrels
+            "context_precision": by_qrels("context_precision",
                                           [c.doc_id in relevant for c in top]),
             "context_recall": sum(any(s in c for c in shown) for s in said) / len(said),
             "faithfulness": 1.0 if supported else 0.0}

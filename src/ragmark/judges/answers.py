@@ -10,15 +10,13 @@ from pydantic import BaseModel, Field
 
 from ragmark.case import Case
 from ragmark.judges.faithfulness import supported_share, weighed_details
-from ragmark.judges.odds import numbered_chances
+from ragmark.judges.passages import each_passage, yes_chances
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
     JudgeFailure,
-    Numbered,
     Prompt,
     ask_weighed,
-    in_order,
 )
 from ragmark.judges.spec import judge_spec
 from ragmark.types import Score
@@ -90,31 +88,33 @@ async def answer_relevance(
 # ---------------------------------------------------------------- context relevance
 
 
-class ContextRelevanceInput(BaseModel):
+class PassageInput(BaseModel):
     question: str
-    context: list[str]
+    passage: str
 
 
-class PassageVerdict(BaseModel):
-    passage: int = Field(description="the number of the passage, from 1")
+class PassageRelevance(BaseModel):
     relevant: bool
 
 
-class ContextRelevanceOutput(BaseModel):
-    verdicts: list[PassageVerdict]
-
-
-
-CONTEXT_RELEVANCE_PROMPT: Prompt[ContextRelevanceInput, ContextRelevanceOutput] = Prompt(
+CONTEXT_RELEVANCE_PROMPT: Prompt[PassageInput, PassageRelevance] = Prompt(
     name="context_relevance",
     instruction=(
-        "For each numbered context passage, decide whether it contains information that "
-        "helps answer the question (relevant: true) or not (relevant: false). Give one "
-        "verdict per passage, with the passage's number."
+        "You get a question and one passage retrieved for it. Decide whether the passage "
+        "contains information that helps answer the question: YES if it does, NO if it "
+        "does not (also NO when it is only on the same topic)."
     ),
-    input_model=ContextRelevanceInput,
-    output_model=ContextRelevanceOutput,
-    numbered=Numbered("verdicts", "passage", "context"),
+    input_model=PassageInput,
+    output_model=PassageRelevance,
+    output="yes_no",
+    examples=(
+        (PassageInput(question="When was the Eiffel Tower completed?",
+                      passage="Construction of the tower finished in March 1889."),
+         PassageRelevance(relevant=True)),
+        (PassageInput(question="When was the Eiffel Tower completed?",
+                      passage="The Eiffel Tower is repainted every seven years."),
+         PassageRelevance(relevant=False)),
+    ),
 )
 
 
@@ -125,19 +125,20 @@ async def context_relevance(
     *,
     counts: JudgeCounts | None = None,
 ) -> Score:
-    """Share of the retrieved ``contexts`` that help answer ``question`` (``details``:
-    ``irrelevant`` passage numbers, from 1). Missing with no context or a judge failure."""
+    """Share of the retrieved ``contexts`` that help answer ``question``, each passage
+    judged on its own (``details``: ``irrelevant`` passage numbers, from 1; with
+    log-probabilities each passage's ``chances`` and the value is their mean). Missing
+    with no context or a judge failure."""
     if not contexts:
         return Score.missing("no retrieved context")
-    got = await ask_weighed(client, CONTEXT_RELEVANCE_PROMPT, ContextRelevanceInput(
-        question=question, context=list(contexts)), counts=counts)
+    got = await each_passage(client, CONTEXT_RELEVANCE_PROMPT, [
+        PassageInput(question=question, passage=c) for c in contexts], counts)
     if isinstance(got, JudgeFailure):
         return got.missing()
-    ordered = in_order({v.passage: v.relevant for v in got.out.verdicts}, len(contexts))
-    chances, told = numbered_chances(got, "verdicts", "passage", "relevant", len(contexts))
+    hard, chances, told = yes_chances(got, "relevant")
     return Score(supported_share(chances), details={
-        "irrelevant": [i for i, ok in enumerate(ordered, start=1) if not ok],
-        **weighed_details(chances, ordered, told, supported_share(ordered))})
+        "irrelevant": [i for i, ok in enumerate(hard, start=1) if not ok],
+        **weighed_details(chances, hard, told, supported_share(hard))})
 
 
 # ---------------------------------------------------------------- answer correctness

@@ -8,8 +8,8 @@ from ragmark.judges.answers import (
     CONTEXT_RELEVANCE_PROMPT,
     CORRECTNESS_PROMPT,
     AnswerRelevanceInput,
-    ContextRelevanceInput,
     CorrectnessInput,
+    PassageInput,
     answer_correctness,
     answer_relevance,
     context_relevance,
@@ -28,7 +28,7 @@ from ragmark.judges.relevance import RelevanceInput, relevance_label, relevance_
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT", "CLAIMS_PROMPT", "CONTEXT_RELEVANCE_PROMPT",
     "CORRECTNESS_PROMPT", "VERIFY_PROMPT", "AnswerRelevanceInput", "ClaimsInput",
-    "ContextRelevanceInput", "CorrectnessInput", "RelevanceInput", "VerifyInput",
+    "CorrectnessInput", "PassageInput", "RelevanceInput", "VerifyInput",
     "answer_correctness", "answer_relevance", "context_relevance", "faithfulness",
     "rating_score", "relevance_label", "relevance_prompt", "supported_share",
 ]

@@ -289,7 +289,7 @@ async def ask(
     judge's examples and rules join the prompt, fitted to the window too
     (:func:`~ragmark.judges.guided.fitted`). ``client`` is an
     :class:`~ragmark.llm.LLMClient` (anything with an async ``chat``)."""
-    got = await ask_weighed(client, prompt, item, counts=counts, **params)
+    got = await _ask(client, prompt, item, counts or JudgeCounts(), params)
     return got if isinstance(got, JudgeFailure) else got.out
 
 
@@ -298,9 +298,10 @@ async def ask_weighed(client: ChatClient, prompt: Prompt[In, Out], item: In, *,
                       ) -> Weighed[Out] | JudgeFailure:
     """:func:`ask`, with the verdicts' odds (:mod:`ragmark.judges.odds`) where the
     endpoint gives log-probabilities: a prompt whose answer holds verdicts asks for
-    them (part of the call's cache key)."""
-    counts = counts if counts is not None else JudgeCounts()
-    return await _ask(client, prompt, item, counts, params)
+    them (part of the call's cache key; :func:`ask` does not)."""
+    if prompt.output == "yes_no" or has_verdicts(prompt.output_model):
+        params = {**asking(), **params}
+    return await _ask(client, prompt, item, counts or JudgeCounts(), params)
 
 
 async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: JudgeCounts,
@@ -308,8 +309,6 @@ async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: 
     unguided = in_language(unguided, LANGUAGE.get())  # the one place a language is told
     params = dict(given)
     params.setdefault("schema", unguided.schema(item))
-    if unguided.output == "yes_no" or has_verdicts(unguided.output_model):
-        params = {**asking(), **params}
     cap = int(params.pop("max_tokens", None) or answer_cap(client, unguided))
     async with fitting_slot(client):  # fitted to the window known when it is sent
         window = known_window(client)

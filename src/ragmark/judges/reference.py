@@ -23,12 +23,14 @@ context_recall 0.5; verdicts [useful, not, useful] -> context_precision
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
 from ragmark.judges.faithfulness import checked_claims, supported_share, weighed_details
 from ragmark.judges.odds import numbered_chances
+from ragmark.judges.passages import each_passage, yes_chances
 from ragmark.judges.prompt import (
     ChatClient,
     JudgeCounts,
@@ -142,32 +144,39 @@ async def context_entity_recall(client: ChatClient, expected_answer: str | None,
 # ---------------------------------------------------------------- context precision
 
 
-class PrecisionInput(BaseModel):
+class UsefulInput(BaseModel):
     question: str
     expected_answer: str
-    context: list[str]
+    passage: str
+
+
+class AnswerUsefulInput(BaseModel):
+    question: str
+    answer: str
+    passage: str
 
 
 class Usefulness(BaseModel):
-    passage: int = Field(description="the number of the passage, from 1")
     useful: bool
 
 
-class PrecisionOutput(BaseModel):
-    verdicts: list[Usefulness]
+def _useful_prompt(name: str, against: str, model: type[BaseModel]) -> Prompt[Any, Usefulness]:
+    """The yes/no question of context precision about one passage: was it useful for
+    arriving at ``against`` (the expected answer, or the answer given)?"""
+    return Prompt(
+        name=name,
+        instruction=(
+            f"You get a question, {against} and one passage retrieved for the question. "
+            f"Decide whether the passage was useful for arriving at {against}: YES if it "
+            "states something the answer needs, NO if not (also NO when it is only on the "
+            "same topic)."),
+        input_model=model, output_model=Usefulness, output="yes_no")
 
 
-CONTEXT_PRECISION_PROMPT: Prompt[PrecisionInput, PrecisionOutput] = Prompt(
-    name="context_precision",
-    instruction=(
-        "For each numbered context passage, decide whether it was useful for arriving at "
-        "the expected answer to the question (useful: true) or not (useful: false). Give "
-        "one verdict per passage, with the passage's number."
-    ),
-    input_model=PrecisionInput,
-    output_model=PrecisionOutput,
-    numbered=Numbered("verdicts", "passage", "context"),
-)
+CONTEXT_PRECISION_PROMPT = _useful_prompt("context_precision", "the expected answer",
+                                          UsefulInput)
+ANSWER_PRECISION_PROMPT = _useful_prompt("context_precision_without_reference",
+                                         "the answer given", AnswerUsefulInput)
 
 
 def rank_weighted_precision(useful: Sequence[bool] | Sequence[float]) -> float:
@@ -189,22 +198,39 @@ def rank_weighted_precision(useful: Sequence[bool] | Sequence[float]) -> float:
 async def context_precision(client: ChatClient, question: str, expected_answer: str | None,
                             contexts: Sequence[str], *,
                             counts: JudgeCounts | None = None) -> Score:
-    """Rank-weighted precision of the contexts useful for the expected answer
-    (``details``: ``useful`` passage numbers, from 1)."""
+    """Rank-weighted precision of the contexts useful for the expected answer, each
+    passage judged on its own (``details``: ``useful`` passage numbers, from 1; with
+    log-probabilities each passage's ``chances``, counted as expected counts)."""
     if expected_answer is None or not expected_answer.strip():
         return Score.missing(NO_REFERENCE)
-    if not contexts:
+    return await _precision(client, CONTEXT_PRECISION_PROMPT, [UsefulInput(
+        question=question, expected_answer=expected_answer, passage=c) for c in contexts],
+        counts)
+
+
+async def context_precision_without_reference(
+        client: ChatClient, question: str, answer: str, contexts: Sequence[str], *,
+        counts: JudgeCounts | None = None) -> Score:
+    """Context precision for sets without an expected answer (RAGAS's
+    LLMContextPrecisionWithoutReference): the passages useful for arriving at the answer
+    the system gave. Missing for an empty answer."""
+    if not answer.strip():
+        return Score.missing("empty answer")
+    return await _precision(client, ANSWER_PRECISION_PROMPT, [AnswerUsefulInput(
+        question=question, answer=answer, passage=c) for c in contexts], counts)
+
+
+async def _precision(client: ChatClient, prompt: Prompt[Any, Usefulness], items: list[Any],
+                     counts: JudgeCounts | None) -> Score:
+    if not items:
         return Score.missing("no retrieved context")
-    got = await ask_weighed(client, CONTEXT_PRECISION_PROMPT,
-                            PrecisionInput(question=question, expected_answer=expected_answer,
-                                           context=list(contexts)), counts=counts)
+    got = await each_passage(client, prompt, items, counts)
     if isinstance(got, JudgeFailure):
         return got.missing()
-    ordered = in_order({v.passage: v.useful for v in got.out.verdicts}, len(contexts))
-    chances, told = numbered_chances(got, "verdicts", "passage", "useful", len(contexts))
+    hard, chances, told = yes_chances(got, "useful")
     return Score(rank_weighted_precision(chances), details={
-        "useful": [i for i, u in enumerate(ordered, start=1) if u],
-        **weighed_details(chances, ordered, told, rank_weighted_precision(ordered))})
+        "useful": [i for i, u in enumerate(hard, start=1) if u],
+        **weighed_details(chances, hard, told, rank_weighted_precision(hard))})
 
 
 # ---------------------------------------------------------------- citation correctness
@@ -293,6 +319,11 @@ def context_precision_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Aw
                              counts=counts)
 
 
+def answer_precision_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
+    return context_precision_without_reference(client, c.question, c.answer, c.contexts,
+                                               counts=counts)
+
+
 def citation_correctness_of(client: ChatClient, c: Case, counts: JudgeCounts) -> Awaitable[Score]:
     return citation_correctness(client, c.answer, c.contexts, counts=counts,
                                 sentences=c.sentences)
@@ -311,6 +342,11 @@ SPECS = (
                "useful for the expected answer / useful contexts", "Context precision",
                ("contexts", "expected_answer"), context_precision_of,
                ask="are the contexts that help reach the expected answer ranked first?"),
+    judge_spec("context_precision_without_reference", "sum over ranks of precision@k for "
+               "each context useful for the answer given / useful contexts (RAGAS's "
+               "LLMContextPrecisionWithoutReference)", "Context precision (by the answer)",
+               ("answer", "contexts"), answer_precision_of,
+               ask="are the contexts that the answer draws on ranked first?"),
     judge_spec("citation_correctness", "[n]-citing sentences their cited contexts support "
                "/ citing sentences", "Citation correctness", ("answer", "contexts"),
                citation_correctness_of,

@@ -7,9 +7,20 @@ import json
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from pydantic import BaseModel, Field
 from support.fake_llm_server import Reply
 
+from ragmark.judges.prompt import (
+    JudgeCounts,
+    JudgeFailure,
+    Numbered,
+    Prompt,
+    ask,
+    in_order,
+)
+from ragmark.judges.reference import rank_weighted_precision
 from ragmark.llm import LLMClient
+from ragmark.types import Score
 
 T = TypeVar("T")
 
@@ -40,3 +51,46 @@ def run(client: LLMClient, coro: Coroutine[Any, Any, T]) -> T:
             await client.aclose()
 
     return asyncio.run(main())
+
+
+class Passages(BaseModel):
+    """The input of :data:`NUMBERED_PRECISION`."""
+
+    question: str
+    expected_answer: str
+    context: list[str]
+
+
+class _Useful(BaseModel):
+    passage: int = Field(description="the number of the passage, from 1")
+    useful: bool
+
+
+class _Verdicts(BaseModel):
+    verdicts: list[_Useful]
+
+
+NUMBERED_PRECISION: Prompt[Passages, _Verdicts] = Prompt(
+    name="numbered_precision",
+    instruction=("For each numbered context passage, decide whether it was useful for "
+                 "arriving at the expected answer to the question (useful: true) or not "
+                 "(useful: false). Give one verdict per passage, with the passage's number."),
+    input_model=Passages, output_model=_Verdicts,
+    numbered=Numbered("verdicts", "passage", "context"))
+"""A judge that numbers the passages of one call (context precision as ragmark asked it
+before each passage got its own call): the tests of numbered calls — windows, groups,
+exact counts, server tokens — use it."""
+
+
+async def numbered_precision(client: Any, question: str, expected_answer: str,
+                             contexts: list[str], *, counts: JudgeCounts | None = None
+                             ) -> Score:
+    """Rank-weighted precision of the useful passages, judged in one numbered call."""
+    out = await ask(client, NUMBERED_PRECISION, Passages(
+        question=question, expected_answer=expected_answer, context=list(contexts)),
+        counts=counts)
+    if isinstance(out, JudgeFailure):
+        return out.missing()
+    ordered = in_order({v.passage: v.useful for v in out.verdicts}, len(contexts))
+    return Score(rank_weighted_precision(ordered),
+                 details={"useful": [i for i, u in enumerate(ordered, start=1) if u]})

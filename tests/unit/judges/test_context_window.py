@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import pytest
 from support.cli import run_cli
@@ -39,9 +38,9 @@ def _rule(body):
         return chat_reply('{"claims": ["It lowers glucose production."]}', 30, 8)
     if system.startswith("Check each numbered claim"):
         return chat_reply('{"verdicts": [{"claim": 1, "supported": true}]}', 40, 12)
-    if system.startswith("For each numbered context passage"):
-        return chat_reply(json.dumps({"verdicts": [{"passage": i, "relevant": i == 1}
-                                                   for i in (1, 2, 3)]}), 40, 12)
+    if "one passage retrieved for it" in system:  # context relevance, a call a passage
+        first = '<data name="passage">\n(' in body["messages"][-1]["content"]
+        return chat_reply("YES" if first else "NO", 40, 1)
     return chat_reply('{"rating": 4, "reason": "ok"}', 20, 4)
 
 
@@ -97,14 +96,17 @@ def test_the_answer_cap_and_the_dry_run(tmp_path, capsys, server):
     code, stdout, err = run_cli([*args, "--llm-context-window", "2048", "--dry-run"], capsys)
     assert code == 0, err
     assert server.requests == []
-    # the claims calls (question and answer) fit; a context relevance call of three
-    # ~1,200-token passages does not fit whole, one passage a call does (issue 37): three
-    # calls a question, nothing cut; + the checks of the claims: 2 + 2 + 2 x 3
+    # the claims calls (question and answer) fit; context relevance asks one call a
+    # ~1,200-token passage, each fits: three calls a question, nothing cut; + the checks
+    # of the claims: 2 + 2 + 2 x 3
     assert "dry run: 10 judge calls" in stdout
     assert "do not fit the model's context window" not in stdout
     code, _, err = run_cli(args, capsys)  # no window: nothing cut, every answer capped
     assert code == 0, err
-    assert {r.body["max_tokens"] for r in server.requests} == {300}
+    # JSON answers capped at the flag's 300; yes/no answers keep their own 16
+    assert {r.body["max_tokens"] for r in server.requests} == {300, 16}
+    assert all(r.body["max_tokens"] == 16 for r in server.requests
+               if "one passage retrieved" in r.body["messages"][0]["content"])
     assert not any(CUT_MARK in json.dumps(r.body) for r in server.requests)
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["metrics"]["context_relevance"] == pytest.approx(1 / 3)
@@ -141,9 +143,11 @@ def test_the_window_from_the_server(server, ollama_server):
 
 
 def test_fit_cuts_the_longest_texts_and_keeps_every_item():
-    from ragmark.judges.answers import CONTEXT_RELEVANCE_PROMPT, ContextRelevanceInput
+    from judges_support import NUMBERED_PRECISION as CONTEXT_RELEVANCE_PROMPT
+    from judges_support import Passages
 
-    item = ContextRelevanceInput(question="q?", context=["short one", "x" * 6000, "y" * 3000])
+    item = Passages(question="q?", expected_answer="e",
+                    context=["short one", "x" * 6000, "y" * 3000])
     whole = prompt_tokens(CONTEXT_RELEVANCE_PROMPT.render(item))
     got = fit(CONTEXT_RELEVANCE_PROMPT, item, JSON_MAX_TOKENS, 1800)
     assert got.cut and got.problem is None and len(got.item.context) == 3
@@ -160,27 +164,21 @@ def test_fit_cuts_the_longest_texts_and_keeps_every_item():
 
 
 def test_calls_made_together_are_fitted_when_sent(tmp_path, capsys, server, monkeypatch):
-    """Issue 51 item 4: twelve questions' context relevance calls are made at once
-    against a server that publishes no window (2,048 tokens; each call's three passages
-    are ~2,800 tokens). With two calls sent at a time, the two sent first go unfitted and
+    """Issue 51 item 4: twelve questions' faithfulness checks are made at once against a
+    server that publishes no window (2,048 tokens; each check's three passages are
+    ~2,800 tokens). With two calls sent at a time, the two sent first go unfitted and
     are refused; their refusal names the window, they are fitted and sent again, and the
     other ten are fitted to it when their turn comes: 2 refused calls, not 12, and every
     question valued."""
     monkeypatch.setenv("RAGMARK_LLM_CONCURRENCY", "2")
-
-    def rule(body):  # a verdict for each passage the call numbers
-        shown = re.findall(r'<data name="\w+" index="(\d+)">', body["messages"][-1]["content"])
-        return chat_reply(json.dumps({"verdicts": [{"passage": int(i), "relevant": True}
-                                                   for i in shown]}), 40, 12)
-
-    server.rule = rule
+    server.rule = _rule
     server.n_ctx = 2048
     code, _, err = run_cli(["run", "--outputs", str(_log(tmp_path / "log.jsonl", 12)),
-                            "--judge-metrics", "context_relevance", "--llm-base-url",
+                            "--judge-metrics", "faithfulness", "--llm-base-url",
                             server.url, "--llm-model", "test-model", "--output",
                             str(tmp_path / "r.json"), "--quiet"], capsys)
     assert code == 0, err
     assert server.refused == 2
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["counts"]["context_relevance"] == {"n": 12, "missing": 0}
+    assert data["counts"]["faithfulness"] == {"n": 12, "missing": 0}
     assert data["llm"]["failures"] == 2 and data["llm"]["context_window"] == 2048

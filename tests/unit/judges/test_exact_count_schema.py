@@ -11,15 +11,9 @@ import pytest
 from judges_support import as_json, run
 from support.fake_llm_server import FakeLLMServer
 
-from ragmark.judges.answers import CONTEXT_RELEVANCE_PROMPT, ContextRelevanceInput
-from ragmark.judges.faithfulness import VERIFY_PROMPT, VerifyInput, faithfulness
+from ragmark.judges.faithfulness import CLAIMS_PROMPT, VERIFY_PROMPT, VerifyInput, faithfulness
 from ragmark.judges.prompt import output_schema
-from ragmark.judges.reference import (
-    CITATION_PROMPT,
-    CONTEXT_PRECISION_PROMPT,
-    CitationInput,
-    PrecisionInput,
-)
+from ragmark.judges.reference import CITATION_PROMPT, CitationInput
 from ragmark.llm import LLMClient
 from ragmark.llm.structured import pinned, wire
 
@@ -30,11 +24,6 @@ def _verdicts(schema: dict) -> dict:
 
 @pytest.mark.parametrize(("prompt", "item", "field", "n"), [
     (VERIFY_PROMPT, VerifyInput(context=["c"], claim=["a", "b", "c"]), "claim", 3),
-    (CONTEXT_RELEVANCE_PROMPT, ContextRelevanceInput(question="q", context=["x", "y"]),
-     "passage", 2),
-    (CONTEXT_PRECISION_PROMPT,
-     PrecisionInput(question="q", expected_answer="e", context=["x", "y", "z", "w"]),
-     "passage", 4),
     (CITATION_PROMPT, CitationInput(context=["x"], cited=["s [1]"]), "statement", 1),
 ])
 def test_every_numbered_judge_holds_the_count(prompt, item, field, n):
@@ -108,5 +97,5 @@ def test_llama_cpp_turns_the_schema_into_a_grammar_of_exactly_n():
 def test_pinning_leaves_other_schemas_alone():
     plain = output_schema(VERIFY_PROMPT.output_model)
     assert pinned(plain) == plain
-    _, claims = CONTEXT_RELEVANCE_PROMPT.schema()
+    _, claims = CLAIMS_PROMPT.schema()
     assert pinned(claims) == claims

@@ -1,9 +1,9 @@
 """A numbered judge call too long for the window is asked in groups of its items before
 any text is cut (issue 37 item 2, "fewer calls ... falling back to smaller groups when
-the window does not hold them"): context precision over four long passages in a window
-that holds two is two calls of two, each with its exact count, no passage cut, the
-verdicts numbered back in order; when even one passage a call does not fit, the call
-is cut as before."""
+the window does not hold them"): a judge that numbers passages (judges_support's
+numbered precision) over four long passages in a window that holds two is two calls of
+two, each with its exact count, no passage cut, the verdicts numbered back in order; when
+even one passage a call does not fit, the call is cut as before."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import asyncio
 import json
 import re
 
+from judges_support import numbered_precision
 from support.fake_llm_server import FakeLLMServer, chat_reply
 
 from ragmark.judges.fit import CUT_MARK
 from ragmark.judges.groups import split
 from ragmark.judges.prompt import JudgeCounts
-from ragmark.judges.reference import context_precision
 from ragmark.llm import LLMClient, LLMSettings
 
 USEFUL = "Metformin lowers hepatic glucose output. "
@@ -39,7 +39,7 @@ def _judge(server: FakeLLMServer, window: int):
         async with LLMClient(LLMSettings(base_url=server.url, model="test-model",
                                          context_window=window), use_cache=False) as c:
             counts = JudgeCounts()
-            score = await context_precision(c, "What does metformin do?",
+            score = await numbered_precision(c, "What does metformin do?",
                                             "It lowers glucose output.", PASSAGES,
                                             counts=counts)
             return score, counts

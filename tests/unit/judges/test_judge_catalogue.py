@@ -104,6 +104,7 @@ def test_the_built_in_judges_are_declared_beside_their_code():
     assert [s.name for s in catalogue().values() if s.kind == "judge"] == [
         "faithfulness", "answer_relevance", "context_relevance", "answer_correctness",
         "context_recall", "context_entity_recall", "context_precision",
+        "context_precision_without_reference",
         "citation_correctness", *claim_scores.METRICS, *nugget_scores.METRICS,
         *support.METRICS, "task_completion", "argument_correctness"]
     for s in declared:

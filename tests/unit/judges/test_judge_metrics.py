@@ -144,21 +144,15 @@ def test_answer_relevance(server: FakeLLMServer, client: LLMClient) -> None:
 
 
 def test_context_relevance(server: FakeLLMServer, client: LLMClient) -> None:
-    server.queue.append(
-        as_json(
-            {
-                "verdicts": [
-                    {"passage": 1, "relevant": True},
-                    {"passage": 2, "relevant": False},
-                    {"passage": 3, "relevant": True},
-                    {"passage": 4, "relevant": False},
-                ]
-            }
-        )
-    )
+    """Each passage asked on its own (issue 63): a yes/no call a passage."""
+    server.rule = lambda body: reply("YES" if '<data name="passage">\na' in body[
+        "messages"][-1]["content"] or '<data name="passage">\nc' in body["messages"][-1][
+        "content"] else "NO")
     score = run(client, context_relevance(client, "q?", ["a", "b", "c", "d"]))
     assert score.value == 0.5
     assert score.details["irrelevant"] == [2, 4]
+    asked = [r.body["messages"][-1]["content"] for r in server.requests]
+    assert len(asked) == 4 and all(m.count('<data name="passage">') == 1 for m in asked)
     assert run(client, context_relevance(client, "q?", [])).value is None
 
 

@@ -14,6 +14,7 @@ from ragmark.judges.reference import (
     citation_correctness,
     cited_sentences,
     context_precision,
+    context_precision_without_reference,
     context_recall,
     rank_weighted_precision,
 )
@@ -76,10 +77,18 @@ def test_context_recall_missing_cases(client, server):
     assert len(server.requests) == 1
 
 
+def _useful(*texts):
+    """Yes for the passages whose text is one of ``texts``, each asked on its own."""
+    def rule(body):
+        asked = next(m["content"] for m in body["messages"]  # the item (a re-ask follows)
+                     if m["role"] == "user" and '<data name="passage">' in m["content"])
+        passage = asked.split('<data name="passage">\n')[1].split("\n</data>")[0]
+        return reply("YES" if passage in texts else "NO")
+    return rule
+
+
 def test_context_precision_weighs_by_rank(client, server):
-    server.queue.append(as_json({"verdicts": [
-        {"passage": 1, "useful": True}, {"passage": 2, "useful": False},
-        {"passage": 3, "useful": True}]}))
+    server.rule = _useful(CONTEXTS[0], CONTEXTS[2])
     s = run(client, context_precision(client, "Where?", "Warsaw.", CONTEXTS))
     assert s.value == pytest.approx((1 / 1 + 2 / 3) / 2)
     assert s.details["useful"] == [1, 3]
@@ -87,12 +96,25 @@ def test_context_precision_weighs_by_rank(client, server):
     assert rank_weighted_precision([False, False]) == 0.0
 
 
-def test_context_precision_re_asks_when_a_verdict_is_missing(client, server):
-    server.queue.extend([as_json({"verdicts": [{"passage": 1, "useful": True}]}),
-                         as_json({"verdicts": [{"passage": i, "useful": i == 2}
-                                               for i in (1, 2, 3)]})])
+def test_context_precision_re_asks_an_unusable_verdict(client, server):
+    """A passage's answer that is not YES or NO is asked again, once."""
+    server.queue.append(reply("Maybe."))
+    server.rule = _useful(CONTEXTS[1])
     s = run(client, context_precision(client, "Where?", "Warsaw.", CONTEXTS))
-    assert s.value == 0.5 and len(server.requests) == 2
+    assert s.value == 0.5 and len(server.requests) == 4  # 3 passages, one asked twice
+
+
+def test_context_precision_without_reference_reads_the_answer(client, server):
+    """RAGAS's LLMContextPrecisionWithoutReference: useful for the answer given."""
+    server.rule = _useful(CONTEXTS[1])
+    s = run(client, context_precision_without_reference(
+        client, "How many prizes?", "She won two Nobel prizes.", CONTEXTS))
+    assert s.value == 0.5 and s.details["useful"] == [2]
+    assert all('<data name="answer">\nShe won two Nobel prizes.' in last_item(r.body)
+               and "expected" not in r.body["messages"][0]["content"]
+               for r in server.requests)
+    s = run(client, context_precision_without_reference(client, "Q?", " ", CONTEXTS))
+    assert s.value is None and s.reason == "empty answer"
 
 
 def test_citation_correctness_checks_each_cited_sentence(client, server):
@@ -117,10 +139,8 @@ def test_a_run_reports_them(server, tmp_path, capsys):
             return as_json({"claims": ["s"]})
         if "Check each numbered claim" in system:
             return as_json({"verdicts": [{"claim": 1, "supported": True}]})
-        if "useful for arriving" in system:
-            n = last_item(body).count('<data name="context" index=')
-            return as_json({"verdicts": [{"passage": i, "useful": i == 1}
-                                         for i in range(1, n + 1)]})
+        if "useful for arriving" in system:  # one passage a call: each useful
+            return reply("YES")
         return reply("?")
 
     server.rule = rule

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 
+from judges_support import numbered_precision
 from support.fake_llm_server import FakeLLMServer, Reply, chat_reply
 
 from ragmark.judges.prompt import JudgeCounts
-from ragmark.judges.reference import context_precision
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.llm.providers.base import Served
 from ragmark.llm.providers.openai import window as served_by
@@ -40,7 +40,7 @@ async def _judged(server: FakeLLMServer, exact: bool, **settings):
         if not exact:
             c.tokens = None  # as a server without a tokenizer
         counts = JudgeCounts()
-        score = await context_precision(c, "What does metformin do?", "It lowers glucose.",
+        score = await numbered_precision(c, "What does metformin do?", "It lowers glucose.",
                                         CONTEXTS, counts=counts)
         return score, counts, c
 
@@ -77,7 +77,7 @@ def test_a_text_is_counted_once_across_calls(server: FakeLLMServer) -> None:
                              use_cache=False) as c:
             await c.probe()
             for i in range(2):
-                await context_precision(c, f"q{i}?", "It lowers glucose.", CONTEXTS)
+                await numbered_precision(c, f"q{i}?", "It lowers glucose.", CONTEXTS)
             return c.tokens
 
     # the system message once, each question's own message once: 3 texts for 2 calls
@@ -98,7 +98,7 @@ def test_the_judges_follow_the_servers_slots_unless_the_concurrency_is_set(
         async with LLMClient(LLMSettings(base_url=server.url, model="test-model",
                                          **settings), use_cache=False) as c:
             await c.probe()
-            await asyncio.gather(*(context_precision(c, f"q{i}?", "e", CONTEXTS)
+            await asyncio.gather(*(numbered_precision(c, f"q{i}?", "e", CONTEXTS)
                                    for i in range(9)))
             return c.concurrency
 
@@ -168,7 +168,7 @@ def test_llama_cpp_gets_the_form_that_pins_each_verdicts_number(server: FakeLLMS
                              use_cache=False) as c:
             c.forms = Forms(tmp_path / "structured.json")
             await c.probe()
-            return await context_precision(c, "q?", "e", CONTEXTS)
+            return await numbered_precision(c, "q?", "e", CONTEXTS)
 
     assert asyncio.run(go()).value == 1.0
     (call,) = [r.body for r in server.requests]

@@ -4,7 +4,7 @@ completions do (``choices[0].logprobs.content``, each token with its ``top_logpr
 Hand-worked: faithfulness with claims supported with probability 0.8 and 0.4 is 0.6
 (hard 0.5); answer relevance rated 4 or 5 with probability one half each is
 (4.5 - 1) / 4 = 0.875 (hard 0.75); context relevance with passages relevant with
-probability 1 and 0.3 is 0.65 (hard 0.5: the second written "false"). An endpoint
+probability 1 and 0.3 (YES 0.2 + Yes 0.1) is 0.65 (hard 0.5: the second said NO). An endpoint
 without log-probabilities gives the hard values and the run says so once; one that
 refuses them is asked again without."""
 
@@ -23,8 +23,8 @@ VERIFY = [('{"verdicts":[{"claim":1,"supported":', []),
           ("true", [("true", 0.8), ("false", 0.2)]), ('},{"claim":2,"supported":', []),
           ("false", [("false", 0.6), ("true", 0.4)]), ("}]}", [])]
 RATED = [('{"rating": ', []), ("4", [("4", 0.5), ("5", 0.5)]), (', "reason": "on topic"}', [])]
-RELEVANT = [('{"verdicts":[{"passage":1,"relevant":true},{"passage":2,"relevant":', []),
-            ("false", [("false", 0.7), ("true", 0.3)]), ("}]}", [])]
+SURE = [("YES", [])]  # context relevance asks a passage a call (no order effect)
+UNSURE = [("NO", [("NO", 0.7), ("YES", 0.2), ("Yes", 0.1)])]
 
 
 def _reply(tokens, logprobs: bool) -> Reply:
@@ -49,13 +49,14 @@ def _judge(logprobs: bool, refuse: bool = False):
             return chat_reply('{"claims": ["Goethe wrote Faust.", "He wrote it in 1900."]}')
         if "Rate how directly" in system:
             return _reply(RATED, given)
-        if "helps answer the question" in system:
-            return _reply(RELEVANT, given)
+        if "one passage retrieved for it" in system:
+            second = "Faust is a play." in body["messages"][-1]["content"]
+            return _reply(UNSURE if second else SURE, given)
         return _reply(VERIFY, given)
     return rule
 
 
-def _run(server, tmp_path, capsys, name):
+def _run(server, tmp_path, capsys, name, *more):
     log = tmp_path / "log.jsonl"
     log.write_text(json.dumps({
         "id": "q1", "question": "Who wrote Faust?", "answer": "Goethe wrote Faust in 1900.",
@@ -64,7 +65,8 @@ def _run(server, tmp_path, capsys, name):
     code, _, err = run_cli(["run", "--outputs", str(log), "--judge-metrics",
                             "faithfulness,answer_relevance,context_relevance",
                             "--llm-base-url", server.url, "--llm-model", name, "--output",
-                            str(out), "--include-details", "--no-history", "--quiet"], capsys)
+                            str(out), "--include-details", "--no-history", "--quiet", *more],
+                           capsys)
     assert code == 0, err
     data = json.loads(out.read_text())
     q = {m: s if isinstance(s, dict) else {"value": s}
@@ -98,16 +100,16 @@ def test_an_endpoint_without_them_gives_the_hard_verdicts_and_says_so(server, tm
         "faithfulness": 0.5, "answer_relevance": 0.75, "context_relevance": 0.5}
     assert "chances" not in q["faithfulness"]
     said = [n for n in notes if "without log-probabilities" in n]
-    assert len(said) == 1 and said[0].startswith("3 judge answers came without")
+    assert len(said) == 1 and said[0].startswith("4 judge answers came without")
 
 
 def test_an_endpoint_that_refuses_them_is_asked_again_without(server, tmp_path, capsys):
     server.rule = _judge(logprobs=True, refuse=True)
-    values, _, notes = _run(server, tmp_path, capsys, "refuses")
+    values, _, notes = _run(server, tmp_path, capsys, "refuses", "--llm-concurrency", "1")
     assert {m: values[m] for m in JUDGES} == {
         "faithfulness": 0.5, "answer_relevance": 0.75, "context_relevance": 0.5}
     refused = [r for r in server.requests if r.body and r.body.get("logprobs")]
-    assert 1 <= len(refused) <= 3  # the calls in flight when it first refused, no more
+    assert len(refused) == 1  # one call at a time: the first refused, none asked again
     assert any("it refused them: HTTP 400" in n for n in notes)
 
 

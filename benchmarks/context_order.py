@@ -1,0 +1,194 @@
+"""Do the context judges judge the passages or their order? Each question's passages are
+judged as retrieved and reversed; the share of passage verdicts that change tells the
+order's effect, and each order's per-passage ROC AUC against SciFact's qrels tells how
+well the verdicts find the relevant passages (issue 63, item 2).
+
+    python benchmarks/context_order.py --model PATH.gguf --alias qwen [--items 20]
+    python benchmarks/context_order.py --url http://127.0.0.1:PORT/v1 --alias qwen
+    python benchmarks/context_order.py ... --src OTHER/src --label before
+
+The questions: the first SciFact test claims whose relevant abstract BM25 ranks among
+its top 5 chunks (benchmarks/judges_vs_ragas.py's items: BEIR SciFact, CC BY-SA 4.0
+claims and CC BY-NC 2.0 abstracts, read from the copy beside the project, nothing
+committed); a passage is relevant when its abstract is relevant by the qrels. The judges:
+context_relevance and context_precision through ``ragmark run --outputs`` (``--src``
+runs another checkout of ragmark's source, to measure a version before a change on the
+same server in the same session). Each order from an empty cache. A verdict is the hard
+one (relevant / useful or not); with log-probabilities the AUC reads each passage's
+probability (ragmark.judge_eval.qrels.against_qrels, as ``judge-eval --against-qrels``).
+The table goes to benchmarks/results/context_order_<alias>.md (appended per label).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _env import (  # noqa: E402
+    DEFAULT_DATA,
+    RESULTS,
+    check_scifact,
+    header_lines,
+    machine_info,
+    md_table,
+)
+from judges_vs_ragas import build_items  # noqa: E402
+from support.llama import llama_server  # noqa: E402
+
+METRICS = ("context_relevance", "context_precision")
+
+
+def run_order(items: list[dict[str, Any]], reverse: bool, args: Any) -> dict[str, Any]:
+    """One ``ragmark run`` over the items with the passages in order or reversed; each
+    question's per-passage verdicts and probabilities put back in retrieved order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        logged, out = Path(tmp) / "outputs.jsonl", Path(tmp) / "r.json"
+        logged.write_text("".join(json.dumps({
+            "id": it["id"], "question": it["question"], "answer": it["answer"],
+            "expected_answer": it["expected_answer"],
+            "contexts": it["contexts"][::-1] if reverse else it["contexts"]}) + "\n"
+            for it in items), encoding="utf-8")
+        env = {**os.environ, "RAGMARK_HOME": str(Path(tmp) / "home")}
+        if args.src:
+            env["PYTHONPATH"] = str(Path(args.src).resolve())
+        cmd = [sys.executable, "-m", "ragmark", "run", "--outputs", str(logged),
+               "--metrics", ",".join(METRICS), "--llm-base-url", args.url,
+               "--llm-model", args.alias, "--llm-timeout", str(args.timeout),
+               "--output", str(out), "--include-details", "--allow-missing", "--quiet",
+               "--no-history"]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"ragmark failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        data = json.loads(out.read_text(encoding="utf-8"))
+    per: dict[str, dict[str, Any]] = {m: {} for m in METRICS}
+    for q in data["queries"]:
+        n = len(q["contexts"])
+        for m in METRICS:
+            s = q["metrics"][m]
+            if not isinstance(s, dict) or s.get("value") is None:
+                continue
+            key = "irrelevant" if m == "context_relevance" else "useful"
+            marked = {int(i) for i in s.get(key, [])}
+            hard = [(i not in marked) if key == "irrelevant" else (i in marked)
+                    for i in range(1, n + 1)]
+            chances = s.get("chances") or [float(h) for h in hard]
+            if reverse:
+                hard, chances = hard[::-1], chances[::-1]
+            per[m][q["id"]] = {"value": s["value"], "hard": hard, "chances": chances,
+                               "details": s}
+    llm = data.get("llm") or {}
+    return {"per": per, "wall_s": wall, "prompt_tokens": llm.get("prompt_tokens"),
+            "calls": llm.get("calls")}
+
+
+def summary(items: list[dict[str, Any]], given: dict[str, Any], rev: dict[str, Any]
+            ) -> list[list[str]]:
+    """Per metric: verdicts changed by the reversal, the mean change of a passage's
+    probability, and each order's per-passage AUC against the qrels."""
+    from ragmark.judge_eval.qrels import QrelsItem, against_qrels
+    from ragmark.types import Score
+
+    rows = []
+    for m in METRICS:
+        a, b = given["per"][m], rev["per"][m]
+        both = [it for it in items if it["id"] in a and it["id"] in b]
+        flips = sum(x != y for it in both for x, y in zip(a[it["id"]]["hard"],
+                                                          b[it["id"]]["hard"], strict=True))
+        moved = [abs(x - y) for it in both for x, y in zip(
+            a[it["id"]]["chances"], b[it["id"]]["chances"], strict=True)]
+        first_only = sum(a[it["id"]]["hard"] == [True] + [False] * (len(it["contexts"]) - 1)
+                         for it in both)
+        qitems = [QrelsItem(it["id"], it["question"], tuple(it["contexts"]),
+                            tuple(it["truth"]["relevant"]), it["expected_answer"])
+                  for it in both]
+        aucs = []
+        for got in (a, b):
+            scores = [Score(got[it["id"]]["value"], details={
+                k: v for k, v in got[it["id"]]["details"].items() if k != "value"})
+                for it in both]
+            if got is b:  # the reversed run's details name passages in reversed order
+                scores = [Score(s.value, details={**s.details, **_unreversed(
+                    s.details, len(it["contexts"]))}) for s, it in zip(scores, both,
+                                                                       strict=True)]
+            r = against_qrels(qitems, {m: scores}, resamples=1000)[m]["passages"]
+            iv = r.get("roc_auc_interval")
+            aucs.append(f"{r['roc_auc']:.2f}" + (f" [{iv[0]:.2f}, {iv[1]:.2f}]" if iv
+                                                  else "") if r.get("roc_auc") is not None
+                        else "-")
+        n = sum(len(a[it["id"]]["hard"]) for it in both)
+        rows.append([m, str(len(both)), str(n), f"{flips} ({flips / n:.0%})" if n else "-",
+                     f"{sum(moved) / len(moved):.3f}" if moved else "-",
+                     f"{first_only} of {len(both)}", aucs[0], aucs[1]])
+    return rows
+
+
+def _unreversed(details: dict[str, Any], n: int) -> dict[str, Any]:
+    """The passage numbers and probabilities of a reversed run, in retrieved order."""
+    out: dict[str, Any] = {}
+    for key in ("irrelevant", "useful"):
+        if key in details:
+            out[key] = [n + 1 - int(i) for i in details[key]]
+    if "chances" in details:
+        out["chances"] = list(details["chances"])[::-1]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA / "scifact")
+    ap.add_argument("--items", type=int, default=20)
+    ap.add_argument("--url", default=None, help="a running server's base URL (…/v1)")
+    ap.add_argument("--model", type=Path, default=None, help="a GGUF to serve")
+    ap.add_argument("--alias", default="qwen")
+    ap.add_argument("--n-ctx", type=int, default=4096)
+    ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--src", default=None, help="another checkout's src folder to run")
+    ap.add_argument("--label", default="this version")
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    check_scifact(args.data)
+    items = build_items(args.data, args.items)
+    with ExitStack() as stack:
+        if args.url is None:
+            if args.model is None:
+                sys.exit("give --url of a running server or --model PATH.gguf to serve")
+            log = Path(tempfile.mkdtemp()) / "server.log"
+            args.url = stack.enter_context(llama_server(log, model=args.model,
+                                                        alias=args.alias,
+                                                        n_ctx=args.n_ctx))
+        given = run_order(items, False, args)
+        rev = run_order(items, True, args)
+    rows = summary(items, given, rev)
+    out = args.out or RESULTS / f"context_order_{args.alias}.md"
+    lines = [] if out.exists() else header_lines(
+        "Context judges: verdicts changed by reversing the passages' order",
+        machine_info(["ragmark-eval"]), "python benchmarks/context_order.py "
+        + " ".join(a for a in sys.argv[1:] if "/" not in a))
+    lines += ["", f"## {args.label}", "",
+              f"{len(items)} SciFact questions, 5 passages each; wall time in order "
+              f"{given['wall_s']:.0f} s, reversed {rev['wall_s']:.0f} s; prompt tokens "
+              f"{given['prompt_tokens']} and {rev['prompt_tokens']}, calls "
+              f"{given['calls']} and {rev['calls']}.", ""]
+    lines += md_table(["judge", "questions", "passages", "verdicts changed",
+                       "mean |Δ probability|", "'first relevant, rest not'",
+                       "passage AUC (given order)", "passage AUC (reversed)"], rows)
+    with out.open("a", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
