@@ -213,6 +213,14 @@ class Score:
     def ok(self) -> bool:
         return self.value is not None
 
+    @property
+    def hard(self) -> float | None:
+        """The value the judge's hard verdicts give: ``hard_value`` in the details where
+        the value is weighted by the judge's probabilities (issue 63), else the value.
+        A yes/no verdict from a threshold reads this; rankings and AUCs read ``value``."""
+        got = self.details.get("hard_value") if self.value is not None else None
+        return float(got) if isinstance(got, int | float) else self.value
+
 
 # ---------------------------------------------------------------- a metric of the catalogue
 

@@ -225,7 +225,9 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     kept = [i for i, s in enumerate(first) if s.ok]
     failures = Counter(s.reason or "unknown" for s in first if not s.ok)
     truth = [items[i].unsupported for i in kept]
-    pred = [float(first[i].value) < cut for i in kept]  # type: ignore[arg-type]
+    # the verdict the judge wrote, against the threshold; the scores' AUC reads the
+    # probability-weighted values
+    pred = [float(first[i].hard) < cut for i in kept]  # type: ignore[arg-type]
     out: dict[str, Any] = {
         "metric": metric, "threshold": cut, "items": len(items),
         "judged": len(kept), "labels": {"unsupported": sum(it.unsupported for it in items),
@@ -253,7 +255,7 @@ def _one(items: Sequence[Item], settings: LLMSettings, trial: Trial,
     if repeats > 1:
         out["consistency"] = consistency(runs, cut)
     out["llm"] = llm[0] if repeats == 1 else {"repeats": llm}
-    verdict: list[bool | None] = [float(sc.value) < cut if sc.ok else None  # type: ignore[arg-type]
+    verdict: list[bool | None] = [float(sc.hard) < cut if sc.ok else None  # type: ignore[arg-type]
                                   for sc in first]
     out["per_item"] = per_item(items, first, verdict)
     if people is not None:
@@ -300,6 +302,7 @@ def per_item(items: Sequence[Item], scores: Sequence[Score], verdict: Sequence[b
     statistics or set the judge against another tool's values on the same items."""
     return [{"id": it.id, "label": "unsupported" if it.unsupported else "supported",
              "value": sc.value if sc.ok else None, "unsupported_by_judge": v,
+             **({"hard_value": sc.hard} if sc.ok and sc.hard != sc.value else {}),
              **({} if sc.ok else {"reason": sc.reason or "no value"})}
             for it, sc, v in zip(items, scores, verdict, strict=True)]
 

@@ -133,3 +133,45 @@ def test_judge_eval_ranks_passages_by_the_judges_probabilities():
     assert flat["context_relevance"]["passages"]["roc_auc"] == pytest.approx(0.75)
     # accuracy stays the hard verdicts' (3 of 4 right)
     assert soft["context_relevance"]["passages"]["accuracy"] == pytest.approx(0.75)
+
+
+def test_judge_eval_thresholds_the_verdicts_written_and_ranks_by_probability(
+        server, tmp_path, capsys):
+    """Faithfulness's verdict is yes only when every claim is supported (threshold 1.0):
+    read from the verdicts the judge wrote, not from the weighted value (0.9 there would
+    be "unsupported"); the scores' ROC AUC reads the weighted values. Two items labelled
+    supported, both claims written true (P 0.9 and 1.0, value 0.95); one labelled
+    unsupported, written true and false (P 0.8 and 0.4, value 0.6)."""
+    sure_ish = [('{"verdicts":[{"claim":1,"supported":', []),
+                ("true", [("true", 0.9), ("false", 0.1)]),
+                ('},{"claim":2,"supported":true}]}', [])]
+
+    def rule(body):
+        system = body["messages"][0]["content"]
+        user = body["messages"][-1]["content"]
+        if "Break the answer into its factual claims" in system:  # two claims an answer
+            answer = user.split('<data name="answer">\n')[1].split("\n</data>")[0]
+            return chat_reply(json.dumps({"claims": [f"{answer} (1)", f"{answer} (2)"]}))
+        return _reply(VERIFY if "invented" in user else sure_ish, True)
+
+    server.rule = rule
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({
+        "id": f"i{i}", "question": "Q?", "context": "Some passage.", "answer": answer,
+        "label": label}) + "\n" for i, (answer, label) in enumerate(
+        [("Fine answer.", "supported"), ("Also fine.", "supported"),
+         ("An invented answer.", "unsupported")])))
+    out = tmp_path / "r.json"
+    code, _, err = run_cli(["judge-eval", str(items), "--metric", "faithfulness",
+                            "--llm-base-url", server.url, "--llm-model", "m", "--output",
+                            str(out), "--quiet"], capsys)
+    assert code == 0, err
+    r = json.loads(out.read_text())
+    assert r["threshold"] == 1.0
+    assert [x["value"] for x in r["per_item"]] == pytest.approx([0.95, 0.95, 0.6])
+    assert [x["hard_value"] for x in r["per_item"]] == [1.0, 1.0, 0.5]
+    assert r["confusion"] == {"labels unsupported": {"judge unsupported": 1,
+                                                     "judge supported": 0},
+                              "labels supported": {"judge unsupported": 0,
+                                                   "judge supported": 2}}
+    assert r["scores"]["roc_auc"]["value"] == pytest.approx(1.0)
