@@ -103,7 +103,9 @@ def export_sample(results: Results, n: int, seed: int = 0,
     left_out: dict[str, int] = {}
     for q in results.queries:
         m = q.metrics.get(metric)
-        value = None if m is None else m.value
+        # the verdict the judge wrote (people label yes or no; a value weighted by the
+        # judge's probabilities would rarely reach faithfulness's 1.0)
+        value = None if m is None else m.hard
         if q.answer is None or not q.answer.strip() or value is None:
             why = ("no answer" if q.answer is None else "an empty answer"
                    if not q.answer.strip() else f"{metric} missing")

@@ -90,6 +90,11 @@ def test_verdicts_weighted_by_their_probabilities(server, tmp_path, capsys):
     assert verdicts and all(b["logprobs"] is True and b["top_logprobs"] == 10
                             for b in verdicts)
     assert not any("log-probabilities" in n for n in notes)
+    # a review exports the verdict the judge wrote (people label yes or no)
+    from ragmark.analysis.review import sample_for_review
+
+    rows = sample_for_review(tmp_path / "weighed.json", 1, metric="faithfulness").rows
+    assert [r.judge for r in rows] == [0.5]
 
 
 def test_an_endpoint_without_them_gives_the_hard_verdicts_and_says_so(server, tmp_path,
