@@ -13,7 +13,9 @@ claims and CC BY-NC 2.0 abstracts, read from the copy beside the project, nothin
 committed); a passage is relevant when its abstract is relevant by the qrels. The judges:
 context_relevance and context_precision through ``ragmark run --outputs`` (``--src``
 runs another checkout of ragmark's source, to measure a version before a change on the
-same server in the same session). Each order from an empty cache. A verdict is the hard
+same server in the same session). The first order from an empty cache; the reversed
+order shares it, so a call it asks exactly again (a passage judged alone) is served from
+it, and only calls whose prompt the order changes are asked anew. A verdict is the hard
 one (relevant / useful or not); with log-probabilities the AUC reads each passage's
 probability (ragmark.judge_eval.qrels.against_qrels, as ``judge-eval --against-qrels``).
 The table goes to benchmarks/results/context_order_<alias>.md (appended per label).
@@ -49,9 +51,12 @@ from support.llama import llama_server  # noqa: E402
 METRICS = ("context_relevance", "context_precision")
 
 
-def run_order(items: list[dict[str, Any]], reverse: bool, args: Any) -> dict[str, Any]:
-    """One ``ragmark run`` over the items with the passages in order or reversed; each
-    question's per-passage verdicts and probabilities put back in retrieved order."""
+def run_order(items: list[dict[str, Any]], reverse: bool, args: Any, home: Path
+              ) -> dict[str, Any]:
+    """One ``ragmark run`` over the items with the passages in order or reversed (both
+    orders share the call cache in ``home``: a call the reversed order asks again is
+    the same call); each question's per-passage verdicts and probabilities put back in
+    retrieved order."""
     with tempfile.TemporaryDirectory() as tmp:
         logged, out = Path(tmp) / "outputs.jsonl", Path(tmp) / "r.json"
         logged.write_text("".join(json.dumps({
@@ -59,7 +64,7 @@ def run_order(items: list[dict[str, Any]], reverse: bool, args: Any) -> dict[str
             "expected_answer": it["expected_answer"],
             "contexts": it["contexts"][::-1] if reverse else it["contexts"]}) + "\n"
             for it in items), encoding="utf-8")
-        env = {**os.environ, "RAGMARK_HOME": str(Path(tmp) / "home")}
+        env = {**os.environ, "RAGMARK_HOME": str(home)}
         if args.src:
             env["PYTHONPATH"] = str(Path(args.src).resolve())
         cmd = [sys.executable, "-m", "ragmark", "run", "--outputs", str(logged),
@@ -169,8 +174,9 @@ def main() -> None:
             args.url = stack.enter_context(llama_server(log, model=args.model,
                                                         alias=args.alias,
                                                         n_ctx=args.n_ctx))
-        given = run_order(items, False, args)
-        rev = run_order(items, True, args)
+        home = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        given = run_order(items, False, args, home)
+        rev = run_order(items, True, args, home)
     rows = summary(items, given, rev)
     out = args.out or RESULTS / f"context_order_{args.alias}.md"
     lines = [] if out.exists() else header_lines(
@@ -180,8 +186,9 @@ def main() -> None:
     lines += ["", f"## {args.label}", "",
               f"{len(items)} SciFact questions, 5 passages each; wall time in order "
               f"{given['wall_s']:.0f} s, reversed {rev['wall_s']:.0f} s; prompt tokens "
-              f"{given['prompt_tokens']} and {rev['prompt_tokens']}, calls "
-              f"{given['calls']} and {rev['calls']}.", ""]
+              f"{given['prompt_tokens']} and {rev['prompt_tokens']}, calls to the server "
+              f"{given['calls']} and {rev['calls']} (the reversed order shares the first's "
+              "cache).", ""]
     lines += md_table(["judge", "questions", "passages", "verdicts changed",
                        "mean |Δ probability|", "'first relevant, rest not'",
                        "passage AUC (given order)", "passage AUC (reversed)"], rows)

@@ -2,9 +2,9 @@
 server with a 2,048-token context judges context relevance of logged outputs whose five
 SciFact abstracts do not fit it whole. llama-cpp-python's server publishes its window
 nowhere; ragmark learns it before judging from the refusal of an oversized probe
-("maximum context length is 2048 tokens"), asks about the abstracts in groups that fit
-whole, and every question gets a verdict, with no judge call refused (issue 51 item 4:
-the calls made at once were each refused once before)."""
+("maximum context length is 2048 tokens"), asks about each abstract in a call of its own
+(issue 63), each whole, and every question gets a verdict, with no judge call refused
+(issue 51 item 4: the calls made at once were each refused once before)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_a_two_thousand_token_model_judges_long_contexts(scifact, tmp_path, caps
     assert data["llm"]["failures"] == 0  # no judge call refused
     served = (tmp_path / "server.log").read_text()
     assert served.count("POST /v1/chat/completions HTTP/1.1\" 400") == 1  # the probe
-    # known before the first call, the window splits each question's five abstracts
-    # into calls that hold them whole (issue 37): nothing cut, more than a call a question
+    # a call an abstract, each fits the window known before the first call: nothing
+    # cut, five calls a question
     assert "judge_cut_to_fit" not in data["llm"] and data["llm"]["calls"] > 3
     assert not any("did not fit the model's context window" in n for n in data["notes"])

@@ -140,6 +140,8 @@ def answer_odds(raw: str, model: type[BaseModel], alternatives: Alternatives | N
     log-probabilities came with it)."""
     if alternatives is None:
         return None
+    if yes_no and raw.lstrip().startswith("{"):  # a yes/no answer written as JSON
+        yes_no = False
     return odds_of(raw, None if yes_no else extract_json(raw), model, alternatives,
                    yes_no=yes_no)
 

@@ -31,5 +31,6 @@ def yes_chances(got: Sequence[Weighed[Any]], field: str) -> tuple[list[bool], li
     """Each yes/no verdict, its probability of yes (the verdict where none came) and how
     many had one."""
     hard = [bool(getattr(g.out, field)) for g in got]
-    return (hard, [g.chance(hard=h) for g, h in zip(got, hard, strict=True)],
-            sum(g.weighed() for g in got))
+    at = [() if not g.weighed(field) else (field,) for g in got]  # a word, or JSON's bool
+    return (hard, [g.chance(*p, hard=h) for g, p, h in zip(got, at, hard, strict=True)],
+            sum(g.weighed(*p) for g, p in zip(got, at, strict=True)))

@@ -308,7 +308,8 @@ async def _ask(client: ChatClient, unguided: Prompt[In, Out], item: In, counts: 
                given: Mapping[str, Any]) -> Weighed[Out] | JudgeFailure:
     unguided = in_language(unguided, LANGUAGE.get())  # the one place a language is told
     params = dict(given)
-    params.setdefault("schema", unguided.schema(item))
+    if unguided.output == "json":  # a yes/no answer is one word: no JSON grammar
+        params.setdefault("schema", unguided.schema(item))
     cap = int(params.pop("max_tokens", None) or answer_cap(client, unguided))
     async with fitting_slot(client):  # fitted to the window known when it is sent
         window = known_window(client)

@@ -84,3 +84,16 @@ def test_verdicts_that_cannot_be_matched_to_the_text_get_none():
     assert odds_of(text, {"verdicts": [{"claim": 1, "supported": True}]}, Verdicts,
                    alts) == {}
     assert compact(None) is None and compact([{"token": "a"}]) == ()
+
+
+def test_a_yes_no_verdict_written_as_json_is_read_as_json():
+    """A server that holds every answer to JSON writes a yes/no verdict as
+    ``{"relevant": true}``: its odds are read at the bool."""
+    from ragmark.judges.answers import PassageRelevance
+    from ragmark.judges.odds import answer_odds
+
+    tokens = [('{"relevant": ', []), ("true", [("true", 0.9), ("false", 0.1)]), ("}", [])]
+    text = "".join(t for t, _ in tokens)
+    odds = answer_odds(text, PassageRelevance, compact(_content(tokens)), yes_no=True)
+    assert odds == {("relevant",): pytest.approx({True: 0.9, False: 0.1})}
+    assert answer_odds(text, PassageRelevance, None, yes_no=True) is None

@@ -180,3 +180,20 @@ def test_judge_eval_thresholds_the_verdicts_written_and_ranks_by_probability(
                               "labels supported": {"judge unsupported": 0,
                                                    "judge supported": 2}}
     assert r["scores"]["roc_auc"]["value"] == pytest.approx(1.0)
+
+
+def test_a_passage_verdict_written_as_json_is_weighed_too(server, tmp_path, capsys):
+    """A server that holds every answer to JSON: the passage's verdict is read at the
+    bool (P(true) 0.3 for the second passage, as in the word case): 0.65."""
+    def rule(body):
+        if "one passage retrieved for it" not in body["messages"][0]["content"]:
+            return _judge(logprobs=True)(body)
+        if "Faust is a play." in body["messages"][-1]["content"]:
+            return _reply([('{"relevant": ', []), ("false", [("false", 0.7), ("true", 0.3)]),
+                           ("}", [])], True)
+        return _reply([('{"relevant": true}', [])], True)
+
+    server.rule = rule
+    values, q, _ = _run(server, tmp_path, capsys, "as-json")
+    assert values["context_relevance"] == pytest.approx(0.65)
+    assert q["context_relevance"]["chances"] == [1.0, 0.3]

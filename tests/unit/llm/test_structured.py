@@ -127,11 +127,11 @@ def test_off_sends_no_schema(server):
 
 
 def test_the_flag_turns_it_off_and_dry_runs_key_the_same_form(server, tmp_path, capsys):
-    server.rule = lambda body: chat_reply('{"verdict": "YES", "relevant": true}')
+    server.rule = lambda body: chat_reply('{"rating": 4, "reason": "ok"}')
     demo = Path(__file__).resolve().parents[3] / "src" / "ragmark" / "demo"
     args = ["run", "--dataset", str(demo / "questions.json"), "--corpus",
-            str(demo / "corpus"), "--max-queries", "2", "--skip-generation",
-            "--judge-metrics", "context_relevance", "--llm-base-url", server.url,
+            str(demo / "corpus"), "--max-queries", "2",
+            "--judge-metrics", "answer_relevance", "--llm-base-url", server.url,
             "--llm-model", "test-model", "--output", str(tmp_path / "r.json"), "--quiet"]
     code, _, err = run_cli([*args, "--llm-structured", "off"], capsys)
     assert code in (0, 1), err
