@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmark.llm.cache import cache_key
-from ragmark.llm.logprobs import decode, encode, without
+from ragmark.llm.logprobs import decode, encode, requested, without
 from ragmark.llm.protocol import (
     Message,
     alternatives_of,
@@ -168,7 +168,7 @@ class Hesitant:
 
     async def __call__(self, key: str, messages: Sequence[Message], params: dict[str, Any]
                        ) -> LLMResult:
-        if not params.get("logprobs"):
+        if not requested(params):
             return await self.inner(key, messages, params)
         result = None
         if self.refused is None:

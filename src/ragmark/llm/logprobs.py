@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from typing import Any
 
 Hesitation = tuple[int, str, tuple[tuple[str, float], ...]]
@@ -75,8 +74,3 @@ def asking(top: int = TOP_LOGPROBS) -> dict[str, Any]:
 def without(params: dict[str, Any]) -> dict[str, Any]:
     """``params`` without the request for log-probabilities."""
     return {k: v for k, v in params.items() if k not in ("logprobs", "top_logprobs")}
-
-
-def total(alts: Sequence[tuple[str, float]]) -> float:
-    """The probability mass of some alternatives."""
-    return sum(math.exp(lp) for _, lp in alts)
