@@ -32,6 +32,22 @@ def _ragmark_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
                        str(tmp_path_factory.mktemp("history") / "history.sqlite"))
 
 
+@pytest.fixture(autouse=True)
+def _criteria_forgotten():
+    """The judges a test's config defined ([judges.NAME] criteria) are forgotten after
+    it: another test's catalogue (``--metrics all``) does not hold them."""
+    yield
+    import sys
+
+    names = sys.modules.get("ragmark.metrics.names")
+    if names is None:
+        return
+    door = names.METRICS
+    for name, source in list(door.sources.items()):
+        if source.startswith("config"):
+            door.forget(name)
+
+
 @pytest.fixture
 def ragas_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
                ) -> None:

@@ -80,6 +80,11 @@ class Door(Generic[T]):
         self.entries[key], self.sources[key], self._given[key] = got, source, value
         return got
 
+    def forget(self, name: str) -> None:
+        """Take ``name``'s entry out (a config's own judge, defined again by another)."""
+        for table in (self.entries, self.sources, self._given, self.packages):
+            table.pop(name, None)  # type: ignore[attr-defined]
+
     def load(self) -> dict[str, T]:
         """Every entry, the built-ins first (in their order), then the packages'."""
         if self._loaded:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ragmark.analysis.inspection import Results, is_label_file, results_from
+from ragmark.config_judges import remember
 from ragmark.data.files import quote, read_text
 from ragmark.errors import ConfigError, DataError
 from ragmark.metrics.names import ask_of
@@ -162,6 +163,7 @@ def sample_for_review(path: str | Path, n: int, seed: int = 0, metric: str | Non
     answers) or of ``ragmark label`` (its labelled passages)."""
     file = str(path)
     kind, data = read_results(path)
+    remember(data, file)  # its criteria: people are asked them
     if kind == "label" or is_label_file(data):
         if metric not in (None, LABEL_METRIC):
             raise ConfigError(f"{file} is a `ragmark label` file: its judge column is the "

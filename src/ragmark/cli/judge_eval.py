@@ -202,6 +202,9 @@ def judges_lines(report: dict[str, Any]) -> list[str]:
               help="With --align: write the alignment chosen from every item (TOML); a "
               "config uses it as [judges.METRIC] alignment = \"FILE\".")
 @option("--store", metavar="PATH")
+@click.option("--config", type=click.Path(dir_okay=False), help="A config whose "
+              "[judges.NAME] criteria --metric may name, and whose [llm] table is the "
+              "judge's (the --llm-* flags over it).")
 @click.option("--against-qrels", is_flag=True,
               help="FILE is a run's results (--include-details) on a set with qrels: "
                    "measure the context judges against the qrels' truth, no person "

@@ -13,11 +13,17 @@ from ragmark.metrics.names import catalogue
 
 @cli.command("metrics")
 @option("--json", "as_json", is_flag=True)
-def metrics_cmd(as_json: bool) -> None:
+@click.option("--config", "configs", multiple=True, metavar="FILE",
+              help="Also list the judges of your own these configs define "
+                   "([judges.NAME] with a criterion).")
+def metrics_cmd(as_json: bool, configs: tuple[str, ...]) -> None:
     """List every metric: name (with its cutoff rule), kind, what it needs, the cutoffs
     it is computed at by default, its formula, the options its name takes
     (``rbp(p=0.9)@10``) and the config keys it reads (their type, default and meaning).
     Plugins (the ``ragmark.metric`` entry-point group) are listed too."""
+    from ragmark.plan.metric_choice import define_criteria
+
+    define_criteria(configs)
     specs = list(catalogue().values())
     if as_json:
         click.echo(json.dumps([{"name": s.name, "kind": s.kind, "cutoff": s.cutoff,

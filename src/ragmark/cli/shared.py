@@ -23,7 +23,9 @@ MEANINGS: dict[str, str | dict[str, str]] = {
                  "the targets answered).",
     },
     "--config": {
-        "*": "The configuration to run: a built-in name or a TOML file.",
+        "*": "The configuration to run: a built-in name or a TOML file (with --outputs or "
+             "--traces: one that sets only how they are judged, its [llm] and [judges] "
+             "tables).",
         "testset": "The configuration whose chunker cuts the passages questions are "
                    "written from: a built-in name or a TOML file.",
     },

@@ -15,6 +15,7 @@ from ragmark.annotate.export import human_labels
 from ragmark.annotate.store import queue_of
 from ragmark.config import RunConfig, check_regexes, load_configs
 from ragmark.config import with_language as in_language
+from ragmark.config_judges import agreeing
 from ragmark.data.nugget_files import with_nuggets
 from ragmark.data.run_scores import read_run_scores
 from ragmark.errors import ConfigError
@@ -33,6 +34,7 @@ from ragmark.plan.sources import (
     leniency,
     load,
     logged_systems,
+    run_config,
     source_of,
 )
 from ragmark.report.writers import parse_formats, paths_of
@@ -51,6 +53,7 @@ def plan_run(req: RunRequest) -> Plan:
     """The plan of ``ragmark run``."""
     targets = _targets(req, "run")
     gated = regression_metrics(req.regression, req.against)
+    run_config(req)  # its own judges ([judges.NAME] criteria) are metrics before any is read
     sel = select(req.metrics, req.judge_metrics)
     human = _labelled(req.human_labels, req.history, req.store)
     if human is not None and any(m.startswith("pairwise:") for m in human.metrics):
@@ -108,6 +111,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     early = _with_nuggets(load(req), req) if req.outputs else None  # logs join its questions
     cfgs, logged, early = (_configs(req, told), {}, None) if early is None else (
         logged_systems(req, early, told))
+    agreeing(cfgs)  # one definition of each criterion the configs judge by
     pairwise_gated = split_gates(req.regression)[1]
     sel = select(req.metrics, req.judge_metrics)  # unknown names fail before any work
     human = _labelled(req.human_labels, req.history, req.store)

@@ -5,6 +5,7 @@ judges' endpoint once; :func:`execute_judge_eval` judges and writes the report,
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -12,7 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragmark.annotate.store import labels_path
-from ragmark.errors import ConfigError
+from ragmark.config import load_configs
+from ragmark.config_judges import remember
+from ragmark.errors import ConfigError, DataError
 from ragmark.judge_eval import read_items
 from ragmark.judge_eval.measure import Trial, compare_judges, estimate, judge_eval_aligned
 from ragmark.judge_eval.people import consensus
@@ -24,6 +27,7 @@ from ragmark.plan.judge_qrels import plan_against_qrels
 from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.report.json_writer import write_json
+from ragmark.results import read_results
 from ragmark.running.head_to_head import Pair, judge_pairs
 
 if TYPE_CHECKING:
@@ -60,6 +64,9 @@ class JudgeEvalRequest:
     against_qrels: bool = False
     """Measure the context judges against the qrels of a run's results file
     (:mod:`ragmark.plan.judge_qrels`)."""
+    config: str | Path | None = None
+    """A config whose judges of their own (``[judges.NAME]`` criteria) and ``[llm]``
+    table the judge-eval uses."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,7 @@ def plan_judge_eval(req: JudgeEvalRequest) -> JudgeEvalPlan | PreferencePlan | Q
     the judges are named)."""
     if req.against_qrels:
         return _qrels_plan(req)
+    _criteria(req)  # a criterion of the config, or of the run a queue was drawn from
     task = _task_of(req)
     if task.startswith("pairwise:"):
         return _preference_plan(req, task)
@@ -191,9 +199,25 @@ def _preference_plan(req: JudgeEvalRequest, task: str) -> PreferencePlan:
                           req.dry_run)
 
 
+def _criteria(req: JudgeEvalRequest) -> None:
+    """The judges of their own the request can name: its config's, and those the results
+    file a queue (``store:QUEUE``) was drawn from records."""
+    from ragmark.annotate.store import get_queue, queue_of
+
+    if req.config is not None:
+        load_configs(str(req.config))
+    queue = queue_of(req.file)
+    source = None if queue is None else Path(get_queue(
+        labels_path(req.history, req.store), queue).source)
+    if source is not None and source.suffix == ".json" and source.is_file():
+        with contextlib.suppress(DataError):  # a set or a log records no criterion
+            remember(read_results(source)[1], str(source))
+
+
 def _judge(req: JudgeEvalRequest) -> LLMSettings:
     models = tuple(req.judge_models)
-    settings, _ = resolve_llm([], req.llm_flags, model=models[0] if models else None)
+    configs = [] if req.config is None else load_configs(str(req.config))
+    settings, _ = resolve_llm(configs, req.llm_flags, model=models[0] if models else None)
     if settings is None:
         raise ConfigError("judge-eval needs a judge: give --llm-base-url and --llm-model, "
                           f"or {SET_ENDPOINT}")

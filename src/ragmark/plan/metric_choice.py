@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragmark.analysis.gates import check_names, parse_thresholds
+from ragmark.config import load_configs
 from ragmark.errors import ConfigError
 from ragmark.metrics.names import (
     MetricName,
@@ -54,6 +55,13 @@ def select(metrics: str | Sequence[Any] | None, judge_metrics: str | Sequence[st
     names = parse_metrics([m for m in given if m not in known])
     return Selection(every, tuple(given) or None, tuple(names) or None, tuple(named),
                      tuple(parse_judge_metrics(judge_metrics)))
+
+
+def define_criteria(configs: Sequence[str]) -> None:
+    """Read ``configs``: the judges of their own they define (``[judges.NAME]`` with a
+    criterion) are metrics from then on (``ragmark metrics --config``)."""
+    for c in configs:
+        load_configs(c)
 
 
 def judges_asked(sel: Selection, *more: Sequence[str]) -> list[str]:

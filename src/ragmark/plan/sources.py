@@ -79,7 +79,7 @@ def source_of(req: RunRequest, names: Sequence[MetricName] | None) -> Source:
                           "FILE (a system's logged outputs to score) or --traces PATH (its "
                           "OTLP traces)")
     else:
-        src = Source(load(req), _config(req, names))
+        src = Source(load(req), run_config(req, names))
     if req.name is None:
         return src
     return Source(src.dataset, src.config.model_copy(update={"name": system_name(req.name)}),
@@ -93,7 +93,9 @@ def system_name(text: str) -> str:
     return name
 
 
-def _config(req: RunRequest, names: Sequence[MetricName] | None) -> RunConfig:
+def run_config(req: RunRequest, names: Sequence[MetricName] | None = None) -> RunConfig:
+    """The config a run request names, read (its ``[judges.NAME]`` criteria are metrics
+    from then on), at least as deep as the deepest retrieval metric of ``names``."""
     if isinstance(req.config, RunConfig):
         return req.config
     cfg = load_config(str(req.config or "sparse"), top_k=req.top_k, top_n=req.top_n,
@@ -167,13 +169,17 @@ def _logged(req: RunRequest) -> Source:
     flag = "--traces" if req.traces is not None else "--outputs"
     if req.traces is not None and req.outputs is not None:
         raise ConfigError("give --outputs FILE or --traces PATH, not both")
-    given = [opt for opt, v in (("--config", req.config), ("--top-k", req.top_k),
-                                ("--top-n", req.top_n)) if v is not None] + (
+    judging = judging_of(req.config)
+    given = [opt for opt, v in (("--config", None if judging else req.config),
+                                ("--top-k", req.top_k), ("--top-n", req.top_n))
+             if v is not None] + (
         ["--corpus without --dataset"] if req.corpus is not None and req.dataset is None
         else [])
     if given:
         raise ConfigError(f"{flag} scores logged answers and contexts as they are; it "
-                          f"cannot be combined with {', '.join(given)}")
+                          f"cannot be combined with {', '.join(given)}"
+                          + (f" (a config given with it sets only how it is judged: "
+                             f"{', '.join(JUDGING)})" if "--config" in given else ""))
     for opt, v in (("--trace-attribute", req.trace_attributes), ("--root-name", req.root_names),
                    ("--root-kind", req.root_kinds)):
         if v and req.traces is None:
@@ -183,7 +189,8 @@ def _logged(req: RunRequest) -> Source:
     ds = None if req.dataset is None else load(req)  # the log is scored by its truth
     oset = (load_traces(req.traces, leniency(req), keys) if req.traces is not None
             else load_outputs(str(req.outputs), leniency(req), ds, req.search_tools))
-    cfg = RunConfig.model_validate({"name": logged_name(oset), "unit": req.unit or "auto"})
+    cfg = RunConfig.model_validate({"name": logged_name(oset), "unit": req.unit or "auto",
+                                    **(judging or {})})
     if ds is None:
         return Source(oset.dataset, cfg, oset.outputs)
     outputs, notes = join_outputs(oset, ds)
@@ -192,6 +199,23 @@ def _logged(req: RunRequest) -> Source:
     ds = replace(ds, warnings=(*ds.warnings, *oset.dataset.warnings),
                  samples=with_extras(ds.samples, oset, outputs.lines))
     return Source(ds, cfg, outputs, notes=tuple(notes))
+
+
+JUDGING = ("llm", "judges", "language", "refusal_patterns", "refusal_judge",
+           "context_match", "grounded_threshold")
+"""What a config given with a log may set: how the log's answers are judged, not how
+they were made."""
+
+
+def judging_of(spec: Any) -> dict[str, Any] | None:
+    """The judging part of the config ``spec`` (its :data:`JUDGING` fields as set) when
+    it sets nothing else but its name; None otherwise (or with no config)."""
+    if spec is None:
+        return None
+    cfg = spec if isinstance(spec, RunConfig) else load_config(str(spec))
+    if cfg.model_fields_set - {"name", *JUDGING}:
+        return None
+    return {f: getattr(cfg, f) for f in cfg.model_fields_set if f in JUDGING}
 
 
 def with_extras(samples: Any, oset: Any, lines: dict[str, str]) -> tuple[Any, ...]:

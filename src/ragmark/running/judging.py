@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from ragmark.aio import run_sync
 from ragmark.case import Case
+from ragmark.config_judges import written_steps
 from ragmark.errors import ConfigError
 from ragmark.judges import JudgeCounts
 from ragmark.judges.claim_scores import METRICS as CLAIM_METRICS
@@ -182,8 +183,11 @@ async def judge_async(
         if require:
             raise ConfigError(f"--require-llm: {why}") from None
         return _skipped(cases, names, why)
-    return (scores, cut_notes(counts) + claim_notes(scores) + hard_notes(client),
-            llm_summary(settings, client, counts))
+    summary = llm_summary(settings, client, counts)
+    steps = written_steps(names, client)
+    if steps:  # a criterion's steps the judge's model wrote: kept with the run
+        summary["criterion_steps"] = steps
+    return (scores, cut_notes(counts) + claim_notes(scores) + hard_notes(client), summary)
 
 
 def hard_notes(client: Any) -> list[str]:

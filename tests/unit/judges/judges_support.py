@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
-from support.fake_llm_server import Reply
+from support.fake_llm_server import Reply, chat_reply
 
 from ragmark.judges.prompt import (
     JudgeCounts,
@@ -35,6 +36,20 @@ def reply(text: str) -> Reply:
             "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
         }
     )
+
+
+def weighed_reply(tokens: list[tuple[str, list[tuple[str, float]]]], logprobs: bool = True
+                  ) -> Reply:
+    """A chat answer written as ``tokens`` (text, [(alternative, probability), ...]):
+    with ``logprobs`` each token's top log-probabilities as OpenAI's chat completions give
+    them (``choices[0].logprobs.content``); a token without alternatives was sure."""
+    reply = chat_reply("".join(t for t, _ in tokens))
+    if logprobs:
+        reply.body["choices"][0]["logprobs"] = {"content": [
+            {"token": t, "logprob": math.log(alts[0][1]) if alts else 0.0,
+             "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in alts]
+             or [{"token": t, "logprob": 0.0}]} for t, alts in tokens]}
+    return reply
 
 
 def as_json(value: Any) -> Reply:

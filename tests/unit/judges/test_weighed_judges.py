@@ -11,9 +11,9 @@ refuses them is asked again without."""
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
+from judges_support import weighed_reply
 from support.cli import run_cli
 from support.fake_llm_server import Reply, chat_reply
 
@@ -27,17 +27,6 @@ SURE = [("YES", [])]  # context relevance asks a passage a call (no order effect
 UNSURE = [("NO", [("NO", 0.7), ("YES", 0.2), ("Yes", 0.1)])]
 
 
-def _reply(tokens, logprobs: bool) -> Reply:
-    text = "".join(t for t, _ in tokens)
-    reply = chat_reply(text)
-    if logprobs:
-        reply.body["choices"][0]["logprobs"] = {"content": [
-            {"token": t, "logprob": math.log(alts[0][1]) if alts else 0.0,
-             "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in alts]
-             or [{"token": t, "logprob": 0.0}]} for t, alts in tokens]}
-    return reply
-
-
 def _judge(logprobs: bool, refuse: bool = False):
     def rule(body):
         if refuse and body.get("logprobs"):
@@ -48,11 +37,11 @@ def _judge(logprobs: bool, refuse: bool = False):
         if "Break the answer into its factual claims" in system:
             return chat_reply('{"claims": ["Goethe wrote Faust.", "He wrote it in 1900."]}')
         if "Rate how directly" in system:
-            return _reply(RATED, given)
+            return weighed_reply(RATED, given)
         if "one passage retrieved for it" in system:
             second = "Faust is a play." in body["messages"][-1]["content"]
-            return _reply(UNSURE if second else SURE, given)
-        return _reply(VERIFY, given)
+            return weighed_reply(UNSURE if second else SURE, given)
+        return weighed_reply(VERIFY, given)
     return rule
 
 
@@ -157,7 +146,7 @@ def test_judge_eval_thresholds_the_verdicts_written_and_ranks_by_probability(
         if "Break the answer into its factual claims" in system:  # two claims an answer
             answer = user.split('<data name="answer">\n')[1].split("\n</data>")[0]
             return chat_reply(json.dumps({"claims": [f"{answer} (1)", f"{answer} (2)"]}))
-        return _reply(VERIFY if "invented" in user else sure_ish, True)
+        return weighed_reply(VERIFY if "invented" in user else sure_ish, True)
 
     server.rule = rule
     items = tmp_path / "items.jsonl"
@@ -189,9 +178,9 @@ def test_a_passage_verdict_written_as_json_is_weighed_too(server, tmp_path, caps
         if "one passage retrieved for it" not in body["messages"][0]["content"]:
             return _judge(logprobs=True)(body)
         if "Faust is a play." in body["messages"][-1]["content"]:
-            return _reply([('{"relevant": ', []), ("false", [("false", 0.7), ("true", 0.3)]),
+            return weighed_reply([('{"relevant": ', []), ("false", [("false", 0.7), ("true", 0.3)]),
                            ("}", [])], True)
-        return _reply([('{"relevant": true}', [])], True)
+        return weighed_reply([('{"relevant": true}', [])], True)
 
     server.rule = rule
     values, q, _ = _run(server, tmp_path, capsys, "as-json")
