@@ -190,7 +190,7 @@ def test_people_are_asked_the_criterion_the_run_recorded(server, tmp_path, capsy
 
 def test_judge_eval_measures_a_criterion_of_a_config(server, tmp_path, capsys):
     def rule(body):  # yes to the even answers (0.7), no to the odd ones (P(yes) 0.2)
-        odd = body["messages"][-1]["content"].rstrip("\n</data>").endswith(("1", "3"))
+        odd = body["messages"][-1]["content"].removesuffix("\n</data>").endswith(("1", "3"))
         return weighed_reply([("NO", [("NO", 0.8), ("YES", 0.2)])] if odd else
                              [("YES", [("YES", 0.7), ("NO", 0.3)])])
     server.rule = rule

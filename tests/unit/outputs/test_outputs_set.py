@@ -234,7 +234,9 @@ def test_outputs_excludes_config_and_one_of_them_is_needed(tmp_path, capsys):
                             "--config", "sparse", "--top-k", "3"], capsys)
     assert code == 2  # with --dataset, the dataset's ground truth scores the log
     assert err == ("error: --outputs scores logged answers and contexts as they are; it "
-                   "cannot be combined with --config, --top-k\n")
+                   "cannot be combined with --config, --top-k (a config given with it sets "
+                   "only how it is judged: llm, judges, language, refusal_patterns, "
+                   "refusal_judge, context_match, grounded_threshold)\n")
     code, _, err = run_cli(["run", "--outputs", str(src), "--corpus", str(src)], capsys)
     assert code == 2 and "--corpus without --dataset" in err
     code, _, err = run_cli(["run", "--quiet"], capsys)
