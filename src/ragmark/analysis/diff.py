@@ -61,6 +61,9 @@ class Side:
     trajectories: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """An agent's steps per question (question id -> steps as a results file holds
     them), where it has them."""
+    noise: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The judges' own noise the run measured (``--judge-repeats``), by metric
+    (:mod:`ragmark.running.repeats`)."""
 
 
 @dataclass(frozen=True)
@@ -321,4 +324,5 @@ def side_from_report(report: RunReport, label: str = "this run") -> Side:
     return Side(f"{label} ({name})", name, str(report.dataset.get("hash", "")),
                 {q.id: q.question for q in report.queries}, vals,
                 nuggets_hash=used if isinstance(used, str) else None,
-                trajectories=report.trajectories())
+                trajectories=report.trajectories(),
+                noise=dict((report.llm or {}).get("judge_noise") or {}))

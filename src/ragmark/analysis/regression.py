@@ -24,6 +24,7 @@ from scipy import stats as sps
 
 from ragmark.analysis.diff import Side, other_nuggets
 from ragmark.stats import Interval, bootstrap_ci, holm, paired_permutation_test
+from ragmark.stats.noise import noise_band
 
 POWER = 0.8
 
@@ -74,7 +75,10 @@ class GateRow:
 def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: float = 0.05,
                     margin: float = 0.0, n_resamples: int = 10_000, seed: int = 0
                     ) -> list[GateRow]:
-    """Each gated metric of ``now`` against ``base``, Holm-corrected over the metrics."""
+    """Each gated metric of ``now`` against ``base``, Holm-corrected over the metrics. A
+    significant drop no larger than the judge's own noise
+    (:func:`~ragmark.stats.noise.noise_band`, where a
+    side measured it) is not a regression, and the row says so."""
     pending: list[tuple[str, tuple[int, float, float, float, Interval | None, float,
                                    float | None] | None]] = []
     unpaired: dict[str, str] = {}
@@ -105,15 +109,20 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
         n, mb, mn, delta, iv, p, m = got
         p_adj = next(adjusted)
         worse = p_adj < alpha and delta < 0
-        beyond = -delta > margin
+        band = noise_band((base.noise, now.noise), metric, n)
+        beyond = -delta > margin and (band is None or -delta > band)
         passed = not (worse and beyond)
-        if passed and worse:
+        if passed and worse and band is not None and -delta <= band and -delta > margin:
+            reason = (f"significantly worse, but the drop {-delta:.4f} is within the "
+                      f"judge's own noise (±{band:.4f}, measured by its repeats)")
+        elif passed and worse:
             reason = f"significantly worse, but by no more than the margin {margin:g}"
         elif passed:
             reason = "no significant drop" if delta < 0 or p_adj >= alpha else "better"
         else:
             reason = f"significantly worse (p = {p_adj:.4g} after Holm < {alpha:g})" + (
-                f", beyond the margin {margin:g}" if margin else "")
+                f", beyond the margin {margin:g}" if margin else "") + (
+                "" if band is None else f" and the judge's own noise (±{band:.4f})")
         rows.append(GateRow(metric, n, mb, mn, delta, None if iv is None else iv.low,
                             None if iv is None else iv.high, p, p_adj, m, passed, reason))
     return rows

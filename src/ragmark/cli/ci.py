@@ -53,11 +53,31 @@ def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def repeat_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--judge-repeats`` and ``--judge-temperature``: each judge asked several times,
+    its noise measured."""
+    opts = [
+        click.option("--judge-repeats", type=click.IntRange(min=1), default=1,
+                     show_default=True,
+                     help="Ask every judge call N times (other seeds, at "
+                          "--judge-temperature): each value is the mean of N, and each "
+                          "judge metric's own noise is reported beside the spread between "
+                          "questions; the regression gate does not call a drop within that "
+                          "noise a regression."),
+        click.option("--judge-temperature", type=click.FloatRange(min=0, min_open=True),
+                     help="The judge's sampling temperature of the repeats [default: 0.7]."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
 def scoring_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """The flags run and compare share for how every config is read and scored: the
     data's (encoding, strictness, input format, language, extra qrels, nuggets), the
     retrieval means, the refusal patterns, the history, the LLM endpoint, the dry run."""
-    for decorate in (dry_run_option, llm_options, history_options, refusal_option,
+    for decorate in (dry_run_option, repeat_options, llm_options, history_options,
+                     refusal_option,
                      search_tool_option, mean_option, nuggets_option, qrels_extra_option,
                      language_option, input_format_option, data_options):
         f = decorate(f)

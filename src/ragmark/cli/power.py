@@ -4,6 +4,7 @@ named `ragmark plan`, a name now left to the layer that plans every command
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import click
@@ -89,15 +90,28 @@ def _power(**f: Any) -> None:
     table = Table(show_header=True, header_style="bold",
                   title=f"questions needed to detect a drop of {effect:g} (α = {alpha:g}, "
                         f"power {power:g})")
-    for col in ("metric", "spread", "from", "questions now", "detectable now", "needed"):
+    for col in ("metric", "spread", "from", "questions now", "detectable now",
+                "judge noise", "needed"):
         table.add_column(col, justify="left" if col in ("metric", "from") else "right")
     for m in names:
         sd, source, n = _spread(base, other, m)
         now = mde(sd, n, alpha, power)
+        need = questions_needed(sd, effect, alpha, power) if sd > 0 else None
+        noise = base.noise.get(m) or {}
+        within, reps = noise.get("within_sd"), noise.get("repeats")
+        if within:  # the gate lets a drop within the judges' noise band pass
+            quiet = math.ceil(2 * (1.96 * within) ** 2 / (reps * effect ** 2))
+            need = max(need or 2, quiet)
         table.add_row(m, f"{sd:.4f}", source, str(n), "—" if now is None else f"{now:.4f}",
-                      f"{questions_needed(sd, effect, alpha, power):,}" if sd > 0 else
-                      "any (no spread)")
+                      "—" if not within else f"s.d. {within:.4f} at {reps} repeats",
+                      f"{need:,}" if need is not None else "any (no spread)")
     out.print(table)
+    if any(base.noise.get(m) for m in names):
+        out.print("judge noise: the within-question s.d. the run's --judge-repeats "
+                  "measured; a gate does not call a drop within the judges' own noise band "
+                  "a regression, so at least 2 * (1.96 * s.d.)^2 / (repeats * effect^2) "
+                  "questions are needed (more repeats, fewer questions)", highlight=False,
+                  soft_wrap=True)
 
 
 @cli.command("power")

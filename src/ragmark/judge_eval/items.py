@@ -93,12 +93,12 @@ def read_jsonl(path: str | Path, labels: dict[str, bool]) -> list[Item]:
         try:
             if not isinstance(obj, dict):
                 raise ValueError("expected a JSON object")
-            ctx = obj.get("contexts", obj.get("context"))
+            ctx = obj.get("contexts", obj.get("context", []))
             contexts = [ctx] if isinstance(ctx, str) else ctx
-            if (not isinstance(contexts, list) or not contexts
+            if (not isinstance(contexts, list)  # none: a judge that reads none (a criterion)
                     or not all(isinstance(c, str) for c in contexts)):
                 raise ValueError("field 'contexts' (or 'context'): expected a string or a "
-                                 "non-empty list of strings")
+                                 "list of strings")
             if "label" not in obj:
                 raise ValueError("field 'label' is missing")
             items.append(Item(str(obj.get("id", line_no)), _text(obj, "question", False) or "",

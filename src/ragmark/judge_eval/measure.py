@@ -165,9 +165,7 @@ def compare_judges(items: Sequence[Item], judges: Sequence[LLMSettings],
 def repeat_settings(settings: LLMSettings, trial: Trial, repeat: int) -> LLMSettings:
     """The judge's settings in repeat ``repeat`` (0, 1, ...): the endpoint's seed plus
     ``repeat``, at the trial's temperature when it names one."""
-    return settings.model_copy(update={
-        "seed": (settings.seed or 0) + repeat,
-        **({"temperature": trial.temperature} if trial.temperature is not None else {})})
+    return settings.repeat(repeat, trial.temperature)
 
 
 def check_trial(items: Sequence[Item], trial: Trial) -> None:

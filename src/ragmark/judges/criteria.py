@@ -192,8 +192,11 @@ class CriterionJudge:
     async def _write(self, client: ChatClient, counts: JudgeCounts
                      ) -> tuple[str, ...] | JudgeFailure:
         d = self.definition
-        got = await aligned(ask_or_unknown(client, STEPS_PROMPT, StepsInput(  # unaligned
-            criterion=d.criterion, reads=_reads_text(d.reads)), counts), None)
+        # unaligned, and at temperature 0 with one seed: the same steps however the
+        # judge is then asked (its repeats sample the verdicts, not the steps)
+        got = await aligned(ask_or_unknown(client, STEPS_PROMPT, StepsInput(
+            criterion=d.criterion, reads=_reads_text(d.reads)), counts, temperature=0.0,
+            seed=0), None)
         if got is UNKNOWN:  # a dry run: the judge calls are counted with steps like these
             return ("(a step the model writes)",) * 4
         if isinstance(got, JudgeFailure):

@@ -21,11 +21,11 @@ UNKNOWN = Unknown()
 
 
 async def ask_or_unknown(client: ChatClient, prompt: Prompt[Any, Any], item: BaseModel,
-                         counts: JudgeCounts) -> Any:
+                         counts: JudgeCounts, **params: Any) -> Any:
     """The judge's answer, a JudgeFailure, or UNKNOWN in a dry run (the re-ask it may
-    cost is counted there)."""
+    cost is counted there); ``params`` as :func:`ask` takes them."""
     try:
-        return await ask(client, prompt, item, counts=counts)
+        return await ask(client, prompt, item, counts=counts, **params)
     except NotCached as e:
         if not e.shared:
             client.follow(0, 1, estimate_tokens(e.messages) + 120)  # type: ignore[attr-defined,arg-type]

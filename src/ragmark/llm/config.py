@@ -163,6 +163,13 @@ class LLMSettings(BaseModel):
             return None
         return self.prices.get(self.model)
 
+    def repeat(self, repeat: int, temperature: float | None = None) -> LLMSettings:
+        """The settings of repeat ``repeat`` (0, 1, ...) of a judge asked again: the seed
+        plus ``repeat`` (so each repeat is its own call, cached apart), at
+        ``temperature`` when given."""
+        return self.model_copy(update={
+            "seed": (self.seed or 0) + repeat,
+            **({"temperature": temperature} if temperature is not None else {})})
 
 
 def display_url(url: str) -> str:

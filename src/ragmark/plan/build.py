@@ -205,11 +205,15 @@ def _targets(req: Request, kind: str) -> Targets:
 
 
 def _options(req: Request, *, skip_generation: bool | None = None) -> Options:
+    if req.judge_temperature is not None and req.judge_repeats == 1:
+        raise ConfigError("--judge-temperature is the temperature of the judges' repeats: "
+                          "give --judge-repeats N (N at least 2) too")
     return Options(mean=req.mean, max_queries=req.max_queries,
                    skip_generation=req.skip_generation if skip_generation is None
                    else skip_generation, allow_short_rankings=req.allow_short_rankings,
                    index_cache=not req.no_index_cache, latency_sample=req.latency_sample,
-                   require_llm=req.require_llm)
+                   require_llm=req.require_llm, judge_repeats=req.judge_repeats,
+                   judge_temperature=req.judge_temperature)
 
 
 def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] | None]:

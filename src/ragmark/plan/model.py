@@ -38,6 +38,8 @@ class Options:
     index_cache: bool = True
     latency_sample: int = 100
     require_llm: bool = False
+    judge_repeats: int = 1
+    judge_temperature: float | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ class Plan:
                     max_queries=o.max_queries, skip_generation=o.skip_generation,
                     allow_short_rankings=o.allow_short_rankings, index_cache=o.index_cache,
                     latency_sample=o.latency_sample, executor=self.executor,
-                    answers=self.pairwise is not None)
+                    answers=self.pairwise is not None, judge_repeats=o.judge_repeats,
+                    judge_temperature=o.judge_temperature)
 
 
 @dataclass

@@ -75,6 +75,10 @@ class Request:
     llm: LLMSettings | Mapping[str, Any] | None = None
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
     require_llm: bool = False
+    judge_repeats: int = 1
+    """``--judge-repeats``: each judge asked that many times, its noise measured."""
+    judge_temperature: float | None = None
+    """``--judge-temperature``: the repeats' temperature (None: the default, 0.7)."""
     human_labels: str | None = None
     store: str | Path | None = None
     """The label store ``store:QUEUE`` reads (None: beside ``history``)."""

@@ -275,6 +275,7 @@ def compare_to_json(c: Comparison, include_details: bool = False) -> dict[str, A
              "relative_change": row.relative_change, "p_value": row.p_value,
              "p_adjusted": row.p_adjusted, "significant": row.significant, "n": row.n,
              "test": row.method, "family": row.family, "family_size": row.family_size,
+             **({} if row.judge_noise is None else {"judge_noise": row.judge_noise}),
              "summary": change_sentence(row, c.baseline)}
             for row in c.rows
         ],
@@ -326,7 +327,8 @@ def compare_from_json(data: Mapping[str, Any], file: str = "results") -> Compari
         rows = [ComparisonRow(r["config"], r["metric"], r["baseline_value"], r["value"],
                               r["relative_change"], r["p_value"], r["p_adjusted"],
                               r["significant"], r["n"], r["test"], r["family"],
-                              r["family_size"]) for r in data.get("comparisons") or []]
+                              r["family_size"], r.get("judge_noise"))
+                for r in data.get("comparisons") or []]
         return Comparison(reports, run.get("baseline") or next(iter(blocks), ""),
                           list(run.get("compared_metrics") or []), intervals, rows,
                           settings, run.get("dataset_hash", ""),

@@ -74,7 +74,9 @@ def change_sentence(row: ComparisonRow, baseline: str, label: str | None = None)
     text = f"{row.config}: {label or row.metric} {what} vs {baseline}"
     if row.p_adjusted is None:
         return text + " (no query has both values: not tested)"
-    verdict = "significant" if row.significant else "not significant"
+    verdict = "significant" if row.significant else "not significant" if (
+        row.judge_noise is None) else (f"within the judges' own noise (±{row.judge_noise:.4f}):"
+                                       " not called a difference")
     how = "uncorrected" if row.family == "none" else "after Holm"
     return f"{text} (p = {_p(row.p_adjusted)} {how}, {verdict}, n = {row.n})"
 

@@ -42,6 +42,7 @@ from ragmark.running.selection import (
 )
 from ragmark.running.task import Task
 from ragmark.stats import ComparisonRow, Interval, compare_to_baseline, mean_ci
+from ragmark.stats.noise import noise_band
 from ragmark.types import Dataset
 
 TABLE_METRICS = ["mrr", "recall@5", "hit@5", "precision@5", "ndcg@10"]
@@ -81,7 +82,19 @@ def analyse(
     per_query = {n: {m: per_query_values(r, m) for m in metrics} for n, r in reports.items()}
     rows = compare_to_baseline(per_query, baseline, list(metrics), st.test, st.alpha, st.seed,
                                st.n_resamples, st.correction)
-    return intervals, rows
+    return intervals, [_against_noise(r, reports[baseline], reports[r.config]) for r in rows]
+
+
+def _against_noise(row: ComparisonRow, base: RunReport, other: RunReport) -> ComparisonRow:
+    """``row`` not called significant when its difference is within the judges' own
+    noise, as the two runs measured it (:func:`~ragmark.stats.noise.noise_band`)."""
+    if not row.significant or row.baseline_mean is None or row.value_mean is None:
+        return row
+    band = noise_band([r.llm.get("judge_noise") or {} for r in (base, other)], row.metric,
+                      row.n)
+    if band is None or abs(row.value_mean - row.baseline_mean) > band:
+        return row
+    return replace(row, significant=False, judge_noise=round(band, 6))
 
 
 def compare(

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ragmark.case import Case
 from ragmark.config import RunConfig
 from ragmark.data.fingerprint import LOGGED
 from ragmark.errors import ConfigError
@@ -34,8 +35,10 @@ from ragmark.results.model import (
 )
 from ragmark.running.judging import estimate, needs_answer, parse_judge_metrics
 from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
+from ragmark.running.repeats import DEFAULT_TEMPERATURE
 from ragmark.running.scoring import (
     answer_stage,
+    repeated_summary,
 )
 from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
     check_depth,
@@ -205,13 +208,26 @@ def dry_answered(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
               if p.failure is not None}
     answers, _ = answer_stage(samples, src.queries, failed, [], cfg, dataset.corpus.by_id())
     ok = [qi for qi in range(len(samples)) if qi not in failed]
-    est = estimate([answers[i] for i in ok], sel.judges, task.llm, cfg.guidance())
+    est = estimate_repeated([answers[i] for i in ok], sel.judges, task, cfg.guidance())
     records = [QueryRecord(s.id, s.question, [], a.answer_or_none, {}, list(a.contexts),
                            sample=s)
                for s, a in zip(samples, answers, strict=True)]
     if "embeddings" in src.llm:
         est = {**est, "embeddings": src.llm["embeddings"]}
     return est, records
+
+
+def estimate_repeated(cases: Sequence[Case], judges: Sequence[str], task: Task,
+                      guidance: Any) -> dict[str, Any]:
+    """The dry run's count of the judge calls, each repeat of ``--judge-repeats`` its own
+    (other seeds: other calls), the counts summed."""
+    if task.judge_repeats == 1 or task.llm is None:
+        return estimate(cases, judges, task.llm, guidance)
+    heat = task.judge_temperature or DEFAULT_TEMPERATURE
+    each = [estimate(cases, judges, task.llm.repeat(r, heat), guidance)
+            for r in range(task.judge_repeats)]
+    return {**repeated_summary(each), "questions": each[0]["questions"],
+            "judge_repeats": task.judge_repeats}
 
 
 def _chosen(dataset: Dataset, cfg: RunConfig, task: Task, *, ranked_here: bool) -> Selected:

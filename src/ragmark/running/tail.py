@@ -108,8 +108,8 @@ def _stages(dataset: Dataset, samples: Sequence[Sample], queries: list[Produced]
     # a question marked unanswerable is not judged: there is no answer to judge it by
     unjudged_qs = failed | {qi: Score.missing(UNANSWERABLE) for qi, s in enumerate(samples)
                             if not s.answerable and qi not in failed}
-    judged, stats = judge_stage(answers, unjudged_qs, sel.judges, prog=prog,
-                                llm=task.llm, require_llm=task.require_llm, cfg=cfg)
+    judged, stats = judge_stage(answers, unjudged_qs, sel.judges, prog=prog, task=task,
+                                cfg=cfg)
     return _Scored(queries, failed, unjudged, matched, answers, answer_scores, judged,
                    refusal.merge(stats))
 

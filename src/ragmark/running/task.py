@@ -46,3 +46,7 @@ class Task:
     latency_sample: int = LATENCY_SAMPLE
     executor: Executor | None = None
     answers: bool = False
+    judge_repeats: int = 1
+    """Each judge asked that many times (other seeds, at ``judge_temperature``): values
+    the means, the judges' noise measured (:mod:`ragmark.running.repeats`)."""
+    judge_temperature: float | None = None

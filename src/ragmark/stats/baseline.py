@@ -45,6 +45,10 @@ class ComparisonRow:
     or ``none``."""
     family_size: int = 0
     """Comparisons in that family (those with at least one query in common)."""
+    judge_noise: float | None = None
+    """Set when the difference, significant by the test, is within the judges' own noise
+    (``--judge-repeats``): the half-width of that noise's 95% band; the row is then not
+    called significant."""
 
 
 CORRECTIONS = ("per-metric", "all", "none")

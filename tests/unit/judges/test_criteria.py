@@ -199,7 +199,7 @@ def test_judge_eval_measures_a_criterion_of_a_config(server, tmp_path, capsys):
     _forget("plain_language")
     items = tmp_path / "labels.jsonl"
     items.write_text("".join(json.dumps({"question": "q?", "answer": f"answer {i}",
-                                         "contexts": ["c"], "label": i % 2 == 0}) + "\n"
+                                         "label": i % 2 == 0}) + "\n"  # no contexts read
                              for i in range(4)))
     out = tmp_path / "eval.json"
     code, _, err = run_cli(["judge-eval", str(items), "--metric", "plain_language",
