@@ -55,7 +55,7 @@ def regression_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def repeat_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--judge-repeats`` and ``--judge-temperature``: each judge asked several times,
-    its noise measured."""
+    its noise measured; ``--judge-llm``: a jury."""
     opts = [
         click.option("--judge-repeats", type=click.IntRange(min=1), default=1,
                      show_default=True,
@@ -66,6 +66,12 @@ def repeat_options(f: Callable[..., Any]) -> Callable[..., Any]:
                           "noise a regression."),
         click.option("--judge-temperature", type=click.FloatRange(min=0, min_open=True),
                      help="The judge's sampling temperature of the repeats [default: 0.7]."),
+        click.option("--judge-llm", "judge_llms", multiple=True, metavar="MODEL[@URL]",
+                     help="A juror: repeat the flag for a jury of judge models (at the "
+                          "judges' endpoint, or at URL). Each judge metric is asked of "
+                          "every juror: its value is their mean, their agreement "
+                          "(Krippendorff's alpha) is reported, a juror that fails is left "
+                          "out with its reason."),
     ]
     for o in reversed(opts):
         f = o(f)

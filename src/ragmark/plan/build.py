@@ -88,7 +88,8 @@ def plan_run(req: RunRequest) -> Plan:
         return Plan(
             kind="run", dataset=ds, configs=(cfg,), metrics=chosen.metrics,
             also=chosen.also, judges=chosen.judges, llm=llm,
-            options=_options(req, skip_generation=req.skip_generation or src.retrieval_only),
+            options=_options(req, llm, skip_generation=req.skip_generation
+                             or src.retrieval_only),
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(gated),
                           req.against, req.gate_alpha, req.margin, req.history),
             targets=targets, outputs=src.outputs,
@@ -145,7 +146,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
         plan = Plan(
             kind="compare", dataset=ds, configs=tuple(cfgs), metrics=chosen.metrics,
             also=chosen.also, judges=chosen.judges, compared=chosen.compared,
-            baseline=req.baseline, stats=stats, llm=llm, options=_options(req),
+            baseline=req.baseline, stats=stats, llm=llm, options=_options(req, llm),
             gating=Gating(tuple(under), tuple(most), req.allow_missing, tuple(regressed),
                           req.against, req.alpha, req.margin, req.history,
                           tuple(pairwise_gated)),
@@ -204,16 +205,43 @@ def _targets(req: Request, kind: str) -> Targets:
                    req.include_details, req.step_summary)
 
 
-def _options(req: Request, *, skip_generation: bool | None = None) -> Options:
+def _options(req: Request, llm: LLMSettings | None, *, skip_generation: bool | None = None
+             ) -> Options:
     if req.judge_temperature is not None and req.judge_repeats == 1:
         raise ConfigError("--judge-temperature is the temperature of the judges' repeats: "
                           "give --judge-repeats N (N at least 2) too")
-    return Options(mean=req.mean, max_queries=req.max_queries,
+    return Options(jurors=jurors_of(req.judge_llms, llm),mean=req.mean, max_queries=req.max_queries,
                    skip_generation=req.skip_generation if skip_generation is None
                    else skip_generation, allow_short_rankings=req.allow_short_rankings,
                    index_cache=not req.no_index_cache, latency_sample=req.latency_sample,
                    require_llm=req.require_llm, judge_repeats=req.judge_repeats,
                    judge_temperature=req.judge_temperature)
+
+
+def jurors_of(given: Sequence[str], llm: LLMSettings | None) -> tuple[LLMSettings, ...]:
+    """``--judge-llm MODEL[@URL]`` (repeated): each juror's endpoint, the judges' own
+    (``llm``) with that model and, after ``@``, that base URL; none without the flag."""
+    if not given:
+        return ()
+    if len(given) < 2:
+        raise ConfigError("--judge-llm: a jury needs two jurors or more (give the flag once "
+                          "a juror); one judge is --llm-model")
+    if llm is None:
+        raise ConfigError("--judge-llm: the jurors share the judges' endpoint settings: give "
+                          "--llm-base-url (or [llm] base_url), the URL of those without @URL")
+    out = []
+    for text in given:
+        model, _, url = text.strip().partition("@")
+        if not model.strip() or (text.count("@") and not url.strip()):
+            raise ConfigError(f"--judge-llm {text!r}: expected MODEL or MODEL@BASE_URL")
+        out.append(llm.model_copy(update={"model": model.strip(),
+                                          **({"base_url": url.strip()} if url else {})}))
+    models = [j.model for j in out]
+    twice = sorted({m for m in models if models.count(m) > 1})
+    if twice:
+        raise ConfigError(f"--judge-llm: juror {twice[0]!r} given twice; the jurors are "
+                          "named by their models, which must differ")
+    return tuple(out)
 
 
 def _with_extra(ds: Dataset, path: str | None) -> tuple[Dataset, dict[str, Any] | None]:

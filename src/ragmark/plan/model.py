@@ -40,6 +40,7 @@ class Options:
     require_llm: bool = False
     judge_repeats: int = 1
     judge_temperature: float | None = None
+    jurors: tuple[LLMSettings, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ class Plan:
                     allow_short_rankings=o.allow_short_rankings, index_cache=o.index_cache,
                     latency_sample=o.latency_sample, executor=self.executor,
                     answers=self.pairwise is not None, judge_repeats=o.judge_repeats,
-                    judge_temperature=o.judge_temperature)
+                    judge_temperature=o.judge_temperature, jurors=o.jurors)
 
 
 @dataclass

@@ -79,6 +79,8 @@ class Request:
     """``--judge-repeats``: each judge asked that many times, its noise measured."""
     judge_temperature: float | None = None
     """``--judge-temperature``: the repeats' temperature (None: the default, 0.7)."""
+    judge_llms: tuple[str, ...] = ()
+    """``--judge-llm MODEL[@URL]``, repeated: a jury of those models."""
     human_labels: str | None = None
     store: str | Path | None = None
     """The label store ``store:QUEUE`` reads (None: beside ``history``)."""

@@ -18,7 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.aio import run_sync
+from ragmark.case import Case
+from ragmark.llm import LLMSettings
 from ragmark.metrics.names import verdict_at
+from ragmark.progress import Progress
+from ragmark.running.judging import judge_async
+from ragmark.running.task import Task
 from ragmark.stats import wilson_interval
 from ragmark.types import Score
 
@@ -94,4 +100,42 @@ def noise_notes(report: Mapping[str, Mapping[str, Any]], temperature: float) -> 
             + f"; the hard verdict flipped on {r['flipped']} ({r['flip_share']:.0%}"
             + ("" if iv is None else f", 95% CI {iv[0]:.0%}-{iv[1]:.0%}") + "); the mean "
             f"carries ±{1.96 * r['mean_se']:.3f} of the judge's own noise")
+    return out
+
+
+def asked_repeatedly(cases: Sequence[Case], names: Sequence[str],
+                     llm: LLMSettings | None, task: Task, prog: Progress, guidance: Any
+                     ) -> tuple[list[dict[str, Score]], list[str], dict[str, Any]]:
+    """Every case judged on ``llm``, ``task.judge_repeats`` times (each repeat its own
+    seed, at ``task.judge_temperature``): the scores (each the mean of its repeats), the
+    notes and the LLM accounting (summed over the repeats, with the noise measured)."""
+    repeats = task.judge_repeats
+    heat = None if repeats == 1 else (task.judge_temperature or DEFAULT_TEMPERATURE)
+    who = "" if llm is None or not task.jurors else f" by {llm.model}"
+    runs = []
+    for r in range(repeats):
+        what = "" if repeats == 1 else f", repeat {r + 1} of {repeats}"
+        with prog.task(f"judging ({', '.join(names)}){who}{what}",
+                       len(cases) * len(names)) as adv:
+            runs.append(run_sync(judge_async(
+                cases, names, None if llm is None else llm.repeat(r, heat) if repeats > 1
+                else llm, require=task.require_llm, advance=adv, guidance=guidance)))
+    got, notes, summary = runs[0]
+    if repeats == 1:
+        return got, notes, summary
+    got, measured = combine([g for g, _, _ in runs], names)
+    return got, [*notes, *noise_notes(measured, heat or 0.0)], {
+        **repeated_summary([s for _, _, s in runs]), "judge_repeats": repeats,
+        "judge_temperature": heat, "judge_noise": measured}
+
+
+def repeated_summary(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The LLM accounting of judges asked several times (repeats, jurors): the first's,
+    with the counts (calls, tokens, cost, ...) summed."""
+    out = dict(summaries[0])
+    for key, value in out.items():
+        if isinstance(value, int | float) and not isinstance(value, bool) and key not in (
+                "context_window",):
+            got = [s.get(key) for s in summaries]
+            out[key] = None if any(g is None for g in got) else sum(got)  # type: ignore[misc]
     return out

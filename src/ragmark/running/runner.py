@@ -35,10 +35,9 @@ from ragmark.results.model import (
 )
 from ragmark.running.judging import estimate, needs_answer, parse_judge_metrics
 from ragmark.running.own import Retrieval, estimate_retrieval, own, retrieval
-from ragmark.running.repeats import DEFAULT_TEMPERATURE
+from ragmark.running.repeats import DEFAULT_TEMPERATURE, repeated_summary
 from ragmark.running.scoring import (
     answer_stage,
-    repeated_summary,
 )
 from ragmark.running.selection import (  # noqa: F401  (re-exported: runner's API)
     check_depth,
@@ -219,15 +218,18 @@ def dry_answered(dataset: Dataset, cfg: RunConfig, task: Task | None = None, *,
 
 def estimate_repeated(cases: Sequence[Case], judges: Sequence[str], task: Task,
                       guidance: Any) -> dict[str, Any]:
-    """The dry run's count of the judge calls, each repeat of ``--judge-repeats`` its own
-    (other seeds: other calls), the counts summed."""
-    if task.judge_repeats == 1 or task.llm is None:
+    """The dry run's count of the judge calls: each juror's (``--judge-llm``) and each
+    repeat's (``--judge-repeats``: other seeds, other calls) its own, the counts summed."""
+    endpoints = task.jurors or (task.llm,)
+    if (task.judge_repeats == 1 and len(endpoints) == 1) or endpoints[0] is None:
         return estimate(cases, judges, task.llm, guidance)
     heat = task.judge_temperature or DEFAULT_TEMPERATURE
-    each = [estimate(cases, judges, task.llm.repeat(r, heat), guidance)
+    each = [estimate(cases, judges, e.repeat(r, heat) if task.judge_repeats > 1 else e,
+                     guidance) for e in endpoints if e is not None
             for r in range(task.judge_repeats)]
     return {**repeated_summary(each), "questions": each[0]["questions"],
-            "judge_repeats": task.judge_repeats}
+            "judge_repeats": task.judge_repeats,
+            **({"jurors": [e.model for e in task.jurors]} if task.jurors else {})}
 
 
 def _chosen(dataset: Dataset, cfg: RunConfig, task: Task, *, ranked_here: bool) -> Selected:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,8 +35,9 @@ from ragmark.metrics.similarity import answer_similarity
 from ragmark.pipelines.base import RECORDED, Produced, StageReport
 from ragmark.progress import Progress
 from ragmark.results.model import HopRecord
-from ragmark.running.judging import judge_async, refusals_async
-from ragmark.running.repeats import DEFAULT_TEMPERATURE, combine, noise_notes
+from ragmark.running.judging import refusals_async
+from ragmark.running.jury import jury_verdicts, label_of
+from ragmark.running.repeats import asked_repeatedly
 from ragmark.running.task import Task
 from ragmark.types import Document, GroundTruth, Sample, Score
 
@@ -266,47 +266,27 @@ def judge_stage(cases: Sequence[Case],
     """Each question's judge scores (on the driver's LLM client: ``task.llm``, required
     with ``task.require_llm``); ``cfg`` gives the data's ``language`` and the aligned
     judges' guidance (its ``[judges]`` tables). ``task.judge_repeats`` > 1: every judge
-    asked that many times (other seeds, at ``task.judge_temperature``), each value the
-    mean of its repeats, the judges' noise measured (:mod:`ragmark.running.repeats`)."""
-    llm, repeats = task.llm, task.judge_repeats
+    asked that many times, the judges' noise measured (:mod:`ragmark.running.repeats`);
+    ``task.jurors``: a jury, every juror asked, their values combined and their
+    agreement measured (:mod:`ragmark.running.jury`)."""
     ok = [qi for qi in range(len(cases)) if qi not in failed]
     scores = [{n: failed[qi] for n in judge_names} if qi in failed else {}
               for qi in range(len(cases))]
     if not judge_names or not ok:
         return scores, StageReport()
     t0 = time.perf_counter()
-    runs = []
-    heat = None if repeats == 1 else (task.judge_temperature or DEFAULT_TEMPERATURE)
-    for r in range(repeats):
-        what = "" if repeats == 1 else f", repeat {r + 1} of {repeats}"
-        with prog.task(f"judging ({', '.join(judge_names)}){what}",
-                       len(ok) * len(judge_names)) as adv:
-            runs.append(run_sync(judge_async(
-                [cases[i] for i in ok], judge_names,
-                None if llm is None else llm.repeat(r, heat) if repeats > 1 else llm,
-                require=task.require_llm, advance=adv,
-                guidance=None if cfg is None else cfg.guidance())))
-    got, notes, summary = runs[0]
-    if repeats > 1:
-        got, measured = combine([g for g, _, _ in runs], judge_names)
-        notes = [*notes, *noise_notes(measured, heat or 0.0)]
-        summary = {**repeated_summary([s for _, _, s in runs]), "judge_repeats": repeats,
-                   "judge_temperature": heat, "judge_noise": measured}
+    asked = [cases[i] for i in ok]
+    guidance = None if cfg is None else cfg.guidance()
+    if task.jurors:
+        got, notes, summary = jury_verdicts(
+            [(label_of(j), asked_repeatedly(asked, judge_names, j, task, prog, guidance))
+             for j in task.jurors], judge_names)
+    else:
+        got, notes, summary = asked_repeatedly(asked, judge_names, task.llm, task, prog,
+                                               guidance)
     for i, sc in zip(ok, got, strict=True):
         scores[i] = sc
     return scores, StageReport({"judge_s": time.perf_counter() - t0}, tuple(notes), summary)
-
-
-def repeated_summary(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The LLM accounting of a judge asked several times: the first repeat's, with the
-    counts (calls, tokens, cost, ...) summed over the repeats."""
-    out = dict(summaries[0])
-    for key, value in out.items():
-        if isinstance(value, int | float) and not isinstance(value, bool) and key not in (
-                "context_window",):
-            got = [s.get(key) for s in summaries]
-            out[key] = None if any(g is None for g in got) else sum(got)  # type: ignore[misc]
-    return out
 
 
 def retrieval_scores(s: Sample, qi: int, values: Mapping[str, NDArray[np.float64]],

@@ -50,3 +50,6 @@ class Task:
     """Each judge asked that many times (other seeds, at ``judge_temperature``): values
     the means, the judges' noise measured (:mod:`ragmark.running.repeats`)."""
     judge_temperature: float | None = None
+    jurors: tuple[LLMSettings, ...] = ()
+    """A jury: each juror's endpoint, every judge asked of each (``llm`` is then not
+    asked; :mod:`ragmark.running.jury`)."""
