@@ -109,3 +109,29 @@ async def numbered_precision(client: Any, question: str, expected_answer: str,
     ordered = in_order({v.passage: v.useful for v in out.verdicts}, len(contexts))
     return Score(rank_weighted_precision(ordered),
                  details={"useful": [i for i, u in enumerate(ordered, start=1) if u]})
+
+
+COMPLETE = ('[judges.complete]\ncriterion = "The answer is complete."\n'
+            'steps = ["Read it."]\n')
+"""A yes/no criterion with its steps given (no steps call)."""
+
+
+def run_complete(server, tmp_path, capsys, *more, expect=0):
+    """``ragmark run`` of the ``complete`` criterion over three logged questions, q0-q2
+    ("Question qN?"), on the scripted server: the results (None when none were written)
+    and what was said."""
+    from support.cli import run_cli
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": q, "question": f"Question {q}?",
+                                       "answer": "An answer.", "contexts": ["c"]}) + "\n"
+                           for q in ("q0", "q1", "q2")))
+    cfg = tmp_path / "judges.toml"
+    cfg.write_text(COMPLETE)
+    out = tmp_path / "out.json"
+    code, stdout, err = run_cli(["run", "--outputs", str(log), "--config", str(cfg),
+                                 "--metrics", "complete", "--llm-base-url", server.url,
+                                 "--llm-model", "m", "--output", str(out),
+                                 "--include-details", "--no-history", "--quiet", *more], capsys)
+    assert code == expect, err
+    return json.loads(out.read_text()) if out.exists() else None, stdout + err

@@ -9,14 +9,11 @@ alpha = 1 - 3 * 0.58 / 1.66 = -0.0482; on the verdicts (nominal: 1,1 and 1,0):
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from judges_support import weighed_reply
-from support.cli import run_cli
+from judges_support import COMPLETE, run_complete, weighed_reply
 from support.fake_llm_server import chat_reply
 
-CRITERION = '[judges.complete]\ncriterion = "The answer is complete."\nsteps = ["Read it."]\n'
+CRITERION = COMPLETE
 P_YES = {("a", "q0"): 0.9, ("a", "q1"): 0.8, ("a", "q2"): 0.2, ("b", "q0"): 0.7,
          ("b", "q1"): 0.3}
 
@@ -31,19 +28,7 @@ def _rule(body):
 
 
 def _run(server, tmp_path, capsys, *more, expect=0):
-    log = tmp_path / "log.jsonl"
-    log.write_text("".join(json.dumps({"id": q, "question": f"Question {q}?",
-                                       "answer": "An answer.", "contexts": ["c"]}) + "\n"
-                           for q in ("q0", "q1", "q2")))
-    cfg = tmp_path / "judges.toml"
-    cfg.write_text(CRITERION)
-    out = tmp_path / "out.json"
-    code, stdout, err = run_cli(["run", "--outputs", str(log), "--config", str(cfg),
-                                 "--metrics", "complete", "--llm-base-url", server.url,
-                                 "--llm-model", "m", "--output", str(out),
-                                 "--include-details", "--no-history", "--quiet", *more], capsys)
-    assert code == expect, err
-    return json.loads(out.read_text()) if out.exists() else None, stdout + err
+    return run_complete(server, tmp_path, capsys, *more, expect=expect)
 
 
 def test_a_jury_combines_its_jurors_and_measures_their_agreement(server, tmp_path, capsys):
