@@ -63,11 +63,11 @@ def ragmark_judge(table: dict[str, Any], items: Path, args: Any) -> dict[str, An
     with tempfile.TemporaryDirectory() as tmp:
         cfg, out = Path(tmp) / "judge.toml", Path(tmp) / "eval.json"
         cfg.write_text(_toml(table), encoding="utf-8")
-        env = {**os.environ, "RAGMARK_HOME": tmp}
+        env = {**os.environ, "RAGMARK_HOME": tmp, "RAGMARK_HISTORY": str(Path(tmp) / "h.sqlite")}
         cmd = [sys.executable, "-m", "ragmark", "judge-eval", str(items), "--metric",
                "plain_language", "--config", str(cfg), "--llm-base-url", args.url,
                "--llm-model", args.alias, "--llm-timeout", str(args.timeout), "--output",
-               str(out), "--quiet", "--no-history"]
+               str(out), "--quiet"]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
