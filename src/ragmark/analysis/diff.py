@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmark.errors import ConfigError
 from ragmark.history import (
+    JUDGE_NOISE,
     NUGGETS_HASHES,
     list_runs,
     pairwise_of,
@@ -310,7 +311,8 @@ def resolve_side(ref: str, config: str | None, history: Path,
     return Side(f"run {run_id} ({name})", name, row.dataset_hash, questions, vals,
                 origin=f"run {run_id}", pairwise=pairwise_of(history, run_id),
                 nuggets_hash=used if isinstance(used, str) else None,
-                trajectories=trajectories(history, run_id, name))
+                trajectories=trajectories(history, run_id, name),
+                noise=dict((env.get(JUDGE_NOISE) or {}).get(name) or {}))
 
 
 def side_from_report(report: RunReport, label: str = "this run") -> Side:

@@ -29,13 +29,16 @@ if TYPE_CHECKING:
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison
 
-__all__ = ["NUGGETS_HASHES", "ConfigResult", "RunRow", "aggregates", "history_path",
+__all__ = ["JUDGE_NOISE", "NUGGETS_HASHES", "ConfigResult", "RunRow", "aggregates", "history_path",
            "list_runs", "pairwise_of", "record", "record_results", "run_row", "trajectories",
            "trend", "values"]
 
 
 NUGGETS_HASHES = "nuggets_hashes"
 """The envelope's record of each config's nuggets fingerprint, in the history."""
+JUDGE_NOISE = "judge_noise"
+"""The envelope's record of each config's judge noise (``--judge-repeats``), in the
+history: a regression gate against the run counts it."""
 
 
 def record_results(path: str | Path, envelope: Mapping[str, Any],
@@ -60,6 +63,10 @@ def record_results(path: str | Path, envelope: Mapping[str, Any],
             if isinstance(r.dataset.get("nuggets_hash"), str)}
     if used:  # what each config's nugget scores counted against (diff pairs only equal)
         envelope = {**envelope, NUGGETS_HASHES: used}
+    noise = {name: r.llm["judge_noise"] for name, r in reports.items()
+             if (r.llm or {}).get("judge_noise")}
+    if noise:  # the judges' own noise each config measured (a later gate counts it)
+        envelope = {**envelope, JUDGE_NOISE: noise}
     return record(path, envelope, str(first_report.dataset.get("name", "")), questions,
                   {name: ConfigResult.of(r) for name, r in reports.items()}, shown, verdict,
                   Also(pairwise=result.pairwise) if isinstance(result, Comparison) else None)

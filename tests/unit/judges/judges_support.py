@@ -116,10 +116,10 @@ COMPLETE = ('[judges.complete]\ncriterion = "The answer is complete."\n'
 """A yes/no criterion with its steps given (no steps call)."""
 
 
-def run_complete(server, tmp_path, capsys, *more, expect=0):
+def run_complete(server, tmp_path, capsys, *more, expect=0, history=False):
     """``ragmark run`` of the ``complete`` criterion over three logged questions, q0-q2
-    ("Question qN?"), on the scripted server: the results (None when none were written)
-    and what was said."""
+    ("Question qN?"), on the scripted server (recorded in the run history with
+    ``history``): the results (None when none were written) and what was said."""
     from support.cli import run_cli
 
     log = tmp_path / "log.jsonl"
@@ -132,6 +132,7 @@ def run_complete(server, tmp_path, capsys, *more, expect=0):
     code, stdout, err = run_cli(["run", "--outputs", str(log), "--config", str(cfg),
                                  "--metrics", "complete", "--llm-base-url", server.url,
                                  "--llm-model", "m", "--output", str(out),
-                                 "--include-details", "--no-history", "--quiet", *more], capsys)
+                                 "--include-details", "--quiet",
+                                 *([] if history else ["--no-history"]), *more], capsys)
     assert code == expect, err
     return json.loads(out.read_text()) if out.exists() else None, stdout + err

@@ -150,3 +150,16 @@ def test_power_reads_the_judges_noise(server, tmp_path, capsys):
                               "0.1", "--metrics", "complete"], capsys)
     assert code == 0, err
     assert "385" in out and "74" not in out
+
+
+def test_the_history_keeps_the_judges_noise_for_a_later_gate(server, tmp_path, capsys):
+    """A run recorded in the history keeps its judge noise: a gate against it (``last``)
+    counts it, as one against its results file does."""
+    from ragmark.analysis.diff import resolve_side
+    from ragmark.history import history_path
+
+    server.rule = _rule
+    data, _ = run_complete(server, tmp_path, capsys, "--judge-repeats", "2", history=True)
+    side = resolve_side("last", None, history_path(None))
+    assert side.noise["complete"] == data["llm"]["judge_noise"]["complete"]
+    assert side.noise["complete"]["within_sd"] == pytest.approx(0.2)
