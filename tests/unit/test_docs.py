@@ -72,6 +72,14 @@ def _judge(body):
             {"statement": i, "support": "full_support" if set(WORDS.findall(t.lower()))
              <= passage else "partial_support" if set(WORDS.findall(t.lower())) & passage
              else "no_support"} for i, t in enumerate(said, start=1)]}))
+    if "Write the evaluation steps" in system:  # a criterion's steps, written once
+        return chat_reply(json.dumps({"steps": ["Read the answer.", "Find the technical "
+                                                "terms.", "Decide."]}))
+    if "against one criterion" in system:  # plain: no word of 12 letters or more
+        plain = not re.search(r"[A-Za-z]{12,}", data.get("answer", ""))
+        if "Rate from 1" in system:
+            return chat_reply(json.dumps({"rating": 5 if plain else 2, "reason": ""}))
+        return chat_reply("YES" if plain else "NO")
     if "factual claims" in system:
         return chat_reply(json.dumps({"claims": [s.strip() + "." for s in
                                                  data.get("answer", "").split(".")
