@@ -9,6 +9,7 @@ import click
 from ragmark.cli.app import cli
 from ragmark.cli.shared import option
 from ragmark.metrics.names import catalogue
+from ragmark.text import visible
 
 
 @cli.command("metrics")
@@ -41,7 +42,7 @@ def metrics_cmd(as_json: bool, configs: tuple[str, ...]) -> None:
         suffix = {"required": "@k", "optional": "[@k]", "none": ""}[s.cutoff]
         default = ", ".join("-" if k is None else f"@{k}" for k in s.default) or "asked for"
         click.echo(f"{s.name + suffix:<24} {s.kind:<9} needs {', '.join(s.needs) or '-'}; "
-                   f"default: {default}\n{'':<24} {s.summary}")
+                   f"default: {default}\n{'':<24} {visible(s.summary)}")
         for p in s.options:
             click.echo(f"{'':<24} option {p.name} ({p.dtype.__name__}, default "
                        f"{p.default!r}): {p.desc}; {s.name}({p.name}=...)")

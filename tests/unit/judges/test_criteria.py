@@ -227,3 +227,13 @@ def test_a_dry_run_counts_the_steps_call_once_and_a_call_a_question(server, tmp_
     assert code == 0, err
     assert "4 judge calls" in out + err  # the steps once, then a call for each of 3 questions
     assert not [r for r in server.requests if r.body]  # nothing asked
+
+
+def test_ragmark_metrics_lists_a_configs_criterion_with_control_characters_shown(tmp_path,
+                                                                                  capsys):
+    cfg = tmp_path / "judges.toml"
+    cfg.write_text('[judges.tone]\ncriterion = "Polite\\u001b[31m and kind."\nscale = "1-4"\n')
+    code, out, err = run_cli(["metrics", "--config", str(cfg)], capsys)
+    assert code == 0, err
+    assert "tone" in out and "Polite␛[31m and kind." in out and "\x1b" not in out
+    assert "(its probability-weighted rating 1-4 - 1) / 3" in out
