@@ -275,3 +275,20 @@ def judge_eval_cli(url: str, model: str, args: Sequence[str], out: Path, home: s
     if proc.returncode != 0:
         raise RuntimeError(f"judge-eval failed: {proc.stderr[-2000:]}")
     return json.loads(out.read_text()), wall
+
+
+def served(stack: Any, args: Any, n_ctx: int) -> str:
+    """The base URL the benchmark asks: ``args.url`` when given, else a llama-cpp-python
+    server of ``args.model`` as ``args.alias`` started for the run (stopped with
+    ``stack``); exits with a message when neither is given."""
+    if args.url is not None:
+        return str(args.url)
+    if args.model is None:
+        sys.exit("give --url of a running server or --model PATH.gguf to serve")
+    import tempfile
+
+    from support.llama import llama_server
+
+    log = Path(tempfile.mkdtemp()) / "server.log"
+    return str(stack.enter_context(llama_server(log, model=args.model, alias=args.alias,
+                                                n_ctx=n_ctx)))

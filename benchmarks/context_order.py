@@ -44,9 +44,9 @@ from _env import (  # noqa: E402
     header_lines,
     machine_info,
     md_table,
+    served,
 )
 from judges_vs_ragas import build_items  # noqa: E402
-from support.llama import llama_server  # noqa: E402
 
 METRICS = ("context_relevance", "context_precision")
 
@@ -167,13 +167,7 @@ def main() -> None:
     check_scifact(args.data)
     items = build_items(args.data, args.items)
     with ExitStack() as stack:
-        if args.url is None:
-            if args.model is None:
-                sys.exit("give --url of a running server or --model PATH.gguf to serve")
-            log = Path(tempfile.mkdtemp()) / "server.log"
-            args.url = stack.enter_context(llama_server(log, model=args.model,
-                                                        alias=args.alias,
-                                                        n_ctx=args.n_ctx))
+        args.url = served(stack, args, args.n_ctx)
         home = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         given = run_order(items, False, args, home)
         rev = run_order(items, True, args, home)

@@ -36,9 +36,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _env import RESULTS, header_lines, machine_info, md_table  # noqa: E402
+from _env import RESULTS, header_lines, machine_info, md_table, served  # noqa: E402
 from data.plain_language_30 import ITEMS  # noqa: E402
-from support.llama import llama_server  # noqa: E402
 
 CRITERION = ("The answer is written in plain words that a reader without medical training "
              "understands: any technical term it needs is explained.")
@@ -131,13 +130,7 @@ def main() -> None:
     args = ap.parse_args()
     rows, results = [], {}
     with ExitStack() as stack:
-        if args.url is None:
-            if args.model is None:
-                sys.exit("give --url of a running server or --model PATH.gguf to serve")
-            log = Path(tempfile.mkdtemp()) / "server.log"
-            args.url = stack.enter_context(llama_server(log, model=args.model,
-                                                        alias=args.alias,
-                                                        n_ctx=args.n_ctx))
+        args.url = served(stack, args, args.n_ctx)
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         items = tmp / "items.jsonl"
         items.write_text("".join(json.dumps({"question": q, "answer": a, "contexts": [],
