@@ -67,6 +67,16 @@ def faithfulness_auc(block: dict[str, Any], items: list[dict[str, Any]], seed: i
     return (None if np.isnan(point) else point), interval, len(pairs)
 
 
+def separation(block: dict[str, Any], items: list[dict[str, Any]]) -> list[Any]:
+    """How many items a tool valued, then as cells: its faithfulness ROC AUC, the
+    interval, its mean on supported and on unsupported answers."""
+    point, ci, m = faithfulness_auc(block, items)
+    means = [[block["values"][it["id"]] for it in items if it["supported"] is kind
+              and block["values"].get(it["id"]) is not None] for kind in (True, False)]
+    return [m, _fmt(point), "—" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+            *[_fmt(float(np.mean(v)) if v else None) for v in means]]
+
+
 TRUTH = ("faithfulness", "context_precision", "context_recall")
 """The metrics whose value SciFact's qrels give without a judge (judges_vs_ragas.truth)."""
 
@@ -221,15 +231,8 @@ def report(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, 
         b = blocks.get((tool, "faithfulness"))
         if b is None:
             continue
-        point, ci, m = faithfulness_auc(b, items)
-        sup = [b["values"][it["id"]] for it in items
-               if it["supported"] and b["values"].get(it["id"]) is not None]
-        uns = [b["values"][it["id"]] for it in items
-               if not it["supported"] and b["values"].get(it["id"]) is not None]
-        rows.append([tool, str(m), _fmt(point), "—" if ci is None else
-                     f"[{ci[0]:.3f}, {ci[1]:.3f}]",
-                     _fmt(float(np.mean(sup)) if sup else None),
-                     _fmt(float(np.mean(uns)) if uns else None)])
+        m, *cells = separation(b, items)
+        rows.append([tool, str(m), *cells])
     lines += md_table(["tool", "items with a value", "faithfulness ROC AUC",
                        "95% bootstrap interval", "mean (supported)", "mean (unsupported)"],
                       rows)

@@ -80,23 +80,28 @@ def run_order(items: list[dict[str, Any]], reverse: bool, args: Any, home: Path
         data = json.loads(out.read_text(encoding="utf-8"))
     per: dict[str, dict[str, Any]] = {m: {} for m in METRICS}
     for q in data["queries"]:
-        n = len(q["contexts"])
         for m in METRICS:
             s = q["metrics"][m]
-            if not isinstance(s, dict) or s.get("value") is None:
-                continue
-            key = "irrelevant" if m == "context_relevance" else "useful"
-            marked = {int(i) for i in s.get(key, [])}
-            hard = [(i not in marked) if key == "irrelevant" else (i in marked)
-                    for i in range(1, n + 1)]
-            chances = s.get("chances") or [float(h) for h in hard]
-            if reverse:
-                hard, chances = hard[::-1], chances[::-1]
-            per[m][q["id"]] = {"value": s["value"], "hard": hard, "chances": chances,
-                               "details": s}
+            if isinstance(s, dict) and s.get("value") is not None:
+                per[m][q["id"]] = passage_verdicts(m, s, len(q["contexts"]), reverse)
     llm = data.get("llm") or {}
     return {"per": per, "wall_s": wall, "prompt_tokens": llm.get("prompt_tokens"),
             "calls": llm.get("calls")}
+
+
+def passage_verdicts(metric: str, s: dict[str, Any], n: int, reverse: bool
+                     ) -> dict[str, Any]:
+    """A context judge's value on ``n`` passages as each passage's hard verdict
+    (relevant, useful) and probability, in retrieved order (``reverse``: the passages
+    were judged in the reverse order)."""
+    key = "irrelevant" if metric == "context_relevance" else "useful"
+    marked = {int(i) for i in s.get(key, [])}
+    hard = [(i not in marked) if key == "irrelevant" else (i in marked)
+            for i in range(1, n + 1)]
+    chances = s.get("chances") or [float(h) for h in hard]
+    if reverse:
+        hard, chances = hard[::-1], chances[::-1]
+    return {"value": s["value"], "hard": hard, "chances": chances, "details": s}
 
 
 def summary(items: list[dict[str, Any]], given: dict[str, Any], rev: dict[str, Any]

