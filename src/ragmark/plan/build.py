@@ -61,7 +61,9 @@ def plan_run(req: RunRequest) -> Plan:
                           "configs' answers correct a pairwise win rate: give them to "
                           "'ragmark compare --pairwise'")
     under, most = thresholds(req.fail_under, req.max_missing, None)
-    chosen = choose(sel, computed=sel.names, human=() if human is None else human.metrics,
+    # --metrics naming judges only computes those judges, not the defaults beside them
+    chosen = choose(sel, computed=() if sel.names is None and sel.named_judges else sel.names,
+                    human=() if human is None else human.metrics,
                     gates=[*(t.metric for t in (*under, *most)), *gated])
     if req.dry_run and not chosen.judges:
         raise ConfigError("--dry-run estimates judge calls: give --judge-metrics too")
@@ -121,7 +123,7 @@ def plan_compare(req: CompareRequest) -> tuple[Plan, list[str]]:
     pairwise = pairwise_of(req, len(cfgs), [*pairwise_gated, *preferred])
     under, most = thresholds(req.fail_under, req.max_missing, [c.name for c in cfgs])
     # a group (claims, nuggets) stands for its metrics, judged like any judge metric
-    chosen = choose(sel, computed=req.run_metrics, compared=sel.given,
+    chosen = choose(sel, computed=req.run_metrics or None, compared=sel.given,
                     human=() if human is None else human.metrics,
                     gates=[*(t.metric for t in (*under, *most)), *regressed])
     if req.dry_run and not chosen.judges and pairwise is None:

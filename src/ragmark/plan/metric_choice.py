@@ -101,7 +101,8 @@ class Chosen:
     ``compared``."""
 
     metrics: tuple[str, ...] | None
-    """What each config's run computes (None: the dataset's defaults)."""
+    """What each config's run computes besides its judges (None: the dataset's
+    defaults; empty: none, when ``--metrics`` names judges only)."""
     also: tuple[str, ...]
     """Computed besides them: what is compared and what the gates need."""
     judges: tuple[str, ...]
@@ -129,7 +130,7 @@ def choose(sel: Selection, *, computed: Sequence[Any] | None = None,
     known = judge_metrics()
     also = parse_metrics([m for m in compared or () if m not in known])
     also += [m for m in gated_additions(gates) if m not in also]
-    return Chosen(None if not computed else tuple(str(m) for m in computed),
+    return Chosen(None if computed is None else tuple(str(m) for m in computed),
                   tuple(str(m) for m in also), tuple(judges_asked(sel, human, gates)),
                   None if compared is None else tuple(compared))
 

@@ -136,7 +136,7 @@ def run_metrics(dataset: Dataset, metrics: Sequence[str | MetricName] | None,
     """The metrics a run computes: those asked for, else the dataset's defaults; and
     ``also`` (gated or compared metrics), once each. Cutoffs as given (see
     :func:`select` for the defaults fitted to a config's depth)."""
-    names = parse_metrics(metrics) if metrics else default_metrics(dataset)
+    names = parse_metrics(metrics) if metrics is not None else default_metrics(dataset)
     return names + [m for m in parse_metrics(also) if m not in names]
 
 
@@ -216,7 +216,7 @@ def select(dataset: Dataset, cfg: RunConfig, metrics: Sequence[str | MetricName]
     is ragmark's own (not logged outputs), so ``top_k`` is its depth, and a retrieval
     metric without a cutoff is named at it (:func:`uncut_at`)."""
     named = parse_metrics(also)
-    if metrics:
+    if metrics is not None:
         asked = parse_metrics(metrics)
         named = asked + [m for m in named if m not in asked]
         base: list[MetricName] = []

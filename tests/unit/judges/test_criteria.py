@@ -237,3 +237,31 @@ def test_ragmark_metrics_lists_a_configs_criterion_with_control_characters_shown
     assert code == 0, err
     assert "tone" in out and "Polite␛[31m and kind." in out and "\x1b" not in out
     assert "(its probability-weighted rating 1-4 - 1) / 3" in out
+
+
+def test_metrics_naming_judges_only_computes_those_judges(server, tmp_path, capsys):
+    """``--metrics`` that names judges only computes them, not the defaults beside: a log
+    whose system retrieved nothing scored by answer relevance alone gets that one metric
+    and exit 0 (the defaults, groundedness first, would have had no value and failed the
+    run)."""
+    from support.cli import run_cli
+
+    server.rule = lambda body: weighed_reply([('{"rating": ', []), ("4", [("4", 1.0)]),
+                                              (', "reason": "on topic"}', [])])
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps({"id": q, "question": f"Question {q}?",
+                                       "answer": "An answer.", "contexts": []}) + "\n"
+                          for q in ("q0", "q1")))
+    out = tmp_path / "out.json"
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "answer_relevance",
+                            "--llm-base-url", server.url, "--llm-model", "m", "--output",
+                            str(out), "--quiet", "--no-history"], capsys)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    assert set(data["metrics"]) == {"answer_relevance"}
+    assert data["metrics"]["answer_relevance"] == pytest.approx(0.75)  # rating 4 of 1-5
+    # --judge-metrics still adds the judge to the defaults (those the log allows)
+    code, _, err = run_cli(["run", "--outputs", str(log), "--judge-metrics",
+                            "answer_relevance", "--llm-base-url", server.url, "--llm-model",
+                            "m", "--output", str(out), "--quiet", "--no-history"], capsys)
+    assert "answer_relevance" in json.loads(out.read_text())["metrics"]
