@@ -12,9 +12,11 @@ TOML and JSON block parses."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -102,6 +104,15 @@ def test_the_examples_run(page, tmp_path, server):
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     port = str(_free_port())  # a page's fixed port, taken by something else, fails nothing
+    try:
+        _run_blocks(page, tmp_path, env, port)
+    finally:  # what a page started in the background (its pid in a .pid file) stops
+        for pid in tmp_path.glob("*.pid"):
+            with contextlib.suppress(ValueError, OSError):
+                os.kill(int(pid.read_text().strip()), signal.SIGTERM)
+
+
+def _run_blocks(page: Path, tmp_path: Path, env: dict[str, str], port: str) -> None:
     for i, (lang, code) in enumerate(blocks(page)):
         code = code.replace(DOCS_PORT, port)
         cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "bash" else [

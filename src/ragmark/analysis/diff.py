@@ -126,7 +126,8 @@ def check_comparable(a: Side, b: Side, intersect: bool) -> list[str]:
             raise ConfigError(f"{a.label} and {b.label} answered different questions "
                               f"({only_a} only in A, {only_b} only in B, e.g. a different "
                               "--max-queries); pass --intersect to pair those both have")
-        notes.append(f"{only_a} questions only in A and {only_b} only in B are left out")
+        notes.append(f"{only_a} question{'s' * (only_a != 1)} only in A and {only_b} only "
+                     "in B are left out")
     return notes
 
 

@@ -89,6 +89,7 @@ def _alpha(a: dict[str, Any]) -> str:
 
 def _note(metric: str, a: dict[str, Any]) -> str:
     means = ", ".join(f"{j} {'—' if m is None else f'{m:.3f}'}" for j, m in a["means"].items())
-    return (f"jury of {len(a['jurors'])} on {metric} ({a['questions']} questions): "
+    n = a["questions"]
+    return (f"jury of {len(a['jurors'])} on {metric} ({n} question{'s' * (n != 1)}): "
             f"Krippendorff's alpha {_alpha(a['alpha_values'])} on the values, "
             f"{_alpha(a['alpha_verdicts'])} on the verdicts; juror means: {means}")

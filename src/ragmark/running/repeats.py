@@ -95,7 +95,8 @@ def noise_notes(report: Mapping[str, Mapping[str, Any]], temperature: float) -> 
         iv = r["flip_interval"]
         out.append(
             f"judge noise of {n} ({r['repeats']} repeats at temperature {temperature:g}, "
-            f"{r['questions']} questions): within a question s.d. {r['within_sd']:.3f}"
+            f"{r['questions']} question{'s' * (r['questions'] != 1)}): within a question "
+            f"s.d. {r['within_sd']:.3f}"
             + ("" if between is None else f" against {between:.3f} between questions")
             + f"; the hard verdict flipped on {r['flipped']} ({r['flip_share']:.0%}"
             + ("" if iv is None else f", 95% CI {iv[0]:.0%}-{iv[1]:.0%}") + "); the mean "

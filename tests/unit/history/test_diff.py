@@ -51,7 +51,7 @@ def test_different_datasets_or_questions_are_refused_unless_intersect():
     with pytest.raises(ConfigError, match=r"answered different questions \(1 only in A, 1 only"):
         diff(a, c)
     rows, notes = diff(a, c, intersect=True)
-    assert rows[0].n == 1 and notes == ["1 questions only in A and 1 only in B are left out"]
+    assert rows[0].n == 1 and notes == ["1 question only in A and 1 only in B are left out"]
     with pytest.raises(ConfigError, match="metric 'x' is not in both runs"):
         diff(a, a, ["x"])
     # nothing to pair: said, not an empty table
