@@ -22,6 +22,7 @@ from ragmark.judges.prompt import (
     in_order,
 )
 from ragmark.judges.spec import judge_spec, turn_texts
+from ragmark.text import content_tokens
 from ragmark.types import Score
 
 
@@ -202,11 +203,38 @@ def weighed_details(chances: Sequence[float], hard: Sequence[bool], told: int,
             "hard_value": hard_value, "hard": [bool(h) for h in hard]}
 
 
+ECHO = (0.7, 0.3, 6)
+"""A listed claim restates the question, not the text, when at least 70% of its content
+words are the question's and at most 30% the text's, the text having at least 6 content
+words of its own (a short text, "Yes." or "1889", is read through the question)."""
+
+
+def restates_question(claim: str, question: str, text: str) -> bool:
+    """True when ``claim`` is the question said again rather than a claim of ``text``
+    (:data:`ECHO`): a small model lists a question written as a statement (a SciFact
+    claim, a search query) among the answer's claims.
+
+    >>> q = "Rare variants have larger effects than common variants."
+    >>> text = "GWAS signals need careful follow-up: synthetic associations arise."
+    >>> restates_question("Rare variants have larger effects than common variants.", q, text)
+    True
+    >>> restates_question("Rare variants have larger effects.", q, "Yes.")
+    False
+    """
+    words = set(content_tokens(claim))
+    said = set(content_tokens(text))
+    at_least, at_most, own = ECHO
+    if not words or len(said) < own:
+        return False
+    asked = len(words & set(content_tokens(question))) / len(words)
+    return asked >= at_least and len(words & said) / len(words) <= at_most
+
+
 async def checked_claims(client: ChatClient, question: str, text: str,
                          contexts: Sequence[str], *, counts: JudgeCounts | None = None,
                          history: Sequence[tuple[str, str | None]] = (),
                          none_found: str
-                         ) -> tuple[list[str], list[bool], list[float], int] | Score:
+                         ) -> tuple[list[str], list[bool], list[float], int, list[str]] | Score:
     """The claims of ``text`` (an answer to ``question``) and, for each, whether the
     ``contexts`` support it: two calls, the claims extracted, then all checked at once
     (a verdict per claim by its number: no claim restated, no reason, which halved the
@@ -214,15 +242,18 @@ async def checked_claims(client: ChatClient, question: str, text: str,
     the answer, context recall of the expected answer: the same calls, so the client's
     cache answers the second when the texts are the same. The claims, their hard
     verdicts, each one's probability of being supported (the hard verdict where the
-    endpoint gives no log-probabilities) and how many had one; a missing score
+    endpoint gives no log-probabilities), how many had one, and the listed claims left
+    out because they restate the question (:func:`restates_question`); a missing score
     (``none_found`` when the text has no claim) on failure."""
     prompt, item = claims_call(question, text, history)
     got = await ask(client, prompt, item, counts=counts)
     if isinstance(got, JudgeFailure):
         return got.missing()
-    claims = [c.strip() for c in got.claims if c.strip()]
+    listed = [c.strip() for c in got.claims if c.strip()]
+    echoes = [c for c in listed if restates_question(c, question, text)]
+    claims = [c for c in listed if c not in echoes]
     if not claims:
-        return Score.missing(none_found, claims=[])
+        return Score.missing(none_found, claims=[], **left_out_details(echoes))
     if history:
         checked = await ask_weighed(client, TURN_VERIFY_PROMPT, TurnVerifyInput(
             conversation=turn_texts(history), context=list(contexts), claim=claims),
@@ -232,10 +263,15 @@ async def checked_claims(client: ChatClient, question: str, text: str,
                                     VerifyInput(context=list(contexts), claim=claims),
                                     counts=counts)
     if isinstance(checked, JudgeFailure):
-        return checked.missing(claims=claims)
+        return checked.missing(claims=claims, **left_out_details(echoes))
     chances, told = numbered_chances(checked, "verdicts", "claim", "supported", len(claims))
     flags = in_order({v.claim: v.supported for v in checked.out.verdicts}, len(claims))
-    return claims, flags, chances, told
+    return claims, flags, chances, told, echoes
+
+
+def left_out_details(echoes: Sequence[str]) -> dict[str, Any]:
+    """The details that name the listed claims left out as the question said again."""
+    return {"left_out_as_question": list(echoes)} if echoes else {}
 
 
 async def faithfulness(
@@ -265,10 +301,11 @@ async def faithfulness(
                                none_found="the judge found no claims in the answer")
     if isinstance(got, Score):
         return got
-    claims, flags, chances, told = got
+    claims, flags, chances, told, echoes = got
     return Score(supported_share(chances), details={
         "claims": claims,
         "unsupported": [c for c, ok in zip(claims, flags, strict=True) if not ok],
+        **left_out_details(echoes),
         **weighed_details(chances, flags, told, supported_share(flags))})
 
 

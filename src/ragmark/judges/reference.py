@@ -28,7 +28,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragmark.case import Case
-from ragmark.judges.faithfulness import checked_claims, supported_share, weighed_details
+from ragmark.judges.faithfulness import (
+    checked_claims,
+    left_out_details,
+    supported_share,
+    weighed_details,
+)
 from ragmark.judges.odds import numbered_chances
 from ragmark.judges.passages import each_passage, yes_chances
 from ragmark.judges.prompt import (
@@ -68,10 +73,11 @@ async def context_recall(client: ChatClient, question: str, expected_answer: str
         none_found="the judge found no statement in the expected answer")
     if isinstance(got, Score):
         return got
-    statements, flags, chances, told = got
+    statements, flags, chances, told, echoes = got
     return Score(supported_share(chances), details={
         "statements": len(statements),
         "unattributed": [s for s, ok in zip(statements, flags, strict=True) if not ok],
+        **left_out_details(echoes),
         **weighed_details(chances, flags, told, supported_share(flags))})
 
 

@@ -96,6 +96,36 @@ def test_faithfulness_two_of_three(server: FakeLLMServer, client: LLMClient) -> 
     assert '<data name="context" index="2">\nShe was born in Warsaw.\n</data>' in verify_user
 
 
+def test_a_claim_that_restates_the_question_is_left_out(server: FakeLLMServer,
+                                                      client: LLMClient) -> None:
+    """A question written as a statement (a SciFact claim) listed among the answer's
+    claims, as the 1.5B model did on SciFact questions, is left out and named:
+    its 15 content words are all the question's and 3 of them (20%) the answer's, whose
+    own content words are 12. The other claim is checked alone: value 1.0, not 0.5."""
+    from ragmark.judges.reference import context_recall
+
+    question = ("1,000 genomes project enables mapping of genetic sequence variation "
+                "consisting of rare variants with larger penetrance effects.")
+    echo = "The " + question
+    answer = ("Uncommon or rare genetic variants can easily create synthetic associations "
+              "credited to common variants in GWAS signals.")
+    claim = "Rare genetic variants can create synthetic associations."
+    for ask in (faithfulness, context_recall):
+        server.queue.extend([as_json({"claims": [echo, claim]}),
+                             as_json({"verdicts": [{"claim": 1, "supported": True}]})])
+        score = run(client, ask(client, question, answer, CONTEXTS))
+        assert score.value == 1.0
+        assert score.details["left_out_as_question"] == [echo]
+        verify = server.requests[-1].body["messages"][-1]["content"]
+        assert '<data name="claim" index="1">\n' + claim in verify
+        assert '<data name="claim" index="2">' not in verify
+    # a short answer is read through the question: its restatement is its claim
+    server.queue.extend([as_json({"claims": [echo]}),
+                         as_json({"verdicts": [{"claim": 1, "supported": False}]})])
+    score = run(client, faithfulness(client, question, "Yes, it does.", CONTEXTS))
+    assert score.value == 0.0 and "left_out_as_question" not in score.details
+
+
 def test_faithfulness_wrong_verdict_count_is_reasked(
     server: FakeLLMServer, client: LLMClient
 ) -> None:
