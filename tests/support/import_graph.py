@@ -38,6 +38,8 @@ LAYERS: dict[str, int] = {
     # 3: running: a run, its scoring and judging, compare, pooling, label, testset, and
     # the results model (with its envelope) they make
     "ragmark.running": 3, "ragmark.passage_labels": 3, "ragmark.testset": 3, "ragmark.results": 3,
+    # 3: simulated users played against a system (its conversations, journal, transcripts)
+    "ragmark.simulate": 3,
     # 4: results and their analysis
     "ragmark.report": 4, "ragmark.analysis": 4, "ragmark.history": 4,
     "ragmark.judge_eval": 4,

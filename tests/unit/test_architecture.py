@@ -24,7 +24,7 @@ THIN_COMMANDS = {"ragmark.cli.run": "run_cmd", "ragmark.cli.compare": "compare_c
                  "ragmark.cli.testset": "testset_cmd",
                  "ragmark.cli.judge_eval": "judge_eval_cmd",
                  "ragmark.cli.annotate": "annotate_cmd", "ragmark.cli.duel": "duel_cmd",
-                 "ragmark.cli.probe": "probe_cmd"}
+                 "ragmark.cli.probe": "probe_cmd", "ragmark.cli.simulate": "simulate_cmd"}
 """Commands that are adapters of a plan (parse, build the plan, call, print, exit code);
 their Request and Plan live in ragmark.plan (issue 34: monitor, testset and judge-eval
 too)."""
@@ -34,6 +34,7 @@ PLANNED = {"ragmark.cli.monitor": "ragmark.plan.monitor",
            "ragmark.cli.label": "ragmark.plan.label",
            "ragmark.cli.annotate": "ragmark.plan.annotate",
            "ragmark.cli.duel": "ragmark.plan.duel",
+           "ragmark.cli.simulate": "ragmark.plan.simulate",
            # a capability on its own floor plans in its own package (issue 52)
            "ragmark.cli.probe": "ragmark.probe.plan"}
 THIN_AT_MOST = 30  # lines of such a command's function, its docstring included

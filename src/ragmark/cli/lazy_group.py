@@ -27,6 +27,7 @@ COMMANDS = {
     "report": ("report_cmd", "Render results files or history runs as HTML or Markdown."),
     "review": ("review", "Check the judge against people: export a sample, then score."),
     "run": ("run", "Evaluate one config on a dataset, or a system's logged outputs."),
+    "simulate": ("simulate", "Play scenarios with simulated users against a system."),
     "testset": ("testset", "Generate questions with answers and quotes from a corpus."),
 }
 """Each command: the module of ``ragmark.cli`` that defines it, and its one line in

@@ -28,6 +28,9 @@ MEANINGS: dict[str, str | dict[str, str]] = {
              "tables).",
         "testset": "The configuration whose chunker cuts the passages questions are "
                    "written from: a built-in name or a TOML file.",
+        "simulate": "The system the simulated users talk to: a TOML file with a "
+                    "[pipeline] table (python, langchain, llamaindex or http); its [llm] "
+                    "table, else the --llm-* flags, is the simulated user's endpoint.",
     },
     "--config-name": {
         "*": "A config's name in the results file or the history.",

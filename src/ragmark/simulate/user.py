@@ -1,0 +1,161 @@
+"""The simulated user: an LLM that, given a scenario (what the user wants and the outcome
+that would satisfy them), who the user is, what they know and the conversation so far,
+writes the user's next message, or says the goal is reached or that it gives up. It
+never sees the system's documents: only what the assistant said.
+
+A message written in the assistant's voice breaks the role: it offers help ("How can I
+help you?"), speaks as an AI, carries a speaker tag, or copies the assistant's last
+answer. Such an answer is asked once more, the reason told (the judges' re-ask); the
+breaks are counted per turn, so a simulator that keeps breaking role is visible in the
+results (role adherence).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from ragmark.case import ChatClient, JudgeCounts
+from ragmark.judges.prompt import JudgeFailure, Prompt, ask
+from ragmark.simulate.scenarios import Scenario
+
+Status = Literal["continue", "goal_reached", "gave_up"]
+
+
+class UserInput(BaseModel):
+    scenario: str
+    expected_outcome: str
+    user: str
+    facts: list[str]
+    conversation: str
+
+
+class UserTurn(BaseModel):
+    status: Status
+    message: str = ""
+
+
+ASSISTANT_VOICE = ("how can i help", "how may i help", "how can i assist", "how may i assist",
+                   "as an ai", "i am an ai", "i'm an ai", "as a language model",
+                   "i'm here to help", "i am here to help", "is there anything else i can")
+"""Phrases only the assistant says: a user message holding one breaks the role."""
+SPEAKER_TAG = re.compile(r"^\s*\**\s*(assistant|ai|system|bot)\s*\**\s*:", re.IGNORECASE)
+COPIED = 0.8
+"""A user message this similar to the assistant's last answer (difflib's ratio, over
+messages of 40 characters or more) copies it."""
+
+
+def breaks_role(message: str, last_answer: str | None) -> str | None:
+    """Why ``message`` is written as the assistant rather than the user, or None."""
+    text = " ".join(message.lower().split())
+    if SPEAKER_TAG.match(message):
+        return "the message begins with the assistant's speaker tag"
+    said = next((p for p in ASSISTANT_VOICE if p in text), None)
+    if said is not None:
+        return f"the message speaks as the assistant ({said!r})"
+    if last_answer and len(text) >= 40:
+        theirs = " ".join(last_answer.lower().split())
+        if difflib.SequenceMatcher(None, text, theirs).ratio() >= COPIED:
+            return "the message repeats the assistant's last answer"
+    return None
+
+
+@dataclass
+class RoleCheck:
+    """The check of one call: the breaks it found (each a re-ask), kept for the turn."""
+
+    last_answer: str | None
+    breaks: list[str] = field(default_factory=list)
+
+    def __call__(self, item: UserInput, out: UserTurn) -> str | None:
+        if out.status == "continue" and not out.message.strip():
+            return "status is continue but the message is empty"
+        if out.status != "continue":
+            return None
+        why = breaks_role(out.message, self.last_answer)
+        if why is not None:
+            self.breaks.append(why)
+            return (f"you wrote as the assistant ({why}); you are the USER: write the "
+                    "user's next message to the assistant")
+        return None
+
+
+USER_PROMPT: Prompt[UserInput, UserTurn] = Prompt(
+    name="simulated_user",
+    instruction=(
+        "You play a person talking to an assistant; you are the USER, never the "
+        "assistant. The scenario says what you want, the expected outcome what would "
+        "satisfy you, the user who you are and how you write, the facts what you know "
+        "(say one only when it is needed or asked for). The conversation so far is "
+        "given. Write your next message to the assistant: short, in your own words, as "
+        "this person would; ask follow-ups, correct the assistant when it is wrong, refer "
+        "to what was said. Status goal_reached (no message) when the assistant's answers "
+        "have given you the expected outcome; gave_up (no message) when it clearly "
+        "cannot help after you have tried; else continue with the message."
+    ),
+    input_model=UserInput,
+    output_model=UserTurn,
+    max_tokens=200,
+    examples=(
+        (UserInput(scenario="You want to know when the Eiffel Tower was finished.",
+                   expected_outcome="The assistant gives the year it was finished.",
+                   user="A tourist who writes briefly.", facts=["You are in Paris."],
+                   conversation="(nothing said yet)"),
+         UserTurn(status="continue", message="when was the eiffel tower finished?")),
+        (UserInput(scenario="You want to know when the Eiffel Tower was finished.",
+                   expected_outcome="The assistant gives the year it was finished.",
+                   user="A tourist who writes briefly.", facts=["You are in Paris."],
+                   conversation="USER: when was the eiffel tower finished?\n\n"
+                                "ASSISTANT: It was finished in 1889."),
+         UserTurn(status="goal_reached")),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Said:
+    """One turn of the conversation so far: the user's message and the answer."""
+
+    question: str
+    answer: str | None
+
+
+def conversation_text(turns: Sequence[Said]) -> str:
+    """The conversation so far as the simulator reads it."""
+    if not turns:
+        return "(nothing said yet)"
+    return "\n\n".join(f"USER: {t.question}\n\nASSISTANT: "
+                       f"{t.answer if t.answer is not None else '(no answer: it failed)'}"
+                       for t in turns)
+
+
+@dataclass(frozen=True)
+class NextTurn:
+    """The simulator's answer for one turn: its status and message, the role breaks its
+    check found (each asked again), or the failure that ended the conversation."""
+
+    status: Status | None
+    message: str
+    role_breaks: tuple[str, ...] = ()
+    failure: str | None = None
+
+
+async def next_turn(client: ChatClient, scenario: Scenario, turns: Sequence[Said],
+                    counts: JudgeCounts | None = None, **params: Any) -> NextTurn:
+    """The simulated user's next turn in ``scenario`` after ``turns``."""
+    check = RoleCheck(turns[-1].answer if turns else None)
+    item = UserInput(scenario=scenario.scenario, expected_outcome=scenario.expected_outcome,
+                     user=scenario.user or "(not described: write plainly)",
+                     facts=list(scenario.facts), conversation=conversation_text(turns))
+    got = await ask(client, replace(USER_PROMPT, check=check), item, counts=counts, **params)
+    if isinstance(got, JudgeFailure):
+        return NextTurn(None, "", tuple(check.breaks), got.reason)
+    if not turns and got.status != "continue":
+        return NextTurn(None, "", tuple(check.breaks),
+                        f"the simulated user said {got.status} before asking anything")
+    return NextTurn(got.status, got.message.strip(), tuple(check.breaks))

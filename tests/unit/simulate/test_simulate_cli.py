@@ -1,0 +1,98 @@
+"""``ragmark simulate`` as a user runs it: a Python system in a module of their own, a
+scripted simulated user; the transcripts scored by ``ragmark run --outputs``; a rerun
+resumes from the journal (nothing asked again); bad input and a dead endpoint stop
+before any call (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from support.cli import run_cli
+from test_play import SCENARIOS, _user
+
+SYSTEM = '''
+CALLS = []
+
+def answer(question, history=None):
+    CALLS.append((question, len(history or [])))
+    if "bm25" in question and not history:
+        return {"answer": "BM25 is a ranking function.",
+                "contexts": ["BM25 ranks documents by term weights."]}
+    if "ranks what" in question:
+        return {"answer": "It ranks documents.", "contexts": ["Other text."]}
+    return {"answer": "I do not know.", "contexts": []}
+'''
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    name = "sim_" + tmp_path.name.replace("-", "_")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / f"{name}.py").write_text(SYSTEM)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    cfg = tmp_path / "system.toml"
+    cfg.write_text(f'name = "mine"\n[pipeline]\nkind = "python"\ntarget = "{name}:answer"\n'
+                   'python_path = ["svc"]\n')
+    scenarios = tmp_path / "scenarios.jsonl"
+    scenarios.write_text("".join(json.dumps(s) + "\n" for s in SCENARIOS))
+    yield scenarios, cfg, name
+    sys.modules.pop(name, None)
+
+
+def _simulate(server, files, tmp_path, capsys, *more, expect=0):
+    scenarios, cfg, _ = files
+    code, out, err = run_cli(["simulate", str(scenarios), "--config", str(cfg),
+                              "--transcripts", str(tmp_path / "t.jsonl"),
+                              "--messages", str(tmp_path / "m.jsonl"), "--llm-base-url",
+                              server.url, "--llm-model", "sim", *more], capsys)
+    assert code == expect, err
+    return out + err
+
+
+def test_simulate_writes_transcripts_that_run_scores(server, files, tmp_path, capsys):
+    server.rule = _user
+    said = _simulate(server, files, tmp_path, capsys)
+    assert "4 conversations with mine, 7 turns, simulated by sim" in said
+    assert "goal reached (the simulated user's verdict): 25% [95% CI 5%-70%], in 2.0 " \
+           "turns on average" in said
+    assert "simulator role adherence: 89% of its calls (1 broke role" in said
+    assert "actor: simulator failed" in said
+    module = sys.modules[files[2]]
+    assert len(module.CALLS) == 7
+    log = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [c["conversation_id"] for c in log] == ["goal", "quit", "actor", "long"]
+    assert log[0]["outcome"] == "goal_reached" and len(log[0]["turns"]) == 2
+    messages = [json.loads(x) for x in (tmp_path / "m.jsonl").read_text().splitlines()]
+    assert messages[1]["messages"] == [{"role": "user", "content": "capital of mars?"},
+                                       {"role": "assistant", "content": "I do not know."}]
+    # run scores the transcripts, each turn a question
+    code, _, err = run_cli(["run", "--outputs", str(tmp_path / "t.jsonl"), "--metrics",
+                            "hit@1", "--output", str(tmp_path / "r.json"), "--quiet",
+                            "--no-history", "--allow-missing"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r.json").read_text())["metrics"]["hit@1"] == 0.5
+    # a rerun resumes from the journal: the system and the simulator asked nothing again
+    before = len(server.requests)
+    said = _simulate(server, files, tmp_path, capsys)
+    assert len(module.CALLS) == 7 and len(server.requests) == before
+    assert "4 conversations with mine" in said
+
+
+def test_bad_input_and_a_dead_endpoint_stop_before_any_call(server, files, tmp_path, capsys):
+    scenarios, cfg, _ = files
+    scenarios.write_text('{"id": "a", "scenario": "s"}\n')
+    said = _simulate(server, files, tmp_path, capsys, expect=2)
+    assert "line 1, field 'expected_outcome': missing" in said
+    scenarios.write_text(json.dumps(SCENARIOS[0]) + "\n")
+    system = cfg.read_text()
+    cfg.write_text('name = "plain"\n')
+    said = _simulate(server, files, tmp_path, capsys, expect=2)
+    assert "give a config with a [pipeline] table" in said
+    assert not server.requests
+    cfg.write_text(system)
+    code, _, err = run_cli(["simulate", str(scenarios), "--config", str(files[1]),
+                            "--transcripts", str(tmp_path / "t.jsonl"), "--llm-base-url",
+                            "http://127.0.0.1:9/v1", "--llm-model", "sim"], capsys)
+    assert code == 2 and "the simulated user's endpoint did not answer" in err
