@@ -27,9 +27,13 @@ FLOOR = math.log(1e-4)
 """An alternative less likely than this is no hesitation."""
 
 
-def compact(content: Any) -> Alternatives | None:
+def compact(content: Any, text: str | None = None) -> Alternatives | None:
     """The hesitations of an OpenAI ``choices[0].logprobs.content`` list (None when it
-    is not one: the server gave no log-probabilities)."""
+    is not one: the server gave no log-probabilities). ``text``: the answer's text as
+    the server returned it. The tokens must spell it, or hold it whole (llama.cpp's
+    llama-server returns the JSON of a reply the model wrote in a code fence without
+    the fence, its tokens with it): offsets are then counted from where it starts; tokens
+    that spell something else give None, since no verdict could be placed on them."""
     if not isinstance(content, list):
         return None
     out: list[Hesitation] = []
@@ -44,7 +48,14 @@ def compact(content: Any) -> Alternatives | None:
         if sum(1 for _, lp in alts if lp > FLOOR) >= 2:
             out.append((offset, token, tuple(sorted(alts, key=lambda a: -a[1]))))
         offset += len(token)
-    return tuple(out)
+    spelled = "".join(str(e.get("token") or "") for e in content)
+    if text is None or spelled == text:
+        return tuple(out)
+    start = spelled.find(text) if text else -1
+    if start < 0:
+        return None
+    return tuple((at - start, tok, alts) for at, tok, alts in out
+                 if start <= at < start + len(text))
 
 
 def encode(alts: Alternatives | None) -> str | None:

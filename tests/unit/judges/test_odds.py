@@ -97,3 +97,25 @@ def test_a_yes_no_verdict_written_as_json_is_read_as_json():
     odds = answer_odds(text, PassageRelevance, compact(_content(tokens)), yes_no=True)
     assert odds == {("relevant",): pytest.approx({True: 0.9, False: 0.1})}
     assert answer_odds(text, PassageRelevance, None, yes_no=True) is None
+
+
+def test_tokens_that_hold_the_answer_in_a_code_fence_are_read_where_it_starts():
+    """llama.cpp's llama-server (build 11434) returns the JSON the model wrote in a code
+    fence without the fence, and its tokens with it: the offsets are counted from where
+    the answer starts, so the verdict's probability is read at its own token (0.7 / 0.9
+    for true against false; "}" begins neither). Tokens that spell another text give no
+    probabilities at all: the verdict stays hard."""
+    from ragmark.judges.answers import PassageRelevance
+    from ragmark.judges.odds import answer_odds
+
+    tokens = [("```", [("```", 0.6), ('{"', 0.4)]), ("json\n", []),
+              ('{"relevant": ', []), ("true", [("true", 0.7), ("false", 0.2), ("}", 0.1)]),
+              ("}", []), ("\n```", [])]
+    text = '{"relevant": true}'
+    alts = compact(_content(tokens), text)
+    assert alts == ((13, "true", (("true", math.log(0.7)), ("false", math.log(0.2)),
+                                  ("}", math.log(0.1)))),)
+    odds = answer_odds(text, PassageRelevance, alts, yes_no=True)
+    assert odds == {("relevant",): pytest.approx({True: 0.7 / 0.9, False: 0.2 / 0.9})}
+    assert compact(_content(tokens), '{"relevant": false}') is None
+    assert compact(_content(tokens[2:5]), text) == compact(_content(tokens[2:5]))

@@ -34,7 +34,9 @@ def parse_chat(data: Any) -> tuple[Any, Usage]:
 def alternatives(data: Any) -> Alternatives | None:
     """Where the model hesitated, from ``choices[0].logprobs.content`` (None: absent)."""
     got = data["choices"][0].get("logprobs")
-    return compact(got.get("content")) if isinstance(got, Mapping) else None
+    text = data["choices"][0].get("message", {}).get("content")
+    return (compact(got.get("content"), text if isinstance(text, str) else None)
+            if isinstance(got, Mapping) else None)
 
 
 def embed_body(model: str, texts: Sequence[str], dimensions: int | None) -> dict[str, Any]:
