@@ -19,16 +19,15 @@ from _judges_table import (
     faithfulness_auc,
     separation,
 )
+from _passage_order import METRICS as PASSAGE_METRICS
+from _passage_order import passage_verdicts, summary
 
-PASSAGE_METRICS = ("context_relevance", "context_precision")
 Blocks = dict[str, dict[tuple[str, str], Any]]
 
 
 def _per(block: dict[str, Any] | None, metric: str, items: list[dict[str, Any]],
          reverse: bool) -> dict[str, Any]:
-    """A ragmark block's per-passage verdicts, in the shape context_order.summary reads."""
-    from context_order import passage_verdicts  # it imports judges_vs_ragas, as we are
-
+    """A ragmark block's per-passage verdicts, in the shape _passage_order.summary reads."""
     got: dict[str, Any] = {}
     for it in items:
         if block is None or block["values"].get(it["id"]) is None:
@@ -39,10 +38,8 @@ def _per(block: dict[str, Any] | None, metric: str, items: list[dict[str, Any]],
 
 
 def passage_rows(blocks: Blocks, items: list[dict[str, Any]]) -> list[list[str]] | None:
-    """context_order.summary's rows (verdicts changed by the reversal, each order's
+    """_passage_order.summary's rows (verdicts changed by the reversal, each order's
     per-passage AUC against the qrels) from this run's ragmark blocks."""
-    from context_order import summary
-
     given, rev = blocks.get("scifact", {}), blocks.get("scifact_reversed", {})
     if not all(("ragmark", m) in given and ("ragmark", m) in rev for m in PASSAGE_METRICS):
         return None

@@ -79,6 +79,7 @@ from _env import (  # noqa: E402
 )
 from _judges_checks import more_lines, write_items  # noqa: E402
 from _judges_table import CHUNK_CHARS, report  # noqa: E402
+from _passage_order import METRICS as PASSAGE_METRICS  # noqa: E402
 from support.llama import MISSING, WHY_MISSING, llama_server  # noqa: E402
 
 CACHE = ROOT / "benchmarks" / ".cache" / "judges_vs_ragas"
@@ -377,11 +378,6 @@ def plan(args: Any) -> list[tuple[str, str, str]]:
         if args.repeats > 1:
             out += [("scifact", f"ragmark-x{args.repeats}", m) for m in metrics]
     return out
-
-
-PASSAGE_METRICS = ("context_relevance", "context_precision")
-"""The judges that read several passages: their per-passage AUC against the qrels and
-the verdicts changed by reversing the passages are measured."""
 
 
 def measure_all(sets: dict[str, list[dict[str, Any]]], args: Any
