@@ -43,7 +43,10 @@ against those labels (ROC AUC).
 each metric's own noise. Each tool and metric runs on its own, from an empty cache, with
 the same concurrency, timeout and retries; everything else is each tool's default. Each
 block is saved when it ends (benchmarks/.cache/): ``--reuse ragmark,ragas`` takes the
-saved ones, so a run cut short resumes. The table goes to
+saved ones, so a run cut short resumes; a block is keyed by what its numbers depend on
+(the items, the server and its version, the model file, ragmark's src/ or RAGAS's
+version), so one measured on another server or by other code is measured again. Run it
+from a checkout nobody edits meanwhile (a git worktree). The table goes to
 benchmarks/results/judges_vs_ragas_<alias>.md, every item's values beside its label or
 truth to judges_vs_ragas_<alias>_items.csv.
 """
@@ -330,15 +333,40 @@ def drain(proxy: Proxy, alias: str) -> None:
         "model": alias, "max_tokens": 4, "messages": [{"role": "user", "content": "OK?"}]})
 
 
-def block_path(items: list[dict[str, Any]], tool: str, metric: str, alias: str) -> Path:
-    """Where a block is saved: by model, the items given and the tool and metric."""
-    return CACHE / f"{alias}-{items_hash(items)}-{tool}-{metric}.json"
+def block_path(items: list[dict[str, Any]], tool: str, metric: str, args: Any) -> Path:
+    """Where a block is saved: by model, the items given, the tool and metric, and what
+    else its numbers depend on (:func:`measured_with`): a block measured on another
+    server, with another model file or by other code of the tool is not reused."""
+    made = hashlib.sha256(measured_with(tool, args).encode()).hexdigest()[:8]
+    return CACHE / f"{args.alias}-{items_hash(items)}-{made}-{tool}-{metric}.json"
+
+
+def measured_with(tool: str, args: Any) -> str:
+    """The server (llama-server's binary and version, or llama-cpp-python's version),
+    its context and slots, the model file (name and size), and the tool's code: for
+    ragmark the tree of src/ at HEAD and any change to it not committed; for RAGAS its
+    version and langchain-openai's."""
+    from importlib.metadata import version
+
+    model = Path(args.model) if args.model else None
+    parts = [args.server_name, f"n_ctx={args.n_ctx}", f"slots={args.slots}",
+             f"model={model.name}:{model.stat().st_size}" if model and model.exists()
+             else f"model={args.model}"]
+    if tool.startswith("ragmark"):
+        def git(*a: str) -> str:
+            return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True,
+                                  text=True).stdout
+        parts += [git("rev-parse", "HEAD:src").strip(),
+                  hashlib.sha256(git("diff", "HEAD", "--", "src").encode()).hexdigest()]
+    else:
+        parts += [f"ragas={version('ragas')}", f"langchain-openai={version('langchain-openai')}"]
+    return "|".join(parts)
 
 
 def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, args: Any
             ) -> dict[str, Any]:
     """One tool on one metric, or its saved block when --reuse names the tool."""
-    path = block_path(items, tool, metric, args.alias)
+    path = block_path(items, tool, metric, args)
     if tool.split("-x")[0] in args.reuse and path.exists():
         return dict(json.loads(path.read_text(encoding="utf-8")))
     drain(proxy, args.alias)
@@ -405,7 +433,7 @@ def saved(sets: dict[str, list[dict[str, Any]]], args: Any
     """The plan's blocks saved by earlier runs (--report-only)."""
     blocks: dict[str, dict[tuple[str, str], Any]] = {name: {} for name in sets}
     for name, tool, metric in plan(args):
-        path = block_path(sets.get(name, []), tool, metric, args.alias)
+        path = block_path(sets.get(name, []), tool, metric, args)
         if name in sets and path.exists():
             blocks[name][(tool, metric)] = json.loads(path.read_text(encoding="utf-8"))
     return blocks
@@ -443,10 +471,18 @@ def load_sets(args: Any) -> dict[str, list[dict[str, Any]]]:
     return sets
 
 
-def _server_version(binary: Path) -> str:
+def server_name(binary: Path | None) -> str:
+    """The server the blocks are measured on, as the table names it."""
+    if binary is None:
+        from importlib.metadata import version
+
+        return f"llama-cpp-python {version('llama_cpp_python')}'s llama_cpp.server"
     out = subprocess.run([str(binary), "--version"], capture_output=True, text=True)
-    first = (out.stdout + out.stderr).strip().splitlines()
-    return f"llama.cpp llama-server ({first[0] if first else 'unknown version'})"
+    said = [line for line in (out.stdout + out.stderr).strip().splitlines()
+            if line.startswith("version")]
+    digest = hashlib.sha256(binary.read_bytes()).hexdigest()[:12]
+    return (f"llama.cpp llama-server ({said[0] if said else 'unknown version'}; "
+            f"binary sha256 {digest}...)")
 
 
 def main() -> None:
@@ -491,13 +527,13 @@ def main() -> None:
     args = ap.parse_args()
     if MISSING and (args.server is None or args.model is None) and not args.report_only:
         sys.exit(WHY_MISSING)
+    args.server_name = server_name(args.server)
     sets = load_sets(args)
     info = machine_info(["ragmark", "ragas", "langchain-openai", "llama_cpp_python",
                          "sentence-transformers"])
     if args.model:
         info["model"] = f"{Path(args.model).name} ({args.alias})"
-    info["server"] = (_server_version(args.server) if args.server
-                      else "llama-cpp-python's llama_cpp.server")
+    info["server"] = args.server_name
     blocks = saved(sets, args) if args.report_only else measure_all(sets, args)
     lines = report(blocks["scifact"], sets["scifact"], info, args)
     lines += more_lines(blocks, sets, args)
