@@ -18,8 +18,9 @@ a score) are the production measures of the line; ``confidence`` (a number) the
 system's confidence (the risk-coverage curve); ``answerable``/``is_impossible`` mark a
 question the corpus cannot answer. ``answer_sentences`` (``[{"text", "citations":
 [indices into contexts, from 0]}]``, as TREC RAG's answer files are read) gives the
-answer's sentences as units for the support judge. Other fields are kept in
-``Sample.extra``.
+answer's sentences as units for the support judge. ``error`` (a string) says the system
+failed on the question: its metrics are missing with that reason. Other fields are kept
+in ``Sample.extra``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ from ragmark.types import Corpus, Dataset, Document, GroundTruth, Sentences
 OUTPUT_FIELDS = frozenset({"id", "question", "answer", "contexts", "ground_truth_contexts",
                            "expected_answer", "expected_keywords", "latency_ms", "latency_s",
                            "tokens", "cost_usd", "feedback", "hops", "confidence",
-                           "nuggets", "answer_sentences"}) | EXPECTED_FIELDS | TRAJECTORY_FIELDS
+                           "nuggets", "answer_sentences", "error"}) | EXPECTED_FIELDS | (
+                               TRAJECTORY_FIELDS)
 MEASURED = {"latency_ms": 0.001, "latency_s": 1.0, "tokens": 1.0, "cost_usd": 1.0}
 """A line's optional measured fields (non-negative numbers) and their scale to the
 production measures' units (``latency_ms`` is read as seconds)."""
@@ -79,6 +81,8 @@ NULL_ANSWERS = "null answers, scored as empty answers (their answer metrics are 
 
 
 def _output(obj: dict[str, Any], where: Where, lenient: Leniency) -> Output:
+    if obj.get("error") is not None:  # the system failed: nothing else of it is read
+        return Output.failed(get_string(obj, "error", where))
     trajectory = checked_calls(trajectory_of(obj, where), where, lenient)
     if "answer" not in obj and trajectory is not None:  # the agent's last word, if any
         obj = {**obj, "answer": final_answer(trajectory) or ""}

@@ -22,6 +22,7 @@ from ragmark.llm.factory import check_endpoint, direct_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
 from ragmark.plan.endpoint import resolve_llm
+from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.running.source import build
 from ragmark.simulate.journal import Journal
@@ -89,12 +90,11 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     if settings is None:
         raise ConfigError(f"the simulated user is an LLM: give --llm-base-url and "
                           f"--llm-model, or {SET_ENDPOINT}")
-    out = Path(req.transcripts)
-    if out.is_dir():
-        raise ConfigError(f"--transcripts {out}: a folder; give a file path")
+    out = check_output(req.transcripts, "--transcripts")
+    check_output(out.with_name(out.name + ".journal"), "--transcripts (its journal)")
+    messages = None if req.messages is None else check_output(req.messages, "--messages")
     check_endpoint(settings, "the simulated user's endpoint")
-    return SimulatePlan(tuple(scenarios), cfg.pipeline, cfg.name, settings, out,
-                        None if req.messages is None else Path(req.messages),
+    return SimulatePlan(tuple(scenarios), cfg.pipeline, cfg.name, settings, out, messages,
                         req.concurrency, req.temperature, req.seed, req.fresh,
                         tuple(lenient.messages()))
 

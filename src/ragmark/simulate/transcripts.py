@@ -16,26 +16,30 @@ from ragmark.stats.paired import wilson_interval
 def conversation_line(s: Scenario, p: Played) -> dict[str, Any] | None:
     """One conversation as a conversation log's line (None when no turn was played):
     each turn's question, answer and contexts, the scenario's passages as each turn's
-    ground truth; how it ended beside. A turn the system failed has an empty answer and
-    the failure in ``system_error``."""
+    ground truth; how it ended beside. A turn the system failed has no answer and its
+    failure in ``error`` (its metrics are missing with that reason, never an empty
+    answer's)."""
     if not p.turns:
         return None
     gt = {"ground_truth_contexts": list(s.ground_truth_contexts)} if (
         s.ground_truth_contexts) else {}
-    turns = [{"question": t["question"], "answer": t["answer"] or "",
-              "contexts": t["contexts"], "latency_s": t["latency_s"], **gt,
-              **({"system_error": t["error"]} if t.get("error") else {})} for t in p.turns]
+    turns = [{"question": t["question"], **gt, **(
+        {"error": t["error"]} if t.get("error") else
+        {"answer": t["answer"] or "", "contexts": t["contexts"], "latency_s": t["latency_s"]})}
+        for t in p.turns]
     return {"conversation_id": s.id, "turns": turns, "scenario": s.scenario,
             "expected_outcome": s.expected_outcome, "outcome": p.outcome,
             **({"outcome_reason": p.reason} if p.reason else {})}
 
 
 def chat_messages(p: Played) -> list[dict[str, str]]:
-    """The conversation as OpenAI chat messages (user and assistant in turn)."""
+    """The conversation as OpenAI chat messages (user and assistant in turn; a turn the
+    system failed has no assistant message)."""
     out: list[dict[str, str]] = []
     for t in p.turns:
         out.append({"role": "user", "content": t["question"]})
-        out.append({"role": "assistant", "content": t["answer"] or ""})
+        if not t.get("error"):
+            out.append({"role": "assistant", "content": t["answer"] or ""})
     return out
 
 

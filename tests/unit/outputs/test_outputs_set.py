@@ -175,6 +175,28 @@ def test_an_empty_or_null_answer_and_no_contexts_are_counted_not_zero(tmp_path, 
                                      "string, got null (an error because of --strict)\n")
 
 
+def test_a_line_whose_system_failed_has_its_metrics_missing_with_the_reason(tmp_path,
+                                                                         capsys):
+    src = write_jsonl(tmp_path / "o.jsonl", [
+        {"question": "q one?", "error": "timeout after 30 s", "answer": "",
+         "contexts": [GT_BM25], "ground_truth_contexts": [GT_BM25], "expected_answer": "x"},
+        {"question": "q two?", "answer": "x", "contexts": [GT_BM25],
+         "ground_truth_contexts": [GT_BM25], "expected_answer": "x"}])
+    out_path = tmp_path / "r.json"
+    code, _, err = run_cli(["run", "--outputs", str(src), "--output", str(out_path),
+                            "--metrics", "mrr,token_f1,refusal", "--include-details",
+                            "--quiet"], capsys)
+    assert code == 0, err
+    data = json.loads(out_path.read_text())
+    # neither its empty answer (a refusal, 1) nor its contexts (mrr 1) are read
+    for m in ("mrr", "token_f1", "refusal"):
+        assert data["queries"][0]["metrics"][m] == {"value": None,
+                                                    "reason": "timeout after 30 s"}
+        assert data["counts"][m] == {"n": 1, "missing": 1,
+                                     "reasons": {"timeout after 30 s": 1}}
+    assert data["metrics"]["refusal"] == 0.0 and data["metrics"]["mrr"] == 1.0
+
+
 def test_no_answer_at_all_fails_the_implicit_gate(tmp_path, capsys):
     src = write_jsonl(tmp_path / "o.jsonl", [
         {"question": "q one?", "answer": "", "contexts": [],
@@ -203,6 +225,7 @@ def test_no_answer_at_all_fails_the_implicit_gate(tmp_path, capsys):
     ({"answer": "a", "contexts": []}, "question", "missing; expected a non-empty string"),
     ({"question": "q?", "answer": "a", "contexts": [], "ground_truth_contexts": []},
      "ground_truth_contexts", "expected a non-empty list of non-empty strings, got an empty list"),
+    ({"question": "q?", "error": ""}, "error", "expected a non-empty string"),
     # issue 61 item 31: the last of the two was kept silently
     ({"question": "q?", "answer": "a", "contexts": [], "latency_ms": 120, "latency_s": 2},
      "latency_s", "both latency_ms and latency_s are given: give one"),

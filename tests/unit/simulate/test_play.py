@@ -79,6 +79,8 @@ class Fixed:
                           contexts=(Context("BM25 ranks documents by term weights.", "d1"),))
         if "ranks what" in question:
             return Output(answer="It ranks documents.", contexts=(Context("Other text.", "d2"),))
+        if question == "more 1?":  # the system fails on this turn
+            return Output.failed("HTTP 500 from the service")
         return Output(answer="I do not know.", contexts=())
 
 
@@ -148,7 +150,12 @@ def test_the_transcripts_are_a_conversation_log_ragmark_reads(server, tmp_path, 
         {"role": "user", "content": "what does bm25 do?"},
         {"role": "assistant", "content": "BM25 is a ranking function."}]
     out = tmp_path / "r.json"
-    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "recall@1,mrr",
+    failed = played[3].turns[1]
+    assert (failed["answer"], failed["error"]) == (None, "HTTP 500 from the service")
+    assert lines[3]["turns"][1] == {"question": "more 1?", "error": "HTTP 500 from the service"}
+    assert [m["role"] for m in chat_messages(played[3])] == [
+        "user", "assistant", "user", "user", "assistant"]  # no answer for the failed turn
+    code, _, err = run_cli(["run", "--outputs", str(log), "--metrics", "recall@1,mrr,refusal",
                             "--output", str(out), "--quiet", "--no-history",
                             "--allow-missing", "--include-details"], capsys)
     assert code == 0, err
@@ -159,6 +166,10 @@ def test_the_transcripts_are_a_conversation_log_ragmark_reads(server, tmp_path, 
     assert per["goal#1"]["recall@1"] == 1.0
     assert per["goal#2"]["recall@1"] == 0.0
     assert per["quit#1"]["recall@1"]["value"] is None  # no ground truth: missing
+    # a turn the system failed is missing with the failure, not an empty answer's refusal
+    assert per["long#1"]["refusal"] == 1.0 and per["long#3"]["refusal"] == 1.0
+    assert per["long#2"]["refusal"]["value"] is None
+    assert per["long#2"]["refusal"]["reason"] == "HTTP 500 from the service"
 
 
 def test_a_killed_simulation_resumes_without_asking_a_turn_twice(server, tmp_path):

@@ -96,3 +96,20 @@ def test_bad_input_and_a_dead_endpoint_stop_before_any_call(server, files, tmp_p
                             "--transcripts", str(tmp_path / "t.jsonl"), "--llm-base-url",
                             "http://127.0.0.1:9/v1", "--llm-model", "sim"], capsys)
     assert code == 2 and "the simulated user's endpoint did not answer" in err
+
+
+
+def test_an_unwritable_transcripts_path_stops_before_any_call(server, files, tmp_path,
+                                                               capsys):
+    scenarios, cfg, _ = files
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    for flag in ("--transcripts", "--messages"):
+        args = {"--transcripts": str(tmp_path / "t.jsonl"),
+                "--messages": str(tmp_path / "m.jsonl")} | {flag: str(blocker / "x.jsonl")}
+        code, _, err = run_cli(["simulate", str(scenarios), "--config", str(cfg),
+                                *[x for kv in args.items() for x in kv],
+                                "--llm-base-url", server.url, "--llm-model", "sim"], capsys)
+        assert code == 2 and err == (f"error: {flag} {blocker / 'x.jsonl'}: {blocker} is a "
+                                     "file, not a folder\n")
+    assert not server.requests and not (tmp_path / "t.jsonl.journal").exists()
