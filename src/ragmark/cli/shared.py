@@ -46,7 +46,12 @@ MEANINGS: dict[str, str | dict[str, str]] = {
         "history": "Only the runs of this config.",
         "history trend": "The config whose metric is followed.",
     },
-    "--corpus": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
+    "--corpus": {
+        "*": "Corpus: folder of .txt/.md files, JSONL file, or BEIR folder.",
+        "simulate": "What ragmark's own pipeline retrieves from, for a config without a "
+                    "[pipeline] (a folder of .txt/.md files, a JSONL file or a BEIR "
+                    "folder); chunked and indexed once.",
+    },
     "--dataset": {
         "*": "The dataset: a BEIR (or TREC RAG) or Open RAG Benchmark folder, or a "
              "keyword/context set JSON(L) file.",

@@ -17,6 +17,7 @@ from ragmark.report.simulation import simulation_lines
 @cli.command("simulate")
 @click.argument("scenarios", type=click.Path(exists=True, dir_okay=False))
 @option("--config", required=True)
+@option("--corpus", type=click.Path(exists=True))
 @click.option("--transcripts", required=True, type=click.Path(),
               help="Where the conversations are written, as a conversation log that "
                    "`ragmark run --outputs` scores (each turn a question); the turns are "
@@ -38,8 +39,9 @@ from ragmark.report.simulation import simulation_lines
 def simulate_cmd(**flags: Any) -> None:
     """Play each scenario of SCENARIOS (JSON Lines: id, scenario, expected_outcome; user,
     facts, max_turns, ground_truth_contexts optional) with an LLM as the user against the
-    system of --config, until the user says the goal is reached or gives up, or the
-    scenario's turns run out. Exit 0, or 2 on bad input or a dead endpoint."""
+    system of --config (its [pipeline], or ragmark's own pipeline over --corpus), until
+    the user says the goal is reached or gives up, or the scenario's turns run out.
+    Exit 0, or 2 on bad input or a dead endpoint."""
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_simulate(SimulateRequest(**flags, llm_flags=llm_flags()))
     for w in plan.warnings:

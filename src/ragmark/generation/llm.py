@@ -10,10 +10,11 @@ LLM client; a failed call becomes :class:`GenerationFailed` with its reason.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragmark.case import ChatClient
 from ragmark.errors import ConfigError, EndpointGone
 from ragmark.generation.base import GenerationFailed, check_positive
 from ragmark.judges.prompt import data_block
@@ -82,12 +83,30 @@ class LLMGenerator:
         self.max_tokens = max_tokens
         self.instruction = INSTRUCTION if guard else PLAIN
 
-    def messages(self, question: str, contexts: Sequence[Chunk]) -> list[dict[str, str]]:
+    def messages(self, question: str, contexts: Sequence[Chunk],
+                 history: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, str]]:
+        """The call for one question: the instruction, the conversation so far
+        (``history``: earlier turns' ``question`` and ``answer``, as user and assistant
+        messages), then the contexts and the question."""
         texts = fit_contexts([c.text for c in contexts], self.max_chars)
         blocks = "\n".join(data_block("context", t, i) for i, t in enumerate(texts, start=1))
         user = f"{blocks or '(no context passages)'}\n{data_block('question', question)}"
-        return [{"role": "system", "content": self.instruction},
+        earlier = [m for t in history for m in (
+            {"role": "user", "content": str(t.get("question") or "")},
+            {"role": "assistant", "content": str(t.get("answer") or "(no answer)")})]
+        return [{"role": "system", "content": self.instruction}, *earlier,
                 {"role": "user", "content": user}]
+
+    async def answer(self, client: ChatClient, question: str, contexts: Sequence[Chunk],
+                     history: Sequence[Mapping[str, Any]] = ()) -> str | GenerationFailed:
+        """One turn's answer through ``client`` (opened on :attr:`settings` by the
+        caller), the conversation so far before it; a failed call is GenerationFailed."""
+        try:
+            got = await client.chat(self.messages(question, contexts, history),
+                                    max_tokens=self.max_tokens)
+        except LLMCallFailed as e:
+            return GenerationFailed(e.reason)
+        return str(got.text).strip()
 
     def generate_many(
         self,

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ragmark.aio import run_sync
-from ragmark.config import load_configs
+from ragmark.config import RunConfig, load_configs
+from ragmark.data.corpus import open_corpus
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMSettings
@@ -25,10 +27,12 @@ from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.running.source import build
+from ragmark.running.turns import OwnTurns
 from ragmark.simulate.journal import Journal
 from ragmark.simulate.play import play_all
 from ragmark.simulate.scenarios import Scenario, load_scenarios
 from ragmark.simulate.transcripts import chat_messages, conversation_line, summary
+from ragmark.types import Dataset
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,15 @@ class SimulateRequest:
     fresh: bool = False
     strict: bool = False
     encoding: str | None = None
+    corpus: str | None = None
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class SimulatePlan:
     scenarios: tuple[Scenario, ...]
-    system: PythonPipelineConfig | HttpPipelineConfig
+    system: PythonPipelineConfig | HttpPipelineConfig | OwnTurns
+    """The config's [pipeline], or ragmark's own pipeline over --corpus."""
     system_name: str
     simulator: LLMSettings
     transcripts: Path
@@ -70,7 +76,7 @@ class SimulatePlan:
         """What the simulation depends on: the scenarios, the system, the simulator's
         model and endpoint, its temperature and seed."""
         what = {"scenarios": [asdict(s) for s in self.scenarios],
-                "system": pipeline_json(self.system), "model": self.simulator.model,
+                "system": system_json(self.system), "model": self.simulator.model,
                 "url": self.simulator.display_url, "temperature": self.temperature,
                 "seed": self.seed}
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
@@ -83,9 +89,7 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     lenient = Leniency(strict=req.strict, encoding=req.encoding)
     scenarios = load_scenarios(Path(req.scenarios), lenient)
     cfg = load_configs(req.config)[0]
-    if cfg.pipeline is None:
-        raise ConfigError(f"{req.config}: simulate asks a system in turns: give a config "
-                          "with a [pipeline] table (python, langchain, llamaindex or http)")
+    system = _system(cfg, req, lenient)
     settings, _ = resolve_llm([cfg], req.llm_flags)
     if settings is None:
         raise ConfigError(f"the simulated user is an LLM: give --llm-base-url and "
@@ -94,16 +98,51 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     check_output(out.with_name(out.name + ".journal"), "--transcripts (its journal)")
     messages = None if req.messages is None else check_output(req.messages, "--messages")
     check_endpoint(settings, "the simulated user's endpoint")
-    return SimulatePlan(tuple(scenarios), cfg.pipeline, cfg.name, settings, out, messages,
+    if isinstance(system, OwnTurns) and system.llm_settings is not None:
+        check_endpoint(system.llm_settings, "the system's LLM generator endpoint")
+    return SimulatePlan(tuple(scenarios), system, cfg.name, settings, out, messages,
                         req.concurrency, req.temperature, req.seed, req.fresh,
                         tuple(lenient.messages()))
+
+
+def _system(cfg: RunConfig, req: SimulateRequest, lenient: Leniency
+            ) -> PythonPipelineConfig | HttpPipelineConfig | OwnTurns:
+    """What is simulated against: the config's [pipeline], or ragmark's own pipeline
+    (retriever, reranker, generator) over --corpus."""
+    if cfg.pipeline is not None:
+        if req.corpus is not None:
+            raise ConfigError(f"--corpus is what ragmark's own pipeline retrieves from; "
+                              f"config {cfg.name!r} has a [pipeline], which retrieves by "
+                              "itself: leave --corpus out")
+        return cfg.pipeline
+    if req.corpus is None:
+        raise ConfigError(f"config {cfg.name!r} has no [pipeline], so simulate asks "
+                          "ragmark's own pipeline: give --corpus, the documents it "
+                          "retrieves from (or a config with a [pipeline] table: python, "
+                          "langchain, llamaindex or http)")
+    corpus, chunker = open_corpus(req.corpus, lenient)
+    dataset = Dataset(Path(req.corpus).name, str(req.corpus), "corpus", (), corpus, chunker)
+    return OwnTurns(dataset, cfg)
+
+
+def system_json(system: PythonPipelineConfig | HttpPipelineConfig | OwnTurns
+                ) -> dict[str, Any]:
+    """The system as a simulation's key holds it: a [pipeline], or ragmark's own
+    pipeline's config with its corpus's fingerprint."""
+    if isinstance(system, OwnTurns):
+        return {"own": system.describe(), "corpus": dataset_hash(system.dataset)}
+    return pipeline_json(system)
 
 
 def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
     """Play every scenario (resuming the journal), write the transcripts, and return the
     report: the summary and each conversation's outcome."""
     journal = Journal(plan.journal, plan.key, fresh=plan.fresh)
-    system = build(plan.system)
+    if isinstance(plan.system, OwnTurns):
+        plan.system.prepare(progress)
+        system: Any = plan.system
+    else:
+        system = build(plan.system)
 
     async def main() -> Any:
         async with direct_client(plan.simulator) as client, system:

@@ -89,7 +89,7 @@ def test_bad_input_and_a_dead_endpoint_stop_before_any_call(server, files, tmp_p
     system = cfg.read_text()
     cfg.write_text('name = "plain"\n')
     said = _simulate(server, files, tmp_path, capsys, expect=2)
-    assert "give a config with a [pipeline] table" in said
+    assert "give --corpus, the documents it retrieves from" in said
     assert not server.requests
     cfg.write_text(system)
     code, _, err = run_cli(["simulate", str(scenarios), "--config", str(files[1]),
