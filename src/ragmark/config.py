@@ -71,7 +71,7 @@ from ragmark.config_tables import (  # noqa: F401  (the env names: config's API)
     resolve_embedding_env,
 )
 from ragmark.errors import ConfigError, UnknownComponentError, validation_problems
-from ragmark.llm.table import LLMTable
+from ragmark.llm.table import LLMTable, SimulatorTable
 from ragmark.matching import match_threshold
 from ragmark.pipelines.config import PIPELINE_MODELS, PipelineConfig, PythonPipelineConfig
 from ragmark.registry import registry
@@ -134,6 +134,9 @@ class RunConfig(BaseModel):
     document is seen."""
     pipeline: PipelineConfig | None = None  # an external system instead of the parts above
     llm: LLMTable | None = None  # the LLM endpoint (judges; llm generator and reranker)
+    simulator: SimulatorTable | None = None
+    """``ragmark simulate``'s simulated user: fields set over the judges' endpoint (the
+    ``[llm]`` table and flags), e.g. another ``model`` or ``base_url``, a ``temperature``."""
     judges: dict[str, JudgeTable] = {}
     """Per judge metric: its alignment (``[judges.faithfulness] alignment = "FILE"``)."""
 

@@ -27,9 +27,13 @@ from ragmark.report.simulation import simulation_lines
               help="Also write each conversation as OpenAI chat messages (JSON Lines).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=2, show_default=True,
               help="Conversations played at the same time.")
+@click.option("--simulator", metavar="MODEL[@URL]",
+              help="The simulated user's model, at the judges' endpoint (--llm-*) or at "
+                   "URL [default: the config's [simulator] table over the judges' "
+                   "endpoint, else the judges' model].")
 @click.option("--simulator-temperature", "temperature", type=click.FloatRange(min=0),
-              default=0.0, show_default=True,
-              help="The simulated user's sampling temperature.")
+              help="The simulated user's sampling temperature [default: the "
+                   "[simulator] table's, else 0].")
 @option("--seed", type=int, default=0, show_default=True)
 @click.option("--fresh", is_flag=True,
               help="Start over: forget the turns a journal holds from an earlier run.")

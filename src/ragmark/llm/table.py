@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.fields import FieldInfo
 
 from ragmark.llm.config import COMPONENT, TABLE, VALIDATORS
@@ -49,3 +49,11 @@ else:
         __validators__={f"_check_{name}": field_validator(name)(
             classmethod(lambda cls, v, _c=check: _c(v))) for name, check in VALIDATORS.items()},
         **{f.name: _optional(f.info) for f in given_on(TABLE)})
+
+
+class SimulatorTable(LLMTable):
+    """A config's ``[simulator]`` table (``ragmark simulate``'s simulated user): the
+    ``[llm]`` table's keys, set over the judges' endpoint, and its sampling
+    ``temperature``."""
+
+    temperature: float | None = Field(default=None, ge=0)

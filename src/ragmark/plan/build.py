@@ -21,7 +21,7 @@ from ragmark.data.run_scores import read_run_scores
 from ragmark.errors import ConfigError
 from ragmark.llm import LLMSettings
 from ragmark.matching import match_threshold
-from ragmark.plan.endpoint import resolve_llm
+from ragmark.plan.endpoint import model_at, resolve_llm
 from ragmark.plan.gating import regression_metrics
 from ragmark.plan.metric_choice import choose, select, thresholds
 from ragmark.plan.model import Gating, Options, Plan, Targets
@@ -231,13 +231,7 @@ def jurors_of(given: Sequence[str], llm: LLMSettings | None) -> tuple[LLMSetting
     if llm is None:
         raise ConfigError("--judge-llm: the jurors share the judges' endpoint settings: give "
                           "--llm-base-url (or [llm] base_url), the URL of those without @URL")
-    out = []
-    for text in given:
-        model, _, url = text.strip().partition("@")
-        if not model.strip() or (text.count("@") and not url.strip()):
-            raise ConfigError(f"--judge-llm {text!r}: expected MODEL or MODEL@BASE_URL")
-        out.append(llm.model_copy(update={"model": model.strip(),
-                                          **({"base_url": url.strip()} if url else {})}))
+    out = [llm.model_copy(update=model_at(text, "--judge-llm")) for text in given]
     models = [j.model for j in out]
     twice = sorted({m for m in models if models.count(m) > 1})
     if twice:

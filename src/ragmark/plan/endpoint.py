@@ -20,6 +20,19 @@ if TYPE_CHECKING:
     from ragmark.config import RunConfig
     from ragmark.llm import LLMSettings
 
+def model_at(text: str, flag: str) -> dict[str, str]:
+    """``MODEL`` or ``MODEL@BASE_URL`` (``--judge-llm``, ``--simulator``) as the
+    endpoint fields it sets.
+
+    >>> model_at("qwen@http://127.0.0.1:8080/v1", "--simulator")
+    {'model': 'qwen', 'base_url': 'http://127.0.0.1:8080/v1'}
+    """
+    model, _, url = text.strip().partition("@")
+    if not model.strip() or (text.count("@") and not url.strip()):
+        raise ConfigError(f"{flag} {text!r}: expected MODEL or MODEL@BASE_URL")
+    return {"model": model.strip(), **({"base_url": url.strip()} if url else {})}
+
+
 def _prices(text: str, model: str | None
             ) -> tuple[dict[str, tuple[float, float]], float | None]:
     """The prices of ``--llm-prices`` and its batch discount, when given."""

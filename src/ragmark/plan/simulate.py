@@ -22,8 +22,9 @@ from ragmark.errors import ConfigError
 from ragmark.llm import LLMSettings
 from ragmark.llm.factory import check_endpoint, direct_client
 from ragmark.llm.fields import SET_ENDPOINT
+from ragmark.llm.table import SimulatorTable
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
-from ragmark.plan.endpoint import resolve_llm
+from ragmark.plan.endpoint import model_at, resolve_llm
 from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.running.source import build
@@ -42,7 +43,10 @@ class SimulateRequest:
     transcripts: str
     messages: str | None = None
     concurrency: int = 2
-    temperature: float = 0.0
+    temperature: float | None = None
+    """--simulator-temperature; None: the [simulator] table's, else 0."""
+    simulator: str | None = None
+    """--simulator MODEL[@URL]: the simulated user's model, at the judges' endpoint or URL."""
     seed: int = 0
     fresh: bool = False
     strict: bool = False
@@ -88,12 +92,12 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
         raise ConfigError(f"--concurrency must be at least 1, got {req.concurrency}")
     lenient = Leniency(strict=req.strict, encoding=req.encoding)
     scenarios = load_scenarios(Path(req.scenarios), lenient)
-    cfg = load_configs(req.config)[0]
+    judges, cfgs = resolve_llm(load_configs(req.config)[:1], req.llm_flags)
+    cfg = cfgs[0]
     system = _system(cfg, req, lenient)
-    settings, _ = resolve_llm([cfg], req.llm_flags)
-    if settings is None:
-        raise ConfigError(f"the simulated user is an LLM: give --llm-base-url and "
-                          f"--llm-model, or {SET_ENDPOINT}")
+    settings = simulator_settings(judges, cfg.simulator, req.simulator)
+    temperature = req.temperature if req.temperature is not None else float(
+        (cfg.simulator.values() if cfg.simulator else {}).get("temperature", 0.0))
     out = check_output(req.transcripts, "--transcripts")
     check_output(out.with_name(out.name + ".journal"), "--transcripts (its journal)")
     messages = None if req.messages is None else check_output(req.messages, "--messages")
@@ -101,8 +105,21 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     if isinstance(system, OwnTurns) and system.llm_settings is not None:
         check_endpoint(system.llm_settings, "the system's LLM generator endpoint")
     return SimulatePlan(tuple(scenarios), system, cfg.name, settings, out, messages,
-                        req.concurrency, req.temperature, req.seed, req.fresh,
+                        req.concurrency, temperature, req.seed, req.fresh,
                         tuple(lenient.messages()))
+
+
+def simulator_settings(judges: LLMSettings | None, table: SimulatorTable | None,
+                       flag: str | None) -> LLMSettings:
+    """The simulated user's endpoint: the judges' (``--llm-*``, ``[llm]``,
+    ``RAGMARK_LLM_*``), the config's ``[simulator]`` fields over it, ``--simulator
+    MODEL[@URL]`` over both."""
+    if judges is None:
+        raise ConfigError("the simulated user is an LLM at the judges' endpoint (unless "
+                          "--simulator MODEL@URL or a [simulator] table says otherwise): "
+                          f"give --llm-base-url and --llm-model, or {SET_ENDPOINT}")
+    got = judges.model_copy(update=table.values()) if table is not None else judges
+    return got.model_copy(update=model_at(flag, "--simulator")) if flag else got
 
 
 def _system(cfg: RunConfig, req: SimulateRequest, lenient: Leniency

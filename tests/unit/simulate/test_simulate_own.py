@@ -104,3 +104,30 @@ def test_own_pipeline_needs_a_corpus_and_a_pipeline_refuses_one(server, tmp_path
     assert code == 0, err
     turns = json.loads((tmp_path / "t.jsonl").read_text())["turns"]
     assert turns[0]["answer"] == "BM25 ranks documents by term weights."
+
+
+def test_the_simulated_user_is_the_judges_endpoint_unless_told_otherwise(server, tmp_path,
+                                                                       capsys):
+    server.rule = _both
+    scenarios, corpus = _files(tmp_path)
+    cfg = _config(tmp_path, server, "llm")
+    base = ["simulate", str(scenarios), "--config", str(cfg), "--corpus", str(corpus),
+            "--llm-base-url", server.url, "--llm-model", "judge"]
+
+    def user_calls(*more, out="t.jsonl"):
+        server.requests.clear()
+        code, _, err = run_cli([*base, "--transcripts", str(tmp_path / out), *more], capsys)
+        assert code == 0, err
+        return [(r.body["model"], r.body.get("temperature")) for r in server.requests
+                if r.body and not r.body["messages"][0]["content"].startswith(PLAIN[:40])
+                and r.body.get("max_tokens") != 1]  # not the endpoint checks
+
+    assert set(user_calls()) == {("judge", 0.0)}
+    cfg.write_text(cfg.read_text() + '[simulator]\nmodel = "user"\ntemperature = 0.3\n')
+    assert set(user_calls(out="t2.jsonl")) == {("user", 0.3)}
+    assert set(user_calls("--simulator", f"other@{server.url}", "--simulator-temperature",
+                          "0.5", out="t3.jsonl")) == {("other", 0.5)}
+    code, _, err = run_cli([*base, "--transcripts", str(tmp_path / "t4.jsonl"),
+                            "--simulator", "@nothing"], capsys)
+    assert code == 2 and err == ("error: --simulator '@nothing': expected MODEL or "
+                                 "MODEL@BASE_URL\n")
