@@ -32,6 +32,7 @@ from ragmark.running.turns import OwnTurns
 from ragmark.simulate.journal import Journal
 from ragmark.simulate.play import play_all
 from ragmark.simulate.scenarios import Scenario, load_scenarios
+from ragmark.simulate.scores import judge_conversations, score_json, score_summary
 from ragmark.simulate.transcripts import chat_messages, conversation_line, summary
 from ragmark.types import Dataset
 
@@ -62,6 +63,8 @@ class SimulatePlan:
     """The config's [pipeline], or ragmark's own pipeline over --corpus."""
     system_name: str
     simulator: LLMSettings
+    judges: LLMSettings
+    """The endpoint of the judges that score the conversations (--llm-*)."""
     transcripts: Path
     messages: Path | None
     concurrency: int
@@ -102,9 +105,12 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     check_output(out.with_name(out.name + ".journal"), "--transcripts (its journal)")
     messages = None if req.messages is None else check_output(req.messages, "--messages")
     check_endpoint(settings, "the simulated user's endpoint")
+    if judges is not None and judges.base_url != settings.base_url:
+        check_endpoint(judges, "the judges' endpoint")
     if isinstance(system, OwnTurns) and system.llm_settings is not None:
         check_endpoint(system.llm_settings, "the system's LLM generator endpoint")
-    return SimulatePlan(tuple(scenarios), system, cfg.name, settings, out, messages,
+    assert judges is not None  # simulator_settings refused none
+    return SimulatePlan(tuple(scenarios), system, cfg.name, settings, judges, out, messages,
                         req.concurrency, temperature, req.seed, req.fresh,
                         tuple(lenient.messages()))
 
@@ -169,14 +175,25 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
     with progress.task(f"simulating {len(plan.scenarios)} conversations",
                        len(plan.scenarios)) as advance:
         played, counts = run_sync(main())
-    lines = [conversation_line(s, p) for s, p in zip(plan.scenarios, played, strict=True)]
+
+    async def judged() -> Any:
+        async with direct_client(plan.judges) as client:
+            return await judge_conversations(plan.scenarios, played, client,
+                                             plan.concurrency, advance)
+
+    with progress.task(f"judging {len(played)} conversations", len(played)) as advance:
+        scores, judge_counts = run_sync(judged())
+    lines = [conversation_line(s, p, {m: score_json(v) for m, v in got.items()})
+             for s, p, got in zip(plan.scenarios, played, scores, strict=True)]
     _write_lines(plan.transcripts, [x for x in lines if x is not None])
     if plan.messages is not None:
         _write_lines(plan.messages, [{"conversation_id": p.scenario,
                                       "messages": chat_messages(p)} for p in played])
     closing = [len(journal.closing_breaks(p.scenario)) for p in played]
     return {"system": plan.system_name, "simulator": plan.simulator.model,
+            "judges": plan.judges.model,
             "summary": summary(played, closing),
+            "conversation_metrics": score_summary(played, scores),
             "conversations": [{"id": p.scenario, "outcome": p.outcome,
                                "turns": len(p.turns), **({"reason": p.reason}
                                                          if p.reason else {})}
@@ -185,7 +202,9 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
             "left_out": [p.scenario for p in played if not p.turns],
             "resumed_lines_dropped": journal.dropped,
             "simulator_calls": {"asked": counts.asked, "reasked": counts.reasked,
-                                "failed": counts.failed}}
+                                "failed": counts.failed},
+            "judge_calls": {"asked": judge_counts.asked, "reasked": judge_counts.reasked,
+                            "failed": judge_counts.failed}}
 
 
 def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -29,6 +29,8 @@ def simulation_lines(report: Mapping[str, Any]) -> list[str]:
     if s["role_adherence"] is not None:
         lines.append(f"simulator role adherence: {s['role_adherence']:.0%} of its calls "
                      f"({s['role_breaks']} broke role and were asked again)")
+    lines += conversation_metric_lines(report.get("conversation_metrics") or {},
+                                       report.get("judges"))
     for c in report["conversations"]:
         if c.get("reason"):
             lines.append(f"  {visible(c['id'])}: {ENDINGS.get(c['outcome'], c['outcome'])}"
@@ -41,4 +43,36 @@ def simulation_lines(report: Mapping[str, Any]) -> list[str]:
                      "dropped (that turn was asked again)")
     lines.append(f"transcripts: {visible(report['transcripts'])} (score them: ragmark run "
                  "--outputs TRANSCRIPTS --metrics ...)")
+    return lines
+
+
+NAMES = {"goal_completion": "goal completion (judged against the expected outcome)",
+         "knowledge_retention": "knowledge retention (answers that keep what the user said)"}
+
+
+def conversation_metric_lines(got: Mapping[str, Any], judge: str | None) -> list[str]:
+    """Each conversation metric's mean with its interval, over how many conversations,
+    and why the others have none; the judged goal beside the simulated user's verdict."""
+    lines = []
+    for m, name in NAMES.items():
+        r = got.get(m)
+        if r is None:
+            continue
+        n = r["n"] + r["missing"]
+        if r["mean"] is None:
+            text = f"{name}: missing for all {n} conversation{'s' * (n != 1)}"
+        else:
+            iv = r["interval"]
+            text = (f"{name}: {r['mean']:.2f}"
+                    + ("" if iv is None else f" [95% CI {iv[0]:.2f}-{iv[1]:.2f}]")
+                    + f" over {r['n']} of {n} conversation{'s' * (n != 1)}")
+        if r["missing"]:
+            why = "; ".join(f"{visible(k)} ({v})" for k, v in r["reasons"].items())
+            text += f" ({r['missing']} missing: {why})"
+        lines.append(text + (f", judged by {visible(judge)}" if judge and m ==
+                             "goal_completion" else ""))
+    agree = got.get("goal_agreement")
+    if agree and agree["n"]:
+        lines.append(f"the judge and the simulated user agree on whether the goal was "
+                     f"reached in {agree['agree']} of {agree['n']} conversations")
     return lines

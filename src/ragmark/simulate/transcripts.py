@@ -5,7 +5,7 @@ conversations ended (the simulated user's own verdicts, with intervals)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmark.simulate.play import Played
@@ -13,12 +13,13 @@ from ragmark.simulate.scenarios import Scenario
 from ragmark.stats.paired import wilson_interval
 
 
-def conversation_line(s: Scenario, p: Played) -> dict[str, Any] | None:
+def conversation_line(s: Scenario, p: Played, scores: Mapping[str, Any] | None = None
+                      ) -> dict[str, Any] | None:
     """One conversation as a conversation log's line (None when no turn was played):
     each turn's question, answer and contexts, the scenario's passages as each turn's
-    ground truth; how it ended beside. A turn the system failed has no answer and its
-    failure in ``error`` (its metrics are missing with that reason, never an empty
-    answer's)."""
+    ground truth; how it ended, and the conversation's own scores (``scores``), beside.
+    A turn the system failed has no answer and its failure in ``error`` (its metrics are
+    missing with that reason, never an empty answer's)."""
     if not p.turns:
         return None
     gt = {"ground_truth_contexts": list(s.ground_truth_contexts)} if (
@@ -29,7 +30,8 @@ def conversation_line(s: Scenario, p: Played) -> dict[str, Any] | None:
         for t in p.turns]
     return {"conversation_id": s.id, "turns": turns, "scenario": s.scenario,
             "expected_outcome": s.expected_outcome, "outcome": p.outcome,
-            **({"outcome_reason": p.reason} if p.reason else {})}
+            **({"outcome_reason": p.reason} if p.reason else {}),
+            **({"conversation_metrics": dict(scores)} if scores else {})}
 
 
 def chat_messages(p: Played) -> list[dict[str, str]]:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from ragmark.case import ChatClient, JudgeCounts
+from ragmark.judges.conversation import conversation_text
 from ragmark.judges.prompt import JudgeFailure, Prompt, ask
 from ragmark.simulate.scenarios import Scenario
 
@@ -125,15 +126,6 @@ class Said:
     answer: str | None
 
 
-def conversation_text(turns: Sequence[Said]) -> str:
-    """The conversation so far as the simulator reads it."""
-    if not turns:
-        return "(nothing said yet)"
-    return "\n\n".join(f"USER: {t.question}\n\nASSISTANT: "
-                       f"{t.answer if t.answer is not None else '(no answer: it failed)'}"
-                       for t in turns)
-
-
 @dataclass(frozen=True)
 class NextTurn:
     """The simulator's answer for one turn: its status and message, the role breaks its
@@ -151,7 +143,8 @@ async def next_turn(client: ChatClient, scenario: Scenario, turns: Sequence[Said
     check = RoleCheck(turns[-1].answer if turns else None)
     item = UserInput(scenario=scenario.scenario, expected_outcome=scenario.expected_outcome,
                      user=scenario.user or "(not described: write plainly)",
-                     facts=list(scenario.facts), conversation=conversation_text(turns))
+                     facts=list(scenario.facts), conversation=conversation_text(
+                         [(t.question, t.answer) for t in turns]))
     got = await ask(client, replace(USER_PROMPT, check=check), item, counts=counts, **params)
     if isinstance(got, JudgeFailure):
         return NextTurn(None, "", tuple(check.breaks), got.reason)
