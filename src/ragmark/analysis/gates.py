@@ -39,10 +39,11 @@ class Threshold:
         return self.config is None or self.config == config
 
 
-def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = False
-                     ) -> list[Threshold]:
+def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = False,
+                     known: Sequence[str] | None = None) -> list[Threshold]:
     """``METRIC=VALUE`` or ``CONFIG:METRIC=VALUE`` items of ``option``; a metric name is
-    canonicalised (``P@5`` -> ``precision@5``). ``fraction``: the value is in [0, 1]."""
+    canonicalised (``P@5`` -> ``precision@5``), or one of ``known`` when given (a
+    command with metrics of its own). ``fraction``: the value is in [0, 1]."""
     out = []
     for text in texts:
         left, eq, value = text.rpartition("=")
@@ -57,7 +58,11 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
         if fraction and not 0 <= v <= 1:
             raise ConfigError(f"{option} {text!r}: the fraction must be between 0 and 1")
         m = metric.strip()
-        name = m if m in judge_metrics() or m in aggregates() else str(parse_metric(m))
+        if known is not None and m not in known:
+            raise ConfigError(f"{option} {text!r}: unknown metric {m!r}; expected one of "
+                              f"{', '.join(known)}")
+        name = m if known is not None or m in judge_metrics() or m in aggregates() else (
+            str(parse_metric(m)))
         out.append(Threshold(name, v, config.strip() if colon else None))
     return out
 

@@ -94,10 +94,8 @@ def configs_options(f: Callable[..., Any], default: tuple[str, ...] = ("sparse",
 def gate_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """``--fail-under``, ``--max-missing``, ``--allow-missing`` and
     ``--allow-short-rankings``: the gates of run and compare."""
-    opts = [
-        click.option("--fail-under", "fail_under", multiple=True, metavar="[CONFIG:]METRIC=V",
-                     help="Exit 1 when the metric's mean is below V (or has no value); "
-                          "repeatable; CONFIG: limits it to one config of a compare."),
+    opts: list[Callable[[Callable[..., Any]], Any]] = [
+        option("--fail-under", "fail_under", multiple=True, metavar="[CONFIG:]METRIC=V"),
         click.option("--max-missing", "max_missing", multiple=True,
                      metavar="[CONFIG:]METRIC=F",
                      help="Exit 1 when more than the fraction F of the questions have no "

@@ -28,9 +28,10 @@ MEANINGS: dict[str, str | dict[str, str]] = {
              "tables).",
         "testset": "The configuration whose chunker cuts the passages questions are "
                    "written from: a built-in name or a TOML file.",
-        "simulate": "The system the simulated users talk to: a TOML file with a "
-                    "[pipeline] table (python, langchain, llamaindex or http); its [llm] "
-                    "table, else the --llm-* flags, is the simulated user's endpoint.",
+        "simulate": "A system the simulated users talk to: a TOML file with a "
+                    "[pipeline] table (python, langchain, llamaindex or http), or a config "
+                    "of ragmark's own pipeline (with --corpus); repeat the flag to compare "
+                    "systems on the same scenarios (the first is the baseline).",
     },
     "--config-name": {
         "*": "A config's name in the results file or the history.",
@@ -123,6 +124,13 @@ MEANINGS: dict[str, str | dict[str, str]] = {
     },
     "--name": "The system's name in the results and the history (default: the source's "
               "file name).",
+    "--fail-under": {
+        "*": "Exit 1 when the metric's mean is below V (or has no value); repeatable; "
+             "CONFIG: limits it to one config of a compare.",
+        "simulate": "Exit 1 when a config's mean of a conversation metric "
+                    "(goal_completion, knowledge_retention, goal_reached) is below V, or "
+                    "it has none; repeatable; CONFIG: limits it to one config.",
+    },
     "--output": {
         "run": "Where the JSON report is written.",
         "compare": "Where the report is written: {output}.json and {output}.md (DIR/: "
@@ -135,6 +143,8 @@ MEANINGS: dict[str, str | dict[str, str]] = {
         "monitor": "Where the window is written: .json, .md or .html by the suffix "
                    "(repeatable).",
         "judge-eval": "Where the report is written, as JSON.",
+        "simulate": "Where the report is written, as JSON: each config's conversations, "
+                    "their scores, the paired comparison and the gates.",
         "duel": "Where the report is written: JSON, or Markdown or an HTML page by the "
                 "suffix (.md, .html).",
         "report": "Where the HTML page is written.",

@@ -10,13 +10,14 @@ import click
 from ragmark.cli.app import cli, consoles, data_options, quiet_option
 from ragmark.cli.llm_opts import endpoint_options, llm_flags
 from ragmark.cli.shared import option
+from ragmark.errors import GateFailed
 from ragmark.plan.simulate import SimulateRequest, execute_simulate, plan_simulate
 from ragmark.report.simulation import simulation_lines
 
 
 @cli.command("simulate")
 @click.argument("scenarios", type=click.Path(exists=True, dir_okay=False))
-@option("--config", required=True)
+@option("--config", "config", required=True, multiple=True)
 @option("--corpus", type=click.Path(exists=True))
 @click.option("--transcripts", required=True, type=click.Path(),
               help="Where the conversations are written, as a conversation log that "
@@ -35,6 +36,8 @@ from ragmark.report.simulation import simulation_lines
               help="The simulated user's sampling temperature [default: the "
                    "[simulator] table's, else 0].")
 @option("--seed", type=int, default=0, show_default=True)
+@option("--output", type=click.Path(dir_okay=False))
+@option("--fail-under", "fail_under", multiple=True, metavar="[CONFIG:]METRIC=V")
 @click.option("--fresh", is_flag=True,
               help="Start over: forget the turns a journal holds from an earlier run.")
 @data_options
@@ -44,8 +47,11 @@ def simulate_cmd(**flags: Any) -> None:
     """Play each scenario of SCENARIOS (JSON Lines: id, scenario, expected_outcome; user,
     facts, max_turns, ground_truth_contexts optional) with an LLM as the user against the
     system of --config (its [pipeline], or ragmark's own pipeline over --corpus), until
-    the user says the goal is reached or gives up, or the scenario's turns run out.
-    Exit 0, or 2 on bad input or a dead endpoint."""
+    the user says the goal is reached or gives up, or the scenario's turns run out; then
+    judge each conversation (goal completion, knowledge retention). With several
+    --config, each is played on the same scenarios, simulator and seed, and compared
+    with the first, paired by scenario. Exit 0; 1 when a --fail-under gate fails; 2 on
+    bad input or a dead endpoint."""
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_simulate(SimulateRequest(**flags, llm_flags=llm_flags()))
     for w in plan.warnings:
@@ -53,3 +59,6 @@ def simulate_cmd(**flags: Any) -> None:
     report = execute_simulate(plan, progress)
     for line in simulation_lines(report):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
+    failed = [g["text"] for g in report["gates"] if not g["ok"]]
+    if failed:
+        raise GateFailed(failed)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragmark.aio import run_sync
+from ragmark.analysis.gates import Threshold, check_names, parse_thresholds
 from ragmark.config import RunConfig, load_configs
 from ragmark.data.corpus import open_corpus
 from ragmark.data.fingerprint import dataset_hash
@@ -29,18 +31,22 @@ from ragmark.plan.paths import check_output
 from ragmark.progress import Progress
 from ragmark.running.source import build
 from ragmark.running.turns import OwnTurns
+from ragmark.simulate.compare import METRICS, gate_results, paired_rows, values_of
 from ragmark.simulate.journal import Journal
-from ragmark.simulate.play import play_all
+from ragmark.simulate.play import Played, play_all
 from ragmark.simulate.scenarios import Scenario, load_scenarios
 from ragmark.simulate.scores import judge_conversations, score_json, score_summary
 from ragmark.simulate.transcripts import chat_messages, conversation_line, summary
-from ragmark.types import Dataset
+from ragmark.text import visible
+from ragmark.types import Dataset, Score
 
 
 @dataclass(frozen=True)
 class SimulateRequest:
     scenarios: str
-    config: str
+    config: tuple[str, ...]
+    """--config, repeated: each config simulated on the same scenarios; the first is
+    the baseline the others are compared with."""
     transcripts: str
     messages: str | None = None
     concurrency: int = 2
@@ -53,37 +59,47 @@ class SimulateRequest:
     strict: bool = False
     encoding: str | None = None
     corpus: str | None = None
+    output: str | None = None
+    fail_under: tuple[str, ...] = ()
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
-class SimulatePlan:
-    scenarios: tuple[Scenario, ...]
+class Simulated:
+    """One config simulated: its name, its system (the config's [pipeline], or ragmark's
+    own pipeline over --corpus), where its conversations are written."""
+
+    name: str
     system: PythonPipelineConfig | HttpPipelineConfig | OwnTurns
-    """The config's [pipeline], or ragmark's own pipeline over --corpus."""
-    system_name: str
-    simulator: LLMSettings
-    judges: LLMSettings
-    """The endpoint of the judges that score the conversations (--llm-*)."""
     transcripts: Path
     messages: Path | None
-    concurrency: int
-    temperature: float
-    seed: int
-    fresh: bool
-    warnings: tuple[str, ...]
 
     @property
     def journal(self) -> Path:
         """Where the turns are written as they finish (what a resume reads)."""
         return self.transcripts.with_name(self.transcripts.name + ".journal")
 
-    @property
-    def key(self) -> str:
-        """What the simulation depends on: the scenarios, the system, the simulator's
-        model and endpoint, its temperature and seed."""
+
+@dataclass(frozen=True)
+class SimulatePlan:
+    scenarios: tuple[Scenario, ...]
+    systems: tuple[Simulated, ...]
+    simulator: LLMSettings
+    judges: LLMSettings
+    """The endpoint of the judges that score the conversations (--llm-*)."""
+    concurrency: int
+    temperature: float
+    seed: int
+    fresh: bool
+    warnings: tuple[str, ...]
+    output: Path | None = None
+    fail_under: tuple[Threshold, ...] = ()
+
+    def key(self, sim: Simulated) -> str:
+        """What one config's simulation depends on: the scenarios, the system, the
+        simulator's model and endpoint, its temperature and seed."""
         what = {"scenarios": [asdict(s) for s in self.scenarios],
-                "system": system_json(self.system), "model": self.simulator.model,
+                "system": system_json(sim.system), "model": self.simulator.model,
                 "url": self.simulator.display_url, "temperature": self.temperature,
                 "seed": self.seed}
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
@@ -95,24 +111,55 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
         raise ConfigError(f"--concurrency must be at least 1, got {req.concurrency}")
     lenient = Leniency(strict=req.strict, encoding=req.encoding)
     scenarios = load_scenarios(Path(req.scenarios), lenient)
-    judges, cfgs = resolve_llm(load_configs(req.config)[:1], req.llm_flags)
-    cfg = cfgs[0]
-    system = _system(cfg, req, lenient)
-    settings = simulator_settings(judges, cfg.simulator, req.simulator)
+    judges, cfgs = resolve_llm([c for spec in req.config for c in load_configs(spec)],
+                               req.llm_flags)
+    _check_names(cfgs)
+    table = cfgs[0].simulator
+    if any(c.simulator != table for c in cfgs):
+        raise ConfigError("the configs have different [simulator] tables; configs compared "
+                          "together are played by one simulated user: give the same table")
+    settings = simulator_settings(judges, table, req.simulator)
     temperature = req.temperature if req.temperature is not None else float(
-        (cfg.simulator.values() if cfg.simulator else {}).get("temperature", 0.0))
-    out = check_output(req.transcripts, "--transcripts")
-    check_output(out.with_name(out.name + ".journal"), "--transcripts (its journal)")
-    messages = None if req.messages is None else check_output(req.messages, "--messages")
+        (table.values() if table else {}).get("temperature", 0.0))
+    fail_under = parse_thresholds(req.fail_under, "--fail-under", known=METRICS)
+    check_names(fail_under, [c.name for c in cfgs], "--fail-under")
+    output = None if req.output is None else check_output(req.output, "--output")
+    systems = tuple(_simulated(c, req, lenient, len(cfgs) > 1) for c in cfgs)
     check_endpoint(settings, "the simulated user's endpoint")
     if judges is not None and judges.base_url != settings.base_url:
         check_endpoint(judges, "the judges' endpoint")
-    if isinstance(system, OwnTurns) and system.llm_settings is not None:
-        check_endpoint(system.llm_settings, "the system's LLM generator endpoint")
+    for sim in systems:
+        if isinstance(sim.system, OwnTurns) and sim.system.llm_settings is not None:
+            check_endpoint(sim.system.llm_settings, "the system's LLM generator endpoint")
     assert judges is not None  # simulator_settings refused none
-    return SimulatePlan(tuple(scenarios), system, cfg.name, settings, judges, out, messages,
-                        req.concurrency, temperature, req.seed, req.fresh,
-                        tuple(lenient.messages()))
+    return SimulatePlan(tuple(scenarios), systems, settings, judges, req.concurrency,
+                        temperature, req.seed, req.fresh, tuple(lenient.messages()),
+                        output, tuple(fail_under))
+
+
+def _check_names(cfgs: list[RunConfig]) -> None:
+    names = [c.name for c in cfgs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ConfigError(f"--config: two configs are named {twice[0]!r}; each config's "
+                          "conversations are written under its name: rename one")
+
+
+def _simulated(cfg: RunConfig, req: SimulateRequest, lenient: Leniency, several: bool
+               ) -> Simulated:
+    """One config's system and paths (checked writable): with several configs, each
+    config's name is put before the suffix (talks.jsonl -> talks.NAME.jsonl)."""
+    def named(path: str, option: str) -> Path:
+        p = Path(path)
+        if several:
+            slug = re.sub(r"[^A-Za-z0-9._-]+", "_", cfg.name).strip("._") or "config"
+            p = p.with_name(f"{p.stem}.{slug}{p.suffix}")
+        return check_output(p, option)
+
+    out = named(req.transcripts, "--transcripts")
+    check_output(out.with_name(out.name + ".journal"), "--transcripts (its journal)")
+    messages = None if req.messages is None else named(req.messages, "--messages")
+    return Simulated(cfg.name, _system(cfg, req, lenient), out, messages)
 
 
 def simulator_settings(judges: LLMSettings | None, table: SimulatorTable | None,
@@ -158,22 +205,41 @@ def system_json(system: PythonPipelineConfig | HttpPipelineConfig | OwnTurns
 
 
 def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
-    """Play every scenario (resuming the journal), write the transcripts, and return the
-    report: the summary and each conversation's outcome."""
-    journal = Journal(plan.journal, plan.key, fresh=plan.fresh)
-    if isinstance(plan.system, OwnTurns):
-        plan.system.prepare(progress)
-        system: Any = plan.system
+    """Simulate each config (resuming its journal), write its transcripts, then pair the
+    configs by scenario and check the gates; the report."""
+    done = [_simulate_one(plan, sim, progress) for sim in plan.systems]
+    values = {r["system"]: values_of(played, scores) for r, played, scores in done}
+    report: dict[str, Any] = {"configs": [r for r, _, _ in done],
+                              "scenarios": len(plan.scenarios)}
+    if len(done) > 1:
+        report["comparison"] = paired_rows(values, [s.id for s in plan.scenarios])
+    report["gates"] = gate_results(values, plan.fail_under)
+    if plan.output is not None:
+        plan.output.parent.mkdir(parents=True, exist_ok=True)
+        tmp = plan.output.with_name(plan.output.name + ".tmp")
+        tmp.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(plan.output)
+    return report
+
+
+def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
+                  ) -> tuple[dict[str, Any], list[Played], list[dict[str, Score]]]:
+    """One config: play every scenario, judge every conversation, write the transcripts."""
+    journal = Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
+    if isinstance(sim.system, OwnTurns):
+        sim.system.prepare(progress)
+        system: Any = sim.system
     else:
-        system = build(plan.system)
+        system = build(sim.system)
 
     async def main() -> Any:
         async with direct_client(plan.simulator) as client, system:
             return await play_all(plan.scenarios, system, client, journal, plan.concurrency,
                                   advance, temperature=plan.temperature, seed=plan.seed)
 
-    with progress.task(f"simulating {len(plan.scenarios)} conversations",
-                       len(plan.scenarios)) as advance:
+    n = len(plan.scenarios)
+    with progress.task(f"simulating {n} conversations with {visible(sim.name)}",
+                       n) as advance:
         played, counts = run_sync(main())
 
     async def judged() -> Any:
@@ -181,30 +247,32 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
             return await judge_conversations(plan.scenarios, played, client,
                                              plan.concurrency, advance)
 
-    with progress.task(f"judging {len(played)} conversations", len(played)) as advance:
+    with progress.task(f"judging {n} conversations with {visible(sim.name)}",
+                       n) as advance:
         scores, judge_counts = run_sync(judged())
     lines = [conversation_line(s, p, {m: score_json(v) for m, v in got.items()})
              for s, p, got in zip(plan.scenarios, played, scores, strict=True)]
-    _write_lines(plan.transcripts, [x for x in lines if x is not None])
-    if plan.messages is not None:
-        _write_lines(plan.messages, [{"conversation_id": p.scenario,
-                                      "messages": chat_messages(p)} for p in played])
+    _write_lines(sim.transcripts, [x for x in lines if x is not None])
+    if sim.messages is not None:
+        _write_lines(sim.messages, [{"conversation_id": p.scenario,
+                                     "messages": chat_messages(p)} for p in played])
     closing = [len(journal.closing_breaks(p.scenario)) for p in played]
-    return {"system": plan.system_name, "simulator": plan.simulator.model,
-            "judges": plan.judges.model,
-            "summary": summary(played, closing),
-            "conversation_metrics": score_summary(played, scores),
-            "conversations": [{"id": p.scenario, "outcome": p.outcome,
-                               "turns": len(p.turns), **({"reason": p.reason}
-                                                         if p.reason else {})}
-                              for p in played],
-            "transcripts": str(plan.transcripts), "journal": str(plan.journal),
-            "left_out": [p.scenario for p in played if not p.turns],
-            "resumed_lines_dropped": journal.dropped,
-            "simulator_calls": {"asked": counts.asked, "reasked": counts.reasked,
-                                "failed": counts.failed},
-            "judge_calls": {"asked": judge_counts.asked, "reasked": judge_counts.reasked,
-                            "failed": judge_counts.failed}}
+    report = {"system": sim.name, "simulator": plan.simulator.model,
+              "judges": plan.judges.model, "summary": summary(played, closing),
+              "conversation_metrics": score_summary(played, scores),
+              "conversations": [{"id": p.scenario, "outcome": p.outcome,
+                                 "turns": len(p.turns),
+                                 **({"reason": p.reason} if p.reason else {}),
+                                 "metrics": {m: score_json(v) for m, v in got.items()}}
+                                for p, got in zip(played, scores, strict=True)],
+              "transcripts": str(sim.transcripts), "journal": str(sim.journal),
+              "left_out": [p.scenario for p in played if not p.turns],
+              "resumed_lines_dropped": journal.dropped,
+              "simulator_calls": {"asked": counts.asked, "reasked": counts.reasked,
+                                  "failed": counts.failed},
+              "judge_calls": {"asked": judge_counts.asked, "reasked": judge_counts.reasked,
+                              "failed": judge_counts.failed}}
+    return report, played, scores
 
 
 def _write_lines(path: Path, rows: list[dict[str, Any]]) -> None:

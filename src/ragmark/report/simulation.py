@@ -14,6 +14,41 @@ ENDINGS = {"goal_reached": "goal reached", "gave_up": "gave up",
 
 
 def simulation_lines(report: Mapping[str, Any]) -> list[str]:
+    """Each config's lines, then the paired comparison and the gates."""
+    lines: list[str] = []
+    for r in report["configs"]:
+        lines += config_lines(r)
+    lines += comparison_lines(report.get("comparison") or [])
+    lines += [("gate held: " if g["ok"] else "gate failed: ") + visible(g["text"])
+              for g in report.get("gates") or []]
+    return lines
+
+
+def comparison_lines(rows: list[Mapping[str, Any]]) -> list[str]:
+    """Each config against the baseline, per metric: the paired difference, its
+    interval and Holm-adjusted p, over how many scenarios."""
+    if not rows:
+        return []
+    out = [f"paired by scenario against {visible(rows[0]['baseline'])} (difference "
+           "[95% CI], Holm-adjusted p over every row):"]
+    for r in rows:
+        if r["difference"] is None:
+            out.append(f"  {visible(r['config'])} {r['metric']}: no scenario has a value "
+                       "in both")
+            continue
+        iv = r["interval"]
+        text = (f"  {visible(r['config'])} {r['metric']}: {r['difference']:+.3f}"
+                + ("" if iv is None else f" [{iv[0]:+.3f}, {iv[1]:+.3f}]")
+                + f", p = {r['p_holm']:.3g} over {r['pairs']} scenario"
+                + "s" * (r["pairs"] != 1))
+        if r["left_out"]:
+            text += f" ({r['left_out']} left out: a value missing on one side)"
+        out.append(text)
+    return out
+
+
+def config_lines(report: Mapping[str, Any]) -> list[str]:
+    """One config's simulation: how its conversations ended and their scores."""
     s = report["summary"]
     n = s["conversations"]
     ended = ", ".join(f"{ENDINGS.get(k, k)} {v}" for k, v in sorted(

@@ -34,10 +34,10 @@ RETAIN = RETENTION_PROMPT.instruction[:30]
 def _judges(body):
     system = body["messages"][0]["content"]
     last = body["messages"][-1]["content"]
-    if system.startswith(GOAL):
-        unsure = "capital" in last  # the Mars scenario: no
-        return weighed_reply([("NO", [("NO", 0.8), ("YES", 0.2)])] if unsure
-                             else [("YES", [("YES", 0.7), ("NO", 0.3)])])
+    if system.startswith(GOAL):  # reached where the assistant said what BM25 ranks
+        reached = "t ranks documents" in last  # "It ranks ...", not the outcome's text
+        return weighed_reply([("YES", [("YES", 0.7), ("NO", 0.3)])] if reached
+                             else [("NO", [("NO", 0.8), ("YES", 0.2)])])
     if system.startswith(RETAIN):
         forgets = "Which city" in last or "I do not know" in last
         return weighed_reply([("YES", [("YES", 0.9), ("NO", 0.1)])] if forgets
@@ -57,7 +57,7 @@ def test_goal_completion_and_knowledge_retention_hand_worked(server):
     server.rule = _judges
     turns = [("I fly from Lisbon on Friday.", "Noted."),
              ("Which terminal?", "Which city are you flying from?"),
-             ("Lisbon, I said.", "Terminal 1, for Lisbon.")]
+             ("Lisbon, I said.", "Terminal 1, for Lisbon; it ranks documents.")]
     goal = _ask(server, lambda c: goal_completion(c, "Find the terminal.",
                                                   "The assistant names the terminal.", turns))
     assert goal.value == pytest.approx(0.7)
@@ -120,3 +120,69 @@ def test_simulate_reports_the_conversation_scores(server, tmp_path, capsys):
             "turn: nothing to remember (1))") in text
     assert ("the judge and the simulated user agree on whether the goal was reached in 2 "
             "of 2 conversations") in text
+
+
+FORGETFUL = """
+def answer(question, history=None):
+    return {"answer": "I do not know.", "contexts": []}
+"""
+
+
+def test_two_systems_compared_by_scenario_with_a_gate(server, tmp_path, capsys):
+    """mine: goal 0.7 / retention 1.0 / reached; quit 0.2 / - / gave up.
+    forgetful ("I do not know." always; the scripted user still says reached after two
+    turns): goal 0.2 / retention 1 - 0.9 = 0.1 / reached; quit 0.2 / - / gave up.
+    Paired: goal_completion (-0.5 + 0) / 2 = -0.25 over 2; retention -0.9 over 1 (quit
+    left out: missing on both sides); goal_reached 0 over 2. Exact permutation p = 1
+    for each (all sign flips give the same |mean|)."""
+    from test_play import SCENARIOS
+    from test_simulate_cli import SYSTEM
+
+    server.rule = _judges
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "cmp_mine.py").write_text(SYSTEM)
+    (tmp_path / "svc" / "cmp_forgetful.py").write_text(FORGETFUL)
+    configs = []
+    for name in ("mine", "forgetful"):
+        cfg = tmp_path / f"{name}.toml"
+        cfg.write_text(f'name = "{name}"\n[pipeline]\nkind = "python"\n'
+                       f'target = "cmp_{name}:answer"\npython_path = ["svc"]\n')
+        configs += ["--config", str(cfg)]
+    scenarios = tmp_path / "scenarios.jsonl"
+    scenarios.write_text("".join(json.dumps(s) + "\n" for s in SCENARIOS[:2]))
+    report = tmp_path / "sim.json"
+    try:
+        code, said, err = run_cli(["simulate", str(scenarios), *configs, "--transcripts",
+                                   str(tmp_path / "t.jsonl"), "--output", str(report),
+                                   "--fail-under", "forgetful:goal_completion=0.5",
+                                   "--fail-under", "knowledge_retention=0.5",
+                                   "--llm-base-url", server.url, "--llm-model", "judge"],
+                                  capsys)
+    finally:
+        sys.modules.pop("cmp_mine", None)
+        sys.modules.pop("cmp_forgetful", None)
+    assert code == 1
+    assert err == ("gate failed: forgetful: goal_completion = 0.2000 < 0.5 (--fail-under; "
+                   "over 2 conversations)\ngate failed: forgetful: knowledge_retention = "
+                   "0.1000 < 0.5 (--fail-under; over 1 conversation)\n")
+    data = json.loads(report.read_text())
+    assert [c["system"] for c in data["configs"]] == ["mine", "forgetful"]
+    assert [c["transcripts"] for c in data["configs"]] == [
+        str(tmp_path / "t.mine.jsonl"), str(tmp_path / "t.forgetful.jsonl")]
+    rows = {r["metric"]: r for r in data["comparison"]}
+    assert rows["goal_completion"]["difference"] == pytest.approx(-0.25)
+    assert (rows["goal_completion"]["pairs"], rows["goal_completion"]["p"]) == (2, 1.0)
+    assert rows["knowledge_retention"]["difference"] == pytest.approx(-0.9)
+    assert (rows["knowledge_retention"]["pairs"], rows["knowledge_retention"][
+        "left_out"]) == (1, 1)
+    assert rows["goal_reached"]["difference"] == 0.0 and rows["goal_reached"]["pairs"] == 2
+    assert all(r["p_holm"] == 1.0 for r in data["comparison"])
+    assert [g["ok"] for g in data["gates"]] == [True, False, False]
+    assert "gate held: mine: knowledge_retention = 1.0000 >= 0.5" in said
+    assert ("  forgetful goal_completion: -0.250 [-0.500, +0.000], p = 1 over 2 "
+            "scenarios") in said
+    assert ("  forgetful knowledge_retention: -0.900 [-0.900, -0.900], p = 1 over 1 "
+            "scenario (1 left out: a value missing on one side)") in said
+    forgot = [json.loads(x) for x in (tmp_path / "t.forgetful.jsonl").read_text().splitlines()]
+    assert forgot[0]["conversation_metrics"]["knowledge_retention"]["value"] == \
+        pytest.approx(0.1)
