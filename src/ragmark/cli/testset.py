@@ -20,6 +20,7 @@ from ragmark.cli.app import (
 )
 from ragmark.cli.llm_opts import endpoint_options, llm_flags
 from ragmark.cli.shared import option
+from ragmark.errors import ConfigError
 from ragmark.plan.testset import (
     NoQuestion,
     TestsetRequest,
@@ -29,6 +30,7 @@ from ragmark.plan.testset import (
 )
 from ragmark.report.console import llm_line
 from ragmark.testset import REASONS
+from ragmark.testset.scenarios import REASONS as SCENARIO_REASONS
 
 
 def _counts(counter: dict[str, int]) -> str:
@@ -36,11 +38,14 @@ def _counts(counter: dict[str, int]) -> str:
 
 
 def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> None:
+    scenarios = "kept_by_type" not in report  # --scenarios
     if written is not None:
-        out.print(f"Wrote {report['kept']} questions to {written} "
+        out.print(f"Wrote {report['kept']} scenarios to {written}" if scenarios else
+                  f"Wrote {report['kept']} questions to {written} "
                   f"({_counts(report['kept_by_type'])}; "
                   f"{_counts(report['kept_by_difficulty'])})", soft_wrap=True)
-    why = ", ".join(f"{REASONS[k]} {n}" for k, n in report["rejected_by_reason"].items())
+    names = SCENARIO_REASONS if scenarios else REASONS
+    why = ", ".join(f"{names[k]} {n}" for k, n in report["rejected_by_reason"].items())
     out.print(f"Candidates: {report['generated']} generated, {report['kept']} kept, "
               f"{report['rejected']} rejected" + (f" ({why})" if why else ""), soft_wrap=True)
     out.print(llm_line("testset", report["llm"]), highlight=False, soft_wrap=True)
@@ -91,6 +96,11 @@ _DIALECTS = FormatChoice(writing=True)
               help="Longer passages are cut to this many characters.")
 @click.option("--max-candidates", type=click.IntRange(min=1),
               help="Most candidates to generate in all rounds [default: 2 x size].")
+@click.option("--scenarios", is_flag=True,
+              help="Write scenarios for `ragmark simulate` instead of questions (JSON "
+                   "Lines, default scenarios.jsonl): one a passage, what a person wants "
+                   "and the outcome that satisfies them, kept when its quotes occur in "
+                   "the passage.")
 @quiet_option
 @data_options
 @endpoint_options
@@ -101,6 +111,9 @@ def testset_cmd(**flags: Any) -> None:
     plan = plan_testset(TestsetRequest(**flags, llm_flags=llm_flags()))
     warn_data(plan.warnings)
     if flags["dry_run"]:
+        if plan.scenarios:
+            raise ConfigError("--dry-run does not estimate --scenarios yet: run it with a "
+                              "small --size first")
         _print_dry_run(out, estimate_testset_plan(plan))
         return
     try:

@@ -22,6 +22,7 @@ from ragmark.progress import Progress
 from ragmark.registry import registry
 from ragmark.report.json_writer import write_json, write_jsonl
 from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
+from ragmark.testset.scenarios import generate_scenarios
 
 if TYPE_CHECKING:
     from ragmark.llm import LLMSettings
@@ -47,6 +48,8 @@ class TestsetRequest:
     config: str | Path = "sparse"
     max_chars: int = 4000
     max_candidates: int | None = None
+    scenarios: bool = False
+    """Write scenarios for ``ragmark simulate`` (JSON Lines) instead of questions."""
     strict: bool = False
     encoding: str | None = None
     dry_run: bool = False
@@ -70,6 +73,7 @@ class TestsetPlan:
     fmt: str
     report: Path
     warnings: tuple[str, ...]
+    scenarios: bool = False
 
 
 def report_path(output: str | Path) -> Path:
@@ -85,8 +89,13 @@ def _output(req: TestsetRequest) -> Path:
     edits)."""
     from ragmark.data import formats
 
-    suffix = formats.suffix(req.fmt)
-    output = Path(f"testset{suffix}" if str(req.output) == "testset.json" else req.output)
+    suffix = ".jsonl" if req.scenarios else formats.suffix(req.fmt)
+    default = "scenarios.jsonl" if req.scenarios else f"testset{suffix}"
+    output = Path(default if str(req.output) == "testset.json" else req.output)
+    if req.scenarios and output.suffix.lower() != suffix:
+        raise ConfigError(f"--output: scenarios are written as JSON Lines (what ragmark "
+                          f"simulate reads); give a name ending in .jsonl, got "
+                          f"{str(output)!r}")
     if output.suffix.lower() != suffix:
         raise ConfigError(f"--output: the test set is written as "
                           f"{'JSON Lines' if suffix == '.jsonl' else 'JSON'} ({req.fmt}); give "
@@ -107,6 +116,10 @@ def _chunker(unit: str, cfg: Any, corpus_default: str) -> Any:
 
 def plan_testset(req: TestsetRequest) -> TestsetPlan:
     """The plan of ``req``: every check before the corpus is read or a model called."""
+    if req.scenarios and (req.types is not None or req.fmt != "ragmark"):
+        raise ConfigError("--scenarios writes scenarios for ragmark simulate (JSON Lines), "
+                          "not questions: leave out " + ("--types" if req.types is not None
+                                                         else "--output-format"))
     output = _output(req)
     if req.language is not None:
         from ragmark.languages import language_code
@@ -126,7 +139,7 @@ def plan_testset(req: TestsetRequest) -> TestsetPlan:
     documents, default_chunker = open_corpus(req.corpus, lenient)
     return TestsetPlan(documents, _chunker(req.unit, cfg, default_chunker), options,
                        settings, output, req.fmt, report_path(output),
-                       tuple(lenient.messages()))
+                       tuple(lenient.messages()), req.scenarios)
 
 
 def estimate_testset_plan(plan: TestsetPlan) -> dict[str, Any]:
@@ -141,6 +154,8 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
     when no question passed."""
     from ragmark.data import formats
 
+    if plan.scenarios:
+        return _execute_scenarios(plan, progress)
     result = generate_testset(plan.documents, plan.chunker, plan.options,
                               open_client(plan.settings), progress)
     written = None
@@ -155,10 +170,26 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
     return report, rpath
 
 
+def _execute_scenarios(plan: TestsetPlan, progress: Progress
+                       ) -> tuple[dict[str, Any], Path]:
+    """``--scenarios``: write the checked scenarios (JSON Lines) and the report."""
+    items, got = generate_scenarios(plan.documents, plan.chunker, plan.options.size,
+                                    open_client(plan.settings), seed=plan.options.seed,
+                                    max_chars=plan.options.max_chars, progress=progress)
+    written = write_jsonl(items, plan.output) if items else None
+    report = {"output": None if written is None else str(written), **got}
+    rpath = write_json(report, plan.report)
+    if written is None:
+        raise NoQuestion(report, rpath, "scenario")
+    return report, rpath
+
+
 class NoQuestion(RagmarkError):
     """No question passed the checks: no set was written, the report was."""
 
-    def __init__(self, report: dict[str, Any], path: Path) -> None:
+    def __init__(self, report: dict[str, Any], path: Path, what: str = "question"
+                 ) -> None:
         self.report, self.path = report, path
-        super().__init__(f"no question passed the checks, so no test set was written; "
+        none = "no test set was" if what == "question" else f"no {what}s were"
+        super().__init__(f"no {what} passed the checks, so {none} written; "
                          f"see {path} for why each candidate was rejected")

@@ -39,7 +39,9 @@ DEFAULT_TURNS = 6
 """The user's turns when a scenario gives no ``max_turns``."""
 MOST_TURNS = 30
 FIELDS = ("id", "scenario", "expected_outcome", "user", "facts", "max_turns",
-          "ground_truth_contexts", "expected_answer")
+          "ground_truth_contexts", "expected_answer", "source_ids")
+"""The fields a scenario may have (``source_ids``: the documents ``ragmark testset
+--scenarios`` wrote it from, kept for the reader, not used)."""
 UNKNOWN = "scenario fields ragmark does not read (left out)"
 
 

@@ -7,20 +7,11 @@ from __future__ import annotations
 import json
 import socket
 
-import pytest
 from support.cli import run_cli
 from support.fake_llm_server import Reply
 from testset_support import DOCS, chat, is_reask, request_documents, write_corpus, writer
 
 from ragmark.data import load_dataset
-
-
-@pytest.fixture
-def corpus(tmp_path, monkeypatch):
-    for var in ("RAGMARK_LLM_BASE_URL", "RAGMARK_LLM_MODEL", "RAGMARK_LLM_API_KEY_ENV",
-                "RAGMARK_LLM_PROVIDER"):
-        monkeypatch.delenv(var, raising=False)
-    return write_corpus(tmp_path / "corpus")
 
 
 def cmd(corpus, out, server, *extra):
