@@ -44,7 +44,7 @@ def test_every_page_has_examples_or_is_a_reference():
         "tutorials/judge-your-judge.md", "tutorials/monitor.md",
         "tutorials/label-measure-align.md", "how-to/import.md",
         "how-to/frameworks.md", "how-to/trec-rag.md", "how-to/agents.md",
-        "how-to/probe.md"}
+        "how-to/probe.md", "how-to/simulate.md"}
     for page in PAGES:
         if "reference" not in page.parts:
             assert blocks(page), f"{page} has no example"
@@ -74,6 +74,9 @@ def _judge(body):
             {"statement": i, "support": "full_support" if set(WORDS.findall(t.lower()))
              <= passage else "partial_support" if set(WORDS.findall(t.lower())) & passage
              else "no_support"} for i, t in enumerate(said, start=1)]}))
+    said = _simulation(system, data)
+    if said is not None:
+        return chat_reply(said)
     if "Write the evaluation steps" in system:  # a criterion's steps, written once
         return chat_reply(json.dumps({"steps": ["Read the answer.", "Find the technical "
                                                 "terms.", "Decide."]}))
@@ -91,6 +94,37 @@ def _judge(body):
     return chat_reply(json.dumps({"verdicts": [
         {"claim": i, "supported": set(WORDS.findall(c.lower())) <= seen, "reason": ""}
         for i, c in enumerate(claims, start=1)]}))
+
+
+def _simulation(system: str, data: dict[str, str]) -> str | None:
+    """ragmark simulate's calls and testset --scenarios': a scenario about a passage's
+    first sentence; a user who asks about it, and says the goal is reached when an
+    answer holds half the outcome's words (gives up after two answers); a goal judge by
+    the same rule; answers that never forget."""
+    def words(text: str) -> set[str]:
+        return set(WORDS.findall(text.lower()))
+
+    if system.startswith("You write scenarios"):
+        first = data["passage"].split(". ")[0].rstrip(".") + "."
+        return json.dumps({"scenario": f"You want to know about {' '.join(first.split()[:4])}",
+                           "user": "A curious engineer.", "facts": [],
+                           "expected_outcome": f"The assistant says: {first}",
+                           "answer": first, "quotes": [first]})
+    outcome = words(data.get("expected_outcome", "").replace("The assistant says", ""))
+    answers = re.findall(r"ASSISTANT: (.*?)(?:\n\nUSER: |$)", data.get("conversation", ""),
+                         re.S)
+    reached = any(len(words(a) & outcome) * 2 >= len(outcome) for a in answers)
+    if system.startswith("You play a person"):
+        if reached or len(answers) >= 2:
+            return json.dumps({"status": "goal_reached" if reached else "gave_up"})
+        asked = data["scenario"].removeprefix("You want to know about ")
+        return json.dumps({"status": "continue", "message": f"what about {asked}?"
+                           if not answers else "can you say more?"})
+    if system.startswith("A user talked to an assistant"):
+        return "YES" if reached else "NO"
+    if system.startswith("The user's earlier messages"):
+        return "NO"
+    return None
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if "reference" not in p.parts],
