@@ -61,14 +61,23 @@ def locate_quote(quote: str, source: str) -> str | None:
     space collapsed (the containment rule of SPEC section 3, with the quote as the
     shorter side); None when it does not occur or is under :data:`MIN_QUOTE_CHARS`.
 
+    A quote whose last character is a stop the source does not have there (the model
+    closed a sentence the source goes on with: "... analysis." for "... analysis, as
+    well as ...") is located without that stop.
+
     >>> locate_quote("hybrid SEARCH fuses\\nBM25", "In short, Hybrid  search fuses BM25 and dense.")
     'Hybrid  search fuses BM25'
+    >>> locate_quote("It suits RFLP and PCR analysis.", "It suits RFLP and PCR analysis, too.")
+    'It suits RFLP and PCR analysis'
     """
     needle = normalise(clean_quote(quote))
     if len(needle) < MIN_QUOTE_CHARS:
         return None
     hay, where = _normalised_map(source)
     at = hay.find(needle)
+    if at < 0 and needle[-1] in ".!?;:," and len(needle) > MIN_QUOTE_CHARS:
+        needle = needle[:-1].rstrip()
+        at = hay.find(needle)
     if at < 0:
         return None if needle not in normalise(source) else clean_quote(quote)
     return source[where[at] : where[at + len(needle) - 1] + 1]

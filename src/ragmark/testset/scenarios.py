@@ -3,10 +3,12 @@
 documents before any is used twice). The model writes what a person wants to find out
 (in their words, never quoting the passage), who they are, what they already know, the
 outcome that would satisfy them, and quotes copied from the passage that hold it. A
-scenario is kept only when its quotes really occur in the passage (the check the
-question writer uses) and it is not a near-duplicate of one kept (word overlap); the
-quotes become the scenario's ``ground_truth_contexts``, the outcome's answer its
-``expected_answer``. Rounds go on until ``size`` are kept or ``2 * size`` were written.
+scenario is kept when at least one of its quotes really occurs in the passage (the check
+the question writer uses; the others are dropped and counted: the 1.5B model often
+copied one sentence and paraphrased another) and it is not a near-duplicate of one kept
+(word overlap); the quotes found become the scenario's ``ground_truth_contexts``, the
+answer its ``expected_answer``; a fact that states the answer is dropped (counted).
+Rounds go on until ``size`` are kept or ``2 * size`` were written.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from ragmark.progress import NullProgress
 from ragmark.testset.checks import (
     MIN_QUOTE_CHARS,
     clean_quote,
-    match_quotes,
+    locate_quote,
     near_duplicate,
     question_words,
 )
 from ragmark.testset.sampling import Passage, Sampler
-from ragmark.text import normalise
+from ragmark.text import content_tokens, normalise
 from ragmark.types import Corpus
 
 REASONS = {
@@ -66,11 +68,11 @@ SCENARIO_PROMPT: Prompt[ScenarioSource, WrittenScenario] = Prompt(
         "out something the passage answers, and who has not read it: scenario, what they "
         "want, addressed as 'You want to ...', naming the subject, never quoting the "
         "passage or saying 'the passage'; user, who they are and how they write, in one "
-        "sentence; facts, one or two things they already know and may be asked (may be "
-        "empty); expected_outcome, what the assistant must tell them, as 'The assistant "
-        "says ...'; answer, that information, complete and short; quotes, one or two "
-        "passages copied from the passage character for character (20 to 300 "
-        "characters, no ellipsis) that hold the answer."
+        "sentence; facts, one or two things they already know and may be asked, never the "
+        "answer (may be empty); expected_outcome, what the assistant must tell them, as "
+        "'The assistant says ...'; answer, that information, complete and short; "
+        "quotes, one or two passages copied from the passage character for character "
+        "(20 to 300 characters, no ellipsis) that hold the answer."
     ),
     input_model=ScenarioSource,
     output_model=WrittenScenario,
@@ -96,6 +98,25 @@ class _Kept:
     items: list[dict[str, Any]] = field(default_factory=list)
     words: list[frozenset[str]] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)
+    quotes_dropped: int = 0
+    facts_dropped: int = 0
+
+
+GIVES_AWAY = 0.7
+"""A fact holding this share of the answer's content words gives the answer away (the
+user would not ask): it is dropped."""
+
+
+def _gives_away(fact: str, answer: set[str]) -> bool:
+    """Whether ``fact`` states the answer.
+
+    >>> answer = set(content_tokens("Fra-1 regulates IL-6 in macrophages."))
+    >>> _gives_away("You know Fra-1 regulates IL-6 in macrophages.", answer)
+    True
+    >>> _gives_away("You work on macrophages.", answer)
+    False
+    """
+    return bool(answer) and len(set(content_tokens(fact)) & answer) >= GIVES_AWAY * len(answer)
 
 
 def check_scenario(kept: _Kept, number: int, source: Passage,
@@ -110,13 +131,13 @@ def check_scenario(kept: _Kept, number: int, source: Passage,
                got.reason)
         return
     quotes = [clean_quote(q) for q in got.quotes]
-    short = [q for q in quotes if len(normalise(q)) < MIN_QUOTE_CHARS]
-    if short or not quotes:
-        reject("quote_too_short", f"quote {short[0]!r}" if short else "no quote")
-        return
-    spans = [match_quotes([q], [source.text]) for q in quotes]
-    if any(s is None for s in spans):
-        reject("quote_not_in_source", "quotes " + "; ".join(repr(q) for q in quotes))
+    spans = [s for s in (locate_quote(q, source.text) for q in quotes) if s is not None]
+    if not spans:
+        short = [q for q in quotes if len(normalise(q)) < MIN_QUOTE_CHARS]
+        if short or not quotes:
+            reject("quote_too_short", f"quote {short[0]!r}" if short else "no quote")
+        else:
+            reject("quote_not_in_source", "quotes " + "; ".join(repr(q) for q in quotes))
         return
     words = question_words(got.scenario)
     dup = near_duplicate(words, kept.words)
@@ -125,12 +146,15 @@ def check_scenario(kept: _Kept, number: int, source: Passage,
                                      f"{kept.items[dup]['scenario']!r}")
         return
     kept.words.append(words)
-    facts = [f.strip() for f in got.facts if f.strip()]
+    kept.quotes_dropped += len(quotes) - len(spans)
+    answer = set(content_tokens(got.answer))
+    facts = [f.strip() for f in got.facts if f.strip() and not _gives_away(f, answer)]
+    kept.facts_dropped += sum(1 for f in got.facts if f.strip()) - len(facts)
     kept.items.append({
         "id": f"s{len(kept.items) + 1}", "scenario": got.scenario.strip(),
         "expected_outcome": got.expected_outcome.strip(), "user": got.user.strip(),
         **({"facts": facts} if facts else {}), "expected_answer": got.answer.strip(),
-        "ground_truth_contexts": list(dict.fromkeys(s[0] for s in spans if s)),
+        "ground_truth_contexts": list(dict.fromkeys(spans)),
         "source_ids": [source.doc_id]})
 
 
@@ -163,7 +187,8 @@ def generate_scenarios(corpus: Corpus, chunker: Chunker, size: int, client: LLMC
     return kept.items, {
         "corpus": corpus.source, "documents": len(corpus.documents), "seed": seed,
         "size": size, "generated": generated, "kept": len(kept.items),
-        "rejected": len(kept.rejected),
+        "rejected": len(kept.rejected), "quotes_dropped": kept.quotes_dropped,
+        "facts_dropped": kept.facts_dropped,
         "rejected_by_reason": {k: reasons[k] for k in REASONS if reasons[k]},
         "rounds": rounds, "notes": ([] if len(kept.items) >= size else [
             f"only {len(kept.items)} of {size} scenarios: "

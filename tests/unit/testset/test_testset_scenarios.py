@@ -30,10 +30,13 @@ def _writer(body):
         first = first.replace("1628", "1629")
     if "honey" in passage or "glacier" in passage:
         subject = "how things keep for a long time"
+    quotes, facts = [first], []
+    if "Spring tides" in passage:  # a paraphrased second quote; a fact that is the answer
+        quotes, facts = [first, "Tides are biggest when sun and moon align."], [first]
     return chat(json.dumps({
         "scenario": f"You want to know about {subject}.", "user": "A curious reader.",
-        "facts": [], "expected_outcome": f"The assistant says: {first}",
-        "answer": first, "quotes": [first]}))
+        "facts": facts, "expected_outcome": f"The assistant says: {first}",
+        "answer": first, "quotes": quotes}))
 
 
 def test_scenarios_are_written_checked_and_read_by_simulate(corpus, tmp_path, capsys,
@@ -51,6 +54,9 @@ def test_scenarios_are_written_checked_and_read_by_simulate(corpus, tmp_path, ca
     assert (report["generated"], report["kept"]) == (8, 6)
     assert report["rejected_by_reason"] == {"quote_not_in_source": 1,
                                             "duplicate_scenario": 1}
+    # tides: kept on its one quote found (the paraphrase dropped), its fact (the answer
+    # itself) dropped
+    assert (report["quotes_dropped"], report["facts_dropped"]) == (1, 1)
     assert "Wrote 6 scenarios to" in said
     assert ("Candidates: 8 generated, 6 kept, 2 rejected (quote not found in its source 1, "
             "near-duplicate scenario 1)") in said
@@ -59,6 +65,10 @@ def test_scenarios_are_written_checked_and_read_by_simulate(corpus, tmp_path, ca
     assert len(scenarios) == 6 and not lenient.messages()
     assert [s.id for s in scenarios] == [f"s{i}" for i in range(1, 7)]
     lines = [json.loads(x) for x in out.read_text().splitlines()]
+    tides = next(x for x in lines if x["source_ids"] == ["tides.txt"])
+    assert tides["ground_truth_contexts"] == [
+        "Spring tides happen when the Sun and the Moon line up with the Earth."]
+    assert "facts" not in tides
     for line, s in zip(lines, scenarios, strict=True):
         source = (corpus / f"{line['source_ids'][0]}").read_text()
         assert s.ground_truth_contexts[0] in " ".join(source.split())
