@@ -1,0 +1,189 @@
+"""``ragmark simulate`` tried as a user would (issue 64): scenarios written from a slice of
+SciFact's corpus by ``ragmark testset --scenarios``, then played by an LLM as the user
+against ragmark's own BM25 + LLM pipeline on that slice, every call through a counting
+proxy; the simulation is killed (SIGKILL) once some turns are journaled and run again,
+and the proxy's log shows whether any call was sent twice (a system turn or a simulated
+user's turn asked again after the resume).
+
+    python benchmarks/simulate_trial.py --url http://127.0.0.1:PORT/v1 --alias qwen \
+        --scenarios 10 --documents 200
+
+The server is the user's (``--url``: llama.cpp's llama-server or llama-cpp-python's);
+the same model writes the scenarios, plays the user, answers as the system's generator
+and judges the conversations. Data: BEIR SciFact (CC BY 4.0), from ../shared/data.
+The table goes to benchmarks/results/simulate_trial_<alias>.md with the time, tokens,
+how the conversations ended and what the small model got wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _counting_proxy import Proxy, totals  # noqa: E402
+from _env import (  # noqa: E402
+    DEFAULT_DATA,
+    RESULTS,
+    check_scifact,
+    header_lines,
+    machine_info,
+    md_table,
+    write_results,
+)
+
+
+def _slice(scifact: Path, n: int, out: Path) -> Path:
+    """The first ``n`` documents of SciFact's corpus as a JSONL corpus."""
+    lines = (scifact / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:n]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+def _ragmark(args: list[str], env: dict[str, str], **kw: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "ragmark", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+
+
+def _turns(journal: Path) -> int:
+    if not journal.exists():
+        return 0
+    return sum('"turn"' in line for line in journal.read_text().splitlines())
+
+
+def _config(path: Path, url: str, alias: str) -> Path:
+    path.write_text(f'name = "bm25-{alias}"\ntop_k = 10\ntop_n = 2\n[retriever]\n'
+                    f'name = "bm25"\n[generator]\nname = "llm"\nbase_url = "{url}"\n'
+                    f'model = "{alias}"\nmax_tokens = 200\nmax_context_tokens = 800\n')
+    return path
+
+
+def _kill_after(cmd: list[str], env: dict[str, str], journal: Path, turns: int
+                ) -> dict[str, Any]:
+    """Run ``cmd`` until ``turns`` turns are journaled, then SIGKILL it."""
+    t0 = time.perf_counter()
+    proc = _ragmark(cmd, env, start_new_session=True)
+    while proc.poll() is None and _turns(journal) < turns:
+        time.sleep(1)
+    killed = proc.poll() is None
+    at = time.perf_counter()
+    if killed:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return {"killed": killed, "turns_before_kill": _turns(journal),
+            "seconds": at - t0, "at": at}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--alias", required=True)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA / "scifact")
+    ap.add_argument("--documents", type=int, default=200)
+    ap.add_argument("--scenarios", type=int, default=10)
+    ap.add_argument("--max-turns", type=int, default=4)
+    ap.add_argument("--kill-after", type=int, default=4, help="journaled turns")
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    check_scifact(args.data)
+    info = machine_info(["ragmark"])
+    with tempfile.TemporaryDirectory() as tmp, Proxy(args.url) as proxy:
+        work = Path(tmp)
+        env = {**os.environ, "RAGMARK_HOME": str(work / "home")}
+        corpus = _slice(args.data, args.documents, work / "corpus.jsonl")
+        llm = ["--llm-base-url", proxy.url, "--llm-model", args.alias,
+               "--llm-timeout", str(args.timeout)]
+        proxy.phase = "scenarios"
+        t0 = time.perf_counter()
+        got = _ragmark(["testset", "--scenarios", "--corpus", str(corpus), "--size",
+                        str(args.scenarios), "--unit", "document", "--max-chars", "1500",
+                        "--output", str(work / "scenarios.jsonl"), "--quiet", *llm], env)
+        out, err = got.communicate()
+        if got.returncode != 0:
+            sys.exit(f"testset --scenarios failed: {err[-2000:]}")
+        written = time.perf_counter() - t0
+        report = json.loads((work / "scenarios.report.json").read_text())
+        lines = [json.loads(x) for x in (work / "scenarios.jsonl").read_text().splitlines()]
+        for x in lines:
+            x["max_turns"] = args.max_turns
+        (work / "scenarios.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        cfg = _config(work / "system.toml", proxy.url, args.alias)
+        cmd = ["simulate", str(work / "scenarios.jsonl"), "--config", str(cfg), "--corpus",
+               str(corpus), "--transcripts", str(work / "talks.jsonl"), "--output",
+               str(work / "sim.json"), "--quiet", *llm]
+        proxy.phase = "simulate"
+        killed = _kill_after(cmd, env, work / "talks.jsonl.journal", args.kill_after)
+        proxy.phase = "resumed"
+        t1 = time.perf_counter()
+        again = _ragmark(cmd, env)
+        out, err = again.communicate()
+        resumed = time.perf_counter() - t1
+        if again.returncode != 0:
+            sys.exit(f"the resumed simulation failed: {err[-2000:]}")
+        sim = json.loads((work / "sim.json").read_text())
+        talks = [json.loads(x) for x in (work / "talks.jsonl").read_text().splitlines()]
+    calls = [c for c in proxy.calls if c.phase in ("simulate", "resumed")]
+    sent = Counter(c.body for c in calls)
+    # a call in flight when the process was killed never got its answer to ragmark: it
+    # is asked again, by design; one answered before the kill must not be
+    answered = {c.body for c in calls if c.phase == "simulate"
+                and c.start + c.seconds < killed["at"]}
+    twice = sum(n - 1 for b, n in sent.items() if n > 1 and b in answered)
+    in_flight = sum(n - 1 for b, n in sent.items() if n > 1 and b not in answered)
+    lines_out = _table(args, info, report, written, killed, resumed, sim, talks, proxy,
+                       (twice, in_flight), out)
+    print("\n".join(lines_out))
+    write_results(args.out or RESULTS / f"simulate_trial_{args.alias}.md", lines_out)
+
+
+def _table(args: Any, info: dict[str, str], report: dict[str, Any], written: float,
+           killed: dict[str, Any], resumed: float, sim: dict[str, Any],
+           talks: list[dict[str, Any]], proxy: Proxy, twice: tuple[int, int], said: str
+           ) -> list[str]:
+    c = sim["configs"][0]
+    s, m = c["summary"], c["conversation_metrics"]
+    rows = [[phase, str(t["calls"]), f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}"]
+            for phase in ("scenarios", "simulate", "resumed")
+            for t in [totals(proxy.of(phase))]]
+    lines = header_lines("ragmark simulate tried with a local model", info,
+                         "python benchmarks/simulate_trial.py " + " ".join(sys.argv[1:]))
+    lines += ["", f"Server: {args.url} serving `{args.alias}`; SciFact's first "
+              f"{args.documents} documents (BEIR SciFact, CC BY 4.0).", "",
+              f"Scenarios: {report['kept']} kept of {report['generated']} written "
+              f"({report['rejected_by_reason']}; quotes dropped {report['quotes_dropped']}, "
+              f"facts dropped {report['facts_dropped']}) in {written:.0f} s.", "",
+              f"Kill and resume: killed={killed['killed']} after "
+              f"{killed['turns_before_kill']} journaled turns ({killed['seconds']:.0f} s); "
+              f"the rerun took {resumed:.0f} s; calls answered before the kill and sent "
+              f"again after it: {twice[0]} (in flight at the kill, so asked again: "
+              f"{twice[1]}).",
+              "", *md_table(["phase", "calls", "prompt tokens", "completion tokens"], rows),
+              "", "How the conversations ended: " + json.dumps(s["outcomes"]),
+              f"Role adherence: {s['role_adherence']}; role breaks {s['role_breaks']}.",
+              "Goal completion (judged): " + json.dumps(m["goal_completion"]),
+              "Knowledge retention: " + json.dumps(m["knowledge_retention"]),
+              "Judge and simulated user agree: " + json.dumps(m["goal_agreement"]), "",
+              "## The conversations", ""]
+    for t in talks:
+        lines += [f"### {t['conversation_id']}: {t['outcome']}", "",
+                  f"Scenario: {t['scenario']}", f"Expected: {t['expected_outcome']}", ""]
+        for n, turn in enumerate(t["turns"], start=1):
+            answer = turn.get("answer") or f"(failed: {turn.get('error')})"
+            lines += [f"{n}. USER: {turn['question']}", f"   ASSISTANT: {answer[:400]}"]
+        lines += ["", "Scores: " + json.dumps(t.get("conversation_metrics")), ""]
+    lines += ["## What ragmark printed", "", "```", said.strip(), "```"]
+    return lines
+
+
+if __name__ == "__main__":
+    main()
