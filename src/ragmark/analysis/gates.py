@@ -70,8 +70,9 @@ def parse_thresholds(texts: Iterable[str], option: str, *, fraction: bool = Fals
 def metric_name(text: str) -> str:
     """A metric's canonical name as results and the history hold it (``P@5`` ->
     ``precision@5``); judge metrics and derived aggregates as they are."""
-    if text in judge_metrics() or text in aggregates() or text.startswith("probe:"):
-        return text  # a probe's rates (ragmark probe) are named as recorded
+    if text in judge_metrics() or text in aggregates() or text.startswith(
+            ("probe:", "simulate:")):
+        return text  # a probe's rates and a simulation's metrics are named as recorded
     return str(parse_metric(text))
 
 

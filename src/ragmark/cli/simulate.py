@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from ragmark.cli.app import cli, consoles, data_options, quiet_option
+from ragmark.cli.app import cli, consoles, data_options, history_options, quiet_option
 from ragmark.cli.llm_opts import endpoint_options, llm_flags
 from ragmark.cli.shared import option
 from ragmark.errors import GateFailed
@@ -42,6 +42,7 @@ from ragmark.report.simulation import simulation_lines
               help="Start over: forget the turns a journal holds from an earlier run.")
 @data_options
 @quiet_option
+@history_options
 @endpoint_options
 def simulate_cmd(**flags: Any) -> None:
     """Play each scenario of SCENARIOS (JSON Lines: id, scenario, expected_outcome; user,
@@ -59,6 +60,9 @@ def simulate_cmd(**flags: Any) -> None:
     report = execute_simulate(plan, progress)
     for line in simulation_lines(report):
         out.print(line, highlight=False, markup=False, soft_wrap=True)
+    if report.get("history_id") is not None:
+        out.print(f"Recorded in the run history as {report['history_id']} "
+                  f"({plan.history})", highlight=False, markup=False, soft_wrap=True)
     failed = [g["text"] for g in report["gates"] if not g["ok"]]
     if failed:
         raise GateFailed(failed)

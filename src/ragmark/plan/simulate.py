@@ -21,6 +21,7 @@ from ragmark.data.corpus import open_corpus
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError
+from ragmark.history.store import history_path
 from ragmark.llm import LLMSettings
 from ragmark.llm.factory import check_endpoint, direct_client
 from ragmark.llm.fields import SET_ENDPOINT
@@ -28,6 +29,7 @@ from ragmark.llm.table import SimulatorTable
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
 from ragmark.plan.endpoint import model_at, resolve_llm
 from ragmark.plan.paths import check_output
+from ragmark.plan.simulation_history import record_simulation
 from ragmark.progress import Progress
 from ragmark.running.source import build
 from ragmark.running.turns import OwnTurns
@@ -61,6 +63,8 @@ class SimulateRequest:
     corpus: str | None = None
     output: str | None = None
     fail_under: tuple[str, ...] = ()
+    history: str | None = None
+    no_history: bool = False
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -94,6 +98,11 @@ class SimulatePlan:
     warnings: tuple[str, ...]
     output: Path | None = None
     fail_under: tuple[Threshold, ...] = ()
+    history: Path | None = None
+    """The run history the simulation is recorded in, as kind ``simulation`` (None: not
+    recorded)."""
+    name: str = "scenarios"
+    """The scenarios file's name, as the history names the simulation's "dataset"."""
 
     def key(self, sim: Simulated) -> str:
         """What one config's simulation depends on: the scenarios, the system, the
@@ -124,6 +133,8 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     fail_under = parse_thresholds(req.fail_under, "--fail-under", known=METRICS)
     check_names(fail_under, [c.name for c in cfgs], "--fail-under")
     output = None if req.output is None else check_output(req.output, "--output")
+    history = None if req.no_history else check_output(history_path(req.history),
+                                                        "--history")
     systems = tuple(_simulated(c, req, lenient, len(cfgs) > 1) for c in cfgs)
     check_endpoint(settings, "the simulated user's endpoint")
     if judges is not None and judges.base_url != settings.base_url:
@@ -134,7 +145,7 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     assert judges is not None  # simulator_settings refused none
     return SimulatePlan(tuple(scenarios), systems, settings, judges, req.concurrency,
                         temperature, req.seed, req.fresh, tuple(lenient.messages()),
-                        output, tuple(fail_under))
+                        output, tuple(fail_under), history, Path(req.scenarios).stem)
 
 
 def _check_names(cfgs: list[RunConfig]) -> None:
@@ -214,6 +225,10 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
     if len(done) > 1:
         report["comparison"] = paired_rows(values, [s.id for s in plan.scenarios])
     report["gates"] = gate_results(values, plan.fail_under)
+    if plan.history is not None:
+        report["history_id"] = record_simulation(
+            plan.history, plan.scenarios, plan.name,
+            {s.name: system_json(s.system) for s in plan.systems}, report, plan.output)
     if plan.output is not None:
         plan.output.parent.mkdir(parents=True, exist_ok=True)
         tmp = plan.output.with_name(plan.output.name + ".tmp")

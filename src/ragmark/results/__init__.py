@@ -24,6 +24,8 @@ from ragmark.versions import canonical_hash
 SCHEMA = 1
 KINDS = ("run", "compare", "label")
 PROBE = "probe"
+SIMULATION = "simulation"
+"""A ``ragmark simulate`` recorded in the history (no results file of a run's shape)."""
 """The kind of a probe's results (``ragmark probe``): not a run of the clean set, so no
 reader of runs takes it; ``ragmark report`` renders it."""
 
@@ -47,7 +49,7 @@ def git_commit(folder: str | Path = ".") -> str | None:
 def envelope(kind: str, dataset_hash: str, configs: Any) -> dict[str, Any]:
     """The envelope of a results file of ``kind`` over a dataset and its configs (as
     recorded in the file: the config hash is over exactly that)."""
-    if kind not in (*KINDS, PROBE):
+    if kind not in (*KINDS, PROBE, SIMULATION):
         raise ValueError(f"unknown results kind {kind!r}")
     return {"kind": kind, "schema": SCHEMA, "ragmark": __version__,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),

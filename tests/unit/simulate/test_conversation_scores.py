@@ -156,6 +156,7 @@ def test_two_systems_compared_by_scenario_with_a_gate(server, tmp_path, capsys):
                                    str(tmp_path / "t.jsonl"), "--output", str(report),
                                    "--fail-under", "forgetful:goal_completion=0.5",
                                    "--fail-under", "knowledge_retention=0.5",
+                                   "--history", str(tmp_path / "history.sqlite"),
                                    "--llm-base-url", server.url, "--llm-model", "judge"],
                                   capsys)
     finally:
@@ -183,6 +184,19 @@ def test_two_systems_compared_by_scenario_with_a_gate(server, tmp_path, capsys):
             "scenarios") in said
     assert ("  forgetful knowledge_retention: -0.900 [-0.900, -0.900], p = 1 over 1 "
             "scenario (1 left out: a value missing on one side)") in said
+    # recorded in the run history as a simulation: its metrics, each scenario's values
+    from ragmark.history.store import list_runs
+    runs = list_runs(tmp_path / "history.sqlite")
+    assert [r.kind for r in runs] == ["simulation"] and runs[0].verdict == "failed"
+    code, shown, err = run_cli(["history", "--history", str(tmp_path / "history.sqlite")],
+                               capsys)
+    assert code == 0 and "simulat" in shown and "scenari" in shown, shown
+    code, shown, err = run_cli(["history", "trend", "--history",
+                                str(tmp_path / "history.sqlite"), "--metric",
+                                "simulate:knowledge_retention", "--config-name",
+                                "forgetful"], capsys)
+    assert code == 0, err
+    assert "0.1" in shown
     forgot = [json.loads(x) for x in (tmp_path / "t.forgetful.jsonl").read_text().splitlines()]
     assert forgot[0]["conversation_metrics"]["knowledge_retention"]["value"] == \
         pytest.approx(0.1)

@@ -1,0 +1,70 @@
+"""A simulation in the run history: one record of kind ``simulation`` whose "dataset" is
+the scenarios (their hash), its configs' conversation metrics as metrics named
+``simulate:goal_completion``, ``simulate:knowledge_retention`` and
+``simulate:goal_reached``, each scenario's values as a question's, and the gates'
+verdict. ``ragmark history`` lists it and ``history trend --metric
+simulate:goal_completion`` follows it; the baselines of runs and compares are never
+taken from it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ragmark.history.store import ConfigResult, record
+from ragmark.results import SIMULATION, envelope
+from ragmark.simulate.compare import METRICS
+from ragmark.simulate.scenarios import Scenario
+from ragmark.types import Aggregate, Score
+
+PREFIX = "simulate:"
+"""Before a conversation metric's name in the history (a run's metrics are apart)."""
+
+
+def scenarios_hash(scenarios: tuple[Scenario, ...]) -> str:
+    """What a simulation's runs are compared on: the scenarios, all their fields."""
+    text = json.dumps([asdict(s) for s in scenarios], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _score(got: Any) -> Score:
+    return (Score(float(got["value"])) if got.get("value") is not None
+            else Score.missing(str(got.get("reason") or "no value")))
+
+
+def record_simulation(path: Path, scenarios: tuple[Scenario, ...], name: str,
+                      systems: Mapping[str, Any], report: Mapping[str, Any],
+                      output: Path | None) -> int:
+    """Record ``report`` (execute_simulate's) in the history at ``path``; its id.
+    ``systems``: each config's name -> what the simulation's key holds of it."""
+    configs = {}
+    for c in report["configs"]:
+        values: dict[str, dict[str, Score]] = {}
+        for conv in c["conversations"]:
+            got = {m: _score(conv["metrics"][m]) for m in METRICS if m in conv["metrics"]}
+            got["goal_reached"] = (Score.missing("the simulator failed")
+                                   if conv["outcome"] == "simulator_failed"
+                                   else Score(float(conv["outcome"] == "goal_reached")))
+            values[conv["id"]] = {f"{PREFIX}{m}": v for m, v in got.items()}
+        metrics = {}
+        for m in (f"{PREFIX}{m}" for m in METRICS):
+            scores = [v[m] for v in values.values() if m in v]
+            present = [s.value for s in scores if s.value is not None]
+            reasons: dict[str, int] = {}
+            for s in scores:
+                if s.value is None:
+                    reasons[str(s.reason)] = reasons.get(str(s.reason), 0) + 1
+            metrics[m] = Aggregate(sum(present) / len(present) if present else None,
+                                   len(present), len(scores) - len(present), reasons)
+        configs[c["system"]] = ConfigResult(
+            {"name": c["system"], "simulation": systems[c["system"]],
+             "simulator": c["simulator"]}, metrics, values)
+    env = envelope(SIMULATION, scenarios_hash(scenarios),
+                   {k: v for k, v in systems.items()})
+    failed = any(not g["ok"] for g in report["gates"])
+    return record(path, env, name, [(s.id, s.scenario) for s in scenarios], configs,
+                  None if output is None else str(output), "failed" if failed else "passed")
