@@ -24,6 +24,7 @@ from ragmark.case import ChatClient, JudgeCounts
 from ragmark.judges.conversation import conversation_text
 from ragmark.judges.prompt import JudgeFailure, Prompt, ask
 from ragmark.simulate.scenarios import Scenario
+from ragmark.text import content_tokens
 
 Status = Literal["continue", "goal_reached", "gave_up"]
 
@@ -51,8 +52,33 @@ COPIED = 0.8
 messages of 40 characters or more) copies it."""
 
 
-def breaks_role(message: str, last_answer: str | None) -> str | None:
-    """Why ``message`` is written as the assistant rather than the user, or None."""
+STATES = 0.6
+"""A user message without a question mark that holds this share of the expected
+outcome's content words states the outcome instead of asking for it (the 1.5B model's
+first message was the outcome itself, in three of four scenarios tried)."""
+OUTCOME_WORDS = frozenset({"assistant", "says", "say", "tells", "explains", "gives"})
+
+
+def states_outcome(message: str, outcome: str | None) -> bool:
+    """Whether ``message`` states ``outcome`` rather than asking for it.
+
+    >>> states_outcome("Fra-1 regulates IL-6 in macrophages.",
+    ...                "The assistant says Fra-1 regulates IL-6 in macrophages.")
+    True
+    >>> states_outcome("does fra-1 regulate il-6 in macrophages?",
+    ...                "The assistant says Fra-1 regulates IL-6 in macrophages.")
+    False
+    """
+    if not outcome or "?" in message:
+        return False
+    want = set(content_tokens(outcome)) - OUTCOME_WORDS
+    return bool(want) and len(set(content_tokens(message)) & want) >= STATES * len(want)
+
+
+def breaks_role(message: str, last_answer: str | None, outcome: str | None = None
+                ) -> str | None:
+    """Why ``message`` is written as the assistant rather than the user (or states the
+    ``outcome`` the user wants to be told), or None."""
     text = " ".join(message.lower().split())
     if SPEAKER_TAG.match(message):
         return "the message begins with the assistant's speaker tag"
@@ -63,6 +89,8 @@ def breaks_role(message: str, last_answer: str | None) -> str | None:
         theirs = " ".join(last_answer.lower().split())
         if difflib.SequenceMatcher(None, text, theirs).ratio() >= COPIED:
             return "the message repeats the assistant's last answer"
+    if states_outcome(message, outcome):
+        return "the message states the expected outcome instead of asking for it"
     return None
 
 
@@ -71,6 +99,7 @@ class RoleCheck:
     """The check of one call: the breaks it found (each a re-ask), kept for the turn."""
 
     last_answer: str | None
+    outcome: str | None = None
     breaks: list[str] = field(default_factory=list)
 
     def __call__(self, item: UserInput, out: UserTurn) -> str | None:
@@ -78,7 +107,7 @@ class RoleCheck:
             return "status is continue but the message is empty"
         if out.status != "continue":
             return None
-        why = breaks_role(out.message, self.last_answer)
+        why = breaks_role(out.message, self.last_answer, self.outcome)
         if why is not None:
             self.breaks.append(why)
             return (f"you wrote as the assistant ({why}); you are the USER: write the "
@@ -95,7 +124,8 @@ USER_PROMPT: Prompt[UserInput, UserTurn] = Prompt(
         "(say one only when it is needed or asked for). The conversation so far is "
         "given. Write your next message to the assistant: short, in your own words, as "
         "this person would; ask follow-ups, correct the assistant when it is wrong, refer "
-        "to what was said. Status goal_reached (no message) when the assistant's answers "
+        "to what was said. Never state the expected outcome yourself: you do not know it "
+        "yet, you ask for it. Status goal_reached (no message) when the assistant's answers "
         "have given you the expected outcome; gave_up (no message) when it clearly "
         "cannot help after you have tried; else continue with the message."
     ),
@@ -140,7 +170,7 @@ class NextTurn:
 async def next_turn(client: ChatClient, scenario: Scenario, turns: Sequence[Said],
                     counts: JudgeCounts | None = None, **params: Any) -> NextTurn:
     """The simulated user's next turn in ``scenario`` after ``turns``."""
-    check = RoleCheck(turns[-1].answer if turns else None)
+    check = RoleCheck(turns[-1].answer if turns else None, scenario.expected_outcome)
     item = UserInput(scenario=scenario.scenario, expected_outcome=scenario.expected_outcome,
                      user=scenario.user or "(not described: write plainly)",
                      facts=list(scenario.facts), conversation=conversation_text(

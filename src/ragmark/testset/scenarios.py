@@ -7,7 +7,9 @@ scenario is kept when at least one of its quotes really occurs in the passage (t
 the question writer uses; the others are dropped and counted: the 1.5B model often
 copied one sentence and paraphrased another) and it is not a near-duplicate of one kept
 (word overlap); the quotes found become the scenario's ``ground_truth_contexts``, the
-answer its ``expected_answer``; a fact that states the answer is dropped (counted).
+answer its ``expected_answer``; a fact that states the answer is dropped (counted), a
+scenario that states it is rejected (the 1.5B model wrote "You want to know how X does
+Y" with "X does Y" the answer, and the simulated user then copied it).
 Rounds go on until ``size`` are kept or ``2 * size`` were written.
 """
 
@@ -44,6 +46,7 @@ REASONS = {
     "quote_too_short": f"quote under {MIN_QUOTE_CHARS} characters",
     "quote_not_in_source": "quote not found in its source",
     "duplicate_scenario": "near-duplicate scenario",
+    "scenario_states_answer": "the scenario states its answer",
 }
 
 
@@ -70,9 +73,10 @@ SCENARIO_PROMPT: Prompt[ScenarioSource, WrittenScenario] = Prompt(
         "passage or saying 'the passage'; user, who they are and how they write, in one "
         "sentence; facts, one or two things they already know and may be asked, never the "
         "answer (may be empty); expected_outcome, what the assistant must tell them, as "
-        "'The assistant says ...'; answer, that information, complete and short; "
-        "quotes, one or two passages copied from the passage character for character "
-        "(20 to 300 characters, no ellipsis) that hold the answer."
+        "'The assistant says ...'; answer, that information (the scenario never holds "
+        "it), complete and short; quotes, one or two passages copied from the passage "
+        "character for character (20 to 300 characters, no ellipsis) that hold the "
+        "answer."
     ),
     input_model=ScenarioSource,
     output_model=WrittenScenario,
@@ -139,6 +143,10 @@ def check_scenario(kept: _Kept, number: int, source: Passage,
         else:
             reject("quote_not_in_source", "quotes " + "; ".join(repr(q) for q in quotes))
         return
+    answer = set(content_tokens(got.answer))
+    if _gives_away(got.scenario, answer):  # the simulated user would copy it
+        reject("scenario_states_answer", f"{got.scenario!r} holds {got.answer!r}")
+        return
     words = question_words(got.scenario)
     dup = near_duplicate(words, kept.words)
     if dup is not None:
@@ -147,7 +155,6 @@ def check_scenario(kept: _Kept, number: int, source: Passage,
         return
     kept.words.append(words)
     kept.quotes_dropped += len(quotes) - len(spans)
-    answer = set(content_tokens(got.answer))
     facts = [f.strip() for f in got.facts if f.strip() and not _gives_away(f, answer)]
     kept.facts_dropped += sum(1 for f in got.facts if f.strip()) - len(facts)
     kept.items.append({

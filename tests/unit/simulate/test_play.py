@@ -230,3 +230,11 @@ def test_what_breaks_the_role():
     long = "BM25 is a ranking function used by search engines to rank documents."
     assert "repeats" in breaks_role(long.upper(), long)
     assert breaks_role("ok", "ok") is None  # too short to call a copy
+    # the 1.5B model's first message was the outcome itself (SciFact scenarios): asked
+    # again; a question holding the same words is a question
+    outcome = "The assistant says Fra-1 regulates IL-6 expression in macrophages."
+    assert breaks_role("Fra-1 regulates IL-6 expression in macrophages.", None, outcome) == (
+        "the message states the expected outcome instead of asking for it")
+    assert breaks_role("does fra-1 regulate il-6 expression in macrophages?", None,
+                       outcome) is None
+    assert breaks_role("tell me about fra-1", None, outcome) is None

@@ -31,10 +31,13 @@ def _writer(body):
     if "honey" in passage or "glacier" in passage:
         subject = "how things keep for a long time"
     quotes, facts = [first], []
+    scenario = f"You want to know about {subject}."
+    if "Arabica" in passage:  # the scenario gives its answer away
+        scenario = f"You want to know whether {first}"
     if "Spring tides" in passage:  # a paraphrased second quote; a fact that is the answer
         quotes, facts = [first, "Tides are biggest when sun and moon align."], [first]
     return chat(json.dumps({
-        "scenario": f"You want to know about {subject}.", "user": "A curious reader.",
+        "scenario": scenario, "user": "A curious reader.",
         "facts": facts, "expected_outcome": f"The assistant says: {first}",
         "answer": first, "quotes": quotes}))
 
@@ -49,21 +52,22 @@ def test_scenarios_are_written_checked_and_read_by_simulate(corpus, tmp_path, ca
     code, said, err = run_cli(args, capsys)
     assert code == 0, err
     report = json.loads((tmp_path / "scenarios.report.json").read_text())
-    # 8 documents, one passage each: Vasa's quote is not in it, and of honey and glacier
-    # the one drawn second repeats the first: 6 kept of 8 generated
-    assert (report["generated"], report["kept"]) == (8, 6)
+    # 8 documents, one passage each: Vasa's quote is not in it, of honey and glacier
+    # the one drawn second repeats the first, coffee's scenario states its answer: 5 kept
+    assert (report["generated"], report["kept"]) == (8, 5)
     assert report["rejected_by_reason"] == {"quote_not_in_source": 1,
-                                            "duplicate_scenario": 1}
+                                            "duplicate_scenario": 1,
+                                            "scenario_states_answer": 1}
     # tides: kept on its one quote found (the paraphrase dropped), its fact (the answer
     # itself) dropped
     assert (report["quotes_dropped"], report["facts_dropped"]) == (1, 1)
-    assert "Wrote 6 scenarios to" in said
-    assert ("Candidates: 8 generated, 6 kept, 2 rejected (quote not found in its source 1, "
-            "near-duplicate scenario 1)") in said
+    assert "Wrote 5 scenarios to" in said
+    assert ("Candidates: 8 generated, 5 kept, 3 rejected (quote not found in its source 1, "
+            "near-duplicate scenario 1, the scenario states its answer 1)") in said
     lenient = Leniency(strict=True)
     scenarios = load_scenarios(out, lenient)
-    assert len(scenarios) == 6 and not lenient.messages()
-    assert [s.id for s in scenarios] == [f"s{i}" for i in range(1, 7)]
+    assert len(scenarios) == 5 and not lenient.messages()
+    assert [s.id for s in scenarios] == [f"s{i}" for i in range(1, 6)]
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     tides = next(x for x in lines if x["source_ids"] == ["tides.txt"])
     assert tides["ground_truth_contexts"] == [
