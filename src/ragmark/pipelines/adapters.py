@@ -4,11 +4,12 @@ function of no arguments that builds it).
 
 - LangChain: a retriever or any runnable, called with the question (``ainvoke`` when it
   has it, else ``invoke`` in a worker thread); a LangGraph graph whose state holds
-  ``messages`` (an agent: ``create_agent``, ``create_react_agent``) with the question as
-  its first message, its final state's last AI message the answer and its messages the
-  trajectory (the tool calls and their results; ``search_tools`` makes a search tool's
-  calls the retrieval). A list of ``Document`` is the ranking
-  (no answer); a mapping is read as ``create_retrieval_chain`` writes it (``answer``,
+  ``messages`` (an agent: ``create_agent``, ``create_react_agent``) with the conversation
+  so far as its messages (a question alone: one message; a graph with a checkpointer
+  gets a new thread each call), its final state's last AI message the answer and the
+  messages from the question on the trajectory (the tool calls and their results;
+  ``search_tools`` makes a search tool's calls the retrieval). A list of ``Document`` is
+  the ranking (no answer); a mapping is read as ``create_retrieval_chain`` writes it (``answer``,
   ``context``) or as the older chains (``result`` / ``output``, ``source_documents``); a
   string or a message is the answer alone.
 - LlamaIndex: a query engine (``aquery``: the response's text and its source nodes) or a
@@ -24,10 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ragmark.errors import ConfigError
+from ragmark.pipelines.base import as_messages
 
 KINDS = ("langchain", "llamaindex")
 
@@ -123,7 +126,7 @@ def li_result(value: Any) -> dict[str, Any]:
             "contexts": [li_context(n) for n in getattr(value, "source_nodes", None) or []]}
 
 
-def adapt(kind: str, obj: Any, name: str) -> Callable[[str], Awaitable[dict[str, Any]]]:
+def adapt(kind: str, obj: Any, name: str) -> Callable[..., Awaitable[dict[str, Any]]]:
     """An async function of the question that asks ``obj`` (a LangChain or LlamaIndex
     object) and returns the answer and contexts; a ConfigError, before any question,
     when ``obj`` is not something it can ask."""
@@ -142,12 +145,36 @@ def adapt(kind: str, obj: Any, name: str) -> Callable[[str], Awaitable[dict[str,
                               f"retriever (with query or retrieve), got {type(obj).__name__}")
         convert = li_result
 
-    graph = kind == "langchain" and _is_graph(obj)
+    if kind == "langchain" and _is_graph(obj):
+        return _graph_turns(obj, call)
 
     async def ask(question: str) -> dict[str, Any]:
-        if graph:  # a LangGraph graph takes its state: the conversation so far
-            return convert(await call({"messages": [{"role": "user", "content": question}]}))
         return convert(await call(question))
+
+    return ask
+
+
+def _graph_turns(obj: Any, call: Callable[..., Awaitable[Any]]
+                 ) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """A LangGraph graph asked a turn: its state the conversation so far (the earlier
+    turns as messages, then the question). A graph with its own memory (a checkpointer)
+    gets a new thread each call, so it reads the conversation from what ragmark passes
+    (a resumed simulation has it all; a thread id per conversation is not kept). The
+    turn's trajectory is the question and the messages after it."""
+    memory = getattr(obj, "checkpointer", None) is not None
+
+    async def ask(question: str, history: Sequence[Mapping[str, Any]] | None = None
+                  ) -> dict[str, Any]:
+        sent = as_messages(list(history or []), question)
+        state = {"messages": sent}
+        if memory:
+            thread = {"configurable": {"thread_id": f"ragmark-{uuid.uuid4().hex}"}}
+            got = lc_result(await call(state, thread))
+        else:
+            got = lc_result(await call(state))
+        if isinstance(got.get("messages"), list):
+            got["messages"] = got["messages"][len(sent) - 1:]
+        return got
 
     return ask
 
@@ -164,7 +191,7 @@ def _is_graph(obj: Any) -> bool:
 
 
 def _method(obj: Any, async_names: Sequence[str], sync_names: Sequence[str]
-            ) -> Callable[[Any], Awaitable[Any]] | None:
+            ) -> Callable[..., Awaitable[Any]] | None:
     for n in async_names:
         if callable(getattr(obj, n, None)):
             return getattr(obj, n)  # type: ignore[no-any-return]
@@ -175,9 +202,9 @@ def _method(obj: Any, async_names: Sequence[str], sync_names: Sequence[str]
     return None
 
 
-def _threaded(fn: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
+def _threaded(fn: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     """``fn`` run in a worker thread, awaitable."""
-    async def call(question: Any) -> Any:
-        return await asyncio.to_thread(fn, question)
+    async def call(*args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
 
     return call

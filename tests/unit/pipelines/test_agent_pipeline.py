@@ -154,3 +154,57 @@ def test_an_openai_agents_sdk_agent_as_a_python_pipeline(server, tmp_path, monke
         {"name": "search", "id": "c1", "arguments": {"query": "BM25"}}]
     assert json.loads(q["trajectory"][1]["result"])[0]["id"] == "d1"
     assert got["metrics"] == {"mrr": 1.0, "exact_match": 1.0, "trajectory_strict": 1.0}
+
+
+MEMORY = '''
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+
+
+def reply(state):
+    said = [m.content for m in state["messages"] if m.type == "human"]
+    return {"messages": [AIMessage(content=f"{len(said)} user messages; last: {said[-1]}")]}
+
+
+def graph():
+    g = StateGraph(MessagesState)
+    g.add_node("reply", reply)
+    g.add_edge(START, "reply")
+    return g.compile(checkpointer=InMemorySaver())
+'''
+
+
+def test_a_langgraph_graph_with_memory_gets_each_conversation_so_far(tmp_path, monkeypatch,
+                                                                     capsys):
+    """A graph compiled with a checkpointer (its own memory) needs a thread: each call
+    gets a new one, and the conversation so far comes as its messages; turn 2 of a
+    conversation sees 2 user messages, a conversation apart sees its own only."""
+    name = "memory_" + tmp_path.name.replace("-", "_")
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / f"{name}.py").write_text(MEMORY)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "svc"), *sys.path])
+    ds = tmp_path / "talks.jsonl"
+    ds.write_text("".join(json.dumps(c) + "\n" for c in [
+        {"conversation_id": "a", "turns": [{"question": "first?", "expected_answer": "x",
+                                            "ground_truth_contexts": ["some passage"]},
+                                           {"question": "second?", "expected_answer": "x"}]},
+        {"conversation_id": "b", "turns": [{"question": "other?", "expected_answer": "x"}]}]))
+    cfg = tmp_path / "graph.toml"
+    cfg.write_text(f'name = "graph"\n[pipeline]\nkind = "langchain"\ntarget = "{name}:graph"\n'
+                   'python_path = ["svc"]\n')
+    out = tmp_path / "r.json"
+    try:
+        code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg),
+                                "--metrics", "exact_match", "--output", str(out),
+                                "--include-details", "--no-history", "--quiet"], capsys)
+    finally:
+        sys.modules.pop(name, None)
+    assert code == 0, err
+    got = {q["id"]: q for q in json.loads(out.read_text())["queries"]}
+    assert got["a#1"]["answer"] == "1 user messages; last: first?"
+    assert got["a#2"]["answer"] == "2 user messages; last: second?"
+    assert got["b#1"]["answer"] == "1 user messages; last: other?"
+    # the turn's trajectory starts at its question: not the earlier turns' answers
+    assert got["a#2"]["trajectory"] == [{"kind": "model", "content": "2 user messages; "
+                                         "last: second?", "tool_calls": []}]
