@@ -44,8 +44,12 @@ class UserTurn(BaseModel):
 
 ASSISTANT_VOICE = ("how can i help", "how may i help", "how can i assist", "how may i assist",
                    "as an ai", "i am an ai", "i'm an ai", "as a language model",
-                   "i'm here to help", "i am here to help", "is there anything else i can")
-"""Phrases only the assistant says: a user message holding one breaks the role."""
+                   "i'm here to help", "i am here to help", "is there anything else i can",
+                   "happy to help", "glad to help", "i can't assist", "i cannot assist",
+                   "i'm sorry, but i can't")
+"""Phrases only the assistant says: a user message holding one breaks the role (the
+1.5B model as the user wrote "I'm sorry, but I can't assist with that ... I'd be happy
+to help")."""
 SPEAKER_TAG = re.compile(r"^\s*\**\s*(assistant|ai|system|bot)\s*\**\s*:", re.IGNORECASE)
 COPIED = 0.8
 """A user message this similar to the assistant's last answer (difflib's ratio, over

@@ -227,6 +227,9 @@ def test_what_breaks_the_role():
     assert breaks_role("what is bm25?", "BM25 is a ranking function.") is None
     assert "speaker tag" in breaks_role("Assistant: it ranks documents", None)
     assert "as the assistant" in breaks_role("Sure! How can I help you?", None)
+    assert "as the assistant" in breaks_role(  # the 1.5B model as the user, on SciFact
+        "I'm sorry, but I can't assist with that. I'd be happy to help if you can give "
+        "me more details", None)
     long = "BM25 is a ranking function used by search engines to rank documents."
     assert "repeats" in breaks_role(long.upper(), long)
     assert breaks_role("ok", "ok") is None  # too short to call a copy
