@@ -143,6 +143,8 @@ async def knowledge_retention(client: ChatClient, turns: Sequence[tuple[str, str
     """The mean over the answers from the second turn on of P(the answer keeps what the
     user said before); ``details``: each judged turn's P(forgot) and hard verdict."""
     judged = [i for i in range(1, len(turns)) if turns[i][1] is not None]
+    if not turns:
+        return Score.missing("no turn was played")
     if not judged:
         return Score.missing("no answer after the first turn: nothing to remember"
                              if len(turns) < 2 else "no answer after the first turn")

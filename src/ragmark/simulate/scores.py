@@ -61,7 +61,9 @@ def score_summary(played: Sequence[Played], scores: Sequence[dict[str, Score]]
         values = [v for v in (s[m].value for s in scores) if v is not None]
         iv = mean_ci(values) if values else None
         out[m] = {"mean": sum(values) / len(values) if values else None,
-                  "interval": None if iv is None else [iv.low, iv.high],
+                  # one value has no spread to resample: no interval, not a point
+                  "interval": None if iv is None or iv.low == iv.high == iv.mean and (
+                      iv.n == 1) else [iv.low, iv.high],
                   "n": len(values), "missing": len(scores) - len(values),
                   "reasons": dict(Counter(str(s[m].reason) for s in scores
                                           if s[m].value is None))}

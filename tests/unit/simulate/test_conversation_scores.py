@@ -78,6 +78,8 @@ def test_goal_completion_and_knowledge_retention_hand_worked(server):
     assert (failed.value, failed.reason) == (None, "no answer after the first turn")
     none = _ask(server, lambda c: goal_completion(c, "s", "o", []))
     assert (none.value, none.reason) == (None, "no turn was played")
+    none = _ask(server, lambda c: knowledge_retention(c, []))
+    assert (none.value, none.reason) == (None, "no turn was played")
 
 
 def test_simulate_reports_the_conversation_scores(server, tmp_path, capsys):
@@ -200,3 +202,16 @@ def test_two_systems_compared_by_scenario_with_a_gate(server, tmp_path, capsys):
     forgot = [json.loads(x) for x in (tmp_path / "t.forgetful.jsonl").read_text().splitlines()]
     assert forgot[0]["conversation_metrics"]["knowledge_retention"]["value"] == \
         pytest.approx(0.1)
+
+
+def test_one_conversation_value_has_no_interval_but_a_proportion_has_wilsons():
+    from ragmark.simulate.play import Played
+    from ragmark.simulate.scores import score_summary
+    from ragmark.types import Score
+
+    played = [Played("a", (), "goal_reached")]
+    one = score_summary(played, [{"goal_completion": Score(1.0, details={"reached": True}),
+                                  "knowledge_retention": Score(0.5067)}])
+    assert one["knowledge_retention"]["interval"] is None  # not [0.5067, 0.5067]
+    low, high = one["goal_completion"]["interval"]  # 1 of 1: Wilson, never [1, 1]
+    assert (round(low, 3), high) == (0.207, 1.0)
