@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmark.llm.cache import cache_key
-from ragmark.llm.logprobs import decode, encode, requested, without
+from ragmark.llm.logprobs import decode, encode, requested, stale, without
 from ragmark.llm.protocol import (
     Message,
     alternatives_of,
@@ -143,6 +143,8 @@ class Cached:
     async def __call__(self, key: str, messages: Sequence[Message], params: dict[str, Any]
                        ) -> LLMResult:
         hit = self.cache.get(key)
+        if hit is not None and stale(hit.alternatives):
+            hit = None  # log-probabilities stored before their offsets were aligned
         if hit is not None:
             self.stats.cache_hits += 1
             return LLMResult(hit.text, Usage(hit.prompt_tokens, hit.completion_tokens),

@@ -58,18 +58,35 @@ def compact(content: Any, text: str | None = None) -> Alternatives | None:
                  if start <= at < start + len(text))
 
 
+FORMAT = 2
+"""The stored hesitations' format: 2 since their offsets are counted from where the
+answer's text starts in the tokens (before, a reply whose tokens held a code fence the
+server took off had every offset misplaced)."""
+
+
 def encode(alts: Alternatives | None) -> str | None:
-    """The hesitations as the call cache stores them (JSON; None: none given)."""
-    return None if alts is None else json.dumps(alts, ensure_ascii=False,
-                                                separators=(",", ":"))
+    """The hesitations as the call cache stores them (JSON, with their :data:`FORMAT`;
+    None: none given)."""
+    return None if alts is None else json.dumps({"format": FORMAT, "alternatives": alts},
+                                                ensure_ascii=False, separators=(",", ":"))
+
+
+def stale(text: str | None) -> bool:
+    """Whether stored hesitations were written in an earlier format (their offsets may be
+    misplaced: the call is asked again rather than read).
+
+    >>> stale('[[0,"YES",[["YES",-0.1]]]]'), stale(encode(((0, "YES", ()),))), stale(None)
+    (True, False, False)
+    """
+    return text is not None and not text.lstrip().startswith("{")
 
 
 def decode(text: str | None) -> Alternatives | None:
-    """:func:`encode` read back."""
-    if text is None:
+    """:func:`encode` read back (None for none, or for an earlier format)."""
+    if text is None or stale(text):
         return None
     return tuple((int(o), str(t), tuple((str(a), float(lp)) for a, lp in alts))
-                 for o, t, alts in json.loads(text))
+                 for o, t, alts in json.loads(text)["alternatives"])
 
 
 def requested(params: dict[str, Any]) -> bool:

@@ -399,3 +399,39 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
     when = formatdate(time.time() + 30, usegmt=True)
     assert 25 < (parse_retry_after(when) or 0) <= 30
+
+
+def test_log_probabilities_cached_in_an_earlier_format_are_asked_again(
+        server: FakeLLMServer, tmp_path: Path) -> None:
+    """Hesitations stored before their offsets were counted from where the answer
+    starts (a plain JSON list) may be misplaced: the call is sent again and the entry
+    replaced; the new format is read from the cache."""
+    import math
+
+    from ragmark.llm.logprobs import asking
+
+    def weighed(body: Any) -> Any:
+        from support.fake_llm_server import chat_reply
+        reply = chat_reply("YES")
+        reply.body["choices"][0]["logprobs"] = {"content": [
+            {"token": "YES", "logprob": math.log(0.7), "top_logprobs": [
+                {"token": "YES", "logprob": math.log(0.7)},
+                {"token": "NO", "logprob": math.log(0.3)}]}]}
+        return reply
+
+    server.rule = weighed
+    cache = LLMCache(tmp_path / "c.sqlite")
+    client = LLMClient(settings(server.url), cache=cache)
+    key = client.key_of(msgs("is it?"), **asking())
+    cache.put(key, provider="openai", model="test-model", text="YES", prompt_tokens=1,
+              completion_tokens=1, seconds=0.1, alternatives='[[3,"YES",[["NO",-0.1]]]]')
+    got = run(chat_once(client, "is it?", **asking()))
+    assert len(server.requests) == 1 and not got.cached
+    assert got.alternatives is not None and got.alternatives[0][0] == 0
+    hit = cache.get(key)
+    assert hit is not None and hit.alternatives is not None
+    assert hit.alternatives.startswith('{"format":2')
+    again = run(chat_once(LLMClient(settings(server.url), cache=cache), "is it?",
+                          **asking()))
+    assert again.cached and again.alternatives == got.alternatives
+    assert len(server.requests) == 1
