@@ -145,7 +145,8 @@ def resume_key(plan: ProbePlan, cfg: Any, arm: str) -> str:
     planted = [] if not found else [[p.question_id, list(p.ids), list(p.texts), p.marker]
                                      for p in planted_for(plan, found[0])]
     return canonical_hash({"probe": plan.describe(), "data": plan.data_hash,
-                           "config": cfg.model_dump(mode="json"),
+                           "config": cfg.model_dump(mode="json", exclude=set() if (
+                               cfg.simulator) else {"simulator"}),
                            "generator": generator_endpoint(cfg), "arm": arm, "planted": planted,
                            "metrics": list(task.metrics or []),
                            "judges": list(task.judge_metrics),

@@ -158,7 +158,7 @@ def report_of(plan: ProbePlan, found: Mapping[str, Any], n_resamples: int = 10_0
     ds = plan.base.dataset
     asked = set(plan.questions)
 
-    configs = [without_credentials(c.model_dump(mode="json", exclude={"llm"}))
+    configs = [without_credentials(c.model_dump(mode="json", exclude={"llm", "simulator"}))
                for c in plan.base.configs]
     return ProbeReport(plan.describe(), by,
                        {c: got["clean"]["metrics"] for c, got in found.items()}, outcomes,

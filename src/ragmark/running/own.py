@@ -189,7 +189,8 @@ def own(
         set() if cfg.refusal_judge else {"refusal_judge"}) | (
         set() if cfg.language else {"language"}) | (
         set() if cfg.context_match != "contains" else {"context_match"}) | (
-        set() if cfg.access is not None else {"access"}) | {"judges"}))
+        set() if cfg.access is not None else {"access"}) | (
+        set() if cfg.simulator is not None else {"simulator"}) | {"judges"}))
     if cfg.judges:  # which people's examples and rules the judges were given
         cfg_json["judges"] = cfg.judges_json()
     cfg_json["chunker"] = without_credentials({"name": parts.chunker_name,
