@@ -42,13 +42,13 @@ against those labels (ROC AUC).
 ``--repeats N`` adds ragmark's judges asked N times on SciFact (``--judge-repeats``):
 each metric's own noise. Each tool and metric runs on its own, from an empty cache, with
 the same concurrency, timeout and retries; everything else is each tool's default. Each
-block is saved when it ends (benchmarks/.cache/): ``--reuse ragmark,ragas`` takes the
-saved ones, so a run cut short resumes; a block is keyed by what its numbers depend on
-(the items, the server and its version, the model file, ragmark's src/ or RAGAS's
-version), so one measured on another server or by other code is measured again. Run it
-from a checkout nobody edits meanwhile (a git worktree). The table goes to
-benchmarks/results/judges_vs_ragas_<alias>.md, every item's values beside its label or
-truth to judges_vs_ragas_<alias>_items.csv.
+block is saved when it ends (in benchmarks/.cache/, or the folder ``--blocks`` names):
+``--reuse ragmark,ragas`` takes the saved ones, so a run cut short resumes; a block is
+keyed by what its numbers depend on (the items, the server and its version, the model
+file, ragmark's src/ or RAGAS's version), so one measured on another server or by other
+code is measured again. Run it from a checkout nobody edits meanwhile (a git worktree).
+The table goes to benchmarks/results/judges_vs_ragas_<alias>.md, every item's values
+beside its label or truth to judges_vs_ragas_<alias>_items.csv.
 """
 
 from __future__ import annotations
@@ -338,7 +338,7 @@ def block_path(items: list[dict[str, Any]], tool: str, metric: str, args: Any) -
     else its numbers depend on (:func:`measured_with`): a block measured on another
     server, with another model file or by other code of the tool is not reused."""
     made = hashlib.sha256(measured_with(tool, args).encode()).hexdigest()[:8]
-    return CACHE / f"{args.alias}-{items_hash(items)}-{made}-{tool}-{metric}.json"
+    return args.blocks / f"{args.alias}-{items_hash(items)}-{made}-{tool}-{metric}.json"
 
 
 def measured_with(tool: str, args: Any) -> str:
@@ -383,7 +383,7 @@ def measure(tool: str, metric: str, items: list[dict[str, Any]], proxy: Proxy, a
         rates = server_rates(proxy.upstream, calls, args.rate_calls)
         if rates is not None:
             block.update(rates=rates, limit_s=rate_limit(block, rates))
-    CACHE.mkdir(parents=True, exist_ok=True)
+    args.blocks.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(block, indent=1), encoding="utf-8")
     return block
 
@@ -419,9 +419,9 @@ def measure_all(sets: dict[str, list[dict[str, Any]]], args: Any
             slots=args.slots) as url, Proxy(url) as proxy:
         drain(proxy, args.alias)  # the first request warms the server up
         for name, tool, metric in plan(args):
-            if (CACHE / "STOP").exists():  # touched by hand: stop between two blocks
-                print("benchmarks/.cache/judges_vs_ragas/STOP found: stopped between "
-                      "blocks (rerun with --reuse to go on)", file=sys.stderr)
+            if (args.blocks / "STOP").exists():  # touched by hand: stop between blocks
+                print(f"{args.blocks / 'STOP'} found: stopped between blocks (rerun "
+                      "with --reuse to go on)", file=sys.stderr)
                 break
             if name in sets:
                 blocks[name][(tool, metric)] = measure(tool, metric, sets[name], proxy, args)
@@ -508,6 +508,9 @@ def main() -> None:
                          "rates (llama.cpp's llama-server only)")
     ap.add_argument("--rate-calls", type=int, default=6,
                     help="calls of a block sent again, one at a time, to time the server")
+    ap.add_argument("--blocks", type=Path, default=CACHE,
+                    help="the folder of saved blocks (a run that spans several sessions "
+                         "keeps them under benchmarks/results/ in git)")
     ap.add_argument("--reuse", default="",
                     help="tools whose saved blocks are reused (a run cut short resumes)")
     ap.add_argument("--sets", default="scifact,begin,wice",

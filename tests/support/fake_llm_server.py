@@ -117,6 +117,9 @@ class FakeLLMServer:
         """A context window the server enforces (characters / 4 a token): a chat call
         whose prompt and max_tokens exceed it is refused with HTTP 400, as vLLM words it."""
         self.refused = 0
+        self.refusal_delay = 0.0
+        """Seconds a refusal for length waits before its answer (a server busy reading
+        the long prompt): calls sent together are all in flight before the first is refused."""
         self.model_meta: dict[str, Any] = {}
         """Extra keys of every /v1/models entry (``max_model_len`` as vLLM)."""
         self.props: dict[str, Any] | None = None
@@ -291,6 +294,7 @@ class FakeLLMServer:
                     return
                 too_long = server._too_long(body, self.path)
                 if too_long is not None:
+                    time.sleep(server.refusal_delay)
                     with server._lock:
                         server.refused += 1
                         server.requests.append(Seen(self.path, dict(self.headers), body,

@@ -173,6 +173,7 @@ def test_calls_made_together_are_fitted_when_sent(tmp_path, capsys, server, monk
     monkeypatch.setenv("RAGMARK_LLM_CONCURRENCY", "2")
     server.rule = _rule
     server.n_ctx = 2048
+    server.refusal_delay = 0.5  # both first calls are in flight before either is refused
     code, _, err = run_cli(["run", "--outputs", str(_log(tmp_path / "log.jsonl", 12)),
                             "--judge-metrics", "faithfulness", "--llm-base-url",
                             server.url, "--llm-model", "test-model", "--output",
