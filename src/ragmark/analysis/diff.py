@@ -21,6 +21,7 @@ from ragmark.errors import ConfigError
 from ragmark.history import (
     JUDGE_NOISE,
     NUGGETS_HASHES,
+    OUTCOMES,
     list_runs,
     pairwise_of,
     run_row,
@@ -29,9 +30,10 @@ from ragmark.history import (
 )
 from ragmark.history.retention import pruned_at
 from ragmark.judges.nugget_scores import METRICS as NUGGET_METRICS
-from ragmark.results import read_results
+from ragmark.results import SIMULATION, read_results
 from ragmark.results.codec import compare_from_json, run_from_json
 from ragmark.running.tournament import outcomes, record_of
+from ragmark.simulate.compare import conversation_scores
 from ragmark.stats import bootstrap_ci, paired_permutation_test
 from ragmark.trajectory import Trajectory
 
@@ -65,6 +67,9 @@ class Side:
     noise: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The judges' own noise the run measured (``--judge-repeats``), by metric
     (:mod:`ragmark.running.repeats`)."""
+    outcomes: dict[str, str] = field(default_factory=dict)
+    """How each simulated conversation ended (scenario id -> ``goal_reached``,
+    ``gave_up``, ...), when the side is a simulation's config."""
 
 
 @dataclass(frozen=True)
@@ -257,7 +262,37 @@ def side_from_results(label: str, kind: str, data: Mapping[str, Any], config: st
         side.dataset_hash = c.dataset_hash
         side.origin, side.pairwise = label, c.pairwise
         return side
+    if kind == SIMULATION:
+        return side_from_simulation(label, data, config)
     raise ConfigError(f"{label}: a {kind} file cannot be diffed; give run or compare results")
+
+
+def side_from_simulation(label: str, data: Mapping[str, Any], config: str | None) -> Side:
+    """A side from a simulation's report (``ragmark simulate --output``): one config's
+    conversations (``config``; the first, the baseline, when not given), each scenario
+    a question, its conversation metrics named ``simulate:...``, and how it ended."""
+    configs = {str(c["system"]): c for c in data.get("configs") or []}
+    chosen = config or next(iter(configs), None)
+    if chosen not in configs:
+        raise ConfigError(f"{label}: no config {chosen!r}; it has {', '.join(configs)}")
+    convs = configs[str(chosen)]["conversations"]
+    if any("scenario" not in c for c in convs):
+        raise ConfigError(f"{label}: this simulation's report has no scenario texts "
+                          "(written by an older ragmark); simulate again to diff it")
+    vals: dict[str, dict[str, float | None]] = {}
+    for conv in convs:
+        for m, score in conversation_scores(conv).items():
+            vals.setdefault(m, {})[conv["id"]] = score.value
+    return Side(f"{label} ({chosen})", str(chosen), str(data["envelope"]["dataset_hash"]),
+                {c["id"]: c["scenario"] for c in convs}, vals, origin=label,
+                outcomes={c["id"]: c["outcome"] for c in convs})
+
+
+def outcomes_diff(a: Side, b: Side) -> list[dict[str, Any]]:
+    """When A and B are simulations: the scenarios both played whose conversation ended
+    otherwise (goal reached, gave up, turns ran out, simulator failed), in A's order."""
+    return [{"id": q, "scenario": a.questions.get(q, ""), "a": o, "b": b.outcomes[q]}
+            for q, o in a.outcomes.items() if q in b.outcomes and b.outcomes[q] != o]
 
 
 _LAST = re.compile(r"^last(?:~(\d+))?$")
@@ -271,7 +306,7 @@ def resolve_side(ref: str, config: str | None, history: Path,
     whose per-question values were pruned is refused, saying when and what to do."""
     p = Path(ref)
     if p.exists():
-        kind, data = read_results(p)
+        kind, data = read_results(p, also=(SIMULATION,))
         return side_from_results(ref, kind, data, config)
     m = _LAST.match(ref)
     if m:
@@ -313,7 +348,8 @@ def resolve_side(ref: str, config: str | None, history: Path,
                 origin=f"run {run_id}", pairwise=pairwise_of(history, run_id),
                 nuggets_hash=used if isinstance(used, str) else None,
                 trajectories=trajectories(history, run_id, name),
-                noise=dict((env.get(JUDGE_NOISE) or {}).get(name) or {}))
+                noise=dict((env.get(JUDGE_NOISE) or {}).get(name) or {}),
+                outcomes=dict((env.get(OUTCOMES) or {}).get(name) or {}))
 
 
 def side_from_report(report: RunReport, label: str = "this run") -> Side:

@@ -10,12 +10,13 @@ import click
 from rich import box
 from rich.table import Table
 
-from ragmark.analysis.diff import calls_diff, diff, pairwise_diff, resolve_side
+from ragmark.analysis.diff import calls_diff, diff, outcomes_diff, pairwise_diff, resolve_side
 from ragmark.analysis.gates import metric_name
 from ragmark.cli.app import cli, config_name_option, consoles, history_option
 from ragmark.cli.shared import option
 from ragmark.history import history_path
 from ragmark.metrics.names import split_names
+from ragmark.report.simulation import ENDINGS
 
 
 @cli.command("diff")
@@ -35,7 +36,9 @@ def diff_cmd(**flags: Any) -> None:
     """Per-question differences from run A to run B: the means, the paired difference
     with its 95% bootstrap interval and randomisation test, and the questions that got
     worse and better the most. A and B: results files (run or compare), history ids, or
-    last / last~1 / ... (the newest runs of --config-name)."""
+    last / last~1 / ... (the newest runs of --config-name). Two simulations (their
+    --output files or history ids) are paired by scenario, and the conversations that
+    ended otherwise are listed."""
     f = SimpleNamespace(**flags)
 
     hist = history_path(f.history)
@@ -46,12 +49,15 @@ def diff_cmd(**flags: Any) -> None:
     rows, notes = diff(side_a, side_b, names, intersect=f.intersect, top=f.top, seed=f.seed)
     pairwise = pairwise_diff(side_a, side_b)
     calls = calls_diff(side_a, side_b)
+    endings = outcomes_diff(side_a, side_b)
     out, _ = consoles(quiet=True)
     if f.as_json:
         click.echo(json.dumps({"a": side_a.label, "b": side_b.label, "notes": notes,
                                "metrics": [r.to_json() for r in rows],
                                **({"pairwise": pairwise} if pairwise else {}),
-                               **({"tool_calls": calls} if calls else {})}, indent=2))
+                               **({"tool_calls": calls} if calls else {}),
+                               **({"outcomes": endings} if side_a.outcomes and
+                                  side_b.outcomes else {})}, indent=2))
         return
     out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False, markup=False)
     for n in notes:
@@ -86,6 +92,18 @@ def diff_cmd(**flags: Any) -> None:
     _print_pairwise(out, pairwise, f.top)
     _print_calls(out, calls, sum(q in side_b.trajectories for q in side_a.trajectories),
                  f.top)
+    if side_a.outcomes and side_b.outcomes:
+        _print_endings(out, endings, sum(q in side_b.outcomes for q in side_a.outcomes))
+
+
+def _print_endings(out: Any, endings: list[dict[str, Any]], both: int) -> None:
+    """The simulated conversations that ended otherwise from A to B: every one."""
+    out.print(f"conversations: {len(endings)} of the {both} scenarios both played ended "
+              "otherwise" + (":" if endings else ""), highlight=False, markup=False)
+    for e in endings:
+        out.print(f"  {e['id']} {e['scenario'][:70]!r}: {ENDINGS.get(e['a'], e['a'])} -> "
+                  f"{ENDINGS.get(e['b'], e['b'])}", highlight=False, markup=False,
+                  soft_wrap=True)
 
 
 def _print_calls(out: Any, calls: list[dict[str, Any]], both: int, top: int) -> None:

@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from ragmark.results.model import RunReport
     from ragmark.running.compare import Comparison
 
-__all__ = ["JUDGE_NOISE", "NUGGETS_HASHES", "ConfigResult", "RunRow", "aggregates", "history_path",
-           "list_runs", "pairwise_of", "record", "record_results", "run_row", "trajectories",
-           "trend", "values"]
+__all__ = ["JUDGE_NOISE", "NUGGETS_HASHES", "OUTCOMES", "ConfigResult", "RunRow", "aggregates",
+           "history_path", "list_runs", "pairwise_of", "record", "record_results", "run_row",
+           "trajectories", "trend", "values"]
 
 
 NUGGETS_HASHES = "nuggets_hashes"
@@ -39,6 +39,10 @@ NUGGETS_HASHES = "nuggets_hashes"
 JUDGE_NOISE = "judge_noise"
 """The envelope's record of each config's judge noise (``--judge-repeats``), in the
 history: a regression gate against the run counts it."""
+OUTCOMES = "outcomes"
+"""The envelope's record of how each config's simulated conversations ended (scenario
+id -> ``goal_reached``, ``gave_up``, ``max_turns``, ``simulator_failed``), in the
+history: ``ragmark diff`` lists the scenarios whose ending changed."""
 
 
 def record_results(path: str | Path, envelope: Mapping[str, Any],

@@ -29,8 +29,9 @@ from ragmark.llm.table import SimulatorTable
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
 from ragmark.plan.endpoint import model_at, resolve_llm
 from ragmark.plan.paths import check_output
-from ragmark.plan.simulation_history import record_simulation
+from ragmark.plan.simulation_history import record_simulation, scenarios_hash
 from ragmark.progress import Progress
+from ragmark.results import SIMULATION, envelope
 from ragmark.running.source import build
 from ragmark.running.turns import OwnTurns
 from ragmark.simulate.compare import METRICS, gate_results, paired_rows, values_of
@@ -38,7 +39,12 @@ from ragmark.simulate.journal import Journal
 from ragmark.simulate.play import Played, play_all
 from ragmark.simulate.scenarios import Scenario, load_scenarios
 from ragmark.simulate.scores import judge_conversations, score_json, score_summary
-from ragmark.simulate.transcripts import chat_messages, conversation_line, summary
+from ragmark.simulate.transcripts import (
+    chat_messages,
+    conversation_line,
+    shown_turns,
+    summary,
+)
 from ragmark.text import visible
 from ragmark.types import Dataset, Score
 
@@ -220,15 +226,16 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
     configs by scenario and check the gates; the report."""
     done = [_simulate_one(plan, sim, progress) for sim in plan.systems]
     values = {r["system"]: values_of(played, scores) for r, played, scores in done}
-    report: dict[str, Any] = {"configs": [r for r, _, _ in done],
-                              "scenarios": len(plan.scenarios)}
+    systems = {s.name: system_json(s.system) for s in plan.systems}
+    report: dict[str, Any] = {
+        "envelope": envelope(SIMULATION, scenarios_hash(plan.scenarios), systems),
+        "configs": [r for r, _, _ in done], "scenarios": len(plan.scenarios)}
     if len(done) > 1:
         report["comparison"] = paired_rows(values, [s.id for s in plan.scenarios])
     report["gates"] = gate_results(values, plan.fail_under)
     if plan.history is not None:
         report["history_id"] = record_simulation(
-            plan.history, plan.scenarios, plan.name,
-            {s.name: system_json(s.system) for s in plan.systems}, report, plan.output)
+            plan.history, plan.scenarios, plan.name, systems, report, plan.output)
     if plan.output is not None:
         plan.output.parent.mkdir(parents=True, exist_ok=True)
         tmp = plan.output.with_name(plan.output.name + ".tmp")
@@ -275,11 +282,13 @@ def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
     report = {"system": sim.name, "simulator": plan.simulator.model,
               "judges": plan.judges.model, "summary": summary(played, closing),
               "conversation_metrics": score_summary(played, scores),
-              "conversations": [{"id": p.scenario, "outcome": p.outcome,
-                                 "turns": len(p.turns),
+              "conversations": [{"id": p.scenario, "scenario": s.scenario,
+                                 "outcome": p.outcome, "turns": len(p.turns),
                                  **({"reason": p.reason} if p.reason else {}),
-                                 "metrics": {m: score_json(v) for m, v in got.items()}}
-                                for p, got in zip(played, scores, strict=True)],
+                                 "metrics": {m: score_json(v) for m, v in got.items()},
+                                 "transcript": shown_turns(p)}
+                                for s, p, got in zip(plan.scenarios, played, scores,
+                                                     strict=True)],
               "transcripts": str(sim.transcripts), "journal": str(sim.journal),
               "left_out": [p.scenario for p in played if not p.turns],
               "resumed_lines_dropped": journal.dropped,

@@ -15,14 +15,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ragmark.history import OUTCOMES
 from ragmark.history.store import ConfigResult, record
-from ragmark.results import SIMULATION, envelope
-from ragmark.simulate.compare import METRICS
+from ragmark.simulate.compare import METRICS, PREFIX, conversation_scores
 from ragmark.simulate.scenarios import Scenario
 from ragmark.types import Aggregate, Score
-
-PREFIX = "simulate:"
-"""Before a conversation metric's name in the history (a run's metrics are apart)."""
 
 
 def scenarios_hash(scenarios: tuple[Scenario, ...]) -> str:
@@ -31,25 +28,17 @@ def scenarios_hash(scenarios: tuple[Scenario, ...]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _score(got: Any) -> Score:
-    return (Score(float(got["value"])) if got.get("value") is not None
-            else Score.missing(str(got.get("reason") or "no value")))
-
-
 def record_simulation(path: Path, scenarios: tuple[Scenario, ...], name: str,
                       systems: Mapping[str, Any], report: Mapping[str, Any],
                       output: Path | None) -> int:
     """Record ``report`` (execute_simulate's) in the history at ``path``; its id.
-    ``systems``: each config's name -> what the simulation's key holds of it."""
+    ``systems``: each config's name -> what the simulation's key holds of it. How each
+    conversation ended is kept in the envelope (:data:`ragmark.history.OUTCOMES`), for
+    ``ragmark diff``."""
     configs = {}
     for c in report["configs"]:
-        values: dict[str, dict[str, Score]] = {}
-        for conv in c["conversations"]:
-            got = {m: _score(conv["metrics"][m]) for m in METRICS if m in conv["metrics"]}
-            got["goal_reached"] = (Score.missing("the simulator failed")
-                                   if conv["outcome"] == "simulator_failed"
-                                   else Score(float(conv["outcome"] == "goal_reached")))
-            values[conv["id"]] = {f"{PREFIX}{m}": v for m, v in got.items()}
+        values: dict[str, dict[str, Score]] = {
+            conv["id"]: conversation_scores(conv) for conv in c["conversations"]}
         metrics = {}
         for m in (f"{PREFIX}{m}" for m in METRICS):
             scores = [v[m] for v in values.values() if m in v]
@@ -63,8 +52,9 @@ def record_simulation(path: Path, scenarios: tuple[Scenario, ...], name: str,
         configs[c["system"]] = ConfigResult(
             {"name": c["system"], "simulation": systems[c["system"]],
              "simulator": c["simulator"]}, metrics, values)
-    env = envelope(SIMULATION, scenarios_hash(scenarios),
-                   {k: v for k, v in systems.items()})
+    env = {**report["envelope"], OUTCOMES: {
+        c["system"]: {conv["id"]: conv["outcome"] for conv in c["conversations"]}
+        for c in report["configs"]}}
     failed = any(not g["ok"] for g in report["gates"])
     return record(path, env, name, [(s.id, s.scenario) for s in scenarios], configs,
                   None if output is None else str(output), "failed" if failed else "passed")

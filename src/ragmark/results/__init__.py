@@ -25,7 +25,9 @@ SCHEMA = 1
 KINDS = ("run", "compare", "label")
 PROBE = "probe"
 SIMULATION = "simulation"
-"""A ``ragmark simulate`` recorded in the history (no results file of a run's shape)."""
+"""The kind of a simulation's report (``ragmark simulate --output``) and of its record
+in the history: not a run's shape, so only ``ragmark diff`` and ``ragmark report``
+read it."""
 """The kind of a probe's results (``ragmark probe``): not a run of the clean set, so no
 reader of runs takes it; ``ragmark report`` renders it."""
 
@@ -57,19 +59,26 @@ def envelope(kind: str, dataset_hash: str, configs: Any) -> dict[str, Any]:
             "config_hash": canonical_hash(configs)}
 
 
-def kind_of_results(data: Any, file: str) -> str:
-    """The kind of a parsed results file, from its envelope or (schema 0) its fields."""
+def kind_of_results(data: Any, file: str, also: tuple[str, ...] = ()) -> str:
+    """The kind of a parsed results file, from its envelope or (schema 0) its fields;
+    ``also``: the kinds other than a run's, compare's and label's the caller reads."""
     if not isinstance(data, dict):
         raise DataError("not a ragmark results file: expected a JSON object", file=file)
     env = data.get("envelope")
     if isinstance(env, dict):
         kind = env.get("kind")
         schema = env.get("schema")
+        if kind == SIMULATION and kind not in also:
+            raise DataError("the report of a simulation (ragmark simulate --output), not "
+                            "of a run, compare or label: `ragmark diff` pairs two of them "
+                            "scenario by scenario, `ragmark report FILE` shows their "
+                            "transcripts, and `ragmark run --outputs TRANSCRIPTS` scores "
+                            "their turns", file=file, field="envelope.kind")
         if kind == PROBE:
             raise DataError("the results of a probe (ragmark probe), not of a run, compare "
                             "or label: `ragmark report FILE` renders them as a page",
                             file=file, field="envelope.kind")
-        if kind not in KINDS:
+        if kind not in (*KINDS, *also):
             raise DataError(f"unknown results kind {kind!r}; known: {', '.join(KINDS)}",
                             file=file, field="envelope.kind")
         if not isinstance(schema, int) or schema > SCHEMA:
@@ -91,7 +100,7 @@ def kind_of_results(data: Any, file: str) -> str:
                     "compare or label file)", file=file)
 
 
-def read_results(path: str | Path) -> tuple[str, dict[str, Any]]:
-    """(kind, parsed content) of a results file."""
+def read_results(path: str | Path, also: tuple[str, ...] = ()) -> tuple[str, dict[str, Any]]:
+    """(kind, parsed content) of a results file (``also``: see :func:`kind_of_results`)."""
     data = read_json(Path(path))
-    return kind_of_results(data, str(path)), data
+    return kind_of_results(data, str(path), also), data

@@ -21,6 +21,9 @@ from ragmark.stats.paired import bootstrap_ci, holm, paired_permutation_test
 from ragmark.types import Score
 
 METRICS = ("goal_completion", "knowledge_retention", "goal_reached")
+PREFIX = "simulate:"
+"""Before a conversation metric's name where a simulation's scenarios are read as a
+run's questions (the run history, ``ragmark diff``): a run's metrics are apart."""
 
 class Threshold(Protocol):
     """A ``--fail-under`` threshold (:class:`ragmark.analysis.gates.Threshold`)."""
@@ -48,6 +51,21 @@ def values_of(played: Sequence[Played], scores: Sequence[Mapping[str, Score]]
         out["goal_reached"][p.scenario] = (None if p.outcome == "simulator_failed"
                                            else float(p.outcome == "goal_reached"))
     return out
+
+
+def conversation_scores(conv: Mapping[str, Any]) -> dict[str, Score]:
+    """One conversation of a simulation's report as :data:`METRICS` named with
+    :data:`PREFIX`: the judged ones as the report holds them (missing with their
+    reason), ``goal_reached`` from how it ended (missing when the simulator failed)."""
+    def score(got: Mapping[str, Any]) -> Score:
+        return (Score(float(got["value"])) if got.get("value") is not None
+                else Score.missing(str(got.get("reason") or "no value")))
+
+    out = {m: score(conv["metrics"][m]) for m in METRICS if m in conv["metrics"]}
+    out["goal_reached"] = (Score.missing("the simulator failed")
+                           if conv["outcome"] == "simulator_failed"
+                           else Score(float(conv["outcome"] == "goal_reached")))
+    return {f"{PREFIX}{m}": v for m, v in out.items()}
 
 
 def _mean(values: Mapping[str, float | None]) -> float | None:
