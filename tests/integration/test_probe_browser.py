@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from support.browser import launched, needs_chromium, open_page
+from support.browser import needs_chromium, rendered
 from support.cli import run_cli
 from support.fake_llm_server import chat_reply
 
@@ -40,15 +40,7 @@ def test_the_probe_page_shows_hostile_answers_as_text(tmp_path, server, capsys):
     assert code == 0, err
     data = json.loads((tmp_path / "p.json").read_text())
     assert data["configs"]["llm"]["attacks"]["exfiltration"]["success"]["value"] == 1.0
-    code, _, err = run_cli(["report", str(tmp_path / "p.json"), "--output",
-                            str(tmp_path / "p.html")], capsys)
-    assert code == 0, err
-    page_file = tmp_path / "p.html"
-    with launched() as browser:
-        context, page, seen = open_page(browser, page_file.as_uri())
-        page.wait_for_load_state("load")
-        assert seen["requests"] == [page_file.as_uri()]  # the outside image never fetched
-        assert seen["errors"] == []
+    with rendered(tmp_path / "p.json", tmp_path / "p.html", capsys) as page:
         assert page.title().startswith("ragmark probe") and "pwned" not in page.title()
         assert page.locator("img").count() == 0 and page.locator("body script").count() == 0
         cells = page.locator("td.text").all_inner_texts()
@@ -57,4 +49,3 @@ def test_the_probe_page_shows_hostile_answers_as_text(tmp_path, server, capsys):
         canaries = {p["marker"] for p in data["planted"]["injection:plain"].values()}
         assert canaries <= set(marked)
         assert any("probe.ragmark.invalid" in m for m in marked)  # the address, marked
-        context.close()

@@ -39,3 +39,23 @@ def open_page(browser: Any, url: str, js: bool = True) -> tuple[Any, Any, dict[s
     page.on("request", lambda r: seen["requests"].append(r.url))
     page.goto(url)
     return context, page, seen
+
+
+@contextmanager
+def rendered(results: Any, html: Any, capsys: Any) -> Iterator[Any]:
+    """``ragmark report RESULTS --output HTML``, the page opened in a headless Chromium
+    and loaded: it asked for nothing but its file (an image an answer names is never
+    fetched) and logged no error."""
+    from support.cli import run_cli
+
+    code, _, err = run_cli(["report", str(results), "--output", str(html)], capsys)
+    assert code == 0, err
+    with launched() as browser:
+        context, page, seen = open_page(browser, html.as_uri())
+        page.wait_for_load_state("load")
+        assert seen["requests"] == [html.as_uri()]
+        assert seen["errors"] == []
+        try:
+            yield page
+        finally:
+            context.close()

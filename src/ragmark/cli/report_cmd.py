@@ -16,7 +16,8 @@ from ragmark.plan.paths import check_output
 from ragmark.probe.html import render as probe_page
 from ragmark.probe.view import probe_results
 from ragmark.report.html import render
-from ragmark.results import PROBE, read_results
+from ragmark.report.simulation_html import render as simulation_page
+from ragmark.results import PROBE, SIMULATION, read_results
 from ragmark.results.codec import compare_from_json, run_from_json
 
 
@@ -32,7 +33,9 @@ def _read(path: str) -> dict[str, Any]:
     if probe is not None:
         return probe
 
-    kind, data = read_results(path)
+    kind, data = read_results(path, also=(SIMULATION,))
+    if kind == SIMULATION:
+        return data
     {"label": label_from_json, "compare": compare_from_json}.get(kind, run_from_json)(
         data, path)
     return data
@@ -58,7 +61,9 @@ def _recorded(ref: str, history: str | None) -> str:
 def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     """Render results files (run, compare, label) or history ids as one HTML page that
     works offline: inline CSS, SVG plots and a little JavaScript, no request of any
-    kind. A compare or run written with --include-details gets the question view."""
+    kind. A compare or run written with --include-details gets the question view. A
+    probe's results or a simulation's report (simulate --output) get a page of their
+    own: the simulation's shows every conversation turn by turn."""
     check_output(output, "--output")
     files = [_load(r, history) for r in refs]
     path = Path(output)
@@ -68,9 +73,16 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
 
 
 def _page(files: list[dict[str, Any]], render: Any) -> str:
-    """The page of the files: a probe's alone (its own page), else the results'."""
-    probes = [f for f in files if f.get("envelope", {}).get("kind") == PROBE]
-    if probes and len(files) > 1:
-        raise ConfigError("a probe's results are rendered on a page of their own: give "
-                          "its file alone")
-    return probe_page(probes[0]) if probes else str(render(*files))
+    """The page of the files: a probe's or a simulation's alone (a page of its own),
+    else the results'."""
+    own = {PROBE: ("a probe's results", probe_page),
+           SIMULATION: ("a simulation's report", simulation_page)}
+    for f in files:
+        kind = f.get("envelope", {}).get("kind")
+        if kind in own:
+            what, page = own[kind]
+            if len(files) > 1:
+                raise ConfigError(f"{what} is rendered on a page of its own: give its "
+                                  "file alone")
+            return str(page(f))
+    return str(render(*files))

@@ -114,3 +114,19 @@ def test_a_reader_of_runs_names_a_simulations_report(simulations):
          "latency_s": conv["transcript"][0]["latency_s"]},
         {"user": "ranks what exactly?", "answer": "It ranks documents.",
          "contexts": ["Other text."], "latency_s": conv["transcript"][1]["latency_s"]}]
+
+
+def test_a_simulation_has_a_page_of_its_own(simulations, capsys):
+    tmp_path, history = simulations
+    code, _, err = run_cli(["report", "1", "--history", str(history), "--output",
+                            str(tmp_path / "sim.html")], capsys)
+    assert code == 0, err
+    page = (tmp_path / "sim.html").read_text()
+    assert "<title>ragmark simulate: 2 scenarios, 1 config</title>" in page
+    assert page.count('<section class="scenario"') == 2
+    code, _, err = run_cli(["report", str(tmp_path / "mine.json"),
+                            str(tmp_path / "forgetful.json"), "--output",
+                            str(tmp_path / "two.html")], capsys)
+    assert code == 2
+    assert "a simulation's report is rendered on a page of its own: give its file alone" \
+        in err
