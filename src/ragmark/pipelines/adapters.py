@@ -6,8 +6,9 @@ function of no arguments that builds it).
   has it, else ``invoke`` in a worker thread); a LangGraph graph whose state holds
   ``messages`` (an agent: ``create_agent``, ``create_react_agent``) with the conversation
   so far as its messages (a question alone: one message; a graph with a checkpointer
-  gets a new thread each call), its final state's last AI message the answer and the
-  messages from the question on the trajectory (the tool calls and their results;
+  keeps a thread a conversation and is sent each later turn's question alone), its
+  final state's last AI message the answer and the messages from the question on the
+  trajectory (the tool calls and their results;
   ``search_tools`` makes a search tool's calls the retrieval). A list of ``Document`` is
   the ranking (no answer); a mapping is read as ``create_retrieval_chain`` writes it (``answer``,
   ``context``) or as the older chains (``result`` / ``output``, ``source_documents``); a
@@ -158,25 +159,43 @@ def _graph_turns(obj: Any, call: Callable[..., Awaitable[Any]]
                  ) -> Callable[..., Awaitable[dict[str, Any]]]:
     """A LangGraph graph asked a turn: its state the conversation so far (the earlier
     turns as messages, then the question). A graph with its own memory (a checkpointer)
-    gets a new thread each call, so it reads the conversation from what ragmark passes
-    (a resumed simulation has it all; a thread id per conversation is not kept). The
-    turn's trajectory is the question and the messages after it."""
+    keeps one thread a conversation (``conversation``: its id), new for each run of
+    ragmark: the first turn sent there carries the conversation so far (all of it,
+    when a resumed conversation starts in a new process), each later one the question
+    alone, so the graph answers from its own memory; a question outside a conversation
+    gets a thread of its own. The turn's trajectory is the question and the messages
+    after it."""
     memory = getattr(obj, "checkpointer", None) is not None
+    run = uuid.uuid4().hex[:12]
 
-    async def ask(question: str, history: Sequence[Mapping[str, Any]] | None = None
-                  ) -> dict[str, Any]:
+    async def ask(question: str, history: Sequence[Mapping[str, Any]] | None = None,
+                  conversation: str | None = None) -> dict[str, Any]:
         sent = as_messages(list(history or []), question)
-        state = {"messages": sent}
-        if memory:
-            thread = {"configurable": {"thread_id": f"ragmark-{uuid.uuid4().hex}"}}
-            got = lc_result(await call(state, thread))
+        if not memory:
+            got = lc_result(await call({"messages": sent}))
+            held = 0
         else:
-            got = lc_result(await call(state))
+            key = uuid.uuid4().hex if conversation is None else f"{run}-{conversation}"
+            thread = {"configurable": {"thread_id": f"ragmark-{key}"}}
+            held = len(await _thread_messages(obj, thread))
+            if held:  # the graph remembers the earlier turns: the question alone
+                sent = sent[-1:]
+            got = lc_result(await call({"messages": sent}, thread))
         if isinstance(got.get("messages"), list):
-            got["messages"] = got["messages"][len(sent) - 1:]
+            got["messages"] = got["messages"][held + len(sent) - 1:]
         return got
 
     return ask
+
+
+async def _thread_messages(obj: Any, thread: Mapping[str, Any]) -> list[Any]:
+    """The messages a graph's checkpointer holds for ``thread`` (none for a new one)."""
+    try:
+        state = await obj.aget_state(thread)
+    except NotImplementedError:  # a checkpointer without async methods
+        state = await asyncio.to_thread(obj.get_state, thread)
+    values = getattr(state, "values", None) or {}
+    return list(values.get("messages") or [])
 
 
 def _is_graph(obj: Any) -> bool:

@@ -77,10 +77,12 @@ class HttpPipeline:
             await self._http.aclose()
             self._http = None
 
-    async def ask(self, question: str, history: Sequence[Turn] | None = None) -> Output:
+    async def ask(self, question: str, history: Sequence[Turn] | None = None,
+                  conversation: str | None = None) -> Output:
         """One question, retried as configured; a failure is an :class:`Output` with its
         error, never raised. A turn of a conversation (``history``: the earlier turns)
-        also sends the conversation as chat messages in ``messages_field``."""
+        also sends the conversation as chat messages in ``messages_field`` (the service
+        is not told the conversation's id: it reads the conversation from them)."""
         def retried() -> None:
             self.retries += 1
 

@@ -95,19 +95,28 @@ class PythonPipeline:
     @functools.cached_property
     def takes_history(self) -> bool:
         """Whether the callable accepts a ``history`` argument (or any keyword)."""
+        return self.takes("history")
+
+    def takes(self, name: str) -> bool:
+        """Whether the callable accepts the keyword ``name`` (or any keyword)."""
         try:
             params = inspect.signature(self.fn).parameters.values()
         except (TypeError, ValueError):
             return False
-        return any(p.name == "history" or p.kind is p.VAR_KEYWORD for p in params)
+        return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
 
-    async def ask(self, question: str, history: Sequence[Turn] | None = None) -> Output:
+    async def ask(self, question: str, history: Sequence[Turn] | None = None,
+                  conversation: str | None = None) -> Output:
         """One question; a failure is an :class:`Output` with its error, never raised. A
         turn of a conversation passes the earlier turns as ``history=[{"question",
-        "answer"}, ...]`` when the callable takes it."""
-        fn: Callable[..., Any] = self.fn
-        if history is not None and self.takes_history:
-            fn = functools.partial(self.fn, history=[dict(t) for t in history])
+        "answer"}, ...]`` and the conversation's id as ``conversation=`` to a callable
+        that takes them (a LangGraph graph with its own memory keeps a thread for it)."""
+        kw: dict[str, Any] = {}
+        if history is not None and self.takes("history"):
+            kw["history"] = [dict(t) for t in history]
+        if conversation is not None and self.takes("conversation"):
+            kw["conversation"] = conversation
+        fn: Callable[..., Any] = functools.partial(self.fn, **kw) if kw else self.fn
         try:
             if self._pool is None:
                 call = fn(question)

@@ -54,20 +54,21 @@ async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str]
     sem = asyncio.Semaphore(concurrency)
     outs: list[Output | None] = [None] * len(questions)
 
-    async def one(i: int, history: list[dict[str, Any]] | None) -> Output:
+    async def one(i: int, history: list[dict[str, Any]] | None, talk: str | None = None
+                  ) -> Output:
         async with sem:
             t = time.perf_counter()
-            out = await pipe.ask(questions[i], history)
+            out = await pipe.ask(questions[i], history, talk)
             latency = time.perf_counter() - t
         advance(1)
         outs[i] = replace(out, latency_s=latency)
         return outs[i]  # type: ignore[return-value]
 
-    async def conversation(turns: list[int]) -> None:
+    async def conversation(talk: str, turns: list[int]) -> None:
         """The turns of one conversation in order, each with the earlier ones."""
         history: list[dict[str, Any]] = []
         for i in turns:
-            out = await one(i, list(history))
+            out = await one(i, list(history), talk)
             history.append({"question": questions[i], "answer": out.answer
                             if out.error is None else None})
 
@@ -78,7 +79,8 @@ async def _ask_all(pipe: PythonPipeline | HttpPipeline, questions: Sequence[str]
             jobs.append(one(i, None))
         else:
             talks.setdefault(place[0], []).append((place[1], i))
-    jobs += [conversation([i for _, i in sorted(turns)]) for turns in talks.values()]
+    jobs += [conversation(talk, [i for _, i in sorted(turns)])
+             for talk, turns in talks.items()]
     async with pipe:
         await asyncio.gather(*jobs)
     return [o for o in outs if o is not None]

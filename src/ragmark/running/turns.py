@@ -96,8 +96,8 @@ class OwnTurns:
             ranked, _ = retrieve_shard(shared, ([question], None))
         return top_n_chunks(self.chunks, ranked, self.cfg.top_n)[1][0]
 
-    async def ask(self, question: str, history: Sequence[Mapping[str, Any]] | None
-                  ) -> Output:
+    async def ask(self, question: str, history: Sequence[Mapping[str, Any]] | None,
+                  conversation: str | None = None) -> Output:
         """One turn: retrieved with ``question``, answered with the conversation so far."""
         t0 = time.perf_counter()
         top = await asyncio.to_thread(self.retrieve, question)

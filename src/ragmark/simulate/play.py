@@ -28,7 +28,8 @@ from ragmark.simulate.user import Said, next_turn
 class System(Protocol):
     """What is simulated against: anything ragmark asks in turns (its pipelines)."""
 
-    async def ask(self, question: str, history: list[dict[str, Any]] | None) -> Output: ...
+    async def ask(self, question: str, history: list[dict[str, Any]] | None,
+                  conversation: str | None = None) -> Output: ...
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ async def play(scenario: Scenario, system: System, client: ChatClient, journal: 
             break
         history = [{"question": t["question"], "answer": t["answer"]} for t in turns]
         t0 = time.perf_counter()
-        out = await system.ask(nxt.message, history)
+        out = await system.ask(nxt.message, history, conversation=scenario.id)
         rec = turn_record(scenario.id, len(turns) + 1, nxt.message, out,
                           time.perf_counter() - t0, nxt.role_breaks)
         journal.write(rec)

@@ -167,19 +167,27 @@ def reply(state):
     return {"messages": [AIMessage(content=f"{len(said)} user messages; last: {said[-1]}")]}
 
 
-def graph():
+def _build():
     g = StateGraph(MessagesState)
     g.add_node("reply", reply)
     g.add_edge(START, "reply")
     return g.compile(checkpointer=InMemorySaver())
+
+
+GRAPH = _build()
+
+
+def graph():
+    return GRAPH
 '''
 
 
 def test_a_langgraph_graph_with_memory_gets_each_conversation_so_far(tmp_path, monkeypatch,
                                                                      capsys):
-    """A graph compiled with a checkpointer (its own memory) needs a thread: each call
-    gets a new one, and the conversation so far comes as its messages; turn 2 of a
-    conversation sees 2 user messages, a conversation apart sees its own only."""
+    """A graph compiled with a checkpointer (its own memory) keeps one thread a
+    conversation: turn 1 is sent there, turn 2 is sent its question alone and the graph
+    remembers turn 1 (2 user messages; the thread holds the 4 messages once, not the
+    first turn twice); a conversation apart has a thread of its own."""
     name = "memory_" + tmp_path.name.replace("-", "_")
     (tmp_path / "svc").mkdir()
     (tmp_path / "svc" / f"{name}.py").write_text(MEMORY)
@@ -198,9 +206,17 @@ def test_a_langgraph_graph_with_memory_gets_each_conversation_so_far(tmp_path, m
         code, _, err = run_cli(["run", "--dataset", str(ds), "--config", str(cfg),
                                 "--metrics", "exact_match", "--output", str(out),
                                 "--include-details", "--no-history", "--quiet"], capsys)
+        module = sys.modules[name]
     finally:
         sys.modules.pop(name, None)
     assert code == 0, err
+    threads = sorted(
+        [m.content for m in module.GRAPH.get_state(
+            {"configurable": {"thread_id": t}}).values["messages"]]
+        for t in module.GRAPH.checkpointer.storage)
+    assert threads == [["first?", "1 user messages; last: first?", "second?",
+                        "2 user messages; last: second?"],
+                       ["other?", "1 user messages; last: other?"]]
     got = {q["id"]: q for q in json.loads(out.read_text())["queries"]}
     assert got["a#1"]["answer"] == "1 user messages; last: first?"
     assert got["a#2"]["answer"] == "2 user messages; last: second?"
@@ -208,3 +224,34 @@ def test_a_langgraph_graph_with_memory_gets_each_conversation_so_far(tmp_path, m
     # the turn's trajectory starts at its question: not the earlier turns' answers
     assert got["a#2"]["trajectory"] == [{"kind": "model", "content": "2 user messages; "
                                          "last: second?", "tool_calls": []}]
+
+
+def test_a_conversation_resumed_in_a_new_process_sends_the_graph_its_earlier_turns(
+        tmp_path, monkeypatch):
+    """A killed simulation resumed: the new process's thread is new (the old one's
+    memory may be gone with the old process), so its first turn carries the earlier
+    turns as messages; the next turn goes to that thread with the question alone."""
+    import asyncio
+    import importlib
+
+    from ragmark.pipelines.adapters import adapt
+
+    name = "resume_" + tmp_path.name.replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(MEMORY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        module = importlib.import_module(name)
+        first, second = adapt("langchain", module.graph, "g"), adapt("langchain",
+                                                                     module.graph, "g")
+        said = asyncio.run(first("one?", [], conversation="c"))
+        assert said["answer"] == "1 user messages; last: one?"
+        history = [{"question": "one?", "answer": said["answer"]}]
+        assert asyncio.run(second("two?", history, conversation="c"))["answer"] == \
+            "2 user messages; last: two?"
+        history.append({"question": "two?", "answer": "2 user messages; last: two?"})
+        again = asyncio.run(second("three?", history, conversation="c"))
+        assert again["answer"] == "3 user messages; last: three?"
+        assert len(module.GRAPH.checkpointer.storage) == 2  # one thread a process
+        assert [m["content"] for m in again["messages"]] == ["three?", again["answer"]]
+    finally:
+        sys.modules.pop(name, None)

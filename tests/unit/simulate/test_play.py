@@ -71,9 +71,11 @@ class Fixed:
 
     def __init__(self):
         self.asked: list[tuple[str, int]] = []
+        self.talks: list[str | None] = []
 
-    async def ask(self, question, history):
+    async def ask(self, question, history, conversation=None):
         self.asked.append((question, len(history or [])))
+        self.talks.append(conversation)
         if "bm25" in question and not history:
             return Output(answer="BM25 is a ranking function.",
                           contexts=(Context("BM25 ranks documents by term weights.", "d1"),))
@@ -114,6 +116,7 @@ def test_each_way_a_conversation_ends(server, tmp_path):
         ("what does bm25 do?", "BM25 is a ranking function."),
         ("ranks what exactly?", "It ranks documents.")]
     assert ("ranks what exactly?", 1) in system.asked
+    assert sorted(set(system.talks)) == ["actor", "goal", "long", "quit"]  # its scenario
     # gives up after one unhelpful answer
     assert (by["quit"].outcome, len(by["quit"].turns)) == ("gave_up", 1)
     # breaks role on its first call, is asked again and writes as the user; on its
