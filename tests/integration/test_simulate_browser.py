@@ -22,7 +22,8 @@ HOSTILE = ('<script>document.title="pwned"</script><img src="https://sim.ragmark
            'x.png" onerror="document.title=\'pwned\'">')
 SCENARIOS = [
     {"id": "bm25", "scenario": "Learn what BM25 ranks.",
-     "expected_outcome": "The assistant says BM25 ranks documents."},
+     "expected_outcome": "The assistant says BM25 ranks documents.",
+     "ground_truth_contexts": ["BM25 ranks documents by term weights."]},
     {"id": "mars", "scenario": "Learn the capital of Mars.",
      "expected_outcome": "The assistant names the capital.", "max_turns": 2},
 ]
@@ -73,7 +74,8 @@ def test_the_simulation_page_shows_every_turn_as_text_and_filters(tmp_path, serv
     try:
         code, _, err = run_cli(["simulate", str(scenarios), *configs, "--transcripts",
                                 str(tmp_path / "t.jsonl"), "--output",
-                                str(tmp_path / "sim.json"), "--no-history", "--llm-base-url",
+                                str(tmp_path / "sim.json"), "--metrics", "hit@1",
+                                "--no-history", "--llm-base-url",
                                 server.url, "--llm-model", "judge", "--quiet"], capsys)
     finally:
         for name in ("knows", "hostile"):
@@ -99,6 +101,8 @@ def test_the_simulation_page_shows_every_turn_as_text_and_filters(tmp_path, serv
             "missing (no answer after the first turn: nothing to remember)"]
         assert turns[0] == "User: what does bm25 do?"
         assert turns[1].startswith("Assistant: BM25 ranks documents.\npassages: d1;")
+        assert turns[1].endswith(" s; hit@1 1.000")  # the turn's own metric
+        assert page.locator("h2", has_text="Per turn").count() == 1
         assert page.locator("#shown").inner_text() == "2"
         page.locator("#filter").click()
         page.keyboard.type("MARS")

@@ -121,6 +121,10 @@ MEANINGS: dict[str, str | dict[str, str]] = {
                    "metrics and groups too; `ragmark metrics` lists them); 'all': every "
                    "metric whose needs the data, the LLM endpoint and the installed extras "
                    "meet.",
+        "simulate": "Score every turn with these metrics once played (e.g. "
+                    "'hit@5,faithfulness'; judges at the --llm-* endpoint), as `run "
+                    "--outputs TRANSCRIPTS` would: the scenario's passages are each turn's "
+                    "ground truth.",
     },
     "--name": "The system's name in the results and the history (default: the source's "
               "file name).",

@@ -37,6 +37,7 @@ from ragmark.report.simulation import simulation_lines
                    "[simulator] table's, else 0].")
 @option("--seed", type=int, default=0, show_default=True)
 @option("--output", type=click.Path(dir_okay=False))
+@option("--metrics")
 @option("--fail-under", "fail_under", multiple=True, metavar="[CONFIG:]METRIC=V")
 @click.option("--fresh", is_flag=True,
               help="Start over: forget the turns a journal holds from an earlier run.")
@@ -49,7 +50,8 @@ def simulate_cmd(**flags: Any) -> None:
     facts, max_turns, ground_truth_contexts optional) with an LLM as the user against the
     system of --config (its [pipeline], or ragmark's own pipeline over --corpus), until
     the user says the goal is reached or gives up, or the scenario's turns run out; then
-    judge each conversation (goal completion, knowledge retention). With several
+    judge each conversation (goal completion, knowledge retention); with --metrics,
+    score every turn too, as run --outputs scores the transcripts. With several
     --config, each is played on the same scenarios, simulator and seed, and compared
     with the first, paired by scenario. Exit 0; 1 when a --fail-under gate fails; 2 on
     bad input or a dead endpoint."""

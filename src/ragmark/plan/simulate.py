@@ -29,6 +29,7 @@ from ragmark.llm.table import SimulatorTable
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
 from ragmark.plan.endpoint import model_at, resolve_llm
 from ragmark.plan.paths import check_output
+from ragmark.plan.simulate_turns import score_turns, turn_metrics
 from ragmark.plan.simulation_history import record_simulation, scenarios_hash
 from ragmark.progress import Progress
 from ragmark.results import SIMULATION, envelope
@@ -71,6 +72,9 @@ class SimulateRequest:
     fail_under: tuple[str, ...] = ()
     history: str | None = None
     no_history: bool = False
+    metrics: str | None = None
+    """--metrics: what every turn is scored with once played (as run --outputs scores
+    the transcripts)."""
     llm_flags: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -109,6 +113,8 @@ class SimulatePlan:
     recorded)."""
     name: str = "scenarios"
     """The scenarios file's name, as the history names the simulation's "dataset"."""
+    turn_metrics: tuple[str, ...] = ()
+    """What each turn is scored with (--metrics; :mod:`ragmark.plan.simulate_turns`)."""
 
     def key(self, sim: Simulated) -> str:
         """What one config's simulation depends on: the scenarios, the system, the
@@ -137,6 +143,7 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     temperature = req.temperature if req.temperature is not None else float(
         (table.values() if table else {}).get("temperature", 0.0))
     fail_under = parse_thresholds(req.fail_under, "--fail-under", known=METRICS)
+    scored = turn_metrics(req.metrics)
     check_names(fail_under, [c.name for c in cfgs], "--fail-under")
     output = None if req.output is None else check_output(req.output, "--output")
     history = None if req.no_history else check_output(history_path(req.history),
@@ -151,7 +158,8 @@ def plan_simulate(req: SimulateRequest) -> SimulatePlan:
     assert judges is not None  # simulator_settings refused none
     return SimulatePlan(tuple(scenarios), systems, settings, judges, req.concurrency,
                         temperature, req.seed, req.fresh, tuple(lenient.messages()),
-                        output, tuple(fail_under), history, Path(req.scenarios).stem)
+                        output, tuple(fail_under), history, Path(req.scenarios).stem,
+                        scored)
 
 
 def _check_names(cfgs: list[RunConfig]) -> None:
@@ -278,6 +286,11 @@ def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
     if sim.messages is not None:
         _write_lines(sim.messages, [{"conversation_id": p.scenario,
                                      "messages": chat_messages(p)} for p in played])
+    turns: dict[str, Any] = {}
+    scored: dict[str, Any] = {}
+    if plan.turn_metrics and any(p.turns for p in played):  # as run --outputs would
+        scored, turns = score_turns(sim.transcripts, plan.turn_metrics, plan.judges,
+                                    progress)
     closing = [len(journal.closing_breaks(p.scenario)) for p in played]
     report = {"system": sim.name, "simulator": plan.simulator.model,
               "judges": plan.judges.model, "summary": summary(played, closing),
@@ -286,7 +299,7 @@ def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
                                  "outcome": p.outcome, "turns": len(p.turns),
                                  **({"reason": p.reason} if p.reason else {}),
                                  "metrics": {m: score_json(v) for m, v in got.items()},
-                                 "transcript": shown_turns(p)}
+                                 "transcript": shown_turns(p, turns)}
                                 for s, p, got in zip(plan.scenarios, played, scores,
                                                      strict=True)],
               "transcripts": str(sim.transcripts), "journal": str(sim.journal),
@@ -295,7 +308,8 @@ def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
               "simulator_calls": {"asked": counts.asked, "reasked": counts.reasked,
                                   "failed": counts.failed},
               "judge_calls": {"asked": judge_counts.asked, "reasked": judge_counts.reasked,
-                              "failed": judge_counts.failed}}
+                              "failed": judge_counts.failed},
+              **({"turn_metrics": scored} if scored else {})}
     return report, played, scores
 
 

@@ -66,6 +66,7 @@ def config_lines(report: Mapping[str, Any]) -> list[str]:
                      f"({s['role_breaks']} broke role and were asked again)")
     lines += conversation_metric_lines(report.get("conversation_metrics") or {},
                                        report.get("judges"))
+    lines += turn_metric_lines(report.get("turn_metrics") or {})
     for c in report["conversations"]:
         if c.get("reason"):
             lines.append(f"  {visible(c['id'])}: {ENDINGS.get(c['outcome'], c['outcome'])}"
@@ -79,6 +80,26 @@ def config_lines(report: Mapping[str, Any]) -> list[str]:
     lines.append(f"transcripts: {visible(report['transcripts'])} (score them: ragmark run "
                  "--outputs TRANSCRIPTS --metrics ...)")
     return lines
+
+
+def turn_metric_lines(scored: Mapping[str, Any]) -> list[str]:
+    """Each turn metric's mean with its interval, over how many turns, and why the
+    others have none; the scoring run's notes."""
+    if not scored:
+        return []
+    lines = []
+    for m, r in scored["metrics"].items():
+        n = r["n"] + r["missing"]
+        text = f"  {visible(m)}: " + ("none" if r["mean"] is None else f"{r['mean']:.3f}") + (
+            "" if r["interval"] is None else
+            f" [95% CI {r['interval'][0]:.3f}-{r['interval'][1]:.3f}]")
+        text += f" over {r['n']} of {n} turn{'s' * (n != 1)}"
+        if r["missing"]:
+            why = "; ".join(f"{visible(k)} ({v})" for k, v in r["reasons"].items())
+            text += f" ({r['missing']} missing: {why})"
+        lines.append(text)
+    notes = [f"  note: {visible(x)}" for x in scored.get("notes") or []]
+    return ["per turn (--metrics):", *lines, *notes]
 
 
 NAMES = {"goal_completion": "goal completion (judged against the expected outcome)",

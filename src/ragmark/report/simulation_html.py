@@ -41,16 +41,17 @@ box.addEventListener('input',apply);only.addEventListener('change',apply);apply(
 """
 
 
-def _mean(r: Mapping[str, Any] | None) -> str:
-    """A conversation metric's mean, interval and coverage, or why it has none."""
+def _mean(r: Mapping[str, Any] | None, digits: int = 2) -> str:
+    """A metric's mean, interval and coverage, or that it has none."""
     if r is None:
         return "<td>—</td>"
     n = r["n"] + r["missing"]
     if r["mean"] is None:
         return f"<td>none <small>(0 of {n})</small></td>"
     iv = r["interval"]
-    shown = "" if iv is None else f" [{iv[0]:.2f}, {iv[1]:.2f}]"
-    return f'<td class="n">{r["mean"]:.2f}<small>{shown} {r["n"]} of {n}</small></td>'
+    shown = "" if iv is None else f" [{iv[0]:.{digits}f}, {iv[1]:.{digits}f}]"
+    return (f'<td class="n">{r["mean"]:.{digits}f}<small>{shown} {r["n"]} of {n}</small>'
+            "</td>")
 
 
 def _configs(configs: Sequence[Mapping[str, Any]]) -> str:
@@ -75,6 +76,25 @@ def _configs(configs: Sequence[Mapping[str, Any]]) -> str:
         "config", "conversations", "turns", "how they ended", "goal reached (the user's "
         "verdict)", *NAMES.values(), "simulator role adherence", "simulator"))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _turn_metrics(configs: Sequence[Mapping[str, Any]]) -> str:
+    """Each config's per-turn metrics (simulate --metrics), a row a config."""
+    names = list(dict.fromkeys(m for c in configs
+                               for m in ((c.get("turn_metrics") or {}).get("metrics") or {})))
+    if not names:
+        return ""
+    rows = []
+    for c in configs:
+        got = (c.get("turn_metrics") or {}).get("metrics") or {}
+        cells = [_mean(got.get(m), 3) for m in names]
+        rows.append(f"<tr><th scope=\"row\">{escape(str(c['system']))}</th>{''.join(cells)}"
+                    "</tr>")
+    head = "".join(f"<th>{escape(m)}</th>" for m in names)
+    return ("<h2>Per turn</h2><p>Every turn scored as a question of a run (means over the "
+            "turns with a value, their 95% intervals, how many they cover).</p><table>"
+            f"<thead><tr><th>config</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+            "</table>")
 
 
 def _comparison(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -105,9 +125,11 @@ def _turn(t: Mapping[str, Any]) -> str:
         return user + (f'<div class="turn error"><span class="who">The system failed:</span> '
                        f'<span class="text">{escape(str(t["error"]))}</span></div>')
     contexts = ", ".join(escape(str(c)) for c in t.get("contexts") or []) or "none"
+    scores = "".join(f"; {escape(m)} " + ("missing" if v is None else f"{v:.3f}")
+                     for m, v in (t.get("metrics") or {}).items())
     return user + (f'<div class="turn"><span class="who">Assistant:</span> '
                    f'<span class="text">{escape(str(t["answer"]))}</span><br><small>'
-                   f'passages: {contexts}; {t["latency_s"]:.2f} s</small></div>')
+                   f'passages: {contexts}; {t["latency_s"]:.2f} s{scores}</small></div>')
 
 
 def _conversation(config: str, conv: Mapping[str, Any]) -> str:
@@ -157,7 +179,8 @@ def render(data: Mapping[str, Any]) -> str:
              "<p>How each conversation ended is the simulated user's own verdict; goal "
              "completion and knowledge retention are judged (means over the conversations "
              "with a value, with their 95% intervals and how many they cover).</p>",
-             _configs(configs), _comparison(data.get("comparison") or []), gates,
+             _configs(configs), _turn_metrics(configs),
+             _comparison(data.get("comparison") or []), gates,
              "<h2>Conversations</h2><p><label>Show the scenarios whose text contains "
              '<input id="filter" type="search" autocomplete="off"></label> '
              f'<label{"" if several else " hidden"}><input id="differ" type="checkbox"> '

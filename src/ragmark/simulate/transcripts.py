@@ -34,16 +34,22 @@ def conversation_line(s: Scenario, p: Played, scores: Mapping[str, Any] | None =
             **({"conversation_metrics": dict(scores)} if scores else {})}
 
 
-def shown_turns(p: Played) -> list[dict[str, Any]]:
+def shown_turns(p: Played, scored: Mapping[str, Mapping[str, Any]] | None = None
+                ) -> list[dict[str, Any]]:
     """Each turn as a simulation's report holds it, to be read or shown without the
     transcripts: the user's message, the answer (or the system's failure), the
-    retrieved passages' ids (or their first words when they have none), the latency."""
+    retrieved passages' ids (or their first words when they have none), the latency,
+    and its metrics when the turns were scored (``scored``: ``CONVERSATION#TURN`` ->
+    metric -> value)."""
     def ref(c: Mapping[str, Any]) -> str:
         return str(c.get("doc_id") or c.get("id") or " ".join(str(c["text"]).split()[:8]))
 
+    got = scored or {}
     return [{"user": t["question"], **({"error": t["error"]} if t.get("error") else {
         "answer": t["answer"] or "", "contexts": [ref(c) for c in t["contexts"]],
-        "latency_s": t["latency_s"]})} for t in p.turns]
+        "latency_s": t["latency_s"]}), **({"metrics": dict(got[f"{p.scenario}#{n}"])}
+                                          if f"{p.scenario}#{n}" in got else {})}
+        for n, t in enumerate(p.turns, start=1)]
 
 
 def chat_messages(p: Played) -> list[dict[str, str]]:

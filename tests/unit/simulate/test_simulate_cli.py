@@ -113,3 +113,31 @@ def test_an_unwritable_transcripts_path_stops_before_any_call(server, files, tmp
         assert code == 2 and err == (f"error: {flag} {blocker / 'x.jsonl'}: {blocker} is a "
                                      "file, not a folder\n")
     assert not server.requests and not (tmp_path / "t.jsonl.journal").exists()
+
+
+def test_simulate_scores_every_turn_with_metrics(server, files, tmp_path, capsys):
+    """--metrics scores the turns as run --outputs scores the transcripts: hit@1 over
+    the turns whose scenario names its passages (goal's two: the first retrieved the
+    passage, the second did not; 0.5 over 2), the others missing with run's reason;
+    each turn's value beside it in the report's transcript. An unknown metric stops
+    before any call."""
+    server.rule = _user
+    said = _simulate(server, files, tmp_path, capsys, "--metrics", "hit@1", "--output",
+                     str(tmp_path / "sim.json"))
+    data = json.loads((tmp_path / "sim.json").read_text())
+    (config,) = data["configs"]
+    hit = config["turn_metrics"]["metrics"]["hit@1"]
+    assert (hit["mean"], hit["n"], hit["missing"]) == (0.5, 2, 5)
+    assert hit["interval"] is not None and hit["interval"][0] <= 0.5 <= hit["interval"][1]
+    code, _, err = run_cli(["run", "--outputs", str(tmp_path / "t.jsonl"), "--metrics",
+                            "hit@1", "--output", str(tmp_path / "r.json"), "--quiet",
+                            "--no-history", "--allow-missing"], capsys)
+    run = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and run["counts"]["hit@1"]["reasons"] == hit["reasons"]  # the same run
+    goal = next(c for c in config["conversations"] if c["id"] == "goal")
+    assert [t["metrics"] for t in goal["transcript"]] == [{"hit@1": 1.0}, {"hit@1": 0.0}]
+    assert "per turn (--metrics):\n  hit@1: 0.500" in said and "over 2 of 7 turns" in said
+    before = len(server.requests)
+    said = _simulate(server, files, tmp_path / "x", capsys, "--metrics", "hit@99x",
+                     expect=2)
+    assert "hit@99x" in said and len(server.requests) == before
