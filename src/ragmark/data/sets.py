@@ -40,6 +40,18 @@ SHORT_PASSAGES = (f"ground-truth passages under {MIN_MATCH_CHARS} characters, wh
                   "chunk can match; questions with one")
 
 
+def _results_not_items(value: dict[str, Any]) -> str:
+    """What to say of ragmark's own results given where questions or outputs belong."""
+    kind = value["envelope"].get("kind")
+    said = f"the results of a ragmark {kind}, not questions or logged outputs"
+    if kind == "simulation":  # its conversations are in the transcripts it wrote
+        talks = [str(c.get("transcripts")) for c in value.get("configs") or []
+                 if isinstance(c, dict) and c.get("transcripts")]
+        return said + (f": score its conversations from the transcripts it wrote "
+                       f"({', '.join(talks)})" if talks else "")
+    return said
+
+
 def read_items(path: Path, encoding: str | None = None) -> list[tuple[Where, Any]]:
     """The items of a JSON list or of a JSONL file (``.jsonl`` or ``.jsonl.gz``), each
     with its place."""
@@ -47,6 +59,8 @@ def read_items(path: Path, encoding: str | None = None) -> list[tuple[Where, Any
         items = list(iter_jsonl(path, encoding))
     else:
         value = read_json(path, encoding)
+        if isinstance(value, dict) and isinstance(value.get("envelope"), dict):
+            raise DataError(_results_not_items(value), file=str(path))
         if not isinstance(value, list):
             raise DataError(
                 f"expected a list of question objects at the top level, got {describe(value)}",

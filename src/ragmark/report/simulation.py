@@ -54,7 +54,8 @@ def config_lines(report: Mapping[str, Any]) -> list[str]:
     ended = ", ".join(f"{ENDINGS.get(k, k)} {v}" for k, v in sorted(
         s["outcomes"].items(), key=lambda kv: -kv[1]))
     lines = [f"{n} conversation{'s' * (n != 1)} with {visible(report['system'])}, "
-             f"{s['turns']} turns, simulated by {visible(report['simulator'])}: {ended}"]
+             f"{s['turns']} turn{'s' * (s['turns'] != 1)}, simulated by "
+             f"{visible(report['simulator'])}: {ended}"]
     if s["goal_reached"] is not None:
         iv = s["goal_reached_interval"]
         lines.append(f"goal reached (the simulated user's verdict): {s['goal_reached']:.0%}"

@@ -130,3 +130,14 @@ def test_a_simulation_has_a_page_of_its_own(simulations, capsys):
     assert code == 2
     assert "a simulation's report is rendered on a page of its own: give its file alone" \
         in err
+
+
+def test_a_simulations_report_given_as_logged_outputs_names_its_transcripts(
+        simulations, capsys):
+    tmp_path, _ = simulations
+    code, _, err = run_cli(["run", "--outputs", str(tmp_path / "mine.json"), "--metrics",
+                            "hit@1", "--no-history"], capsys)
+    assert code == 2
+    assert err == (f"error: {tmp_path / 'mine.json'}: the results of a ragmark simulation, "
+                   "not questions or logged outputs: score its conversations from the "
+                   f"transcripts it wrote ({tmp_path / 't.mine.jsonl'})\n")
