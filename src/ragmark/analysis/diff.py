@@ -288,9 +288,12 @@ def side_from_simulation(label: str, data: Mapping[str, Any], config: str | None
                 outcomes={c["id"]: c["outcome"] for c in convs})
 
 
-def outcomes_diff(a: Side, b: Side) -> list[dict[str, Any]]:
+def outcomes_diff(a: Side, b: Side) -> list[dict[str, Any]] | None:
     """When A and B are simulations: the scenarios both played whose conversation ended
-    otherwise (goal reached, gave up, turns ran out, simulator failed), in A's order."""
+    otherwise (goal reached, gave up, turns ran out, simulator failed), in A's order;
+    None when either is not a simulation."""
+    if not (a.outcomes and b.outcomes):
+        return None
     return [{"id": q, "scenario": a.questions.get(q, ""), "a": o, "b": b.outcomes[q]}
             for q, o in a.outcomes.items() if q in b.outcomes and b.outcomes[q] != o]
 

@@ -27,8 +27,7 @@ from ragmark.report.simulation import ENDINGS
 @click.option("--intersect", is_flag=True,
               help="Pair the questions both runs have even when their datasets or question "
                    "sets differ.")
-@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Questions listed that got worse and better the most, per metric.")
+@option("--top", type=click.IntRange(min=0), default=5, show_default=True)
 @option("--seed", type=int, default=0, show_default=True)
 @history_option
 @option("--json", "as_json", is_flag=True)
@@ -40,7 +39,6 @@ def diff_cmd(**flags: Any) -> None:
     --output files or history ids) are paired by scenario, and the conversations that
     ended otherwise are listed."""
     f = SimpleNamespace(**flags)
-
     hist = history_path(f.history)
     # the newest runs, as given: a run that failed its gates is diffed like any other
     side_a = resolve_side(f.a, f.config, hist, baseline=False)
@@ -56,8 +54,8 @@ def diff_cmd(**flags: Any) -> None:
                                "metrics": [r.to_json() for r in rows],
                                **({"pairwise": pairwise} if pairwise else {}),
                                **({"tool_calls": calls} if calls else {}),
-                               **({"outcomes": endings} if side_a.outcomes and
-                                  side_b.outcomes else {})}, indent=2))
+                               **({"outcomes": endings} if endings is not None else {})},
+                              indent=2))
         return
     out.print(f"A = {side_a.label}; B = {side_b.label}", highlight=False, markup=False)
     for n in notes:
@@ -92,12 +90,13 @@ def diff_cmd(**flags: Any) -> None:
     _print_pairwise(out, pairwise, f.top)
     _print_calls(out, calls, sum(q in side_b.trajectories for q in side_a.trajectories),
                  f.top)
-    if side_a.outcomes and side_b.outcomes:
-        _print_endings(out, endings, sum(q in side_b.outcomes for q in side_a.outcomes))
+    _print_endings(out, endings, sum(q in side_b.outcomes for q in side_a.outcomes))
 
 
-def _print_endings(out: Any, endings: list[dict[str, Any]], both: int) -> None:
+def _print_endings(out: Any, endings: list[dict[str, Any]] | None, both: int) -> None:
     """The simulated conversations that ended otherwise from A to B: every one."""
+    if endings is None:
+        return
     out.print(f"conversations: {len(endings)} of the {both} scenarios both played ended "
               "otherwise" + (":" if endings else ""), highlight=False, markup=False)
     for e in endings:

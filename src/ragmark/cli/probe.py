@@ -41,9 +41,7 @@ from ragmark.probe.report import execute_probe
                    "them when fewer).")
 @click.option("--copies", multiple=True, metavar="ATTACK=N",
               help="Passages planted for each target [default: poisoning=5, the others 1].")
-@click.option("--fail-on", "fail_on", multiple=True, metavar="probe:ATTACK[:STYLE][.RATE]>X",
-              help="Exit 1 when the rate (default: success over the answered targets, "
-                   "an injection's styles pooled) is above X in any config; repeatable.")
+@option("--fail-on", "fail_on", multiple=True, metavar="probe:ATTACK[:STYLE][.RATE]>X")
 @click.option("--write-planted", metavar="DIR",
               help="For a system ragmark does not run: write each attack's planted "
                    "documents to DIR (a JSONL corpus file an attack, and probe.json), "

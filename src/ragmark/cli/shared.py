@@ -126,6 +126,17 @@ MEANINGS: dict[str, str | dict[str, str]] = {
                     "--outputs TRANSCRIPTS` would: the scenario's passages are each turn's "
                     "ground truth.",
     },
+    "--fail-on": {
+        "probe": "Exit 1 when the rate (default: success over the answered targets, an "
+                 "injection's styles pooled) is above X in any config; repeatable.",
+        "testset check": "Exit 1 when a share passes V: duplicates, leaked, unsupported, "
+                         "uncovered_documents or uncovered_clusters (>, >=, <, <=); "
+                         "repeatable.",
+    },
+    "--top": {
+        "diff": "Questions listed that got worse and better the most, per metric.",
+        "testset check": "Examples shown of each finding.",
+    },
     "--name": "The system's name in the results and the history (default: the source's "
               "file name).",
     "--fail-under": {

@@ -72,10 +72,10 @@ _DIALECTS = FormatChoice(writing=True)
 """The dataset formats a test set is written in (those --input-format reads)."""
 
 
-@cli.command("testset")
-@option("--corpus", required=True, type=click.Path(exists=True))
-@click.option("--size", required=True, type=click.IntRange(min=1),
-              help="Questions to keep, shared evenly over the types.")
+@cli.group("testset", invoke_without_command=True)
+@option("--corpus", type=click.Path(exists=True))
+@click.option("--size", type=click.IntRange(min=1),
+              help="Questions to keep, shared evenly over the types.  [required]")
 @click.option("--types", help="Comma-separated question types: factual, reasoning, "
               "summarization (one document), comparative, multi_hop (two documents). "
               "[default: factual,comparative,reasoning,summarization]")
@@ -105,8 +105,15 @@ _DIALECTS = FormatChoice(writing=True)
 @data_options
 @endpoint_options
 @dry_run_option
-def testset_cmd(**flags: Any) -> None:
-    """Generate questions with answers, quotes, type and difficulty from a corpus."""
+@click.pass_context
+def testset_cmd(ctx: click.Context, **flags: Any) -> None:
+    """Generate questions with answers, quotes, type and difficulty from a corpus
+    (--corpus and --size); 'testset check SET' says what a set is worth."""
+    if ctx.invoked_subcommand is not None:
+        return
+    for flag in ("corpus", "size"):
+        if flags[flag] is None:
+            raise click.UsageError(f"Missing option '--{flag}'.", ctx)
     out, progress = consoles(flags.pop("quiet"))
     plan = plan_testset(TestsetRequest(**flags, llm_flags=llm_flags()))
     warn_data(plan.warnings)
@@ -124,3 +131,52 @@ def testset_cmd(**flags: Any) -> None:
         raise
     _print_summary(out, report, plan.output)
     out.print(f"Report written to {rpath}")
+
+
+@testset_cmd.command("check")
+@click.argument("dataset", metavar="SET")
+@option("--corpus", type=click.Path(exists=True))
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@click.option("--words-only", is_flag=True,
+              help="Find near-duplicates by their words alone (no embedding model).")
+@click.option("--clusters", type=click.IntRange(min=1),
+              help="Clusters the corpus is cut into for coverage [default: the square "
+                   "root of half the documents].")
+@option("--fail-on", "fail_on", multiple=True, metavar="NAME>V")
+@option("--top", type=click.IntRange(min=0), default=5, show_default=True)
+@click.option("--output", type=click.Path(dir_okay=False),
+              help="Also write the report: JSON (.json) or Markdown (other suffixes).")
+@option("--json", "as_json", is_flag=True)
+@option("--seed", default=0, show_default=True, type=int)
+@quiet_option
+@data_options
+def check_cmd(**flags: Any) -> None:
+    """What an evaluation set (any set ragmark reads) is worth before it is paid for:
+    near-duplicate questions (embeddings and words), questions that give their answer
+    away, answers their passages do not hold, the corpus the questions cover (with
+    --corpus, or a BEIR folder's own), and the spread of types, lengths and
+    answerability. Exit 1 when a --fail-on gate fails, 2 on bad input."""
+    from ragmark.errors import GateFailed
+    from ragmark.plan.paths import check_output
+    from ragmark.plan.testset_check import CheckRequest, execute_check, plan_check, write_check
+    from ragmark.report.testset_check import check_lines, check_markdown
+
+    out, progress = consoles(flags["quiet"] or flags["as_json"])
+    if flags["output"]:
+        check_output(flags["output"], "--output")
+    plan = plan_check(CheckRequest(**{k: v for k, v in flags.items() if k not in (
+        "quiet", "as_json", "output")}))
+    warn_data(plan.warnings)
+    report = execute_check(plan, progress)
+    if flags["output"]:
+        write_check(report, Path(flags["output"]), check_markdown(report, plan.top))
+    if flags["as_json"]:
+        import json
+
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        for line in check_lines(report, plan.top):
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+    failed = [f"{g['gate']}: {g['why']}" for g in report["gates"] if not g["ok"]]
+    if failed:
+        raise GateFailed(failed)

@@ -1,0 +1,97 @@
+"""What ``ragmark testset check`` says: each finding's count and share with up to ``top``
+examples (the questions' own words, so a person sees why), the corpus covered, the
+spread, and the gates — as console lines and as Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ragmark.text import visible
+
+
+def _q(report: Mapping[str, Any], qid: str) -> str:
+    text = str(report["questions_text"].get(qid, ""))
+    return f"{visible(qid)} {visible(text[:90])!r}"
+
+
+def _share(v: float | None) -> str:
+    return "not measured" if v is None else f"{v:.1%}"
+
+
+def check_lines(report: Mapping[str, Any], top: int) -> list[str]:
+    """The report as lines of text, the findings first."""
+    n = report["questions"]
+    d = report["duplicates"]
+    lines = [f"{visible(report['set'])}: {n} question{'s' * (n != 1)}",
+             f"near-duplicates ({d['rule']}): {d['count']} question"
+             f"{' repeats' if d['count'] == 1 else 's repeat'} an earlier one "
+             f"({_share(d['share'])}); "
+             f"{len(d['pairs'])} pair{'s' * (len(d['pairs']) != 1)}"]
+    for p in d["pairs"][:top]:
+        cos = "" if p["cosine"] is None else f"cosine {p['cosine']:.2f}, "
+        lines.append(f"  {_q(report, p['a'])} ~ {_q(report, p['b'])} ({cos}words "
+                     f"{p['jaccard']:.2f}; by {p['rule']})")
+    leaked = report["leaked"]
+    lines.append(f"answers given away by their question: {leaked['count']} "
+                 f"({_share(leaked['share'])})")
+    lines += [f"  {_q(report, i)}" for i in leaked["ids"][:top]]
+    un = report["unsupported"]
+    lines.append(f"answers their passages do not hold: {un['count']} of the {un['of']} "
+                 f"with passages ({_share(un['share'])})")
+    lines += [f"  {_q(report, u['id'])}: {u['support']:.0%} of its answer's words in them"
+              for u in un["items"][:top]]
+    lines += _coverage_lines(report.get("coverage"))
+    lines += _spread_lines(report["spread"])
+    lines += [f"note: {visible(x)}" for x in report["notes"]]
+    lines += [("gate held: " if g["ok"] else "gate failed: ") + f"{visible(g['gate'])} "
+              f"({visible(g['why'])})" for g in report["gates"]]
+    return lines
+
+
+def _coverage_lines(cov: Mapping[str, Any] | None) -> list[str]:
+    if cov is None:
+        return ["coverage: not measured (give --corpus)"]
+    lines = [f"corpus covered: {cov['documents_covered']} of {cov['documents']} documents "
+             f"have a question about them ({_share(1 - cov['uncovered_documents'])})"
+             if cov["uncovered_documents"] is not None else "corpus covered: no document"]
+    if "clusters" in cov:
+        lines.append(f"  clusters with a question: {cov['clusters_covered']} of "
+                     f"{cov['clusters']} ({_share(1 - cov['uncovered_clusters'])})")
+        for c in cov["largest_uncovered"]:
+            seen = "; ".join(visible(e[:70]) for e in c["examples"])
+            lines.append(f"  no question about cluster {c['cluster']} ({c['documents']} "
+                         f"document{'s' * (c['documents'] != 1)}), e.g. {seen}")
+    return lines
+
+
+def _spread_lines(s: Mapping[str, Any]) -> list[str]:
+    types = ", ".join(f"{visible(k)} {v}" for k, v in s["types"].items())
+    length = s["length_words"]
+    return [f"types: {types}",
+            f"length: {length['min']} to {length['max']} words (median "
+            f"{length['median']:g})" if length else "length: no question",
+            f"answerability: {s['with_expected_answer']} with an expected answer, "
+            f"{s['with_ground_truth']} with a ground truth, {s['unanswerable']} marked "
+            "unanswerable"]
+
+
+def check_markdown(report: Mapping[str, Any], top: int) -> str:
+    """The report as Markdown: a table of the shares, then the lines of each finding."""
+    rows = [("near-duplicates", report["duplicates"]["count"], report["duplicates"]["share"]),
+            ("answers given away", report["leaked"]["count"], report["leaked"]["share"]),
+            ("answers not held by their passages", report["unsupported"]["count"],
+             report["unsupported"]["share"])]
+    cov = report.get("coverage")
+    if cov is not None and cov.get("uncovered_documents") is not None:
+        rows.append(("documents without a question",
+                     cov["documents"] - cov["documents_covered"], cov["uncovered_documents"]))
+        if "clusters" in cov:
+            rows.append(("clusters without a question",
+                         cov["clusters"] - cov["clusters_covered"], cov["uncovered_clusters"]))
+    table = ["| finding | count | share |", "|---|---:|---:|"] + [
+        f"| {name} | {count} | {_share(share)} |" for name, count, share in rows]
+    body = "\n".join(f"    {line}" if line.startswith("  ") else f"- {line}"
+                     for line in check_lines(report, top)[1:])
+    return (f"# Test set check: {report['set']}\n\n{report['questions']} questions.\n\n"
+            + "\n".join(table) + "\n\n" + body + "\n")
