@@ -17,7 +17,8 @@ from ragmark.probe.html import render as probe_page
 from ragmark.probe.view import probe_results
 from ragmark.report.html import render
 from ragmark.report.simulation_html import render as simulation_page
-from ragmark.results import PROBE, SIMULATION, read_results
+from ragmark.report.testset_check_html import render as check_page
+from ragmark.results import PROBE, SIMULATION, TESTSET_CHECK, read_results
 from ragmark.results.codec import compare_from_json, run_from_json
 
 
@@ -33,8 +34,8 @@ def _read(path: str) -> dict[str, Any]:
     if probe is not None:
         return probe
 
-    kind, data = read_results(path, also=(SIMULATION,))
-    if kind == SIMULATION:
+    kind, data = read_results(path, also=(SIMULATION, TESTSET_CHECK))
+    if kind in (SIMULATION, TESTSET_CHECK):
         return data
     {"label": label_from_json, "compare": compare_from_json}.get(kind, run_from_json)(
         data, path)
@@ -62,8 +63,8 @@ def report_cmd(refs: tuple[str, ...], output: str, history: str | None) -> None:
     """Render results files (run, compare, label) or history ids as one HTML page that
     works offline: inline CSS, SVG plots and a little JavaScript, no request of any
     kind. A compare or run written with --include-details gets the question view. A
-    probe's results or a simulation's report (simulate --output) get a page of their
-    own: the simulation's shows every conversation turn by turn."""
+    probe's results, a simulation's report (simulate --output) and a test set's check
+    (testset check --output FILE.json) get a page of their own."""
     check_output(output, "--output")
     files = [_load(r, history) for r in refs]
     path = Path(output)
@@ -76,7 +77,8 @@ def _page(files: list[dict[str, Any]], render: Any) -> str:
     """The page of the files: a probe's or a simulation's alone (a page of its own),
     else the results'."""
     own = {PROBE: ("a probe's results", probe_page),
-           SIMULATION: ("a simulation's report", simulation_page)}
+           SIMULATION: ("a simulation's report", simulation_page),
+           TESTSET_CHECK: ("a test set's check", check_page)}
     for f in files:
         kind = f.get("envelope", {}).get("kind")
         if kind in own:

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from ragmark.data.detect import load_dataset
+from ragmark.data.fingerprint import dataset_hash
 from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError, MissingExtraError
 from ragmark.progress import Progress
+from ragmark.results import TESTSET_CHECK, envelope
 from ragmark.testset.audit import SUPPORTED_SHARE as SUPPORTED
 from ragmark.testset.audit import (
     answer_support,
@@ -138,6 +140,9 @@ def execute_check(plan: CheckPlan, progress: Progress) -> dict[str, Any]:
     unsupported = [i for i, v in support.items() if v < SUPPORTED]
     n = len(samples)
     report: dict[str, Any] = {
+        "envelope": envelope(TESTSET_CHECK, dataset_hash(plan.dataset), {
+            "words_only": not plan.embeddings, "clusters": plan.clusters,
+            "seed": plan.seed}),
         "set": plan.dataset.path, "questions": n,
         "duplicates": {"share": len(repeats) / n, "count": len(repeats),
                        "rule": "embeddings and words" if vectors is not None else "words",

@@ -25,6 +25,9 @@ SCHEMA = 1
 KINDS = ("run", "compare", "label")
 PROBE = "probe"
 SIMULATION = "simulation"
+TESTSET_CHECK = "testset_check"
+"""The kind of ``ragmark testset check --output FILE.json``: ``ragmark report`` renders
+it as a page of its own."""
 """The kind of a simulation's report (``ragmark simulate --output``) and of its record
 in the history: not a run's shape, so only ``ragmark diff`` and ``ragmark report``
 read it."""
@@ -51,7 +54,7 @@ def git_commit(folder: str | Path = ".") -> str | None:
 def envelope(kind: str, dataset_hash: str, configs: Any) -> dict[str, Any]:
     """The envelope of a results file of ``kind`` over a dataset and its configs (as
     recorded in the file: the config hash is over exactly that)."""
-    if kind not in (*KINDS, PROBE, SIMULATION):
+    if kind not in (*KINDS, PROBE, SIMULATION, TESTSET_CHECK):
         raise ValueError(f"unknown results kind {kind!r}")
     return {"kind": kind, "schema": SCHEMA, "ragmark": __version__,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -74,6 +77,10 @@ def kind_of_results(data: Any, file: str, also: tuple[str, ...] = ()) -> str:
                             "scenario by scenario, `ragmark report FILE` shows their "
                             "transcripts, and `ragmark run --outputs TRANSCRIPTS` scores "
                             "their turns", file=file, field="envelope.kind")
+        if kind == TESTSET_CHECK and kind not in also:
+            raise DataError("the check of a test set (ragmark testset check --output), not "
+                            "the results of a run, compare or label: `ragmark report FILE` "
+                            "shows it as a page", file=file, field="envelope.kind")
         if kind == PROBE:
             raise DataError("the results of a probe (ragmark probe), not of a run, compare "
                             "or label: `ragmark report FILE` renders them as a page",

@@ -141,3 +141,20 @@ def test_a_gate_fails_and_bad_input_stops_before_work(planted, capsys):
     # the generator still needs its options
     code, _, err = run_cli(["testset", "--corpus", str(planted / "corpus")], capsys)
     assert code == 2 and "Missing option '--size'" in err
+
+
+def test_the_check_written_as_json_is_a_page_and_not_a_run(planted, capsys):
+    from ragmark.errors import DataError
+    from ragmark.results import read_results
+
+    out = planted / "check.json"
+    code, _, err = run_cli(["testset", "check", str(planted / "set.json"), "--words-only",
+                            "--output", str(out), "--quiet"], capsys)
+    assert code == 0, err
+    assert json.loads(out.read_text())["envelope"]["kind"] == "testset_check"
+    with pytest.raises(DataError, match="the check of a test set"):
+        read_results(out)
+    code, _, err = run_cli(["report", str(out), "--output", str(planted / "c.html")], capsys)
+    assert code == 0, err
+    page = (planted / "c.html").read_text()
+    assert page.count('<tr class="item">') == 3  # the pair, the leaked, the unsupported
