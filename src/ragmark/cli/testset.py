@@ -13,6 +13,7 @@ from ragmark.cli.app import (
     consoles,
     data_options,
     dry_run_option,
+    history_option,
     quiet_option,
     renamed,
     takes_renamed,
@@ -148,6 +149,10 @@ def testset_cmd(ctx: click.Context, **flags: Any) -> None:
               help="Also write the report: JSON (.json) or Markdown (other suffixes).")
 @option("--json", "as_json", is_flag=True)
 @option("--seed", default=0, show_default=True, type=int)
+@history_option
+@click.option("--metric", help="Each question's difficulty and discrimination over the "
+                               "configs the run history ran on this set, by this metric "
+                               "(e.g. ndcg@10): the questions that separate nothing.")
 @quiet_option
 @data_options
 def check_cmd(**flags: Any) -> None:

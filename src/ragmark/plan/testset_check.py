@@ -15,10 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from ragmark.analysis.gates import metric_name
+from ragmark.analysis.items import item_statistics, item_summary
 from ragmark.data.detect import load_dataset
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.data.leniency import Leniency
 from ragmark.errors import ConfigError, MissingExtraError
+from ragmark.history import history_path, list_runs, values
 from ragmark.progress import Progress
 from ragmark.results import TESTSET_CHECK, envelope
 from ragmark.testset.audit import SUPPORTED_SHARE as SUPPORTED
@@ -78,6 +81,9 @@ class CheckPlan:
     top: int
     seed: int
     warnings: tuple[str, ...]
+    history: tuple[str, dict[str, dict[str, float | None]]] | None = None
+    """(metric, config -> question id -> value): the newest run of each config on this
+    set in the run history, for each question's difficulty and discrimination."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,8 @@ class CheckRequest:
     seed: int = 0
     strict: bool = False
     encoding: str | None = None
+    history: str | None = None
+    metric: str | None = None
 
 
 def plan_check(req: CheckRequest) -> CheckPlan:
@@ -108,8 +116,38 @@ def plan_check(req: CheckRequest) -> CheckPlan:
         raise ConfigError(f"--clusters must be at least 1, got {req.clusters}")
     if not own_corpus and any(g.name.startswith("uncovered") for g in gates):
         raise ConfigError("--fail-on uncovered_...: coverage is of a corpus; give --corpus")
+    past = None if req.metric is None else _from_history(req, dataset_hash(ds))
     return CheckPlan(ds, own_corpus, not req.words_only, req.clusters, gates, req.top,
-                     req.seed, ds.warnings)
+                     req.seed, ds.warnings, past)
+
+
+def _from_history(req: CheckRequest, on: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The newest value of ``req.metric`` for each config the history ran on this set
+    (``on``: its hash; a metric named without its depth, ``mrr``, is the one a run
+    computed at its ranking's depth, ``mrr@10``); a ConfigError when fewer than two
+    configs have it, naming the metrics they do have."""
+    metric = metric_name(str(req.metric))
+    path = history_path(req.history)
+    got: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for run in list_runs(path, dataset=on):
+        if run.kind not in ("run", "compare") or run.dataset_hash != on:
+            continue
+        for config in run.configs:
+            have = values(path, run.id, config)[1]
+            seen |= set(have)
+            name = metric if metric in have or "@" in metric else next(
+                (k for k in have if k.startswith(metric + "@")), metric)
+            if config not in got and name in have:
+                got[config] = dict(have[name])
+                metric = name
+    if len(got) < 2:
+        raise ConfigError(f"--metric {metric}: the run history {path} has {len(got)} config"
+                          f"{'s' * (len(got) != 1)} with it on this set ({on[:12]}); a "
+                          "question's discrimination needs at least 2 (run or compare "
+                          "more configs on the same set first); the runs on it have: "
+                          f"{', '.join(sorted(seen)) or 'none'}")
+    return metric, got
 
 
 def _embedder() -> Any:
@@ -157,6 +195,10 @@ def execute_check(plan: CheckPlan, progress: Progress) -> dict[str, Any]:
     }
     if plan.with_corpus:
         report["coverage"] = _coverage(plan, embed, progress)
+    if plan.history is not None:
+        metric, by_config = plan.history
+        items, left_out = item_statistics(by_config, [s.id for s in samples])
+        report["items"] = item_summary(items, left_out, list(by_config), metric)
     report["gates"] = _gates(plan.gates, report)
     return report
 

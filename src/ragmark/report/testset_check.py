@@ -43,6 +43,7 @@ def check_lines(report: Mapping[str, Any], top: int) -> list[str]:
               for u in un["items"][:top]]
     lines += _coverage_lines(report.get("coverage"))
     lines += _spread_lines(report["spread"])
+    lines += _item_lines(report, top)
     lines += [f"note: {visible(x)}" for x in report["notes"]]
     lines += [("gate held: " if g["ok"] else "gate failed: ") + f"{visible(g['gate'])} "
               f"({visible(g['why'])})" for g in report["gates"]]
@@ -62,6 +63,23 @@ def _coverage_lines(cov: Mapping[str, Any] | None) -> list[str]:
             seen = "; ".join(visible(e[:70]) for e in c["examples"])
             lines.append(f"  no question about cluster {c['cluster']} ({c['documents']} "
                          f"document{'s' * (c['documents'] != 1)}), e.g. {seen}")
+    return lines
+
+
+def _item_lines(report: Mapping[str, Any], top: int) -> list[str]:
+    """Each question's difficulty and discrimination from the history (--metric)."""
+    it = report.get("items")
+    if it is None:
+        return []
+    lines = [f"by {visible(it['metric'])} over {len(it['configs'])} configs of the history: "
+             f"{it['separate_nothing']} of {it['questions']} questions separate nothing "
+             f"({it['always_passed']} every config passes, {it['always_failed']} every "
+             f"config fails)" + (f"; {it['left_out']} left out (a config has no value)"
+                                 if it["left_out"] else "")]
+    told = [i for i in it["items"] if i["discrimination"] is not None]
+    told.sort(key=lambda i: (-i["discrimination"], i["id"]))
+    lines += [f"  discriminates: {_q(report, i['id'])}: r = {i['discrimination']:.2f}, "
+              f"difficulty {i['difficulty']:.2f}" for i in told[:top]]
     return lines
 
 

@@ -79,6 +79,24 @@ def _coverage(cov: Mapping[str, Any] | None) -> str:
         rows)
 
 
+def _items(r: Mapping[str, Any]) -> str:
+    """Each question's difficulty and discrimination from the history (--metric)."""
+    it = r.get("items")
+    if it is None:
+        return ""
+    def row(i: Mapping[str, Any]) -> str:
+        r_ = "—" if i["discrimination"] is None else f"{i['discrimination']:.2f}"
+        return (f'<tr class="item"><td>{_q(r, i["id"])}</td><td class="n">'
+                f'{i["difficulty"]:.2f}</td><td class="n">{r_}</td><td>'
+                f'{escape(i["verdict"])}</td></tr>')
+
+    rows = [row(i) for i in it["items"]]
+    return _table(f"Difficulty and discrimination by {it['metric']} over "
+                  f"{len(it['configs'])} configs ({it['separate_nothing']} of "
+                  f"{it['questions']} separate nothing)",
+                  ("question", "difficulty", "discrimination", "verdict"), rows)
+
+
 def render(r: Mapping[str, Any]) -> str:
     """The page of a test set's check (as ``testset check --output FILE.json`` writes it)."""
     title = f"ragmark testset check: {r['set']}"
@@ -108,7 +126,7 @@ def render(r: Mapping[str, Any]) -> str:
              f"<tbody>{summary}</tbody></table>", gates,
              '<p><label>Show the rows whose text contains <input id="filter" '
              'type="search" autocomplete="off"></label> <small><span id="shown"></span> '
-             "shown</small></p>", *_findings(r), _coverage(r.get("coverage")),
+             "shown</small></p>", *_findings(r), _coverage(r.get("coverage")), _items(r),
              f"<h2>Spread</h2><p>Types: {types}. Length: "
              + ("—" if length is None else f"{length['min']} to {length['max']} words "
                 f"(median {length['median']:g})")
