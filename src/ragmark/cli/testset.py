@@ -30,6 +30,7 @@ from ragmark.plan.testset import (
     plan_testset,
 )
 from ragmark.report.console import llm_line
+from ragmark.report.testset_check import check_line
 from ragmark.testset import REASONS
 from ragmark.testset.scenarios import REASONS as SCENARIO_REASONS
 
@@ -49,6 +50,9 @@ def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> No
     why = ", ".join(f"{names[k]} {n}" for k, n in report["rejected_by_reason"].items())
     out.print(f"Candidates: {report['generated']} generated, {report['kept']} kept, "
               f"{report['rejected']} rejected" + (f" ({why})" if why else ""), soft_wrap=True)
+    check = report.get("check")
+    if check is not None:
+        out.print(check_line(check), highlight=False, markup=False, soft_wrap=True)
     out.print(llm_line("testset", report["llm"]), highlight=False, soft_wrap=True)
     for note in report["notes"]:
         out.print(f"Note: {note}", soft_wrap=True, markup=False)
@@ -97,6 +101,9 @@ _DIALECTS = FormatChoice(writing=True)
               help="Longer passages are cut to this many characters.")
 @click.option("--max-candidates", type=click.IntRange(min=1),
               help="Most candidates to generate in all rounds [default: 2 x size].")
+@click.option("--words-only", is_flag=True,
+              help="No embedding model: near-duplicate questions by their words alone, "
+                   "passages drawn over the documents rather than the corpus's clusters.")
 @click.option("--scenarios", is_flag=True,
               help="Write scenarios for `ragmark simulate` instead of questions (JSON "
                    "Lines, default scenarios.jsonl): one a passage, what a person wants "

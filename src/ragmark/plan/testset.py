@@ -13,16 +13,19 @@ from typing import TYPE_CHECKING, Any
 from ragmark.config import load_config
 from ragmark.data.corpus import open_corpus
 from ragmark.data.leniency import Leniency
-from ragmark.errors import ConfigError, RagmarkError
+from ragmark.errors import ConfigError, MissingExtraError, RagmarkError
 from ragmark.llm import open_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.plan.endpoint import resolve_llm
 from ragmark.plan.paths import check_output
-from ragmark.progress import Progress
+from ragmark.plan.testset_check import corpus_clusters, embedder, findings
+from ragmark.progress import NullProgress, Progress
 from ragmark.registry import registry
 from ragmark.report.json_writer import write_json, write_jsonl
 from ragmark.testset import TestsetOptions, estimate_testset, generate_testset, parse_types
+from ragmark.testset.audit import coverage
 from ragmark.testset.scenarios import generate_scenarios
+from ragmark.types import GroundTruth, Sample
 
 if TYPE_CHECKING:
     from ragmark.llm import LLMSettings
@@ -50,6 +53,9 @@ class TestsetRequest:
     max_candidates: int | None = None
     scenarios: bool = False
     """Write scenarios for ``ragmark simulate`` (JSON Lines) instead of questions."""
+    words_only: bool = False
+    """No embedding model: near-duplicates by their words, passages over the documents
+    (not the corpus's clusters)."""
     strict: bool = False
     encoding: str | None = None
     dry_run: bool = False
@@ -74,6 +80,8 @@ class TestsetPlan:
     report: Path
     warnings: tuple[str, ...]
     scenarios: bool = False
+    spread: bool = True
+    """Embeddings: near-duplicates by cosine too, passages drawn over the clusters."""
 
 
 def report_path(output: str | Path) -> Path:
@@ -139,13 +147,15 @@ def plan_testset(req: TestsetRequest) -> TestsetPlan:
     documents, default_chunker = open_corpus(req.corpus, lenient)
     return TestsetPlan(documents, _chunker(req.unit, cfg, default_chunker), options,
                        settings, output, req.fmt, report_path(output),
-                       tuple(lenient.messages()), req.scenarios)
+                       tuple(lenient.messages()), req.scenarios, not req.words_only)
 
 
 def estimate_testset_plan(plan: TestsetPlan) -> dict[str, Any]:
-    """The dry run: the first round's calls, tokens and cost; nothing called."""
+    """The dry run: the first round's calls, tokens and cost; nothing called (the
+    corpus's clusters computed, as the run draws its passages over them)."""
+    _, labels, _ = _spread(plan, NullProgress())
     return estimate_testset(plan.documents, plan.chunker, plan.options,
-                            open_client(plan.settings))
+                            open_client(plan.settings), labels)
 
 
 def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, Any], Path]:
@@ -156,8 +166,12 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
 
     if plan.scenarios:
         return _execute_scenarios(plan, progress)
-    result = generate_testset(plan.documents, plan.chunker, plan.options,
-                              open_client(plan.settings), progress)
+    embed, labels, notes = _spread(plan, progress)
+    result = generate_testset(
+        plan.documents, plan.chunker, plan.options, open_client(plan.settings), progress,
+        embed=None if embed is None else (lambda q: embed.encode([q])[0]), clusters=labels)
+    result.report["notes"] = [*notes, *result.report["notes"]]
+    result.report["check"] = _checked(result.items, plan.documents, embed, labels, progress)
     written = None
     if result.items:
         shaped = formats.export(result.items, plan.fmt, plan.settings.model)
@@ -168,6 +182,33 @@ def execute_testset(plan: TestsetPlan, progress: Progress) -> tuple[dict[str, An
     if written is None:
         raise NoQuestion(report, rpath)
     return report, rpath
+
+
+def _spread(plan: TestsetPlan, progress: Progress) -> tuple[Any, list[int] | None, list[str]]:
+    """The embedder and each document's cluster (None, None without them: --words-only,
+    or no dense extra, said in a note)."""
+    if not plan.spread:
+        return None, None, []
+    try:
+        embed = embedder()
+    except MissingExtraError as e:
+        return None, None, [f"near-duplicates by words alone, passages over the documents: "
+                            f"{e}"]
+    return embed, corpus_clusters(plan.documents.documents, embed, None,
+                                  plan.options.seed, progress), []
+
+
+def _checked(items: list[dict[str, Any]], documents: Corpus, embed: Any,
+             labels: list[int] | None, progress: Progress) -> dict[str, Any]:
+    """``testset check`` on what was written: near-duplicates, leaked and unsupported
+    answers, and the documents and clusters covered (counts and shares)."""
+    samples = [Sample(str(i["id"]), str(i["question"]),
+                      GroundTruth(passages=tuple(i["ground_truth_contexts"])),
+                      expected_answer=str(i["expected_answer"])) for i in items]
+    got = findings(samples, embed, progress)
+    cov = coverage(samples, documents.documents, labels)
+    return {k: {"count": v["count"], "share": v["share"]} for k, v in got.items()} | {
+        "coverage": {k: v for k, v in cov.items() if k != "largest_uncovered"}}
 
 
 def _execute_scenarios(plan: TestsetPlan, progress: Progress

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from ragmark.testset.audit import (
     repeating,
     spread,
 )
-from ragmark.types import Dataset
+from ragmark.types import Dataset, Document, Sample
 
 SHARES = ("duplicates", "leaked", "unsupported", "uncovered_documents",
           "uncovered_clusters")
@@ -150,7 +151,9 @@ def _from_history(req: CheckRequest, on: str) -> tuple[str, dict[str, dict[str, 
     return metric, got
 
 
-def _embedder() -> Any:
+def embedder() -> Any:
+    """The packaged MiniLM through the embedding cache; a MissingExtraError without the
+    dense extra."""
     from ragmark.embeddings.cache import CachedEmbedder
     from ragmark.embeddings.sentence_transformer import SentenceTransformerEmbedder
 
@@ -164,33 +167,15 @@ def execute_check(plan: CheckPlan, progress: Progress) -> dict[str, Any]:
     embed = None
     if plan.embeddings:
         try:
-            embed = _embedder()
+            embed = embedder()
         except MissingExtraError as e:
             notes.append(f"near-duplicates by words alone: {e}")
-    vectors = None
-    if embed is not None:
-        with progress.task("embedding the questions", len(samples)) as advance:
-            vectors = embed.encode([s.question for s in samples], advance)
-    pairs = duplicate_pairs(samples, vectors)
-    repeats = repeating(pairs)
-    leaked = [s.id for s in samples if leaks_answer(s)]
-    support = {s.id: v for s in samples if (v := answer_support(s)) is not None}
-    unsupported = [i for i, v in support.items() if v < SUPPORTED]
-    n = len(samples)
     report: dict[str, Any] = {
         "envelope": envelope(TESTSET_CHECK, dataset_hash(plan.dataset), {
             "words_only": not plan.embeddings, "clusters": plan.clusters,
             "seed": plan.seed}),
-        "set": plan.dataset.path, "questions": n,
-        "duplicates": {"share": len(repeats) / n, "count": len(repeats),
-                       "rule": "embeddings and words" if vectors is not None else "words",
-                       "pairs": [p.to_json() for p in pairs]},
-        "leaked": {"share": len(leaked) / n, "count": len(leaked), "ids": leaked},
-        "unsupported": {"share": len(unsupported) / len(support) if support else None,
-                        "count": len(unsupported), "of": len(support),
-                        "items": [{"id": i, "support": round(support[i], 4)}
-                                  for i in unsupported]},
-        "spread": spread(samples), "notes": notes,
+        "set": plan.dataset.path, "questions": len(samples),
+        **findings(samples, embed, progress), "spread": spread(samples), "notes": notes,
         "questions_text": {s.id: s.question for s in samples},
     }
     if plan.with_corpus:
@@ -203,14 +188,45 @@ def execute_check(plan: CheckPlan, progress: Progress) -> dict[str, Any]:
     return report
 
 
+def findings(samples: Sequence[Sample], embed: Any, progress: Progress) -> dict[str, Any]:
+    """The near-duplicates (by ``embed``'s vectors too, when given), the leaked and the
+    unsupported answers of ``samples``: counts, shares and the items."""
+    vectors = None
+    if embed is not None:
+        with progress.task("embedding the questions", len(samples)) as advance:
+            vectors = embed.encode([s.question for s in samples], advance)
+    pairs = duplicate_pairs(samples, vectors)
+    repeats = repeating(pairs)
+    leaked = [s.id for s in samples if leaks_answer(s)]
+    support = {s.id: v for s in samples if (v := answer_support(s)) is not None}
+    unsupported = [i for i, v in support.items() if v < SUPPORTED]
+    n = len(samples)
+    return {"duplicates": {"share": len(repeats) / n if n else None, "count": len(repeats),
+                           "rule": "embeddings and words" if vectors is not None else "words",
+                           "pairs": [p.to_json() for p in pairs]},
+            "leaked": {"share": len(leaked) / n if n else None, "count": len(leaked),
+                       "ids": leaked},
+            "unsupported": {"share": len(unsupported) / len(support) if support else None,
+                            "count": len(unsupported), "of": len(support),
+                            "items": [{"id": i, "support": round(support[i], 4)}
+                                      for i in unsupported]}}
+
+
+def corpus_clusters(documents: Sequence[Document], embed: Any, k: int | None, seed: int,
+                    progress: Progress) -> list[int]:
+    """Each document's cluster among ``k`` (default: the square root of half the
+    documents) of their embeddings (title and text)."""
+    k = k or max(2, round(math.sqrt(len(documents) / 2)))
+    with progress.task(f"embedding {len(documents)} documents", len(documents)) as advance:
+        vecs = embed.encode([f"{d.title}\n{d.text}".strip() for d in documents], advance)
+    return [int(x) for x in kmeans(np.asarray(vecs, dtype=np.float64), k, seed)]
+
+
 def _coverage(plan: CheckPlan, embed: Any, progress: Progress) -> dict[str, Any]:
     docs = plan.dataset.corpus.documents
     labels = None
     if embed is not None and docs:
-        k = plan.clusters or max(2, round(math.sqrt(len(docs) / 2)))
-        with progress.task(f"embedding {len(docs)} documents", len(docs)) as advance:
-            vecs = embed.encode([f"{d.title}\n{d.text}".strip() for d in docs], advance)
-        labels = kmeans(np.asarray(vecs, dtype=np.float64), k, plan.seed).tolist()
+        labels = corpus_clusters(docs, embed, plan.clusters, plan.seed, progress)
     return coverage(plan.dataset.samples, docs, labels, plan.top)
 
 

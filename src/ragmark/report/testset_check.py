@@ -94,6 +94,19 @@ def _spread_lines(s: Mapping[str, Any]) -> list[str]:
             "unanswerable"]
 
 
+def check_line(check: Mapping[str, Any]) -> str:
+    """What ``ragmark testset`` says of the set it wrote (``testset check``'s counts)."""
+    cov = check["coverage"]
+    text = (f"Checked: near-duplicates {check['duplicates']['count']} "
+            f"({_share(check['duplicates']['share'])}), answers given away "
+            f"{check['leaked']['count']}, answers their passages do not hold "
+            f"{check['unsupported']['count']}; questions about "
+            f"{cov['documents_covered']} of {cov['documents']} documents")
+    if "clusters" in cov:
+        text += f", {cov['clusters_covered']} of {cov['clusters']} clusters"
+    return text
+
+
 def check_markdown(report: Mapping[str, Any], top: int) -> str:
     """The report as Markdown: a table of the shares, then the lines of each finding."""
     rows = [("near-duplicates", report["duplicates"]["count"], report["duplicates"]["share"]),

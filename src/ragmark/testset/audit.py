@@ -30,12 +30,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmark.testset.checks import DUPLICATE_JACCARD, jaccard, question_words
+from ragmark.testset.checks import (
+    DUPLICATE_COSINE,
+    DUPLICATE_JACCARD,
+    jaccard,
+    question_words,
+)
 from ragmark.text import content_tokens, normalise
 from ragmark.types import Document, Sample
 
-DUPLICATE_COSINE = 0.9
-"""Two questions whose embeddings' cosine is at least this are near-duplicates."""
 SUPPORTED_SHARE = 0.5
 """An expected answer is supported when at least this share of its content words occur
 in its ground-truth passages."""

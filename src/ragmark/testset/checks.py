@@ -17,6 +17,9 @@ DUPLICATE_JACCARD = 0.75
 """Two questions are near-duplicates when the Jaccard similarity of their word sets
 (lower-cased, stop words removed) is at least this."""
 
+DUPLICATE_COSINE = 0.9
+"""Two questions whose embeddings' cosine is at least this are near-duplicates."""
+
 _WRAPPERS = " \t\r\n\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb"
 
 

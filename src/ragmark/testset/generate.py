@@ -27,6 +27,7 @@ from ragmark.llm.dry import estimate_calls
 from ragmark.llm.protocol import estimate_tokens
 from ragmark.progress import NullProgress
 from ragmark.testset.checks import (
+    DUPLICATE_COSINE,
     DUPLICATE_JACCARD,
     MIN_QUOTE_CHARS,
     clean_quote,
@@ -133,6 +134,10 @@ class _State:
     rejected: list[dict[str, Any]] = field(default_factory=list)
     exhausted: set[str] = field(default_factory=set)
     generated: int = 0
+    embed: Callable[[str], Any] | None = None
+    """A question's unit-length embedding: near-duplicates by their cosine too (None:
+    by their words alone)."""
+    vectors: list[Any] = field(default_factory=list)
 
     def need(self) -> dict[str, int]:
         return {t: q - self.by_type[t] for t, q in self.quota.items()
@@ -189,6 +194,14 @@ def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) 
         _reject(state, c, "duplicate_question",
                 f"{got.question!r} repeats {state.kept[dup]['question']!r}")
         return
+    vector = None if state.embed is None else state.embed(got.question)
+    if vector is not None and state.vectors:
+        cos = [float(v @ vector) for v in state.vectors]
+        best = max(range(len(cos)), key=cos.__getitem__)
+        if cos[best] >= DUPLICATE_COSINE:
+            _reject(state, c, "duplicate_question", f"{got.question!r} repeats "
+                    f"{state.kept[best]['question']!r} (cosine {cos[best]:.2f})")
+            return
     if got.type not in state.quota:
         _reject(state, c, "type_not_requested", f"the question is of type {got.type}")
         return
@@ -205,6 +218,8 @@ def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) 
         "source_ids": [p.doc_id for p in c.sources],
     })
     state.words.append(words)
+    if vector is not None:
+        state.vectors.append(vector)
     state.by_type[got.type] += 1
 
 
@@ -245,14 +260,18 @@ def round_params(cands: Sequence[Candidate], language: str | None = None) -> dic
 
 
 def generate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
-                     client: LLMClient, progress: Any = None) -> TestsetResult:
+                     client: LLMClient, progress: Any = None, *,
+                     embed: Callable[[str], Any] | None = None,
+                     clusters: Sequence[int] | None = None) -> TestsetResult:
     """Generate a context set from ``corpus`` (passages cut by ``chunker``) through
-    ``client``; ``progress`` is a runner Progress (None shows nothing)."""
+    ``client``; ``progress`` is a runner Progress (None shows nothing). ``embed``: a
+    question's unit embedding (near-duplicates by cosine too); ``clusters``: each
+    document's cluster (passages drawn over the clusters in turn)."""
     options.check(corpus)
     prog = progress or NullProgress()
     client.settings.api_key()  # a missing key variable stops here, not per call
-    sampler = Sampler(corpus, chunker, options.seed, options.max_chars)
-    state = _State(quota=quotas(options.size, options.types))
+    sampler = Sampler(corpus, chunker, options.seed, options.max_chars, clusters)
+    state = _State(quota=quotas(options.size, options.types), embed=embed)
     counts = JudgeCounts()
     probed = False
     rounds = 0
@@ -320,11 +339,13 @@ def _report(corpus: Corpus, chunker: Chunker, options: TestsetOptions, state: _S
 
 
 def estimate_testset(corpus: Corpus, chunker: Chunker, options: TestsetOptions,
-                     client: LLMClient) -> dict[str, Any]:
+                     client: LLMClient, clusters: Sequence[int] | None = None
+                     ) -> dict[str, Any]:
     """A dry run: the first round's calls (less those cached), their prompt tokens and
-    cost, and the most candidates later rounds may add. Calls nothing."""
+    cost, and the most candidates later rounds may add (``clusters``: as the run draws
+    its passages). Calls nothing."""
     options.check(corpus)
-    sampler = Sampler(corpus, chunker, options.seed, options.max_chars)
+    sampler = Sampler(corpus, chunker, options.seed, options.max_chars, clusters)
     state = _State(quota=quotas(options.size, options.types))
     cands = plan_round(sampler, state, options.types, options.cap, 1)
     messages = round_messages(cands, options.language)

@@ -2,7 +2,10 @@
 
 Every question type walks the documents in its own seeded order, one passage per
 document per pass (a document's passages in an order seeded by its id), so the questions
-spread over the corpus before any document is used twice. Documents are chunked only when
+spread over the corpus before any document is used twice. Given the corpus's clusters
+(a label a document), a pass takes one document of each cluster in turn (clusters and
+their documents in seeded orders), so the first questions spread over the clusters
+before any cluster is used twice. Documents are chunked only when
 first drawn. A two-document question pairs its passage with the most similar one (by
 shared words) among a seeded sample of passages from other documents.
 """
@@ -10,7 +13,7 @@ shared words) among a seeded sample of passages from other documents.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragmark.chunking import Chunker
@@ -44,8 +47,10 @@ class Passage:
 class Sampler:
     """Draws the source passages of each question type, the same for the same seed."""
 
-    def __init__(self, corpus: Corpus, chunker: Chunker, seed: int, max_chars: int) -> None:
+    def __init__(self, corpus: Corpus, chunker: Chunker, seed: int, max_chars: int,
+                 clusters: Sequence[int] | None = None) -> None:
         self.documents = corpus.documents
+        self.clusters = None if clusters is None else list(clusters)
         self.chunker = chunker
         self.seed = seed
         self.max_chars = max_chars
@@ -76,9 +81,26 @@ class Sampler:
             self._streams[qtype] = stream
         return next(stream, None)
 
-    def _anchors(self, qtype: str) -> Iterator[Passage]:
+    def order(self, qtype: str) -> list[int]:
+        """The documents in the order ``qtype`` walks them: seeded, and, given clusters,
+        one document of each cluster in turn."""
+        rng = random.Random(f"{self.seed}/type/{qtype}")
         order = list(range(len(self.documents)))
-        random.Random(f"{self.seed}/type/{qtype}").shuffle(order)
+        rng.shuffle(order)
+        if self.clusters is None:
+            return order
+        groups: dict[int, list[int]] = {}
+        for doc in order:
+            groups.setdefault(self.clusters[doc], []).append(doc)
+        labels = sorted(groups)
+        rng.shuffle(labels)
+        out: list[int] = []
+        for depth in range(max(len(g) for g in groups.values())):
+            out += [groups[c][depth] for c in labels if depth < len(groups[c])]
+        return out
+
+    def _anchors(self, qtype: str) -> Iterator[Passage]:
+        order = self.order(qtype)
         depth = 0
         while True:
             more = False
