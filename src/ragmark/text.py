@@ -242,3 +242,19 @@ def visible(s: str) -> str:
     'abc<U+202E>def<U+009B>'
     """
     return _UNSEEN.sub(_shown, s)
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]|#!])")
+
+
+def markdown_text(s: str) -> str:
+    r"""``s`` shown as itself in Markdown: :func:`visible`, then HTML's ``&``, ``<`` and
+    ``>`` as entities and Markdown's marks (backslash, backtick, ``* _ [ ] | # !``)
+    escaped with a backslash, so a question cannot open a link, an image, a table cell
+    or a tag.
+
+    >>> markdown_text('<img src=x> ![a](http://x.invalid) *b* | c')
+    '&lt;img src=x&gt; \\!\\[a\\](http://x.invalid) \\*b\\* \\| c'
+    """
+    shown = visible(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN.sub(r"\\\1", shown)

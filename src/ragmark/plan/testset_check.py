@@ -25,6 +25,7 @@ from ragmark.errors import ConfigError, MissingExtraError
 from ragmark.history import history_path, list_runs, values
 from ragmark.progress import Progress
 from ragmark.results import TESTSET_CHECK, envelope
+from ragmark.stats.paired import wilson_interval
 from ragmark.testset.audit import SUPPORTED_SHARE as SUPPORTED
 from ragmark.testset.audit import (
     answer_support,
@@ -201,15 +202,21 @@ def findings(samples: Sequence[Sample], embed: Any, progress: Progress) -> dict[
     support = {s.id: v for s in samples if (v := answer_support(s)) is not None}
     unsupported = [i for i, v in support.items() if v < SUPPORTED]
     n = len(samples)
-    return {"duplicates": {"share": len(repeats) / n if n else None, "count": len(repeats),
+    return {"duplicates": {**_share(len(repeats), n),
                            "rule": "embeddings and words" if vectors is not None else "words",
                            "pairs": [p.to_json() for p in pairs]},
-            "leaked": {"share": len(leaked) / n if n else None, "count": len(leaked),
-                       "ids": leaked},
-            "unsupported": {"share": len(unsupported) / len(support) if support else None,
-                            "count": len(unsupported), "of": len(support),
+            "leaked": {**_share(len(leaked), n), "ids": leaked},
+            "unsupported": {**_share(len(unsupported), len(support)), "of": len(support),
                             "items": [{"id": i, "support": round(support[i], 4)}
                                       for i in unsupported]}}
+
+
+def _share(count: int, of: int) -> dict[str, Any]:
+    """A count, its share of ``of`` items and the share's Wilson 95% interval (what a
+    generator that wrote the set would write again); None over no item."""
+    iv = wilson_interval(count, of)
+    return {"share": count / of if of else None, "count": count,
+            "interval": None if iv is None else [round(iv.low, 4), round(iv.high, 4)]}
 
 
 def corpus_clusters(documents: Sequence[Document], embed: Any, k: int | None, seed: int,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ragmark.text import visible
+from ragmark.text import markdown_text, visible
 
 
 def _q(report: Mapping[str, Any], qid: str) -> str:
@@ -15,8 +15,10 @@ def _q(report: Mapping[str, Any], qid: str) -> str:
     return f"{visible(qid)} {visible(text[:90])!r}"
 
 
-def _share(v: float | None) -> str:
-    return "not measured" if v is None else f"{v:.1%}"
+def _share(v: float | None, iv: list[float] | None = None) -> str:
+    if v is None:
+        return "not measured"
+    return f"{v:.1%}" + ("" if iv is None else f", 95% CI {iv[0]:.1%}-{iv[1]:.1%}")
 
 
 def check_lines(report: Mapping[str, Any], top: int) -> list[str]:
@@ -26,7 +28,7 @@ def check_lines(report: Mapping[str, Any], top: int) -> list[str]:
     lines = [f"{visible(report['set'])}: {n} question{'s' * (n != 1)}",
              f"near-duplicates ({d['rule']}): {d['count']} question"
              f"{' repeats' if d['count'] == 1 else 's repeat'} an earlier one "
-             f"({_share(d['share'])}); "
+             f"({_share(d['share'], d.get('interval'))}); "
              f"{len(d['pairs'])} pair{'s' * (len(d['pairs']) != 1)}"]
     for p in d["pairs"][:top]:
         cos = "" if p["cosine"] is None else f"cosine {p['cosine']:.2f}, "
@@ -34,11 +36,11 @@ def check_lines(report: Mapping[str, Any], top: int) -> list[str]:
                      f"{p['jaccard']:.2f}; by {p['rule']})")
     leaked = report["leaked"]
     lines.append(f"answers given away by their question: {leaked['count']} "
-                 f"({_share(leaked['share'])})")
+                 f"({_share(leaked['share'], leaked.get('interval'))})")
     lines += [f"  {_q(report, i)}" for i in leaked["ids"][:top]]
     un = report["unsupported"]
     lines.append(f"answers their passages do not hold: {un['count']} of the {un['of']} "
-                 f"with passages ({_share(un['share'])})")
+                 f"with passages ({_share(un['share'], un.get('interval'))})")
     lines += [f"  {_q(report, u['id'])}: {u['support']:.0%} of its answer's words in them"
               for u in un["items"][:top]]
     lines += _coverage_lines(report.get("coverage"))
@@ -122,7 +124,8 @@ def check_markdown(report: Mapping[str, Any], top: int) -> str:
                          cov["clusters"] - cov["clusters_covered"], cov["uncovered_clusters"]))
     table = ["| finding | count | share |", "|---|---:|---:|"] + [
         f"| {name} | {count} | {_share(share)} |" for name, count, share in rows]
-    body = "\n".join(f"    {line}" if line.startswith("  ") else f"- {line}"
-                     for line in check_lines(report, top)[1:])
-    return (f"# Test set check: {report['set']}\n\n{report['questions']} questions.\n\n"
+    body = "\n".join(f"    {markdown_text(line)}" if line.startswith("  ") else
+                     f"- {markdown_text(line)}" for line in check_lines(report, top)[1:])
+    return (f"# Test set check: {markdown_text(str(report['set']))}\n\n"
+            f"{report['questions']} questions.\n\n"
             + "\n".join(table) + "\n\n" + body + "\n")

@@ -110,9 +110,11 @@ def test_check_a_planted_set_as_a_user(planted, capsys):
     (pair,) = got["duplicates"]["pairs"]
     assert (pair["a"], pair["b"], pair["rule"]) == ("q1", "q2", "both")
     assert pair["cosine"] > 0.9
-    assert got["leaked"] == {"share": 0.2, "count": 1, "ids": ["q4"]}
-    assert got["unsupported"] == {"share": 0.2, "count": 1, "of": 5,
-                                  "items": [{"id": "q5", "support": 0.0}]}
+    # 1 of 5: Wilson's 95% interval [0.0362, 0.6245]
+    assert got["leaked"] == {"share": 0.2, "count": 1, "interval": [0.0362, 0.6245],
+                             "ids": ["q4"]}
+    assert got["unsupported"] == {"share": 0.2, "count": 1, "interval": [0.0362, 0.6245],
+                                  "of": 5, "items": [{"id": "q5", "support": 0.0}]}
     cov = got["coverage"]
     assert (cov["documents_covered"], cov["clusters_covered"], cov["clusters"]) == (4, 4, 5)
     assert [c["examples"] for c in cov["largest_uncovered"]] == [
@@ -121,6 +123,7 @@ def test_check_a_planted_set_as_a_user(planted, capsys):
     assert got["spread"]["length_words"] == {"min": 4, "median": 6.0, "max": 8}
     assert got["gates"] == [{"gate": "leaked>0.5", "ok": True, "why": "leaked = 0.2000"}]
     md = (planted / "check.md").read_text()
+    assert "\\*" not in md and "q1 'How does BM25 rank documents?'" in md
     assert "| near-duplicates | 1 | 20.0% |" in md
     assert "| clusters without a question | 1 | 20.0% |" in md
 
@@ -129,7 +132,8 @@ def test_a_gate_fails_and_bad_input_stops_before_work(planted, capsys):
     args = ["testset", "check", str(planted / "set.json"), "--words-only"]
     code, out, err = run_cli([*args, "--fail-on", "duplicates>0.02"], capsys)
     assert code == 1
-    assert "near-duplicates (words): 1 question repeats an earlier one (20.0%)" in out
+    assert ("near-duplicates (words): 1 question repeats an earlier one (20.0%, 95% CI "
+            "3.6%-62.5%)") in out
     assert "coverage: not measured (give --corpus)" in out
     assert "gate failed: duplicates>0.02: duplicates = 0.2000" in err
     code, _, err = run_cli([*args, "--fail-on", "duplicates"], capsys)
