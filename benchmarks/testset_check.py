@@ -82,8 +82,10 @@ def main() -> None:
     for spec in args.set:
         name, _, path = spec.partition("=")
         results[name] = check(Path(path), args.data / "corpus.jsonl", args.clusters)
+    shown = ['"..."' if sys.argv[i - 1] == "--remark" else a
+             for i, a in enumerate(sys.argv[1:], start=1)]
     lines = header_lines("testset check on SciFact", info,
-                         "python benchmarks/testset_check.py " + " ".join(sys.argv[1:]))
+                         "python benchmarks/testset_check.py " + " ".join(shown))
     lines += ["Data: BEIR SciFact (claims CC BY-SA 4.0, abstracts CC BY-NC 2.0), read from the "
               "copy beside the project; the claims quoted below are SciFact's.", ""]
     lines += table(results) + ["", *([args.remark, ""] if args.remark else []),
