@@ -1,0 +1,101 @@
+"""The few questions that rank systems as the whole set does (issue 65, item 4): anchor
+points (Vivek, Ethayarajh and Kiela, "Anchor Points: Benchmarking Models with Much
+Fewer Examples", EACL 2024) chosen from the configs the run history already ran.
+
+Each question is a point: its values over the configs. The questions are cut into
+``budget`` clusters (k-means, Euclidean, k-means++ seeding with a fixed seed); each
+cluster's anchor is its member nearest the centre, weighted by the cluster's share of
+the questions. A config's mean over the whole set is estimated as the weighted mean of
+its values at the anchors. A random subset of the same size, equally weighted, is the
+baseline.
+
+How good a selection is, is measured by leaving configs out: for each config, the
+anchors are chosen from the *other* configs' values only, and that config's whole-set
+mean is estimated from its values at them; the error is |estimate - mean| and the rank
+agreement is Kendall's tau between the estimates and the true means over all configs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmark.stats.ranking import kendall_tau
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen questions (column indices) and each one's weight (summing to 1)."""
+
+    indices: tuple[int, ...]
+    weights: tuple[float, ...]
+
+    def estimate(self, row: NDArray[np.float64]) -> float:
+        """A config's whole-set mean estimated from its values at the chosen questions."""
+        return float(np.dot(row[list(self.indices)], self.weights))
+
+
+def anchors(matrix: NDArray[np.float64], budget: int, seed: int = 0, rounds: int = 100
+            ) -> Selection:
+    """``budget`` anchor questions of ``matrix`` (configs x questions, no missing
+    value): the medoid of each k-means cluster of the questions' columns, weighted by
+    its cluster's size."""
+    points = matrix.T
+    n = len(points)
+    k = max(1, min(budget, n))
+    rng = np.random.default_rng(seed)
+    centres = [points[int(rng.choice(n))]]
+    for _ in range(1, k):  # k-means++
+        d2 = np.min(((points[:, None, :] - np.array(centres)[None]) ** 2).sum(-1), axis=1)
+        total = float(d2.sum())
+        centres.append(points[int(rng.choice(n))] if total == 0
+                       else points[int(rng.choice(n, p=d2 / total))])
+    c = np.array(centres, dtype=np.float64)
+    labels = np.full(n, -1)
+    for _ in range(rounds):
+        new = np.argmin(((points[:, None, :] - c[None]) ** 2).sum(-1), axis=1)
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            if np.any(labels == j):
+                c[j] = points[labels == j].mean(axis=0)
+    chosen, weights = [], []
+    for j in range(k):
+        members = np.flatnonzero(labels == j)
+        if not len(members):
+            continue
+        near = members[np.argmin(((points[members] - c[j]) ** 2).sum(-1))]
+        chosen.append(int(near))
+        weights.append(len(members) / n)
+    return Selection(tuple(chosen), tuple(weights))
+
+
+def random_subset(n: int, budget: int, seed: int) -> Selection:
+    """``budget`` questions of ``n`` drawn without replacement, equally weighted."""
+    k = max(1, min(budget, n))
+    picked = np.random.default_rng(seed).choice(n, size=k, replace=False)
+    return Selection(tuple(int(i) for i in sorted(picked)), tuple([1.0 / k] * k))
+
+
+def left_out(matrix: NDArray[np.float64], configs: Sequence[str], budget: int,
+             method: str, seed: int = 0) -> dict[str, Any]:
+    """Each config's whole-set mean estimated with the questions chosen (by ``method``:
+    ``anchors`` or ``random``) from the other configs' values; the mean and largest
+    absolute error, and Kendall's tau of the estimates against the true means."""
+    truth = matrix.mean(axis=1)
+    est = {}
+    for i, name in enumerate(configs):
+        others = np.delete(matrix, i, axis=0)
+        pick = (anchors(others, budget, seed) if method == "anchors"
+                else random_subset(matrix.shape[1], budget, seed))
+        est[name] = pick.estimate(matrix[i])
+    errors = [abs(est[c] - float(truth[i])) for i, c in enumerate(configs)]
+    tau = kendall_tau(est, {c: float(truth[i]) for i, c in enumerate(configs)})
+    return {"method": method, "budget": budget, "estimates": est,
+            "mean_abs_error": float(np.mean(errors)), "max_abs_error": float(max(errors)),
+            "kendall_tau": tau.tau}
