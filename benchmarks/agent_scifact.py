@@ -11,8 +11,8 @@ trajectories, and LangChain's agentevals scores the same trajectories as the anc
 ``tool_choice`` names it, through a LangChain middleware, until a tool has answered): what
 the search finds is measured even where the model would answer without searching.
 
-SciFact: BEIR's copy (CC BY 4.0), ../shared/data/scifact. The model: Qwen2.5-Coder-1.5B-
-Instruct Q4_K_M (MODELS.md says how to assemble it; not committed).
+SciFact: BEIR's copy (CC BY-NC 2.0 per its dataset card), ../shared/data/scifact. The
+model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (MODELS.md says how to assemble it; not committed).
 
 Reported: per question, the calls the agent made, each search call's recall@5 (ragmark's
 hops; by SciFact's qrels), the answer and the failure kinds ``inspect --failures``
@@ -243,7 +243,8 @@ def main() -> None:
                          info, "python benchmarks/agent_scifact.py " + " ".join(
                              Path(a).name if a == args.gguf else a for a in sys.argv[1:]))
     lines += [
-        f"{n} SciFact test claims (BEIR's copy, CC BY 4.0). The agent: LangChain's "
+        f"{n} SciFact test claims (BEIR's copy, CC BY-NC 2.0 per its dataset card). "
+        "The agent: LangChain's "
         "create_agent over a BM25 search tool (bm25s, top 5, 240 characters of each "
         "abstract) and a calculator, temperature 0, at most 8 graph steps"
         + (", its first model call made to call the search tool (tool_choice)"

@@ -10,7 +10,8 @@ user's turn asked again after the resume).
 
 The server is the user's (``--url``: llama.cpp's llama-server or llama-cpp-python's);
 the same model writes the scenarios, plays the user, answers as the system's generator
-and judges the conversations. Data: BEIR SciFact (CC BY 4.0), from ../shared/data.
+and judges the conversations. Data: BEIR SciFact (CC BY-NC 2.0 per its dataset card;
+BEIR's card lists CC BY-SA 4.0), from ../shared/data.
 The table goes to benchmarks/results/simulate_trial_<alias>.md with the time, tokens,
 how the conversations ended and what the small model got wrong.
 """
@@ -158,7 +159,7 @@ def _table(args: Any, info: dict[str, str], report: dict[str, Any], written: flo
     lines = header_lines("ragmark simulate tried with a local model", info,
                          "python benchmarks/simulate_trial.py " + " ".join(sys.argv[1:]))
     lines += ["", f"Server: {args.url} serving `{args.alias}`; SciFact's first "
-              f"{args.documents} documents (BEIR SciFact, CC BY 4.0).", "",
+              f"{args.documents} documents (BEIR SciFact, CC BY-NC 2.0 per its dataset card).", "",
               f"Scenarios: {report['kept']} kept of {report['generated']} written "
               f"({report['rejected_by_reason']}; quotes dropped {report['quotes_dropped']}, "
               f"facts dropped {report['facts_dropped']}) in {written:.0f} s.", "",

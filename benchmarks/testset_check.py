@@ -1,5 +1,5 @@
-"""``ragmark testset check`` on real sets (issue 65): SciFact's own test set (BEIR, CC
-BY-SA 4.0 claims, CC BY-NC 2.0 abstracts, read from the copy beside the project), and
+"""``ragmark testset check`` on real sets (issue 65): SciFact's own test set (BEIR; CC
+BY-NC 2.0 per its dataset card, read from the copy beside the project), and
 any generated sets given with ``--set NAME=PATH`` (a set ragmark's generator or RAGAS's
 wrote from SciFact's corpus), each checked against SciFact's corpus: near-duplicates
 (MiniLM embeddings and the word rule), answers given away, answers their passages do not
@@ -86,8 +86,9 @@ def main() -> None:
              for i, a in enumerate(sys.argv[1:], start=1)]
     lines = header_lines("testset check on SciFact", info,
                          "python benchmarks/testset_check.py " + " ".join(shown))
-    lines += ["Data: BEIR SciFact (claims CC BY-SA 4.0, abstracts CC BY-NC 2.0), read from the "
-              "copy beside the project; the claims quoted below are SciFact's.", ""]
+    lines += ["Data: BEIR SciFact (CC BY-NC 2.0 per its dataset card; BEIR's card lists CC BY-SA "
+              "4.0), read from the copy beside the project; the claims quoted below are "
+              "SciFact's.", ""]
     lines += table(results) + ["", *([args.remark, ""] if args.remark else []),
                                 "Pairs found (up to 5 a set):", ""]
     for name, (r, _) in results.items():
