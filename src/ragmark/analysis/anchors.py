@@ -7,7 +7,9 @@ Each question is a point: its values over the configs. The questions are cut int
 cluster's anchor is its member nearest the centre, weighted by the cluster's share of
 the questions. A config's mean over the whole set is estimated as the weighted mean of
 its values at the anchors. A random subset of the same size, equally weighted, is the
-baseline.
+baseline; a stratified choice (one question a stratum of difficulty, the strata of
+equal size) is the one whose plain mean estimates the whole set's, so it can be run as
+a set of its own.
 
 How good a selection is, is measured by leaving configs out: for each config, the
 anchors are chosen from the *other* configs' values only, and that config's whole-set
@@ -75,6 +77,25 @@ def anchors(matrix: NDArray[np.float64], budget: int, seed: int = 0, rounds: int
     return Selection(tuple(chosen), tuple(weights))
 
 
+def stratified(matrix: NDArray[np.float64], budget: int, seed: int = 0) -> Selection:
+    """``budget`` questions of ``matrix``, one a stratum: the questions sorted by their
+    mean over the configs (their difficulty) and cut into ``budget`` strata of equal
+    size (within one), each stratum's question nearest its centre over the configs
+    (ties: the first). Weighted by the strata's sizes, which are equal within one, so
+    the plain mean over the chosen questions estimates the whole set's (``seed``
+    unused: the choice is deterministic)."""
+    n = matrix.shape[1]
+    k = max(1, min(budget, n))
+    order = np.argsort(matrix.mean(axis=0), kind="stable")
+    chosen, weights = [], []
+    for stratum in np.array_split(order, k):
+        cols = matrix[:, stratum]
+        centre = cols.mean(axis=1, keepdims=True)
+        chosen.append(int(stratum[int(np.argmin(((cols - centre) ** 2).sum(axis=0)))]))
+        weights.append(len(stratum) / n)
+    return Selection(tuple(chosen), tuple(weights))
+
+
 def random_subset(n: int, budget: int, seed: int) -> Selection:
     """``budget`` questions of ``n`` drawn without replacement, equally weighted."""
     k = max(1, min(budget, n))
@@ -82,17 +103,30 @@ def random_subset(n: int, budget: int, seed: int) -> Selection:
     return Selection(tuple(int(i) for i in sorted(picked)), tuple([1.0 / k] * k))
 
 
+METHODS = ("stratified", "anchors", "random")
+
+
+def choose(matrix: NDArray[np.float64], budget: int, method: str, seed: int = 0
+           ) -> Selection:
+    """The questions ``method`` chooses from ``matrix`` (configs x questions)."""
+    if method == "anchors":
+        return anchors(matrix, budget, seed)
+    if method == "stratified":
+        return stratified(matrix, budget)
+    return random_subset(matrix.shape[1], budget, seed)
+
+
 def left_out(matrix: NDArray[np.float64], configs: Sequence[str], budget: int,
              method: str, seed: int = 0) -> dict[str, Any]:
     """Each config's whole-set mean estimated with the questions chosen (by ``method``:
-    ``anchors`` or ``random``) from the other configs' values; the mean and largest
-    absolute error, and Kendall's tau of the estimates against the true means."""
+    ``anchors``, ``stratified`` or ``random``) from the other configs' values; the mean
+    and largest absolute error, and Kendall's tau of the estimates against the true
+    means."""
     truth = matrix.mean(axis=1)
     est = {}
     for i, name in enumerate(configs):
         others = np.delete(matrix, i, axis=0)
-        pick = (anchors(others, budget, seed) if method == "anchors"
-                else random_subset(matrix.shape[1], budget, seed))
+        pick = choose(others, budget, method, seed)
         est[name] = pick.estimate(matrix[i])
     errors = [abs(est[c] - float(truth[i])) for i, c in enumerate(configs)]
     tau = kendall_tau(est, {c: float(truth[i]) for i, c in enumerate(configs)})

@@ -133,6 +133,11 @@ MEANINGS: dict[str, str | dict[str, str]] = {
                          "uncovered_documents or uncovered_clusters (>, >=, <, <=); "
                          "repeatable.",
     },
+    "--words-only": {
+        "testset": "No embedding model: near-duplicate questions by their words alone, "
+                   "passages drawn over the documents rather than the corpus's clusters.",
+        "testset check": "Find near-duplicates by their words alone (no embedding model).",
+    },
     "--top": {
         "diff": "Questions listed that got worse and better the most, per metric.",
         "testset check": "Examples shown of each finding.",

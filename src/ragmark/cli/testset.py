@@ -101,9 +101,7 @@ _DIALECTS = FormatChoice(writing=True)
               help="Longer passages are cut to this many characters.")
 @click.option("--max-candidates", type=click.IntRange(min=1),
               help="Most candidates to generate in all rounds [default: 2 x size].")
-@click.option("--words-only", is_flag=True,
-              help="No embedding model: near-duplicate questions by their words alone, "
-                   "passages drawn over the documents rather than the corpus's clusters.")
+@option("--words-only", is_flag=True)
 @click.option("--scenarios", is_flag=True,
               help="Write scenarios for `ragmark simulate` instead of questions (JSON "
                    "Lines, default scenarios.jsonl): one a passage, what a person wants "
@@ -145,8 +143,7 @@ def testset_cmd(ctx: click.Context, **flags: Any) -> None:
 @click.argument("dataset", metavar="SET")
 @option("--corpus", type=click.Path(exists=True))
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
-@click.option("--words-only", is_flag=True,
-              help="Find near-duplicates by their words alone (no embedding model).")
+@option("--words-only", is_flag=True)
 @click.option("--clusters", type=click.IntRange(min=1),
               help="Clusters the corpus is cut into for coverage [default: the square "
                    "root of half the documents].")
@@ -192,3 +189,47 @@ def check_cmd(**flags: Any) -> None:
     failed = [f"{g['gate']}: {g['why']}" for g in report["gates"] if not g["ok"]]
     if failed:
         raise GateFailed(failed)
+
+
+@testset_cmd.command("select")
+@click.argument("dataset", metavar="SET")
+@click.option("--budget", required=True, type=click.IntRange(min=1),
+              help="How many questions to choose.")
+@click.option("--metric", required=True,
+              help="The metric whose means the chosen questions should predict (e.g. "
+                   "ndcg@10), as the run history recorded it for the configs run on SET.")
+@click.option("--output", required=True, type=click.Path(),
+              help="Where the chosen questions are written: a file of the set's kind, or "
+                   "a new folder for a BEIR folder (its corpus, the chosen queries, their "
+                   "qrels).")
+@click.option("--method", type=click.Choice(["stratified", "anchors", "random"]),
+              default="stratified", show_default=True,
+              help="stratified: one question a stratum of difficulty (the strata of equal "
+                   "size, so the plain mean over them estimates the whole set's); anchors: "
+                   "k-means medoids (their weighted mean does; the set written is "
+                   "unweighted); random: a seeded draw.")
+@option("--corpus", type=click.Path(exists=True))
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split.")
+@option("--seed", default=0, show_default=True, type=int)
+@option("--json", "as_json", is_flag=True)
+@history_option
+@data_options
+def select_cmd(**flags: Any) -> None:
+    """The --budget questions of SET whose mean best predicts the whole set's mean of
+    --metric for the configs the run history ran on it, written as a set ragmark reads;
+    how well they do is measured by leaving each config out (its mean estimated from
+    questions chosen without it: the error, and Kendall's tau of the estimates), beside
+    random subsets of the same size."""
+    from ragmark.plan.testset_select import SelectRequest, select
+    from ragmark.report.testset_check import select_lines
+
+    as_json = flags.pop("as_json")
+    report = select(SelectRequest(**flags))
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        return
+    out, _ = consoles(quiet=True)
+    for line in select_lines(report):
+        out.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -118,12 +118,12 @@ def plan_check(req: CheckRequest) -> CheckPlan:
         raise ConfigError(f"--clusters must be at least 1, got {req.clusters}")
     if not own_corpus and any(g.name.startswith("uncovered") for g in gates):
         raise ConfigError("--fail-on uncovered_...: coverage is of a corpus; give --corpus")
-    past = None if req.metric is None else _from_history(req, dataset_hash(ds))
+    past = None if req.metric is None else from_history(req, dataset_hash(ds))
     return CheckPlan(ds, own_corpus, not req.words_only, req.clusters, gates, req.top,
                      req.seed, ds.warnings, past)
 
 
-def _from_history(req: CheckRequest, on: str) -> tuple[str, dict[str, dict[str, Any]]]:
+def from_history(req: CheckRequest, on: str) -> tuple[str, dict[str, dict[str, Any]]]:
     """The newest value of ``req.metric`` for each config the history ran on this set
     (``on``: its hash; a metric named without its depth, ``mrr``, is the one a run
     computed at its ranking's depth, ``mrr@10``); a ConfigError when fewer than two

@@ -129,3 +129,22 @@ def check_markdown(report: Mapping[str, Any], top: int) -> str:
     return (f"# Test set check: {markdown_text(str(report['set']))}\n\n"
             f"{report['questions']} questions.\n\n"
             + "\n".join(table) + "\n\n" + body + "\n")
+
+
+def select_lines(r: Mapping[str, Any]) -> list[str]:
+    """What ``ragmark testset select`` says: what was chosen and written, the means of
+    the whole set and of the chosen questions, and the measure by leaving configs out."""
+    lines = [f"chose {r['budget']} of {r['questions']} questions ({r['method']}) by "
+             f"{visible(r['metric'])} over {len(r['configs'])} configs; written to "
+             f"{visible(r['written'])}"]
+    for c in r["configs"]:
+        lines.append(f"  {visible(c)}: whole set {r['whole_set_means'][c]:.4f}, chosen "
+                     f"{r['subset_means'][c]:.4f} "
+                     f"({r['subset_means'][c] - r['whole_set_means'][c]:+.4f})")
+    lines.append("leaving each config out (its mean estimated from questions chosen "
+                 "without it):")
+    for m in r["left_out_configs"]:
+        tau = "—" if m["kendall_tau"] is None else f"{m['kendall_tau']:.3f}"
+        lines.append(f"  {m['method']}: mean error {m['mean_abs_error']:.4f}, largest "
+                     f"{m['max_abs_error']:.4f}, Kendall's tau {tau}")
+    return lines

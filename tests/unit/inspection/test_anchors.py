@@ -52,3 +52,76 @@ def test_leaving_configs_out_on_a_set_of_many_questions():
         np.mean([abs(got["estimates"][n] - truth[i]) for i, n in enumerate(names)]))
     assert got["kendall_tau"] == pytest.approx(1.0)
     assert got["mean_abs_error"] < base
+
+
+def test_stratified_takes_the_most_typical_question_of_each_difficulty_stratum():
+    """Six questions over two configs: q0 (1, 1), q1 (0, 0), q2 (1, 0), q3 (1, 1),
+    q4 (0, 0), q5 (0, 1). By mean: q1 q4 (0), q2 q5 (0.5), q0 q3 (1); three strata of
+    two; the member nearest each stratum's centre (the first of a tie): q1, q2, q0,
+    each weighted 2/6."""
+    from ragmark.analysis.anchors import stratified
+
+    m = np.array([[1, 0, 1, 1, 0, 0], [1, 0, 0, 1, 0, 1]], dtype=np.float64)
+    pick = stratified(m, 3)
+    assert pick.indices == (1, 2, 0) and pick.weights == pytest.approx((1 / 3,) * 3)
+
+
+def test_select_writes_a_set_that_runs_with_the_means_it_promised(tmp_path, capsys):
+    """Three BM25 configs compared on the demo set; 3 of its 8 questions chosen by
+    mrr@10 and written as the set is (the same objects, JSON); `ragmark run` on the
+    written set gives each config the mean select says the chosen questions have."""
+    import json
+    import shutil
+
+    from support.cli import run_cli
+
+    from ragmark.demo.tour import demo_path
+
+    demo = demo_path()
+    shutil.copy(demo / "questions.json", tmp_path / "set.json")
+    for name, size in (("chunky", 120), ("tiny", 40)):
+        (tmp_path / f"{name}.toml").write_text(
+            f'name = "{name}"\nunit = "chunk"\n[chunker]\nname = "fixed"\nsize = {size}\n'
+            'overlap = 0\n')
+    hist = str(tmp_path / "h.sqlite")
+    code, _, err = run_cli(["compare", "--dataset", str(tmp_path / "set.json"), "--corpus",
+                            str(demo / "corpus"), "--configs", "sparse",
+                            str(tmp_path / "chunky.toml"), str(tmp_path / "tiny.toml"),
+                            "--history", hist, "--output", str(tmp_path / "cmp"),
+                            "--quiet"], capsys)
+    assert code == 0, err
+    args = ["testset", "select", str(tmp_path / "set.json"), "--corpus", str(demo / "corpus"),
+            "--budget", "3", "--metric", "mrr", "--history", hist]
+    code, out, err = run_cli([*args, "--output", str(tmp_path / "small.json"), "--json"],
+                             capsys)
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["metric"] == "mrr@10" and len(got["chosen"]) == 3
+    original = {i["id"]: i for i in json.loads((tmp_path / "set.json").read_text())}
+    written = json.loads((tmp_path / "small.json").read_text())
+    assert [i["id"] for i in written] == [i for i in original if i in got["chosen"]]
+    assert all(i == original[i["id"]] for i in written)
+    per = json.loads((tmp_path / "cmp.json").read_text())["configs"]
+    for c in ("sparse", "chunky", "tiny"):
+        values = per[c]["per_query"]
+        assert got["whole_set_means"][c] == pytest.approx(
+            np.mean([v["mrr@10"] for v in values.values()]))
+        assert got["subset_means"][c] == pytest.approx(
+            np.mean([values[q]["mrr@10"] for q in got["chosen"]]))
+    code, _, err = run_cli(["compare", "--dataset", str(tmp_path / "small.json"), "--corpus",
+                            str(demo / "corpus"), "--configs", "sparse",
+                            str(tmp_path / "chunky.toml"), str(tmp_path / "tiny.toml"),
+                            "--metrics", "mrr@10", "--no-history", "--output",
+                            str(tmp_path / "small_cmp"), "--quiet"], capsys)
+    assert code == 0, err
+    again = json.loads((tmp_path / "small_cmp.json").read_text())["configs"]
+    for c in ("sparse", "chunky", "tiny"):
+        assert again[c]["metrics"]["mrr@10"] == pytest.approx(got["subset_means"][c])
+    assert [m["method"] for m in got["left_out_configs"]] == [
+        "stratified", "random (mean of 10 seeds)"]
+    # never replaces a file; a budget as large as the set is refused
+    code, _, err = run_cli([*args, "--output", str(tmp_path / "small.json")], capsys)
+    assert code == 2 and "exists" in err
+    code, _, err = run_cli([*args[:-6], "--budget", "8", "--metric", "mrr", "--history",
+                            hist, "--output", str(tmp_path / "x.json")], capsys)
+    assert code == 2 and "a budget must be smaller" in err
