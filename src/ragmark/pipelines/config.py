@@ -93,6 +93,9 @@ class HttpPipelineConfig(BaseModel):
     """For the turns of a conversation: the body field that gets the conversation so far
     as chat messages (``[{"role": "user"|"assistant", "content"}]``, the turn's question
     last)."""
+    conversation_field: str | None = Field(None, min_length=1)
+    """For the turns of a conversation: the body field that also gets the conversation's
+    id (a service that keeps its own memory per session); None: the id is not sent."""
     body: dict[str, Any] = {}
     timeout: float = Field(30.0, gt=0)
     concurrency: int = Field(4, ge=1, le=256)
@@ -145,4 +148,6 @@ def pipeline_json(cfg: PythonPipelineConfig | HttpPipelineConfig) -> dict[str, A
             del data["hops_path"]
         if cfg.messages_field == "messages":
             del data["messages_field"]
+        if cfg.conversation_field is None:  # a config without it hashes as before
+            del data["conversation_field"]
     return data

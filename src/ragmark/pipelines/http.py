@@ -81,27 +81,30 @@ class HttpPipeline:
                   conversation: str | None = None) -> Output:
         """One question, retried as configured; a failure is an :class:`Output` with its
         error, never raised. A turn of a conversation (``history``: the earlier turns)
-        also sends the conversation as chat messages in ``messages_field`` (the service
-        is not told the conversation's id: it reads the conversation from them)."""
+        also sends the conversation as chat messages in ``messages_field``, and its id
+        in ``conversation_field`` when the config names one."""
         def retried() -> None:
             self.retries += 1
 
         policy = RetryPolicy(self.cfg.retries, self.cfg.backoff, BACKOFF_MAX, RETRY_AFTER_MAX)
         try:
-            out, _ = await with_retries(lambda n: self._attempt(question, history), policy,
-                                        retried)
+            out, _ = await with_retries(
+                lambda n: self._attempt(question, history, conversation), policy, retried)
         except GaveUp as e:
             tries = f" (gave up after {e.attempts} attempts)" if e.attempts > 1 else ""
             return Output.failed(e.last.reason + tries, **e.last.details)
         return out
 
-    async def _attempt(self, question: str, history: Sequence[Turn] | None) -> Output:
+    async def _attempt(self, question: str, history: Sequence[Turn] | None,
+                       conversation: str | None = None) -> Output:
         cfg = self.cfg
         if self._http is None:
             raise RuntimeError("use HttpPipeline inside 'async with'")
         body = {**cfg.body, cfg.question_field: question}
         if history is not None:
             body[cfg.messages_field] = as_messages(history, question)
+        if conversation is not None and cfg.conversation_field is not None:
+            body[cfg.conversation_field] = conversation
         try:
             async with asyncio.timeout(cfg.timeout):
                 resp = await self._http.post(cfg.url, json=body, headers=self._headers,

@@ -224,6 +224,15 @@ def test_an_http_pipeline_gets_the_conversation_as_chat_messages(server):
         {"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
         {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a3"},
         {"role": "user", "content": "q3"}]
+    assert all("session" not in b for b in bodies.values())  # no id unless asked for
+    # a service with its own memory per session is sent the conversation's id too
+    server.requests.clear()
+    cfg = HttpPipelineConfig(kind="http", url=server.url + "/rag", messages_field="talk",
+                             conversation_field="session")
+    ask_all(cfg, ["q1", "q2", "alone"], places=[("c", 1), ("c", 2), None])
+    bodies = {r.body["question"]: r.body for r in server.requests}
+    assert (bodies["q1"]["session"], bodies["q2"]["session"]) == ("c", "c")
+    assert "session" not in bodies["alone"]
 
 
 WORDS = __import__("re").compile(r"[a-z0-9]{4,}")

@@ -155,7 +155,7 @@ def test_config_errors_name_the_file_and_key(tmp_path):
     assert lines[2] == (f"{p}, key 'pipeline.contextz': unknown key; known keys of "
                         "[pipeline]: kind, url, "
                         "question_field, answer_path, contexts_path, hops_path, messages_field, "
-                        "body, "
+                        "conversation_field, body, "
                         "timeout, concurrency, retries, backoff, api_key_env")
     p.write_text('[pipeline]\nkind = "grpc"\n')
     with pytest.raises(ConfigError) as e:
