@@ -39,16 +39,8 @@ def record_simulation(path: Path, scenarios: tuple[Scenario, ...], name: str,
     for c in report["configs"]:
         values: dict[str, dict[str, Score]] = {
             conv["id"]: conversation_scores(conv) for conv in c["conversations"]}
-        metrics = {}
-        for m in (f"{PREFIX}{m}" for m in METRICS):
-            scores = [v[m] for v in values.values() if m in v]
-            present = [s.value for s in scores if s.value is not None]
-            reasons: dict[str, int] = {}
-            for s in scores:
-                if s.value is None:
-                    reasons[str(s.reason)] = reasons.get(str(s.reason), 0) + 1
-            metrics[m] = Aggregate(sum(present) / len(present) if present else None,
-                                   len(present), len(scores) - len(present), reasons)
+        metrics = {m: Aggregate.of([v[m] for v in values.values() if m in v])
+                   for m in (f"{PREFIX}{m}" for m in METRICS)}
         configs[c["system"]] = ConfigResult(
             {"name": c["system"], "simulation": systems[c["system"]],
              "simulator": c["simulator"]}, metrics, values)
