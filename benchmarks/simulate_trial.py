@@ -8,6 +8,11 @@ user's turn asked again after the resume).
     python benchmarks/simulate_trial.py --url http://127.0.0.1:PORT/v1 --alias qwen \
         --scenarios 10 --documents 200
 
+``--system langgraph`` plays the scenarios against a LangGraph agent instead (LangChain's
+create_agent over a BM25 search tool on the same slice, with its own memory: an
+InMemorySaver checkpointer, one thread a conversation); its server must take tool calls
+(llama.cpp's llama-server started with --jinja).
+
 The server is the user's (``--url``: llama.cpp's llama-server or llama-cpp-python's);
 the same model writes the scenarios, plays the user, answers as the system's generator
 and judges the conversations. Data: BEIR SciFact (CC BY-NC 2.0 per its dataset card;
@@ -61,6 +66,73 @@ def _turns(journal: Path) -> int:
     return sum('"turn"' in line for line in journal.read_text().splitlines())
 
 
+AGENT = '''"""The trial's LangGraph agent: create_agent over a BM25 search tool (bm25s, the
+slice of SciFact, top 3) with its own memory (InMemorySaver): ragmark keeps one thread a
+conversation and sends each later turn's question alone."""
+import json
+
+import bm25s
+import httpx
+from langchain.agents import create_agent
+from langchain_core.tools import tool
+from langchain_openai import ChatOpenAI
+from langgraph.checkpoint.memory import InMemorySaver
+
+DOCS = [json.loads(x) for x in open(CORPUS, encoding="utf-8") if x.strip()]
+INDEX = bm25s.BM25()
+INDEX.index(bm25s.tokenize([d["title"] + " " + d["text"] for d in DOCS], stopwords="en",
+                           show_progress=False), show_progress=False)
+SYSTEM = ("You answer questions about scientific findings from a database of abstracts. "
+          "Call the search tool with a short query before answering, then answer in at "
+          "most three sentences from what it returned.")
+
+
+class NullContentToEmpty(httpx.HTTPTransport):
+    """An assistant turn that only calls tools is sent with content "" (some servers
+    refuse null)."""
+
+    def handle_request(self, request):
+        if request.method == "POST" and request.url.path.endswith("/chat/completions"):
+            body = json.loads(request.content)
+            for m in body.get("messages") or []:
+                if m.get("role") == "assistant" and m.get("content") is None:
+                    m["content"] = ""
+            headers = {k: v for k, v in request.headers.items()
+                       if k.lower() != "content-length"}
+            request = httpx.Request(request.method, request.url, headers=headers,
+                                    content=json.dumps(body).encode())
+        return super().handle_request(request)
+
+
+@tool
+def search(query: str) -> str:
+    """Search the abstracts; returns the best 3 as JSON (id, text)."""
+    hits, _ = INDEX.retrieve(bm25s.tokenize([query], stopwords="en", show_progress=False),
+                             k=3, show_progress=False)
+    return json.dumps([{"id": DOCS[int(i)]["_id"], "text": DOCS[int(i)]["text"][:300]}
+                       for i in hits[0]])
+
+
+def graph():
+    model = ChatOpenAI(base_url=URL, api_key="none", model=ALIAS, temperature=0,
+                       max_tokens=200, timeout=600,
+                       http_client=httpx.Client(transport=NullContentToEmpty(), timeout=600))
+    return create_agent(model, [search], system_prompt=SYSTEM, checkpointer=InMemorySaver())
+'''
+
+
+def _agent_config(work: Path, corpus: Path, url: str, alias: str) -> Path:
+    """The LangGraph agent's module and its config (kind langchain, the search tool's
+    calls its retrieval)."""
+    (work / "trial_agent.py").write_text(
+        f"CORPUS = {str(corpus)!r}\nURL = {url!r}\nALIAS = {alias!r}\n" + AGENT)
+    path = work / "agent.toml"
+    path.write_text(f'name = "langgraph-{alias}"\n[pipeline]\nkind = "langchain"\n'
+                    'target = "trial_agent:graph"\npython_path = ["."]\n'
+                    'search_tools = ["search"]\ntimeout = 900\n')
+    return path
+
+
 def _config(path: Path, url: str, alias: str) -> Path:
     path.write_text(f'name = "bm25-{alias}"\ntop_k = 10\ntop_n = 2\n[retriever]\n'
                     f'name = "bm25"\n[generator]\nname = "llm"\nbase_url = "{url}"\n'
@@ -95,6 +167,10 @@ def main() -> None:
     ap.add_argument("--kill-after", type=int, default=4, help="journaled turns")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--system", choices=["own", "langgraph"], default="own",
+                    help="own: ragmark's BM25 + LLM pipeline over the slice; langgraph: a "
+                         "LangGraph agent with memory and a BM25 search tool (the server "
+                         "must take tool calls: llama-server with --jinja)")
     args = ap.parse_args()
     check_scifact(args.data)
     info = machine_info(["ragmark"])
@@ -118,10 +194,15 @@ def main() -> None:
         for x in lines:
             x["max_turns"] = args.max_turns
         (work / "scenarios.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-        cfg = _config(work / "system.toml", proxy.url, args.alias)
-        cmd = ["simulate", str(work / "scenarios.jsonl"), "--config", str(cfg), "--corpus",
-               str(corpus), "--transcripts", str(work / "talks.jsonl"), "--output",
-               str(work / "sim.json"), "--quiet", *llm]
+        if args.system == "langgraph":
+            cfg = _agent_config(work, corpus, proxy.url, args.alias)
+            system = ["--config", str(cfg)]
+        else:
+            cfg = _config(work / "system.toml", proxy.url, args.alias)
+            system = ["--config", str(cfg), "--corpus", str(corpus)]
+        cmd = ["simulate", str(work / "scenarios.jsonl"), *system, "--transcripts",
+               str(work / "talks.jsonl"), "--output", str(work / "sim.json"), "--quiet",
+               *llm]
         proxy.phase = "simulate"
         killed = _kill_after(cmd, env, work / "talks.jsonl.journal", args.kill_after)
         proxy.phase = "resumed"
@@ -144,7 +225,8 @@ def main() -> None:
     lines_out = _table(args, info, report, written, killed, resumed, sim, talks, proxy,
                        (twice, in_flight), out)
     print("\n".join(lines_out))
-    write_results(args.out or RESULTS / f"simulate_trial_{args.alias}.md", lines_out)
+    name = "simulate_trial" + ("_langgraph" if args.system == "langgraph" else "")
+    write_results(args.out or RESULTS / f"{name}_{args.alias}.md", lines_out)
 
 
 def _table(args: Any, info: dict[str, str], report: dict[str, Any], written: float,
