@@ -229,7 +229,7 @@ def _shown(m: re.Match[str]) -> str:
 
 
 def visible(s: str) -> str:
-    """``s`` with every control character a terminal or a Markdown viewer would act on
+    r"""``s`` with every control character a terminal or a Markdown viewer would act on
     made visible: C0 controls (ESC, BEL, CR, backspace...) as their Unicode control
     pictures, DEL as ␡, C1 controls and bidirectional overrides as ``<U+XXXX>``. Tabs and
     new lines are kept. Text from outside (answers, documents, tool results, files)

@@ -187,12 +187,14 @@ ANSWER_PRECISION_PROMPT = _useful_prompt("context_precision_without_reference",
 
 def rank_weighted_precision(useful: Sequence[bool] | Sequence[float]) -> float:
     """sum_k precision@k * v_k / (number useful); 0 when none is. With each passage's
-    probability of being useful as v_k, the same sum with the expected counts.
+    probability of being useful as v_k, the same sum with the expected counts (a
+    plug-in value, not the expectation of the hard one): for [1, 0.5, 0.5],
+    (1 * 1/1 + 0.5 * 1.5/2 + 0.5 * 2/3) / 2.
 
     >>> round(rank_weighted_precision([True, False, True]), 4)
     0.8333
     >>> round(rank_weighted_precision([1.0, 0.5, 0.5]), 4)
-    0.8333
+    0.8542
     """
     total, found = 0.0, 0.0
     for k, v in enumerate(useful, start=1):

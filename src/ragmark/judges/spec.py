@@ -21,7 +21,7 @@ def answer_sentences(case: Case) -> Sentences:
 
 
 def turn_texts(history: Sequence[tuple[str, str | None]]) -> list[str]:
-    """The earlier turns as the judges read them, one text a turn.
+    r"""The earlier turns as the judges read them, one text a turn.
 
     >>> turn_texts([("Who wrote Dracula?", "Bram Stoker."), ("And Emma?", None)])
     ['user: Who wrote Dracula?\nassistant: Bram Stoker.', 'user: And Emma?']

@@ -33,7 +33,7 @@ def on_loopback(url: str) -> bool:
 
 
 def one_line(text: str, limit: int = _SNIPPET) -> str:
-    """A server's text as one line for a message: an HTML page's title (or its text
+    r"""A server's text as one line for a message: an HTML page's title (or its text
     without tags), white space and control characters collapsed, cut at ``limit``.
 
     >>> one_line("<html><head><title>502 Bad Gateway</title></head><body>...</body>")
