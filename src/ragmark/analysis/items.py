@@ -9,7 +9,11 @@ them (Lord and Novick 1968; the item analysis of Crocker and Algina 1986, ch. 14
   questions (for 0/1 values it is the point-biserial correlation). High: the strong
   configs get it and the weak ones do not. None when the question's values do not vary
   over the configs (every config passed it, or failed it): such a question separates
-  nothing, and is marked so.
+  nothing, and is marked so. None too with fewer than three configs (a correlation over
+  two points is always +1 or -1, whatever the question) or when the configs' means over
+  the other questions are all alike: the question varies, and its verdict says the
+  discrimination could not be measured and why. A negative one means the weaker configs
+  do better on it (worth checking its label).
 
 Only questions every config has a value for are analysed (a config without one would
 make the totals unlike); the others are counted.
@@ -22,6 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+MIN_CONFIGS = 3
+"""The fewest configs over which a discrimination (a correlation) means anything."""
 
 Values = Mapping[str, Mapping[str, float | None]]
 """config -> question id -> value (None: missing)."""
@@ -36,11 +43,20 @@ class Item:
     discrimination: float | None
     separates: bool
     """False when every config's value is the same (always passed, always failed)."""
+    configs: int
+    """How many configs valued it."""
 
     @property
     def verdict(self) -> str:
         if self.separates:
-            return "separates"
+            if self.discrimination is not None:
+                return ("separates" if self.discrimination >= 0 else
+                        "separates the wrong way: the weaker configs do better on it")
+            if self.configs < MIN_CONFIGS:
+                return (f"varies; its discrimination needs {MIN_CONFIGS} or more configs "
+                        f"(a correlation over {self.configs} is always +1 or -1)")
+            return ("varies; no discrimination: the configs' means over the other "
+                    "questions are alike")
         return ("every config passes it" if self.difficulty >= 1.0 else
                 "every config fails it" if self.difficulty <= 0.0 else
                 "every config scores it alike")
@@ -66,9 +82,9 @@ def item_statistics(values: Values, order: Sequence[str]) -> tuple[list[Item], i
         rest = (totals - col) / max(len(kept) - 1, 1)
         separates = bool(np.ptp(col) > 0)
         r = None
-        if separates and np.ptp(rest) > 0:
+        if separates and len(configs) >= MIN_CONFIGS and np.ptp(rest) > 0:
             r = float(np.corrcoef(col, rest)[0, 1])
-        out.append(Item(q, float(col.mean()), r, separates))
+        out.append(Item(q, float(col.mean()), r, separates, len(configs)))
     return out, len(order) - len(kept)
 
 

@@ -75,3 +75,36 @@ def test_check_with_the_history_of_a_compare(tmp_path, capsys):
     assert items["separate_nothing"] == len(alike) and items["questions"] == 8
     code, _, err = run_cli([*args, "--metric", "ndcg@3"], capsys)
     assert code == 2 and "has 0 configs with it on this set" in err and "mrr@10" in err
+
+
+def test_two_configs_give_no_discrimination_and_say_why():
+    """Over two configs every correlation is +1 or -1: not reported; the question that
+    varies says so, the ones that do not keep their verdicts."""
+    two = {c: VALUES[c] for c in ("c1", "c3")}
+    got = {i.id: i for i in item_statistics(two, ["q1", "q2", "q3", "q4"])[0]}
+    assert got["q2"].separates and got["q2"].discrimination is None
+    assert got["q2"].verdict.startswith("varies; its discrimination needs 3 or more configs")
+    assert got["q1"].verdict == "every config passes it"
+    assert item_summary(list(got.values()), 0, list(two), "hit@1")["separate_nothing"] == 2
+
+
+def test_a_question_the_weaker_configs_do_better_on_is_named():
+    """q5 is passed by c3 alone, the weakest config: values (0, 0, 1), the rest's means
+    (3/4, 2/4, 1/4) after adding q5 to every config's row (c1 and c2 fail it)."""
+    values = {c: {**v, "q5": 1.0 if c == "c3" else 0.0} for c, v in VALUES.items()}
+    got = {i.id: i for i in item_statistics(values, ["q1", "q2", "q3", "q4", "q5"])[0]}
+    assert got["q5"].discrimination == pytest.approx(-0.8660, abs=1e-4)
+    assert got["q5"].verdict.startswith("separates the wrong way")
+
+
+def test_configs_alike_elsewhere_give_no_discrimination():
+    values = {"a": {"q1": 1.0, "q2": 0.0}, "b": {"q1": 0.0, "q2": 1.0},
+              "c": {"q1": 1.0, "q2": 1.0}}
+    got = {i.id: i for i in item_statistics(values, ["q1", "q2"])[0]}
+    # q1: rest = q2's values (0, 1, 1) vary, so r exists; make the rest flat instead
+    flat = {"a": {"q1": 1.0, "q2": 1.0}, "b": {"q1": 0.0, "q2": 1.0},
+            "c": {"q1": 1.0, "q2": 1.0}}
+    one = {i.id: i for i in item_statistics(flat, ["q1", "q2"])[0]}
+    assert got["q1"].discrimination is not None
+    assert one["q1"].discrimination is None
+    assert one["q1"].verdict.endswith("the configs' means over the other questions are alike")
