@@ -233,6 +233,13 @@ def check_scifact(folder: Path) -> None:
         )
 
 
+def corpus_slice(scifact: Path, n: int, out: Path) -> Path:
+    """The first ``n`` documents of a BEIR folder's corpus written as a JSONL corpus."""
+    lines = (scifact / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:n]
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
 def to_run(qids: list[str], doc_ids: list[str], ids: Any, scores: Any) -> Run:
     """Retriever arrays ((queries x k) indices, -1 padded, and scores) as a trec-style run."""
     run: Run = {}

@@ -41,6 +41,7 @@ from _env import (  # noqa: E402
     DEFAULT_DATA,
     RESULTS,
     check_scifact,
+    corpus_slice,
     header_lines,
     machine_info,
     md_table,
@@ -48,16 +49,12 @@ from _env import (  # noqa: E402
 )
 
 
-def _slice(scifact: Path, n: int, out: Path) -> Path:
-    """The first ``n`` documents of SciFact's corpus as a JSONL corpus."""
-    lines = (scifact / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:n]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return out
-
-
 def _ragmark(args: list[str], env: dict[str, str], **kw: Any) -> subprocess.Popen[str]:
+    """ragmark run in the trial's work directory (the parent of its RAGMARK_HOME), so the
+    run history it records (.ragmark/ in the working directory) goes with it."""
     return subprocess.Popen([sys.executable, "-m", "ragmark", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=Path(env["RAGMARK_HOME"]).parent, **kw)
 
 
 def _turns(journal: Path) -> int:
@@ -177,7 +174,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, Proxy(args.url) as proxy:
         work = Path(tmp)
         env = {**os.environ, "RAGMARK_HOME": str(work / "home")}
-        corpus = _slice(args.data, args.documents, work / "corpus.jsonl")
+        corpus = corpus_slice(args.data, args.documents, work / "corpus.jsonl")
         llm = ["--llm-base-url", proxy.url, "--llm-model", args.alias,
                "--llm-timeout", str(args.timeout)]
         proxy.phase = "scenarios"

