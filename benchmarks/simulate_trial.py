@@ -65,12 +65,18 @@ def _turns(journal: Path) -> int:
 
 AGENT = '''"""The trial's LangGraph agent: create_agent over a BM25 search tool (bm25s, the
 slice of SciFact, top 3) with its own memory (InMemorySaver): ragmark keeps one thread a
-conversation and sends each later turn's question alone."""
+conversation and sends each later turn's question alone. Each turn's first model call
+must search: the 1.5B model (Qwen2.5-Coder) writes its call as JSON in the text
+(```json {"name": "search", "arguments": {...}}```), which llama-server does not parse
+into a tool call, so the middleware reads it from there; when the text holds no call,
+the user's message is searched as it is. The calls after it choose freely."""
 import json
 
 import bm25s
 import httpx
 from langchain.agents import create_agent
+from langchain.agents.middleware import ModelResponse, wrap_model_call
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
@@ -110,11 +116,43 @@ def search(query: str) -> str:
                        for i in hits[0]])
 
 
+def written_call(text):
+    """The search query of a call the model wrote as JSON in its text, or None."""
+    start = text.find("{") if isinstance(text, str) else -1
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text[start:]) if start >= 0 else (None, 0)
+    except ValueError:
+        return None
+    args = obj.get("arguments") if isinstance(obj, dict) else None
+    if isinstance(obj, dict) and obj.get("name") == "search" and isinstance(args, dict):
+        return args.get("query") if isinstance(args.get("query"), str) else None
+    return None
+
+
+@wrap_model_call
+def search_each_turn(request, handler):
+    """The first model call after the user's message searches (see the module's note)."""
+    since, asked = [], ""
+    for m in request.messages:
+        if isinstance(m, HumanMessage):
+            since, asked = [], m.content
+        else:
+            since.append(m)
+    response = handler(request)
+    said = response.result[-1] if response.result else None
+    if any(isinstance(m, ToolMessage) for m in since) or getattr(said, "tool_calls", None):
+        return response
+    query = written_call(getattr(said, "content", "")) or asked
+    call = {"name": "search", "args": {"query": query}, "id": f"call_{len(request.messages)}"}
+    return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
+
+
 def graph():
     model = ChatOpenAI(base_url=URL, api_key="none", model=ALIAS, temperature=0,
                        max_tokens=200, timeout=600,
                        http_client=httpx.Client(transport=NullContentToEmpty(), timeout=600))
-    return create_agent(model, [search], system_prompt=SYSTEM, checkpointer=InMemorySaver())
+    return create_agent(model, [search], system_prompt=SYSTEM, checkpointer=InMemorySaver(),
+                        middleware=[search_each_turn])
 '''
 
 

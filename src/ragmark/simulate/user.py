@@ -111,6 +111,10 @@ class RoleCheck:
             return "status is continue but the message is empty"
         if out.status != "continue":
             return None
+        if _plain(out.message) in example_messages():
+            self.breaks.append("the message copies the instructions' example")
+            return ("you copied the example's message; write this person's own next "
+                    "message, about the scenario")
         why = breaks_role(out.message, self.last_answer, self.outcome)
         if why is not None:
             self.breaks.append(why)
@@ -159,6 +163,17 @@ USER_PROMPT: Prompt[UserInput, UserTurn] = Prompt(
          UserTurn(status="continue", message="ok but what year was it finished?")),
     ),
 )
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip("?.! ")
+
+
+def example_messages() -> frozenset[str]:
+    """The user messages of the simulator's examples: a small model copies them (the
+    1.5B model asked "what year was it finished?" in a conversation about biology)."""
+    return frozenset(_plain(out.message) for _, out in USER_PROMPT.examples
+                     if out.message)
 
 
 @dataclass(frozen=True)

@@ -244,3 +244,19 @@ def test_what_breaks_the_role():
     assert breaks_role("does fra-1 regulate il-6 expression in macrophages?", None,
                        outcome) is None
     assert breaks_role("tell me about fra-1", None, outcome) is None
+
+
+def test_a_message_copied_from_the_instructions_example_is_asked_again():
+    """The 1.5B model, as the user of a biology scenario, wrote the prompt's example
+    ("ok but what year was it finished?") three turns running."""
+    from ragmark.simulate.user import RoleCheck, UserInput, UserTurn, example_messages
+
+    item = UserInput(scenario="Learn what BM25 ranks.", expected_outcome="It ranks documents.",
+                     user="-", facts=[], conversation="USER: hi\n\nASSISTANT: hello")
+    assert "ok but what year was it finished" in example_messages()
+    check = RoleCheck(last_answer="hello", outcome="It ranks documents.")
+    again = check(item, UserTurn(status="continue", message="OK but what year was it finished?"))
+    assert again is not None and again.startswith("you copied the example's message")
+    assert check.breaks == ["the message copies the instructions' example"]
+    assert check(item, UserTurn(status="continue", message="what does bm25 rank?")) is None
+    assert check.breaks == ["the message copies the instructions' example"]
