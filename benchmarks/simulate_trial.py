@@ -75,7 +75,7 @@ import json
 import bm25s
 import httpx
 from langchain.agents import create_agent
-from langchain.agents.middleware import ModelResponse, wrap_model_call
+from langchain.agents.middleware import AgentMiddleware, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
@@ -129,22 +129,39 @@ def written_call(text):
     return None
 
 
-@wrap_model_call
-def search_each_turn(request, handler):
-    """The first model call after the user's message searches (see the module's note)."""
-    since, asked = [], ""
-    for m in request.messages:
-        if isinstance(m, HumanMessage):
-            since, asked = [], m.content
-        else:
-            since.append(m)
-    response = handler(request)
-    said = response.result[-1] if response.result else None
-    if any(isinstance(m, ToolMessage) for m in since) or getattr(said, "tool_calls", None):
-        return response
-    query = written_call(getattr(said, "content", "")) or asked
-    call = {"name": "search", "args": {"query": query}, "id": f"call_{len(request.messages)}"}
-    return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
+class SearchEachTurn(AgentMiddleware):
+    """The first model call after the user's message searches (see the module's note);
+    ragmark calls the graph with ainvoke, so both ways are given."""
+
+    @staticmethod
+    def _first(request):
+        since, asked = [], ""
+        for m in request.messages:
+            if isinstance(m, HumanMessage):
+                since, asked = [], m.content
+            else:
+                since.append(m)
+        return not any(isinstance(m, ToolMessage) for m in since), asked
+
+    @staticmethod
+    def _call(request, response, asked):
+        said = response.result[-1] if response.result else None
+        if getattr(said, "tool_calls", None):
+            return response
+        query = written_call(getattr(said, "content", "")) or asked
+        call = {"name": "search", "args": {"query": query},
+                "id": f"call_{len(request.messages)}"}
+        return ModelResponse(result=[AIMessage(content="", tool_calls=[call])])
+
+    def wrap_model_call(self, request, handler):
+        first, asked = self._first(request)
+        response = handler(request)
+        return self._call(request, response, asked) if first else response
+
+    async def awrap_model_call(self, request, handler):
+        first, asked = self._first(request)
+        response = await handler(request)
+        return self._call(request, response, asked) if first else response
 
 
 def graph():
@@ -152,7 +169,7 @@ def graph():
                        max_tokens=200, timeout=600,
                        http_client=httpx.Client(transport=NullContentToEmpty(), timeout=600))
     return create_agent(model, [search], system_prompt=SYSTEM, checkpointer=InMemorySaver(),
-                        middleware=[search_each_turn])
+                        middleware=[SearchEachTurn()])
 '''
 
 

@@ -65,6 +65,10 @@ def config_lines(report: Mapping[str, Any]) -> list[str]:
     if s["role_adherence"] is not None:
         lines.append(f"simulator role adherence: {s['role_adherence']:.0%} of its calls "
                      f"({s['role_breaks']} broke role and were asked again)")
+    if s.get("failed_turns"):
+        why = "; ".join(f"{visible(k)} ({v})" for k, v in s["failures"].items())
+        lines.append(f"the system failed on {s['failed_turns']} of {s['turns']} turns "
+                     f"({why}); the first: {visible(s['first_failure'])}")
     lines += conversation_metric_lines(report.get("conversation_metrics") or {},
                                        report.get("judges"))
     lines += turn_metric_lines(report.get("turn_metrics") or {})

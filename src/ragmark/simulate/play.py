@@ -44,12 +44,15 @@ class Played:
 
 def turn_record(scenario: str, n: int, question: str, out: Output, latency: float,
                 role_breaks: Sequence[str]) -> dict[str, Any]:
-    """A finished turn as the journal writes it."""
+    """A finished turn as the journal writes it (a failed one with the failure's own
+    message, when the system gave one: an exception's text, a service's response)."""
+    detail = out.details.get("message") or out.details.get("response") if out.error else None
     return {"scenario": scenario, "turn": n, "question": question, "answer": out.answer,
             "contexts": [{"text": c.text, **({"id": c.id} if c.id else {}),
                           **({"doc_id": c.doc_id} if c.doc_id and c.doc_id != c.id else {})}
                          for c in out.contexts],
-            "error": out.error, "latency_s": round(latency, 6),
+            "error": out.error, **({"error_detail": str(detail)[:500]} if detail else {}),
+            "latency_s": round(latency, 6),
             "role_breaks": list(role_breaks)}
 
 

@@ -5,6 +5,7 @@ conversations ended (the simulated user's own verdicts, with intervals)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -84,4 +85,16 @@ def summary(played: Sequence[Played], closing_breaks: Sequence[int] = ()) -> dic
                               if reached else None),
             "turns": sum(len(p.turns) for p in played),
             "role_adherence": (calls - broke) / calls if calls else None,
-            "role_breaks": broke}
+            "role_breaks": broke, **failures([t for p in played for t in p.turns])}
+
+
+def failures(turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The turns the system failed: how many, by reason (the five commonest), and the
+    first one's reason with its message."""
+    failed = [t for t in turns if t.get("error")]
+    first = failed[0] if failed else None
+    return {"failed_turns": len(failed),
+            "failures": dict(Counter(t["error"] for t in failed).most_common(5)),
+            "first_failure": None if first is None else
+            first["error"] + (f": {first['error_detail']}" if first.get("error_detail")
+                              else "")}

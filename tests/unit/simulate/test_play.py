@@ -82,7 +82,7 @@ class Fixed:
         if "ranks what" in question:
             return Output(answer="It ranks documents.", contexts=(Context("Other text.", "d2"),))
         if question == "more 1?":  # the system fails on this turn
-            return Output.failed("HTTP 500 from the service")
+            return Output.failed("HTTP 500 from the service", message="upstream down")
         return Output(answer="I do not know.", contexts=())
 
 
@@ -139,6 +139,10 @@ def test_each_way_a_conversation_ends(server, tmp_path):
     assert (s["turns"], s["role_breaks"]) == (7, 1)
     assert s["role_adherence"] == pytest.approx(8 / 9)
     assert counts.reasked == 2 and counts.failed == 1
+    # the system failed once (long's second turn, "more 1?"): counted with its reason
+    assert (s["failed_turns"], s["failures"]) == (1, {"HTTP 500 from the service": 1})
+    assert s["first_failure"] == "HTTP 500 from the service: upstream down"
+    assert by["long"].turns[1]["error_detail"] == "upstream down"
 
 
 def test_the_transcripts_are_a_conversation_log_ragmark_reads(server, tmp_path, capsys):

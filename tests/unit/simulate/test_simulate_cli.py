@@ -141,3 +141,22 @@ def test_simulate_scores_every_turn_with_metrics(server, files, tmp_path, capsys
     said = _simulate(server, files, tmp_path / "x", capsys, "--metrics", "hit@99x",
                      expect=2)
     assert "hit@99x" in said and len(server.requests) == before
+
+
+def test_a_system_that_raises_is_said_with_its_message(server, files, tmp_path, capsys):
+    """The LangGraph trial's agent raised on every turn (an async call of sync-only
+    middleware) and the summary said only how the conversations ended: the failures
+    are counted, and the first one's message shown."""
+    server.rule = _user
+    scenarios, cfg, name = files
+    (tmp_path / "svc" / f"{name}.py").write_text(
+        "def answer(question, history=None):\n"
+        "    raise NotImplementedError('call me with ainvoke() <b>')\n")
+    said = _simulate(server, files, tmp_path, capsys)
+    line = next(x for x in said.splitlines() if x.startswith("the system failed"))
+    assert line == (f"the system failed on 7 of 7 turns ({name}:answer raised "
+                    f"NotImplementedError (7)); the first: {name}:answer raised "
+                    "NotImplementedError: call me with ainvoke() <b>")
+    turns = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert turns and all(t["turns"][0]["error"].endswith("raised NotImplementedError")
+                         for t in turns)
