@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import importlib
 import inspect
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -65,6 +67,19 @@ def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]", key: str 
     if not callable(obj):
         raise ConfigError(f"{where}: {spec!r} is not callable")
     return obj  # type: ignore[no-any-return]
+
+
+def target_digest(cfg: PythonPipelineConfig) -> str | None:
+    """The sha256 (16 hex digits) of the file of the module ``target`` names, once it is
+    imported (:func:`load_target`), or None (not imported, or no file): what a resumed
+    result that depends on the user's code is keyed by beside the config. Only that
+    module's own file: a change in what it imports is not seen."""
+    module = sys.modules.get(cfg.target.partition(":")[0])
+    path = getattr(module, "__file__", None)
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

@@ -27,6 +27,7 @@ from ragmark.llm.factory import check_endpoint, direct_client
 from ragmark.llm.fields import SET_ENDPOINT
 from ragmark.llm.table import SimulatorTable
 from ragmark.pipelines.config import HttpPipelineConfig, PythonPipelineConfig, pipeline_json
+from ragmark.pipelines.python import target_digest
 from ragmark.plan.endpoint import model_at, resolve_llm
 from ragmark.plan.paths import check_output
 from ragmark.plan.simulate_turns import score_turns, turn_metrics
@@ -117,10 +118,14 @@ class SimulatePlan:
     """What each turn is scored with (--metrics; :mod:`ragmark.plan.simulate_turns`)."""
 
     def key(self, sim: Simulated) -> str:
-        """What one config's simulation depends on: the scenarios, the system, the
-        simulator's model and endpoint, its temperature and seed."""
+        """What one config's simulation depends on: the scenarios, the system (for a
+        Python target, its module's file too, once imported), the simulator's model and
+        endpoint, its temperature and seed."""
+        code = (target_digest(sim.system) if isinstance(sim.system, PythonPipelineConfig)
+                else None)
         what = {"scenarios": [asdict(s) for s in self.scenarios],
-                "system": system_json(sim.system), "model": self.simulator.model,
+                "system": system_json(sim.system), **({"code": code} if code else {}),
+                "model": self.simulator.model,
                 "url": self.simulator.display_url, "temperature": self.temperature,
                 "seed": self.seed}
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
@@ -255,12 +260,13 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
 def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
                   ) -> tuple[dict[str, Any], list[Played], list[dict[str, Score]]]:
     """One config: play every scenario, judge every conversation, write the transcripts."""
-    journal = Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
     if isinstance(sim.system, OwnTurns):
+        journal = Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
         sim.system.prepare(progress)
         system: Any = sim.system
-    else:
+    else:  # imported first: its code is part of the key
         system = build(sim.system)
+        journal = Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
 
     async def main() -> Any:
         async with direct_client(plan.simulator) as client, system:

@@ -44,9 +44,9 @@ class Journal:
                             line=1)
         if head["ragmark_simulation"] != self.key:
             raise ConfigError(
-                f"{self.path} was written by another simulation (other scenarios, system, "
-                "simulator or settings): give another --transcripts path, or --fresh to "
-                "start it over")
+                f"{self.path} was written by another simulation (other scenarios, system "
+                "or its code, simulator or settings): give another --transcripts path, or "
+                "--fresh to start it over")
         for n, line in enumerate(lines[1:], start=2):
             try:
                 rec = json.loads(line)

@@ -160,3 +160,19 @@ def test_a_system_that_raises_is_said_with_its_message(server, files, tmp_path, 
     turns = [json.loads(x) for x in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert turns and all(t["turns"][0]["error"].endswith("raised NotImplementedError")
                          for t in turns)
+
+
+def test_a_changed_module_is_not_resumed_from_the_journal(server, files, tmp_path, capsys):
+    """The journal is keyed by the target module's file too: after the user fixes their
+    code, the old turns are not reused (they are refused, and --fresh starts over)."""
+    server.rule = _user
+    scenarios, cfg, name = files
+    module = tmp_path / "svc" / f"{name}.py"
+    module.write_text("def answer(question, history=None):\n    raise ValueError('bug')\n")
+    assert "failed on 7 of 7 turns" in _simulate(server, files, tmp_path, capsys)
+    sys.modules.pop(name, None)  # a new process imports the fixed file
+    module.write_text(SYSTEM)
+    said = _simulate(server, files, tmp_path, capsys, expect=2)
+    assert "was written by another simulation (other scenarios, system or its code" in said
+    said = _simulate(server, files, tmp_path, capsys, "--fresh")
+    assert "the system failed" not in said and "4 conversations with mine, 7 turns" in said
