@@ -237,7 +237,11 @@ def system_json(system: PythonPipelineConfig | HttpPipelineConfig | OwnTurns
 def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
     """Simulate each config (resuming its journal), write its transcripts, then pair the
     configs by scenario and check the gates; the report."""
-    done = [_simulate_one(plan, sim, progress) for sim in plan.systems]
+    # every config's journal is opened (and one of another simulation refused) before
+    # any conversation is played
+    opened = [_open(plan, sim) for sim in plan.systems]
+    done = [_simulate_one(plan, sim, system, journal, progress)
+            for sim, (system, journal) in zip(plan.systems, opened, strict=True)]
     values = {r["system"]: values_of(played, scores) for r, played, scores in done}
     systems = {s.name: system_json(s.system) for s in plan.systems}
     report: dict[str, Any] = {
@@ -257,16 +261,19 @@ def execute_simulate(plan: SimulatePlan, progress: Progress) -> dict[str, Any]:
     return report
 
 
-def _simulate_one(plan: SimulatePlan, sim: Simulated, progress: Progress
+def _open(plan: SimulatePlan, sim: Simulated) -> tuple[Any, Journal]:
+    """One config's system (a Python one imported: its code is part of the journal's
+    key) and its journal."""
+    system = sim.system if isinstance(sim.system, OwnTurns) else build(sim.system)
+    return system, Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
+
+
+def _simulate_one(plan: SimulatePlan, sim: Simulated, system: Any, journal: Journal,
+                  progress: Progress
                   ) -> tuple[dict[str, Any], list[Played], list[dict[str, Score]]]:
     """One config: play every scenario, judge every conversation, write the transcripts."""
-    if isinstance(sim.system, OwnTurns):
-        journal = Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
-        sim.system.prepare(progress)
-        system: Any = sim.system
-    else:  # imported first: its code is part of the key
-        system = build(sim.system)
-        journal = Journal(sim.journal, plan.key(sim), fresh=plan.fresh)
+    if isinstance(system, OwnTurns):
+        system.prepare(progress)
 
     async def main() -> Any:
         async with direct_client(plan.simulator) as client, system:

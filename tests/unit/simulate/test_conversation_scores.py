@@ -202,6 +202,22 @@ def test_two_systems_compared_by_scenario_with_a_gate(server, tmp_path, capsys):
     forgot = [json.loads(x) for x in (tmp_path / "t.forgetful.jsonl").read_text().splitlines()]
     assert forgot[0]["conversation_metrics"]["knowledge_retention"]["value"] == \
         pytest.approx(0.1)
+    # the second config's journal is of another simulation: refused before the first
+    # config plays anything (its journal gone, it would have asked again)
+    (tmp_path / "t.mine.jsonl.journal").unlink()
+    (tmp_path / "t.forgetful.jsonl.journal").write_text('{"ragmark_simulation": "other"}\n')
+    before = len(server.requests)
+    try:
+        code, said, err = run_cli(["simulate", str(scenarios), *configs, "--transcripts",
+                                   str(tmp_path / "t.jsonl"), "--no-history",
+                                   "--llm-base-url", server.url, "--llm-model", "judge"],
+                                  capsys)
+    finally:
+        sys.modules.pop("cmp_mine", None)
+        sys.modules.pop("cmp_forgetful", None)
+    assert code == 2 and "t.forgetful.jsonl.journal was written by another simulation" in err
+    assert len(server.requests) == before
+    assert not (tmp_path / "t.mine.jsonl.journal").read_text().count('"turn"')
 
 
 def test_one_conversation_value_has_no_interval_but_a_proportion_has_wilsons():
