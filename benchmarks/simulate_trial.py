@@ -192,6 +192,23 @@ def _config(path: Path, url: str, alias: str) -> Path:
     return path
 
 
+def _whose(body: bytes, finished: set[str]) -> str:
+    """Who sent a call that was sent again after the kill: the simulated user, or the
+    system for a turn the journal had finished before the kill (asked twice: a bug) or
+    for the turn in progress at the kill (a turn restarts whole: by design)."""
+    try:
+        messages = json.loads(body).get("messages") or []
+    except ValueError:
+        return "other"
+    first = str(messages[0].get("content") if messages else "")
+    if first.startswith("You play a person"):
+        return "the simulated user"
+    asked = [str(m.get("content")) for m in messages if m.get("role") == "user"]
+    if asked and any(q in asked[-1] for q in finished):
+        return "the system, for a turn finished before the kill"
+    return "the system, for the turn in progress at the kill"
+
+
 def _kill_after(cmd: list[str], env: dict[str, str], journal: Path, turns: int
                 ) -> dict[str, Any]:
     """Run ``cmd`` until ``turns`` turns are journaled, then SIGKILL it."""
@@ -204,8 +221,14 @@ def _kill_after(cmd: list[str], env: dict[str, str], journal: Path, turns: int
     if killed:
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    finished = set()
+    for line in journal.read_text().splitlines() if journal.exists() else []:
+        try:  # the last line may be cut short by the kill
+            finished.add(json.loads(line)["question"])
+        except (ValueError, KeyError):
+            continue
     return {"killed": killed, "turns_before_kill": _turns(journal),
-            "seconds": at - t0, "at": at}
+            "seconds": at - t0, "at": at, "finished": finished}
 
 
 def main() -> None:
@@ -274,8 +297,13 @@ def main() -> None:
                 and c.start + c.seconds < killed["at"]}
     twice = sum(n - 1 for b, n in sent.items() if n > 1 and b in answered)
     in_flight = sum(n - 1 for b, n in sent.items() if n > 1 and b not in answered)
+    whose = Counter(_whose(b, killed["finished"]) for b, n in sent.items()
+                    if n > 1 and b in answered for _ in range(n - 1))
     lines_out = _table(args, info, report, written, killed, resumed, sim, talks, proxy,
                        (twice, in_flight), out)
+    lines_out.insert(lines_out.index("| phase | calls | prompt tokens | completion tokens |")
+                     - 1, "Of the calls answered before the kill and sent again: "
+                     + (json.dumps(dict(whose)) if whose else "none") + ".")
     print("\n".join(lines_out))
     name = "simulate_trial" + ("_langgraph" if args.system == "langgraph" else "")
     write_results(args.out or RESULTS / f"{name}_{args.alias}.md", lines_out)
