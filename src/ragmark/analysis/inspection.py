@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmark.analysis.items import question_over_configs
 from ragmark.data.files import Where, describe, quote, read_json
 from ragmark.errors import ConfigError, DataError
 from ragmark.results import kind_of_results
@@ -113,6 +114,19 @@ def load_results(path: str | Path, config: str | None = None) -> Results:
     configuration of a comparison (default: its baseline); a DataError names the place
     of anything malformed."""
     return results_from(str(path), read_json(Path(path)), config)
+
+
+def over_configs(results: Results, qid: str) -> dict[str, Any] | None:
+    """A compare's question over every config of the file ``results`` came from: each
+    metric's values, the question's difficulty and discrimination
+    (:func:`~ragmark.analysis.items.question_over_configs`); None for a run file."""
+    if results.kind != "compare" or len(results.configs) < 2:
+        return None
+    data = read_json(Path(results.path))
+    table = {c: {r.id: {m: s.value for m, s in r.metrics.items()}
+                 for r in results_from(results.path, data, c).queries}
+             for c in results.configs}
+    return question_over_configs(table, qid)
 
 
 def is_label_file(data: Any) -> bool:

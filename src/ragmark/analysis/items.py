@@ -98,3 +98,25 @@ def item_summary(items: Sequence[Item], left_out: int, configs: Sequence[str],
             "always_passed": sum(i.difficulty >= 1.0 for i in flat),
             "always_failed": sum(i.difficulty <= 0.0 for i in flat),
             "items": [i.to_json() for i in sorted(items, key=lambda i: (i.difficulty, i.id))]}
+
+
+Table = Mapping[str, Mapping[str, Mapping[str, float | None]]]
+"""config -> question id -> metric -> value (None: missing)."""
+
+
+def question_over_configs(table: Table, qid: str) -> dict[str, Any]:
+    """For ``ragmark inspect`` of a compare: each metric of question ``qid``, every
+    config's value, and the question's difficulty, discrimination and verdict among the
+    questions every config valued (:func:`item_statistics` over the compare's questions,
+    in the table's order); a question some config has no value for says so."""
+    order = list(next(iter(table.values()), {}))
+    metrics = sorted({m for per in table.values() for m in per.get(qid, {})})
+    out: dict[str, Any] = {}
+    for m in metrics:
+        values = {c: {q: (v or {}).get(m) for q, v in per.items()} for c, per in table.items()}
+        items, _ = item_statistics(values, order)
+        item = next((i for i in items if i.id == qid), None)
+        got = ({"verdict": "some config has no value for it"} if item is None
+               else {k: v for k, v in item.to_json().items() if k != "id"})
+        out[m] = {"values": {c: values[c].get(qid) for c in table}, **got}
+    return out

@@ -8,11 +8,11 @@ import json
 import click
 
 from ragmark.analysis.failures import DEFAULT_K, failures_json, find_failures
-from ragmark.analysis.inspection import load_results, query_json
+from ragmark.analysis.inspection import load_results, over_configs, query_json
 from ragmark.cli.app import cli, config_name_option, consoles
 from ragmark.cli.shared import option
 from ragmark.probe.view import inspected, probe_results
-from ragmark.report.console_inspect import print_failures, print_query
+from ragmark.report.console_inspect import print_failures, print_over_configs, print_query
 from ragmark.text import visible
 
 
@@ -50,10 +50,14 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
             print_failures(res, rep, out)
         return
     q = res.query(str(query_id))
+    across = over_configs(res, q.id)
     if as_json:
-        click.echo(json.dumps(query_json(res, q), indent=2, ensure_ascii=False))
+        click.echo(json.dumps({**query_json(res, q), **({"over_configs": across}
+                                                         if across else {})},
+                              indent=2, ensure_ascii=False))
     else:
         print_query(res, q, out)
+        print_over_configs(across, out)
 
 
 def _probe(results: str, query_id: str | None) -> bool:

@@ -18,6 +18,7 @@ from ragmark.analysis.inspection import RULES, target_ranks
 from ragmark.analysis.judged_view import judged_sections
 from ragmark.analysis.trajectory_view import trajectory_section
 from ragmark.running.tournament import verdicts_for
+from ragmark.text import visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -273,6 +274,26 @@ def _print_metrics(res: Results, q: QueryRecord, out: Console) -> None:
         value = "—" if m.value is None else f"{m.value:.3f}"
         table.add_row(Text(name), value, Text(_metric_note(name, m, res)))
     out.print(table)
+
+
+def print_over_configs(across: dict[str, Any] | None, out: Console) -> None:
+    """A compare's question over its configs: each metric's value in every config, and
+    the question's difficulty (the mean over the configs) and discrimination (how well it
+    separates the configs that do well on the other questions from those that do not)."""
+    if not across:
+        return
+    _heading(out, "Over the compare's configs")
+    for name, r in across.items():
+        values = ", ".join(f"{visible(c)} {'—' if v is None else f'{v:.3f}'}"
+                           for c, v in r["values"].items())
+        if "difficulty" in r:
+            d = r["discrimination"]
+            tail = (f"difficulty {r['difficulty']:.3f}"
+                    + ("" if d is None else f", discrimination {d:+.3f}")
+                    + f": {r['verdict']}")
+        else:
+            tail = r["verdict"]
+        _indented(out, f"{visible(name)}: {values} — {tail}", hang=4)
 
 
 SHORT = {"empty_ranking": "empty ranking", "no_hit": "no hit", "unknown_ids": "foreign ids",

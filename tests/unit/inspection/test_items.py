@@ -108,3 +108,42 @@ def test_configs_alike_elsewhere_give_no_discrimination():
     assert got["q1"].discrimination is not None
     assert one["q1"].discrimination is None
     assert one["q1"].verdict.endswith("the configs' means over the other questions are alike")
+
+
+def test_inspect_of_a_compare_shows_the_question_over_its_configs(tmp_path, capsys):
+    """Three configs of the demo compared; `inspect CMP QID` gives each metric's value in
+    every config and the question's difficulty and discrimination, recomputed here by
+    hand from the compare file's values (classical test theory, as above)."""
+    import numpy as np
+
+    from ragmark.demo.tour import demo_path
+
+    demo = demo_path()
+    for size in (30, 60):
+        (tmp_path / f"c{size}.toml").write_text(
+            f'name = "c{size}"\nunit = "chunk"\n[chunker]\nname = "fixed"\nsize = {size}\n'
+            'overlap = 0\n')
+    code, _, err = run_cli(["compare", "--dataset", str(demo / "questions.json"), "--corpus",
+                            str(demo / "corpus"), "--configs", "sparse", str(tmp_path / "c30.toml"),
+                            str(tmp_path / "c60.toml"), "--metrics", "mrr@10",
+                            "--no-history", "--output", str(tmp_path / "cmp"), "--quiet"], capsys)
+    assert code == 0, err
+    per = json.loads((tmp_path / "cmp.json").read_text())["configs"]
+    configs = list(per)
+    qids = list(per[configs[0]]["per_query"])
+    m = np.array([[per[c]["per_query"][q]["mrr@10"] for q in qids] for c in configs])
+    varying = [j for j in range(len(qids)) if np.ptp(m[:, j]) > 0]
+    assert varying, "the demo's configs should differ on some question"
+    j = varying[0]
+    rest = (m.sum(axis=1) - m[:, j]) / (len(qids) - 1)
+    code, out, err = run_cli(["inspect", str(tmp_path / "cmp.json"), qids[j], "--json"], capsys)
+    assert code == 0, err
+    got = json.loads(out)["over_configs"]["mrr@10"]
+    assert got["values"] == {c: pytest.approx(m[i, j]) for i, c in enumerate(configs)}
+    assert got["difficulty"] == pytest.approx(m[:, j].mean(), abs=1e-4)
+    assert np.ptp(rest) > 0  # the configs' means over the other questions differ
+    assert got["discrimination"] == pytest.approx(np.corrcoef(m[:, j], rest)[0, 1],
+                                                  abs=1e-4)
+    code, out, err = run_cli(["inspect", str(tmp_path / "cmp.json"), qids[j]], capsys)
+    assert code == 0 and "Over the compare's configs" in out
+    assert f"mrr@10: {configs[0]} {m[0, j]:.3f}" in out and "difficulty" in out
