@@ -16,7 +16,7 @@ from typing import Any
 
 from ragmark.case import ChatClient
 from ragmark.errors import ConfigError, EndpointGone
-from ragmark.generation.base import GenerationFailed, check_positive
+from ragmark.generation.base import GenerationFailed, as_messages, check_positive
 from ragmark.judges.prompt import data_block
 from ragmark.llm import LLMCallFailed
 from ragmark.llm.accounting import llm_summary
@@ -91,11 +91,8 @@ class LLMGenerator:
         texts = fit_contexts([c.text for c in contexts], self.max_chars)
         blocks = "\n".join(data_block("context", t, i) for i, t in enumerate(texts, start=1))
         user = f"{blocks or '(no context passages)'}\n{data_block('question', question)}"
-        earlier = [m for t in history for m in (
-            {"role": "user", "content": str(t.get("question") or "")},
-            {"role": "assistant", "content": str(t.get("answer") or "(no answer)")})]
-        return [{"role": "system", "content": self.instruction}, *earlier,
-                {"role": "user", "content": user}]
+        return [{"role": "system", "content": self.instruction},
+                *as_messages(history, user, no_answer="(no answer)")]
 
     async def answer(self, client: ChatClient, question: str, contexts: Sequence[Chunk],
                      history: Sequence[Mapping[str, Any]] = ()) -> str | GenerationFailed:

@@ -27,7 +27,11 @@ from ragmark.data.logged import (  # noqa: F401 (the pipelines' names for them)
     parse_hops,
     parse_result,
 )
-from ragmark.generation.base import GenerationFailed
+from ragmark.generation.base import (  # noqa: F401 (the pipelines' names for them)
+    GenerationFailed,
+    Turn,
+    as_messages,
+)
 from ragmark.text import normalise
 from ragmark.types import Chunk, Sentences
 
@@ -82,26 +86,6 @@ class Produced:
         return self.given.sentences
 
 
-Turn = Mapping[str, Any]
-"""An earlier turn of a conversation as a pipeline gets it: ``{"question", "answer"}``
-(the answer None when the pipeline gave none)."""
-
-
-def as_messages(history: Sequence[Turn], question: str) -> list[dict[str, str]]:
-    """The conversation so far as chat messages, the turn's question last.
-
-    >>> as_messages([{"question": "Who wrote Dracula?", "answer": "Bram Stoker."}], "When?")
-    ... # doctest: +NORMALIZE_WHITESPACE
-    [{'role': 'user', 'content': 'Who wrote Dracula?'},
-     {'role': 'assistant', 'content': 'Bram Stoker.'}, {'role': 'user', 'content': 'When?'}]
-    """
-    out: list[dict[str, str]] = []
-    for t in history:
-        out.append({"role": "user", "content": str(t.get("question") or "")})
-        if t.get("answer"):
-            out.append({"role": "assistant", "content": str(t["answer"])})
-    out.append({"role": "user", "content": question})
-    return out
 
 
 Resolve = Callable[[str], "str | None"]
