@@ -51,7 +51,8 @@ def turn_record(scenario: str, n: int, question: str, out: Output, latency: floa
             "contexts": [{"text": c.text, **({"id": c.id} if c.id else {}),
                           **({"doc_id": c.doc_id} if c.doc_id and c.doc_id != c.id else {})}
                          for c in out.contexts],
-            "error": out.error, **({"error_detail": str(detail)[:500]} if detail else {}),
+            "error": out.error,
+            **({"error_detail": " ".join(str(detail).split())[:500]} if detail else {}),
             "latency_s": round(latency, 6),
             "role_breaks": list(role_breaks)}
 
