@@ -135,7 +135,9 @@ def main() -> None:
         for name, extra in (("ragmark", []), ("ragmark --words-only", ["--words-only"])):
             proxy.phase = name
             path = kept / ("words_only.json" if extra else "default.json")
-            costs.append(_cost(proxy, name, generate(corpus, args.size, path, llm, env,
+            # each generator its own call cache: a prompt both send is paid by both
+            own = {**env, "RAGMARK_HOME": str(work / f"home-{len(costs)}")}
+            costs.append(_cost(proxy, name, generate(corpus, args.size, path, llm, own,
                                                      extra)))
             checked[name] = check(path, corpus, args.clusters)
         if args.ragas:
