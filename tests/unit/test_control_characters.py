@@ -46,7 +46,7 @@ def test_no_command_prints_or_writes_them_raw(tmp_path, logged, capsys):
                                   "--include-details", "--name", "sys", *hist], capsys)
         assert code in (0, 1), err
         said[f"run {i}"] = out + err
-    res = str(tmp_path / "r1")
+    res = str(tmp_path / "r1.json")  # --output r1: the JSON report r1.json, r1.md beside
     for name, args in {
         "inspect question": ["inspect", res, "q1"],
         "inspect failures": ["inspect", res, "--failures"],

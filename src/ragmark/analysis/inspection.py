@@ -113,16 +113,21 @@ def load_results(path: str | Path, config: str | None = None) -> Results:
     """Read a results file of ``ragmark run`` or ``ragmark compare``. ``config`` picks a
     configuration of a comparison (default: its baseline); a DataError names the place
     of anything malformed."""
-    return results_from(str(path), read_json(Path(path)), config)
+    return results_from(str(path), results_json(path), config)
 
 
-def over_configs(results: Results, qid: str) -> dict[str, Any] | None:
-    """A compare's question over every config of the file ``results`` came from: each
-    metric's values, the question's difficulty and discrimination
+def results_json(path: str | Path) -> Any:
+    """The parsed JSON of a results file (read once by a command that looks at it in
+    several ways); a DataError names the place of malformed JSON."""
+    return read_json(Path(path))
+
+
+def over_configs(results: Results, data: Any, qid: str) -> dict[str, Any] | None:
+    """A compare's question over every config of ``data``, the parsed file ``results``
+    came from: each metric's values, the question's difficulty and discrimination
     (:func:`~ragmark.analysis.items.question_over_configs`); None for a run file."""
     if results.kind != "compare" or len(results.configs) < 2:
         return None
-    data = read_json(Path(results.path))
     table = {c: {r.id: {m: s.value for m, s in r.metrics.items()}
                  for r in results_from(results.path, data, c).queries}
              for c in results.configs}

@@ -56,7 +56,7 @@ from ragmark.cli.shared import option
 @option("--pairwise", metavar="CRITERIA")
 @option("--pairwise-orders", type=click.IntRange(1, 2), default=2, show_default=True)
 @option("--pairwise-rubric", multiple=True, metavar="NAME=TEXT")
-@option("--output", default="results/eval", show_default=True)
+@option("--output", default="results/eval.json", show_default=True)
 @quiet_option
 @option("--include-details", is_flag=True)
 @format_option("json,md")
@@ -68,13 +68,13 @@ from ragmark.cli.shared import option
 def compare_cmd(**flags: Any) -> None:
     """Run several configurations on the same questions and compare them.
 
-    Writes {output}.json (per config: metrics, intervals, per-query values, timings;
-    every comparison with its p-value) and {output}.md, and prints the table. With
-    --pairwise, a judge also says which of every two configs' answers is better (win
-    rates, sign tests, the position bias, and with three configs or more the win matrix
-    and Bradley-Terry strengths). Exit 1 when a gate fails (--fail-under, --max-missing,
-    --fail-on-regression, a metric with no value at all in a config, or a config whose
-    every question failed).
+    Writes the JSON report at --output (per config: metrics, intervals, per-query
+    values, timings; every comparison with its p-value) and its Markdown beside it, and
+    prints the table. With --pairwise, a judge also says which of every two configs'
+    answers is better (win rates, sign tests, the position bias, and with three configs
+    or more the win matrix and Bradley-Terry strengths). Exit 1 when a gate fails
+    (--fail-under, --max-missing, --fail-on-regression, a metric with no value at all in
+    a config, or a config whose every question failed).
     """
     from ragmark.plan import CompareRequest, estimate, execute, plan_compare
 

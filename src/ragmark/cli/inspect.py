@@ -8,10 +8,10 @@ import json
 import click
 
 from ragmark.analysis.failures import DEFAULT_K, failures_json, find_failures
-from ragmark.analysis.inspection import load_results, over_configs, query_json
+from ragmark.analysis.inspection import over_configs, query_json, results_from, results_json
 from ragmark.cli.app import cli, config_name_option, consoles
 from ragmark.cli.shared import option
-from ragmark.probe.view import inspected, probe_results
+from ragmark.probe.view import inspected, probe_of
 from ragmark.report.console_inspect import print_failures, print_over_configs, print_query
 from ragmark.text import visible
 
@@ -36,11 +36,12 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
     """
     if failures == (query_id is not None):
         raise click.UsageError("give either a QUERY_ID or --failures")
-    if _probe(results, query_id):
-        return
     if k is not None and not failures:
         raise click.UsageError("--k applies to --failures")
-    res = load_results(results, config)
+    data = results_json(results)
+    if _probe(results, data, query_id):
+        return
+    res = results_from(results, data, config)
     out, _ = consoles(quiet=True)
     if failures:
         rep = find_failures(res, k or DEFAULT_K, faithfulness_below)
@@ -50,7 +51,7 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
             print_failures(res, rep, out)
         return
     q = res.query(str(query_id))
-    across = over_configs(res, q.id)
+    across = over_configs(res, data, q.id)
     if as_json:
         click.echo(json.dumps({**query_json(res, q), **({"over_configs": across}
                                                          if across else {})},
@@ -60,11 +61,11 @@ def inspect_cmd(results: str, query_id: str | None, failures: bool, k: int | Non
         print_over_configs(across, out)
 
 
-def _probe(results: str, query_id: str | None) -> bool:
+def _probe(results: str, data: object, query_id: str | None) -> bool:
     """A probe's results: one target's outcomes, or (--failures) the questions that
     fell; False for any other file."""
-    data = probe_results(results)
-    if data is None:
+    probe = probe_of(data, results)
+    if probe is None:
         return False
-    click.echo(visible(inspected(data, query_id)))
+    click.echo(visible(inspected(probe, query_id)))
     return True

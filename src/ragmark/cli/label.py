@@ -33,13 +33,13 @@ from ragmark.report.console import llm_line
 @click.option("--prompt-template", type=click.Path(exists=True, dir_okay=False),
               help="File with the judge's user message; {question} and {passage} (or "
                    "{query} and {document}) are replaced by the fenced texts.")
-@option("--output", default="results/label", show_default=True)
+@option("--output", default="results/label.json", show_default=True)
 @option("--plot", is_flag=True)
 @dry_run_option
 @click.option("--pool", is_flag=True,
               help="Judge the documents of every config's top K that the qrels do not "
-                   "judge, and write {output}.qrels.tsv: the qrels extended with the LLM's "
-                   "judgments, marked (for run/compare --qrels-extra).")
+                   "judge, and write NAME.qrels.tsv beside --output: the qrels extended "
+                   "with the LLM's judgments, marked (for run/compare --qrels-extra).")
 @option("--judge-model", "judge_models", multiple=True)
 @quiet_option
 @format_option("json,md")
@@ -55,8 +55,9 @@ def label_cmd(**flags: Any) -> None:
     precision, recall, accuracy, number relevant and answer presence, averaged over the
     questions; with ground truth, also the judge's agreement with it.
 
-    Writes {output}.json (per config: means at every k with the questions covered,
-    every passage's label, agreement; the LLM accounting) and {output}.md, and prints
+    Writes the JSON report at --output (per config: means at every k with the questions
+    covered, every passage's label, agreement; the LLM accounting) and its Markdown
+    beside it, and prints
     the tables. Needs an LLM endpoint.
     """
     out, progress = consoles(flags.pop("quiet"))

@@ -55,7 +55,7 @@ from ragmark.probe.report import execute_probe
 @option("--top-k", type=click.IntRange(min=1))
 @option("--seed", type=int, default=0, show_default=True)
 @option("--resamples", type=click.IntRange(min=100), default=10_000, show_default=True)
-@option("--output", default="results/probe", show_default=True)
+@option("--output", default="results/probe.json", show_default=True)
 @option("--allow-missing", is_flag=True)
 @quiet_option
 @dry_run_option
@@ -70,9 +70,10 @@ def probe_cmd(**flags: Any) -> None:
     planted passage is retrieved and how often the attack succeeds.
 
     The corpus files and indexes are never touched: the planted documents go into a copy
-    in memory, indexed apart. Writes {output}.json and {output}.md; each finished config
-    and attack is kept in {output}.probe-state/, so a killed probe resumes. Exit 1 when a
-    --fail-on gate fails, or a target got no answer (unless --allow-missing).
+    in memory, indexed apart. Writes the JSON report at --output and its Markdown beside
+    it; each finished config and attack is kept in NAME.probe-state/ beside them, so a
+    killed probe resumes. Exit 1 when a --fail-on gate fails, or a target got no answer
+    (unless --allow-missing).
     """
     out, progress = consoles(flags.pop("quiet"))
     flags["configs"] = (*flags["configs"], *flags.pop("more_configs"))

@@ -152,13 +152,18 @@ MEANINGS: dict[str, str | dict[str, str]] = {
                     "it has none; repeatable; CONFIG: limits it to one config.",
     },
     "--output": {
-        "run": "Where the JSON report is written.",
-        "compare": "Where the report is written: {output}.json and {output}.md (DIR/: "
-                   "DIR/eval.json and DIR/eval.md).",
-        "label": "Where the report is written: {output}.json and {output}.md (DIR/: "
-                 "DIR/eval.json and DIR/eval.md); --plot's charts beside them.",
-        "probe": "Where the report is written: {output}.json and {output}.md (DIR/: "
-                 "DIR/probe.*); the finished runs in {output}.probe-state/.",
+        "run": "The JSON report's path; each other --format file beside it, named the same "
+               "with its own suffix (results.md). A name without .json gets it; DIR/ "
+               "means DIR/results.json.",
+        "compare": "The JSON report's path; the Markdown and each other --format file "
+                   "beside it, named the same with its own suffix (eval.md). A name "
+                   "without .json gets it; DIR/ means DIR/eval.json.",
+        "label": "The JSON report's path; the Markdown beside it (label.md), --plot's "
+                 "charts and --pool's qrels too. A name without .json gets it; DIR/ "
+                 "means DIR/label.json.",
+        "probe": "The JSON report's path; the Markdown beside it (probe.md), the finished "
+                 "runs in probe.probe-state/. A name without .json gets it; DIR/ means "
+                 "DIR/probe.json.",
         "testset": "Where the set is written; its report beside it as NAME.report.json.",
         "monitor": "Where the window is written: .json, .md or .html by the suffix "
                    "(repeatable).",

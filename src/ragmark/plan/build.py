@@ -26,7 +26,7 @@ from ragmark.plan.gating import regression_metrics
 from ragmark.plan.metric_choice import choose, select, thresholds
 from ragmark.plan.model import Gating, Options, Plan, Targets
 from ragmark.plan.pairwise import check_judge, check_references, pairwise_of
-from ragmark.plan.paths import check_output, check_targets, output_stem
+from ragmark.plan.paths import check_targets, output_stem
 from ragmark.plan.request import CompareRequest, Request, RunRequest
 from ragmark.plan.sources import (
     closed_on_error,
@@ -187,23 +187,15 @@ def _targets(req: Request, kind: str) -> Targets:
         formats: list[str] = []
     else:
         formats = parse_formats(req.formats, kind)
-    json_path = stem = None
-    if req.output is not None:
-        if kind == "run":
-            json_path = Path(req.output)
-            stem = json_path.with_suffix("") if json_path.suffix.lower() == ".json" \
-                else json_path
-        else:
-            stem = Path(output_stem(req.output, "eval"))
+    stem = None if req.output is None else Path(
+        output_stem(req.output, "results" if kind == "run" else "eval"))
     if req.dry_run:
-        return Targets(tuple(formats), stem, json_path)
-    if kind == "run" and req.output is not None:
-        check_output(req.output, "--output")
+        return Targets(tuple(formats), stem)
     run_file = getattr(req, "run_file", None)
-    hist = check_targets(paths_of(formats, stem, json_path) if stem is not None else (),
+    hist = check_targets(paths_of(formats, stem) if stem is not None else (),
                          history=req.history, no_history=req.no_history, junit=req.junit,
                          run_file=run_file)
-    return Targets(tuple(formats), stem, json_path, run_file, req.junit, hist,
+    return Targets(tuple(formats), stem, run_file, req.junit, hist,
                    req.include_details, req.step_summary)
 
 

@@ -173,9 +173,8 @@ def _written(plan: Plan, result: Any, reports: dict[str, Any],
             else comparison_json(result, t.include_details))
     written: list[Path] = []
     if t.formats and t.stem is not None:
-        written = write_all(t.formats, Written(plan.kind, result, data, t.stem, t.json_path,
-                                               gate_md))
-    json_path = (t.json_path or t.stem.with_name(t.stem.name + ".json")) if (
+        written = write_all(t.formats, Written(plan.kind, result, data, t.stem, gate_md))
+    json_path = t.stem.with_name(t.stem.name + ".json") if (
         "json" in t.formats and t.stem is not None) else (written[0] if written else None)
     if t.formats and t.stem is not None:
         from ragmark.results.nuggetizer_files import write_nuggets_beside

@@ -52,7 +52,7 @@ class LabelRequest:
     top_k: int = 10
     max_queries: int | None = None
     prompt_template: str | None = None
-    output: str = "results/label"
+    output: str = "results/label.json"
     formats: str | None = None
     plot: bool = False
     pool: bool = False

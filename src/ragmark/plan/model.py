@@ -81,7 +81,6 @@ class Targets:
 
     formats: tuple[str, ...] = ()
     stem: Path | None = None
-    json_path: Path | None = None
     run_file: str | None = None
     junit: str | None = None
     history: Path | None = None

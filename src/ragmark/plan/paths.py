@@ -74,7 +74,7 @@ def output_stem(output: str, default_name: str) -> str:
     named ``.json``; ``eval.json`` (or ``eval.md``) is the stem ``eval``, not
     ``eval.json.json``."""
     if not output.strip():
-        raise ConfigError("--output: the path is empty")
+        raise ConfigError("--output: the path is empty; give a file path")
     if output.endswith(("/", os.sep)) or Path(output).is_dir():
         return str(Path(output) / default_name)
     if Path(output).suffix.lower() in (".json", ".md") and Path(output).stem:

@@ -39,6 +39,12 @@ def probe_results(path: str) -> dict[str, Any] | None:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None  # the results readers say what is wrong with it
+    return probe_of(data, path)
+
+
+def probe_of(data: Any, path: str) -> dict[str, Any] | None:
+    """``data``, the parsed JSON of ``path``, when it is a probe's results, checked as
+    :func:`probe_results` does; None for any other file."""
     if not isinstance(data, dict) or not isinstance(data.get("envelope"), dict) or \
             data["envelope"].get("kind") != PROBE:
         return None

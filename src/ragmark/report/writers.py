@@ -35,14 +35,12 @@ SUFFIX = {"json": ".json", "md": ".md", "trec": ".trec", "csv": ".csv", "html": 
 class Written:
     """What a writer gets: the kind (run, compare, label), the result, its JSON form (the
     envelope included), and the stem its files are named after (``results/eval`` ->
-    ``results/eval.md``); ``json_path`` overrides the JSON file's name (``run
-    --output``)."""
+    ``results/eval.json``, ``results/eval.md``)."""
 
     kind: str
     result: Any
     data: dict[str, Any]
     stem: Path
-    json_path: Path | None = None
     markdown_extra: str = ""
     """Appended to the Markdown (the regression gate's table)."""
 
@@ -60,16 +58,10 @@ def parse_formats(text: str | None, kind: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def paths_of(formats: Sequence[str], stem: Path, json_path: Path | None = None) -> list[Path]:
+def paths_of(formats: Sequence[str], stem: Path) -> list[Path]:
     """The files the built-in formats will write (checked before any work); a plugin's
     files are its own business."""
-    out = []
-    for f in formats:
-        if f == "json" and json_path is not None:
-            out.append(json_path)
-        elif f in SUFFIX:
-            out.append(stem.with_name(stem.name + SUFFIX[f]))
-    return out
+    return [stem.with_name(stem.name + SUFFIX[f]) for f in formats if f in SUFFIX]
 
 
 def write_all(formats: Sequence[str], out: Written) -> list[Path]:
@@ -88,7 +80,7 @@ def _file(out: Written, suffix: str) -> Path:
 
 def json_writer() -> Any:
     def write(out: Written) -> list[Path]:
-        return [write_json(out.data, out.json_path or _file(out, ".json"))]
+        return [write_json(out.data, _file(out, ".json"))]
 
     return write
 

@@ -39,10 +39,26 @@ def test_a_plan_is_frozen_and_decided_before_any_work(data, tmp_path):
 
 
 def test_output_paths_are_checked_before_the_data_is_read(tmp_path):
-    folder = tmp_path / "out"
-    folder.mkdir()
-    with pytest.raises(ConfigError, match="--output .*is a folder"):
-        plan_run(RunRequest(dataset=tmp_path / "missing.json", output=str(folder) + "/"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(ConfigError, match="--output .*is a file, not a folder"):
+        plan_run(RunRequest(dataset=tmp_path / "missing.json", output=str(blocker / "r")))
+
+
+def test_output_means_the_json_report_in_run_as_in_compare(data, tmp_path):
+    """One meaning of --output: the JSON report's path; a name without .json gets it,
+    DIR/ means DIR/results.json (compare: DIR/eval.json), the other formats beside it."""
+    ds, corpus = data
+    for given, json_file in (("a", "a.json"), ("b.json", "b.json"), ("d/", "d/results.json"),
+                             ("e.md", "e.json")):
+        plan = plan_run(RunRequest(dataset=ds, corpus=corpus, metrics="mrr",
+                                   output=f"{tmp_path}/{given}", formats="json,md",
+                                   no_history=True))
+        written = execute(plan).written
+        assert written == [tmp_path / json_file, (tmp_path / json_file).with_suffix(".md")]
+    plan, _ = plan_compare(CompareRequest(dataset=ds, corpus=corpus, metrics="mrr",
+                                          output=str(tmp_path / "c") + "/", no_history=True))
+    assert execute(plan).written == [tmp_path / "c" / "eval.json", tmp_path / "c" / "eval.md"]
 
 
 def test_execute_runs_gates_writes_and_records(data, tmp_path):

@@ -78,7 +78,8 @@ def test_run_help_says_what_its_flags_mean_in_run(capsys):
 
     code, text, _ = run_cli(["run", "--help"], capsys)
     flat = " ".join(text.split())
-    assert code == 0 and "--output TEXT Where the JSON report is written." in flat
+    assert code == 0 and ("--output TEXT The JSON report's path; each other --format file "
+                          "beside it") in flat
     for other in ("compare and label", "testset", "history trend", "probe takes"):
         assert other not in flat, other
     code, text, _ = run_cli(["testset", "--help"], capsys)
