@@ -105,20 +105,44 @@ def against_truth(block: dict[str, Any], items: list[dict[str, Any]], metric: st
             + ("" if mae is None else f" [{mae.low:.3f}, {mae.high:.3f}]"), how]
 
 
+def hard_values(block: dict[str, Any]) -> dict[str, float | None] | None:
+    """The block's values from its hard verdicts alone (each item's ``hard_value``: the
+    share of YES verdicts), where its judge weighed them by probability; None for a
+    block with no hard value beside its values."""
+    details = block.get("details") or {}
+    hard = {k: (d or {}).get("hard_value") for k, d in details.items()}
+    if not any(v is not None for v in hard.values()) or all(
+            hard.get(k) == v for k, v in block["values"].items()):
+        return None
+    return {k: hard.get(k) if block["values"].get(k) is not None else None
+            for k in block["values"]}
+
+
 def truth_lines(blocks: dict[tuple[str, str], dict[str, Any]], items: list[dict[str, Any]]
                 ) -> list[str]:
     """The section that says which tool's values are right, by the qrels."""
     if not all("truth" in it for it in items):
         return []
-    rows = [[metric, tool, *against_truth(blocks[(tool, metric)], items, metric)]
-            for metric in TRUTH for tool in TOOLS if (tool, metric) in blocks]
+    rows = []
+    for metric in TRUTH:
+        for tool in TOOLS:
+            if (tool, metric) not in blocks:
+                continue
+            block = blocks[(tool, metric)]
+            rows.append([metric, tool, *against_truth(block, items, metric)])
+            hard = hard_values(block)
+            if hard is not None:
+                rows.append([metric, f"{tool} (hard verdicts)",
+                             *against_truth({"values": hard}, items, metric)])
     return ["", "## Which is right? Each tool against the truth SciFact's qrels give", "",
             "Truth per question, no judge asked: context precision the rank-weighted "
             "precision of the five contexts with a chunk of a relevant abstract (qrels) "
             "counted useful; context recall the share of the reference answer's sentences "
             "that stand in a context; faithfulness 1 for an answer drawn from the relevant "
             "abstract's chunk among the contexts, 0 for one from an abstract outside them. "
-            "Intervals: 95% percentile bootstrap over the questions a tool valued.", "",
+            "Intervals: 95% percentile bootstrap over the questions a tool valued. "
+            "ragmark's values are weighed by the verdicts' probabilities; the rows "
+            "'(hard verdicts)' are the same calls' YES/NO verdicts alone.", "",
             *md_table(["metric", "tool", "items", "tool's mean", "truth's mean",
                        "mean absolute error [95%]", "agreement [95%]"], rows)]
 
