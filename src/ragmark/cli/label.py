@@ -57,8 +57,7 @@ def label_cmd(**flags: Any) -> None:
 
     Writes the JSON report at --output (per config: means at every k with the questions
     covered, every passage's label, agreement; the LLM accounting) and its Markdown
-    beside it, and prints
-    the tables. Needs an LLM endpoint.
+    beside it, and prints the tables. Needs an LLM endpoint.
     """
     out, progress = consoles(flags.pop("quiet"))
     flags["configs"] = (*flags["configs"], *flags.pop("more_configs"))
