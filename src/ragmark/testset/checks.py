@@ -1,11 +1,12 @@
 """The checks a generated question must pass (pure): its quotes really occur in their
-sources, it is not a near-duplicate of a kept question, its type still has room.
+sources, each source quoted, it is not a near-duplicate of a kept question, its type
+still has room.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import permutations
+from itertools import product
 
 from ragmark.text import content_tokens, normalise, tokenize
 
@@ -87,14 +88,19 @@ def locate_quote(quote: str, source: str) -> str | None:
 
 
 def match_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | None:
-    """One located quote per source, in source order (quotes given in another order are
-    matched too); None when some source has no quote that occurs in it."""
-    if len(quotes) != len(sources):
+    """Every quote located in a source, in source order (then the order given), when
+    each quote occurs in some source and each source holds at least one of them; None
+    otherwise. A quote found in two sources counts for the one that needs it."""
+    if len(quotes) < len(sources):
         return None
-    for order in permutations(range(len(quotes))):
-        spans = [locate_quote(quotes[q], s) for q, s in zip(order, sources, strict=True)]
-        if all(s is not None for s in spans):
-            return [s for s in spans if s is not None]
+    found = [{i: span for i, s in enumerate(sources)
+              if (span := locate_quote(q, s)) is not None} for q in quotes]
+    if not all(found):
+        return None
+    for pick in product(*(sorted(f) for f in found)):
+        if set(pick) == set(range(len(sources))):
+            order = sorted(range(len(quotes)), key=lambda k: pick[k])
+            return [found[k][pick[k]] for k in order]
     return None
 
 

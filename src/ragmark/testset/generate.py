@@ -58,7 +58,6 @@ REASONS = {
     "quote_not_in_source": "quote not found in its source",
     "duplicate_question": "near-duplicate question",
     "type_quota_full": "type quota full",
-    "type_not_requested": "type not requested",
 }
 """Why a candidate was rejected: key -> what the console says."""
 
@@ -138,6 +137,9 @@ class _State:
     """A question's unit-length embedding: near-duplicates by their cosine too (None:
     by their words alone)."""
     vectors: list[Any] = field(default_factory=list)
+    relabelled: Counter[str] = field(default_factory=Counter)
+    """Kept questions the model labelled another type than the one asked for ("factual
+    as reasoning"): each counts as the type asked for."""
 
     def need(self) -> dict[str, int]:
         return {t: q - self.by_type[t] for t, q in self.quota.items()
@@ -202,25 +204,24 @@ def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) 
             _reject(state, c, "duplicate_question", f"{got.question!r} repeats "
                     f"{state.kept[best]['question']!r} (cosine {cos[best]:.2f})")
             return
-    if got.type not in state.quota:
-        _reject(state, c, "type_not_requested", f"the question is of type {got.type}")
-        return
-    if state.by_type[got.type] >= state.quota[got.type]:
-        _reject(state, c, "type_quota_full", f"{got.type} already has "
-                f"{state.quota[got.type]} item(s)")
+    if state.by_type[c.qtype] >= state.quota[c.qtype]:
+        _reject(state, c, "type_quota_full", f"{c.qtype} already has "
+                f"{state.quota[c.qtype]} item(s)")
         return
     state.kept.append({
         "question": got.question,
         "ground_truth_contexts": list(dict.fromkeys(spans)),
         "expected_answer": got.answer,
-        "type": got.type,
+        "type": c.qtype,
         "difficulty": got.difficulty,
         "source_ids": [p.doc_id for p in c.sources],
     })
     state.words.append(words)
     if vector is not None:
         state.vectors.append(vector)
-    state.by_type[got.type] += 1
+    state.by_type[c.qtype] += 1
+    if got.type != c.qtype:
+        state.relabelled[f"{c.qtype} as {got.type}"] += 1
 
 
 async def _ask_round(client: LLMClient, cands: Sequence[Candidate], counts: JudgeCounts,
@@ -327,6 +328,7 @@ def _report(corpus: Corpus, chunker: Chunker, options: TestsetOptions, state: _S
         "rejected": sum(reasons.values()),
         "rejected_by_reason": {k: reasons[k] for k in REASONS if reasons[k]},
         "kept_by_type": {t: state.by_type[t] for t in options.types},
+        "labelled_otherwise": dict(sorted(state.relabelled.items())),
         "kept_by_difficulty": {d: n for d in get_args(Difficulty)
                                if (n := sum(i["difficulty"] == d for i in state.kept))},
         "rounds": rounds,

@@ -109,12 +109,11 @@ class Generated(BaseModel):
 
 
 def _check(item: SourceInput, out: Generated) -> str | None:
+    # more quotes than documents are checked against the documents afterwards; the
+    # type written is the model's label only: the question counts as the type asked for
     n = len(item.documents)
-    if len(out.quotes) != n:
+    if len(out.quotes) < n:
         return f"expected one quote for each of the {n} document(s), got {len(out.quotes)}"
-    if DOCUMENTS[out.type] != n:
-        need = "two documents" if DOCUMENTS[out.type] == 2 else "one document"
-        return f"a {out.type} question draws on {need}, but {n} were given"
     return None
 
 

@@ -56,6 +56,18 @@ def test_quotes_are_matched_to_their_own_sources_in_either_order():
     assert match_quotes(["Lake Baikal lies in southern", "freezes over in winter."],
                         [a, b]) is None
     assert match_quotes(["lies in southern siberia and"], [a, b]) is None  # one short
+    # more quotes than sources: each must occur somewhere, each source needs one
+    three = ["freezes over in winter.", "shared by four countries of east africa",
+             "Lake Baikal lies in southern"]
+    assert match_quotes(three, [a, b]) == ["freezes over in winter.",
+                                           "Lake Baikal lies in southern",
+                                           "shared by four countries of East Africa"]
+    assert match_quotes([*three, "a quote found in neither source"], [a, b]) is None
+    # a quote both sources hold counts for the one that needs it
+    both = "counts in either of the two sources"
+    assert match_quotes([both, "Lake Baikal lies in southern"],
+                        [f"{a} {both}.", f"{b} {both}."]) == [
+        "Lake Baikal lies in southern", both]
 
 
 def test_near_duplicates_by_word_jaccard_at_the_documented_threshold():

@@ -11,7 +11,7 @@ from testset_support import DOCS, chat
 
 from ragmark.chunking import FixedChunker, WholeChunker
 from ragmark.errors import ConfigError
-from ragmark.judges.prompt import JudgeFailure, ask
+from ragmark.judges.prompt import ask
 from ragmark.llm import LLMClient, LLMSettings
 from ragmark.testset.prompts import Generated, SourceInput, parse_types, question_prompt
 from ragmark.testset.sampling import Sampler
@@ -109,9 +109,10 @@ def test_a_wrong_number_of_quotes_is_re_asked_once(server):
     assert isinstance(got, Generated) and got.quotes == ["one", "two"]
     reask = server.requests[1].body["messages"][-1]["content"]
     assert "expected one quote for each of the 2 document(s), got 1" in reask
-    # a one-document prompt answered with a two-document type is refused the same way
-    bad = {**good, "quotes": ["one"], "type": "multi_hop"}
-    server.queue.extend([chat(json.dumps(bad)), chat(json.dumps(bad))])
-    failed = asyncio.run(ask(client, question_prompt("factual"), SourceInput(documents=["d"])))
-    assert isinstance(failed, JudgeFailure)
-    assert "a multi_hop question draws on two documents, but 1 were given" in failed.reason
+    # two quotes for one document pass the prompt (both are checked against it later),
+    # and the type the model writes is its label only
+    two = {**good, "quotes": ["one", "two"], "type": "multi_hop"}
+    server.queue.append(chat(json.dumps(two)))
+    got = asyncio.run(ask(client, question_prompt("factual"), SourceInput(documents=["d"])))
+    assert isinstance(got, Generated) and got.quotes == ["one", "two"]
+    assert len(server.requests) == 3  # no re-ask
