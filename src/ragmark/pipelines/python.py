@@ -69,17 +69,46 @@ def load_target(cfg: PythonPipelineConfig, source: str = "[pipeline]", key: str 
     return obj  # type: ignore[no-any-return]
 
 
-def target_digest(cfg: PythonPipelineConfig) -> str | None:
-    """The sha256 (16 hex digits) of the file of the module ``target`` names, once it is
-    imported (:func:`load_target`), or None (not imported, or no file): what a resumed
-    result that depends on the user's code is keyed by beside the config. Only that
-    module's own file: a change in what it imports is not seen."""
-    module = sys.modules.get(cfg.target.partition(":")[0])
+def _local_files(module: Any) -> list[Path]:
+    """The files of every imported module that lives where ``module``'s top-level
+    package was imported from (the user's own code), outside the Python installation
+    and its site-packages, ragmark's own left out."""
     path = getattr(module, "__file__", None)
-    if not path or not os.path.isfile(path):
+    if not path:
+        return []
+    base = Path(path).resolve().parent  # up to where "a.b.c" was found
+    for _ in range(module.__name__.count(".") + (Path(path).name == "__init__.py")):
+        base = base.parent
+    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    out = set()
+    for name, m in list(sys.modules.items()):
+        f = getattr(m, "__file__", None)
+        if not f or name.partition(".")[0] == "ragmark":
+            continue
+        file = Path(f).resolve()
+        if (file.is_relative_to(base) and file.is_file()
+                and not any(file.is_relative_to(p) for p in installed)
+                and not {"site-packages", "dist-packages"} & set(file.parts)):
+            out.add(file)
+    return sorted(out)
+
+
+def target_digest(cfg: PythonPipelineConfig) -> str | None:
+    """The sha256 (16 hex digits) of the code the module ``target`` names runs, once it
+    is imported (:func:`load_target`), or None (not imported, or no file): what a
+    resumed result that depends on the user's code is keyed by beside the config. The
+    code is the module's file and every module it had imported by then from the same
+    place (its helpers), each by its path there and its bytes; installed packages are
+    keyed by the config's versions, not here."""
+    module = sys.modules.get(cfg.target.partition(":")[0])
+    files = _local_files(module)
+    if not files:
         return None
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()[:16]
+    base = os.path.commonpath([str(f.parent) for f in files])
+    h = hashlib.sha256()
+    for f in files:
+        h.update(os.path.relpath(f, base).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

@@ -119,8 +119,8 @@ class SimulatePlan:
 
     def key(self, sim: Simulated) -> str:
         """What one config's simulation depends on: the scenarios, the system (for a
-        Python target, its module's file too, once imported), the simulator's model and
-        endpoint, its temperature and seed."""
+        Python target, its module's file and the local modules it imports, once
+        imported), the simulator's model and endpoint, its temperature and seed."""
         code = (target_digest(sim.system) if isinstance(sim.system, PythonPipelineConfig)
                 else None)
         what = {"scenarios": [asdict(s) for s in self.scenarios],

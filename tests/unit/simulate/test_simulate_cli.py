@@ -176,3 +176,25 @@ def test_a_changed_module_is_not_resumed_from_the_journal(server, files, tmp_pat
     assert "was written by another simulation (other scenarios, system or its code" in said
     said = _simulate(server, files, tmp_path, capsys, "--fresh")
     assert "the system failed" not in said and "4 conversations with mine, 7 turns" in said
+
+
+def test_a_changed_helper_of_the_module_is_not_resumed_either(server, files, tmp_path,
+                                                              capsys):
+    """The key covers the modules the target imported from beside it, not only its own
+    file: a fix in a helper is seen; an installed package is not part of it."""
+    server.rule = _user
+    scenarios, cfg, name = files
+    helper = tmp_path / "svc" / f"{name}_helper.py"
+    helper.write_text("def reply(question):\n    raise ValueError('bug')\n")
+    module = tmp_path / "svc" / f"{name}.py"
+    module.write_text(f"import json\nfrom {name}_helper import reply\n\n"
+                      "def answer(question, history=None):\n    return reply(question)\n")
+    assert "failed on 7 of 7 turns" in _simulate(server, files, tmp_path, capsys)
+    for n in (name, f"{name}_helper"):
+        sys.modules.pop(n, None)  # a new process imports the fixed files
+    helper.write_text("def reply(question):\n    return {'answer': 'It ranks documents.', "
+                      "'contexts': []}\n")
+    said = _simulate(server, files, tmp_path, capsys, expect=2)
+    assert "was written by another simulation (other scenarios, system or its code" in said
+    assert "the system failed" not in _simulate(server, files, tmp_path, capsys, "--fresh")
+    sys.modules.pop(f"{name}_helper", None)
