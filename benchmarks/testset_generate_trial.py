@@ -30,10 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import closing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -135,6 +137,37 @@ def _cost(proxy: Proxy, phase: str, seconds: float) -> list[str]:
             f"{t['completion_tokens']:,}"]
 
 
+def _arm_cost(name: str, home: Path, wall: dict[str, float]) -> list[str]:
+    """One run of ``ragmark testset``, counted from its own call cache (every call it
+    needed, once, however many starts it took); its wall time when it finished in one
+    start (a killed start is not timed, so more starts give no time)."""
+    db = home / "llm" / "calls.sqlite"
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as c:
+        n, prompt, done = c.execute("select count(*), sum(prompt_tokens), "
+                                    "sum(completion_tokens) from calls").fetchone()
+    starts = int(wall["starts"])
+    return [name, f"{wall['seconds']:.0f}" if starts == 1 else f"— ({starts} starts)",
+            str(n), f"{prompt or 0:,}", f"{done or 0:,}"]
+
+
+class Walls:
+    """Each arm's starts and the wall time of the start that finished, kept in the
+    work folder so that a resumed run says it was resumed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data = json.loads(path.read_text()) if path.exists() else {}
+
+    def start(self, name: str) -> None:
+        self.data.setdefault(name, {"starts": 0, "seconds": 0.0})["starts"] += 1
+        self.path.write_text(json.dumps(self.data, indent=1))
+
+    def finish(self, name: str, seconds: float) -> dict[str, float]:
+        self.data[name]["seconds"] = seconds
+        self.path.write_text(json.dumps(self.data, indent=1))
+        return self.data[name]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", required=True)
@@ -174,20 +207,25 @@ def main() -> None:
         llm = ["--llm-base-url", proxy.url, "--llm-model", args.alias,
                "--llm-timeout", str(args.timeout)]
         arms = (("ragmark", []), ("ragmark --words-only", ["--words-only"]))
+        walls = Walls(work / "walls.json")
         for name, extra in arms if args.size else ():
             proxy.phase = name
             path = kept / ("words_only.json" if extra else "default.json")
             # each generator its own call cache: a prompt both send is paid by both
-            own = {**env, "RAGMARK_HOME": str(work / f"home-{len(costs)}")}
-            costs.append(_cost(proxy, name, generate(corpus, args.size, path, llm, own,
-                                                     extra)))
+            home = work / f"home-{len(costs)}"
+            walls.start(name)
+            took = generate(corpus, args.size, path, llm,
+                            {**env, "RAGMARK_HOME": str(home)}, extra)
+            costs.append(_arm_cost(name, home, walls.finish(name, took)))
             checked[name] = check(path, corpus, args.clusters)
         if args.ragas:
             small = corpus_slice(args.data, args.ragas_documents, work / "slice.jsonl")
             proxy.phase = "ragmark (slice)"
             path = kept / "slice_ragmark.json"
-            costs.append(_cost(proxy, proxy.phase, generate(
-                small, args.ragas_size, path, llm, env, [])))
+            walls.start(proxy.phase)
+            took = generate(small, args.ragas_size, path, llm, env, [])
+            costs.append(_arm_cost(proxy.phase, work / "home",
+                                   walls.finish(proxy.phase, took)))
             ragas_checked["ragmark"] = check(path, small, args.ragas_clusters)
             offline_tiktoken(work / "tiktoken")
             proxy.phase = "RAGAS (slice)"
@@ -204,7 +242,10 @@ def main() -> None:
               "lists CC BY-SA 4.0). The sets are in "
               f"benchmarks/results/testset_generate_{args.alias}/.", "",
               *md_table(["generator", "wall s", "calls", "prompt tokens",
-                         "completion tokens"], costs)]
+                         "completion tokens"], costs), "",
+              "ragmark's calls are counted from each run's own call cache (every call "
+              "it needed, once, a re-ask included); RAGAS's through a counting proxy. "
+              "A run resumed after a kill shows its starts instead of a time."]
     if checked:
         lines += ["", f"{args.size} questions asked of each, checked against the corpus "
                   f"({args.clusters} clusters; goal: near-duplicates at most 2%, more "

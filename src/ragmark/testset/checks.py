@@ -104,6 +104,35 @@ def match_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | N
     return None
 
 
+QUOTE_NOT_FOUND = "is not copied character for character from the documents"
+QUOTE_MISSING = "has no quote"
+QUOTE_TOO_SHORT = f"is under {MIN_QUOTE_CHARS} characters"
+"""How :func:`quote_problem` words each problem (the rejection's reason is read back
+from them when a re-ask did not mend it)."""
+
+
+def quote_problem(quotes: Sequence[str], sources: Sequence[str]) -> str | None:
+    """What is wrong with ``quotes`` as quotes of ``sources``, said so that a model can
+    mend it (the first problem), or None when :func:`match_quotes` matches them."""
+    cleaned = [clean_quote(q) for q in quotes]
+    for i, q in enumerate(cleaned, start=1):
+        if len(normalise(q)) < MIN_QUOTE_CHARS:
+            return f"quote {i} ({q!r}) {QUOTE_TOO_SHORT}: copy a whole sentence"
+    where = [{j for j, s in enumerate(sources) if locate_quote(q, s) is not None}
+             for q in cleaned]
+    for i, (q, found) in enumerate(zip(cleaned, where, strict=True), start=1):
+        if not found:
+            shown = q if len(q) <= 120 else q[:117] + "..."
+            return (f"quote {i} ({shown!r}) {QUOTE_NOT_FOUND}: copy a sentence exactly as "
+                    "it is written, changing no word")
+    if match_quotes(cleaned, sources) is None:
+        covered = set().union(*where)
+        bare = next(j for j in range(len(sources)) if j not in covered)
+        return (f"document {bare + 1} {QUOTE_MISSING}: give one quote copied from each "
+                "document, in order")
+    return None
+
+
 def question_words(question: str) -> frozenset[str]:
     """The words compared for near-duplicates: content words, or all words when the
     question has only stop words."""

@@ -30,6 +30,9 @@ from ragmark.testset.checks import (
     DUPLICATE_COSINE,
     DUPLICATE_JACCARD,
     MIN_QUOTE_CHARS,
+    QUOTE_MISSING,
+    QUOTE_NOT_FOUND,
+    QUOTE_TOO_SHORT,
     clean_quote,
     match_quotes,
     near_duplicate,
@@ -171,15 +174,20 @@ def _reject(state: _State, c: Candidate, reason: str, detail: str) -> None:
                            "detail": detail})
 
 
-def _failure_reason(f: JudgeFailure) -> str:
-    # ask() words a failed call "...: judge call failed: ..." and bad output otherwise
-    return "call_failed" if ": judge call failed: " in f.reason else "invalid_output"
+def failure_reason(f: JudgeFailure) -> str:
+    # ask() words a failed call "...: judge call failed: ..." and bad output otherwise;
+    # quotes still wrong after the re-ask are rejected as such
+    if ": judge call failed: " in f.reason:
+        return "call_failed"
+    if QUOTE_NOT_FOUND in f.reason or QUOTE_MISSING in f.reason:
+        return "quote_not_in_source"
+    return "quote_too_short" if QUOTE_TOO_SHORT in f.reason else "invalid_output"
 
 
 def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) -> None:
     """Keep ``got`` as an item, or record why not."""
     if isinstance(got, JudgeFailure):
-        _reject(state, c, _failure_reason(got), got.reason)
+        _reject(state, c, failure_reason(got), got.reason)
         return
     quotes = [clean_quote(q) for q in got.quotes]
     short = [q for q in quotes if len(normalise(q)) < MIN_QUOTE_CHARS]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import Prompt
 from ragmark.languages import language_name
+from ragmark.testset.checks import quote_problem
 
 QuestionType = Literal["factual", "reasoning", "summarization", "comparative", "multi_hop"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -109,12 +110,13 @@ class Generated(BaseModel):
 
 
 def _check(item: SourceInput, out: Generated) -> str | None:
-    # more quotes than documents are checked against the documents afterwards; the
-    # type written is the model's label only: the question counts as the type asked for
+    # a quote not in the documents is re-asked with what was wrong (the 1.5B model adds
+    # a word or quotes one document twice, and mends it when told); the type written is
+    # the model's label only: the question counts as the type asked for
     n = len(item.documents)
     if len(out.quotes) < n:
         return f"expected one quote for each of the {n} document(s), got {len(out.quotes)}"
-    return None
+    return quote_problem(out.quotes, item.documents)
 
 
 _EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {

@@ -11,8 +11,9 @@ from testset_support import DOCS, chat
 
 from ragmark.chunking import FixedChunker, WholeChunker
 from ragmark.errors import ConfigError
-from ragmark.judges.prompt import ask
+from ragmark.judges.prompt import JudgeFailure, ask
 from ragmark.llm import LLMClient, LLMSettings
+from ragmark.testset.generate import failure_reason
 from ragmark.testset.prompts import Generated, SourceInput, parse_types, question_prompt
 from ragmark.testset.sampling import Sampler
 from ragmark.types import Corpus, Document
@@ -86,33 +87,65 @@ def test_the_prompt_fences_each_document_and_names_the_type():
     assert messages[1]["role"] == "user" and messages[2]["role"] == "assistant"  # example
 
 
+D1 = "The harbour of Lindby was dredged in 1911. Its breakwater is 400 m long."
+D2 = "Tarsk is a river port on the Vell, at the mouth of the Oma."
+Q1, Q2 = "The harbour of Lindby was dredged in 1911.", "Tarsk is a river port on the Vell"
+
+
 def test_output_slips_are_tolerated():
     got = question_prompt("multi_hop").parse(
-        'Sure:\n```json\n{"question": " Q? ", "answer": "A.", "quotes": ["x", "y"], '
-        '"type": "Multi-hop", "difficulty": "HARD"}\n```',
-        SourceInput(documents=["d1", "d2"]))
-    assert got == Generated(question="Q?", answer="A.", quotes=["x", "y"], type="multi_hop",
+        'Sure:\n```json\n{"question": " Q? ", "answer": "A.", "quotes": '
+        f'["{Q1}", "{Q2}"], "type": "Multi-hop", "difficulty": "HARD"}}\n```',
+        SourceInput(documents=[D1, D2]))
+    assert got == Generated(question="Q?", answer="A.", quotes=[Q1, Q2], type="multi_hop",
                             difficulty="hard")
     one = question_prompt("factual").parse(
-        '{"question": "Q?", "answer": "A.", "quote": "x", "type": "factual", '
-        '"difficulty": "easy"}', SourceInput(documents=["d1"]))
-    assert one.quotes == ["x"]
+        f'{{"question": "Q?", "answer": "A.", "quote": "{Q1}", "type": "factual", '
+        '"difficulty": "easy"}', SourceInput(documents=[D1]))
+    assert one.quotes == [Q1]
 
 
 def test_a_wrong_number_of_quotes_is_re_asked_once(server):
-    good = {"question": "Q?", "answer": "A.", "quotes": ["one", "two"],
+    good = {"question": "Q?", "answer": "A.", "quotes": [Q1, Q2],
             "type": "comparative", "difficulty": "easy"}
-    server.queue.extend([chat(json.dumps({**good, "quotes": ["one"]})), chat(json.dumps(good))])
+    server.queue.extend([chat(json.dumps({**good, "quotes": [Q1]})), chat(json.dumps(good))])
     client = LLMClient(LLMSettings(base_url=server.url, model="m"), use_cache=False)
     got = asyncio.run(ask(client, question_prompt("comparative"),
-                          SourceInput(documents=["d1", "d2"])))
-    assert isinstance(got, Generated) and got.quotes == ["one", "two"]
+                          SourceInput(documents=[D1, D2])))
+    assert isinstance(got, Generated) and got.quotes == [Q1, Q2]
     reask = server.requests[1].body["messages"][-1]["content"]
     assert "expected one quote for each of the 2 document(s), got 1" in reask
-    # two quotes for one document pass the prompt (both are checked against it later),
-    # and the type the model writes is its label only
-    two = {**good, "quotes": ["one", "two"], "type": "multi_hop"}
+    # two quotes for one document pass (each is in it), and the type the model writes
+    # is its label only
+    two = {**good, "quotes": [Q1, "Its breakwater is 400 m long."], "type": "multi_hop"}
     server.queue.append(chat(json.dumps(two)))
-    got = asyncio.run(ask(client, question_prompt("factual"), SourceInput(documents=["d"])))
-    assert isinstance(got, Generated) and got.quotes == ["one", "two"]
+    got = asyncio.run(ask(client, question_prompt("factual"), SourceInput(documents=[D1])))
+    assert isinstance(got, Generated) and len(got.quotes) == 2
     assert len(server.requests) == 3  # no re-ask
+
+
+def test_a_quote_not_in_the_documents_is_re_asked_saying_which(server):
+    """The model is told which quote is not word for word (or which document has none)
+    and asked once more; what it then gets wrong is a failure of that kind."""
+    good = {"question": "Q?", "answer": "A.", "quotes": [Q1, Q2], "type": "comparative",
+            "difficulty": "easy"}
+    added = "The old harbour of Lindby was dredged in 1911."  # a word added
+    server.queue.extend([chat(json.dumps({**good, "quotes": [added, Q2]})),
+                         chat(json.dumps(good))])
+    client = LLMClient(LLMSettings(base_url=server.url, model="m"), use_cache=False)
+    docs = SourceInput(documents=[D1, D2])
+    got = asyncio.run(ask(client, question_prompt("comparative"), docs))
+    assert isinstance(got, Generated) and got.quotes == [Q1, Q2]
+    reask = server.requests[1].body["messages"][-1]["content"]
+    assert (f"quote 1 ({added!r}) is not copied character for character from the "
+            "documents") in reask
+    twice = {**good, "quotes": [Q1, "Its breakwater is 400 m long."]}  # document 1 twice
+    server.queue.extend([chat(json.dumps(twice))] * 2)
+    failed = asyncio.run(ask(client, question_prompt("comparative"), docs))
+    assert isinstance(failed, JudgeFailure)
+    assert "document 2 has no quote: give one quote copied from each document" in (
+        server.requests[3].body["messages"][-1]["content"])
+    assert failure_reason(failed) == "quote_not_in_source"
+    server.queue.extend([chat(json.dumps({**good, "quotes": [Q1, "the Vell"]}))] * 2)
+    short = asyncio.run(ask(client, question_prompt("comparative"), docs))
+    assert isinstance(short, JudgeFailure) and failure_reason(short) == "quote_too_short"
