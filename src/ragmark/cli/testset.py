@@ -56,7 +56,8 @@ def _print_summary(out: Any, report: dict[str, Any], written: Path | None) -> No
     check = report.get("check")
     if check is not None:
         out.print(check_line(check), highlight=False, markup=False, soft_wrap=True)
-    out.print(llm_line("testset", report["llm"]), highlight=False, soft_wrap=True)
+    out.print(llm_line("testset", report["llm"], "candidates without a usable answer"),
+              highlight=False, soft_wrap=True)
     for note in report["notes"]:
         out.print(f"Note: {note}", soft_wrap=True, markup=False)
 

@@ -165,10 +165,10 @@ def questions(n: int) -> str:
     return f"{n} question" + ("" if n == 1 else "s")
 
 
-def llm_line(role: str, m: dict[str, Any]) -> str:
+def llm_line(role: str, m: dict[str, Any], left: str = "without a verdict") -> str:
     """One line of LLM accounting: calls, cache hits, re-asks, retries, failed calls,
-    items left without a verdict (a failed call or unusable output after the re-ask),
-    tokens, estimated cost."""
+    items ``left`` without a verdict (a failed call or unusable output after the
+    re-ask), tokens, estimated cost."""
     cost = m.get("estimated_cost")
     if "texts_embedded" in m:  # an embedding endpoint: no answers to judge
         return (f"Embedding endpoint ({m.get('model')}): {m.get('calls', 0)} calls for "
@@ -181,7 +181,7 @@ def llm_line(role: str, m: dict[str, Any]) -> str:
     return (
         f"LLM {role} ({m.get('model')}): {m.get('calls', 0)} calls, {m.get('cache_hits', 0)} "
         f"cache hits, {reasks} re-asks, {m.get('retries', 0)} retries, "
-        f"{m.get('failures', 0)} failed calls, {unusable} without a verdict; tokens "
+        f"{m.get('failures', 0)} failed calls, {unusable} {left}; tokens "
         f"{m.get('prompt_tokens', 0):,} prompt + {m.get('completion_tokens', 0):,} completion"
         + ("" if cost is None else f"; estimated cost ${cost:.4f}")
         + (f"; {m.get('batch_calls', 0)} calls in provider batch jobs "

@@ -25,12 +25,18 @@ from rich.progress import (
 from rich.text import Text
 
 
+def rate_text(rate: float) -> str:
+    """``410.2/s``; under one item a second, the seconds each takes (``38.5 s each``: a
+    slow model's calls read "0.0/s" otherwise)."""
+    return f"{1 / rate:,.1f} s each" if 0 < rate < 1 else f"{rate:,.1f}/s"
+
+
 class _RateColumn(ProgressColumn):
     """Items per second."""
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:,.1f}/s", style="progress.data.speed")
+        return Text("" if speed is None else rate_text(speed), style="progress.data.speed")
 
 
 class RichProgress:
@@ -92,6 +98,6 @@ def progress_line(description: str, done: int, total: int | None, elapsed: float
     rate = done / elapsed if elapsed > 0 else 0.0
     if total:
         left = (total - done) / rate if rate > 0 else None
-        return (f"{description}: {done:,}/{total:,} ({done / total:.0%}), {rate:,.1f}/s"
+        return (f"{description}: {done:,}/{total:,} ({done / total:.0%}), {rate_text(rate)}"
                 + ("" if left is None else f", about {left:,.1f} s left"))
-    return f"{description}: {done:,} done, {rate:,.1f}/s, {elapsed:.1f} s"
+    return f"{description}: {done:,} done, {rate_text(rate)}, {elapsed:.1f} s"

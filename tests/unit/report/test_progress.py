@@ -31,6 +31,9 @@ def test_plain_lines_every_interval_and_a_closing_line():
 
 def test_progress_line_without_a_total():
     assert progress_line("asking", 30, None, 6.0) == "asking: 30 done, 5.0/s, 6.0 s"
+    # a slow model: the seconds each call takes, not "0.0/s"
+    assert progress_line("writing questions", 4, 6, 154.0) == (
+        "writing questions: 4/6 (67%), 38.5 s each, about 77.0 s left")
 
 
 def test_the_cli_prints_plain_lines_in_a_log_and_none_with_quiet(tmp_path):

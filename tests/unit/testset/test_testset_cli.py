@@ -201,6 +201,7 @@ def test_invalid_output_twice_and_failed_calls_are_counted(corpus, tmp_path, cap
     assert "unusable judge output after a re-ask" in why["invalid_output"]
     assert ("the corpus has no more passages for factual" in report["notes"][0])
     assert "(the call failed 1, invalid output after a re-ask 1)" in stdout
+    assert "1 failed calls, 2 candidates without a usable answer; tokens" in stdout
 
 
 def test_dry_run_counts_calls_and_calls_nothing(corpus, tmp_path, capsys, server):
