@@ -5,6 +5,7 @@ still has room.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import product
 
@@ -102,6 +103,26 @@ def match_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | N
             order = sorted(range(len(quotes)), key=lambda k: pick[k])
             return [found[k][pick[k]] for k in order]
     return None
+
+
+POINTS_AT_SOURCE = "points at its source"
+_SOURCE_WORDS = re.compile(
+    r"\b(?:the|this|these|that|those|both|two|each|first|second) "
+    r"(?:passages?|documents?|texts?|articles?|excerpts?|abstracts?)\b", re.IGNORECASE)
+
+
+def source_reference(question: str) -> str | None:
+    """The words by which ``question`` points at the text it was written from ("the
+    passage", "both documents"), which someone asking a search system has not seen;
+    None when it does not.
+
+    >>> source_reference("What is the main topic of the passage?")
+    'the passage'
+    >>> source_reference("What does the Vasa's passage through the strait show?") is None
+    True
+    """
+    found = _SOURCE_WORDS.search(question)
+    return None if found is None else found.group(0)
 
 
 QUOTE_NOT_FOUND = "is not copied character for character from the documents"

@@ -30,6 +30,7 @@ from ragmark.testset.checks import (
     DUPLICATE_COSINE,
     DUPLICATE_JACCARD,
     MIN_QUOTE_CHARS,
+    POINTS_AT_SOURCE,
     QUOTE_MISSING,
     QUOTE_NOT_FOUND,
     QUOTE_TOO_SHORT,
@@ -59,6 +60,7 @@ REASONS = {
     "invalid_output": "invalid output after a re-ask",
     "quote_too_short": f"quote under {MIN_QUOTE_CHARS} characters",
     "quote_not_in_source": "quote not found in its source",
+    "points_at_source": 'question points at its source ("the passage")',
     "duplicate_question": "near-duplicate question",
     "type_quota_full": "type quota full",
 }
@@ -181,6 +183,8 @@ def failure_reason(f: JudgeFailure) -> str:
         return "call_failed"
     if QUOTE_NOT_FOUND in f.reason or QUOTE_MISSING in f.reason:
         return "quote_not_in_source"
+    if POINTS_AT_SOURCE in f.reason:
+        return "points_at_source"
     return "quote_too_short" if QUOTE_TOO_SHORT in f.reason else "invalid_output"
 
 

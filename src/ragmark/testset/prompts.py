@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import Prompt
 from ragmark.languages import language_name
-from ragmark.testset.checks import quote_problem
+from ragmark.testset.checks import POINTS_AT_SOURCE, quote_problem, source_reference
 
 QuestionType = Literal["factual", "reasoning", "summarization", "comparative", "multi_hop"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -110,12 +110,16 @@ class Generated(BaseModel):
 
 
 def _check(item: SourceInput, out: Generated) -> str | None:
-    # a quote not in the documents is re-asked with what was wrong (the 1.5B model adds
-    # a word or quotes one document twice, and mends it when told); the type written is
+    # a question that points at "the passage", or a quote not in the documents, is
+    # re-asked with what was wrong (the 1.5B model does both, and often mends it when
+    # told); the type written is
     # the model's label only: the question counts as the type asked for
     n = len(item.documents)
     if len(out.quotes) < n:
         return f"expected one quote for each of the {n} document(s), got {len(out.quotes)}"
+    if (words := source_reference(out.question)) is not None:
+        return (f"the question says {words!r}: it {POINTS_AT_SOURCE}, which someone "
+                "asking has not seen; name the subject instead")
     return quote_problem(out.quotes, item.documents)
 
 

@@ -11,8 +11,10 @@ from testset_support import DOCS, chat
 
 from ragmark.chunking import FixedChunker, WholeChunker
 from ragmark.errors import ConfigError
+from ragmark.judges.parsing import ParseError
 from ragmark.judges.prompt import JudgeFailure, ask
 from ragmark.llm import LLMClient, LLMSettings
+from ragmark.testset.checks import source_reference
 from ragmark.testset.generate import failure_reason
 from ragmark.testset.prompts import Generated, SourceInput, parse_types, question_prompt
 from ragmark.testset.sampling import Sampler
@@ -149,3 +151,22 @@ def test_a_quote_not_in_the_documents_is_re_asked_saying_which(server):
     server.queue.extend([chat(json.dumps({**good, "quotes": [Q1, "the Vell"]}))] * 2)
     short = asyncio.run(ask(client, question_prompt("comparative"), docs))
     assert isinstance(short, JudgeFailure) and failure_reason(short) == "quote_too_short"
+
+
+def test_a_question_that_points_at_its_source_is_re_asked():
+    """ "the passage" is what a 1.5B model writes and no one asking a search system says:
+    re-asked, and a failure of that kind when it stays."""
+    assert source_reference("What is the main topic of the passage?") == "the passage"
+    assert source_reference("How do both documents describe tides?") == "both documents"
+    assert source_reference("Which abstract-level features predict MBP expression?") is None
+    assert source_reference("In what year was the Vasa raised?") is None
+    prompt = question_prompt("factual")
+    bad = {"question": "When was the harbour dredged, according to the text?",
+           "answer": "1911.", "quotes": [Q1], "type": "factual", "difficulty": "easy"}
+    with pytest.raises(ParseError, match="the question says 'the text': it points at its "
+                       "source, which someone asking has not seen; name the subject"):
+        prompt.parse(json.dumps(bad), SourceInput(documents=[D1]))
+    failed = JudgeFailure(reason=(
+        "testset.factual: unusable judge output after a re-ask: the question says 'the "
+        "text': it points at its source"))
+    assert failure_reason(failed) == "points_at_source"
