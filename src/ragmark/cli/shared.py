@@ -129,9 +129,9 @@ MEANINGS: dict[str, str | dict[str, str]] = {
     "--fail-on": {
         "probe": "Exit 1 when the rate (default: success over the answered targets, an "
                  "injection's styles pooled) is above X in any config; repeatable.",
-        "testset check": "Exit 1 when a share passes V: duplicates, leaked, unsupported, "
-                         "uncovered_documents or uncovered_clusters (>, >=, <, <=); "
-                         "repeatable.",
+        "testset check": "Exit 1 when a share passes V: duplicates, leaked, "
+                         "points_at_source, unsupported, uncovered_documents or "
+                         "uncovered_clusters (>, >=, <, <=); repeatable.",
     },
     "--words-only": {
         "testset": "No embedding model: near-duplicate questions by their words alone, "

@@ -36,9 +36,10 @@ from ragmark.testset.audit import (
     repeating,
     spread,
 )
+from ragmark.testset.checks import source_reference
 from ragmark.types import Dataset, Document, Sample
 
-SHARES = ("duplicates", "leaked", "unsupported", "uncovered_documents",
+SHARES = ("duplicates", "leaked", "points_at_source", "unsupported", "uncovered_documents",
           "uncovered_clusters")
 """What ``--fail-on`` can name: each a share of the set (or of the corpus)."""
 _GATE = re.compile(r"^\s*([a-z_]+)\s*(>=|<=|>|<)\s*([0-9]*\.?[0-9]+)\s*$")
@@ -190,8 +191,9 @@ def execute_check(plan: CheckPlan, progress: Progress) -> dict[str, Any]:
 
 
 def findings(samples: Sequence[Sample], embed: Any, progress: Progress) -> dict[str, Any]:
-    """The near-duplicates (by ``embed``'s vectors too, when given), the leaked and the
-    unsupported answers of ``samples``: counts, shares and the items."""
+    """The near-duplicates (by ``embed``'s vectors too, when given), the leaked answers,
+    the questions that point at their source ("the passage") and the unsupported answers
+    of ``samples``: counts, shares and the items."""
     vectors = None
     if embed is not None:
         with progress.task("embedding the questions", len(samples)) as advance:
@@ -199,6 +201,7 @@ def findings(samples: Sequence[Sample], embed: Any, progress: Progress) -> dict[
     pairs = duplicate_pairs(samples, vectors)
     repeats = repeating(pairs)
     leaked = [s.id for s in samples if leaks_answer(s)]
+    pointing = {s.id: w for s in samples if (w := source_reference(s.question)) is not None}
     support = {s.id: v for s in samples if (v := answer_support(s)) is not None}
     unsupported = [i for i, v in support.items() if v < SUPPORTED]
     n = len(samples)
@@ -206,6 +209,8 @@ def findings(samples: Sequence[Sample], embed: Any, progress: Progress) -> dict[
                            "rule": "embeddings and words" if vectors is not None else "words",
                            "pairs": [p.to_json() for p in pairs]},
             "leaked": {**_share(len(leaked), n), "ids": leaked},
+            "points_at_source": {**_share(len(pointing), n), "items": [
+                {"id": i, "words": w} for i, w in pointing.items()]},
             "unsupported": {**_share(len(unsupported), len(support)), "of": len(support),
                             "items": [{"id": i, "support": round(support[i], 4)}
                                       for i in unsupported]}}
@@ -241,6 +246,7 @@ def shares(report: dict[str, Any]) -> dict[str, float | None]:
     """Each share ``--fail-on`` can name, as the report has it (None: not measured)."""
     cov = report.get("coverage") or {}
     return {"duplicates": report["duplicates"]["share"], "leaked": report["leaked"]["share"],
+            "points_at_source": report["points_at_source"]["share"],
             "unsupported": report["unsupported"]["share"],
             "uncovered_documents": cov.get("uncovered_documents"),
             "uncovered_clusters": cov.get("uncovered_clusters")}

@@ -38,6 +38,11 @@ def check_lines(report: Mapping[str, Any], top: int) -> list[str]:
     lines.append(f"answers given away by their question: {leaked['count']} "
                  f"({_share(leaked['share'], leaked.get('interval'))})")
     lines += [f"  {_q(report, i)}" for i in leaked["ids"][:top]]
+    if (pointing := report.get("points_at_source")) is not None:
+        lines.append("questions that point at their source (\"the passage\"): "
+                     f"{pointing['count']} ({_share(pointing['share'], pointing.get('interval'))})")
+        lines += [f"  {_q(report, p['id'])}: says {visible(p['words'])!r}"
+                  for p in pointing["items"][:top]]
     un = report["unsupported"]
     lines.append(f"answers their passages do not hold: {un['count']} of the {un['of']} "
                  f"with passages ({_share(un['share'], un.get('interval'))})")
@@ -101,7 +106,10 @@ def check_line(check: Mapping[str, Any]) -> str:
     cov = check["coverage"]
     text = (f"Checked: near-duplicates {check['duplicates']['count']} "
             f"({_share(check['duplicates']['share'])}), answers given away "
-            f"{check['leaked']['count']}, answers their passages do not hold "
+            f"{check['leaked']['count']}, "
+            + (f"pointing at their source {check['points_at_source']['count']}, "
+               if "points_at_source" in check else "")
+            + "answers their passages do not hold "
             f"{check['unsupported']['count']}; questions about "
             f"{cov['documents_covered']} of {cov['documents']} documents")
     if "clusters" in cov:
@@ -109,21 +117,32 @@ def check_line(check: Mapping[str, Any]) -> str:
     return text
 
 
+def finding_rows(report: Mapping[str, Any]) -> list[tuple[str, int, float | None]]:
+    """Each finding's name, count and share, as the Markdown and the page tabulate them
+    (a check written before a finding existed lacks its row)."""
+    rows = [("near-duplicates (questions that repeat an earlier one)",
+             report["duplicates"]["count"], report["duplicates"]["share"]),
+            ("answers given away", report["leaked"]["count"], report["leaked"]["share"])]
+    if (pointing := report.get("points_at_source")) is not None:
+        rows.append(('questions that point at their source ("the passage")',
+                     pointing["count"], pointing["share"]))
+    rows.append(("answers their passages do not hold", report["unsupported"]["count"],
+                 report["unsupported"]["share"]))
+    cov = report.get("coverage") or {}
+    if cov.get("uncovered_documents") is not None:
+        rows.append(("documents no question is about",
+                     cov["documents"] - cov["documents_covered"], cov["uncovered_documents"]))
+    if "clusters" in cov:
+        rows.append(("clusters no question is about",
+                     cov["clusters"] - cov["clusters_covered"], cov["uncovered_clusters"]))
+    return rows
+
+
 def check_markdown(report: Mapping[str, Any], top: int) -> str:
     """The report as Markdown: a table of the shares, then the lines of each finding."""
-    rows = [("near-duplicates", report["duplicates"]["count"], report["duplicates"]["share"]),
-            ("answers given away", report["leaked"]["count"], report["leaked"]["share"]),
-            ("answers not held by their passages", report["unsupported"]["count"],
-             report["unsupported"]["share"])]
-    cov = report.get("coverage")
-    if cov is not None and cov.get("uncovered_documents") is not None:
-        rows.append(("documents without a question",
-                     cov["documents"] - cov["documents_covered"], cov["uncovered_documents"]))
-        if "clusters" in cov:
-            rows.append(("clusters without a question",
-                         cov["clusters"] - cov["clusters_covered"], cov["uncovered_clusters"]))
     table = ["| finding | count | share |", "|---|---:|---:|"] + [
-        f"| {name} | {count} | {_share(share)} |" for name, count, share in rows]
+        f"| {name} | {count} | {_share(share)} |" for name, count, share in
+        finding_rows(report)]
     body = "\n".join(f"    {markdown_text(line)}" if line.startswith("  ") else
                      f"- {markdown_text(line)}" for line in check_lines(report, top)[1:])
     return (f"# Test set check: {markdown_text(str(report['set']))}\n\n"

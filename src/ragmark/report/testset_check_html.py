@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from ragmark.report.simulation_html import CSS
+from ragmark.report.testset_check import finding_rows
 
 JS = """
 (function(){
@@ -51,11 +52,15 @@ def _findings(r: Mapping[str, Any]) -> list[str]:
 
     pairs = [pair(p) for p in r["duplicates"]["pairs"]]
     leaked = [f'<tr class="item"><td>{_q(r, i)}</td></tr>' for i in r["leaked"]["ids"]]
+    pointing = [f'<tr class="item"><td>{_q(r, p["id"])}</td><td>{escape(p["words"])}</td>'
+                "</tr>" for p in (r.get("points_at_source") or {}).get("items", [])]
     held = [f'<tr class="item"><td>{_q(r, u["id"])}</td><td class="n">{u["support"]:.0%}'
             "</td></tr>" for u in r["unsupported"]["items"]]
     return [_table(f"Near-duplicates ({r['duplicates']['rule']})",
                    ("question", "repeated by", "cosine", "words (Jaccard)", "rule"), pairs),
             _table("Answers given away by their question", ("question",), leaked),
+            *([_table("Questions that point at their source", ("question", "says"),
+                      pointing)] if "points_at_source" in r else []),
             _table("Answers their passages do not hold",
                    ("question", "share of the answer's words in them"), held)]
 
@@ -100,18 +105,7 @@ def _items(r: Mapping[str, Any]) -> str:
 def render(r: Mapping[str, Any]) -> str:
     """The page of a test set's check (as ``testset check --output FILE.json`` writes it)."""
     title = f"ragmark testset check: {r['set']}"
-    rows = [("near-duplicates (questions that repeat an earlier one)",
-             r["duplicates"]["count"], r["duplicates"]["share"]),
-            ("answers given away", r["leaked"]["count"], r["leaked"]["share"]),
-            ("answers their passages do not hold", r["unsupported"]["count"],
-             r["unsupported"]["share"])]
-    cov = r.get("coverage") or {}
-    if cov.get("uncovered_documents") is not None:
-        rows.append(("documents no question is about",
-                     cov["documents"] - cov["documents_covered"], cov["uncovered_documents"]))
-    if "clusters" in cov:
-        rows.append(("clusters no question is about", cov["clusters"] - cov["clusters_covered"],
-                     cov["uncovered_clusters"]))
+    rows = finding_rows(r)
     summary = "".join(f"<tr><td>{escape(name)}</td><td class=\"n\">{count}</td>"
                       f"<td class=\"n\">{_share(share)}</td></tr>"
                       for name, count, share in rows)

@@ -106,9 +106,18 @@ def match_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | N
 
 
 POINTS_AT_SOURCE = "points at its source"
+_NOUN = r"(?:passages?|documents?|texts?|articles?|excerpts?|abstracts?)"
+_THE = (r"(?:the|this|these|those|both|each|either) "
+        r"(?:(?:two|first|second|given|provided|above|following) )?")
+_REPORTS = (r"(?:says?|states?|describes?|mentions?|discuss(?:es)?|reports?|suggests?|"
+            r"shows?|claims?|argues?|explains?|notes?|indicates?|presents?|highlights?)")
 _SOURCE_WORDS = re.compile(
-    r"\b(?:the|this|these|that|those|both|two|each|first|second) "
-    r"(?:passages?|documents?|texts?|articles?|excerpts?|abstracts?)\b", re.IGNORECASE)
+    r"\b(?:(?:according to|based on|in|from|of|by|within|throughout|across|between) "
+    + _THE + _NOUN + r"|" + _THE + _NOUN + " " + _REPORTS
+    + r"|(?:both|two|first|second) " + _NOUN + r"|document \d)\b", re.IGNORECASE)
+"""How a question points at the text it was written from: "of the passage", "according
+to the text", "the passage says", "both documents", "document 2" (not "How does BM25
+rank the documents?", which asks about documents)."""
 
 
 def source_reference(question: str) -> str | None:
@@ -117,8 +126,8 @@ def source_reference(question: str) -> str | None:
     None when it does not.
 
     >>> source_reference("What is the main topic of the passage?")
-    'the passage'
-    >>> source_reference("What does the Vasa's passage through the strait show?") is None
+    'of the passage'
+    >>> source_reference("How does BM25 rank the documents?") is None
     True
     """
     found = _SOURCE_WORDS.search(question)

@@ -4,6 +4,7 @@ five questions over five one-sentence documents —
 - q2 repeats q1 in other words ("How does BM25 rank the documents?"): one pair, by
   both rules (the same content words, Jaccard 1; MiniLM's cosine above 0.9); 1 of 5
   questions repeats an earlier one: 0.2;
+- q3 points at its source ("What does the passage say a reranker does?"): 0.2;
 - q4 gives its answer away ("... finished, in 1889?" / "1889"): 0.2;
 - q5's answer ("It stores vectors in a database.") has none of its content words in its
   passage: 1 of the 5 with passages, 0.2;
@@ -39,7 +40,7 @@ ITEMS = [
      "By term frequency and inverse document frequency.", "a", "factual"),
     ("q2", "How does BM25 rank the documents?",
      "By term frequency and inverse document frequency.", "a", "factual"),
-    ("q3", "What does a reranker do with candidate passages?",
+    ("q3", "What does the passage say a reranker does?",
      "It reorders them with a cross-encoder.", "b", "factual"),
     ("q4", "When was the Eiffel Tower finished, in 1889?", "1889", "d", "factual"),
     ("q5", "What does chunking do?", "It stores vectors in a database.", "c", "reasoning"),
@@ -115,6 +116,9 @@ def test_check_a_planted_set_as_a_user(planted, capsys):
                              "ids": ["q4"]}
     assert got["unsupported"] == {"share": 0.2, "count": 1, "interval": [0.0362, 0.6245],
                                   "of": 5, "items": [{"id": "q5", "support": 0.0}]}
+    assert got["points_at_source"] == {"share": 0.2, "count": 1,
+                                       "interval": [0.0362, 0.6245],
+                                       "items": [{"id": "q3", "words": "the passage say"}]}
     cov = got["coverage"]
     assert (cov["documents_covered"], cov["clusters_covered"], cov["clusters"]) == (4, 4, 5)
     assert [c["examples"] for c in cov["largest_uncovered"]] == [
@@ -124,8 +128,10 @@ def test_check_a_planted_set_as_a_user(planted, capsys):
     assert got["gates"] == [{"gate": "leaked>0.5", "ok": True, "why": "leaked = 0.2000"}]
     md = (planted / "check.md").read_text()
     assert "\\*" not in md and "q1 'How does BM25 rank documents?'" in md
-    assert "| near-duplicates | 1 | 20.0% |" in md
-    assert "| clusters without a question | 1 | 20.0% |" in md
+    assert "| near-duplicates (questions that repeat an earlier one) | 1 | 20.0% |" in md
+    assert '| questions that point at their source ("the passage") | 1 | 20.0% |' in md
+    assert "| clusters no question is about | 1 | 20.0% |" in md
+    assert "q3 'What does the passage say a reranker does?': says 'the passage say'" in md
 
 
 def test_a_gate_fails_and_bad_input_stops_before_work(planted, capsys):
@@ -161,4 +167,5 @@ def test_the_check_written_as_json_is_a_page_and_not_a_run(planted, capsys):
     code, _, err = run_cli(["report", str(out), "--output", str(planted / "c.html")], capsys)
     assert code == 0, err
     page = (planted / "c.html").read_text()
-    assert page.count('<tr class="item">') == 3  # the pair, the leaked, the unsupported
+    # the pair, the leaked, the one pointing at its source, the unsupported
+    assert page.count('<tr class="item">') == 4

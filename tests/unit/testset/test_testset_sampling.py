@@ -156,15 +156,25 @@ def test_a_quote_not_in_the_documents_is_re_asked_saying_which(server):
 def test_a_question_that_points_at_its_source_is_re_asked():
     """ "the passage" is what a 1.5B model writes and no one asking a search system says:
     re-asked, and a failure of that kind when it stays."""
-    assert source_reference("What is the main topic of the passage?") == "the passage"
-    assert source_reference("How do both documents describe tides?") == "both documents"
-    assert source_reference("Which abstract-level features predict MBP expression?") is None
-    assert source_reference("In what year was the Vasa raised?") is None
+    points = {"What is the main topic of the passage?": "of the passage",
+              "How do both documents describe tides?": "both documents describe",
+              "When was the harbour dredged, according to the text?": "according to the text",
+              "What does the passage say a reranker does?": "the passage say",
+              "How do the two systems described in the documents differ?": "in the documents",
+              "What does document 2 add to the first?": "document 2",
+              "What do the given abstracts report about MBP?": "the given abstracts report"}
+    assert {q: source_reference(q) for q in points} == points
+    for asks in ("How does BM25 rank the documents?", "In what year was the Vasa raised?",
+                 "Which abstract-level features predict MBP expression?",
+                 "What does a reranker do with candidate passages?",
+                 "How are long texts split before indexing?"):
+        assert source_reference(asks) is None, asks
     prompt = question_prompt("factual")
     bad = {"question": "When was the harbour dredged, according to the text?",
            "answer": "1911.", "quotes": [Q1], "type": "factual", "difficulty": "easy"}
-    with pytest.raises(ParseError, match="the question says 'the text': it points at its "
-                       "source, which someone asking has not seen; name the subject"):
+    with pytest.raises(ParseError, match="the question says 'according to the text': it "
+                       "points at its source, which someone asking has not seen; name the "
+                       "subject"):
         prompt.parse(json.dumps(bad), SourceInput(documents=[D1]))
     failed = JudgeFailure(reason=(
         "testset.factual: unusable judge output after a re-ask: the question says 'the "
