@@ -2,9 +2,10 @@
 BY-NC 2.0 per its dataset card, read from the copy beside the project), and
 any generated sets given with ``--set NAME=PATH`` (a set ragmark's generator or RAGAS's
 wrote from SciFact's corpus), each checked against SciFact's corpus: near-duplicates
-(MiniLM embeddings and the word rule), answers given away, answers their passages do not
-hold, documents and clusters covered. The counts of each set side by side, with a few
-of the pairs found, to benchmarks/results/testset_check_scifact.md.
+(MiniLM embeddings and the word rule), answers given away, questions that point at their
+source, answers their passages do not hold, documents and clusters covered. The counts
+of each set side by side, with a few of the pairs found, to
+benchmarks/results/testset_check_scifact.md.
 
     python benchmarks/testset_check.py [--set ragmark=gen.json --set ragas=ragas.jsonl]
 """
@@ -55,6 +56,9 @@ def table(results: dict[str, tuple[dict[str, Any], float]]) -> list[str]:
         for k in ("embedding", "words", "both")))
     row("answers given away",
         lambda r, _: f"{r['leaked']['count']} ({_share(r['leaked']['share'])})")
+    row("questions that point at their source", lambda r, _: (
+        "—" if "points_at_source" not in r else
+        f"{r['points_at_source']['count']} ({_share(r['points_at_source']['share'])})"))
     row("answers their passages do not hold", lambda r, _: (
         f"{r['unsupported']['count']} of {r['unsupported']['of']} "
         f"({_share(r['unsupported']['share'])})"))
