@@ -133,21 +133,24 @@ def ragas_set(corpus: Path, size: int, out: Path, url: str, alias: str) -> float
 
 def _cost(proxy: Proxy, phase: str, seconds: float) -> list[str]:
     t = totals(proxy.of(phase))
-    return [phase, f"{seconds:.0f}", str(t["calls"]), f"{t['prompt_tokens']:,}",
-            f"{t['completion_tokens']:,}"]
+    return [phase, f"{seconds:.0f}", str(t["calls"]), str(t["calls"]),
+            f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}"]
 
 
-def _arm_cost(name: str, home: Path, wall: dict[str, float]) -> list[str]:
-    """One run of ``ragmark testset``, counted from its own call cache (every call it
-    needed, once, however many starts it took); its wall time when it finished in one
-    start (a killed start is not timed, so more starts give no time)."""
+def _arm_cost(name: str, home: Path, report: Path, wall: dict[str, float]) -> list[str]:
+    """One run of ``ragmark testset``: the calls its set needed (those it made and those
+    its cache answered, from its report), the tokens of every call in its cache (over
+    several starts, re-asks an earlier start worded otherwise are in it too), its wall
+    time when it finished in one start (a killed start is not timed)."""
+    llm = json.loads(report.read_text(encoding="utf-8"))["llm"]
     db = home / "llm" / "calls.sqlite"
     with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as c:
         n, prompt, done = c.execute("select count(*), sum(prompt_tokens), "
                                     "sum(completion_tokens) from calls").fetchone()
     starts = int(wall["starts"])
     return [name, f"{wall['seconds']:.0f}" if starts == 1 else f"— ({starts} starts)",
-            str(n), f"{prompt or 0:,}", f"{done or 0:,}"]
+            str(llm["calls"] + llm["cache_hits"]), str(n), f"{prompt or 0:,}",
+            f"{done or 0:,}"]
 
 
 class Walls:
@@ -216,7 +219,8 @@ def main() -> None:
             walls.start(name)
             took = generate(corpus, args.size, path, llm,
                             {**env, "RAGMARK_HOME": str(home)}, extra)
-            costs.append(_arm_cost(name, home, walls.finish(name, took)))
+            costs.append(_arm_cost(name, home, path.with_suffix(".report.json"),
+                                   walls.finish(name, took)))
             checked[name] = check(path, corpus, args.clusters)
         if args.ragas:
             small = corpus_slice(args.data, args.ragas_documents, work / "slice.jsonl")
@@ -225,6 +229,7 @@ def main() -> None:
             walls.start(proxy.phase)
             took = generate(small, args.ragas_size, path, llm, env, [])
             costs.append(_arm_cost(proxy.phase, work / "home",
+                                   path.with_suffix(".report.json"),
                                    walls.finish(proxy.phase, took)))
             ragas_checked["ragmark"] = check(path, small, args.ragas_clusters)
             offline_tiktoken(work / "tiktoken")
@@ -241,11 +246,14 @@ def main() -> None:
               + " documents (BEIR SciFact, CC BY-NC 2.0 per its dataset card; BEIR's card "
               "lists CC BY-SA 4.0). The sets are in "
               f"benchmarks/results/testset_generate_{args.alias}/.", "",
-              *md_table(["generator", "wall s", "calls", "prompt tokens",
-                         "completion tokens"], costs), "",
-              "ragmark's calls are counted from each run's own call cache (every call "
-              "it needed, once, a re-ask included); RAGAS's through a counting proxy. "
-              "A run resumed after a kill shows its starts instead of a time."]
+              *md_table(["generator", "wall s", "calls the set needed", "calls made",
+                         "prompt tokens", "completion tokens"], costs), "",
+              "ragmark's calls the set needed are those its run made and those its "
+              "call cache answered (its report); the calls made and their tokens are "
+              "every call in its cache, so a run resumed after a change to the "
+              "generator counts the re-asks an earlier start worded otherwise too. "
+              "RAGAS's calls are counted through a counting proxy. A run resumed after "
+              "a kill shows its starts instead of a time."]
     if checked:
         lines += ["", f"{args.size} questions asked of each, checked against the corpus "
                   f"({args.clusters} clusters; goal: near-duplicates at most 2%, more "
