@@ -201,7 +201,7 @@ class CriterionJudge:
             return ("(a step the model writes)",) * 4
         if isinstance(got, JudgeFailure):
             return JudgeFailure(f"{self.name}: the evaluation steps could not be written: "
-                                f"{got.reason}", got.raw, got.attempts)
+                                f"{got.reason}", got.raw, got.attempts, got.code)
         steps = tuple(s.strip() for s in got.steps if s.strip())
         self.written[model_of(client)] = steps
         return steps

@@ -10,6 +10,9 @@ from typing import Any
 from ragmark.case import JudgeCounts  # noqa: F401 (imported from here)
 from ragmark.types import Score
 
+CALL_FAILED = "call_failed"
+"""The :attr:`JudgeFailure.code` of a call that failed (no answer came back)."""
+
 
 @dataclass(frozen=True)
 class JudgeFailure:
@@ -19,6 +22,10 @@ class JudgeFailure:
     reason: str
     raw: str | None = None
     attempts: int = 0
+    code: str | None = None
+    """A key a program can branch on: :data:`CALL_FAILED`, or the code of the check
+    whose problem the re-ask did not mend (:class:`~ragmark.judges.parsing.ParseError`'s
+    ``code``); None otherwise."""
 
     def missing(self, **details: Any) -> Score:
         """The item as a missing score: the reason, with the raw output in the details."""

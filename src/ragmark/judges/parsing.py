@@ -24,11 +24,16 @@ class ParseError(RagmarkError):
     """Judge output that could not be read. ``kind`` says why in words that group equal
     failures (for counts); ``reason`` adds a snippet of the output (for the re-ask)."""
 
-    def __init__(self, kind: str, shown: str | None = None) -> None:
+    def __init__(self, kind: str, shown: str | None = None, code: str | None = None
+                 ) -> None:
         reason = kind if shown is None else f"{kind}: {shown}"
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
+        self.code = code
+        """A key for the program (a prompt's check sets it: "quote_not_in_source"),
+        carried to the :class:`~ragmark.judges.outcome.JudgeFailure` when the re-ask did
+        not mend it."""
 
 
 def _snippet(text: str) -> str:

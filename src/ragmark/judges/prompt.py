@@ -29,7 +29,7 @@ from ragmark.judges.lists import (  # noqa: F401  (judge modules import them fro
     one_verdict_each,
 )
 from ragmark.judges.odds import Weighed, answer_odds, has_verdicts
-from ragmark.judges.outcome import JudgeFailure  # noqa: F401 (imported from here)
+from ragmark.judges.outcome import CALL_FAILED, JudgeFailure  # noqa: F401 (imported from here)
 from ragmark.judges.parsing import ParseError, extract_json, parse_yes_no
 from ragmark.llm.logprobs import asking
 from ragmark.llm.results import LLMCallFailed
@@ -101,8 +101,8 @@ class Prompt(Generic[In, Out]):
     output model's single bool field (JSON such as ``{"relevant": true}`` is accepted too).
     ``template``, when set, is the user message: ``{field}`` placeholders are replaced by
     the fenced data blocks of those input fields. ``check(input, output)`` returns an
-    error message for outputs that validate but do not fit the input; a :attr:`numbered`
-    prompt checks its count (one verdict per item) without one.
+    error message (or a :class:`ParseError` with a ``code``) for outputs that validate
+    but do not fit the input; a :attr:`numbered` prompt checks its count without one.
     """
 
     name: str
@@ -112,7 +112,8 @@ class Prompt(Generic[In, Out]):
     examples: tuple[tuple[In, Out], ...] = ()
     output: OutputKind = "json"
     template: str | None = None
-    check: Callable[[In, Out], str | None] | None = field(default=None, compare=False)
+    check: Callable[[In, Out], str | ParseError | None] | None = field(
+        default=None, compare=False)
     max_tokens: int | None = None
     """The cap on the judge's answer (default: JSON_MAX_TOKENS, or YES_NO_MAX_TOKENS for a
     yes/no prompt); sent with every call, so part of the call cache's key."""
@@ -228,7 +229,7 @@ class Prompt(Generic[In, Out]):
         if item is not None and check is not None:
             problem = check(item, out)
             if problem:
-                raise ParseError(problem)
+                raise problem if isinstance(problem, ParseError) else ParseError(problem)
         return out
 
 
@@ -379,6 +380,7 @@ async def _sent(client: ChatClient, unguided: Prompt[In, Out], item: In, counts:
                 f"{prompt.name}: judge call failed: {result.reason}",
                 None if raw is None else _kept(raw),
                 attempt,
+                CALL_FAILED,
             )
         raw = str(result.text)
         try:
@@ -391,6 +393,7 @@ async def _sent(client: ChatClient, unguided: Prompt[In, Out], item: In, counts:
                     f"{prompt.name}: unusable judge output after a re-ask: {e.kind}",
                     _kept(raw),
                     attempt,
+                    e.code,
                 )
             counts.reasked += 1
             messages = messages + _reask(prompt, raw, e.reason)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from itertools import product
+from typing import NamedTuple
 
 from ragmark.text import content_tokens, normalise, tokenize
 
@@ -92,32 +93,67 @@ def match_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | N
     """Every quote located in a source, in source order (then the order given), when
     each quote occurs in some source and each source holds at least one of them; None
     otherwise. A quote found in two sources counts for the one that needs it."""
-    if len(quotes) < len(sources):
-        return None
-    found = [{i: span for i, s in enumerate(sources)
-              if (span := locate_quote(q, s)) is not None} for q in quotes]
-    if not all(found):
-        return None
+    got = check_quotes(quotes, sources)
+    return None if isinstance(got, QuoteProblem) else got
+
+
+class QuoteProblem(NamedTuple):
+    """What :func:`check_quotes` found wrong: ``code`` for the program
+    ("quote_too_short", "quote_not_in_source"), ``message`` for the model asked again."""
+
+    code: str
+    message: str
+
+
+def check_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | QuoteProblem:
+    """The spans of ``sources`` that ``quotes`` reproduce, in source order (the rule of
+    :func:`match_quotes`), or the first thing wrong with them, said so that a model can
+    mend it: a quote under :data:`MIN_QUOTE_CHARS`, a quote in no source, a source with
+    no quote."""
+    cleaned = [clean_quote(q) for q in quotes]
+    for i, q in enumerate(cleaned, start=1):
+        if len(normalise(q)) < MIN_QUOTE_CHARS:
+            return QuoteProblem("quote_too_short", f"quote {i} ({q!r}) is under "
+                                f"{MIN_QUOTE_CHARS} characters: copy a whole sentence")
+    found = [{j: span for j, s in enumerate(sources)
+              if (span := locate_quote(q, s)) is not None} for q in cleaned]
+    for i, (q, where) in enumerate(zip(cleaned, found, strict=True), start=1):
+        if not where:
+            shown = q if len(q) <= 120 else q[:117] + "..."
+            return QuoteProblem("quote_not_in_source", f"quote {i} ({shown!r}) is not "
+                                "copied character for character from the documents: copy "
+                                "a sentence exactly as it is written, changing no word")
     for pick in product(*(sorted(f) for f in found)):
         if set(pick) == set(range(len(sources))):
-            order = sorted(range(len(quotes)), key=lambda k: pick[k])
+            order = sorted(range(len(cleaned)), key=lambda k: pick[k])
             return [found[k][pick[k]] for k in order]
-    return None
+    bare = next((j for j in range(len(sources)) if not any(j in f for f in found)), None)
+    return QuoteProblem("quote_not_in_source", (
+        f"document {bare + 1} has no quote" if bare is not None else
+        f"{len(cleaned)} quote(s) for {len(sources)} documents")
+        + ": give one quote copied from each document, in order")
 
 
-POINTS_AT_SOURCE = "points at its source"
 _NOUN = r"(?:passages?|documents?|texts?|articles?|excerpts?|abstracts?)"
 _THE = (r"(?:the|this|these|those|both|each|either) "
         r"(?:(?:two|first|second|given|provided|above|following) )?")
-_REPORTS = (r"(?:says?|states?|describes?|mentions?|discuss(?:es)?|reports?|suggests?|"
-            r"shows?|claims?|argues?|explains?|notes?|indicates?|presents?|highlights?)")
+_SAY = (r"says?|states?|describes?|mentions?|discuss(?:es)?|reports?|suggests?|shows?|"
+        r"claims?|argues?|explains?|notes?|indicates?|presents?|highlights?")
+_REPORTS = f"(?:{_SAY})"
+_STUDY = r"(?:study|paper|research|trial|experiment|authors|researchers|investigators)"
+_FINDS = (f"(?:{_SAY}|" + r"find|found|conclude[sd]?|observe[sd]?|investigate[sd]?|"
+          r"examine[sd]?|use[sd]?|measure[sd]?|propose[sd]?)")
 _SOURCE_WORDS = re.compile(
     r"\b(?:(?:according to|based on|in|from|of|by|within|throughout|across|between) "
     + _THE + _NOUN + r"|" + _THE + _NOUN + " " + _REPORTS
-    + r"|(?:both|two|first|second) " + _NOUN + r"|document \d)\b", re.IGNORECASE)
+    + r"|(?:both|two|first|second) " + _NOUN + r"|document \d"
+    + r"|(?:this|these) " + _STUDY
+    + r"|(?:according to|based on|in|from|of|by) the " + _STUDY + r"(?=\s*[?.,;:]|\s*$)"
+    + r"|the " + _STUDY + " " + _FINDS + r")\b", re.IGNORECASE)
 """How a question points at the text it was written from: "of the passage", "according
-to the text", "the passage says", "both documents", "document 2" (not "How does BM25
-rank the documents?", which asks about documents)."""
+to the text", "the passage says", "both documents", "document 2", "this study", "the
+name of the study?", "what did the authors find" (not "How does BM25 rank the
+documents?", which asks about documents, nor "the study drug", "the study of tides")."""
 
 
 def source_reference(question: str) -> str | None:
@@ -132,35 +168,6 @@ def source_reference(question: str) -> str | None:
     """
     found = _SOURCE_WORDS.search(question)
     return None if found is None else found.group(0)
-
-
-QUOTE_NOT_FOUND = "is not copied character for character from the documents"
-QUOTE_MISSING = "has no quote"
-QUOTE_TOO_SHORT = f"is under {MIN_QUOTE_CHARS} characters"
-"""How :func:`quote_problem` words each problem (the rejection's reason is read back
-from them when a re-ask did not mend it)."""
-
-
-def quote_problem(quotes: Sequence[str], sources: Sequence[str]) -> str | None:
-    """What is wrong with ``quotes`` as quotes of ``sources``, said so that a model can
-    mend it (the first problem), or None when :func:`match_quotes` matches them."""
-    cleaned = [clean_quote(q) for q in quotes]
-    for i, q in enumerate(cleaned, start=1):
-        if len(normalise(q)) < MIN_QUOTE_CHARS:
-            return f"quote {i} ({q!r}) {QUOTE_TOO_SHORT}: copy a whole sentence"
-    where = [{j for j, s in enumerate(sources) if locate_quote(q, s) is not None}
-             for q in cleaned]
-    for i, (q, found) in enumerate(zip(cleaned, where, strict=True), start=1):
-        if not found:
-            shown = q if len(q) <= 120 else q[:117] + "..."
-            return (f"quote {i} ({shown!r}) {QUOTE_NOT_FOUND}: copy a sentence exactly as "
-                    "it is written, changing no word")
-    if match_quotes(cleaned, sources) is None:
-        covered = set().union(*where)
-        bare = next(j for j in range(len(sources)) if j not in covered)
-        return (f"document {bare + 1} {QUOTE_MISSING}: give one quote copied from each "
-                "document, in order")
-    return None
 
 
 def question_words(question: str) -> frozenset[str]:

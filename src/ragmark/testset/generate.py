@@ -30,12 +30,8 @@ from ragmark.testset.checks import (
     DUPLICATE_COSINE,
     DUPLICATE_JACCARD,
     MIN_QUOTE_CHARS,
-    POINTS_AT_SOURCE,
-    QUOTE_MISSING,
-    QUOTE_NOT_FOUND,
-    QUOTE_TOO_SHORT,
-    clean_quote,
-    match_quotes,
+    QuoteProblem,
+    check_quotes,
     near_duplicate,
     question_words,
     quotas,
@@ -49,7 +45,6 @@ from ragmark.testset.prompts import (
     question_prompt,
 )
 from ragmark.testset.sampling import Passage, Sampler
-from ragmark.text import normalise
 from ragmark.types import Corpus
 
 OVERSHOOT = 0.25
@@ -177,15 +172,10 @@ def _reject(state: _State, c: Candidate, reason: str, detail: str) -> None:
 
 
 def failure_reason(f: JudgeFailure) -> str:
-    # ask() words a failed call "...: judge call failed: ..." and bad output otherwise;
-    # quotes still wrong after the re-ask are rejected as such
-    if ": judge call failed: " in f.reason:
-        return "call_failed"
-    if QUOTE_NOT_FOUND in f.reason or QUOTE_MISSING in f.reason:
-        return "quote_not_in_source"
-    if POINTS_AT_SOURCE in f.reason:
-        return "points_at_source"
-    return "quote_too_short" if QUOTE_TOO_SHORT in f.reason else "invalid_output"
+    """Why a candidate without a usable answer is rejected: a failed call, what the
+    prompt's check still found wrong after the re-ask (its code: "quote_not_in_source",
+    "points_at_source"), or output that could not be read."""
+    return f.code if f.code in REASONS else "invalid_output"
 
 
 def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) -> None:
@@ -193,14 +183,9 @@ def check_candidate(state: _State, c: Candidate, got: Generated | JudgeFailure) 
     if isinstance(got, JudgeFailure):
         _reject(state, c, failure_reason(got), got.reason)
         return
-    quotes = [clean_quote(q) for q in got.quotes]
-    short = [q for q in quotes if len(normalise(q)) < MIN_QUOTE_CHARS]
-    if short:
-        _reject(state, c, "quote_too_short", f"quote {short[0]!r}")
-        return
-    spans = match_quotes(quotes, [p.text for p in c.sources])
-    if spans is None:
-        _reject(state, c, "quote_not_in_source", "quotes " + "; ".join(repr(q) for q in quotes))
+    spans = check_quotes(got.quotes, [p.text for p in c.sources])
+    if isinstance(spans, QuoteProblem):  # the prompt's check lets none through
+        _reject(state, c, spans.code, spans.message)
         return
     words = question_words(got.question)
     dup = near_duplicate(words, state.words)

@@ -13,9 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ragmark.errors import ConfigError
-from ragmark.judges.prompt import Prompt
+from ragmark.judges.prompt import ParseError, Prompt
 from ragmark.languages import language_name
-from ragmark.testset.checks import POINTS_AT_SOURCE, quote_problem, source_reference
+from ragmark.testset.checks import QuoteProblem, check_quotes, source_reference
 
 QuestionType = Literal["factual", "reasoning", "summarization", "comparative", "multi_hop"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -109,7 +109,7 @@ class Generated(BaseModel):
         return normalise_type(v) if isinstance(v, str) else v
 
 
-def _check(item: SourceInput, out: Generated) -> str | None:
+def _check(item: SourceInput, out: Generated) -> str | ParseError | None:
     # a question that points at "the passage", or a quote not in the documents, is
     # re-asked with what was wrong (the 1.5B model does both, and often mends it when
     # told); the type written is
@@ -118,9 +118,11 @@ def _check(item: SourceInput, out: Generated) -> str | None:
     if len(out.quotes) < n:
         return f"expected one quote for each of the {n} document(s), got {len(out.quotes)}"
     if (words := source_reference(out.question)) is not None:
-        return (f"the question says {words!r}: it {POINTS_AT_SOURCE}, which someone "
-                "asking has not seen; name the subject instead")
-    return quote_problem(out.quotes, item.documents)
+        return ParseError(f"the question says {words!r}: it points at its source, which "
+                          "someone asking has not seen; name the subject instead",
+                          code="points_at_source")
+    got = check_quotes(out.quotes, item.documents)
+    return ParseError(got.message, code=got.code) if isinstance(got, QuoteProblem) else None
 
 
 _EXAMPLES: dict[str, tuple[list[str], dict[str, Any]]] = {

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from ragmark.aio import run_sync
 from ragmark.chunking import Chunker
 from ragmark.errors import ConfigError
-from ragmark.judges.prompt import JudgeCounts, JudgeFailure, Prompt, ask
+from ragmark.judges.prompt import CALL_FAILED, JudgeCounts, JudgeFailure, Prompt, ask
 from ragmark.llm import LLMClient
 from ragmark.llm.accounting import llm_summary
 from ragmark.progress import NullProgress
@@ -131,8 +131,7 @@ def check_scenario(kept: _Kept, number: int, source: Passage,
                               "reason": reason, "detail": detail})
 
     if isinstance(got, JudgeFailure):
-        reject("call_failed" if ": judge call failed: " in got.reason else "invalid_output",
-               got.reason)
+        reject("call_failed" if got.code == CALL_FAILED else "invalid_output", got.reason)
         return
     quotes = [clean_quote(q) for q in got.quotes]
     spans = [s for s in (locate_quote(q, source.text) for q in quotes) if s is not None]

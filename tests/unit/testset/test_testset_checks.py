@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from ragmark.testset.checks import (
     DUPLICATE_JACCARD,
+    QuoteProblem,
+    check_quotes,
     clean_quote,
     jaccard,
     locate_quote,
@@ -68,6 +70,34 @@ def test_quotes_are_matched_to_their_own_sources_in_either_order():
     assert match_quotes([both, "Lake Baikal lies in southern"],
                         [f"{a} {both}.", f"{b} {both}."]) == [
         "Lake Baikal lies in southern", both]
+
+
+def test_what_is_wrong_with_quotes_is_said_once_with_a_code_for_the_program():
+    """check_quotes gives match_quotes' spans, or the first problem: its code (the
+    rejection's reason) and the words the model is re-asked with."""
+    a = "Lake Baikal lies in southern Siberia and freezes over in winter."
+    b = "Lake Tanganyika is shared by four countries of East Africa."
+    assert check_quotes(["shared by four countries of east africa",
+                         "lies in southern siberia and"], [a, b]) == [
+        "lies in southern Siberia and", "shared by four countries of East Africa"]
+    assert check_quotes(["Lake Baikal lies in southern", "Africa."], [a, b]) == QuoteProblem(
+        "quote_too_short", "quote 2 ('Africa.') is under 20 characters: copy a whole "
+        "sentence")
+    assert check_quotes(["Lake Baikal lies in northern Siberia",
+                         "shared by four countries"], [a, b]) == QuoteProblem(
+        "quote_not_in_source", "quote 1 ('Lake Baikal lies in northern Siberia') is not "
+        "copied character for character from the documents: copy a sentence exactly as "
+        "it is written, changing no word")
+    assert check_quotes(["Lake Baikal lies in southern", "freezes over in winter."],
+                        [a, b]) == QuoteProblem(
+        "quote_not_in_source", "document 2 has no quote: give one quote copied from each "
+        "document, in order")
+    assert check_quotes(["freezes over in winter."], [a, b]).message.startswith(
+        "document 2 has no quote")
+    both = "counts in either of the two sources"  # one quote both hold: one short
+    assert check_quotes([both], [f"{a} {both}.", f"{b} {both}."]) == QuoteProblem(
+        "quote_not_in_source", "1 quote(s) for 2 documents: give one quote copied from "
+        "each document, in order")
 
 
 def test_near_duplicates_by_word_jaccard_at_the_documented_threshold():

@@ -153,7 +153,7 @@ def test_a_quote_not_in_the_documents_is_re_asked_saying_which(server):
     assert isinstance(short, JudgeFailure) and failure_reason(short) == "quote_too_short"
 
 
-def test_a_question_that_points_at_its_source_is_re_asked():
+def test_a_question_that_points_at_its_source_is_re_asked(server):
     """ "the passage" is what a 1.5B model writes and no one asking a search system says:
     re-asked, and a failure of that kind when it stays."""
     points = {"What is the main topic of the passage?": "of the passage",
@@ -162,12 +162,20 @@ def test_a_question_that_points_at_its_source_is_re_asked():
               "What does the passage say a reranker does?": "the passage say",
               "How do the two systems described in the documents differ?": "in the documents",
               "What does document 2 add to the first?": "document 2",
-              "What do the given abstracts report about MBP?": "the given abstracts report"}
+              "What do the given abstracts report about MBP?": "the given abstracts report",
+              "What is the name of the study?": "of the study",
+              "What did the authors conclude about statins?": "the authors conclude",
+              "Which cells did this study examine?": "this study",
+              "What was measured in the trial?": "in the trial",
+              "Which dose did the researchers use?": "the researchers use"}
     assert {q: source_reference(q) for q in points} == points
     for asks in ("How does BM25 rank the documents?", "In what year was the Vasa raised?",
                  "Which abstract-level features predict MBP expression?",
                  "What does a reranker do with candidate passages?",
-                 "How are long texts split before indexing?"):
+                 "How are long texts split before indexing?",
+                 "What is the half-life of the study drug?",
+                 "Who founded the study of tides in the trial of 1911 in Lindby?",
+                 "Which researchers first described the TP53 gene?"):
         assert source_reference(asks) is None, asks
     prompt = question_prompt("factual")
     bad = {"question": "When was the harbour dredged, according to the text?",
@@ -176,7 +184,12 @@ def test_a_question_that_points_at_its_source_is_re_asked():
                        "points at its source, which someone asking has not seen; name the "
                        "subject"):
         prompt.parse(json.dumps(bad), SourceInput(documents=[D1]))
-    failed = JudgeFailure(reason=(
-        "testset.factual: unusable judge output after a re-ask: the question says 'the "
-        "text': it points at its source"))
+    server.queue.extend([chat(json.dumps(bad))] * 2)
+    client = LLMClient(LLMSettings(base_url=server.url, model="m"), use_cache=False)
+    failed = asyncio.run(ask(client, prompt, SourceInput(documents=[D1])))
+    assert isinstance(failed, JudgeFailure) and failed.code == "points_at_source"
     assert failure_reason(failed) == "points_at_source"
+    assert failure_reason(JudgeFailure("testset.factual: judge call failed: timed out",
+                                       code="call_failed")) == "call_failed"
+    # the words are the model's, the code the program's: a reason alone is not read
+    assert failure_reason(JudgeFailure("... it points at its source")) == "invalid_output"
