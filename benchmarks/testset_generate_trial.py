@@ -219,16 +219,22 @@ def main() -> None:
             checked[name] = check(path, corpus, args.clusters)
         if args.ragas:
             small = corpus_slice(args.data, args.ragas_documents, work / "slice.jsonl")
-            proxy.phase = "ragmark (slice)"
+            proxy.phase = name = "ragmark (slice)"
             path = kept / "slice_ragmark.json"
-            took = generate(small, args.ragas_size, path, llm, env, [])
-            costs.append(_arm_cost(proxy.phase, path.with_suffix(".report.json"), took))
+            if not (args.report_only or args.reuse and _kept(path, name, walls)):
+                walls.finish(name, generate(small, args.ragas_size, path, llm,
+                                            {**env, "RAGMARK_HOME": str(work / "home-s")},
+                                            []))
+            costs.append(_arm_cost(name, path.with_suffix(".report.json"), walls.data[name]))
             ragas_checked["ragmark"] = check(path, small, args.ragas_clusters)
-            offline_tiktoken(work / "tiktoken")
-            proxy.phase = "RAGAS (slice)"
+            proxy.phase = name = "RAGAS (slice)"
             path = kept / "slice_ragas.jsonl"
-            costs.append(_cost(proxy, proxy.phase, ragas_set(
-                small, args.ragas_size, path, proxy.url, args.alias)))
+            row = kept / "slice_ragas.cost.json"  # its calls counted by the proxy, kept
+            if not (args.report_only or args.reuse and path.exists() and row.exists()):
+                offline_tiktoken(work / "tiktoken")
+                took = ragas_set(small, args.ragas_size, path, proxy.url, args.alias)
+                row.write_text(json.dumps(_cost(proxy, name, took)) + "\n")
+            costs.append(json.loads(row.read_text()))
             ragas_checked["RAGAS"] = check(path, small, args.ragas_clusters)
     lines = header_lines(f"testset generated from SciFact by {args.alias}", info,
                          "python benchmarks/testset_generate_trial.py "
