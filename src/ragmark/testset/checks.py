@@ -128,10 +128,28 @@ def check_quotes(quotes: Sequence[str], sources: Sequence[str]) -> list[str] | Q
             order = sorted(range(len(cleaned)), key=lambda k: pick[k])
             return [found[k][pick[k]] for k in order]
     bare = next((j for j in range(len(sources)) if not any(j in f for f in found)), None)
-    return QuoteProblem("quote_not_in_source", (
-        f"document {bare + 1} has no quote" if bare is not None else
-        f"{len(cleaned)} quote(s) for {len(sources)} documents")
-        + ": give one quote copied from each document, in order")
+    if bare is None:
+        return QuoteProblem("quote_not_in_source", f"{len(cleaned)} quote(s) for "
+                            f"{len(sources)} documents: give one quote copied from each "
+                            "document, in order")
+    # the 1.5B model quotes one document twice and is not mended by "document 2 has no
+    # quote" alone: say where its quotes came from and how the bare one begins
+    held = {j for f in found for j in f}
+    whence = (f" (every quote is from document {min(held) + 1})" if len(held) == 1
+              else "")
+    return QuoteProblem("quote_not_in_source", f"document {bare + 1}, which begins "
+                        f"{_opening(sources[bare])!r}, has no quote{whence}: give one "
+                        "quote copied from each document, in order")
+
+
+def _opening(text: str, words: int = 8) -> str:
+    """The first ``words`` words of ``text``, with "..." when there are more.
+
+    >>> _opening("Tarsk is a river port on the Vell, at the mouth of the Oma.", 5)
+    'Tarsk is a river port ...'
+    """
+    parts = text.split()
+    return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
 
 
 _NOUN = r"(?:passages?|documents?|texts?|articles?|excerpts?|abstracts?)"
@@ -168,6 +186,18 @@ def source_reference(question: str) -> str | None:
     """
     found = _SOURCE_WORDS.search(question)
     return None if found is None else found.group(0)
+
+
+_A_STUDY = re.compile(_STUDY, re.IGNORECASE)
+
+
+def rephrase_advice(words: str) -> str:
+    """What to write instead of ``words`` (what :func:`source_reference` found), said to
+    the model: a study is named by what it is about, a passage by its subject."""
+    if _A_STUDY.search(words):
+        return ("ask about what the study examined instead, naming it (the treatment, "
+                "condition, gene or population), as someone who has not read it would")
+    return "name the subject instead"
 
 
 def question_words(question: str) -> frozenset[str]:

@@ -15,7 +15,12 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ragmark.errors import ConfigError
 from ragmark.judges.prompt import ParseError, Prompt
 from ragmark.languages import language_name
-from ragmark.testset.checks import QuoteProblem, check_quotes, source_reference
+from ragmark.testset.checks import (
+    QuoteProblem,
+    check_quotes,
+    rephrase_advice,
+    source_reference,
+)
 
 QuestionType = Literal["factual", "reasoning", "summarization", "comparative", "multi_hop"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -119,7 +124,7 @@ def _check(item: SourceInput, out: Generated) -> str | ParseError | None:
         return f"expected one quote for each of the {n} document(s), got {len(out.quotes)}"
     if (words := source_reference(out.question)) is not None:
         return ParseError(f"the question says {words!r}: it points at its source, which "
-                          "someone asking has not seen; name the subject instead",
+                          f"someone asking has not seen; {rephrase_advice(words)}",
                           code="points_at_source")
     got = check_quotes(out.quotes, item.documents)
     return ParseError(got.message, code=got.code) if isinstance(got, QuoteProblem) else None

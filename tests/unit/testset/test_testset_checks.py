@@ -88,12 +88,20 @@ def test_what_is_wrong_with_quotes_is_said_once_with_a_code_for_the_program():
         "quote_not_in_source", "quote 1 ('Lake Baikal lies in northern Siberia') is not "
         "copied character for character from the documents: copy a sentence exactly as "
         "it is written, changing no word")
+    # one document quoted twice: the bare one is shown by its first words (the 1.5B
+    # model did not mend "document 2 has no quote" alone)
     assert check_quotes(["Lake Baikal lies in southern", "freezes over in winter."],
                         [a, b]) == QuoteProblem(
-        "quote_not_in_source", "document 2 has no quote: give one quote copied from each "
-        "document, in order")
+        "quote_not_in_source", "document 2, which begins 'Lake Tanganyika is shared by "
+        "four countries of ...', has no quote (every quote is from document 1): "
+        "give one quote copied from each document, in order")
     assert check_quotes(["freezes over in winter."], [a, b]).message.startswith(
-        "document 2 has no quote")
+        "document 2, which begins 'Lake Tanganyika")
+    c = "Lake Malawi is deep."  # three documents, two quoted: no "every quote" clause
+    assert check_quotes(["Lake Baikal lies in southern", "shared by four countries"],
+                        [a, b, c]).message == (
+        "document 3, which begins 'Lake Malawi is deep.', has no quote: give one quote "
+        "copied from each document, in order")
     both = "counts in either of the two sources"  # one quote both hold: one short
     assert check_quotes([both], [f"{a} {both}.", f"{b} {both}."]) == QuoteProblem(
         "quote_not_in_source", "1 quote(s) for 2 documents: give one quote copied from "

@@ -145,7 +145,9 @@ def test_a_quote_not_in_the_documents_is_re_asked_saying_which(server):
     server.queue.extend([chat(json.dumps(twice))] * 2)
     failed = asyncio.run(ask(client, question_prompt("comparative"), docs))
     assert isinstance(failed, JudgeFailure)
-    assert "document 2 has no quote: give one quote copied from each document" in (
+    assert "document 2, which begins 'Tarsk is a river port on the Vell, ...', has no " \
+        "quote (every quote is from document 1): give one quote copied from each " \
+        "document" in (
         server.requests[3].body["messages"][-1]["content"])
     assert failure_reason(failed) == "quote_not_in_source"
     server.queue.extend([chat(json.dumps({**good, "quotes": [Q1, "the Vell"]}))] * 2)
@@ -184,6 +186,10 @@ def test_a_question_that_points_at_its_source_is_re_asked(server):
                        "points at its source, which someone asking has not seen; name the "
                        "subject"):
         prompt.parse(json.dumps(bad), SourceInput(documents=[D1]))
+    study = {**bad, "question": "Which cells did this study examine?"}  # named, not shown
+    with pytest.raises(ParseError, match="the question says 'this study': .* ask about "
+                       "what the study examined instead, naming it"):
+        prompt.parse(json.dumps(study), SourceInput(documents=[D1]))
     server.queue.extend([chat(json.dumps(bad))] * 2)
     client = LLMClient(LLMSettings(base_url=server.url, model="m"), use_cache=False)
     failed = asyncio.run(ask(client, prompt, SourceInput(documents=[D1])))
