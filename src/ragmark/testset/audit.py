@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from ragmark.testset.checks import (
     DUPLICATE_COSINE,
     DUPLICATE_JACCARD,
+    MIN_QUOTE_CHARS,
     jaccard,
     question_words,
 )
@@ -104,8 +105,11 @@ def answer_support(sample: Sample) -> float | None:
 
 def documents_about(sample: Sample, corpus: Mapping[str, str]) -> set[str]:
     """The documents a question is about: its relevant qrels, its sections' documents,
-    else the documents its ground-truth passages occur in (``corpus``: id -> its text
-    normalised)."""
+    else the documents its ground-truth passages match by SPEC section 3's rule (the
+    shorter of passage and document wholly in the longer, at least
+    :data:`~ragmark.testset.checks.MIN_QUOTE_CHARS` characters: a passage that is a
+    document with its title before it, as RAGAS's generator writes them, is about that
+    document; ``corpus``: id -> its text normalised)."""
     if sample.truth.doc_grades:
         return {d for d, g in sample.truth.doc_grades.items() if g > 0}
     if sample.truth.sections:
@@ -113,7 +117,9 @@ def documents_about(sample: Sample, corpus: Mapping[str, str]) -> set[str]:
     found = set()
     for passage in sample.truth.passages:
         needle = normalise(passage)
-        found |= {d for d, text in corpus.items() if needle and needle in text}
+        found |= {d for d, text in corpus.items()
+                  if min(len(needle), len(text)) >= MIN_QUOTE_CHARS
+                  and (needle in text or text in needle)}
     return found
 
 

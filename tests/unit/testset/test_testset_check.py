@@ -23,11 +23,13 @@ from ragmark.testset.audit import (
     Pair,
     answer_support,
     coverage,
+    documents_about,
     duplicate_pairs,
     kmeans,
     leaks_answer,
     repeating,
 )
+from ragmark.text import normalise
 from ragmark.types import Document, GroundTruth, Sample
 
 DOCS = {"a": "BM25 ranks documents by term frequency and inverse document frequency.",
@@ -90,6 +92,17 @@ def test_coverage_by_documents_and_clusters():
         "e: Photosynthesis converts light into chemical energy in plants."]}]
     qrels = [Sample("k", "q?", GroundTruth(doc_grades={"e": 1, "a": 0}))]
     assert coverage(qrels, docs, None)["documents_covered"] == 1  # grade 0: not about it
+
+
+def test_a_passage_that_is_its_document_with_a_title_before_it_is_about_that_document():
+    """SPEC section 3's rule, both ways: RAGAS's generator writes the whole document with
+    its title as the reference context; a passage under 20 characters matches nothing."""
+    docs = [Document(k, v) for k, v in DOCS.items()]
+    titled = Sample("r", "q?", GroundTruth(passages=("Photosynthesis\n" + DOCS["e"],)))
+    assert coverage([titled], docs, None)["documents_covered"] == 1
+    assert documents_about(titled, {d.id: normalise(d.text) for d in docs}) == {"e"}
+    short = Sample("s", "q?", GroundTruth(passages=("light into",)))
+    assert coverage([short], docs, None)["documents_covered"] == 0
 
 
 def test_kmeans_separates_two_plain_groups():
