@@ -281,7 +281,8 @@ def main() -> None:
                          "python benchmarks/testset_generate_trial.py "
                          + " ".join(sys.argv[1:]))
     lines += [f"Server: {args.url} serving `{args.alias}`. Corpus: SciFact's "
-              + (f"first {args.documents}" if args.documents else "5,183")
+              + (f"first {args.documents}" if args.documents and args.size else
+                 "5,183" if args.size else f"first {args.ragas_documents}")
               + " documents (BEIR SciFact, CC BY-NC 2.0 per its dataset card; BEIR's card "
               "lists CC BY-SA 4.0). The sets are in "
               f"benchmarks/results/testset_generate_{args.alias}/.", "",
