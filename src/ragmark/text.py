@@ -190,7 +190,12 @@ def contains_normalised(a: str, b: str, min_len: int = 20) -> bool:
     >>> contains_normalised("BM25", "BM25 is sparse.")  # shorter than 20 characters
     False
     """
-    na, nb = normalise(a), normalise(b)
+    return normalised_contains(normalise(a), normalise(b), min_len)
+
+
+def normalised_contains(na: str, nb: str, min_len: int = 20) -> bool:
+    """:func:`contains_normalised` of two texts already :func:`normalise`-d (one
+    corpus normalised once, compared with many passages)."""
     shorter, longer = (na, nb) if len(na) <= len(nb) else (nb, na)
     return len(shorter) >= min_len and shorter in longer
 

@@ -37,7 +37,7 @@ from ragmark.testset.checks import (
     jaccard,
     question_words,
 )
-from ragmark.text import content_tokens, normalise
+from ragmark.text import content_tokens, normalise, normalised_contains
 from ragmark.types import Document, Sample
 
 SUPPORTED_SHARE = 0.5
@@ -118,8 +118,7 @@ def documents_about(sample: Sample, corpus: Mapping[str, str]) -> set[str]:
     for passage in sample.truth.passages:
         needle = normalise(passage)
         found |= {d for d, text in corpus.items()
-                  if min(len(needle), len(text)) >= MIN_QUOTE_CHARS
-                  and (needle in text or text in needle)}
+                  if normalised_contains(needle, text, MIN_QUOTE_CHARS)}
     return found
 
 
