@@ -15,6 +15,10 @@ How good a selection is, is measured by leaving configs out: for each config, th
 anchors are chosen from the *other* configs' values only, and that config's whole-set
 mean is estimated from its values at them; the error is |estimate - mean| and the rank
 agreement is Kendall's tau between the estimates and the true means over all configs.
+Kendall's tau counts every pair of configs, also those the whole set itself cannot tell
+apart; so beside it, of the pairs whose whole-set means differ (the paired permutation
+test ``compare`` uses, Holm-adjusted over all pairs), the share whose estimates are in
+the same order: the conclusions the whole set supports that the chosen questions keep.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmark.stats.paired import holm, paired_permutation_test
 from ragmark.stats.ranking import kendall_tau
 
 
@@ -116,12 +121,35 @@ def choose(matrix: NDArray[np.float64], budget: int, method: str, seed: int = 0
     return random_subset(matrix.shape[1], budget, seed)
 
 
+def separated_pairs(matrix: NDArray[np.float64], alpha: float = 0.05,
+                    n_resamples: int = 10_000, seed: int = 0) -> list[tuple[int, int]]:
+    """The pairs of configs (row indices ``i < j``) whose means over all the questions
+    differ: the paired permutation test (:func:`ragmark.stats.paired_permutation_test`,
+    seeded) of each pair, the p-values Holm-adjusted over all pairs, kept below
+    ``alpha``."""
+    pairs = [(i, j) for i in range(len(matrix)) for j in range(i + 1, len(matrix))]
+    ps = [paired_permutation_test(matrix[i], matrix[j], n_resamples, seed).p_value
+          for i, j in pairs]
+    return [pair for pair, p in zip(pairs, holm(ps), strict=True) if p < alpha]
+
+
+def pairs_kept(estimates: Sequence[float], truth: Sequence[float],
+               pairs: Sequence[tuple[int, int]]) -> int:
+    """How many of ``pairs`` the estimates order as the truth does (a tie in the
+    estimates keeps no order)."""
+    return sum(1 for i, j in pairs
+               if (estimates[i] - estimates[j]) * (truth[i] - truth[j]) > 0)
+
+
 def left_out(matrix: NDArray[np.float64], configs: Sequence[str], budget: int,
-             method: str, seed: int = 0) -> dict[str, Any]:
+             method: str, seed: int = 0,
+             pairs: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
     """Each config's whole-set mean estimated with the questions chosen (by ``method``:
     ``anchors``, ``stratified`` or ``random``) from the other configs' values; the mean
-    and largest absolute error, and Kendall's tau of the estimates against the true
-    means."""
+    and largest absolute error, Kendall's tau of the estimates against the true means,
+    and the share of ``pairs`` (the configs the whole set separates,
+    :func:`separated_pairs`; None: not measured) the estimates keep in order (None
+    when no pair is separated)."""
     truth = matrix.mean(axis=1)
     est = {}
     for i, name in enumerate(configs):
@@ -130,6 +158,12 @@ def left_out(matrix: NDArray[np.float64], configs: Sequence[str], budget: int,
         est[name] = pick.estimate(matrix[i])
     errors = [abs(est[c] - float(truth[i])) for i, c in enumerate(configs)]
     tau = kendall_tau(est, {c: float(truth[i]) for i, c in enumerate(configs)})
-    return {"method": method, "budget": budget, "estimates": est,
-            "mean_abs_error": float(np.mean(errors)), "max_abs_error": float(max(errors)),
-            "kendall_tau": tau.tau}
+    got: dict[str, Any] = {
+        "method": method, "budget": budget, "estimates": est,
+        "mean_abs_error": float(np.mean(errors)), "max_abs_error": float(max(errors)),
+        "kendall_tau": tau.tau}
+    if pairs is not None:
+        kept = pairs_kept([est[c] for c in configs], truth.tolist(), pairs)
+        got["pairs_separated"] = len(pairs)
+        got["pairs_kept"] = kept / len(pairs) if pairs else None
+    return got

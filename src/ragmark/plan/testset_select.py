@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmark.analysis.anchors import choose, left_out
+from ragmark.analysis.anchors import choose, left_out, separated_pairs
 from ragmark.data.detect import load_dataset
 from ragmark.data.fingerprint import dataset_hash
 from ragmark.data.leniency import Leniency
@@ -65,18 +65,22 @@ def select(req: SelectRequest) -> dict[str, Any]:
     m = np.array([[float(by_config[c][q]) for q in ids] for c in configs])
     pick = choose(m, req.budget, req.method, req.seed)
     chosen = [ids[i] for i in pick.indices]
-    measured = [left_out(m, configs, req.budget, req.method, req.seed)]
+    pairs = separated_pairs(m)
+    measured = [left_out(m, configs, req.budget, req.method, req.seed, pairs)]
     if req.method != "random":
-        runs = [left_out(m, configs, req.budget, "random", s) for s in range(RANDOM_SEEDS)]
+        runs = [left_out(m, configs, req.budget, "random", s, pairs)
+                for s in range(RANDOM_SEEDS)]
         measured.append({"method": f"random (mean of {RANDOM_SEEDS} seeds)",
-                         "budget": req.budget, **{k: float(np.mean([
-                             r[k] for r in runs if r[k] is not None])) if any(
-                             r[k] is not None for r in runs) else None
-                             for k in ("mean_abs_error", "max_abs_error", "kendall_tau")}})
+                         "budget": req.budget, "pairs_separated": len(pairs), **{
+                             k: float(np.mean([r[k] for r in runs if r[k] is not None]))
+                             if any(r[k] is not None for r in runs) else None
+                             for k in ("mean_abs_error", "max_abs_error", "kendall_tau",
+                                       "pairs_kept")}})
     written = writer(out, set(chosen), req.split)
     return {"set": req.dataset, "metric": metric, "configs": configs, "questions": len(ids),
             "budget": req.budget, "method": req.method, "chosen": chosen,
             "whole_set_means": {c: float(m[i].mean()) for i, c in enumerate(configs)},
+            "separated_pairs": [[configs[i], configs[j]] for i, j in pairs],
             "subset_means": {c: float(m[i][list(pick.indices)].mean())
                              for i, c in enumerate(configs)},
             "left_out_configs": [{k: v for k, v in r.items() if k != "estimates"}

@@ -160,10 +160,15 @@ def select_lines(r: Mapping[str, Any]) -> list[str]:
         lines.append(f"  {visible(c)}: whole set {r['whole_set_means'][c]:.4f}, chosen "
                      f"{r['subset_means'][c]:.4f} "
                      f"({r['subset_means'][c] - r['whole_set_means'][c]:+.4f})")
+    pairs = len(r["separated_pairs"])
+    total = len(r["configs"]) * (len(r["configs"]) - 1) // 2
     lines.append("leaving each config out (its mean estimated from questions chosen "
-                 "without it):")
+                 f"without it); the whole set separates {pairs} of {total} pairs of "
+                 "configs (paired permutation test, Holm, 5%):")
     for m in r["left_out_configs"]:
         tau = "—" if m["kendall_tau"] is None else f"{m['kendall_tau']:.3f}"
+        kept = ("" if m.get("pairs_kept") is None
+                else f", separated pairs kept in order {m['pairs_kept']:.0%}")
         lines.append(f"  {m['method']}: mean error {m['mean_abs_error']:.4f}, largest "
-                     f"{m['max_abs_error']:.4f}, Kendall's tau {tau}")
+                     f"{m['max_abs_error']:.4f}, Kendall's tau {tau}{kept}")
     return lines

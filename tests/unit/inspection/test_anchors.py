@@ -119,9 +119,48 @@ def test_select_writes_a_set_that_runs_with_the_means_it_promised(tmp_path, caps
         assert again[c]["metrics"]["mrr@10"] == pytest.approx(got["subset_means"][c])
     assert [m["method"] for m in got["left_out_configs"]] == [
         "stratified", "random (mean of 10 seeds)"]
+    # the pairs the whole set separates are named, each measure says how many it keeps
+    from ragmark.analysis.anchors import separated_pairs
+
+    configs = got["configs"]
+    m = np.array([[per[c]["per_query"][q]["mrr@10"] for q in per[c]["per_query"]]
+                  for c in configs])
+    assert got["separated_pairs"] == [[configs[i], configs[j]]
+                                      for i, j in separated_pairs(m)]
+    for measure in got["left_out_configs"]:
+        assert measure["pairs_separated"] == len(got["separated_pairs"])
+    code, out, err = run_cli([*args, "--output", str(tmp_path / "small2.json")], capsys)
+    assert code == 0 and f"separates {len(got['separated_pairs'])} of 3 pairs" in out
     # never replaces a file; a budget as large as the set is refused
     code, _, err = run_cli([*args, "--output", str(tmp_path / "small.json")], capsys)
     assert code == 2 and "exists" in err
     code, _, err = run_cli([*args[:-6], "--budget", "8", "--metric", "mrr", "--history",
                             hist, "--output", str(tmp_path / "x.json")], capsys)
     assert code == 2 and "a budget must be smaller" in err
+
+
+def test_the_pairs_the_whole_set_separates_and_those_the_estimates_keep():
+    """20 questions, three configs: A passes all 20, B the first 10, C the first 9. A
+    and B differ on 10 questions, all one way: a sign flip test reaches a mean as large
+    only when all 10 flips agree (2 of 1,024 ways, p about 0.002; Holm over three
+    pairs, under 0.05), as do A and C (11 questions); B and C differ on one question
+    (p = 1). So the whole set separates (A, B) and (A, C), not (B, C). Estimates 0.9,
+    0.95, 0.5 keep (A, C) in order and reverse (A, B): one of the two."""
+    from ragmark.analysis.anchors import pairs_kept, separated_pairs
+
+    m = np.zeros((3, 20))
+    m[0, :] = 1
+    m[1, :10] = 1
+    m[2, :9] = 1
+    assert separated_pairs(m) == [(0, 1), (0, 2)]
+    assert pairs_kept([0.9, 0.95, 0.5], m.mean(axis=1).tolist(), [(0, 1), (0, 2)]) == 1
+    assert pairs_kept([0.9, 0.9, 0.5], m.mean(axis=1).tolist(), [(0, 1)]) == 0  # a tie
+    names = ["A", "B", "C"]
+    got = left_out(m, names, 4, "stratified", pairs=[(0, 1), (0, 2)])
+    truth = m.mean(axis=1)
+    est = [got["estimates"][n] for n in names]
+    assert got["pairs_separated"] == 2
+    assert got["pairs_kept"] == pytest.approx(
+        sum((est[i] - est[j]) * (truth[i] - truth[j]) > 0 for i, j in [(0, 1), (0, 2)]) / 2)
+    assert "pairs_kept" not in left_out(m, names, 4, "stratified")
+    assert left_out(m, names, 4, "stratified", pairs=[])["pairs_kept"] is None
