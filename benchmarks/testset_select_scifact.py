@@ -65,7 +65,7 @@ def _row(r: dict[str, Any]) -> str:
     return f"{r['mean_abs_error']:.4f} | {r['max_abs_error']:.4f} | {tau} | {kept}"
 
 
-def histories(data: Path, hist: str, budget: int, smallest: int) -> list[str]:
+def histories(data: Path, hist: str, budgets: list[int], smallest: int) -> list[str]:
     """Every history of ``smallest`` or more of the run's configs, each measured as
     ``testset select`` measures one (its own separated pairs: the pairs' permutation
     p-values, Holm-adjusted over the history's pairs); the spread over histories."""
@@ -84,8 +84,7 @@ def histories(data: Path, hist: str, budget: int, smallest: int) -> list[str]:
     m = np.array([[float(by[c][q]) for q in ids] for c in configs])
     raw = {pair: paired_permutation_test(m[pair[0]], m[pair[1]]).p_value
            for pair in itertools.combinations(range(len(configs)), 2)}
-    got: dict[str, list[dict[str, Any]]] = {"stratified": [], "anchors": [],
-                                           "random (mean of 10 seeds)": []}
+    got: dict[tuple[int, str], list[dict[str, Any]]] = {}
     count = 0
     for size in range(smallest, len(configs) + 1):
         for h in itertools.combinations(range(len(configs)), size):
@@ -94,21 +93,24 @@ def histories(data: Path, hist: str, budget: int, smallest: int) -> list[str]:
             every = list(itertools.combinations(range(size), 2))
             adjusted = holm([raw[(h[i], h[j])] for i, j in every])
             pairs = [pair for pair, p in zip(every, adjusted, strict=True) if p < 0.05]
-            for method in ("stratified", "anchors"):
-                got[method].append(left_out(sub, names, budget, method, 0, pairs))
-            runs = [left_out(sub, names, budget, "random", s, pairs) for s in range(10)]
-            got["random (mean of 10 seeds)"].append({k: _mean([r[k] for r in runs]) for k in (
-                "mean_abs_error", "max_abs_error", "kendall_tau", "pairs_kept")})
+            for budget in budgets:
+                for method in ("stratified", "anchors"):
+                    got.setdefault((budget, method), []).append(
+                        left_out(sub, names, budget, method, 0, pairs))
+                runs = [left_out(sub, names, budget, "random", s, pairs) for s in range(10)]
+                got.setdefault((budget, "random (mean of 10 seeds)"), []).append(
+                    {k: _mean([r[k] for r in runs]) for k in (
+                        "mean_abs_error", "max_abs_error", "kendall_tau", "pairs_kept")})
     lines = [f"Across histories: every history of {smallest} to {len(configs)} of these "
              f"{len(configs)} configs ({count} histories), each measured as above (its own "
              "separated pairs); median [10th, 90th percentile] over histories, and how "
              "many histories meet the goal read as the mean error within 0.02 and tau at "
              "least 0.8, as the largest error within 0.02 and tau at least 0.8, and as the "
              "mean error within 0.02 with every separated pair kept:", "",
-             "| choice | mean error | largest error | Kendall's tau | separated pairs kept "
-             "| mean goal | largest goal | mean goal, pairs kept |",
-             "|---|---|---|---|---|---:|---:|---:|"]
-    for method, rs in got.items():
+             "| claims | choice | mean error | largest error | Kendall's tau | separated "
+             "pairs kept | mean goal | largest goal | mean goal, pairs kept |",
+             "|---:|---|---|---|---|---|---:|---:|---:|"]
+    for (budget, method), rs in got.items():
         cols = [_spread([r[k] for r in rs], pct=k == "pairs_kept")
                 for k in ("mean_abs_error", "max_abs_error", "kendall_tau", "pairs_kept")]
         tau_ok = [r["kendall_tau"] is not None and r["kendall_tau"] >= 0.8 for r in rs]
@@ -116,7 +118,7 @@ def histories(data: Path, hist: str, budget: int, smallest: int) -> list[str]:
                 for k in ("mean_abs_error", "max_abs_error")]
         kept = sum(r["mean_abs_error"] <= 0.02 and r["pairs_kept"] in (None, 1.0)
                    for r in rs)
-        lines.append(f"| {method} | {' | '.join(cols)} | {meet[0]} of {count} | "
+        lines.append(f"| {budget} | {method} | {' | '.join(cols)} | {meet[0]} of {count} | "
                      f"{meet[1]} of {count} | {kept} of {count} |")
     return lines
 
@@ -143,6 +145,8 @@ def main() -> None:
                     help="other metrics of the same run, each measured the same way")
     ap.add_argument("--smallest", type=int, default=8,
                     help="the smallest history measured across histories")
+    ap.add_argument("--across-budgets", default="60,90",
+                    help="larger budgets measured across histories beside --budget")
     ap.add_argument("--out", type=Path, default=RESULTS / "testset_select_scifact.md")
     args = ap.parse_args()
     check_scifact(args.data)
@@ -175,7 +179,8 @@ def main() -> None:
                                        hist, "--output", str(t / f"sub-{metric}"),
                                        "--json"))
             others += [(metric, m) for m in got_m["left_out_configs"]]
-        across = histories(args.data, hist, args.budget, args.smallest)
+        across = histories(args.data, hist, sorted({args.budget, *(
+            int(b) for b in args.across_budgets.split(",") if b)}), args.smallest)
     lines = header_lines(f"testset select on SciFact: {args.budget} of 300 claims", info,
                          "python benchmarks/testset_select_scifact.py "
                          + " ".join(sys.argv[1:]))
