@@ -197,8 +197,9 @@ def check_cmd(**flags: Any) -> None:
 
 @testset_cmd.command("select")
 @click.argument("dataset", metavar="SET")
-@click.option("--budget", required=True, type=click.IntRange(min=1),
-              help="How many questions to choose.")
+@click.option("--budget", required=True, metavar="N|P%",
+              help="How many questions to choose: a count (30) or a share of the "
+                   "questions every config has a value for (10%).")
 @click.option("--metric", required=True,
               help="The metric whose means the chosen questions should predict (e.g. "
                    "ndcg@10), as the run history recorded it for the configs run on SET.")
@@ -222,8 +223,9 @@ def select_cmd(**flags: Any) -> None:
     """The --budget questions of SET whose mean best predicts the whole set's mean of
     --metric for the configs the run history ran on it, written as a set ragmark reads;
     how well they do is measured by leaving each config out (its mean estimated from
-    questions chosen without it: the error, and Kendall's tau of the estimates), beside
-    random subsets of the same size."""
+    questions chosen without it: the error, Kendall's tau of the estimates, and the
+    share of the config pairs the whole set separates that the estimates keep in
+    order), beside random subsets of the same size."""
     from ragmark.plan.testset_select import SelectRequest, select
     from ragmark.report.testset_check import select_lines
 

@@ -9,6 +9,7 @@ written."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ class SelectRequest:
     """``ragmark testset select``'s flags."""
 
     dataset: str
-    budget: int
+    budget: int | str
     metric: str
     output: str
     corpus: str | None = None
@@ -48,8 +49,7 @@ class SelectRequest:
 
 def select(req: SelectRequest) -> dict[str, Any]:
     """Choose, measure, write; the report."""
-    if req.budget < 1:
-        raise ConfigError(f"--budget must be at least 1, got {req.budget}")
+    share = _share(req.budget)
     ds = load_dataset(req.dataset, req.corpus, req.split,
                       Leniency(strict=req.strict, encoding=req.encoding))
     metric, by_config = from_history(CheckRequest(req.dataset, history=req.history,
@@ -57,28 +57,29 @@ def select(req: SelectRequest) -> dict[str, Any]:
     configs = sorted(by_config)
     ids = [s.id for s in ds.samples
            if all(by_config[c].get(s.id) is not None for c in configs)]
-    if req.budget >= len(ids):
+    budget = share if isinstance(share, int) else max(1, math.floor(share * len(ids) + 0.5))
+    if budget >= len(ids):
         raise ConfigError(f"--budget {req.budget}: the set has {len(ids)} questions every "
                           "config valued; a budget must be smaller")
     writer, out = _writer(ds.format, Path(req.dataset), {s.id for s in ds.samples},
                           req.output)
     m = np.array([[float(by_config[c][q]) for q in ids] for c in configs])
-    pick = choose(m, req.budget, req.method, req.seed)
+    pick = choose(m, budget, req.method, req.seed)
     chosen = [ids[i] for i in pick.indices]
     pairs = separated_pairs(m)
-    measured = [left_out(m, configs, req.budget, req.method, req.seed, pairs)]
+    measured = [left_out(m, configs, budget, req.method, req.seed, pairs)]
     if req.method != "random":
-        runs = [left_out(m, configs, req.budget, "random", s, pairs)
+        runs = [left_out(m, configs, budget, "random", s, pairs)
                 for s in range(RANDOM_SEEDS)]
         measured.append({"method": f"random (mean of {RANDOM_SEEDS} seeds)",
-                         "budget": req.budget, "pairs_separated": len(pairs), **{
+                         "budget": budget, "pairs_separated": len(pairs), **{
                              k: float(np.mean([r[k] for r in runs if r[k] is not None]))
                              if any(r[k] is not None for r in runs) else None
                              for k in ("mean_abs_error", "max_abs_error", "kendall_tau",
                                        "pairs_kept")}})
     written = writer(out, set(chosen), req.split)
     return {"set": req.dataset, "metric": metric, "configs": configs, "questions": len(ids),
-            "budget": req.budget, "method": req.method, "chosen": chosen,
+            "budget": budget, "method": req.method, "chosen": chosen,
             "whole_set_means": {c: float(m[i].mean()) for i, c in enumerate(configs)},
             "separated_pairs": [[configs[i], configs[j]] for i, j in pairs],
             "subset_means": {c: float(m[i][list(pick.indices)].mean())
@@ -86,6 +87,23 @@ def select(req: SelectRequest) -> dict[str, Any]:
             "left_out_configs": [{k: v for k, v in r.items() if k != "estimates"}
                                  for r in measured],
             "written": str(written)}
+
+
+def _share(given: int | str) -> int | float:
+    """``--budget``: a count of at least 1 (``30``), or a share of the questions above 0
+    and below 100% (``10%``, as a fraction)."""
+    text = str(given).strip()
+    try:
+        if text.endswith("%"):
+            share = float(text[:-1]) / 100
+            if 0 < share < 1:
+                return share
+        elif int(text) >= 1:
+            return int(text)
+    except ValueError:
+        pass
+    raise ConfigError(f"--budget {given}: expected a count of questions of at least 1 "
+                      "(30) or a share of them between 0% and 100% (10%)")
 
 
 def _writer(fmt: str, path: Path, known: set[str], output: str) -> tuple[Any, Path]:

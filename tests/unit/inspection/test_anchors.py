@@ -137,6 +137,17 @@ def test_select_writes_a_set_that_runs_with_the_means_it_promised(tmp_path, caps
     code, _, err = run_cli([*args[:-6], "--budget", "8", "--metric", "mrr", "--history",
                             hist, "--output", str(tmp_path / "x.json")], capsys)
     assert code == 2 and "a budget must be smaller" in err
+    # a share of the questions: 40% of 8 is 3.2, so 3 — the same choice as --budget 3
+    code, out, err = run_cli([*args[:-6], "--budget", "40%", "--metric", "mrr", "--history",
+                              hist, "--output", str(tmp_path / "share.json"), "--json"],
+                             capsys)
+    assert code == 0, err
+    assert json.loads(out)["chosen"] == got["chosen"] and json.loads(out)["budget"] == 3
+    for bad in ("0", "0%", "100%", "ten", "-3"):
+        code, _, err = run_cli([*args[:-6], "--budget", bad, "--metric", "mrr", "--history",
+                                hist, "--output", str(tmp_path / "bad.json")], capsys)
+        assert code == 2 and f"--budget {bad}: expected a count" in err, (bad, err)
+        assert "Traceback" not in err and not (tmp_path / "bad.json").exists()
 
 
 def test_the_pairs_the_whole_set_separates_and_those_the_estimates_keep():
