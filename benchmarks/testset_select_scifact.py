@@ -67,14 +67,14 @@ def _row(r: dict[str, Any]) -> str:
 
 def histories(data: Path, hist: str, budgets: list[int], smallest: int) -> list[str]:
     """Every history of ``smallest`` or more of the run's configs, each measured as
-    ``testset select`` measures one (its own separated pairs: the pairs' permutation
+    ``testset select`` measures one (its own separated pairs: the pairs' t-test
     p-values, Holm-adjusted over the history's pairs); the spread over histories."""
     from ragmark.analysis.anchors import left_out
     from ragmark.data.detect import load_dataset
     from ragmark.data.fingerprint import dataset_hash
     from ragmark.data.leniency import Leniency
     from ragmark.plan.testset_check import CheckRequest, from_history
-    from ragmark.stats.paired import holm, paired_permutation_test
+    from ragmark.stats.paired import holm, paired_t_test
 
     ds = load_dataset(str(data), None, "test", Leniency(strict=False, encoding=None))
     _, by = from_history(CheckRequest(str(data), history=hist, metric="ndcg@10"),
@@ -82,7 +82,7 @@ def histories(data: Path, hist: str, budgets: list[int], smallest: int) -> list[
     configs = sorted(by)
     ids = [s.id for s in ds.samples if all(by[c].get(s.id) is not None for c in configs)]
     m = np.array([[float(by[c][q]) for q in ids] for c in configs])
-    raw = {pair: paired_permutation_test(m[pair[0]], m[pair[1]]).p_value
+    raw = {pair: paired_t_test(m[pair[0]], m[pair[1]]).p_value
            for pair in itertools.combinations(range(len(configs)), 2)}
     got: dict[tuple[int, str], list[dict[str, Any]]] = {}
     count = 0
@@ -190,7 +190,7 @@ def main() -> None:
     lines += [f"| {c} | {v:.4f} |" for c, v in sorted(means.items(), key=lambda kv: -kv[1])]
     pairs = got["separated_pairs"]
     lines += ["", f"The whole set separates {len(pairs)} of {len(means) * (len(means) - 1) // 2} "
-              "pairs of configs (paired permutation test, Holm-adjusted, 5%): "
+              "pairs of configs (paired t-test, Holm-adjusted, 5%): "
               + ", ".join(f"{a} / {b}" for a, b in pairs) + ".", "",
               f"Each config left out in turn, its mean estimated from {args.budget} "
               "claims chosen from the other configs' values (goal: errors within 0.02, "

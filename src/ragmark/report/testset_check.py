@@ -164,7 +164,7 @@ def select_lines(r: Mapping[str, Any]) -> list[str]:
     total = len(r["configs"]) * (len(r["configs"]) - 1) // 2
     lines.append("leaving each config out (its mean estimated from questions chosen "
                  f"without it); the whole set separates {pairs} of {total} pairs of "
-                 "configs (paired permutation test, Holm, 5%):")
+                 "configs (paired t-test, Holm, 5%):")
     for m in r["left_out_configs"]:
         tau = "—" if m["kendall_tau"] is None else f"{m['kendall_tau']:.3f}"
         kept = ("" if m.get("pairs_kept") is None

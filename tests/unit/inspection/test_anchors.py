@@ -152,11 +152,13 @@ def test_select_writes_a_set_that_runs_with_the_means_it_promised(tmp_path, caps
 
 def test_the_pairs_the_whole_set_separates_and_those_the_estimates_keep():
     """20 questions, three configs: A passes all 20, B the first 10, C the first 9. A
-    and B differ on 10 questions, all one way: a sign flip test reaches a mean as large
-    only when all 10 flips agree (2 of 1,024 ways, p about 0.002; Holm over three
-    pairs, under 0.05), as do A and C (11 questions); B and C differ on one question
-    (p = 1). So the whole set separates (A, B) and (A, C), not (B, C). Estimates 0.9,
-    0.95, 0.5 keep (A, C) in order and reverse (A, B): one of the two."""
+    and B differ by 1 on 10 questions: mean 0.5, standard deviation sqrt(20 x 0.25 /
+    19) = 0.513, t = 0.5 / (0.513 / sqrt(20)) = 4.36 on 19 degrees of freedom, p =
+    0.00034; A and C by 1 on 11: t = 4.82, p = 0.00012; B and C on one question: mean
+    0.05, sd sqrt(20 x 0.05 x 0.95 / 19) = 0.224, t = 1.0, p = 0.33. Holm over three
+    pairs: 0.00036, 0.00068, 0.33. So the whole set separates (A, B) and (A, C), not
+    (B, C). Estimates 0.9, 0.95, 0.5 keep (A, C) in order and reverse (A, B): one of
+    the two."""
     from ragmark.analysis.anchors import pairs_kept, separated_pairs
 
     m = np.zeros((3, 20))
