@@ -220,3 +220,32 @@ def test_the_report_as_markdown_or_an_html_page_by_the_suffix(files, server, tmp
     assert '<section id="pairwise">' in html and "FAILED: loses significantly" in html
     assert "<script" not in html.lower() and "http" not in html.split("<body>")[1]
     assert HOSTILE not in html  # no answer text is on the page, hostile or not
+
+
+def test_a_pairwise_gate_too_small_to_fail_fails_saying_so():
+    """B loses every judged pair to A. The sign test over n verdicts never gives p below
+    2 / 2^n: over 5, 0.0625, not below 0.05, so no verdicts could fail the gate: it
+    fails, saying so. Over 6 (p = 0.03125) B loses significantly. Over 6 with two
+    criteria, Holm doubles that to 0.0625: neither can fail."""
+    from ragmark.plan.pairwise import pairwise_gates
+    from ragmark.stats.paired import holm
+
+    def report(n: int, criteria: list[str]) -> dict:
+        ps = holm([sign_test(n, 0)] * len(criteria))
+        stats = {c: {"wins": n, "ties": 0, "losses": 0, "value": 1.0, "ci_low": 1.0,
+                     "ci_high": 1.0, "p_value": sign_test(n, 0), "p_holm": p, "n": n}
+                 for c, p in zip(criteria, ps, strict=True)}
+        return {"systems": [{"name": "A"}, {"name": "B"}],
+                "matches": [{"a": {"name": "A"}, "b": {"name": "B"}, "criteria": stats}]}
+
+    [(what, passed, line)] = pairwise_gates(report(5, ["overall"]), "A", ["overall"], 0.05)
+    assert what == "B: no pairwise loss to A in overall" and not passed
+    assert line == ("B: no pairwise loss to A in overall: FAILED, this gate cannot fail: "
+                    "over 5 judged pairs the sign test gives p no smaller than 0.0625, not "
+                    "below alpha 0.05 after Holm; judge more questions")
+    [(_, passed, line)] = pairwise_gates(report(6, ["overall"]), "A", ["overall"], 0.05)
+    assert not passed and "FAILED: loses significantly" in line
+    two = pairwise_gates(report(6, ["overall", "correctness"]), "A",
+                         ["overall", "correctness"], 0.05)
+    assert [p for _, p, _ in two] == [False, False]
+    assert all("2 criteria x that is 0.0625" in line for *_, line in two)

@@ -23,10 +23,12 @@ import numpy as np
 from scipy import stats as sps
 
 from ragmark.analysis.diff import Side, other_nuggets
-from ragmark.stats import Interval, bootstrap_ci, holm, paired_permutation_test
+from ragmark.stats import Interval, bootstrap_ci, holm, paired_permutation_test, smallest_p
 from ragmark.stats.noise import noise_band
 
 POWER = 0.8
+CANNOT_FAIL = "this gate cannot fail"
+"""How the reason of a gate too small to fail begins."""
 
 
 def mde(sd: float, n: int, alpha: float = 0.05, power: float = POWER) -> float | None:
@@ -108,6 +110,18 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
             continue
         n, mb, mn, delta, iv, p, m = got
         p_adj = next(adjusted)
+        floor = smallest_p(n, n_resamples) * len(ps)
+        if floor >= alpha:  # no answers could fail it: a gate that cannot fail is none
+            rows.append(GateRow(metric, n, mb, mn, delta, None if iv is None else iv.low,
+                                None if iv is None else iv.high, p, p_adj, None, False,
+                                f"{CANNOT_FAIL}: over {n} questions the paired test "
+                                f"gives p no smaller than {floor / len(ps):.4g}, "
+                                + (f"{len(ps)} gated metrics x that is {floor:.4g}, "
+                                   if len(ps) > 1 else "")
+                                + f"not below alpha {alpha:g} after Holm; gate on more "
+                                "questions (`ragmark power` says how many)"
+                                + (" or fewer metrics" if len(ps) > 1 else "")))
+            continue
         worse = p_adj < alpha and delta < 0
         band = noise_band((base.noise, now.noise), metric, n)
         beyond = -delta > margin and (band is None or -delta > band)
@@ -144,6 +158,14 @@ def gate_lines(rows: Sequence[GateRow], baseline: str) -> list[str]:
     return out
 
 
+def _verdict(r: GateRow) -> str:
+    """PASS, FAIL, or FAIL with the reason of a gate too small to fail (the table's
+    footnote explains only the significant drop)."""
+    if r.passed:
+        return "PASS"
+    return f"FAIL: {r.reason}" if r.reason.startswith(CANNOT_FAIL) else "FAIL"
+
+
 def gate_markdown(rows: Sequence[GateRow], baseline: str, alpha: float, margin: float) -> str:
     """The gate as a Markdown table (for a CI summary)."""
     lines = [f"### Regression gate against {baseline}", "",
@@ -157,7 +179,7 @@ def gate_markdown(rows: Sequence[GateRow], baseline: str, alpha: float, margin: 
         lines.append(f"| {r.metric} | {r.n} | {r.baseline:.4f} | {r.now:.4f} | "
                      f"{r.delta:+.4f}{iv} | {r.p_adjusted:.4g} | "
                      f"{'—' if r.mde is None else f'{r.mde:.4f}'} | "
-                     f"{'PASS' if r.passed else 'FAIL'} |")
+                     f"{_verdict(r)} |")
     lines += ["", f"A metric fails when it is significantly worse (paired randomisation "
                   f"test, Holm over the {len(rows)} gated metrics, α = {alpha:g})"
                   + (f" by more than {margin:g}" if margin else "") + ". Detectable: the "

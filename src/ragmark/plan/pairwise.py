@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmark.analysis.regression import CANNOT_FAIL
 from ragmark.errors import ConfigError
 from ragmark.judges.language import in_their_language
 from ragmark.judges.pairwise import CRITERIA
@@ -20,8 +21,15 @@ from ragmark.plan.model import Pairwise
 from ragmark.progress import NullProgress, Progress
 from ragmark.running.head_to_head import check_judge as probe
 from ragmark.running.head_to_head import estimate_pairs
-from ragmark.running.tournament import Tournament, matches_of, record_of, round_robin
+from ragmark.running.tournament import (
+    Tournament,
+    match_of,
+    matches_of,
+    record_of,
+    round_robin,
+)
 from ragmark.stats.ppi import ppi_mean
+from ragmark.stats.win_rates import sign_test
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
@@ -176,8 +184,11 @@ def pairwise_gates(report: dict[str, Any], baseline: str, criteria: Sequence[str
                    alpha: float) -> list[tuple[str, bool, str]]:
     """Per system other than ``baseline`` and gated criterion: (condition name, passed,
     line). A system fails when it loses to the baseline significantly (its win rate
-    below one half and the sign test's p after Holm below ``alpha``), or when no pair
-    got a verdict (nothing shows it did not lose)."""
+    below one half and the sign test's p after Holm below ``alpha``), when no pair got
+    a verdict (nothing shows it did not lose), or when no verdicts could have made it
+    lose: over n verdicts the sign test's p is at least 2 / 2^n (every one a loss),
+    and when that times the match's criteria (Holm) is not below ``alpha`` the gate
+    cannot fail, so it fails saying so."""
     out = []
     for s in report["systems"]:
         name = s["name"]
@@ -188,6 +199,17 @@ def pairwise_gates(report: dict[str, Any], baseline: str, criteria: Sequence[str
             what = f"{name}: no pairwise loss to {baseline} in {c}"
             if r is None or r["value"] is None:
                 out.append((what, False, f"{what}: FAILED, no pair got a verdict"))
+                continue
+            least = sign_test(0, r["n"])
+            match = match_of(report, name, baseline)
+            family = 1 if match is None else len(match[0]["criteria"])
+            if least * family >= alpha:
+                out.append((what, False, (
+                    f"{what}: FAILED, {CANNOT_FAIL}: over {r['n']} judged pairs "
+                    f"the sign test gives p no smaller than {least:.4g}"
+                    + (f", {family} criteria x that is {least * family:.4g}"
+                       if family > 1 else "")
+                    + f", not below alpha {alpha:g} after Holm; judge more questions")))
                 continue
             lost = r["value"] < 0.5 and r["p_holm"] < alpha
             line = (f"{name} vs {baseline}, pairwise {c}: {r['wins']} wins, {r['ties']} "

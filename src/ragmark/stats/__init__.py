@@ -23,10 +23,11 @@ from ragmark.stats.paired import (
     mean_ci,
     paired_permutation_test,
     paired_t_test,
+    smallest_p,
     wilson_interval,
 )
 
 __all__ = ["CORRECTIONS", "EXACT_MAX_N", "TESTS", "ComparisonRow", "Interval", "TestResult",
            "bootstrap_ci", "cohen_kappa", "compare_to_baseline", "holm", "kappa_of_table",
-           "mean_ci", "paired_permutation_test", "paired_t_test", "relative_change",
+           "mean_ci", "paired_permutation_test", "paired_t_test", "smallest_p", "relative_change",
            "wilson_interval"]

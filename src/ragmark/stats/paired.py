@@ -162,6 +162,23 @@ def paired_permutation_test(
     return TestResult(observed, (count + 1) / (n_resamples + 1), n, "permutation")
 
 
+def smallest_p(n: int, n_resamples: int = 10_000) -> float:
+    """The smallest p-value :func:`paired_permutation_test` can give over ``n`` pairs,
+    whatever their values: 2 / 2^n when it enumerates (``n`` <= 16: only the observed
+    signs and their mirror image reach the observed mean), else 1 / (n_resamples + 1)
+    (the observed assignment counted once) or 2 / 2^n if larger (the rate at which
+    random signs hit those two). A test over 5 questions never gives p below 0.0625: it
+    cannot be significant at 0.05.
+
+    >>> smallest_p(5)
+    0.0625
+    >>> round(smallest_p(300), 6)
+    0.0001
+    """
+    floor = 2.0 / 2.0 ** min(n, 1000)
+    return floor if n <= EXACT_MAX_N else max(floor, 1.0 / (n_resamples + 1))
+
+
 def paired_t_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     """Two-sided paired t-test of mean(b - a) = 0 (``scipy.stats.ttest_rel``).
 

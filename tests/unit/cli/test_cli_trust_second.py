@@ -215,21 +215,26 @@ def _log(path: Path, answers: list[str], hits: list[bool]) -> Path:
     gold = ["Paris is the capital and largest city of France.",
             "Berlin is the capital of Germany since reunification.",
             "Madrid is the capital of Spain and its largest city.",
-            "Rome is the capital of Italy and lies on the Tiber."]
+            "Rome is the capital of Italy and lies on the Tiber.",
+            "Oslo is the capital of Norway, at the head of its fjord.",
+            "Lima is the capital of Peru, near the Pacific coast."]
     other = "Bananas are yellow when they are ripe and ready."
     rows = [{"id": f"q{i}", "question": f"What is the capital of country {i}?",
              "answer": a, "contexts": [g if hit else other, other],
              "ground_truth_contexts": [g]}
-            for i, (a, g, hit) in enumerate(zip(answers, gold, hits, strict=True))]
+            for i, (a, g, hit) in enumerate(zip(answers, gold[:len(answers)], hits,
+                                                strict=True))]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
 
 def test_two_days_of_logs_are_one_dataset_gated_and_diffed(tmp_path, capsys):
-    yday = _log(tmp_path / "yesterday.jsonl", ["Paris", "Berlin", "Madrid", "Rome"],
-                [True, True, True, True])
-    today = _log(tmp_path / "today.jsonl", ["Paris.", "Berlin!", "Madrid", "Rome?"],
-                 [True, True, True, False])
+    # six questions: the least a one-metric gate needs (over five the paired test never
+    # gives p below 2 / 2^5 = 0.0625, and the gate would fail as one that cannot fail)
+    yday = _log(tmp_path / "yesterday.jsonl",
+                ["Paris", "Berlin", "Madrid", "Rome", "Oslo", "Lima"], [True] * 6)
+    today = _log(tmp_path / "today.jsonl",
+                 ["Paris.", "Berlin!", "Madrid", "Rome?", "Oslo", "Lima"], [True] * 5 + [False])
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     code, _, err = run_cli(["run", "--outputs", str(yday), "--output", str(a), "--quiet"],
                            capsys)
@@ -260,7 +265,7 @@ def test_two_days_of_logs_are_one_dataset_gated_and_diffed(tmp_path, capsys):
     got = json.loads((tmp_path / "d.json").read_text())
     assert got["config"]["name"] == "chatbot"
     assert got["gates"][0]["baseline"].endswith("(chatbot)")
-    assert got["gates"][0]["rows"][0]["n"] == 4
+    assert got["gates"][0]["rows"][0]["n"] == 6
 
 
 def test_a_compare_of_several_systems_is_not_a_baseline_by_guess(tmp_path, capsys):

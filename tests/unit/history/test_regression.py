@@ -108,9 +108,16 @@ def test_run_fails_on_regression_writes_junit_and_the_step_summary(tmp_path, cap
                             str(tmp_path / "empty.sqlite")], capsys)
     assert code == 0 and ("no earlier run of this config on this dataset to gate against: "
                           "not gated for regressions") in " ".join(out.split())
-    code, _, err = run_cli([*args, "--fail-on-regression", "mrr", "--dataset",
-                            str(DEMO / "questions.json"), "--max-queries", "3"], capsys)
-    assert code == 0  # the baseline's other questions are left out of the pairing
+    # three questions: the baseline's other questions are left out of the pairing, and
+    # the paired test over 3 gives p of 2 / 2^3 = 0.25 at the least: a gate that cannot
+    # fail is none, so it fails saying so (before, it passed whatever the answers)
+    code, out, err = run_cli([*args, "--fail-on-regression", "mrr", "--dataset",
+                              str(DEMO / "questions.json"), "--max-queries", "3"], capsys)
+    said = " ".join(out.split())
+    assert code == 1 and "n = 3)" in said, out
+    assert ("this gate cannot fail: over 3 questions the paired test gives p no smaller "
+            "than 0.25, not below alpha 0.05 after Holm; gate on more questions") in said
+    assert "detectable at n = 3" not in said
 
 
 def test_compare_gates_each_config_against_its_own_last_run(tmp_path, capsys, monkeypatch):
@@ -194,15 +201,46 @@ def test_compare_against_an_earlier_compare_file(tmp_path, capsys):
 def test_the_gate_does_not_pair_nugget_scores_over_other_nuggets():
     """A baseline whose nugget scores counted against other nuggets cannot gate them: the
     gate fails with the reason (as when no question pairs); other metrics are gated."""
-    vals = {"nugget_all": {"q0": 0.5, "q1": 1.0, "q2": 0.75},
-            "mrr": {"q0": 1.0, "q1": 0.5, "q2": 1.0}}
-    base, now = (Side(name, "cfg", "d", {f"q{i}": "" for i in range(3)}, vals)
+    vals = {"nugget_all": {f"q{i}": v for i, v in enumerate([0.5, 1.0, 0.75] * 2)},
+            "mrr": {f"q{i}": v for i, v in enumerate([1.0, 0.5, 1.0] * 2)}}
+    base, now = (Side(name, "cfg", "d", {f"q{i}": "" for i in range(6)}, vals)
                  for name in ("base", "now"))
     base.nuggets_hash, now.nuggets_hash = "a" * 64, "b" * 64
     rows = {r.metric: r for r in regression_gate(base, now, ["nugget_all", "mrr"])}
     assert rows["nugget_all"].passed is False and rows["nugget_all"].n == 0
     assert rows["nugget_all"].reason.startswith("base and now scored nugget_all against "
                                                 "different nuggets (fingerprints aaaa")
-    assert rows["mrr"].passed is True and rows["mrr"].n == 3
+    assert rows["mrr"].passed is True and rows["mrr"].n == 6
     now.nuggets_hash = base.nuggets_hash
     assert regression_gate(base, now, ["nugget_all"])[0].passed is True
+
+
+def test_a_gate_too_small_to_fail_fails_saying_so():
+    """The paired sign-flip test over n questions never gives p below 2 / 2^n (only the
+    observed signs and their mirror image reach the observed mean): over 5 questions
+    0.0625, so a drop from 1 to 0 on every question is not significant at 0.05 and the
+    gate could never fail — it fails, saying so. Over 6 questions the least p is
+    0.03125: the same drop fails as a regression. Two metrics gated over 6: Holm doubles
+    the smallest p to 0.0625, and neither can fail."""
+    def sides(n: int, metrics: list[str]) -> tuple[Side, Side]:
+        ids = {f"q{i}": "" for i in range(n)}
+        before = {m: {q: 1.0 for q in ids} for m in metrics}
+        after = {m: {q: 0.0 for q in ids} for m in metrics}
+        return Side("base", "cfg", "d", ids, before), Side("now", "cfg", "d", ids, after)
+
+    [five] = regression_gate(*sides(5, ["mrr"]), ["mrr"])
+    assert five.passed is False and five.p_value == pytest.approx(0.0625)
+    assert five.reason.startswith("this gate cannot fail: over 5 questions the paired test "
+                                  "gives p no smaller than 0.0625, not below alpha 0.05")
+    assert five.mde is None
+    from ragmark.analysis.regression import gate_markdown
+
+    table = gate_markdown([five], "run 1", 0.05, 0.0)
+    assert "| — | FAIL: this gate cannot fail: over 5 questions" in table
+    [six] = regression_gate(*sides(6, ["mrr"]), ["mrr"])
+    assert six.passed is False and six.p_adjusted == pytest.approx(0.03125)
+    assert six.reason.startswith("significantly worse")
+    two = regression_gate(*sides(6, ["mrr", "recall"]), ["mrr", "recall"])
+    assert [r.passed for r in two] == [False, False]
+    assert all("2 gated metrics x that is 0.0625" in r.reason and "fewer metrics" in r.reason
+               for r in two)
