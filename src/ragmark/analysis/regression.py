@@ -49,6 +49,21 @@ def questions_needed(sd: float, effect: float, alpha: float = 0.05,
     return max(2, math.ceil((z * sd / effect) ** 2))
 
 
+def least_questions(metrics: int, alpha: float = 0.05, n_resamples: int = 10_000
+                    ) -> int | None:
+    """The fewest questions with which a gate of ``metrics`` metrics can fail at all:
+    the smallest n whose least p (:func:`~ragmark.stats.smallest_p`) times ``metrics``
+    (Holm) is below ``alpha``; None when none is (too many metrics for the resamples).
+
+    >>> least_questions(1), least_questions(2), least_questions(5)
+    (6, 7, 8)
+    """
+    for n in range(2, 64):
+        if smallest_p(n, n_resamples) * max(1, metrics) < alpha:
+            return n
+    return None
+
+
 @dataclass(frozen=True)
 class GateRow:
     """One gated metric against the baseline."""
@@ -110,17 +125,19 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
             continue
         n, mb, mn, delta, iv, p, m = got
         p_adj = next(adjusted)
-        floor = smallest_p(n, n_resamples) * len(ps)
-        if floor >= alpha:  # no answers could fail it: a gate that cannot fail is none
+        least = least_questions(len(ps), alpha, n_resamples)
+        if least is None or n < least:  # no answers could fail it: no gate at all
+            floor = smallest_p(n, n_resamples)
             rows.append(GateRow(metric, n, mb, mn, delta, None if iv is None else iv.low,
                                 None if iv is None else iv.high, p, p_adj, None, False,
                                 f"{CANNOT_FAIL}: over {n} questions the paired test "
-                                f"gives p no smaller than {floor / len(ps):.4g}, "
-                                + (f"{len(ps)} gated metrics x that is {floor:.4g}, "
-                                   if len(ps) > 1 else "")
-                                + f"not below alpha {alpha:g} after Holm; gate on more "
-                                "questions (`ragmark power` says how many)"
-                                + (" or fewer metrics" if len(ps) > 1 else "")))
+                                f"gives p no smaller than {floor:.4g}, "
+                                + (f"{len(ps)} gated metrics x that is "
+                                   f"{floor * len(ps):.4g}, " if len(ps) > 1 else "")
+                                + f"not below alpha {alpha:g} after Holm; "
+                                + (f"gate on at least {least} questions (`ragmark power` "
+                                   "says how many catch the drop you care about)"
+                                   if least is not None else "gate on fewer metrics")))
             continue
         worse = p_adj < alpha and delta < 0
         band = noise_band((base.noise, now.noise), metric, n)

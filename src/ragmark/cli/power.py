@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ragmark.analysis.diff import resolve_side
 from ragmark.analysis.gates import metric_name
-from ragmark.analysis.regression import mde, questions_needed
+from ragmark.analysis.regression import least_questions, mde, questions_needed
 from ragmark.cli.app import (
     alpha_option,
     cli,
@@ -59,8 +59,11 @@ def _spread(base: Any, other: Any, metric: str) -> tuple[float, str, int]:
     values), where it came from, and over how many questions."""
     vals = base.values.get(metric)
     if vals is None:
+        deeper = [m for m in base.values if m.startswith(metric + "@")]
         raise ConfigError(f"the run has no metric {metric!r}; it has "
-                          f"{', '.join(base.values)}")
+                          f"{', '.join(base.values)}" + (
+                              f" (the run names {metric} with the depth it covers: try "
+                              f"--metrics {deeper[0]})" if deeper else ""))
     if other is not None:
         ov = other.values.get(metric, {})
         diffs = np.array([float(ov[q] or 0.0) - v for q, v in vals.items()
@@ -93,10 +96,13 @@ def _power(**f: Any) -> None:
     for col in ("metric", "spread", "from", "questions now", "detectable now",
                 "judge noise", "needed"):
         table.add_column(col, justify="left" if col in ("metric", "from") else "right")
+    least = least_questions(len(names), alpha)
     for m in names:
         sd, source, n = _spread(base, other, m)
-        now = mde(sd, n, alpha, power)
+        now = None if least is None or n < least else mde(sd, n, alpha, power)
         need = questions_needed(sd, effect, alpha, power) if sd > 0 else None
+        if need is not None and least is not None:
+            need = max(need, least)
         noise = base.noise.get(m) or {}
         within, reps = noise.get("within_sd"), noise.get("repeats")
         if within:  # the gate lets a drop within the judges' noise band pass
@@ -104,8 +110,16 @@ def _power(**f: Any) -> None:
             need = max(need or 2, quiet)
         table.add_row(m, f"{sd:.4f}", source, str(n), "—" if now is None else f"{now:.4f}",
                       "—" if not within else f"s.d. {within:.4f} at {reps} repeats",
-                      f"{need:,}" if need is not None else "any (no spread)")
+                      f"{need:,}" if need is not None else
+                      f"{least} (no spread)" if least is not None else "—")
     out.print(table)
+    if least is None or any(_spread(base, other, m)[2] < least for m in names):
+        out.print(f"a gate of {len(names)} metric(s) at α = {alpha:g} cannot fail with "
+                  + (f"fewer than {least} questions: the paired test's p is never below "
+                     "2 / 2^n over n questions (Holm multiplies it by the metrics); "
+                     "below that, nothing is detectable" if least is not None else
+                     "any number of questions: too many metrics for 10,000 resamples"),
+                  highlight=False, soft_wrap=True)
     if any(base.noise.get(m) for m in names):
         out.print("judge noise: the within-question s.d. the run's --judge-repeats "
                   "measured; a gate does not call a drop within the judges' own noise band "

@@ -116,7 +116,7 @@ def test_run_fails_on_regression_writes_junit_and_the_step_summary(tmp_path, cap
     said = " ".join(out.split())
     assert code == 1 and "n = 3)" in said, out
     assert ("this gate cannot fail: over 3 questions the paired test gives p no smaller "
-            "than 0.25, not below alpha 0.05 after Holm; gate on more questions") in said
+            "than 0.25, not below alpha 0.05 after Holm; gate on at least 6 questions") in said
     assert "detectable at n = 3" not in said
 
 
@@ -173,6 +173,27 @@ def test_plan_says_how_many_questions_a_gate_needs(tmp_path, capsys):
     assert code == 0 and old == out and "--baseline is renamed --from" in err
     code, _, err = run_cli(["plan", "--help"], capsys)
     assert code == 2 and "No such command 'plan'" in err
+    # a drop of 0.9 needs 2 questions by the normal approximation, but a gate over fewer
+    # than 6 cannot fail (least p 2 / 2^5 = 0.0625): power says 6, and for five
+    # metrics 8
+    code, out, _ = run_cli(["power", "--from", str(tmp_path / "r.json"), "--effect",
+                            "0.9", "--metrics", "precision@5"], capsys)
+    assert code == 0 and questions_needed(sd, 0.9) < 6
+    row = next(line for line in out.splitlines() if "precisi" in line)
+    assert row.strip().strip("│").split("│")[-1].strip() == "6"
+    assert "cannot fail with fewer than" not in out  # the run has 8 questions
+    assert run_cli([*args[:-1], str(tmp_path / "r5.json"), "--max-queries", "5"],
+                   capsys)[0] == 0
+    code, out, _ = run_cli(["power", "--from", str(tmp_path / "r5.json"), "--effect",
+                            "0.9", "--metrics", "precision@5,mrr@10,recall@5,hit@5,ndcg@10"],
+                           capsys)
+    assert code == 0
+    assert ("a gate of 5 metric(s) at α = 0.05 cannot fail with fewer than 8 questions"
+            in " ".join(out.split()))
+    code, _, err = run_cli(["power", "--from", str(tmp_path / "r5.json"), "--effect",
+                            "0.9", "--metrics", "mrr"], capsys)
+    assert code == 2 and "the run names mrr with the depth it covers: try --metrics mrr@10" \
+        in " ".join(err.split())
 
 
 def test_compare_against_an_earlier_compare_file(tmp_path, capsys):
@@ -242,5 +263,5 @@ def test_a_gate_too_small_to_fail_fails_saying_so():
     assert six.reason.startswith("significantly worse")
     two = regression_gate(*sides(6, ["mrr", "recall"]), ["mrr", "recall"])
     assert [r.passed for r in two] == [False, False]
-    assert all("2 gated metrics x that is 0.0625" in r.reason and "fewer metrics" in r.reason
-               for r in two)
+    assert all("2 gated metrics x that is 0.0625" in r.reason
+               and "gate on at least 7 questions" in r.reason for r in two)
