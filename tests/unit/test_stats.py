@@ -314,3 +314,25 @@ def test_correction_families_per_metric_all_and_none():
         assert pm.p_adjusted <= rows["all"][key].p_adjusted
     with pytest.raises(ConfigError, match="unknown correction 'some'"):
         compare_to_baseline(per_query, "base", ["m1"], correction="some")
+
+
+def test_comparisons_no_change_could_make_significant_are_named():
+    """Two configs against a baseline over 4 questions, one metric: a family of 2; the
+    sign-flip test over 4 never gives p below 2 / 2^4 = 0.125, so Holm's smallest is at
+    least 0.25: neither can be significant, however large the change, and a family of 2
+    needs 7 questions (2 / 2^7 x 2 = 0.031). Over 8 questions (0.0078 x 2) both could;
+    the t-test has no such floor."""
+    from ragmark.stats.baseline import out_of_reach
+
+    def rows(n: int) -> list:
+        per = {"base": {"m": [0.0] * n}, "a": {"m": [1.0] * n}, "b": {"m": [1.0] * n}}
+        return compare_to_baseline(per, "base", ["m"])
+
+    four = rows(4)
+    assert [r.p_adjusted for r in four] == [pytest.approx(0.25)] * 2
+    assert out_of_reach(four, "permutation", 0.05, 10_000) == (
+        "2 of 2 comparisons could not be significant however large the change: over 4 "
+        "questions the test's p is never below 0.125, and Holm multiplies the smallest of "
+        "a family by its size (2); a family of 2 needs at least 7 questions.")
+    assert out_of_reach(rows(8), "permutation", 0.05, 10_000) is None
+    assert out_of_reach(four, "t", 0.05, 10_000) is None

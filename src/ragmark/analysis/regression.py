@@ -23,7 +23,14 @@ import numpy as np
 from scipy import stats as sps
 
 from ragmark.analysis.diff import Side, other_nuggets
-from ragmark.stats import Interval, bootstrap_ci, holm, paired_permutation_test, smallest_p
+from ragmark.stats import (
+    Interval,
+    bootstrap_ci,
+    holm,
+    least_questions,
+    paired_permutation_test,
+    smallest_p,
+)
 from ragmark.stats.noise import noise_band
 
 POWER = 0.8
@@ -47,21 +54,6 @@ def questions_needed(sd: float, effect: float, alpha: float = 0.05,
         raise ValueError("the effect must be positive")
     z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(power))
     return max(2, math.ceil((z * sd / effect) ** 2))
-
-
-def least_questions(metrics: int, alpha: float = 0.05, n_resamples: int = 10_000
-                    ) -> int | None:
-    """The fewest questions with which a gate of ``metrics`` metrics can fail at all:
-    the smallest n whose least p (:func:`~ragmark.stats.smallest_p`) times ``metrics``
-    (Holm) is below ``alpha``; None when none is (too many metrics for the resamples).
-
-    >>> least_questions(1), least_questions(2), least_questions(5)
-    (6, 7, 8)
-    """
-    for n in range(2, 64):
-        if smallest_p(n, n_resamples) * max(1, metrics) < alpha:
-            return n
-    return None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from ragmark.llm.accounting import COMPONENTS
 from ragmark.report.console import ReasonKeys, label
 from ragmark.results.model import RunReport, failing_cell
 from ragmark.running.compare import Comparison, change_sentence
+from ragmark.stats.baseline import out_of_reach
 
 TEST_NAMES = {"permutation": "paired randomisation (sign-flip) test", "t": "paired t-test"}
 
@@ -115,6 +116,7 @@ def _table(c: Comparison) -> list[str]:
         cells = [_cell(c, name, m, keys) for m in cols]
         lines.append(f"| {shown} | " + " | ".join(cells) + f" | {r.dataset['queries']} |")
     tested = [r for r in c.rows if r.p_adjusted is not None]
+    reach = out_of_reach(c.rows, st.test, st.alpha, st.n_resamples)
     lines += [""]
     notes = keys.footnotes()
     if notes:
@@ -129,7 +131,8 @@ def _table(c: Comparison) -> list[str]:
         f"that is significant at α = {st.alpha:g} by a {TEST_NAMES[st.test]}"
         + (f" ({st.n_resamples:,} resamples, seed {st.seed})" if st.test == "permutation"
            else "")
-        + f", {_family_text(st.correction, tested)}.",
+        + f", {_family_text(st.correction, tested)}."
+        + ("" if reach is None else f" {reach}"),
         "",
         *[f"Note: {n}\n" for n in dict.fromkeys(n for r in c.reports.values() for n in r.notes)],
     ]

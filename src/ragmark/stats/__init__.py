@@ -20,6 +20,7 @@ from ragmark.stats.paired import (
     TestResult,
     bootstrap_ci,
     holm,
+    least_questions,
     mean_ci,
     paired_permutation_test,
     paired_t_test,
@@ -27,7 +28,7 @@ from ragmark.stats.paired import (
     wilson_interval,
 )
 
-__all__ = ["CORRECTIONS", "EXACT_MAX_N", "TESTS", "ComparisonRow", "Interval", "TestResult",
-           "bootstrap_ci", "cohen_kappa", "compare_to_baseline", "holm", "kappa_of_table",
-           "mean_ci", "paired_permutation_test", "paired_t_test", "smallest_p", "relative_change",
-           "wilson_interval"]
+__all__ = ["CORRECTIONS", "EXACT_MAX_N", "TESTS", "ComparisonRow", "Interval",
+           "TestResult", "bootstrap_ci", "cohen_kappa", "compare_to_baseline", "holm",
+           "least_questions", "kappa_of_table", "mean_ci", "paired_permutation_test",
+           "paired_t_test", "smallest_p", "relative_change", "wilson_interval"]

@@ -17,8 +17,10 @@ from ragmark.stats.paired import (
     _as_1d,
     _pairs,
     holm,
+    least_questions,
     paired_permutation_test,
     paired_t_test,
+    smallest_p,
 )
 
 
@@ -148,6 +150,41 @@ def compare_to_baseline(
             )
         )
     return rows
+
+
+def out_of_reach(rows: Sequence[ComparisonRow], test: str, alpha: float,
+                 n_resamples: int) -> str | None:
+    """What to say of the comparisons no change could make significant, however large:
+    under the permutation test a family of F comparisons over at most n questions can
+    reject nothing when the least p over n (:func:`~ragmark.stats.paired.smallest_p`)
+    times F is not below ``alpha`` (Holm rejects nothing if it cannot reject the
+    smallest). None when every comparison could be significant (and under the t-test,
+    whose p has no floor)."""
+    if test != "permutation":
+        return None
+    families: dict[str, list[ComparisonRow]] = {}
+    for r in rows:
+        if r.p_adjusted is not None:
+            families.setdefault(r.family if r.family != "none" else r.config + r.metric,
+                                []).append(r)
+    stuck = [(max(r.n for r in rs), 1 if rs[0].family == "none" else len(rs), rs)
+             for rs in families.values()]
+    stuck = [(n, size, rs) for n, size, rs in stuck
+             if smallest_p(n, n_resamples) * size >= alpha]
+    if not stuck:
+        return None
+    n, size, _ = min(stuck, key=lambda t: t[0])
+    count = sum(len(rs) for *_, rs in stuck)
+    least = least_questions(size, alpha, n_resamples)
+    return (f"{count} of {sum(len(rs) for rs in families.values())} comparisons could not "
+            f"be significant however large the change: over {n} questions the test's p "
+            f"is never below {smallest_p(n, n_resamples):.4g}"
+            + (f", and Holm multiplies the smallest of a family by its size ({size})"
+               if size > 1 else "")
+            + (f"; {'a family of ' + str(size) if size > 1 else 'one comparison'} needs "
+               f"at least {least} questions" if least is not None
+               else "; no number of questions is enough for that many comparisons "
+                    "(--test t, or fewer comparisons)") + ".")
 
 
 def _metric_values(

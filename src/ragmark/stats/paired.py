@@ -179,6 +179,22 @@ def smallest_p(n: int, n_resamples: int = 10_000) -> float:
     return floor if n <= EXACT_MAX_N else max(floor, 1.0 / (n_resamples + 1))
 
 
+def least_questions(comparisons: int, alpha: float = 0.05, n_resamples: int = 10_000
+                    ) -> int | None:
+    """The fewest questions over which one of ``comparisons`` Holm-corrected paired
+    permutation tests can be significant at ``alpha``: the smallest n whose least p
+    (:func:`smallest_p`) times ``comparisons`` is below ``alpha``; None when none is
+    (too many comparisons for the resamples).
+
+    >>> least_questions(1), least_questions(2), least_questions(5)
+    (6, 7, 8)
+    """
+    for n in range(2, 64):
+        if smallest_p(n, n_resamples) * max(1, comparisons) < alpha:
+            return n
+    return None
+
+
 def paired_t_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     """Two-sided paired t-test of mean(b - a) = 0 (``scipy.stats.ttest_rel``).
 

@@ -265,3 +265,18 @@ def test_a_gate_too_small_to_fail_fails_saying_so():
     assert [r.passed for r in two] == [False, False]
     assert all("2 gated metrics x that is 0.0625" in r.reason
                and "gate on at least 7 questions" in r.reason for r in two)
+
+
+def test_compare_says_when_no_change_could_be_significant(tmp_path, capsys):
+    """Three configs over the demo's first 4 questions: each metric's family has 2
+    comparisons and the sign-flip test over 4 never gives p below 0.125: the report
+    says so, and how many questions a family of 2 needs (7)."""
+    code, out, err = run_cli(["compare", "--dataset", str(DEMO / "questions.json"),
+                              "--corpus", str(DEMO / "corpus"), "--configs", "sparse",
+                              "dense", "hybrid", "--no-history", "--quiet",
+                              "--max-queries", "4", "--output", str(tmp_path / "c")], capsys)
+    assert code == 0, err
+    md = " ".join((tmp_path / "c.md").read_text().split())
+    assert ("comparisons could not be significant however large the change: over 4 "
+            "questions the test's p is never below 0.125") in md
+    assert "a family of 2 needs at least 7 questions" in md
