@@ -109,6 +109,7 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
                                  iv, test.p_value, mde(sd, len(ids), alpha))))
     ps = [got[5] for _, got in pending if got is not None]
     adjusted = iter(holm(ps)) if ps else iter(())
+    least = least_questions(len(ps), alpha, n_resamples)  # fewer questions cannot fail
     rows = []
     for metric, got in pending:
         if got is None:
@@ -117,7 +118,6 @@ def regression_gate(base: Side, now: Side, metrics: Sequence[str], *, alpha: flo
             continue
         n, mb, mn, delta, iv, p, m = got
         p_adj = next(adjusted)
-        least = least_questions(len(ps), alpha, n_resamples)
         if least is None or n < least:  # no answers could fail it: no gate at all
             floor = smallest_p(n, n_resamples)
             rows.append(GateRow(metric, n, mb, mn, delta, None if iv is None else iv.low,

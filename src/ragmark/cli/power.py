@@ -97,8 +97,10 @@ def _power(**f: Any) -> None:
                 "judge noise", "needed"):
         table.add_column(col, justify="left" if col in ("metric", "from") else "right")
     least = least_questions(len(names), alpha)
+    fewest = None
     for m in names:
         sd, source, n = _spread(base, other, m)
+        fewest = n if fewest is None else min(fewest, n)
         now = None if least is None or n < least else mde(sd, n, alpha, power)
         need = questions_needed(sd, effect, alpha, power) if sd > 0 else None
         if need is not None and least is not None:
@@ -113,7 +115,7 @@ def _power(**f: Any) -> None:
                       f"{need:,}" if need is not None else
                       f"{least} (no spread)" if least is not None else "—")
     out.print(table)
-    if least is None or any(_spread(base, other, m)[2] < least for m in names):
+    if least is None or (fewest is not None and fewest < least):
         out.print(f"a gate of {len(names)} metric(s) at α = {alpha:g} cannot fail with "
                   + (f"fewer than {least} questions: the paired test's p is never below "
                      "2 / 2^n over n questions (Holm multiplies it by the metrics); "
